@@ -1,0 +1,135 @@
+//! Kernel event counters around a measurement, via perf_event_open.
+//!
+//! Software events exist on every Linux; hardware events need a PMU, which
+//! virtual machines often hide. Which of them this machine has is found out
+//! by trying, once, and an absent PMU is reported with the kernel's error,
+//! never filled in.
+
+use perf_event::events::{Event, Hardware, Software};
+use perf_event::{Builder, Counter, Group};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// Counter values for one measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterReport {
+    /// Whose events were counted.
+    pub scope: &'static str,
+    /// Whether kernel-mode events were counted too (needs root, CAP_PERFMON
+    /// or perf_event_paranoid <= 1).
+    pub kernel_included: bool,
+    /// Event count divided by the items timed while counting.
+    pub per_item: BTreeMap<&'static str, f64>,
+    pub totals: BTreeMap<&'static str, u64>,
+    /// "available", or "unavailable: <reason>".
+    pub hardware: String,
+}
+
+pub struct CounterSet {
+    group: Group,
+    members: Vec<(&'static str, Counter)>,
+    kernel_included: bool,
+}
+
+const SOFTWARE: [(&str, Software); 4] = [
+    ("task_clock_ns", Software::TASK_CLOCK),
+    ("context_switches", Software::CONTEXT_SWITCHES),
+    ("page_faults", Software::PAGE_FAULTS),
+    ("cpu_migrations", Software::CPU_MIGRATIONS),
+];
+
+const HARDWARE: [(&str, Hardware); 3] = [
+    ("cycles", Hardware::CPU_CYCLES),
+    ("instructions", Hardware::INSTRUCTIONS),
+    ("branch_misses", Hardware::BRANCH_MISSES),
+];
+
+/// Whether the PMU answers: Ok, or the reason it does not. Asked once.
+pub fn hardware_status() -> &'static Result<(), String> {
+    static STATUS: OnceLock<Result<(), String>> = OnceLock::new();
+    STATUS.get_or_init(|| {
+        let attempt = |kernel: bool| builder(Hardware::CPU_CYCLES, kernel).build();
+        match attempt(true).or_else(|_| attempt(false)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!(
+                "perf_event_open(cycles) failed: {e}; the PMU is absent or hidden (usual in VMs)"
+            )),
+        }
+    })
+}
+
+fn builder<E: Event>(event: E, kernel: bool) -> Builder<'static> {
+    let mut b = Builder::new(event);
+    b.observe_self().any_cpu().exclude_kernel(!kernel);
+    b
+}
+
+impl CounterSet {
+    /// Opens the counters for the calling thread, disabled. Kernel-mode
+    /// counting is tried first and dropped if the kernel refuses it.
+    pub fn open() -> Result<CounterSet, String> {
+        Self::open_with(true).or_else(|first| Self::open_with(false).map_err(|_| first))
+    }
+
+    fn open_with(kernel: bool) -> Result<CounterSet, String> {
+        let mut leader = Group::builder();
+        leader.observe_self().any_cpu().exclude_kernel(!kernel);
+        let mut group = leader
+            .build_group()
+            .map_err(|e| format!("perf_event_open failed: {e}"))?;
+        let mut members = Vec::new();
+        for (name, event) in SOFTWARE {
+            let counter = group
+                .add(&builder(event, kernel))
+                .map_err(|e| format!("perf_event_open({name}) failed: {e}"))?;
+            members.push((name, counter));
+        }
+        if hardware_status().is_ok() {
+            for (name, event) in HARDWARE {
+                if let Ok(counter) = group.add(&builder(event, kernel)) {
+                    members.push((name, counter));
+                }
+            }
+        }
+        Ok(CounterSet {
+            group,
+            members,
+            kernel_included: kernel,
+        })
+    }
+
+    pub fn enable(&mut self) {
+        // A failed ioctl leaves the counters stopped; read() then reports
+        // zero counts, which is visible, rather than aborting a measurement.
+        let _ = self.group.enable();
+    }
+
+    pub fn disable(&mut self) {
+        let _ = self.group.disable();
+    }
+
+    pub fn read(&mut self, items: u64) -> Result<CounterReport, String> {
+        let data = self
+            .group
+            .read()
+            .map_err(|e| format!("reading counters failed: {e}"))?;
+        let mut totals = BTreeMap::new();
+        let mut per_item = BTreeMap::new();
+        for (name, counter) in &self.members {
+            let value = data.get(counter).map(|entry| entry.value()).unwrap_or(0);
+            totals.insert(*name, value);
+            per_item.insert(*name, value as f64 / items.max(1) as f64);
+        }
+        Ok(CounterReport {
+            scope: "measuring thread",
+            kernel_included: self.kernel_included,
+            per_item,
+            totals,
+            hardware: match hardware_status() {
+                Ok(()) => "available".to_string(),
+                Err(reason) => format!("unavailable: {reason}"),
+            },
+        })
+    }
+}

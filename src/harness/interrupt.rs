@@ -1,0 +1,46 @@
+//! Ctrl-C handling. The first SIGINT or SIGTERM only raises a flag that the
+//! sampler checks between samples, so the probe in flight finishes its
+//! sample, its helper threads and children are shut down by their owners, and
+//! what was measured is still reported. A second signal ends the process at
+//! once, as a user pressing Ctrl-C twice expects.
+
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+static INSTALL: Once = Once::new();
+
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    if REQUESTED.swap(true, Ordering::Relaxed) {
+        // Second signal: restore the default action and die by it. Both calls
+        // are async-signal-safe.
+        // SAFETY: plain libc calls with valid arguments.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+}
+
+/// Installs the handlers once per process.
+pub fn install() {
+    INSTALL.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: a zeroed sigaction with a handler and SA_RESTART is
+            // valid; the handler only touches an atomic.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as *const () as usize;
+                // Restart interrupted syscalls so the ping-pong partners and
+                // waitpid loops never see a spurious EINTR from our own flag.
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+        }
+    });
+}

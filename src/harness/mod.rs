@@ -1,0 +1,312 @@
+//! The measurement harness: every probe hands it a closure and gets back a
+//! [`Measurement`]. Probes never time themselves.
+//!
+//! Protocol, per probe variant:
+//! 1. Calibrate a base batch size `b` so one batch of `b` items takes about
+//!    `sample_us`; items far below the timer's own cost are thus timed many
+//!    at a time.
+//! 2. Warm up (caches, branch predictors, lazy kernel state).
+//! 3. Time batches of `0, b, 2b, ..., kb` items round-robin, so slow drift
+//!    hits every batch size alike. A sample whose two TSC reads ran on
+//!    different CPUs is dropped.
+//! 4. Fit ticks against batch size through the per-size medians, each
+//!    weighted by the inverse variance of its median. The intercept is the
+//!    fixed cost of a sample (the TSC reads, the call into the closure); the
+//!    empty batches pin it to within a few ticks, where the long batches
+//!    alone would leave it buried in their noise. It is subtracted from every
+//!    non-empty sample before dividing by its batch size.
+//! 5. Stop when the bootstrap 95% CI of the median per-item cost is within
+//!    the target, or the time budget is spent, or the user interrupts.
+
+pub mod affinity;
+pub mod counters;
+pub mod interrupt;
+pub mod stats;
+pub mod tsc;
+
+use counters::{CounterReport, CounterSet};
+use serde::Serialize;
+use stats::{LineFit, Summary};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// How long and how precisely to measure each probe variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// Stop once the 95% CI half-width is within this percentage of the median.
+    pub target_ci_pct: f64,
+    /// ... or within this many ticks: below a tenth of a tick nothing is
+    /// resolved anyway, and a near-zero median makes a relative target moot.
+    pub abs_tolerance_ticks: f64,
+    /// Wall-time budget per variant, warm-up and calibration included.
+    pub budget_s: f64,
+    pub warmup_s: f64,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// Target duration of the smallest batch.
+    pub sample_us: f64,
+    /// Batch sizes are 1..=this multiples of the base batch.
+    pub batch_multiples: u64,
+}
+
+impl Settings {
+    pub fn standard() -> Settings {
+        Settings {
+            target_ci_pct: 1.0,
+            abs_tolerance_ticks: 0.1,
+            budget_s: 3.0,
+            warmup_s: 0.1,
+            min_samples: 240,
+            max_samples: 10_000,
+            sample_us: 10.0,
+            batch_multiples: 8,
+        }
+    }
+
+    /// Less precision for a faster run.
+    pub fn quick() -> Settings {
+        Settings {
+            target_ci_pct: 2.0,
+            budget_s: 0.6,
+            warmup_s: 0.03,
+            min_samples: 80,
+            ..Settings::standard()
+        }
+    }
+
+    /// Largest tolerated CI half-width, in ticks, for a given median.
+    fn tolerance(&self, median: f64) -> f64 {
+        (self.target_ci_pct / 100.0 * median.abs()).max(self.abs_tolerance_ticks)
+    }
+
+    /// The CI is within target and the cost held still while measuring.
+    fn within_target(&self, summary: &Summary) -> bool {
+        summary.ci_half_width() <= self.tolerance(summary.median) && self.stationary(summary)
+    }
+
+    /// Whether the block medians agree. Sampling noise alone spreads four
+    /// quarter-size blocks by about twice the CI half-width, so three times
+    /// the tolerance catches a shift in the machine's state, not noise.
+    pub fn stationary(&self, summary: &Summary) -> bool {
+        summary.drift() <= DRIFT_FACTOR * self.tolerance(summary.median)
+    }
+}
+
+/// See [`Settings::stationary`].
+const DRIFT_FACTOR: f64 = 3.0;
+
+/// The outcome of measuring one probe variant. Costs are TSC ticks per item.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measurement {
+    pub per_item: Summary,
+    /// Ticks per sample against items per sample, through per-size medians.
+    pub fit: LineFit,
+    pub base_batch: u64,
+    /// Items timed in kept samples.
+    pub items: u64,
+    /// Samples dropped because the thread changed CPU between its TSC reads.
+    pub dropped_migrated: usize,
+    pub elapsed_s: f64,
+    pub target_met: bool,
+    /// Whether the cost held still while measuring (see [`Settings::stationary`]).
+    pub stationary: bool,
+    pub interrupted: bool,
+    /// Counts over the sampling phase, or why there are none.
+    pub counters: Result<CounterReport, String>,
+}
+
+pub struct Harness {
+    pub settings: Settings,
+    ticks_per_us: f64,
+}
+
+/// Batch sizes stop growing here even if a batch is still shorter than the
+/// target (an empty closure never gets longer).
+const MAX_BASE_BATCH: u64 = 1 << 24;
+
+impl Harness {
+    pub fn new(settings: Settings, tsc_mhz: f64) -> Harness {
+        Harness {
+            settings,
+            ticks_per_us: tsc_mhz,
+        }
+    }
+
+    /// Measures a closure that performs one item per call. The harness owns
+    /// the loop, so the closure is inlined into it and costs no call.
+    #[inline]
+    pub fn measure_each<R, F: FnMut() -> R>(&self, mut item: F) -> Option<Measurement> {
+        self.measure(|n| {
+            for _ in 0..n {
+                black_box(item());
+            }
+        })
+    }
+
+    /// Measures a closure that performs `n` items per call; `n` may be 0,
+    /// and then it must do nothing. Returns None when interrupted before a
+    /// single sample was kept.
+    pub fn measure<F: FnMut(u64)>(&self, mut batch: F) -> Option<Measurement> {
+        let s = &self.settings;
+        let started = Instant::now();
+        let budget = Duration::from_secs_f64(s.budget_s);
+        let base = self.calibrate(&mut batch)?;
+        let warmup = Duration::from_secs_f64(s.warmup_s);
+        while started.elapsed() < warmup {
+            time_batch(&mut batch, base);
+            if interrupt::requested() {
+                return None;
+            }
+        }
+
+        let mut counters = CounterSet::open();
+        let mut samples: Vec<(u64, u64)> =
+            Vec::with_capacity((s.max_samples + s.batch_multiples as usize) * 9 / 8);
+        let mut dropped_migrated = 0;
+        // Samples of at least one item: what min/max_samples count.
+        let mut timed = 0;
+        let mut next_check = s.min_samples;
+        let mut interrupted = false;
+        // The analysis of the samples as they stood at the last check; the
+        // stopping decision and the report use the same one.
+        let mut analysis: Option<(usize, LineFit, Summary)> = None;
+        set_counting(&mut counters, true);
+        loop {
+            for multiple in 0..=s.batch_multiples {
+                let n = base * multiple;
+                match time_batch(&mut batch, n) {
+                    Some(ticks) => {
+                        samples.push((n, ticks));
+                        timed += usize::from(n > 0);
+                    }
+                    None => dropped_migrated += 1,
+                }
+            }
+            if interrupt::requested() {
+                interrupted = true;
+                break;
+            }
+            if timed >= next_check {
+                set_counting(&mut counters, false);
+                let (fit, summary) = analyse(&samples);
+                let done = s.within_target(&summary);
+                analysis = Some((samples.len(), fit, summary));
+                if done {
+                    break;
+                }
+                next_check = next_check * 3 / 2;
+                set_counting(&mut counters, true);
+            }
+            if timed >= s.max_samples || started.elapsed() >= budget {
+                break;
+            }
+        }
+        set_counting(&mut counters, false);
+        if timed == 0 {
+            return None;
+        }
+
+        let (fit, per_item) = match analysis {
+            Some((analysed, fit, summary)) if analysed == samples.len() => (fit, summary),
+            _ => analyse(&samples),
+        };
+        let items: u64 = samples.iter().map(|&(n, _)| n).sum();
+        Some(Measurement {
+            target_met: s.within_target(&per_item),
+            stationary: s.stationary(&per_item),
+            per_item,
+            fit,
+            base_batch: base,
+            items,
+            dropped_migrated,
+            elapsed_s: started.elapsed().as_secs_f64(),
+            interrupted,
+            counters: counters.and_then(|mut c| c.read(items)),
+        })
+    }
+
+    /// Grows the batch until one takes `sample_us`, judging by the fastest of
+    /// a few tries so one interrupted try cannot stop the growth early.
+    fn calibrate<F: FnMut(u64)>(&self, batch: &mut F) -> Option<u64> {
+        let target = (self.settings.sample_us * self.ticks_per_us).max(1.0) as u64;
+        let mut n = 1u64;
+        loop {
+            let fastest = (0..3)
+                .filter_map(|_| time_batch(batch, n))
+                .min()
+                .unwrap_or(0);
+            if interrupt::requested() {
+                return None;
+            }
+            if fastest >= target || n >= MAX_BASE_BATCH {
+                return Some(n);
+            }
+            let wanted = n.saturating_mul(target) / fastest.max(1);
+            n = wanted.clamp(n * 2, n * 64).min(MAX_BASE_BATCH);
+        }
+    }
+}
+
+fn set_counting(counters: &mut Result<CounterSet, String>, on: bool) {
+    if let Ok(c) = counters {
+        if on { c.enable() } else { c.disable() }
+    }
+}
+
+/// Times one batch of `n` items; None if the thread changed CPU meanwhile.
+#[inline(always)]
+fn time_batch<F: FnMut(u64)>(batch: &mut F, n: u64) -> Option<u64> {
+    let start = tsc::read();
+    batch(black_box(n));
+    let end = tsc::read();
+    (start.cpu == end.cpu).then(|| end.ticks.wrapping_sub(start.ticks))
+}
+
+/// The fit and the summary of per-item costs for the samples so far.
+fn analyse(samples: &[(u64, u64)]) -> (LineFit, Summary) {
+    let (fit, values) = per_item_costs(samples);
+    (fit, Summary::of(&values, Summary::RESAMPLES))
+}
+
+/// Fits ticks against batch size through the median of each size, then turns
+/// every non-empty sample into a per-item cost with the fitted fixed cost
+/// removed. Samples of 0 items only inform the fit.
+pub fn per_item_costs(samples: &[(u64, u64)]) -> (LineFit, Vec<f64>) {
+    let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for &(n, ticks) in samples {
+        by_size.entry(n).or_default().push(ticks as f64);
+    }
+    let mut sizes = Vec::new();
+    let mut medians = Vec::new();
+    let mut weights = Vec::new();
+    for (n, mut ticks) in by_size {
+        ticks.sort_by(f64::total_cmp);
+        // A median known to better than a tick is known to a tick: the
+        // floor keeps one very steady size from taking all the weight.
+        let se = stats::median_standard_error(&ticks).max(1.0);
+        sizes.push(n as f64);
+        medians.push(stats::median(&ticks));
+        weights.push(1.0 / (se * se));
+    }
+    // With a single batch size the intercept cannot be identified: all of
+    // the time is attributed to the items, the conservative choice.
+    let fit = stats::fit_line_weighted(&sizes, &medians, &weights).unwrap_or_else(|| {
+        let (n, median) = sizes
+            .iter()
+            .zip(&medians)
+            .rfind(|(n, _)| **n > 0.0)
+            .map_or((1.0, 0.0), |(n, m)| (*n, *m));
+        LineFit {
+            slope: median / n,
+            intercept: 0.0,
+            r2: 1.0,
+        }
+    });
+    let values = samples
+        .iter()
+        .filter(|&&(n, _)| n > 0)
+        .map(|&(n, ticks)| (ticks as f64 - fit.intercept) / n as f64)
+        .collect();
+    (fit, values)
+}

@@ -1,0 +1,238 @@
+//! Robust statistics over per-item costs: median, percentile-bootstrap CI of
+//! the median, MAD, quantiles, Tukey outlier counts, and the least-squares
+//! line the harness uses to remove the timer's fixed overhead.
+
+use serde::Serialize;
+
+/// Quantile `q` in [0, 1] of sorted data, linear interpolation between order
+/// statistics (Hyndman & Fan type 7, what R and NumPy use by default).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    assert!(!sorted.is_empty(), "quantile of an empty sample");
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    let frac = pos - lo as f64;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+}
+
+pub fn median(sorted: &[f64]) -> f64 {
+    quantile(sorted, 0.5)
+}
+
+/// Median absolute deviation from `center`, unscaled (in the data's unit).
+pub fn mad(values: &[f64], center: f64) -> f64 {
+    let mut dev: Vec<f64> = values.iter().map(|v| (v - center).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    median(&dev)
+}
+
+/// Counts of samples outside Tukey's fences: mild beyond 1.5 IQR from the
+/// quartiles, severe beyond 3 IQR.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TukeyOutliers {
+    pub low_severe: usize,
+    pub low_mild: usize,
+    pub high_mild: usize,
+    pub high_severe: usize,
+}
+
+impl TukeyOutliers {
+    pub fn total(&self) -> usize {
+        self.low_severe + self.low_mild + self.high_mild + self.high_severe
+    }
+}
+
+pub fn tukey_outliers(sorted: &[f64]) -> TukeyOutliers {
+    let q1 = quantile(sorted, 0.25);
+    let q3 = quantile(sorted, 0.75);
+    let iqr = q3 - q1;
+    let mut out = TukeyOutliers::default();
+    for &v in sorted {
+        if v < q1 - 3.0 * iqr {
+            out.low_severe += 1;
+        } else if v < q1 - 1.5 * iqr {
+            out.low_mild += 1;
+        } else if v > q3 + 3.0 * iqr {
+            out.high_severe += 1;
+        } else if v > q3 + 1.5 * iqr {
+            out.high_mild += 1;
+        }
+    }
+    out
+}
+
+/// Medians of `blocks` consecutive, equal-as-possible runs of `values`.
+pub fn block_medians(values: &[f64], blocks: usize) -> Vec<f64> {
+    let size = values.len().div_ceil(blocks.max(1)).max(1);
+    values
+        .chunks(size)
+        .map(|chunk| {
+            let mut sorted = chunk.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            median(&sorted)
+        })
+        .collect()
+}
+
+/// Percentile-bootstrap confidence interval of the median.
+///
+/// Seeded, so the same samples always give the same interval: a rerun of the
+/// analysis must not move the reported CI.
+pub fn bootstrap_median_ci(
+    values: &[f64],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> (f64, f64) {
+    assert!(!values.is_empty(), "bootstrap of an empty sample");
+    let n = values.len();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut scratch = vec![0.0; n];
+    let mut medians = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        for slot in scratch.iter_mut() {
+            *slot = values[rng.usize(..n)];
+        }
+        medians.push(select_median(&mut scratch));
+    }
+    medians.sort_by(f64::total_cmp);
+    let alpha = (1.0 - confidence) / 2.0;
+    (quantile(&medians, alpha), quantile(&medians, 1.0 - alpha))
+}
+
+/// Median of unsorted data in O(n), reordering it.
+fn select_median(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    let mid = n / 2;
+    let (_, &mut upper, _) = values.select_nth_unstable_by(mid, f64::total_cmp);
+    if n % 2 == 1 {
+        upper
+    } else {
+        let lower = values[..mid]
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        (lower + upper) / 2.0
+    }
+}
+
+/// A least-squares line `y = intercept + slope * x`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LineFit {
+    pub slope: f64,
+    pub intercept: f64,
+    /// Weighted coefficient of determination; 1 when every point is on the line.
+    pub r2: f64,
+}
+
+/// Ordinary least squares with an intercept.
+pub fn fit_line(xs: &[f64], ys: &[f64]) -> Option<LineFit> {
+    fit_line_weighted(xs, ys, &vec![1.0; xs.len()])
+}
+
+/// Weighted least squares with an intercept; weight each point by the
+/// inverse variance of its y. Fitting the intercept lets a fixed per-sample
+/// cost (the timer's own start/stop) land there instead of biasing the
+/// slope. Needs at least two distinct x values with positive weight.
+pub fn fit_line_weighted(xs: &[f64], ys: &[f64], ws: &[f64]) -> Option<LineFit> {
+    assert!(xs.len() == ys.len() && xs.len() == ws.len());
+    let total: f64 = ws.iter().sum();
+    if xs.len() < 2 || total.is_nan() || total <= 0.0 {
+        return None;
+    }
+    let mean_x = xs.iter().zip(ws).map(|(x, w)| x * w).sum::<f64>() / total;
+    let mean_y = ys.iter().zip(ws).map(|(y, w)| y * w).sum::<f64>() / total;
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for ((&x, &y), &w) in xs.iter().zip(ys).zip(ws) {
+        sxx += w * (x - mean_x) * (x - mean_x);
+        sxy += w * (x - mean_x) * (y - mean_y);
+        syy += w * (y - mean_y) * (y - mean_y);
+    }
+    if sxx.is_nan() || sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let intercept = mean_y - slope * mean_x;
+    let r2 = if syy == 0.0 {
+        1.0
+    } else {
+        (sxy * sxy) / (sxx * syy)
+    };
+    Some(LineFit {
+        slope,
+        intercept,
+        r2,
+    })
+}
+
+/// Standard error of the median of a sorted sample, from its MAD: the normal
+/// approximation 1.2533 * sigma / sqrt(n) with sigma = 1.4826 * MAD.
+pub fn median_standard_error(sorted: &[f64]) -> f64 {
+    let sigma = 1.4826 * mad(sorted, median(sorted));
+    1.2533 * sigma / (sorted.len() as f64).sqrt()
+}
+
+/// Everything reported about one distribution of per-item costs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub median: f64,
+    pub ci95: (f64, f64),
+    pub mad: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+    pub outliers: TukeyOutliers,
+    /// Medians of consecutive quarters of the samples, in the order taken.
+    /// They agree within noise when the machine held still.
+    pub block_medians: Vec<f64>,
+}
+
+impl Summary {
+    /// Bootstrap resamples used for reported intervals.
+    pub const RESAMPLES: usize = 2000;
+
+    pub fn of(values: &[f64], resamples: usize) -> Summary {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = median(&sorted);
+        Summary {
+            n: sorted.len(),
+            median,
+            ci95: bootstrap_median_ci(values, 0.95, resamples, 0x6d69_7462_656e_6368),
+            mad: mad(&sorted, median),
+            p99: quantile(&sorted, 0.99),
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+            outliers: tukey_outliers(&sorted),
+            block_medians: block_medians(values, Self::BLOCKS),
+        }
+    }
+
+    /// Chronological blocks compared for drift.
+    pub const BLOCKS: usize = 4;
+
+    /// Spread of the block medians: how far the cost moved while measuring.
+    pub fn drift(&self) -> f64 {
+        let max = self
+            .block_medians
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let min = self
+            .block_medians
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        if self.block_medians.is_empty() {
+            0.0
+        } else {
+            max - min
+        }
+    }
+
+    /// The larger distance from the median to an end of its CI.
+    pub fn ci_half_width(&self) -> f64 {
+        (self.median - self.ci95.0).max(self.ci95.1 - self.median)
+    }
+}

@@ -1,0 +1,142 @@
+//! The time-stamp counter: the clock every sample is read from.
+//!
+//! Both ends are read with `rdtscp; lfence`. rdtscp waits until every earlier
+//! instruction has executed, and the lfence keeps later ones from starting
+//! before the read, so the pair brackets exactly the code between them.
+//! rdtscp also returns IA32_TSC_AUX, which Linux sets to the CPU number, so a
+//! sample that migrated between its two reads is recognised and dropped.
+
+use serde::Serialize;
+use std::arch::x86_64::{__rdtscp, _mm_lfence};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub ticks: u64,
+    pub cpu: u32,
+}
+
+#[inline(always)]
+pub fn read() -> Stamp {
+    let mut aux = 0u32;
+    // SAFETY: rdtscp and lfence exist on every x86-64 CPU Linux runs this
+    // binary on; rdtscp's presence is checked by `rdtscp_available` first.
+    let ticks = unsafe {
+        let t = __rdtscp(&mut aux);
+        _mm_lfence();
+        t
+    };
+    // Linux stores (node << 12) | cpu in TSC_AUX.
+    Stamp {
+        ticks,
+        cpu: aux & 0xfff,
+    }
+}
+
+pub fn rdtscp_available() -> bool {
+    let ext = std::arch::x86_64::__cpuid(0x8000_0001);
+    ext.edx & (1 << 27) != 0
+}
+
+/// Where the TSC frequency used to convert ticks to ns came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct TscFrequency {
+    /// The frequency used for conversions.
+    pub mhz: f64,
+    /// "kernel log: <line>" or "calibrated against CLOCK_MONOTONIC_RAW".
+    pub source: String,
+    /// Our own calibration, kept beside the kernel's figure as a cross-check.
+    pub calibrated_mhz: Option<f64>,
+}
+
+impl TscFrequency {
+    /// Prefers the kernel's figure when it reports one, since the kernel
+    /// calibrates once against a reference clock for longer than we can
+    /// afford; otherwise uses our calibration.
+    pub fn choose(
+        kernel: Option<(f64, String)>,
+        calibrated_mhz: Option<f64>,
+    ) -> Option<TscFrequency> {
+        match (kernel, calibrated_mhz) {
+            (Some((mhz, line)), calibrated_mhz) => Some(TscFrequency {
+                mhz,
+                source: format!("kernel log: {line}"),
+                calibrated_mhz,
+            }),
+            (None, Some(mhz)) => Some(TscFrequency {
+                mhz,
+                source: "calibrated against CLOCK_MONOTONIC_RAW".to_string(),
+                calibrated_mhz: Some(mhz),
+            }),
+            (None, None) => None,
+        }
+    }
+
+    pub fn ticks_to_ns(&self, ticks: f64) -> f64 {
+        ticks * 1000.0 / self.mhz
+    }
+}
+
+/// The kernel's TSC frequency from its boot log, with the line it came from.
+/// A refined calibration beats the early one; an explicit "MHz TSC" line beats
+/// the "MHz processor" line, which is the TSC only when no TSC line follows.
+pub fn frequency_from_kernel_log(log: &str) -> Option<(f64, String)> {
+    let find = |needle: &str, suffix: &str| {
+        log.lines().rev().find_map(|line| {
+            let at = line.find(needle)?;
+            let number = line[at + needle.len()..].trim().strip_suffix(suffix)?;
+            let mhz: f64 = number.trim().parse().ok()?;
+            (mhz.is_finite() && mhz > 0.0).then(|| (mhz, line[at..].trim().to_string()))
+        })
+    };
+    find("tsc: Refined TSC clocksource calibration:", "MHz")
+        .or_else(|| find("tsc: Detected", "MHz TSC"))
+        .or_else(|| find("tsc: Detected", "MHz processor"))
+}
+
+/// Measures the TSC rate against CLOCK_MONOTONIC_RAW over `span`, taking the
+/// median of a few rounds so one preempted round cannot skew it.
+pub fn calibrate_mhz(span: Duration, rounds: usize) -> Option<f64> {
+    let mut rates: Vec<f64> = (0..rounds)
+        .filter_map(|_| {
+            let (t0, n0) = paired_read()?;
+            std::thread::sleep(span);
+            let (t1, n1) = paired_read()?;
+            let ns = n1.checked_sub(n0)? as f64;
+            (ns > 0.0).then(|| (t1 - t0) as f64 * 1000.0 / ns)
+        })
+        .collect();
+    if rates.is_empty() {
+        return None;
+    }
+    rates.sort_by(f64::total_cmp);
+    Some(rates[rates.len() / 2])
+}
+
+/// A TSC reading and a CLOCK_MONOTONIC_RAW reading taken as close together as
+/// possible: the read with the smallest TSC window around the clock call.
+fn paired_read() -> Option<(u64, u64)> {
+    (0..5)
+        .filter_map(|_| {
+            let before = read();
+            let ns = monotonic_raw_ns()?;
+            let after = read();
+            Some((
+                after.ticks - before.ticks,
+                before.ticks / 2 + after.ticks / 2,
+                ns,
+            ))
+        })
+        .min_by_key(|&(window, _, _)| window)
+        .map(|(_, ticks, ns)| (ticks, ns))
+}
+
+fn monotonic_raw_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
