@@ -1,0 +1,165 @@
+//! What the machine is: the facts a reader needs to trust, compare and
+//! explain a measurement. Everything is read relative to a root directory so
+//! tests run the same code on fixture trees; what cannot be read is
+//! "unknown", never a panic.
+
+mod cpu;
+mod facilities;
+mod kernel;
+mod root;
+
+pub use cpu::{Cpu, RELEVANT_FLAGS};
+pub use facilities::Facilities;
+pub use kernel::{Kernel, Preemption, parse_config};
+pub use root::{Root, UNKNOWN};
+
+use crate::harness::tsc::{self, TscFrequency};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Inventory {
+    pub root: String,
+    /// Whether this describes the running system (live checks included).
+    pub live: bool,
+    /// TSC frequency used to turn ticks into ns; null when unknown.
+    pub tsc_mhz: Option<f64>,
+    pub tsc_mhz_source: String,
+    /// Our own calibration against CLOCK_MONOTONIC_RAW (live only).
+    pub tsc_calibrated_mhz: Option<f64>,
+    pub cpu: Cpu,
+    pub kernel: Kernel,
+    pub facilities: Facilities,
+}
+
+impl Inventory {
+    pub fn collect(root_dir: &Path) -> Inventory {
+        let root = Root::new(root_dir);
+        let log = kernel::kernel_log(&root);
+        let log = log.as_deref();
+        let cpu = cpu::collect(&root, log);
+        let kernel = kernel::collect(&root, log);
+        let facilities = facilities::collect(&root, &kernel, log);
+        let calibrated = if root.is_live() && tsc::rdtscp_available() {
+            tsc::calibrate_mhz(Duration::from_millis(20), 3)
+        } else {
+            None
+        };
+        let frequency =
+            TscFrequency::choose(log.and_then(tsc::frequency_from_kernel_log), calibrated);
+        Inventory {
+            root: root.display(),
+            live: root.is_live(),
+            tsc_mhz: frequency.as_ref().map(|f| f.mhz),
+            tsc_mhz_source: frequency
+                .as_ref()
+                .map_or_else(|| UNKNOWN.to_string(), |f| f.source.clone()),
+            tsc_calibrated_mhz: frequency.and_then(|f| f.calibrated_mhz),
+            cpu,
+            kernel,
+            facilities,
+        }
+    }
+
+    pub fn tsc(&self) -> Option<TscFrequency> {
+        Some(TscFrequency {
+            mhz: self.tsc_mhz?,
+            source: self.tsc_mhz_source.clone(),
+            calibrated_mhz: self.tsc_calibrated_mhz,
+        })
+    }
+
+    /// A human-readable listing, one fact per line.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let cpu = &self.cpu;
+        let k = &self.kernel;
+        let f = &self.facilities;
+        let mut line = |key: &str, value: &str| {
+            let _ = writeln!(out, "{key:<22} {value}");
+        };
+        line(
+            "root",
+            &format!(
+                "{}{}",
+                self.root,
+                if self.live { " (live system)" } else { "" }
+            ),
+        );
+        line("cpu", &cpu.model_name);
+        line(
+            "cpu id",
+            &format!(
+                "vendor {} family {} model {} stepping {} microcode {}",
+                cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.microcode
+            ),
+        );
+        line("cpus online", &cpu.online);
+        let flags = if cpu.flags.is_empty() {
+            UNKNOWN.to_string()
+        } else {
+            cpu.flags
+                .iter()
+                .map(|(name, on)| format!("{}{name}", if *on { "+" } else { "-" }))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        line("cpu flags", &flags);
+        line(
+            "smt",
+            &format!("control {}, active {}", cpu.smt_control, cpu.smt_active),
+        );
+        line("hypervisor", &cpu.hypervisor);
+        let tsc = match (self.tsc_mhz, self.tsc_calibrated_mhz) {
+            (Some(mhz), Some(cal)) => format!(
+                "{mhz:.3} MHz from {} (calibrated: {cal:.3} MHz)",
+                self.tsc_mhz_source
+            ),
+            (Some(mhz), None) => format!("{mhz:.3} MHz from {}", self.tsc_mhz_source),
+            (None, _) => UNKNOWN.to_string(),
+        };
+        line("tsc", &tsc);
+        line(
+            "clocksource",
+            &format!(
+                "{} (available: {})",
+                k.clocksource, k.available_clocksources
+            ),
+        );
+        line("kernel", &k.release);
+        line("kernel version", &k.version);
+        line("cmdline", &k.cmdline);
+        line(
+            "preemption",
+            &format!("{} ({})", k.preemption.model, k.preemption.source),
+        );
+        line("perf_event_paranoid", &f.perf_event_paranoid);
+        line("pmu", &f.pmu);
+        line("seccomp", &f.seccomp);
+        line("io_uring", &f.io_uring);
+        let _ = writeln!(
+            out,
+            "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"
+        );
+        if cpu.vulnerabilities.is_empty() {
+            let _ = writeln!(out, "  {UNKNOWN}");
+        }
+        for (name, text) in &cpu.vulnerabilities {
+            let _ = writeln!(out, "  {name:<26} {text}");
+        }
+        let _ = writeln!(
+            out,
+            "\nmitigation-related kernel config ({}):",
+            k.config_source
+        );
+        if k.mitigation_config.is_empty() {
+            let _ = writeln!(out, "  {UNKNOWN}");
+        }
+        for (key, value) in &k.mitigation_config {
+            let _ = writeln!(out, "  {key}={value}");
+        }
+        out
+    }
+}
