@@ -1,0 +1,197 @@
+//! Probes: each declares what it measures and hands the harness closures.
+//! The registry lists them in report order.
+
+mod floor;
+mod os;
+
+use crate::harness::{Harness, Measurement};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A family groups probes that reproduce one seed document.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Family {
+    pub name: &'static str,
+    pub title: &'static str,
+}
+
+pub const FAMILIES: &[Family] = &[
+    Family {
+        name: "harness",
+        title: "harness self-check: what an empty item costs after the fit",
+    },
+    Family {
+        name: "os",
+        title: "OS crossings: syscalls, the vDSO, context switches, thread and process creation",
+    },
+];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    pub name: &'static str,
+    /// The variant the probe's other variants are compared with.
+    pub baseline: bool,
+    pub params: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeInfo {
+    pub id: &'static str,
+    pub family: &'static str,
+    /// The seed document this probe reflects ("all": every seed pays it).
+    pub seed: &'static str,
+    pub summary: &'static str,
+    /// What one item is; costs are per item.
+    pub item: &'static str,
+    pub requirements: Vec<&'static str>,
+    pub variants: Vec<Variant>,
+}
+
+impl ProbeInfo {
+    pub fn baseline(&self) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.baseline)
+    }
+}
+
+/// The CPUs a run may use.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// Where the measuring thread is pinned.
+    pub cpu: usize,
+    pub allowed: Vec<usize>,
+}
+
+impl Placement {
+    /// A CPU for a co-runner that must not share the measuring CPU.
+    pub fn other_cpu(&self) -> Option<usize> {
+        self.allowed.iter().copied().find(|&c| c != self.cpu)
+    }
+}
+
+/// A successful measurement and the facts needed to read it.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub measurement: Measurement,
+    /// Every CPU the measured work ran on, measuring thread first.
+    pub cpus: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Measured(Box<Measured>),
+    Unsupported(String),
+    Interrupted,
+}
+
+impl Outcome {
+    /// The usual outcome: a harness result on the measuring CPU alone.
+    pub fn on_cpus(measurement: Option<Measurement>, cpus: Vec<usize>) -> Outcome {
+        match measurement {
+            Some(measurement) => Outcome::Measured(Box::new(Measured { measurement, cpus })),
+            None => Outcome::Interrupted,
+        }
+    }
+}
+
+pub trait Probe: Sync {
+    fn info(&self) -> ProbeInfo;
+
+    /// Whether this machine can run the variant, and if not, why.
+    fn check(&self, _variant: &Variant, _placement: &Placement) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Measures one variant. The calling thread is already pinned to
+    /// `placement.cpu`; anything the probe starts it also ends.
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome;
+}
+
+pub fn registry() -> Vec<&'static dyn Probe> {
+    let mut probes: Vec<&'static dyn Probe> = vec![&floor::Floor];
+    probes.extend(os::probes());
+    probes
+}
+
+/// A pattern that matched no probe, with the ids closest to it.
+#[derive(Debug, Clone)]
+pub struct NoMatch {
+    pub pattern: String,
+    pub closest: Vec<&'static str>,
+}
+
+/// The probes matching any pattern (a probe id, a glob such as `os/*`, or a
+/// bare family name), in registry order; all probes when none is given.
+pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Probe>, NoMatch> {
+    let probes = registry();
+    if patterns.is_empty() {
+        return Ok(probes);
+    }
+    let matchers: Vec<(String, wildmatch::WildMatch)> = patterns
+        .iter()
+        .map(|p| {
+            let glob = if FAMILIES.iter().any(|f| f.name == p) {
+                format!("{p}/*")
+            } else {
+                p.clone()
+            };
+            (p.clone(), wildmatch::WildMatch::new(&glob))
+        })
+        .collect();
+    let ids: Vec<&'static str> = probes.iter().map(|p| p.info().id).collect();
+    if let Some((pattern, _)) = matchers
+        .iter()
+        .find(|(_, m)| !ids.iter().any(|id| m.matches(id)))
+    {
+        return Err(NoMatch {
+            pattern: pattern.clone(),
+            closest: closest(pattern, &ids),
+        });
+    }
+    Ok(probes
+        .into_iter()
+        .filter(|p| matchers.iter().any(|(_, m)| m.matches(p.info().id)))
+        .collect())
+}
+
+/// Up to three ids most similar to `pattern`.
+fn closest(pattern: &str, ids: &[&'static str]) -> Vec<&'static str> {
+    let mut scored: Vec<(f64, &'static str)> = ids
+        .iter()
+        .map(|id| (strsim::jaro_winkler(pattern, id), *id))
+        .filter(|(score, _)| *score > 0.5)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(3).map(|(_, id)| id).collect()
+}
+
+/// One probe as `mitbench list` shows it: its declaration, and per variant
+/// whether this machine can run it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    #[serde(flatten)]
+    pub info: ProbeInfo,
+    /// Variant name -> null when supported, else why not.
+    pub unsupported: std::collections::BTreeMap<&'static str, Option<String>>,
+}
+
+pub fn listing(placement: &Placement) -> Vec<Listed> {
+    let timer =
+        (!crate::harness::tsc::rdtscp_available()).then(|| "this CPU has no rdtscp".to_string());
+    registry()
+        .into_iter()
+        .map(|probe| {
+            let info = probe.info();
+            let unsupported = info
+                .variants
+                .iter()
+                .map(|v| {
+                    (
+                        v.name,
+                        timer.clone().or_else(|| probe.check(v, placement).err()),
+                    )
+                })
+                .collect();
+            Listed { info, unsupported }
+        })
+        .collect()
+}

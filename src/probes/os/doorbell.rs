@@ -1,0 +1,140 @@
+//! One-way wake-up channels: ring on one side, wait on the other. Each kind
+//! crosses into the kernel on both sides, as a real signalling channel does.
+
+use crate::sys::retry_eintr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub trait Doorbell: Send + Sync {
+    fn ring(&self);
+    fn wait(&self);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Futex,
+    Pipe,
+    EventFd,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Futex => "futex",
+            Kind::Pipe => "pipe",
+            Kind::EventFd => "eventfd",
+        }
+    }
+
+    pub fn open(self) -> io::Result<Box<dyn Doorbell>> {
+        Ok(match self {
+            Kind::Futex => Box::new(Futex(AtomicU32::new(0))),
+            Kind::Pipe => Box::new(Pipe::open()?),
+            Kind::EventFd => Box::new(EventFd::open()?),
+        })
+    }
+}
+
+/// A binary semaphore on a futex word: FUTEX_WAKE on ring, FUTEX_WAIT while
+/// the word is 0.
+struct Futex(AtomicU32);
+
+impl Doorbell for Futex {
+    fn ring(&self) {
+        self.0.store(1, Ordering::Release);
+        // SAFETY: the word is a valid, aligned u32 for the duration.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.0.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                1,
+            );
+        }
+    }
+
+    fn wait(&self) {
+        while self.0.swap(0, Ordering::Acquire) == 0 {
+            // SAFETY: as above; a null timeout waits indefinitely. EAGAIN
+            // (the word changed) and EINTR both just loop.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.0.as_ptr(),
+                    libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                    0,
+                    std::ptr::null::<libc::timespec>(),
+                );
+            }
+        }
+    }
+}
+
+struct Pipe {
+    read: OwnedFd,
+    write: OwnedFd,
+}
+
+impl Pipe {
+    fn open() -> io::Result<Pipe> {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for the two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors were just created and are owned here.
+        Ok(unsafe {
+            Pipe {
+                read: OwnedFd::from_raw_fd(fds[0]),
+                write: OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+}
+
+impl Doorbell for Pipe {
+    fn ring(&self) {
+        // SAFETY: writes one byte from a valid buffer to our own pipe.
+        let _ = retry_eintr(|| unsafe {
+            libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1)
+        });
+    }
+
+    fn wait(&self) {
+        let mut byte = 0u8;
+        // SAFETY: reads one byte into a valid buffer from our own pipe.
+        let _ =
+            retry_eintr(|| unsafe { libc::read(self.read.as_raw_fd(), (&raw mut byte).cast(), 1) });
+    }
+}
+
+struct EventFd(OwnedFd);
+
+impl EventFd {
+    fn open() -> io::Result<EventFd> {
+        // SAFETY: plain syscall wrapper.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd was just created and is owned here.
+        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+}
+
+impl Doorbell for EventFd {
+    fn ring(&self) {
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from a valid u64 to our own eventfd.
+        let _ =
+            retry_eintr(|| unsafe { libc::write(self.0.as_raw_fd(), (&raw const one).cast(), 8) });
+    }
+
+    fn wait(&self) {
+        let mut count = 0u64;
+        // SAFETY: reads 8 bytes into a valid u64 from our own eventfd.
+        let _ =
+            retry_eintr(|| unsafe { libc::read(self.0.as_raw_fd(), (&raw mut count).cast(), 8) });
+    }
+}

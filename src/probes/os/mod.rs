@@ -1,0 +1,20 @@
+//! Family `os`: what crossing into the kernel costs on this machine. Every
+//! seed pays one of these on its hot path, so they are the units the other
+//! families' tolls are read against.
+
+mod doorbell;
+mod pingpong;
+mod spawn;
+mod syscall;
+
+use super::Probe;
+
+pub fn probes() -> Vec<&'static dyn Probe> {
+    vec![
+        &syscall::Getpid,
+        &syscall::ClockGettime,
+        &pingpong::ContextSwitch,
+        &spawn::Thread,
+        &spawn::Fork,
+    ]
+}
