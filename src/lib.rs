@@ -1,0 +1,11 @@
+//! mitbench: what the security mitigations on this machine cost, where, and
+//! how much of it batching wins back.
+//!
+//! The CLI in `main.rs` is a thin layer over this library; tests use it too.
+
+pub mod harness;
+pub mod inventory;
+pub mod probes;
+pub mod report;
+pub mod run;
+pub mod sys;

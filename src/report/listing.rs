@@ -1,0 +1,54 @@
+//! `mitbench list` as a table.
+
+use crate::probes::Listed;
+use comfy_table::{ContentArrangement, Table, presets};
+
+pub fn render_listing(listing: &[Listed]) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_HORIZONTAL_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header([
+            "probe",
+            "seed",
+            "item",
+            "variants (* baseline)",
+            "requirements",
+            "here",
+        ]);
+    for listed in listing {
+        let info = &listed.info;
+        let variants: Vec<String> = info
+            .variants
+            .iter()
+            .map(|v| format!("{}{}", v.name, if v.baseline { "*" } else { "" }))
+            .collect();
+        let problems: Vec<String> = listed
+            .unsupported
+            .iter()
+            .filter_map(|(variant, reason)| {
+                reason
+                    .as_ref()
+                    .map(|r| format!("{variant}: unsupported: {r}"))
+            })
+            .collect();
+        let here = if problems.is_empty() {
+            "supported".to_string()
+        } else {
+            problems.join("\n")
+        };
+        table.add_row([
+            format!("{}\n{}", info.id, info.summary),
+            info.seed.to_string(),
+            info.item.to_string(),
+            variants.join("\n"),
+            if info.requirements.is_empty() {
+                "-".to_string()
+            } else {
+                info.requirements.join("\n")
+            },
+            here,
+        ]);
+    }
+    format!("{table}\nVariant parameters: mitbench list --json\n")
+}

@@ -1,0 +1,209 @@
+//! Results as records (one per probe variant), the run document that holds
+//! them, and its two renderings: a terminal table and JSON.
+
+mod listing;
+mod table;
+
+pub use listing::render_listing;
+pub use table::render as render_table;
+
+use crate::harness::stats::{LineFit, TukeyOutliers};
+use crate::harness::{Settings, tsc::TscFrequency};
+use crate::inventory::Inventory;
+use crate::probes::{Measured, Outcome, ProbeInfo, Variant};
+use serde::Serialize;
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One probe variant's result. Statistics are null when it was not measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    pub id: String,
+    pub family: String,
+    pub variant: String,
+    pub params: Value,
+    /// What one item is; every per-item figure is per one of these.
+    pub item: String,
+    /// The variant of the same probe that `ratio_to_baseline` divides by.
+    pub baseline: Option<String>,
+    pub ratio_to_baseline: Option<f64>,
+    /// CPUs the measured work ran on, measuring thread first.
+    pub cpus: Vec<usize>,
+    pub n: Option<usize>,
+    pub median_ticks: Option<f64>,
+    pub ci95_ticks: Option<[f64; 2]>,
+    pub median_ns: Option<f64>,
+    pub ci95_ns: Option<[f64; 2]>,
+    /// CI half-width as a percentage of the median.
+    pub ci_half_width_pct: Option<f64>,
+    pub mad_ticks: Option<f64>,
+    pub p99_ticks: Option<f64>,
+    pub min_ticks: Option<f64>,
+    pub max_ticks: Option<f64>,
+    pub outliers: Option<TukeyOutliers>,
+    /// Medians of the four chronological quarters of the samples.
+    pub block_medians_ticks: Option<Vec<f64>>,
+    /// False when the block medians disagree by more than noise explains:
+    /// the machine changed state during the measurement.
+    pub stationary: Option<bool>,
+    /// Ticks per sample against items per sample; the intercept is the fixed
+    /// cost removed from every sample.
+    pub fit: Option<LineFit>,
+    pub base_batch: Option<u64>,
+    pub items: Option<u64>,
+    pub dropped_migrated: Option<usize>,
+    pub elapsed_s: Option<f64>,
+    pub target_met: bool,
+    pub interrupted: bool,
+    /// Counter values, or a string saying why there are none.
+    pub counters: Value,
+    /// Null, or why this machine cannot run the variant.
+    pub unsupported: Option<String>,
+}
+
+impl Record {
+    /// None when the measurement was interrupted before a sample was kept.
+    pub fn new(
+        info: &ProbeInfo,
+        variant: &Variant,
+        outcome: Outcome,
+        tsc: &TscFrequency,
+    ) -> Option<Record> {
+        let mut record = Record {
+            id: info.id.to_string(),
+            family: info.family.to_string(),
+            variant: variant.name.to_string(),
+            params: variant.params.clone(),
+            item: info.item.to_string(),
+            baseline: info.baseline().map(|b| b.name.to_string()),
+            ratio_to_baseline: None,
+            cpus: Vec::new(),
+            n: None,
+            median_ticks: None,
+            ci95_ticks: None,
+            median_ns: None,
+            ci95_ns: None,
+            ci_half_width_pct: None,
+            mad_ticks: None,
+            p99_ticks: None,
+            min_ticks: None,
+            max_ticks: None,
+            outliers: None,
+            block_medians_ticks: None,
+            stationary: None,
+            fit: None,
+            base_batch: None,
+            items: None,
+            dropped_migrated: None,
+            elapsed_s: None,
+            target_met: false,
+            interrupted: false,
+            counters: Value::Null,
+            unsupported: None,
+        };
+        match outcome {
+            Outcome::Interrupted => return None,
+            Outcome::Unsupported(reason) => {
+                record.unsupported = Some(reason);
+                record.counters = Value::String("not measured".into());
+            }
+            Outcome::Measured(measured) => {
+                let Measured {
+                    measurement: m,
+                    cpus,
+                } = *measured;
+                let s = &m.per_item;
+                record.cpus = cpus;
+                record.n = Some(s.n);
+                record.median_ticks = Some(s.median);
+                record.ci95_ticks = Some([s.ci95.0, s.ci95.1]);
+                record.median_ns = Some(tsc.ticks_to_ns(s.median));
+                record.ci95_ns = Some([tsc.ticks_to_ns(s.ci95.0), tsc.ticks_to_ns(s.ci95.1)]);
+                record.ci_half_width_pct =
+                    (s.median.abs() > 0.0).then(|| s.ci_half_width() / s.median.abs() * 100.0);
+                record.mad_ticks = Some(s.mad);
+                record.p99_ticks = Some(s.p99);
+                record.min_ticks = Some(s.min);
+                record.max_ticks = Some(s.max);
+                record.outliers = Some(s.outliers);
+                record.block_medians_ticks = Some(s.block_medians.clone());
+                record.stationary = Some(m.stationary);
+                record.fit = Some(m.fit);
+                record.base_batch = Some(m.base_batch);
+                record.items = Some(m.items);
+                record.dropped_migrated = Some(m.dropped_migrated);
+                record.elapsed_s = Some(m.elapsed_s);
+                record.target_met = m.target_met;
+                record.interrupted = m.interrupted;
+                record.counters = match m.counters {
+                    Ok(report) => serde_json::to_value(report).unwrap_or(Value::Null),
+                    Err(reason) => Value::String(format!("unavailable: {reason}")),
+                };
+            }
+        }
+        Some(record)
+    }
+}
+
+/// Fills in every record's ratio to its probe's baseline variant.
+pub fn link_baselines(records: &mut [Record]) {
+    let medians: Vec<(String, String, Option<f64>)> = records
+        .iter()
+        .map(|r| (r.id.clone(), r.variant.clone(), r.median_ticks))
+        .collect();
+    for record in records.iter_mut() {
+        let base = medians
+            .iter()
+            .find(|(id, variant, _)| *id == record.id && Some(variant) == record.baseline.as_ref())
+            .and_then(|(_, _, median)| *median);
+        record.ratio_to_baseline = match (record.median_ticks, base) {
+            (Some(median), Some(base)) if base != 0.0 => Some(median / base),
+            _ => None,
+        };
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSettings {
+    pub quick: bool,
+    pub probe_patterns: Vec<String>,
+    /// The CPU the measuring thread was pinned to.
+    pub cpu: usize,
+    pub allowed_cpus: Vec<usize>,
+    pub harness: Settings,
+}
+
+/// Everything one run produced; what `--json` writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDocument {
+    pub schema: u32,
+    pub tool_version: &'static str,
+    pub started_at: String,
+    pub finished_at: String,
+    /// True when Ctrl-C stopped the run; `results` holds what was measured.
+    pub interrupted: bool,
+    pub settings: RunSettings,
+    pub inventory: Inventory,
+    pub results: Vec<Record>,
+}
+
+/// Writes `doc` to a temporary file beside `path` (already created, so an
+/// unwritable directory fails before any measuring) and renames it into
+/// place: a reader sees the old file or the whole new one, never half.
+pub fn write_json(
+    doc: &RunDocument,
+    temp: tempfile::NamedTempFile,
+    path: &Path,
+) -> std::io::Result<()> {
+    let mut writer = std::io::BufWriter::new(temp);
+    serde_json::to_writer_pretty(&mut writer, doc)?;
+    writer.write_all(b"\n")?;
+    let temp = writer.into_inner().map_err(|e| e.into_error())?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

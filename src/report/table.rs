@@ -1,0 +1,172 @@
+//! The terminal report: one table per family, then what the columns mean.
+
+use super::{Record, RunDocument};
+use crate::probes::FAMILIES;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use std::fmt::Write as _;
+
+pub fn render(doc: &RunDocument) -> String {
+    let mut out = String::new();
+    let inv = &doc.inventory;
+    let s = &doc.settings;
+    let _ = writeln!(
+        out,
+        "mitbench {} · {} · kernel {} · preemption {} · TSC {}",
+        doc.tool_version,
+        inv.cpu.model_name,
+        inv.kernel.release,
+        inv.kernel.preemption.model,
+        inv.tsc_mhz
+            .map_or_else(|| "unknown".to_string(), |mhz| format!("{mhz:.1} MHz")),
+    );
+    let others: Vec<String> = s
+        .allowed_cpus
+        .iter()
+        .filter(|&&c| c != s.cpu)
+        .map(|c| c.to_string())
+        .collect();
+    let _ = writeln!(
+        out,
+        "measuring thread pinned to CPU {}; same-cpu co-runners share it, cross-cpu ones run on CPU {}",
+        s.cpu,
+        if others.is_empty() {
+            "-".to_string()
+        } else {
+            others.join(",")
+        },
+    );
+    for family in FAMILIES {
+        let records: Vec<&Record> = doc
+            .results
+            .iter()
+            .filter(|r| r.family == family.name)
+            .collect();
+        if records.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{} — {}", family.name, family.title);
+        let _ = writeln!(out, "{}", family_table(&records));
+    }
+    if doc.interrupted {
+        let _ = writeln!(
+            out,
+            "\ninterrupted: the run stopped early; the rows above are what was measured."
+        );
+    }
+    let _ = write!(
+        out,
+        "\nns and ticks are the median cost of one item. ticks: TSC reference cycles (constant rate, not core \
+         cycles). ±CI: half-width of the bootstrap 95% confidence interval of the median, as a percentage of it. \
+         n: samples kept. × base: median divided by the probe's baseline variant's median.\n"
+    );
+    out
+}
+
+fn family_table(records: &[&Record]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header([
+            "probe", "variant", "ns", "ticks", "±CI", "n", "× base", "note",
+        ]);
+    for r in records {
+        let ci = match (r.ci_half_width_pct, r.ci95_ticks, r.median_ticks) {
+            (Some(pct), _, _) => format!("±{pct:.2}%"),
+            (None, Some([lo, hi]), Some(m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
+            _ => "-".into(),
+        };
+        let base = match (
+            r.ratio_to_baseline,
+            r.baseline.as_deref() == Some(r.variant.as_str()),
+        ) {
+            (_, true) if r.median_ticks.is_some() => "1.00 (base)".to_string(),
+            (Some(ratio), _) => format_ratio(ratio),
+            _ => "-".into(),
+        };
+        table.add_row([
+            r.id.clone(),
+            r.variant.clone(),
+            r.median_ns.map_or("-".into(), format_cost),
+            r.median_ticks.map_or("-".into(), format_cost),
+            ci,
+            r.n.map_or("-".into(), |n| n.to_string()),
+            base,
+            note(r),
+        ]);
+    }
+    for column in 2..=6 {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+fn note(r: &Record) -> String {
+    if let Some(reason) = &r.unsupported {
+        return format!("unsupported: {reason}");
+    }
+    let mut notes = Vec::new();
+    if r.interrupted {
+        notes.push("interrupted".to_string());
+    }
+    if r.stationary == Some(false) {
+        let blocks: Vec<String> = r
+            .block_medians_ticks
+            .iter()
+            .flatten()
+            .map(|&m| format_cost(m))
+            .collect();
+        notes.push(format!(
+            "unstable: quarter medians {} ticks",
+            blocks.join(", ")
+        ));
+    } else if !r.target_met {
+        notes.push("CI target not met in budget".to_string());
+    }
+    if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
+        let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
+        notes.push(format!("CPUs {}", cpus.join("+")));
+    }
+    if let Some(dropped) = r.dropped_migrated.filter(|&d| d > 0) {
+        notes.push(format!("{dropped} samples dropped (CPU changed)"));
+    }
+    notes.join("; ")
+}
+
+/// Enough digits to read, no false precision.
+pub fn format_cost(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude >= 1000.0 {
+        let whole = format!("{:.0}", value.abs());
+        let mut grouped = String::new();
+        for (i, ch) in whole.chars().enumerate() {
+            if i > 0 && (whole.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(ch);
+        }
+        if value < 0.0 {
+            format!("-{grouped}")
+        } else {
+            grouped
+        }
+    } else if magnitude >= 100.0 {
+        format!("{value:.0}")
+    } else if magnitude >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+fn format_ratio(ratio: f64) -> String {
+    if ratio.abs() >= 100.0 {
+        format!("{ratio:.0}")
+    } else if ratio.abs() >= 0.01 {
+        format!("{ratio:.2}")
+    } else {
+        format!("{ratio:.4}")
+    }
+}

@@ -1,0 +1,188 @@
+//! A run: validate everything up front, then measure each selected probe
+//! variant on a pinned thread, then hand back the document to report.
+
+use crate::harness::{Harness, Settings, affinity, interrupt, tsc};
+use crate::inventory::Inventory;
+use crate::probes::{self, Outcome, Placement, Probe};
+use crate::report::{self, Record, RunDocument, RunSettings};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub quick: bool,
+    pub patterns: Vec<String>,
+    pub json: Option<PathBuf>,
+    pub cpu: Option<usize>,
+    /// Percent.
+    pub target_ci: Option<f64>,
+    /// Seconds per variant.
+    pub budget: Option<f64>,
+    pub quiet: bool,
+}
+
+/// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
+/// `Machine` errors mean this machine cannot run mitbench at all.
+#[derive(Debug)]
+pub enum PlanError {
+    Usage(String),
+    Machine(String),
+}
+
+/// A validated run, ready to execute.
+pub struct Plan {
+    pub probes: Vec<&'static dyn Probe>,
+    pub placement: Placement,
+    pub settings: Settings,
+    pub options: RunOptions,
+    /// The --json target and its temporary sibling, created already.
+    pub json: Option<(PathBuf, tempfile::NamedTempFile)>,
+}
+
+pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
+    let probes = probes::select(&options.patterns).map_err(|miss| {
+        let hint = if miss.closest.is_empty() {
+            "run `mitbench list` to see every probe".to_string()
+        } else {
+            format!("closest: {}", miss.closest.join(", "))
+        };
+        PlanError::Usage(format!("no probe matches '{}'; {hint}", miss.pattern))
+    })?;
+    if !tsc::rdtscp_available() {
+        return Err(PlanError::Machine(
+            "this CPU has no rdtscp instruction; mitbench times with it".into(),
+        ));
+    }
+    let allowed = affinity::allowed_cpus()
+        .map_err(|e| PlanError::Machine(format!("sched_getaffinity failed: {e}")))?;
+    let cpu = match options.cpu {
+        Some(cpu) if allowed.contains(&cpu) => cpu,
+        Some(cpu) => {
+            return Err(PlanError::Usage(format!(
+                "invalid value for --cpu: CPU {cpu} is not one this process may run on (allowed: {})",
+                affinity::format_cpu_list(&allowed)
+            )));
+        }
+        // The highest-numbered CPU: CPU 0 usually takes more of the
+        // machine's interrupts and housekeeping.
+        None => *allowed
+            .last()
+            .ok_or_else(|| PlanError::Machine("no CPU is allowed".into()))?,
+    };
+    let mut settings = if options.quick {
+        Settings::quick()
+    } else {
+        Settings::standard()
+    };
+    if let Some(pct) = options.target_ci {
+        settings.target_ci_pct = pct;
+    }
+    if let Some(seconds) = options.budget {
+        settings.budget_s = seconds;
+        settings.warmup_s = settings.warmup_s.min(seconds / 5.0);
+    }
+    let json = match &options.json {
+        Some(path) => Some((
+            path.clone(),
+            json_temp_file(path).map_err(PlanError::Usage)?,
+        )),
+        None => None,
+    };
+    Ok(Plan {
+        probes,
+        placement: Placement { cpu, allowed },
+        settings,
+        options,
+        json,
+    })
+}
+
+/// Creates the temporary file the JSON is written to, beside the target so
+/// the final rename stays on one filesystem.
+fn json_temp_file(path: &Path) -> Result<tempfile::NamedTempFile, String> {
+    if path.is_dir() {
+        return Err(format!(
+            "cannot write --json {}: it is a directory",
+            path.display()
+        ));
+    }
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".mitbench-")
+        .suffix(".json.tmp")
+        .tempfile_in(dir)
+        .map_err(|e| format!("cannot write --json {}: {e}", path.display()))
+}
+
+/// Measures every selected variant. Ctrl-C ends the run after the sample in
+/// flight; what was measured until then is returned.
+pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
+    interrupt::install();
+    let started_at = chrono::Local::now().to_rfc3339();
+    let tsc = inventory
+        .tsc()
+        .ok_or("the TSC frequency is unknown: no kernel figure and calibration failed")?;
+    let harness = Harness::new(plan.settings.clone(), tsc.mhz);
+    let _pinned = affinity::pin_current_thread(plan.placement.cpu)
+        .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?;
+
+    let work: Vec<_> = plan
+        .probes
+        .iter()
+        .flat_map(|p| p.info().variants.into_iter().map(move |v| (*p, v)))
+        .collect();
+    let progress = progress_bar(work.len() as u64, plan.options.quiet);
+    let mut results = Vec::new();
+    for (probe, variant) in &work {
+        if interrupt::requested() {
+            break;
+        }
+        let info = probe.info();
+        progress.set_message(format!("{} {}", info.id, variant.name));
+        let outcome = match probe.check(variant, &plan.placement) {
+            Ok(()) => probe.measure(variant, &plan.placement, &harness),
+            Err(reason) => Outcome::Unsupported(reason),
+        };
+        results.extend(Record::new(&info, variant, outcome, &tsc));
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    report::link_baselines(&mut results);
+
+    Ok(RunDocument {
+        schema: report::SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        started_at,
+        finished_at: chrono::Local::now().to_rfc3339(),
+        interrupted: interrupt::requested(),
+        settings: RunSettings {
+            quick: plan.options.quick,
+            probe_patterns: plan.options.patterns.clone(),
+            cpu: plan.placement.cpu,
+            allowed_cpus: plan.placement.allowed.clone(),
+            harness: plan.settings.clone(),
+        },
+        inventory,
+        results,
+    })
+}
+
+/// Drawn on stderr only when it is a terminal. No steady-tick thread: a
+/// redraw thread would compete with the measured threads for the CPUs, so
+/// the bar moves only between variants.
+fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} [{elapsed}] {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
