@@ -9,12 +9,13 @@
 //! 3. Time batches of `0, b, 2b, ..., kb` items round-robin, so slow drift
 //!    hits every batch size alike. A sample whose two TSC reads ran on
 //!    different CPUs is dropped.
-//! 4. Fit ticks against batch size through the per-size medians, each
-//!    weighted by the inverse variance of its median. The intercept is the
-//!    fixed cost of a sample (the TSC reads, the call into the closure); the
-//!    empty batches pin it to within a few ticks, where the long batches
-//!    alone would leave it buried in their noise. It is subtracted from every
-//!    non-empty sample before dividing by its batch size.
+//! 4. Fit ticks against batch size through the per-size medians. The
+//!    intercept is the fixed cost of a sample (the TSC reads, the call into
+//!    the closure): the empty batches measure it directly, to about a tick,
+//!    where fitting it from the long batches would leave it buried in their
+//!    noise. The slope is fitted through that intercept, and the intercept
+//!    is subtracted from every non-empty sample before dividing by its
+//!    batch size.
 //! 5. Stop when the bootstrap 95% CI of the median per-item cost is within
 //!    the target, or the time budget is spent, or the user interrupts.
 
@@ -85,15 +86,18 @@ impl Settings {
         summary.ci_half_width() <= self.tolerance(summary.median) && self.stationary(summary)
     }
 
-    /// Whether the block medians agree. Sampling noise alone spreads four
-    /// quarter-size blocks by about twice the CI half-width, so three times
-    /// the tolerance catches a shift in the machine's state, not noise.
+    /// Whether the block medians agree. Each quarter's median has about the
+    /// whole CI half-width as its standard error, so noise alone spreads
+    /// four of them by up to ~4.5 half-widths (99%); a wider spread, and
+    /// one that matters at the precision asked for, is a change of state.
     pub fn stationary(&self, summary: &Summary) -> bool {
-        summary.drift() <= DRIFT_FACTOR * self.tolerance(summary.median)
+        let noise = NOISE_SPREAD * summary.ci_half_width();
+        summary.drift() <= noise.max(DRIFT_FACTOR * self.tolerance(summary.median))
     }
 }
 
 /// See [`Settings::stationary`].
+const NOISE_SPREAD: f64 = 5.0;
 const DRIFT_FACTOR: f64 = 3.0;
 
 /// The outcome of measuring one probe variant. Costs are TSC ticks per item.
@@ -270,38 +274,35 @@ fn analyse(samples: &[(u64, u64)]) -> (LineFit, Summary) {
 }
 
 /// Fits ticks against batch size through the median of each size, then turns
-/// every non-empty sample into a per-item cost with the fitted fixed cost
-/// removed. Samples of 0 items only inform the fit.
+/// every non-empty sample into a per-item cost with the fixed cost removed.
+/// Samples of 0 items measure that fixed cost and inform only the fit.
 pub fn per_item_costs(samples: &[(u64, u64)]) -> (LineFit, Vec<f64>) {
     let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for &(n, ticks) in samples {
         by_size.entry(n).or_default().push(ticks as f64);
     }
-    let mut sizes = Vec::new();
-    let mut medians = Vec::new();
-    let mut weights = Vec::new();
-    for (n, mut ticks) in by_size {
+    let fixed = by_size.remove(&0).map(|mut ticks| {
         ticks.sort_by(f64::total_cmp);
-        // A median known to better than a tick is known to a tick: the
-        // floor keeps one very steady size from taking all the weight.
-        let se = stats::median_standard_error(&ticks).max(1.0);
-        sizes.push(n as f64);
-        medians.push(stats::median(&ticks));
-        weights.push(1.0 / (se * se));
-    }
-    // With a single batch size the intercept cannot be identified: all of
-    // the time is attributed to the items, the conservative choice.
-    let fit = stats::fit_line_weighted(&sizes, &medians, &weights).unwrap_or_else(|| {
-        let (n, median) = sizes
-            .iter()
-            .zip(&medians)
-            .rfind(|(n, _)| **n > 0.0)
-            .map_or((1.0, 0.0), |(n, m)| (*n, *m));
-        LineFit {
-            slope: median / n,
-            intercept: 0.0,
-            r2: 1.0,
-        }
+        stats::median(&ticks)
+    });
+    let (sizes, medians): (Vec<f64>, Vec<f64>) = by_size
+        .into_iter()
+        .map(|(n, mut ticks)| {
+            ticks.sort_by(f64::total_cmp);
+            (n as f64, stats::median(&ticks))
+        })
+        .unzip();
+    let fit = match fixed {
+        Some(fixed) => stats::fit_slope_through(fixed, &sizes, &medians),
+        None => stats::fit_line(&sizes, &medians),
+    };
+    // With no empty batches and a single size the fixed cost cannot be
+    // told apart: all of the time is attributed to the items, the
+    // conservative choice.
+    let fit = fit.unwrap_or_else(|| LineFit {
+        slope: medians.last().zip(sizes.last()).map_or(0.0, |(m, n)| m / n),
+        intercept: 0.0,
+        r2: 1.0,
     });
     let values = samples
         .iter()

@@ -121,55 +121,75 @@ fn select_median(values: &mut [f64]) -> f64 {
 pub struct LineFit {
     pub slope: f64,
     pub intercept: f64,
-    /// Weighted coefficient of determination; 1 when every point is on the line.
+    /// Coefficient of determination; 1 when every point is on the line.
     pub r2: f64,
 }
 
-/// Ordinary least squares with an intercept.
+/// Ordinary least squares with an intercept: a fixed per-sample cost (the
+/// timer's own start/stop) lands in the intercept instead of biasing the
+/// slope. Needs at least two distinct x values.
 pub fn fit_line(xs: &[f64], ys: &[f64]) -> Option<LineFit> {
-    fit_line_weighted(xs, ys, &vec![1.0; xs.len()])
-}
-
-/// Weighted least squares with an intercept; weight each point by the
-/// inverse variance of its y. Fitting the intercept lets a fixed per-sample
-/// cost (the timer's own start/stop) land there instead of biasing the
-/// slope. Needs at least two distinct x values with positive weight.
-pub fn fit_line_weighted(xs: &[f64], ys: &[f64], ws: &[f64]) -> Option<LineFit> {
-    assert!(xs.len() == ys.len() && xs.len() == ws.len());
-    let total: f64 = ws.iter().sum();
-    if xs.len() < 2 || total.is_nan() || total <= 0.0 {
+    assert_eq!(xs.len(), ys.len());
+    if xs.len() < 2 {
         return None;
     }
-    let mean_x = xs.iter().zip(ws).map(|(x, w)| x * w).sum::<f64>() / total;
-    let mean_y = ys.iter().zip(ws).map(|(y, w)| y * w).sum::<f64>() / total;
-    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
-    for ((&x, &y), &w) in xs.iter().zip(ys).zip(ws) {
-        sxx += w * (x - mean_x) * (x - mean_x);
-        sxy += w * (x - mean_x) * (y - mean_y);
-        syy += w * (y - mean_y) * (y - mean_y);
-    }
-    if sxx.is_nan() || sxx <= 0.0 {
+    let n = xs.len() as f64;
+    let mean_x = xs.iter().sum::<f64>() / n;
+    let mean_y = ys.iter().sum::<f64>() / n;
+    let sxx: f64 = xs.iter().map(|x| (x - mean_x).powi(2)).sum();
+    let sxy: f64 = xs
+        .iter()
+        .zip(ys)
+        .map(|(x, y)| (x - mean_x) * (y - mean_y))
+        .sum();
+    if sxx <= 0.0 {
         return None;
     }
     let slope = sxy / sxx;
     let intercept = mean_y - slope * mean_x;
-    let r2 = if syy == 0.0 {
-        1.0
-    } else {
-        (sxy * sxy) / (sxx * syy)
-    };
     Some(LineFit {
         slope,
         intercept,
-        r2,
+        r2: r_squared(xs, ys, slope, intercept),
     })
 }
 
-/// Standard error of the median of a sorted sample, from its MAD: the normal
-/// approximation 1.2533 * sigma / sqrt(n) with sigma = 1.4826 * MAD.
-pub fn median_standard_error(sorted: &[f64]) -> f64 {
-    let sigma = 1.4826 * mad(sorted, median(sorted));
-    1.2533 * sigma / (sorted.len() as f64).sqrt()
+/// Least squares for the slope of a line through a known intercept: the
+/// right fit when the intercept was measured on its own, more precisely than
+/// the other points could place it. Needs one x other than 0.
+pub fn fit_slope_through(intercept: f64, xs: &[f64], ys: &[f64]) -> Option<LineFit> {
+    assert_eq!(xs.len(), ys.len());
+    let sxx: f64 = xs.iter().map(|x| x * x).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = xs
+        .iter()
+        .zip(ys)
+        .map(|(x, y)| x * (y - intercept))
+        .sum::<f64>()
+        / sxx;
+    Some(LineFit {
+        slope,
+        intercept,
+        r2: r_squared(xs, ys, slope, intercept),
+    })
+}
+
+/// The share of the variance of `ys` the line explains.
+fn r_squared(xs: &[f64], ys: &[f64], slope: f64, intercept: f64) -> f64 {
+    let mean_y = ys.iter().sum::<f64>() / ys.len() as f64;
+    let total: f64 = ys.iter().map(|y| (y - mean_y).powi(2)).sum();
+    let residual: f64 = xs
+        .iter()
+        .zip(ys)
+        .map(|(x, y)| (y - intercept - slope * x).powi(2))
+        .sum();
+    if total == 0.0 {
+        1.0
+    } else {
+        1.0 - residual / total
+    }
 }
 
 /// Everything reported about one distribution of per-item costs.
