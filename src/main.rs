@@ -59,7 +59,7 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// CPU to pin the measuring thread to [default: the highest allowed]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     cpu: Option<usize>,
     /// Stop a variant once its 95% CI half-width is within PCT% of the median [default: 1, --quick 2]
     #[arg(long, value_name = "PCT", value_parser = positive_percentage, allow_negative_numbers = true)]

@@ -43,7 +43,11 @@ pub struct Plan {
 pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     let probes = probes::select(&options.patterns).map_err(|miss| {
         let hint = if miss.closest.is_empty() {
-            "run `mitbench list` to see every probe".to_string()
+            let families: Vec<&str> = probes::FAMILIES.iter().map(|f| f.name).collect();
+            format!(
+                "families: {}; `mitbench list` shows every probe",
+                families.join(", ")
+            )
         } else {
             format!("closest: {}", miss.closest.join(", "))
         };

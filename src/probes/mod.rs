@@ -153,12 +153,22 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Probe>, NoMatch> {
         .collect())
 }
 
-/// Up to three ids most similar to `pattern`.
+/// Up to three ids most similar to `pattern`, judged against the whole id
+/// and against the name after the family, so `getpid` finds `os/getpid`;
+/// an id the pattern begins ranks first.
 fn closest(pattern: &str, ids: &[&'static str]) -> Vec<&'static str> {
+    let similarity = |id: &str| {
+        let name = id.split_once('/').map_or(id, |(_, name)| name);
+        if id.starts_with(pattern) || name.starts_with(pattern) {
+            return 1.0;
+        }
+        strsim::normalized_damerau_levenshtein(pattern, id)
+            .max(strsim::normalized_damerau_levenshtein(pattern, name))
+    };
     let mut scored: Vec<(f64, &'static str)> = ids
         .iter()
-        .map(|id| (strsim::jaro_winkler(pattern, id), *id))
-        .filter(|(score, _)| *score > 0.5)
+        .map(|id| (similarity(id), *id))
+        .filter(|(score, _)| *score >= 0.6)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     scored.into_iter().take(3).map(|(_, id)| id).collect()
