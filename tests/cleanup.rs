@@ -1,0 +1,55 @@
+//! Probes that start threads and processes end them: after every `os`
+//! variant has run, this process has the threads, children and file
+//! descriptors it had before. (Alone in its test binary, so no other test's
+//! threads are counted.)
+
+use mitbench::harness::{Harness, Settings, affinity, tsc};
+use mitbench::probes::{self, Placement};
+use std::time::Duration;
+
+fn count_entries(dir: &str) -> usize {
+    std::fs::read_dir(dir).unwrap().count()
+}
+
+#[test]
+fn probes_leave_no_thread_child_or_descriptor_behind() {
+    let settings = Settings {
+        budget_s: 0.03,
+        warmup_s: 0.005,
+        min_samples: 8,
+        max_samples: 200,
+        sample_us: 5.0,
+        ..Settings::quick()
+    };
+    let harness = Harness::new(
+        settings,
+        tsc::calibrate_mhz(Duration::from_millis(10), 3).unwrap(),
+    );
+    let allowed = affinity::allowed_cpus().unwrap();
+    let placement = Placement {
+        cpu: *allowed.last().unwrap(),
+        allowed,
+    };
+    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
+
+    let threads = count_entries("/proc/self/task");
+    let fds = count_entries("/proc/self/fd");
+    for probe in probes::select(&["os/*".to_string()]).unwrap() {
+        for variant in probe.info().variants {
+            probe.measure(&variant, &placement, &harness);
+        }
+    }
+    assert_eq!(
+        count_entries("/proc/self/task"),
+        threads,
+        "threads left running"
+    );
+    assert_eq!(count_entries("/proc/self/fd"), fds, "descriptors left open");
+    // No child left to reap: waitpid reports ECHILD.
+    let rc = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+    assert_eq!(rc, -1);
+    assert_eq!(
+        std::io::Error::last_os_error().raw_os_error(),
+        Some(libc::ECHILD)
+    );
+}

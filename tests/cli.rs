@@ -1,0 +1,227 @@
+//! The command line as a user meets it: errors before anything runs, exit
+//! codes, and the JSON a run writes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mitbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mitbench"))
+        .args(args)
+        .output()
+        .expect("run mitbench")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn unknown_probe_exits_2_with_the_closest_ids() {
+    let out = mitbench(&["run", "--probe", "os/getpd"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no probe matches 'os/getpd'; closest: os/getpid"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "nothing may run");
+    let out = mitbench(&["run", "--probe", "os/*", "--probe", "zzz"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("families: harness, os"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn invalid_values_exit_2_with_a_reason() {
+    for (args, reason) in [
+        (
+            &["run", "--cpu", "99"][..],
+            "CPU 99 is not one this process may run on",
+        ),
+        (
+            &["run", "--target-ci", "-1"][..],
+            "must be a percentage above 0",
+        ),
+        (
+            &["run", "--target-ci", "100"][..],
+            "must be a percentage above 0",
+        ),
+        (
+            &["run", "--target-ci", "NaN"][..],
+            "must be a percentage above 0",
+        ),
+        (
+            &["run", "--budget", "0"][..],
+            "must be a number of seconds above 0",
+        ),
+        (&["run", "--budget", "soon"][..], "'soon' is not a number"),
+        (&["--cpu", "-3"][..], "invalid value"),
+        (
+            &["inventory", "--root", "/no/such/dir"][..],
+            "is not a directory",
+        ),
+    ] {
+        let out = mitbench(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(reason), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+}
+
+#[test]
+fn unwritable_json_fails_before_measuring() {
+    let out = mitbench(&[
+        "run",
+        "--probe",
+        "os/fork",
+        "--json",
+        "/no/such/dir/out.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot write --json /no/such/dir/out.json"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "measured before failing");
+    let dir = tempfile::tempdir().unwrap();
+    let out = mitbench(&["run", "--json", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("it is a directory"));
+}
+
+#[test]
+fn run_writes_a_complete_json_document_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let out = mitbench(&[
+        "run",
+        "--quiet",
+        "--probe",
+        "os/getpid",
+        "--probe",
+        "harness/*",
+        "--budget",
+        "0.2",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("os/getpid") && table.contains("1.00 (base)"),
+        "{table}"
+    );
+    // Only the finished file is left in the directory.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    assert_eq!(names, vec!["run.json".to_string()]);
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(doc["schema"].is_u64());
+    assert_eq!(doc["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert!(doc["started_at"].is_string() && doc["settings"].is_object());
+    assert_eq!(doc["interrupted"], false);
+    assert!(doc["inventory"]["tsc_mhz"].as_f64().unwrap() > 0.0);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "floor + three getpid variants");
+    for r in results {
+        assert!(r["id"].is_string() && r["family"].is_string() && r["variant"].is_string());
+        assert!(r["params"].is_object());
+        assert!(r["unsupported"].is_null());
+        assert!(r["n"].as_u64().unwrap() > 0);
+        for key in [
+            "median_ticks",
+            "median_ns",
+            "mad_ticks",
+            "p99_ticks",
+            "max_ticks",
+        ] {
+            assert!(r[key].is_f64(), "{key} is not a number: {}", r[key]);
+        }
+        let ci = r["ci95_ticks"].as_array().unwrap();
+        let median = r["median_ticks"].as_f64().unwrap();
+        assert!(ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap());
+        assert!(r["target_met"].is_boolean());
+        assert!(r["counters"].is_object() || r["counters"].is_string());
+    }
+    let syscall = results
+        .iter()
+        .find(|r| r["id"] == "os/getpid" && r["variant"] == "syscall")
+        .unwrap();
+    assert_eq!(syscall["ratio_to_baseline"], 1.0);
+}
+
+#[test]
+fn list_shows_every_probe_with_support() {
+    let out = mitbench(&["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let listing: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = listing.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    for id in [
+        "harness/floor",
+        "os/getpid",
+        "os/clock_gettime",
+        "os/ctxswitch",
+        "os/thread",
+        "os/fork",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from list");
+    }
+    for probe in &listing {
+        assert!(
+            probe["seed"].is_string()
+                && probe["family"].is_string()
+                && probe["requirements"].is_array()
+        );
+        let variants = probe["variants"].as_array().unwrap();
+        assert!(!variants.is_empty());
+        for v in variants {
+            let name = v["name"].as_str().unwrap();
+            assert!(
+                probe["unsupported"].get(name).is_some(),
+                "{name}: support not stated"
+            );
+        }
+    }
+    let text = mitbench(&["list"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("os/ctxswitch"));
+}
+
+#[test]
+fn inventory_of_a_fixture_tree() {
+    let out = mitbench(&["inventory", "--json", "--root", &fixture("intel-pti-ibrs")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let inv: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(inv["tsc_mhz"], 2394.381);
+    assert_eq!(inv["cpu"]["vulnerabilities"]["meltdown"], "Mitigation: PTI");
+    let text = mitbench(&["inventory", "--root", &fixture("mitigations-off")]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("mitigations=off") && text.contains("unknown"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_names_the_subcommands() {
+    let out = mitbench(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for word in ["run", "list", "inventory", "--quick", "--probe", "--json"] {
+        assert!(help.contains(word), "--help lacks {word}");
+    }
+}

@@ -1,0 +1,209 @@
+//! The inventory on fixture trees: real text from three kinds of machine,
+//! an empty tree, and hostile files. Nothing may panic; what is missing is
+//! "unknown".
+
+use mitbench::inventory::{Inventory, UNKNOWN, parse_config};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn amd_vm_with_retpolines_and_no_pmu() {
+    let inv = Inventory::collect(&fixture("amd-epyc-vm"));
+    assert!(!inv.live);
+    assert_eq!(inv.cpu.vendor, "AuthenticAMD");
+    assert_eq!(inv.cpu.family, "23");
+    assert_eq!(inv.cpu.microcode, "0x1000065");
+    assert_eq!(inv.cpu.flags.get("pcid"), Some(&false));
+    assert_eq!(inv.cpu.flags.get("ibpb"), Some(&true));
+    assert_eq!(inv.cpu.flags.get("tsc_known_freq"), Some(&true));
+    assert_eq!(inv.cpu.hypervisor, "KVM (kernel log)");
+    assert_eq!(inv.cpu.smt_control, "notsupported");
+    assert!(inv.cpu.vulnerabilities["spectre_v2"].starts_with("Mitigation: Retpolines"));
+    assert_eq!(inv.cpu.vulnerabilities["meltdown"], "Not affected");
+    assert_eq!(inv.cpu.vulnerabilities.len(), 19);
+    assert_eq!(inv.tsc_mhz, Some(1996.249));
+    assert!(
+        inv.tsc_mhz_source
+            .contains("tsc: Detected 1996.249 MHz processor")
+    );
+    assert_eq!(
+        inv.tsc_calibrated_mhz, None,
+        "no calibration on a fixture tree"
+    );
+    assert_eq!(inv.kernel.release, "6.18.44-fc-v657");
+    assert!(inv.kernel.cmdline.starts_with("mitigations=auto"));
+    assert_eq!(inv.kernel.config_source, "/proc/config.gz");
+    assert_eq!(
+        inv.kernel.mitigation_config["CONFIG_MITIGATION_RETPOLINE"],
+        "y"
+    );
+    assert_eq!(inv.kernel.mitigation_config["CONFIG_MITIGATION_SLS"], "n");
+    assert!(
+        !inv.kernel
+            .mitigation_config
+            .contains_key("CONFIG_LOCALVERSION")
+    );
+    assert_eq!(inv.kernel.preemption.model, "none");
+    assert_eq!(inv.kernel.preemption.source, "kernel log (Dynamic Preempt)");
+    assert_eq!(inv.kernel.clocksource, "tsc");
+    assert_eq!(inv.facilities.perf_event_paranoid, "2");
+    assert!(
+        inv.facilities
+            .pmu
+            .starts_with("unavailable: PMU not available due to virtualization")
+    );
+    assert!(
+        inv.facilities
+            .seccomp
+            .starts_with("available (actions: kill_process")
+    );
+    assert_eq!(
+        inv.facilities.io_uring,
+        "enabled (kernel.io_uring_disabled=0)"
+    );
+}
+
+#[test]
+fn intel_with_pti_and_ibrs() {
+    let inv = Inventory::collect(&fixture("intel-pti-ibrs"));
+    assert_eq!(inv.cpu.vendor, "GenuineIntel");
+    assert_eq!(inv.cpu.model, "85");
+    assert_eq!(inv.cpu.stepping, "4");
+    for flag in [
+        "pcid",
+        "invpcid",
+        "pti",
+        "ibrs",
+        "stibp",
+        "md_clear",
+        "flush_l1d",
+    ] {
+        assert_eq!(inv.cpu.flags.get(flag), Some(&true), "{flag}");
+    }
+    assert_eq!(inv.cpu.flags.get("hypervisor"), Some(&false));
+    assert_eq!(inv.cpu.hypervisor, "none");
+    assert_eq!(
+        (inv.cpu.smt_control.as_str(), inv.cpu.smt_active.as_str()),
+        ("on", "1")
+    );
+    assert_eq!(inv.cpu.vulnerabilities["meltdown"], "Mitigation: PTI");
+    assert!(inv.cpu.vulnerabilities["spectre_v2"].starts_with("Mitigation: IBRS;"));
+    assert_eq!(inv.cpu.vulnerabilities["retbleed"], "Mitigation: IBRS");
+    // The refined calibration wins over the early "Detected" lines.
+    assert_eq!(inv.tsc_mhz, Some(2394.381));
+    assert!(
+        inv.tsc_mhz_source
+            .contains("Refined TSC clocksource calibration")
+    );
+    // No config.gz: the /boot config of the running release is read.
+    assert_eq!(inv.kernel.config_source, "/boot/config-5.15.0-91-generic");
+    assert_eq!(
+        inv.kernel.mitigation_config["CONFIG_PAGE_TABLE_ISOLATION"],
+        "y"
+    );
+    assert_eq!(inv.kernel.mitigation_config["CONFIG_CPU_UNRET_ENTRY"], "n");
+    // debugfs shows the model in force now, which beats the boot log.
+    assert_eq!(inv.kernel.preemption.model, "full");
+    assert_eq!(inv.kernel.preemption.source, "debugfs sched/preempt");
+    assert_eq!(inv.facilities.pmu, "available (core PMU device in sysfs)");
+    assert_eq!(
+        inv.facilities.seccomp,
+        "available (CONFIG_SECCOMP_FILTER=y)"
+    );
+    assert_eq!(inv.facilities.io_uring, "available (CONFIG_IO_URING=y)");
+}
+
+#[test]
+fn mitigations_off_and_sparse() {
+    let inv = Inventory::collect(&fixture("mitigations-off"));
+    assert_eq!(inv.kernel.cmdline, "mitigations=off quiet");
+    assert_eq!(inv.cpu.vulnerabilities["meltdown"], "Vulnerable");
+    assert!(inv.cpu.vulnerabilities["spectre_v2"].starts_with("Vulnerable;"));
+    assert_eq!(inv.cpu.flags.get("pcid"), Some(&true));
+    assert_eq!(
+        inv.facilities.io_uring,
+        "unavailable: disabled by sysctl kernel.io_uring_disabled=2"
+    );
+    // Nothing says how fast the TSC is or how the kernel preempts.
+    assert_eq!(inv.tsc_mhz, None);
+    assert_eq!(inv.tsc_mhz_source, UNKNOWN);
+    assert_eq!(inv.kernel.preemption.model, UNKNOWN);
+    assert_eq!(inv.kernel.config_source, UNKNOWN);
+    assert_eq!(inv.kernel.clocksource, UNKNOWN);
+    assert_eq!(inv.facilities.pmu, UNKNOWN);
+    assert_eq!(inv.cpu.smt_control, UNKNOWN);
+}
+
+#[test]
+fn empty_tree_is_all_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = Inventory::collect(dir.path());
+    assert_eq!(inv.cpu.vendor, UNKNOWN);
+    assert_eq!(inv.cpu.model_name, UNKNOWN);
+    assert!(inv.cpu.flags.is_empty());
+    assert!(inv.cpu.vulnerabilities.is_empty());
+    assert_eq!(inv.cpu.hypervisor, UNKNOWN);
+    assert_eq!(inv.kernel.release, UNKNOWN);
+    assert_eq!(inv.facilities.seccomp, UNKNOWN);
+    assert_eq!(inv.facilities.io_uring, UNKNOWN);
+    assert_eq!(inv.tsc_mhz, None);
+    // Rendering and serialising an all-unknown inventory works too.
+    assert!(inv.render().contains("unknown"));
+    serde_json::to_string(&inv).unwrap();
+}
+
+#[test]
+fn hostile_files_do_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |rel: &str, bytes: &[u8]| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // Binary garbage where text is expected, lines without colons, a
+    // config.gz that is not gzip, a directory where a file should be.
+    write(
+        "proc/cpuinfo",
+        b"\xff\xfe\x00garbage\nno colon here\nflags\n:::\n",
+    );
+    write("proc/config.gz", b"not gzip at all");
+    write(
+        "var/log/dmesg",
+        b"tsc: Detected -5 MHz processor\ntsc: Detected NaN MHz processor\nDynamic Preempt:\n",
+    );
+    write("proc/sys/kernel/osrelease", b"\n\n");
+    std::fs::create_dir_all(root.join("sys/devices/system/cpu/vulnerabilities/meltdown")).unwrap();
+    std::fs::create_dir_all(root.join("proc/sys/kernel/perf_event_paranoid")).unwrap();
+    let inv = Inventory::collect(root);
+    assert_eq!(inv.cpu.vendor, UNKNOWN);
+    assert!(
+        inv.cpu.flags.is_empty(),
+        "a 'flags' line without a value names no flags"
+    );
+    assert_eq!(inv.kernel.release, UNKNOWN);
+    assert_eq!(inv.kernel.config_source, UNKNOWN);
+    assert_eq!(
+        inv.tsc_mhz, None,
+        "negative and NaN frequencies are rejected"
+    );
+    assert_eq!(inv.cpu.vulnerabilities["meltdown"], UNKNOWN);
+    assert_eq!(inv.facilities.perf_event_paranoid, UNKNOWN);
+}
+
+#[test]
+fn config_parser_reads_set_unset_and_quoted() {
+    let config = parse_config(
+        "# comment\nCONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"text\"\nCONFIG_D=250\nnot a line\nOTHER=1\n",
+    );
+    assert_eq!(config["CONFIG_A"], "y");
+    assert_eq!(config["CONFIG_B"], "n");
+    assert_eq!(config["CONFIG_C"], "text");
+    assert_eq!(config["CONFIG_D"], "250");
+    assert_eq!(config.len(), 4);
+}

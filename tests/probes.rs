@@ -1,0 +1,141 @@
+//! Every probe variant, run with a tiny budget: the figures must be sane
+//! whatever the machine's speed. No absolute timings are asserted.
+
+use mitbench::harness::{Harness, Settings, affinity, tsc};
+use mitbench::probes::{self, Outcome, Placement};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub fn tiny_harness() -> Harness {
+    let settings = Settings {
+        budget_s: 0.05,
+        warmup_s: 0.005,
+        min_samples: 16,
+        max_samples: 400,
+        sample_us: 5.0,
+        ..Settings::quick()
+    };
+    let mhz = tsc::calibrate_mhz(Duration::from_millis(10), 3).expect("TSC calibration");
+    Harness::new(settings, mhz)
+}
+
+#[test]
+fn every_probe_variant_gives_sane_figures() {
+    let allowed = affinity::allowed_cpus().unwrap();
+    let placement = Placement {
+        cpu: *allowed.last().unwrap(),
+        allowed: allowed.clone(),
+    };
+    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
+    let harness = tiny_harness();
+    let mut medians = BTreeMap::new();
+    for probe in probes::registry() {
+        let info = probe.info();
+        assert_eq!(
+            info.variants.iter().filter(|v| v.baseline).count(),
+            1,
+            "{}: one baseline",
+            info.id
+        );
+        for variant in &info.variants {
+            let label = format!("{} {}", info.id, variant.name);
+            match probe.measure(variant, &placement, &harness) {
+                Outcome::Measured(measured) => {
+                    let m = &measured.measurement;
+                    let s = &m.per_item;
+                    assert!(s.n >= 8, "{label}: n {}", s.n);
+                    for value in [s.median, s.ci95.0, s.ci95.1, s.mad, s.p99, s.max] {
+                        assert!(value.is_finite(), "{label}: non-finite figure");
+                    }
+                    assert!(
+                        s.ci95.0 <= s.median && s.median <= s.ci95.1,
+                        "{label}: CI excludes median"
+                    );
+                    assert!(
+                        s.min <= s.median && s.median <= s.max,
+                        "{label}: median outside range"
+                    );
+                    assert!(m.items >= s.n as u64, "{label}: fewer items than samples");
+                    assert!(m.base_batch >= 1);
+                    assert_eq!(
+                        measured.cpus[0], placement.cpu,
+                        "{label}: measured off its CPU"
+                    );
+                    if info.id != "harness/floor" {
+                        assert!(s.median > 0.0, "{label}: median {}", s.median);
+                    }
+                    // The fixed cost of a sample is positive and far below
+                    // the 5 us a base batch lasts.
+                    assert!(
+                        m.fit.intercept > 0.0 && m.fit.intercept < 5_000.0,
+                        "{label}: intercept {}",
+                        m.fit.intercept
+                    );
+                    medians.insert(label, s.median);
+                }
+                Outcome::Unsupported(reason) => {
+                    assert!(
+                        variant.name.ends_with("cross-cpu") && allowed.len() == 1,
+                        "{label} unsupported here: {reason}"
+                    );
+                }
+                Outcome::Interrupted => panic!("{label}: interrupted without a signal"),
+            }
+        }
+    }
+    // A crossing is never cheaper than its bypass.
+    assert!(medians["os/getpid syscall"] > medians["os/getpid cached"]);
+    assert!(medians["os/clock_gettime syscall"] > medians["os/clock_gettime vdso"]);
+    // Copying the page tables is never cheaper than sharing them.
+    assert!(medians["os/fork fork"] > medians["os/fork vfork"]);
+}
+
+#[test]
+fn cross_cpu_needs_a_second_cpu() {
+    let ctx = probes::select(&["os/ctxswitch".to_string()]).unwrap()[0];
+    let info = ctx.info();
+    let cross = info
+        .variants
+        .iter()
+        .find(|v| v.name == "futex/cross-cpu")
+        .unwrap();
+    let alone = Placement {
+        cpu: 0,
+        allowed: vec![0],
+    };
+    let reason = ctx.check(cross, &alone).unwrap_err();
+    assert!(reason.contains("second CPU"), "{reason}");
+    let pair = Placement {
+        cpu: 1,
+        allowed: vec![0, 1],
+    };
+    assert!(ctx.check(cross, &pair).is_ok());
+    assert_eq!(pair.other_cpu(), Some(0));
+}
+
+#[test]
+fn selection_by_id_glob_and_family() {
+    let ids = |patterns: &[&str]| -> Vec<&'static str> {
+        let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
+        probes::select(&patterns)
+            .unwrap()
+            .iter()
+            .map(|p| p.info().id)
+            .collect()
+    };
+    assert_eq!(ids(&["os/getpid"]), vec!["os/getpid"]);
+    assert_eq!(ids(&["os/*"]).len(), 5);
+    assert_eq!(ids(&["os"]), ids(&["os/*"]));
+    assert_eq!(
+        ids(&["os/fork", "harness/*"]),
+        vec!["harness/floor", "os/fork"],
+        "registry order, no duplicates"
+    );
+    assert_eq!(ids(&[]).len(), probes::registry().len());
+    let miss = probes::select(&["os/getpd".to_string()]).err().unwrap();
+    assert_eq!(miss.closest.first(), Some(&"os/getpid"));
+    let miss = probes::select(&["os/*".to_string(), "nothing/*".to_string()])
+        .err()
+        .unwrap();
+    assert_eq!(miss.pattern, "nothing/*");
+}

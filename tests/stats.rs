@@ -1,0 +1,233 @@
+//! Statistics against inputs whose answers are known.
+
+use mitbench::harness::per_item_costs;
+use mitbench::harness::stats::{
+    Summary, block_medians, bootstrap_median_ci, fit_line, fit_slope_through, mad, median,
+    quantile, tukey_outliers,
+};
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Standard normal draws by Box-Muller from a seeded generator.
+fn normal(rng: &mut fastrand::Rng) -> f64 {
+    let u1 = rng.f64().max(f64::MIN_POSITIVE);
+    let u2 = rng.f64();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+#[test]
+fn median_quantiles_and_mad_of_known_data() {
+    let odd = sorted(vec![5.0, 1.0, 3.0, 2.0, 4.0]);
+    assert_eq!(median(&odd), 3.0);
+    assert_eq!(median(&sorted(vec![4.0, 1.0, 3.0, 2.0])), 2.5);
+    assert_eq!(quantile(&odd, 0.0), 1.0);
+    assert_eq!(quantile(&odd, 1.0), 5.0);
+    assert_eq!(quantile(&odd, 0.25), 2.0);
+    // Type 7 interpolation: position 0.99 * 4 = 3.96 between 4 and 5.
+    assert!((quantile(&odd, 0.99) - 4.96).abs() < 1e-12);
+    // |x - 3| = 2,1,0,1,2 -> median 1.
+    assert_eq!(mad(&odd, 3.0), 1.0);
+    assert_eq!(median(&[7.0]), 7.0);
+}
+
+#[test]
+fn tukey_counts_planted_outliers() {
+    // Quartiles of 0..=100 are 25 and 75: IQR 50, mild fences -50/150,
+    // severe fences -125/225.
+    let mut data: Vec<f64> = (0..=100).map(f64::from).collect();
+    data.extend([160.0, 170.0, 300.0, -60.0, -200.0, -300.0]);
+    let out = tukey_outliers(&sorted(data));
+    // The planted points shift the quartiles a little, not across a fence.
+    assert_eq!(
+        (out.low_severe, out.low_mild, out.high_mild, out.high_severe),
+        (2, 1, 2, 1)
+    );
+    assert_eq!(out.total(), 6);
+}
+
+/// The share of seeded trials whose 95% interval holds the true median.
+fn coverage(
+    trials: usize,
+    n: usize,
+    true_median: f64,
+    draw: impl Fn(&mut fastrand::Rng) -> f64,
+) -> f64 {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let hits = (0..trials)
+        .filter(|&trial| {
+            let sample: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+            let (lo, hi) = bootstrap_median_ci(&sample, 0.95, 400, trial as u64);
+            lo <= true_median && true_median <= hi
+        })
+        .count();
+    hits as f64 / trials as f64
+}
+
+#[test]
+fn bootstrap_ci_covers_the_true_median_about_95_percent() {
+    let normal_coverage = coverage(300, 101, 10.0, |rng| 10.0 + 2.0 * normal(rng));
+    assert!(
+        (0.90..=0.99).contains(&normal_coverage),
+        "normal coverage {normal_coverage}"
+    );
+    // Right-skewed, like latencies: exponential with median ln 2.
+    let exp_coverage = coverage(300, 101, std::f64::consts::LN_2, |rng| {
+        -(1.0 - rng.f64()).ln()
+    });
+    assert!(
+        (0.90..=0.99).contains(&exp_coverage),
+        "exponential coverage {exp_coverage}"
+    );
+}
+
+#[test]
+fn bootstrap_ci_is_deterministic_and_brackets_the_median() {
+    let mut rng = fastrand::Rng::with_seed(3);
+    let sample: Vec<f64> = (0..500).map(|_| 100.0 + normal(&mut rng)).collect();
+    let summary = Summary::of(&sample, Summary::RESAMPLES);
+    assert!(summary.ci95.0 <= summary.median && summary.median <= summary.ci95.1);
+    assert_eq!(Summary::of(&sample, Summary::RESAMPLES).ci95, summary.ci95);
+    // 500 draws of sd 1: the median's CI half-width is about 1.96 * 1.2533 / sqrt(500) = 0.11.
+    assert!(
+        summary.ci_half_width() > 0.05 && summary.ci_half_width() < 0.2,
+        "{}",
+        summary.ci_half_width()
+    );
+    assert_eq!(summary.n, 500);
+    assert!(
+        summary.min <= summary.median
+            && summary.median <= summary.p99
+            && summary.p99 <= summary.max
+    );
+}
+
+#[test]
+fn line_fit_recovers_planted_slope_and_intercept() {
+    let mut rng = fastrand::Rng::with_seed(11);
+    let xs: Vec<f64> = (0..200).map(|i| f64::from(i % 9) * 64.0).collect();
+    let ys: Vec<f64> = xs
+        .iter()
+        .map(|x| 78.0 + 247.5 * x + 5.0 * normal(&mut rng))
+        .collect();
+    let fit = fit_line(&xs, &ys).unwrap();
+    assert!((fit.slope - 247.5).abs() < 0.01, "slope {}", fit.slope);
+    assert!(
+        (fit.intercept - 78.0).abs() < 2.0,
+        "intercept {}",
+        fit.intercept
+    );
+    assert!(fit.r2 > 0.999);
+    // Exact points give exact answers.
+    let exact = fit_line(&[0.0, 1.0, 2.0], &[1.0, 3.0, 5.0]).unwrap();
+    assert_eq!((exact.slope, exact.intercept, exact.r2), (2.0, 1.0, 1.0));
+}
+
+#[test]
+fn slope_through_a_known_intercept() {
+    let xs = [16.0, 32.0, 48.0];
+    let fit = fit_slope_through(
+        80.0,
+        &xs,
+        &[
+            80.0 + 16.0 * 250.0,
+            80.0 + 32.0 * 250.0,
+            80.0 + 48.0 * 250.0,
+        ],
+    )
+    .unwrap();
+    assert_eq!((fit.slope, fit.intercept, fit.r2), (250.0, 80.0, 1.0));
+    // Noise on the points moves the slope, never the anchored intercept.
+    let noisy = fit_slope_through(80.0, &xs, &[4100.0, 8050.0, 12090.0]).unwrap();
+    assert_eq!(noisy.intercept, 80.0);
+    assert!((noisy.slope - 250.0).abs() < 1.0 && noisy.r2 > 0.99);
+    assert!(fit_slope_through(80.0, &[0.0], &[80.0]).is_none());
+}
+
+#[test]
+fn line_fit_needs_two_distinct_x() {
+    assert!(fit_line(&[1.0], &[2.0]).is_none());
+    assert!(fit_line(&[3.0, 3.0, 3.0], &[1.0, 2.0, 3.0]).is_none());
+}
+
+/// Synthetic harness samples: a fixed cost of 80 ticks per sample plus
+/// 250 ticks per item, with per-item noise, in batches of 0, b, ..., 8b.
+fn synthetic_samples(rounds: usize, base: u64) -> Vec<(u64, u64)> {
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut samples = Vec::new();
+    for _ in 0..rounds {
+        for multiple in 0..=8u64 {
+            let n = base * multiple;
+            let noise = 3.0 * normal(&mut rng) + 4.0 * (n as f64).sqrt() * normal(&mut rng);
+            samples.push((n, (80.0 + 250.0 * n as f64 + noise).round().max(0.0) as u64));
+        }
+    }
+    samples
+}
+
+#[test]
+fn overhead_is_fitted_out_of_per_item_costs() {
+    let samples = synthetic_samples(60, 16);
+    let (fit, values) = per_item_costs(&samples);
+    assert!(
+        (fit.intercept - 80.0).abs() < 1.5,
+        "intercept {}",
+        fit.intercept
+    );
+    assert!((fit.slope - 250.0).abs() < 0.5, "slope {}", fit.slope);
+    // Empty batches inform the fit only.
+    assert_eq!(values.len(), 60 * 8);
+    let summary = Summary::of(&values, Summary::RESAMPLES);
+    assert!(
+        (summary.median - 250.0).abs() < 0.5,
+        "median {}",
+        summary.median
+    );
+    assert!(summary.ci95.0 <= summary.median && summary.median <= summary.ci95.1);
+    // Without removing the fixed cost, small batches would read 80/16 = 5
+    // ticks high; the spread of per-item values shows it is gone.
+    let smallest: Vec<f64> = samples
+        .iter()
+        .filter(|&&(n, _)| n == 16)
+        .map(|&(n, t)| (t as f64 - fit.intercept) / n as f64)
+        .collect();
+    let smallest_median = median(&sorted(smallest));
+    assert!(
+        (smallest_median - 250.0).abs() < 2.0,
+        "smallest batch median {smallest_median}"
+    );
+}
+
+#[test]
+fn without_empty_batches_the_intercept_is_fitted() {
+    let samples: Vec<(u64, u64)> = synthetic_samples(60, 16)
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .collect();
+    let (fit, values) = per_item_costs(&samples);
+    assert!((fit.slope - 250.0).abs() < 0.5, "slope {}", fit.slope);
+    assert!(
+        (fit.intercept - 80.0).abs() < 30.0,
+        "intercept {}",
+        fit.intercept
+    );
+    assert_eq!(values.len(), samples.len());
+}
+
+#[test]
+fn block_medians_expose_a_shift_mid_measurement() {
+    let steady: Vec<f64> = (0..400).map(|i| 100.0 + f64::from(i % 5)).collect();
+    let steady_summary = Summary::of(&steady, 200);
+    assert_eq!(steady_summary.block_medians, vec![102.0; 4]);
+    assert_eq!(steady_summary.drift(), 0.0);
+    // The machine slows by 20% for the second half.
+    let shifted: Vec<f64> = (0..400)
+        .map(|i| if i < 200 { 100.0 } else { 120.0 })
+        .collect();
+    assert_eq!(block_medians(&shifted, 4), vec![100.0, 100.0, 120.0, 120.0]);
+    assert_eq!(Summary::of(&shifted, 200).drift(), 20.0);
+    // Fewer values than blocks: one block per value.
+    assert_eq!(block_medians(&[1.0, 2.0], 4), vec![1.0, 2.0]);
+}
