@@ -47,6 +47,8 @@ pub struct Record {
     pub outliers: Option<TukeyOutliers>,
     /// Medians of the four chronological quarters of the samples.
     pub block_medians_ticks: Option<Vec<f64>>,
+    /// Spread of the quarter medians as a percentage of the median.
+    pub drift_pct: Option<f64>,
     /// False when the block medians disagree by more than noise explains:
     /// the machine changed state during the measurement.
     pub stationary: Option<bool>,
@@ -94,6 +96,7 @@ impl Record {
             max_ticks: None,
             outliers: None,
             block_medians_ticks: None,
+            drift_pct: None,
             stationary: None,
             fit: None,
             base_batch: None,
@@ -131,6 +134,8 @@ impl Record {
                 record.max_ticks = Some(s.max);
                 record.outliers = Some(s.outliers);
                 record.block_medians_ticks = Some(s.block_medians.clone());
+                record.drift_pct =
+                    (s.median.abs() > 0.0).then(|| s.drift() / s.median.abs() * 100.0);
                 record.stationary = Some(m.stationary);
                 record.fit = Some(m.fit);
                 record.base_batch = Some(m.base_batch);

@@ -72,6 +72,7 @@ fn family_table(records: &[&Record]) -> Table {
         ]);
     for r in records {
         let ci = match (r.ci_half_width_pct, r.ci95_ticks, r.median_ticks) {
+            (Some(pct), _, _) if pct < 0.005 => "<±0.01%".into(),
             (Some(pct), _, _) => format!("±{pct:.2}%"),
             (None, Some([lo, hi]), Some(m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
             _ => "-".into(),
@@ -118,8 +119,11 @@ fn note(r: &Record) -> String {
             .flatten()
             .map(|&m| format_cost(m))
             .collect();
+        let drift = r
+            .drift_pct
+            .map_or(String::new(), |pct| format!(" {pct:.1}%"));
         notes.push(format!(
-            "unstable: quarter medians {} ticks",
+            "unstable: drifted{drift} (quarter medians {} ticks)",
             blocks.join(", ")
         ));
     } else if !r.target_met {
