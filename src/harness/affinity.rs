@@ -95,3 +95,16 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
     }
     parts.join(",")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::format_cpu_list;
+
+    #[test]
+    fn cpu_lists_read_like_the_kernel_writes_them() {
+        assert_eq!(format_cpu_list(&[]), "");
+        assert_eq!(format_cpu_list(&[3]), "3");
+        assert_eq!(format_cpu_list(&[0, 1]), "0-1");
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+    }
+}

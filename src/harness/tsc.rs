@@ -140,3 +140,46 @@ fn monotonic_raw_ns() -> Option<u64> {
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_log_lines_in_order_of_trust() {
+        let log =
+            "[0.0] tsc: Detected 2400.000 MHz processor\n[0.0] tsc: Detected 2394.374 MHz TSC\n";
+        assert_eq!(frequency_from_kernel_log(log).unwrap().0, 2394.374);
+        let refined =
+            format!("{log}[1.7] tsc: Refined TSC clocksource calibration: 2394.381 MHz\n");
+        let (mhz, line) = frequency_from_kernel_log(&refined).unwrap();
+        assert_eq!(mhz, 2394.381);
+        assert!(line.starts_with("tsc: Refined"), "{line}");
+        assert_eq!(
+            frequency_from_kernel_log("<6>[ 0.000024] tsc: Detected 1996.249 MHz processor")
+                .unwrap()
+                .0,
+            1996.249
+        );
+    }
+
+    #[test]
+    fn kernel_log_rejects_nonsense() {
+        assert!(frequency_from_kernel_log("").is_none());
+        assert!(frequency_from_kernel_log("tsc: Detected 0 MHz processor").is_none());
+        assert!(frequency_from_kernel_log("tsc: Detected inf MHz processor").is_none());
+        assert!(frequency_from_kernel_log("tsc: Detected fast MHz processor").is_none());
+        assert!(frequency_from_kernel_log("tsc: Detected 2000 GHz processor").is_none());
+    }
+
+    #[test]
+    fn choosing_the_frequency() {
+        let kernel = Some((2000.0, "tsc: Detected 2000.000 MHz processor".to_string()));
+        let chosen = TscFrequency::choose(kernel, Some(2001.0)).unwrap();
+        assert_eq!((chosen.mhz, chosen.calibrated_mhz), (2000.0, Some(2001.0)));
+        let calibrated = TscFrequency::choose(None, Some(2001.0)).unwrap();
+        assert_eq!(calibrated.source, "calibrated against CLOCK_MONOTONIC_RAW");
+        assert!(TscFrequency::choose(None, None).is_none());
+        assert_eq!(chosen.ticks_to_ns(4000.0), 2000.0);
+    }
+}

@@ -174,3 +174,25 @@ fn format_ratio(ratio: f64) -> String {
         format!("{ratio:.4}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_get_digits_by_magnitude() {
+        assert_eq!(format_cost(0.783), "0.78");
+        assert_eq!(format_cost(33.66), "33.7");
+        assert_eq!(format_cost(247.98), "248");
+        assert_eq!(format_cost(5380.0), "5,380");
+        assert_eq!(format_cost(397_321.4), "397,321");
+        assert_eq!(format_cost(-1234.0), "-1,234");
+    }
+
+    #[test]
+    fn ratios_keep_small_ones_readable() {
+        assert_eq!(format_ratio(7.2048), "7.20");
+        assert_eq!(format_ratio(0.0074), "0.0074");
+        assert_eq!(format_ratio(123.4), "123");
+    }
+}
