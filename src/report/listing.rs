@@ -16,6 +16,11 @@ pub fn render_listing(listing: &[Listed]) -> String {
             "requirements",
             "here",
         ]);
+    // Without a terminal there is no width to wrap to; the summaries would
+    // make every row hundreds of columns wide.
+    if !table.is_tty() {
+        table.set_width(120);
+    }
     for listed in listing {
         let info = &listed.info;
         let variants: Vec<String> = info
