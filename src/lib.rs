@@ -9,3 +9,4 @@ pub mod probes;
 pub mod report;
 pub mod run;
 pub mod sys;
+pub mod thunks;

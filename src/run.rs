@@ -155,7 +155,8 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         progress.inc(1);
     }
     progress.finish_and_clear();
-    report::link_baselines(&mut results);
+    let infos: Vec<_> = plan.probes.iter().map(|p| p.info()).collect();
+    report::link(&mut results, &infos);
 
     Ok(RunDocument {
         schema: report::SCHEMA_VERSION,

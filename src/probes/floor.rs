@@ -17,6 +17,7 @@ impl Probe for Floor {
             summary: "an empty closure timed like every other item: the harness's own per-item cost",
             item: "empty closure call",
             requirements: vec!["x86-64 with rdtscp"],
+            derived: None,
             variants: vec![Variant {
                 name: "empty",
                 baseline: true,

@@ -2,6 +2,7 @@
 //! The registry lists them in report order.
 
 mod floor;
+mod indirect;
 mod os;
 
 use crate::harness::{Harness, Measurement};
@@ -24,6 +25,10 @@ pub const FAMILIES: &[Family] = &[
         name: "os",
         title: "OS crossings: syscalls, the vDSO, context switches, thread and process creation",
     },
+    Family {
+        name: "indirect",
+        title: "indirect calls: retpoline and return thunks, the INDIRECT_CALL wrapper, barriers, bulking",
+    },
 ];
 
 #[derive(Debug, Clone, Serialize)]
@@ -45,6 +50,18 @@ pub struct ProbeInfo {
     pub item: &'static str,
     pub requirements: Vec<&'static str>,
     pub variants: Vec<Variant>,
+    pub derived: Option<Derived>,
+}
+
+/// Figures the report derives from a probe's medians.
+#[derive(Debug, Clone, Serialize)]
+pub struct Derived {
+    /// Items per second, in millions, under this unit name (e.g. "Mpps").
+    pub rate_unit: &'static str,
+    /// The variant whose extra cost over `reference` is the toll; every
+    /// variant is reported with the share of that toll it avoids.
+    pub toll_variant: &'static str,
+    pub reference_variant: &'static str,
 }
 
 impl ProbeInfo {
@@ -109,6 +126,7 @@ pub trait Probe: Sync {
 pub fn registry() -> Vec<&'static dyn Probe> {
     let mut probes: Vec<&'static dyn Probe> = vec![&floor::Floor];
     probes.extend(os::probes());
+    probes.extend(indirect::probes());
     probes
 }
 

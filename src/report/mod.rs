@@ -31,6 +31,17 @@ pub struct Record {
     /// The variant of the same probe that `ratio_to_baseline` divides by.
     pub baseline: Option<String>,
     pub ratio_to_baseline: Option<f64>,
+    /// Median minus the baseline's median, in ticks, and a conservative 95%
+    /// interval for it: the two medians' intervals combined end to end.
+    pub delta_ticks: Option<f64>,
+    pub delta_ci95_ticks: Option<[f64; 2]>,
+    /// Millions of items per second, for probes whose items are a rate
+    /// (`rate_unit`, e.g. "Mpps").
+    pub rate_unit: Option<String>,
+    pub rate_millions_per_s: Option<f64>,
+    /// For probes with a toll: the share of the toll (toll variant minus
+    /// reference variant) this variant avoids, in percent.
+    pub toll_recovered_pct: Option<f64>,
     /// CPUs the measured work ran on, measuring thread first.
     pub cpus: Vec<usize>,
     pub n: Option<usize>,
@@ -83,6 +94,11 @@ impl Record {
             item: info.item.to_string(),
             baseline: info.baseline().map(|b| b.name.to_string()),
             ratio_to_baseline: None,
+            delta_ticks: None,
+            delta_ci95_ticks: None,
+            rate_unit: info.derived.as_ref().map(|d| d.rate_unit.to_string()),
+            rate_millions_per_s: None,
+            toll_recovered_pct: None,
             cpus: Vec::new(),
             n: None,
             median_ticks: None,
@@ -154,21 +170,47 @@ impl Record {
     }
 }
 
-/// Fills in every record's ratio to its probe's baseline variant.
-pub fn link_baselines(records: &mut [Record]) {
-    let medians: Vec<(String, String, Option<f64>)> = records
-        .iter()
-        .map(|r| (r.id.clone(), r.variant.clone(), r.median_ticks))
-        .collect();
-    for record in records.iter_mut() {
-        let base = medians
+/// Fills in what each record is read against: the ratio and difference to
+/// its probe's baseline, the rate, and the share of a toll recovered.
+pub fn link(records: &mut [Record], infos: &[ProbeInfo]) {
+    let find = |records: &[Record], id: &str, variant: &str| {
+        records
             .iter()
-            .find(|(id, variant, _)| *id == record.id && Some(variant) == record.baseline.as_ref())
-            .and_then(|(_, _, median)| *median);
-        record.ratio_to_baseline = match (record.median_ticks, base) {
-            (Some(median), Some(base)) if base != 0.0 => Some(median / base),
-            _ => None,
+            .find(|r| r.id == id && r.variant == variant)
+            .and_then(|r| Some((r.median_ticks?, r.ci95_ticks?)))
+    };
+    for i in 0..records.len() {
+        let (Some(median), Some([lo, hi])) = (records[i].median_ticks, records[i].ci95_ticks)
+        else {
+            continue;
         };
+        let id = records[i].id.clone();
+        if let Some((base, [base_lo, base_hi])) = records[i]
+            .baseline
+            .clone()
+            .and_then(|b| find(records, &id, &b))
+        {
+            let r = &mut records[i];
+            r.ratio_to_baseline = (base != 0.0).then(|| median / base);
+            r.delta_ticks = Some(median - base);
+            r.delta_ci95_ticks = Some([lo - base_hi, hi - base_lo]);
+        }
+        let Some(derived) = infos
+            .iter()
+            .find(|info| info.id == id)
+            .and_then(|info| info.derived.as_ref())
+        else {
+            continue;
+        };
+        let toll = find(records, &id, derived.toll_variant).map(|t| t.0);
+        let reference = find(records, &id, derived.reference_variant).map(|t| t.0);
+        let r = &mut records[i];
+        r.rate_millions_per_s = r.median_ns.filter(|ns| *ns > 0.0).map(|ns| 1000.0 / ns);
+        if let (Some(toll), Some(reference)) = (toll, reference)
+            && toll > reference
+        {
+            r.toll_recovered_pct = Some((toll - median) / (toll - reference) * 100.0);
+        }
     }
 }
 

@@ -68,7 +68,7 @@ fn family_table(records: &[&Record]) -> Table {
         .load_style(presets::UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header([
-            "probe", "variant", "ns", "ticks", "±CI", "n", "× base", "note",
+            "probe", "variant", "ns", "ticks", "±CI", "n", "× base", "Δ ticks", "note",
         ]);
     for r in records {
         let ci = match (r.ci_half_width_pct, r.ci95_ticks, r.median_ticks) {
@@ -93,10 +93,11 @@ fn family_table(records: &[&Record]) -> Table {
             ci,
             r.n.map_or("-".into(), |n| n.to_string()),
             base,
+            delta(r),
             note(r),
         ]);
     }
-    for column in 2..=6 {
+    for column in 2..=7 {
         if let Some(c) = table.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -104,11 +105,28 @@ fn family_table(records: &[&Record]) -> Table {
     table
 }
 
+/// The difference to the baseline with the half-width of its interval.
+fn delta(r: &Record) -> String {
+    match (r.delta_ticks, r.delta_ci95_ticks) {
+        (Some(d), Some([lo, hi])) if r.baseline.as_deref() != Some(r.variant.as_str()) => {
+            let sign = if d >= 0.0 { "+" } else { "" };
+            format!("{sign}{} ±{}", format_cost(d), format_cost((hi - lo) / 2.0))
+        }
+        _ => String::new(),
+    }
+}
+
 fn note(r: &Record) -> String {
     if let Some(reason) = &r.unsupported {
         return format!("unsupported: {reason}");
     }
     let mut notes = Vec::new();
+    if let (Some(rate), Some(unit)) = (r.rate_millions_per_s, &r.rate_unit) {
+        notes.push(format!("{rate:.1} {unit}"));
+    }
+    if let Some(pct) = r.toll_recovered_pct {
+        notes.push(format!("{pct:.0}% of toll recovered"));
+    }
     if r.interrupted {
         notes.push("interrupted".to_string());
     }

@@ -38,6 +38,7 @@ impl Probe for ContextSwitch {
             summary: "ping-pong between two threads: futex, pipe or eventfd; both on one CPU, or one per CPU",
             item: "round trip (two wake-ups, two context switches)",
             requirements: vec!["a second allowed CPU for the cross-cpu variants"],
+            derived: None,
             variants: VARIANTS
                 .iter()
                 .enumerate()

@@ -23,6 +23,7 @@ impl Probe for Thread {
             summary: "create a thread that returns at once, and join it",
             item: "create + join",
             requirements: vec![],
+            derived: None,
             variants: vec![
                 Variant {
                     name: "pthread",
@@ -82,6 +83,7 @@ impl Probe for Fork {
             summary: "create a child process that exits at once, and wait for it; vfork shares the address space, fork copies the page tables",
             item: "create + exit + wait",
             requirements: vec![],
+            derived: None,
             variants: vec![
                 Variant {
                     name: "vfork",

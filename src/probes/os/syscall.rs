@@ -17,6 +17,7 @@ impl Probe for Getpid {
             summary: "the null syscall: entry, the mitigations on the way in and out, return",
             item: "getpid call",
             requirements: vec!["x86-64 with rdtscp"],
+            derived: None,
             variants: vec![
                 Variant {
                     name: "syscall",
@@ -65,6 +66,7 @@ impl Probe for ClockGettime {
                 "x86-64 with rdtscp",
                 "a vDSO-capable clocksource for the vdso variant to bypass",
             ],
+            derived: None,
             variants: vec![
                 Variant {
                     name: "vdso",

@@ -1,0 +1,72 @@
+//! Barriers that mitigations add to hot paths, one per item: lfence (the
+//! Spectre v1 speculation barrier after a bounds check) and verw (which
+//! CPUs with MD_CLEAR microcode use to flush their buffers on every return
+//! to user space; it is also legal in user mode, so its cost shows here).
+
+use crate::harness::Harness;
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use serde_json::json;
+use std::arch::asm;
+
+pub struct Barrier;
+
+/// CPUID.(EAX=7,ECX=0):EDX[10]: verw also clears CPU buffers.
+fn md_clear() -> bool {
+    // SAFETY: cpuid exists on every x86-64 CPU; leaf 7 is valid when the
+    // maximum leaf (leaf 0, EAX) reaches it.
+    let max = std::arch::x86_64::__cpuid(0).eax;
+    max >= 7 && std::arch::x86_64::__cpuid_count(7, 0).edx & (1 << 10) != 0
+}
+
+impl Probe for Barrier {
+    fn info(&self) -> ProbeInfo {
+        let clears = md_clear();
+        ProbeInfo {
+            id: "indirect/barrier",
+            family: "indirect",
+            seed: "001",
+            summary: "speculation barriers as mitigations place them: lfence, and verw with a writable selector",
+            item: "one barrier instruction",
+            requirements: vec!["x86-64"],
+            variants: vec![
+                Variant {
+                    name: "lfence",
+                    baseline: false,
+                    params: json!({"instruction": "lfence"}),
+                },
+                Variant {
+                    name: "verw",
+                    baseline: false,
+                    params: json!({
+                        "instruction": "verw m16 (user SS selector)",
+                        "clears_cpu_buffers": clears,
+                        "why": if clears { "MD_CLEAR: verw also overwrites store, fill and load buffers" }
+                               else { "no MD_CLEAR on this CPU: verw only checks the selector" },
+                    }),
+                },
+            ],
+            derived: None,
+        }
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let measurement = if variant.name == "lfence" {
+            // SAFETY: lfence has no operands and no effect on memory.
+            harness.measure_each(|| unsafe { asm!("lfence", options(nostack, preserves_flags)) })
+        } else {
+            // The kernel issues verw with a valid writable data segment
+            // selector; the user stack segment is one.
+            let mut selector: u16 = 0;
+            // SAFETY: reads the SS register into a local.
+            unsafe {
+                asm!("mov {0:x}, ss", out(reg) selector, options(nomem, nostack, preserves_flags))
+            };
+            let selector = selector;
+            // SAFETY: verw only reads the 2-byte selector and sets ZF.
+            harness.measure_each(|| unsafe {
+                asm!("verw word ptr [{0}]", in(reg) &selector, options(nostack))
+            })
+        };
+        Outcome::on_cpus(measurement, vec![placement.cpu])
+    }
+}

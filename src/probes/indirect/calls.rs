@@ -1,0 +1,237 @@
+//! One call per item, by every route the mitigations offer: direct, plain
+//! indirect (one predictable target, or cycling among 2, 4 or 16), through
+//! the retpoline thunk, returning through the return thunk, and the
+//! compare-then-direct-call wrapper when its guess hits and when it misses.
+
+use super::dispatch::{Fn3, call_plain, call_retpoline, call_wrapped};
+use crate::harness::Harness;
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use serde_json::json;
+use std::arch::{asm, global_asm};
+
+// The callees: `x + 1`, each at its own address so cycling targets are
+// distinct branches for the predictor; one returns through the return thunk.
+macro_rules! callees {
+    ($($n:literal)*) => {
+        $(global_asm!(concat!(
+            ".globl mitbench_callee_", $n, "\n.p2align 4\nmitbench_callee_", $n, ":\n",
+            "    lea rax, [rdi + 1]\n    ret\n",
+        ));)*
+    };
+}
+callees!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+global_asm!(
+    ".globl mitbench_callee_rethunk",
+    ".p2align 4",
+    "mitbench_callee_rethunk:",
+    "    lea rax, [rdi + 1]",
+    "    jmp __x86_return_thunk",
+);
+
+unsafe extern "C" {
+    fn mitbench_callee_0(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_1(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_2(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_3(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_4(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_5(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_6(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_7(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_8(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_9(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_10(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_11(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_12(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_13(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_14(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_15(a: usize, b: usize, c: usize) -> usize;
+    fn mitbench_callee_rethunk(a: usize, b: usize, c: usize) -> usize;
+}
+
+const TARGETS: [Fn3; 16] = [
+    mitbench_callee_0,
+    mitbench_callee_1,
+    mitbench_callee_2,
+    mitbench_callee_3,
+    mitbench_callee_4,
+    mitbench_callee_5,
+    mitbench_callee_6,
+    mitbench_callee_7,
+    mitbench_callee_8,
+    mitbench_callee_9,
+    mitbench_callee_10,
+    mitbench_callee_11,
+    mitbench_callee_12,
+    mitbench_callee_13,
+    mitbench_callee_14,
+    mitbench_callee_15,
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    Direct,
+    /// Plain `call reg`, cycling among this many targets.
+    Indirect(usize),
+    Retpoline(usize),
+    ReturnThunk,
+    RetpolineReturnThunk,
+    WrapperHit,
+    WrapperMiss,
+}
+
+const VARIANTS: [(&str, Route, &str); 13] = [
+    ("indirect", Route::Indirect(1), "call reg, one target"),
+    ("direct", Route::Direct, "call rel32"),
+    (
+        "indirect/2-targets",
+        Route::Indirect(2),
+        "call reg, cycling among 2 targets",
+    ),
+    (
+        "indirect/4-targets",
+        Route::Indirect(4),
+        "call reg, cycling among 4 targets",
+    ),
+    (
+        "indirect/16-targets",
+        Route::Indirect(16),
+        "call reg, cycling among 16 targets",
+    ),
+    (
+        "retpoline",
+        Route::Retpoline(1),
+        "call __x86_indirect_thunk_r11, one target",
+    ),
+    (
+        "retpoline/2-targets",
+        Route::Retpoline(2),
+        "retpoline thunk, cycling among 2 targets",
+    ),
+    (
+        "retpoline/4-targets",
+        Route::Retpoline(4),
+        "retpoline thunk, cycling among 4 targets",
+    ),
+    (
+        "retpoline/16-targets",
+        Route::Retpoline(16),
+        "retpoline thunk, cycling among 16 targets",
+    ),
+    (
+        "return-thunk",
+        Route::ReturnThunk,
+        "call reg; the callee returns through __x86_return_thunk",
+    ),
+    (
+        "retpoline+return-thunk",
+        Route::RetpolineReturnThunk,
+        "both thunks",
+    ),
+    (
+        "wrapper/hit",
+        Route::WrapperHit,
+        "INDIRECT_CALL_1: the pointer is the likely target, called directly",
+    ),
+    (
+        "wrapper/miss",
+        Route::WrapperMiss,
+        "INDIRECT_CALL_1: compare fails, retpoline thunk",
+    ),
+];
+
+pub struct Calls;
+
+impl Probe for Calls {
+    fn info(&self) -> ProbeInfo {
+        ProbeInfo {
+            id: "indirect/call",
+            family: "indirect",
+            seed: "001",
+            summary: "one call per item to a function returning x + 1, by each route mitigations offer",
+            item: "call + return",
+            requirements: vec!["x86-64"],
+            variants: VARIANTS
+                .iter()
+                .enumerate()
+                .map(|(i, &(name, route, how))| {
+                    let targets = match route {
+                        Route::Indirect(n) | Route::Retpoline(n) => n,
+                        _ => 1,
+                    };
+                    Variant {
+                        name,
+                        baseline: i == 0,
+                        params: json!({"call": how, "targets": targets}),
+                    }
+                })
+                .collect(),
+            derived: None,
+        }
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let route = VARIANTS
+            .iter()
+            .find(|(name, ..)| *name == variant.name)
+            .map_or(Route::Direct, |v| v.1);
+        let targets: [usize; 16] = TARGETS.map(|f| f as usize);
+        let rethunk = mitbench_callee_rethunk as Fn3 as usize;
+        let mut x = 0usize;
+        let mut i = 0usize;
+        // SAFETY (all arms): every target is one of the callees above, which
+        // read only rdi and write only rax.
+        let measurement = match route {
+            Route::Direct => harness.measure_each(|| {
+                x = unsafe { direct(x) };
+                x
+            }),
+            Route::Indirect(n) | Route::Retpoline(n) => {
+                let mask = n - 1;
+                let thunked = matches!(route, Route::Retpoline(_));
+                if thunked {
+                    harness.measure_each(|| {
+                        i = i.wrapping_add(1);
+                        x = unsafe { call_retpoline(targets[i & mask], x, 0, 0) };
+                        x
+                    })
+                } else {
+                    harness.measure_each(|| {
+                        i = i.wrapping_add(1);
+                        x = unsafe { call_plain(targets[i & mask], x, 0, 0) };
+                        x
+                    })
+                }
+            }
+            Route::ReturnThunk => harness.measure_each(|| {
+                x = unsafe { call_plain(std::hint::black_box(rethunk), x, 0, 0) };
+                x
+            }),
+            Route::RetpolineReturnThunk => harness.measure_each(|| {
+                x = unsafe { call_retpoline(std::hint::black_box(rethunk), x, 0, 0) };
+                x
+            }),
+            Route::WrapperHit | Route::WrapperMiss => {
+                let target = if matches!(route, Route::WrapperHit) {
+                    targets[0]
+                } else {
+                    targets[1]
+                };
+                harness.measure_each(|| {
+                    x = unsafe { call_wrapped(std::hint::black_box(target), TARGETS[0], x, 0, 0) };
+                    x
+                })
+            }
+        };
+        Outcome::on_cpus(measurement, vec![placement.cpu])
+    }
+}
+
+/// `call mitbench_callee_0`: the direct call the others are compared with.
+#[inline(always)]
+unsafe fn direct(x: usize) -> usize {
+    let ret;
+    unsafe {
+        asm!("call {f}", f = sym mitbench_callee_0, inout("rdi") x => _, lateout("rax") ret, clobber_abi("C"));
+    }
+    ret
+}

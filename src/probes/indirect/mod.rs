@@ -1,0 +1,19 @@
+//! Family `indirect` (seed 001): what retpolines, return thunks and
+//! speculation barriers cost per call, and how much of it bulking and the
+//! compare-then-direct-call wrapper win back.
+
+mod barrier;
+mod calls;
+mod dispatch;
+mod pipeline;
+
+use super::Probe;
+
+pub fn probes() -> Vec<&'static dyn Probe> {
+    vec![
+        &calls::Calls,
+        &barrier::Barrier,
+        &pipeline::PIPELINE_64,
+        &pipeline::PIPELINE_1500,
+    ]
+}
