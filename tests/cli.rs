@@ -198,8 +198,27 @@ fn list_shows_every_probe_with_support() {
             );
         }
     }
+    // Every compiler flag set states its exact flags and the compiler.
+    let cflags: Vec<&serde_json::Value> =
+        listing.iter().filter(|p| p["family"] == "cflags").collect();
+    assert_eq!(cflags.len(), 3);
+    for probe in &cflags {
+        for v in probe["variants"].as_array().unwrap() {
+            let flags = v["params"]["flags"].as_str().unwrap();
+            assert!(flags.starts_with("-O2 "), "{flags}");
+            assert!(!v["params"]["compiler"].as_str().unwrap().is_empty());
+        }
+        assert_eq!(probe["variants"][0]["name"], "plain");
+        assert_eq!(probe["variants"][0]["baseline"], true);
+    }
     let text = mitbench(&["list"]);
-    assert!(String::from_utf8_lossy(&text.stdout).contains("os/ctxswitch"));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("os/ctxswitch"));
+    assert!(
+        text.contains("Compiler flag sets of the cflags family ("),
+        "{text}"
+    );
+    assert!(text.contains("-mindirect-branch=thunk-extern -mindirect-branch-register"));
 }
 
 #[test]

@@ -102,6 +102,15 @@ fn every_probe_variant_gives_sane_figures() {
             "pipeline-{frame}"
         );
     }
+    // The same C built with thunks is never cheaper than built without.
+    for kernel in ["pipeline", "interp"] {
+        let cost = |set: &str| medians[&format!("cflags/{kernel} {set}")];
+        assert!(cost("retpoline") > cost("plain"), "cflags/{kernel}");
+        assert!(
+            cost("retpoline+return-thunk") > cost("plain"),
+            "cflags/{kernel}"
+        );
+    }
 }
 
 #[test]

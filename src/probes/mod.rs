@@ -1,6 +1,7 @@
 //! Probes: each declares what it measures and hands the harness closures.
 //! The registry lists them in report order.
 
+mod cflags;
 mod floor;
 mod indirect;
 mod os;
@@ -28,6 +29,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "indirect",
         title: "indirect calls: retpoline and return thunks, the INDIRECT_CALL wrapper, barriers, bulking",
+    },
+    Family {
+        name: "cflags",
+        title: "compiler hardening: the same C kernels built with each flag set",
     },
 ];
 
@@ -127,6 +132,7 @@ pub fn registry() -> Vec<&'static dyn Probe> {
     let mut probes: Vec<&'static dyn Probe> = vec![&floor::Floor];
     probes.extend(os::probes());
     probes.extend(indirect::probes());
+    probes.extend(cflags::probes());
     probes
 }
 

@@ -55,5 +55,45 @@ pub fn render_listing(listing: &[Listed]) -> String {
             here,
         ]);
     }
-    format!("{table}\nVariant parameters: mitbench list --json\n")
+    format!(
+        "{table}\n{}Variant parameters: mitbench list --json\n",
+        flag_sets(listing)
+    )
+}
+
+/// The exact flags of every compiler flag set, once, with the compiler and
+/// whether it accepted them.
+fn flag_sets(listing: &[Listed]) -> String {
+    let mut out = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for listed in listing {
+        for v in &listed.info.variants {
+            let Some(flags) = v.params.get("flags").and_then(|f| f.as_str()) else {
+                continue;
+            };
+            if out.is_empty() {
+                let compiler = v
+                    .params
+                    .get("compiler")
+                    .and_then(|c| c.as_str())
+                    .unwrap_or("unknown");
+                out.push_str(&format!(
+                    "Compiler flag sets of the {} family ({compiler}):\n",
+                    listed.info.family
+                ));
+            }
+            if !seen.insert(v.name) {
+                continue;
+            }
+            let refused = match listed.unsupported.get(v.name) {
+                Some(Some(reason)) => format!("\n      unsupported: {reason}"),
+                _ => String::new(),
+            };
+            out.push_str(&format!("  {:<24} {flags}{refused}\n", v.name));
+        }
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
 }
