@@ -20,7 +20,7 @@ use std::path::Path;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One probe variant's result. Statistics are null when it was not measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Record {
     pub id: String,
     pub family: String,
@@ -93,36 +93,8 @@ impl Record {
             params: variant.params.clone(),
             item: info.item.to_string(),
             baseline: info.baseline().map(|b| b.name.to_string()),
-            ratio_to_baseline: None,
-            delta_ticks: None,
-            delta_ci95_ticks: None,
             rate_unit: info.derived.as_ref().map(|d| d.rate_unit.to_string()),
-            rate_millions_per_s: None,
-            toll_recovered_pct: None,
-            cpus: Vec::new(),
-            n: None,
-            median_ticks: None,
-            ci95_ticks: None,
-            median_ns: None,
-            ci95_ns: None,
-            ci_half_width_pct: None,
-            mad_ticks: None,
-            p99_ticks: None,
-            min_ticks: None,
-            max_ticks: None,
-            outliers: None,
-            block_medians_ticks: None,
-            drift_pct: None,
-            stationary: None,
-            fit: None,
-            base_batch: None,
-            items: None,
-            dropped_migrated: None,
-            elapsed_s: None,
-            target_met: false,
-            interrupted: false,
-            counters: Value::Null,
-            unsupported: None,
+            ..Record::default()
         };
         match outcome {
             Outcome::Interrupted => return None,

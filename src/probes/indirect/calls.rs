@@ -174,56 +174,54 @@ impl Probe for Calls {
             .iter()
             .find(|(name, ..)| *name == variant.name)
             .map_or(Route::Direct, |v| v.1);
-        let targets: [usize; 16] = TARGETS.map(|f| f as usize);
-        let rethunk = mitbench_callee_rethunk as Fn3 as usize;
-        let mut x = 0usize;
-        let mut i = 0usize;
+        let all = TARGETS.map(|f| f as usize);
+        let only = |f: Fn3| [f as usize; 16];
         // SAFETY (all arms): every target is one of the callees above, which
         // read only rdi and write only rax.
         let measurement = match route {
-            Route::Direct => harness.measure_each(|| {
-                x = unsafe { direct(x) };
-                x
+            Route::Direct => chain(harness, all, 1, |_, x| unsafe { direct(x) }),
+            Route::Indirect(n) => chain(harness, all, n, |t, x| unsafe { call_plain(t, x, 0, 0) }),
+            Route::Retpoline(n) => chain(harness, all, n, |t, x| unsafe {
+                call_retpoline(t, x, 0, 0)
             }),
-            Route::Indirect(n) | Route::Retpoline(n) => {
-                let mask = n - 1;
-                let thunked = matches!(route, Route::Retpoline(_));
-                if thunked {
-                    harness.measure_each(|| {
-                        i = i.wrapping_add(1);
-                        x = unsafe { call_retpoline(targets[i & mask], x, 0, 0) };
-                        x
-                    })
-                } else {
-                    harness.measure_each(|| {
-                        i = i.wrapping_add(1);
-                        x = unsafe { call_plain(targets[i & mask], x, 0, 0) };
-                        x
-                    })
-                }
-            }
-            Route::ReturnThunk => harness.measure_each(|| {
-                x = unsafe { call_plain(std::hint::black_box(rethunk), x, 0, 0) };
-                x
+            Route::ReturnThunk => chain(harness, only(mitbench_callee_rethunk), 1, |t, x| unsafe {
+                call_plain(t, x, 0, 0)
             }),
-            Route::RetpolineReturnThunk => harness.measure_each(|| {
-                x = unsafe { call_retpoline(std::hint::black_box(rethunk), x, 0, 0) };
-                x
-            }),
-            Route::WrapperHit | Route::WrapperMiss => {
-                let target = if matches!(route, Route::WrapperHit) {
-                    targets[0]
-                } else {
-                    targets[1]
-                };
-                harness.measure_each(|| {
-                    x = unsafe { call_wrapped(std::hint::black_box(target), TARGETS[0], x, 0, 0) };
-                    x
+            Route::RetpolineReturnThunk => {
+                chain(harness, only(mitbench_callee_rethunk), 1, |t, x| unsafe {
+                    call_retpoline(t, x, 0, 0)
                 })
             }
+            Route::WrapperHit => chain(harness, only(TARGETS[0]), 1, |t, x| unsafe {
+                call_wrapped(t, TARGETS[0], x, 0, 0)
+            }),
+            Route::WrapperMiss => chain(harness, only(TARGETS[1]), 1, |t, x| unsafe {
+                call_wrapped(t, TARGETS[0], x, 0, 0)
+            }),
         };
         Outcome::on_cpus(measurement, vec![placement.cpu])
     }
+}
+
+/// Times a chain of calls, each taking the previous result, to targets
+/// cycling through the first `n` (a power of two) of `targets`. Generic over
+/// the route so each is its own loop with no switch inside; the targets pass
+/// through black_box so the compiler cannot see which function is called.
+fn chain(
+    harness: &Harness,
+    targets: [usize; 16],
+    n: usize,
+    mut call: impl FnMut(usize, usize) -> usize,
+) -> Option<crate::harness::Measurement> {
+    let targets = std::hint::black_box(targets);
+    let mask = n - 1;
+    let mut x = 0usize;
+    let mut i = 0usize;
+    harness.measure_each(|| {
+        i = i.wrapping_add(1);
+        x = call(targets[i & mask], x);
+        x
+    })
 }
 
 /// `call mitbench_callee_0`: the direct call the others are compared with.
