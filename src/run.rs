@@ -134,28 +134,25 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     let _pinned = affinity::pin_current_thread(plan.placement.cpu)
         .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?;
 
-    let work: Vec<_> = plan
-        .probes
-        .iter()
-        .flat_map(|p| p.info().variants.into_iter().map(move |v| (*p, v)))
-        .collect();
-    let progress = progress_bar(work.len() as u64, plan.options.quiet);
+    let infos: Vec<_> = plan.probes.iter().map(|p| p.info()).collect();
+    let total = infos.iter().map(|info| info.variants.len() as u64).sum();
+    let progress = progress_bar(total, plan.options.quiet);
     let mut results = Vec::new();
-    for (probe, variant) in &work {
-        if interrupt::requested() {
-            break;
+    'probes: for (probe, info) in plan.probes.iter().zip(&infos) {
+        for variant in &info.variants {
+            if interrupt::requested() {
+                break 'probes;
+            }
+            progress.set_message(format!("{} {}", info.id, variant.name));
+            let outcome = match probe.check(variant, &plan.placement) {
+                Ok(()) => probe.measure(variant, &plan.placement, &harness),
+                Err(reason) => Outcome::Unsupported(reason),
+            };
+            results.extend(Record::new(info, variant, outcome, &tsc));
+            progress.inc(1);
         }
-        let info = probe.info();
-        progress.set_message(format!("{} {}", info.id, variant.name));
-        let outcome = match probe.check(variant, &plan.placement) {
-            Ok(()) => probe.measure(variant, &plan.placement, &harness),
-            Err(reason) => Outcome::Unsupported(reason),
-        };
-        results.extend(Record::new(&info, variant, outcome, &tsc));
-        progress.inc(1);
     }
     progress.finish_and_clear();
-    let infos: Vec<_> = plan.probes.iter().map(|p| p.info()).collect();
     report::link(&mut results, &infos);
 
     Ok(RunDocument {

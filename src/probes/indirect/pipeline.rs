@@ -175,8 +175,20 @@ impl Pipeline {
             .flat_map(|d| BULKS.into_iter().map(move |b| (d, b)))
     }
 
-    fn variant_name(dispatch: Dispatch, bulk: usize) -> String {
-        format!("{}/B={bulk}", dispatch.name())
+    /// "retpoline/B=64" and the like, made once: variant names are
+    /// `&'static str` throughout.
+    fn variant_name(dispatch: Dispatch, bulk: usize) -> &'static str {
+        static NAMES: std::sync::OnceLock<Vec<(Dispatch, usize, String)>> =
+            std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            Pipeline::variants()
+                .map(|(d, b)| (d, b, format!("{}/B={b}", d.name())))
+                .collect()
+        });
+        names
+            .iter()
+            .find(|(d, b, _)| (*d, *b) == (dispatch, bulk))
+            .map_or("", |(.., name)| name.as_str())
     }
 }
 
@@ -208,7 +220,7 @@ impl Probe for Pipeline {
     fn info(&self) -> ProbeInfo {
         let variants = Pipeline::variants()
             .map(|(dispatch, bulk)| Variant {
-                name: Box::leak(Pipeline::variant_name(dispatch, bulk).into_boxed_str()),
+                name: Pipeline::variant_name(dispatch, bulk),
                 baseline: dispatch == Dispatch::Plain && bulk == 1,
                 params: json!({
                     "dispatch": dispatch.name(),
