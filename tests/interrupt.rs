@@ -52,8 +52,19 @@ fn interrupt_run(probes: &[&str]) {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
     let results = doc["results"].as_array().unwrap();
-    assert!(!results.is_empty(), "the variant in flight is reported");
-    assert_eq!(results.last().unwrap()["interrupted"], true);
+    assert!(
+        !results.is_empty(),
+        "what was measured before the signal is reported"
+    );
+    // The signal may land mid-sample (that variant is reported, flagged) or
+    // between variants; either way only the last record can be flagged.
+    let flagged: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i]["interrupted"] == true)
+        .collect();
+    assert!(
+        flagged.is_empty() || flagged == [results.len() - 1],
+        "flagged records: {flagged:?}"
+    );
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into())
