@@ -169,6 +169,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             harness: plan.settings.clone(),
         },
         inventory,
+        amortization: report::amortization_fits(&results),
         results,
     })
 }

@@ -1,11 +1,18 @@
-//! Probes that start threads and processes end them: after every `os`
-//! variant has run, this process has the threads, children and file
-//! descriptors it had before. (Alone in its test binary, so no other test's
+//! Probes that start threads and processes, or map memory, release them:
+//! after every `os` and `memory` variant has run, this process has the
+//! threads, children, file descriptors and mappings it had before. (Alone in its test binary, so no other test's
 //! threads are counted.)
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
 use mitbench::probes::{self, Placement};
 use std::time::Duration;
+
+fn mapping_count() -> usize {
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .count()
+}
 
 fn count_entries(dir: &str) -> usize {
     std::fs::read_dir(dir).unwrap().count()
@@ -32,19 +39,33 @@ fn probes_leave_no_thread_child_or_descriptor_behind() {
     };
     let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
 
+    let run_all = || {
+        for probe in probes::select(&["os/*".to_string(), "memory/*".to_string()]).unwrap() {
+            for variant in probe.info().variants {
+                probe.measure(&variant, &placement, &harness);
+            }
+        }
+    };
+    // glibc keeps the stacks of exited threads and a malloc arena per
+    // thread for reuse, so the first pass may add mappings that are caches;
+    // a leak would grow the count again on the second.
+    run_all();
     let threads = count_entries("/proc/self/task");
     let fds = count_entries("/proc/self/fd");
-    for probe in probes::select(&["os/*".to_string()]).unwrap() {
-        for variant in probe.info().variants {
-            probe.measure(&variant, &placement, &harness);
-        }
-    }
+    let mappings = mapping_count();
+    run_all();
     assert_eq!(
         count_entries("/proc/self/task"),
         threads,
         "threads left running"
     );
     assert_eq!(count_entries("/proc/self/fd"), fds, "descriptors left open");
+    // Nothing left mapped: a second pass adds no mapping.
+    let after = mapping_count();
+    assert!(
+        after <= mappings,
+        "mappings: {mappings} before, {after} after"
+    );
     // No child left to reap: waitpid reports ECHILD.
     let rc = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
     assert_eq!(rc, -1);

@@ -57,6 +57,14 @@ fn every_probe_variant_gives_sane_figures() {
                         measured.cpus[0], placement.cpu,
                         "{label}: measured off its CPU"
                     );
+                    if info.id == "memory/shootdown" && variant.name.ends_with("/remote") {
+                        // The second thread's own reading of its CPU.
+                        assert_eq!(
+                            measured.cpus.get(1).copied(),
+                            placement.other_cpu(),
+                            "{label}: remote thread CPU"
+                        );
+                    }
                     if info.id != "harness/floor" {
                         assert!(s.median > 0.0, "{label}: median {}", s.median);
                     }
@@ -71,7 +79,8 @@ fn every_probe_variant_gives_sane_figures() {
                 }
                 Outcome::Unsupported(reason) => {
                     assert!(
-                        variant.name.ends_with("cross-cpu") && allowed.len() == 1,
+                        (variant.name.ends_with("cross-cpu") || variant.name.ends_with("/remote"))
+                            && allowed.len() == 1,
                         "{label} unsupported here: {reason}"
                     );
                 }
@@ -100,6 +109,15 @@ fn every_probe_variant_gives_sane_figures() {
         assert!(
             packet("retpoline/B=64") < packet("retpoline/B=1"),
             "pipeline-{frame}"
+        );
+    }
+    // Changing protection of a 64-page range costs less per page than one
+    // page at a time; a remote thread of the same mm makes a flush dearer.
+    assert!(medians["memory/mprotect B=64"] < medians["memory/mprotect B=1"]);
+    if allowed.len() > 1 {
+        assert!(
+            medians["memory/shootdown mprotect/remote"]
+                > medians["memory/shootdown mprotect/alone"]
         );
     }
     // The same C built with thunks is never cheaper than built without.

@@ -2,8 +2,8 @@
 
 use mitbench::harness::per_item_costs;
 use mitbench::harness::stats::{
-    Summary, block_medians, bootstrap_median_ci, fit_line, fit_slope_through, mad, median,
-    quantile, tukey_outliers,
+    Summary, block_medians, bootstrap_median_ci, fit_amortization, fit_line, fit_slope_through,
+    mad, median, quantile, tukey_outliers,
 };
 
 fn sorted(mut v: Vec<f64>) -> Vec<f64> {
@@ -230,4 +230,70 @@ fn block_medians_expose_a_shift_mid_measurement() {
     assert_eq!(Summary::of(&shifted, 200).drift(), 20.0);
     // Fewer values than blocks: one block per value.
     assert_eq!(block_medians(&[1.0, 2.0], 4), vec![1.0, 2.0]);
+}
+
+#[test]
+fn amortization_fit_recovers_planted_per_call_and_per_page_costs() {
+    // An mprotect-like curve: 150 ticks per page plus 2,250 per call,
+    // measured at B = 1..512 with 1% multiplicative noise.
+    let mut rng = fastrand::Rng::with_seed(9);
+    let batches: Vec<f64> = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+        .map(f64::from)
+        .to_vec();
+    let costs: Vec<f64> = batches
+        .iter()
+        .map(|b| (150.0 + 2250.0 / b) * (1.0 + 0.01 * normal(&mut rng)))
+        .collect();
+    let fit = fit_amortization(&batches, &costs).unwrap();
+    assert!(
+        (fit.per_batch - 2250.0).abs() < 60.0,
+        "per call {}",
+        fit.per_batch
+    );
+    assert!(
+        (fit.per_item - 150.0).abs() < 10.0,
+        "per page {}",
+        fit.per_item
+    );
+    // The intervals bracket the estimates; whether they cover the truth
+    // at the promised rate is the next test's question, over many draws.
+    assert!(fit.per_batch_ci95.0 < fit.per_batch && fit.per_batch < fit.per_batch_ci95.1);
+    assert!(fit.per_item_ci95.0 < fit.per_item && fit.per_item < fit.per_item_ci95.1);
+    assert!(fit.r2 > 0.99);
+    assert_eq!(fit.points, 10);
+    // Exact data: exact answer, zero-width intervals.
+    let exact: Vec<f64> = batches.iter().map(|b| 10.0 + 100.0 / b).collect();
+    let fit = fit_amortization(&batches, &exact).unwrap();
+    assert!((fit.per_item - 10.0).abs() < 1e-9 && (fit.per_batch - 100.0).abs() < 1e-9);
+    assert!((fit.per_batch_ci95.1 - fit.per_batch_ci95.0).abs() < 1e-6);
+    // Too few points, or a batch of zero, is no fit.
+    assert!(fit_amortization(&[1.0, 2.0], &[3.0, 2.0]).is_none());
+    assert!(fit_amortization(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0]).is_none());
+}
+
+#[test]
+fn amortization_intervals_cover_the_planted_costs_about_95_percent() {
+    // Additive noise of sd 20 ticks on every point, 400 seeded trials.
+    let mut rng = fastrand::Rng::with_seed(21);
+    let batches: Vec<f64> = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+        .map(f64::from)
+        .to_vec();
+    let (mut per_call, mut per_page) = (0, 0);
+    let trials = 400;
+    for _ in 0..trials {
+        let costs: Vec<f64> = batches
+            .iter()
+            .map(|b| 150.0 + 2250.0 / b + 20.0 * normal(&mut rng))
+            .collect();
+        let fit = fit_amortization(&batches, &costs).unwrap();
+        per_call += usize::from(fit.per_batch_ci95.0 <= 2250.0 && 2250.0 <= fit.per_batch_ci95.1);
+        per_page += usize::from(fit.per_item_ci95.0 <= 150.0 && 150.0 <= fit.per_item_ci95.1);
+    }
+    for (name, hits) in [("per call", per_call), ("per page", per_page)] {
+        let coverage = hits as f64 / trials as f64;
+        assert!(
+            (0.91..=0.99).contains(&coverage),
+            "{name} coverage {coverage}"
+        );
+    }
 }

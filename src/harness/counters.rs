@@ -5,7 +5,7 @@
 //! by trying, once, and an absent PMU is reported with the kernel's error,
 //! never filled in.
 
-use perf_event::events::{Event, Hardware, Software};
+use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -90,6 +90,16 @@ impl CounterSet {
                 if let Ok(counter) = group.add(&builder(event, kernel)) {
                     members.push((name, counter));
                 }
+            }
+            // The memory probes' evidence, as the seed's dTLB misses per
+            // second were XPFO's.
+            let dtlb = Cache {
+                which: CacheId::DTLB,
+                operation: CacheOp::READ,
+                result: CacheResult::MISS,
+            };
+            if let Ok(counter) = group.add(&builder(dtlb, kernel)) {
+                members.push(("dtlb_load_misses", counter));
             }
         }
         Ok(CounterSet {

@@ -120,9 +120,12 @@ pub struct Measurement {
     pub counters: Result<CounterReport, String>,
 }
 
+#[derive(Clone)]
 pub struct Harness {
     pub settings: Settings,
     ticks_per_us: f64,
+    /// Every batch size is a multiple of this (see `in_groups_of`).
+    group: u64,
 }
 
 /// Batch sizes stop growing here even if a batch is still shorter than the
@@ -134,6 +137,17 @@ impl Harness {
         Harness {
             settings,
             ticks_per_us: tsc_mhz,
+            group: 1,
+        }
+    }
+
+    /// The same harness with every batch a multiple of `items`: for items
+    /// that are done `items` at a time (B pages per call), so a batch never
+    /// ends in a partial group and n items are exactly n items of work.
+    pub fn in_groups_of(&self, items: u64) -> Harness {
+        Harness {
+            group: items.max(1),
+            ..self.clone()
         }
     }
 
@@ -152,13 +166,36 @@ impl Harness {
     /// and then it must do nothing. Returns None when interrupted before a
     /// single sample was kept.
     pub fn measure<F: FnMut(u64)>(&self, mut batch: F) -> Option<Measurement> {
+        self.sample_until_done(|n| time_batch(&mut batch, n))
+    }
+
+    /// Like [`measure`](Self::measure) for items that use something up (a
+    /// fresh page to fault in): `prepare(n)` makes what `run` needs for n
+    /// items, untimed, and the state is dropped after timing, untimed too.
+    /// `prepare(0)` should be cheap; its state is never used.
+    pub fn measure_prepared<S, P, F>(&self, mut prepare: P, mut run: F) -> Option<Measurement>
+    where
+        P: FnMut(u64) -> S,
+        F: FnMut(&mut S, u64),
+    {
+        self.sample_until_done(|n| {
+            let mut state = prepare(n);
+            let ticks = time_batch(&mut |n| run(&mut state, n), n);
+            drop(state);
+            ticks
+        })
+    }
+
+    /// The protocol in the module comment, over `sample(n)`: the ticks one
+    /// batch of n items took, or None when it migrated.
+    fn sample_until_done(&self, mut sample: impl FnMut(u64) -> Option<u64>) -> Option<Measurement> {
         let s = &self.settings;
         let started = Instant::now();
         let budget = Duration::from_secs_f64(s.budget_s);
-        let base = self.calibrate(&mut batch)?;
+        let base = self.calibrate(&mut sample)?;
         let warmup = Duration::from_secs_f64(s.warmup_s);
         while started.elapsed() < warmup {
-            time_batch(&mut batch, base);
+            sample(base);
             if interrupt::requested() {
                 return None;
             }
@@ -179,7 +216,7 @@ impl Harness {
         loop {
             for multiple in 0..=s.batch_multiples {
                 let n = base * multiple;
-                match time_batch(&mut batch, n) {
+                match sample(n) {
                     Some(ticks) => {
                         samples.push((n, ticks));
                         timed += usize::from(n > 0);
@@ -232,22 +269,22 @@ impl Harness {
 
     /// Grows the batch until one takes `sample_us`, judging by the fastest of
     /// a few tries so one interrupted try cannot stop the growth early.
-    fn calibrate<F: FnMut(u64)>(&self, batch: &mut F) -> Option<u64> {
+    fn calibrate(&self, sample: &mut impl FnMut(u64) -> Option<u64>) -> Option<u64> {
         let target = (self.settings.sample_us * self.ticks_per_us).max(1.0) as u64;
-        let mut n = 1u64;
+        let mut n = self.group;
         loop {
-            let fastest = (0..3)
-                .filter_map(|_| time_batch(batch, n))
-                .min()
-                .unwrap_or(0);
+            let fastest = (0..3).filter_map(|_| sample(n)).min().unwrap_or(0);
             if interrupt::requested() {
                 return None;
             }
-            if fastest >= target || n >= MAX_BASE_BATCH {
+            if fastest >= target || n >= MAX_BASE_BATCH.max(self.group) {
                 return Some(n);
             }
             let wanted = n.saturating_mul(target) / fastest.max(1);
-            n = wanted.clamp(n * 2, n * 64).min(MAX_BASE_BATCH);
+            n = wanted
+                .clamp(n * 2, n * 64)
+                .min(MAX_BASE_BATCH.max(self.group))
+                .next_multiple_of(self.group);
         }
     }
 }

@@ -192,6 +192,69 @@ fn r_squared(xs: &[f64], ys: &[f64], slope: f64, intercept: f64) -> f64 {
     }
 }
 
+/// The amortization model every batching probe shares:
+/// cost per item(B) = per_item + per_batch / B.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Amortization {
+    /// The work every item pays.
+    pub per_item: f64,
+    pub per_item_ci95: (f64, f64),
+    /// The toll each batch (each call, crossing, flush) pays once.
+    pub per_batch: f64,
+    pub per_batch_ci95: (f64, f64),
+    pub r2: f64,
+    pub points: usize,
+}
+
+/// Fits `cost = per_item + per_batch / batch` by least squares on 1/B, with
+/// 95% intervals from the residuals (Student's t with points - 2 degrees of
+/// freedom), so a curve the model does not describe gets wide intervals.
+/// Needs three points and two distinct batch sizes.
+pub fn fit_amortization(batches: &[f64], costs: &[f64]) -> Option<Amortization> {
+    let k = batches.len();
+    if k < 3 || batches.iter().any(|&b| b <= 0.0) {
+        return None;
+    }
+    let xs: Vec<f64> = batches.iter().map(|b| 1.0 / b).collect();
+    let line = fit_line(&xs, costs)?;
+    let mean_x = xs.iter().sum::<f64>() / k as f64;
+    let sxx: f64 = xs.iter().map(|x| (x - mean_x).powi(2)).sum();
+    let rss: f64 = xs
+        .iter()
+        .zip(costs)
+        .map(|(x, y)| (y - line.intercept - line.slope * x).powi(2))
+        .sum();
+    let sigma2 = rss / (k - 2) as f64;
+    let se_slope = (sigma2 / sxx).sqrt();
+    let se_intercept = (sigma2 * (1.0 / k as f64 + mean_x * mean_x / sxx)).sqrt();
+    let t = student_t_975(k - 2);
+    Some(Amortization {
+        per_item: line.intercept,
+        per_item_ci95: (
+            line.intercept - t * se_intercept,
+            line.intercept + t * se_intercept,
+        ),
+        per_batch: line.slope,
+        per_batch_ci95: (line.slope - t * se_slope, line.slope + t * se_slope),
+        r2: line.r2,
+        points: k,
+    })
+}
+
+/// The 97.5th percentile of Student's t distribution.
+pub fn student_t_975(dof: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match dof {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[dof - 1],
+        _ => 1.96,
+    }
+}
+
 /// Everything reported about one distribution of per-item costs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {

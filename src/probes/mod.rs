@@ -2,8 +2,10 @@
 //! The registry lists them in report order.
 
 mod cflags;
+mod corunner;
 mod floor;
 mod indirect;
+mod memory;
 mod os;
 
 use crate::harness::{Harness, Measurement};
@@ -33,6 +35,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "cflags",
         title: "compiler hardening: the same C kernels built with each flag set",
+    },
+    Family {
+        name: "memory",
+        title: "page faults, page-table changes, TLB flushes and shootdowns, range batching",
     },
 ];
 
@@ -133,6 +139,7 @@ pub fn registry() -> Vec<&'static dyn Probe> {
     probes.extend(os::probes());
     probes.extend(indirect::probes());
     probes.extend(cflags::probes());
+    probes.extend(memory::probes());
     probes
 }
 

@@ -7,7 +7,7 @@ mod table;
 pub use listing::render_listing;
 pub use table::render as render_table;
 
-use crate::harness::stats::{LineFit, TukeyOutliers};
+use crate::harness::stats::{self, Amortization, LineFit, TukeyOutliers};
 use crate::harness::{Settings, tsc::TscFrequency};
 use crate::inventory::Inventory;
 use crate::probes::{Measured, Outcome, ProbeInfo, Variant};
@@ -208,6 +208,70 @@ pub struct RunDocument {
     pub settings: RunSettings,
     pub inventory: Inventory,
     pub results: Vec<Record>,
+    /// cost(B) = per item + per batch / B, fitted per group of variants
+    /// that differ only in their `batch` parameter.
+    pub amortization: Vec<AmortizationFit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AmortizationFit {
+    pub id: String,
+    /// The variants' common name before "B=" ("" when they are named "B=<n>").
+    pub group: String,
+    /// What one item of the probe is.
+    pub item: String,
+    /// Ticks.
+    #[serde(flatten)]
+    pub fit: Amortization,
+}
+
+/// Groups the measured variants of each probe by the part of their name
+/// before "B=", and fits the amortization model to every group of three or
+/// more batch sizes.
+pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
+    struct Group {
+        id: String,
+        name: String,
+        item: String,
+        points: Vec<(f64, f64)>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for r in records {
+        let (Some(batch), Some(median)) = (
+            r.params.get("batch").and_then(|b| b.as_f64()),
+            r.median_ticks,
+        ) else {
+            continue;
+        };
+        let group = r
+            .variant
+            .split_once("B=")
+            .map_or("", |(prefix, _)| prefix)
+            .trim_end_matches('/')
+            .to_string();
+        match groups.iter_mut().find(|g| g.id == r.id && g.name == group) {
+            Some(g) => g.points.push((batch, median)),
+            None => groups.push(Group {
+                id: r.id.clone(),
+                name: group,
+                item: r.item.clone(),
+                points: vec![(batch, median)],
+            }),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|g| {
+            let (batches, costs): (Vec<f64>, Vec<f64>) = g.points.into_iter().unzip();
+            let fit = stats::fit_amortization(&batches, &costs)?;
+            Some(AmortizationFit {
+                id: g.id,
+                group: g.name,
+                item: g.item,
+                fit,
+            })
+        })
+        .collect()
 }
 
 /// Writes `doc` to a temporary file beside `path` (already created, so an

@@ -46,6 +46,27 @@ pub fn render(doc: &RunDocument) -> String {
         }
         let _ = writeln!(out, "\n{} — {}", family.name, family.title);
         let _ = writeln!(out, "{}", family_table(&records));
+        for a in doc
+            .amortization
+            .iter()
+            .filter(|a| records.iter().any(|r| r.id == a.id))
+        {
+            let f = &a.fit;
+            let half = |(lo, hi): (f64, f64)| format_cost((hi - lo) / 2.0);
+            let _ = writeln!(
+                out,
+                "  {} {}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
+                a.id,
+                if a.group.is_empty() { "" } else { &a.group },
+                format_cost(f.per_item),
+                half(f.per_item_ci95),
+                a.item,
+                format_cost(f.per_batch),
+                half(f.per_batch_ci95),
+                f.r2,
+                f.points,
+            );
+        }
     }
     if doc.interrupted {
         let _ = writeln!(

@@ -224,7 +224,7 @@ impl Probe for Pipeline {
                 baseline: dispatch == Dispatch::Plain && bulk == 1,
                 params: json!({
                     "dispatch": dispatch.name(),
-                    "bulk": bulk,
+                    "batch": bulk,
                     "frame_bytes": self.frame_bytes,
                     "ring_frames": RING,
                     "indirect_calls_per_packet": 4.0 / bulk as f64,

@@ -4,12 +4,12 @@
 //! CPU each wake-up crosses CPUs (an IPI to wake an idle one).
 
 use super::doorbell::{Doorbell, Kind};
-use crate::harness::{Harness, affinity};
+use crate::harness::Harness;
+use crate::probes::corunner::CoRunner;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub struct ContextSwitch;
 
@@ -89,13 +89,11 @@ impl Probe for ContextSwitch {
     }
 }
 
-/// The answering thread. Dropping it stops and joins the thread, so no path
-/// out of a measurement (return, panic) leaves it behind.
+/// The answering thread, and the two doorbells it answers on.
 struct Partner {
     ping: Arc<dyn Doorbell>,
     pong: Arc<dyn Doorbell>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _thread: CoRunner,
 }
 
 impl Partner {
@@ -106,52 +104,25 @@ impl Partner {
                 .map_err(|e| format!("creating a {} failed: {e}", kind.name()))
         };
         let (ping, pong): (Arc<dyn Doorbell>, Arc<dyn Doorbell>) = (open()?, open()?);
-        let stop = Arc::new(AtomicBool::new(false));
-        let (pinned_tx, pinned_rx) = std::sync::mpsc::channel();
-        let thread = {
-            let (ping, pong, stop) = (ping.clone(), pong.clone(), stop.clone());
-            std::thread::Builder::new()
-                .name("mitbench-partner".into())
-                .stack_size(64 << 10)
-                .spawn(move || {
-                    let pinned = affinity::pin_current_thread_forever(cpu);
-                    let ok = pinned.is_ok();
-                    let _ = pinned_tx.send(
-                        pinned.map_err(|e| format!("pinning the partner to CPU {cpu} failed: {e}")),
-                    );
-                    if !ok {
-                        return;
-                    }
-                    loop {
-                        ping.wait();
-                        if stop.load(Ordering::Acquire) {
-                            break;
-                        }
-                        pong.ring();
-                    }
-                })
-                .map_err(|e| format!("spawning the partner thread failed: {e}"))?
+        let body = {
+            let (ping, pong) = (ping.clone(), pong.clone());
+            move |stop: &AtomicBool, _: &AtomicU64| loop {
+                ping.wait();
+                if stop.load(Ordering::Acquire) {
+                    break;
+                }
+                pong.ring();
+            }
         };
-        let partner = Partner {
+        let wake = {
+            let ping = ping.clone();
+            move || ping.ring()
+        };
+        let thread = CoRunner::start("mitbench-partner", cpu, body, wake)?;
+        Ok(Partner {
             ping,
             pong,
-            stop,
-            thread: Some(thread),
-        };
-        match pinned_rx.recv() {
-            Ok(Ok(())) => Ok(partner),
-            Ok(Err(reason)) => Err(reason),
-            Err(_) => Err("the partner thread died before it started".into()),
-        }
-    }
-}
-
-impl Drop for Partner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        self.ping.ring();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+            _thread: thread,
+        })
     }
 }

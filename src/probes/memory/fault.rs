@@ -1,0 +1,259 @@
+//! Page faults, one per item: first touch of anonymous memory (4 KiB pages,
+//! and transparent huge pages where enabled), first touch of a file mapping
+//! whose pages are in the page cache, and copy-on-write after fork. The
+//! memory to fault in is prepared untimed before each sample and released
+//! untimed after it.
+
+use super::region::{Region, page_size};
+use crate::harness::Harness;
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::sys::retry_eintr;
+use serde_json::json;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+pub struct Fault;
+
+const HUGE: usize = 2 << 20;
+
+/// The system's THP mode, or why huge pages cannot be had.
+fn thp_mode() -> Result<String, String> {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .map_err(|e| format!("cannot read /sys/kernel/mm/transparent_hugepage/enabled: {e}"))?;
+    let mode = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+        .unwrap_or("unknown");
+    if mode == "never" {
+        Err("transparent huge pages are disabled ([never])".into())
+    } else {
+        Ok(mode.to_string())
+    }
+}
+
+impl Probe for Fault {
+    fn info(&self) -> ProbeInfo {
+        ProbeInfo {
+            id: "memory/fault",
+            family: "memory",
+            seed: "003",
+            summary: "page faults on first touch (anonymous 4 KiB, THP, page-cache file) and on copy-on-write after fork",
+            item: "page fault (one page, or one huge page for anon-thp)",
+            requirements: vec!["THP enabled (always or madvise) for anon-thp"],
+            variants: vec![
+                Variant {
+                    name: "anon",
+                    baseline: true,
+                    params: json!({"memory": "private anonymous", "page_bytes": page_size()}),
+                },
+                Variant {
+                    name: "anon-thp",
+                    baseline: false,
+                    params: json!({"memory": "private anonymous, MADV_HUGEPAGE", "page_bytes": HUGE}),
+                },
+                Variant {
+                    name: "file",
+                    baseline: false,
+                    params: json!({"memory": "shared memfd mapping, pages already in the page cache",
+                                   "note": "fault-around may map neighbouring pages in the same fault"}),
+                },
+                Variant {
+                    name: "cow",
+                    baseline: false,
+                    params: json!({"memory": "private anonymous, written after fork while the child holds it"}),
+                },
+            ],
+            derived: None,
+        }
+    }
+
+    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
+        if variant.name == "anon-thp" {
+            thp_mode()?;
+        }
+        Ok(())
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let page = page_size();
+        // A probe that cannot get its memory says so instead of timing
+        // nothing.
+        if let Err(e) = Region::anon(1) {
+            return Outcome::Unsupported(format!("mmap failed: {e}"));
+        }
+        let measurement = match variant.name {
+            "anon" => harness.measure_prepared(
+                |n| Region::anon(n as usize).ok(),
+                |region, n| touch(region.as_ref(), 0, n as usize, page),
+            ),
+            "anon-thp" => harness.measure_prepared(
+                |n| huge_region(n as usize),
+                |huge, n| {
+                    touch(
+                        huge.as_ref().map(|(r, _)| r),
+                        huge.as_ref().map_or(0, |h| h.1),
+                        n as usize,
+                        HUGE,
+                    )
+                },
+            ),
+            "file" => {
+                let file = match PageCacheFile::new() {
+                    Ok(file) => file,
+                    Err(e) => return Outcome::Unsupported(format!("memfd_create failed: {e}")),
+                };
+                harness.measure_prepared(
+                    |n| file.map(n as usize).ok(),
+                    |region, n| read(region.as_ref(), n as usize, page),
+                )
+            }
+            _ => {
+                if ForkedPages::new(1).region.is_none() {
+                    return Outcome::Unsupported(
+                        "could not map memory and fork a child holding it".into(),
+                    );
+                }
+                harness.measure_prepared(ForkedPages::new, |pages, n| {
+                    touch(pages.region.as_ref(), 0, n as usize, page)
+                })
+            }
+        };
+        Outcome::on_cpus(measurement, vec![placement.cpu])
+    }
+}
+
+/// Writes the first byte of `n` strides from `start`.
+fn touch(region: Option<&Region>, start: usize, n: usize, stride: usize) {
+    if let Some(region) = region {
+        for i in 0..n.min((region.len() - start) / stride) {
+            // SAFETY: inside the writable mapping.
+            unsafe { region.at(start + i * stride).write_volatile(1) };
+        }
+    }
+}
+
+/// Reads the first byte of `n` strides.
+fn read(region: Option<&Region>, n: usize, stride: usize) {
+    if let Some(region) = region {
+        for i in 0..n.min(region.len() / stride) {
+            // SAFETY: inside the readable mapping.
+            std::hint::black_box(unsafe { region.at(i * stride).read_volatile() });
+        }
+    }
+}
+
+/// `n` huge pages: a mapping one huge page larger than needed, and the
+/// offset of its first 2 MiB boundary, from where the window is advised for
+/// THP. The slack stays untouched and is unmapped with the rest.
+fn huge_region(n: usize) -> Option<(Region, usize)> {
+    let region = Region::anon((n + 1) * HUGE / page_size()).ok()?;
+    let start = (region.base() as usize).next_multiple_of(HUGE) - region.base() as usize;
+    // SAFETY: the advised range lies inside the region.
+    unsafe { libc::madvise(region.at(start).cast(), n * HUGE, libc::MADV_HUGEPAGE) };
+    Some((region, start))
+}
+
+/// A memfd whose pages are all in the page cache; grown as needed.
+struct PageCacheFile {
+    fd: OwnedFd,
+    pages: std::cell::Cell<usize>,
+}
+
+impl PageCacheFile {
+    fn new() -> std::io::Result<PageCacheFile> {
+        // SAFETY: a fresh anonymous file, owned below.
+        let fd = unsafe { libc::memfd_create(c"mitbench-fault".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fd was just created.
+        Ok(PageCacheFile {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            pages: std::cell::Cell::new(0),
+        })
+    }
+
+    /// Maps the first `n` pages, writing them first if the file is shorter,
+    /// so every page is in the page cache before it is faulted in.
+    fn map(&self, n: usize) -> std::io::Result<Region> {
+        let page = page_size();
+        if n > self.pages.get() {
+            let chunk = vec![0x5au8; page];
+            for i in self.pages.get()..n {
+                // SAFETY: writes one page from a valid buffer to our memfd.
+                retry_eintr(|| unsafe {
+                    libc::pwrite(
+                        self.fd.as_raw_fd(),
+                        chunk.as_ptr().cast(),
+                        page,
+                        (i * page) as libc::off_t,
+                    )
+                })?;
+            }
+            self.pages.set(n);
+        }
+        Region::file(self.fd.as_raw_fd(), n * page)
+    }
+}
+
+/// Touched pages shared with a forked child that holds them until dropped,
+/// so every write copies.
+struct ForkedPages {
+    region: Option<Region>,
+    child: libc::pid_t,
+    release: Option<OwnedFd>,
+}
+
+impl ForkedPages {
+    fn new(n: u64) -> ForkedPages {
+        let mut pages = ForkedPages {
+            region: None,
+            child: -1,
+            release: None,
+        };
+        if n == 0 {
+            return pages;
+        }
+        let Ok(region) = Region::anon(n as usize) else {
+            return pages;
+        };
+        region.touch_all();
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return pages;
+        }
+        // SAFETY: both descriptors were just created.
+        let (hold, release) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: the child only blocks on a read and exits, both
+        // async-signal-safe.
+        let child = unsafe { libc::fork() };
+        if child < 0 {
+            return pages;
+        }
+        if child == 0 {
+            let mut byte = 0u8;
+            unsafe {
+                libc::close(release.as_raw_fd());
+                libc::read(hold.as_raw_fd(), (&raw mut byte).cast(), 1);
+                libc::_exit(0);
+            }
+        }
+        pages.region = Some(region);
+        pages.child = child;
+        pages.release = Some(release);
+        pages
+    }
+}
+
+impl Drop for ForkedPages {
+    fn drop(&mut self) {
+        // Closing the write end ends the child's read; then reap it.
+        self.release.take();
+        if self.child > 0 {
+            let mut status = 0;
+            // SAFETY: waits for our own child.
+            let _ = retry_eintr(|| unsafe { libc::waitpid(self.child, &mut status, 0) });
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Family `memory` (seed 003): what page faults, page-table changes and TLB
+//! invalidations cost here, how much batching the range wins back, and what
+//! a flush every K accesses does to a TLB-sensitive workload.
+
+mod fault;
+mod mapping;
+mod region;
+mod secret;
+mod shootdown;
+mod tlb;
+
+use super::Probe;
+
+pub fn probes() -> Vec<&'static dyn Probe> {
+    let mut probes: Vec<&'static dyn Probe> = vec![
+        &fault::Fault,
+        &mapping::Mmap,
+        &mapping::Mprotect,
+        &mapping::Madvise,
+        &shootdown::Shootdown,
+    ];
+    probes.extend(tlb::CHASES.iter().map(|c| c as &dyn Probe));
+    probes.push(&secret::Secret);
+    probes
+}

@@ -1,0 +1,122 @@
+//! memfd_secret (Linux 5.14), what remained of XPFO's idea: memory removed
+//! from the kernel's direct map. One item is the whole life of one page:
+//! create, size, map, first touch, unmap, close; against the same for an
+//! ordinary anonymous page.
+
+use super::region::page_size;
+use crate::harness::Harness;
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use serde_json::json;
+
+pub struct Secret;
+
+const SYS_MEMFD_SECRET: libc::c_long = 447;
+
+/// One secret page, made, touched and released; Err with the kernel's
+/// reason when it refuses.
+fn secret_page() -> std::io::Result<()> {
+    // SAFETY: memfd_secret(flags = 0) returns a new descriptor or -errno.
+    let fd = unsafe { libc::syscall(SYS_MEMFD_SECRET, 0) } as libc::c_int;
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let page = page_size();
+    // SAFETY: fd is ours and closed below; the mapping is ours and unmapped
+    // below; the touch is inside it.
+    let result = unsafe {
+        if libc::ftruncate(fd, page as libc::off_t) != 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                Err(std::io::Error::last_os_error())
+            } else {
+                p.cast::<u8>().write_volatile(1);
+                libc::munmap(p, page);
+                Ok(())
+            }
+        }
+    };
+    // SAFETY: closes our own descriptor once.
+    unsafe { libc::close(fd) };
+    result
+}
+
+fn anon_page() {
+    let page = page_size();
+    // SAFETY: a fresh private mapping, touched inside, then unmapped.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            page,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p != libc::MAP_FAILED {
+            p.cast::<u8>().write_volatile(1);
+            libc::munmap(p, page);
+        }
+    }
+}
+
+impl Probe for Secret {
+    fn info(&self) -> ProbeInfo {
+        ProbeInfo {
+            id: "memory/secret",
+            family: "memory",
+            seed: "003",
+            summary: "the life of one page: memfd_secret (out of the direct map) against ordinary anonymous memory",
+            item: "create + map + first touch + unmap",
+            requirements: vec![
+                "memfd_secret (CONFIG_SECRETMEM, secretmem.enable), and RLIMIT_MEMLOCK room for one page",
+            ],
+            variants: vec![
+                Variant {
+                    name: "anon",
+                    baseline: true,
+                    params: json!({"memory": "mmap(MAP_ANONYMOUS)"}),
+                },
+                Variant {
+                    name: "secret",
+                    baseline: false,
+                    params: json!({"memory": "memfd_secret + ftruncate + mmap(MAP_SHARED)"}),
+                },
+            ],
+            derived: None,
+        }
+    }
+
+    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
+        if variant.name == "secret" {
+            secret_page().map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOSYS) => {
+                    "the kernel has no memfd_secret (CONFIG_SECRETMEM off or secretmem.enable=0)"
+                        .to_string()
+                }
+                _ => format!("memfd_secret refused: {e}"),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        if let Err(reason) = self.check(variant, placement) {
+            return Outcome::Unsupported(reason);
+        }
+        let measurement = if variant.name == "secret" {
+            harness.measure_each(|| secret_page().is_ok())
+        } else {
+            harness.measure_each(anon_page)
+        };
+        Outcome::on_cpus(measurement, vec![placement.cpu])
+    }
+}
