@@ -112,14 +112,10 @@ fn every_probe_variant_gives_sane_figures() {
         );
     }
     // Changing protection of a 64-page range costs less per page than one
-    // page at a time; a remote thread of the same mm makes a flush dearer.
+    // page at a time. (Whether a remote thread makes a flush dearer is the
+    // machine's answer, not an invariant: a paravirtual TLB flush can skip
+    // the IPI to a preempted vCPU.)
     assert!(medians["memory/mprotect B=64"] < medians["memory/mprotect B=1"]);
-    if allowed.len() > 1 {
-        assert!(
-            medians["memory/shootdown mprotect/remote"]
-                > medians["memory/shootdown mprotect/alone"]
-        );
-    }
     // The same C built with thunks is never cheaper than built without.
     for kernel in ["pipeline", "interp"] {
         let cost = |set: &str| medians[&format!("cflags/{kernel} {set}")];
