@@ -3,7 +3,7 @@
 
 use crate::harness::{Harness, Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
-use crate::probes::{self, Outcome, Placement, Probe};
+use crate::probes::{self, Placement, Probe};
 use crate::report::{self, Record, RunDocument, RunSettings};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -144,10 +144,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
                 break 'probes;
             }
             progress.set_message(format!("{} {}", info.id, variant.name));
-            let outcome = match probe.check(variant, &plan.placement) {
-                Ok(()) => probe.measure(variant, &plan.placement, &harness),
-                Err(reason) => Outcome::Unsupported(reason),
-            };
+            let outcome = probe.run(variant, &plan.placement, &harness);
             results.extend(Record::new(info, variant, outcome, &tsc));
             progress.inc(1);
         }

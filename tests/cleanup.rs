@@ -42,7 +42,7 @@ fn probes_leave_no_thread_child_or_descriptor_behind() {
     let run_all = || {
         for probe in probes::select(&["os/*".to_string(), "memory/*".to_string()]).unwrap() {
             for variant in probe.info().variants {
-                probe.measure(&variant, &placement, &harness);
+                probe.run(&variant, &placement, &harness);
             }
         }
     };

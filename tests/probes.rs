@@ -35,7 +35,7 @@ fn every_probe_variant_gives_sane_figures() {
         assert!(baselines <= 1, "{}: {baselines} baselines", info.id);
         for variant in &info.variants {
             let label = format!("{} {}", info.id, variant.name);
-            match probe.measure(variant, &placement, &harness) {
+            match probe.run(variant, &placement, &harness) {
                 Outcome::Measured(measured) => {
                     let m = &measured.measurement;
                     let s = &m.per_item;

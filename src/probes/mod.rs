@@ -94,6 +94,12 @@ impl Placement {
     pub fn other_cpu(&self) -> Option<usize> {
         self.allowed.iter().copied().find(|&c| c != self.cpu)
     }
+
+    /// That CPU, or why a probe needing one cannot run here.
+    pub fn second_cpu(&self) -> Result<usize, String> {
+        self.other_cpu()
+            .ok_or_else(|| format!("needs a second CPU; only CPU {} is allowed", self.cpu))
+    }
 }
 
 /// A successful measurement and the facts needed to read it.
@@ -129,9 +135,18 @@ pub trait Probe: Sync {
         Ok(())
     }
 
-    /// Measures one variant. The calling thread is already pinned to
-    /// `placement.cpu`; anything the probe starts it also ends.
+    /// Measures one variant that `check` accepted. The calling thread is
+    /// already pinned to `placement.cpu`; anything the probe starts it also
+    /// ends.
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome;
+
+    /// Checks, then measures: what callers use.
+    fn run(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        match self.check(variant, placement) {
+            Ok(()) => self.measure(variant, placement, harness),
+            Err(reason) => Outcome::Unsupported(reason),
+        }
+    }
 }
 
 pub fn registry() -> Vec<&'static dyn Probe> {

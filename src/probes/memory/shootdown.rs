@@ -53,19 +53,13 @@ impl Probe for Shootdown {
     }
 
     fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), String> {
-        if variant.name.ends_with("/remote") && placement.other_cpu().is_none() {
-            return Err(format!(
-                "needs a second CPU; only CPU {} is allowed",
-                placement.cpu
-            ));
+        if variant.name.ends_with("/remote") {
+            placement.second_cpu()?;
         }
         Ok(())
     }
 
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        if let Err(reason) = self.check(variant, placement) {
-            return Outcome::Unsupported(reason);
-        }
         let Some(&(_, op, remote)) = VARIANTS.iter().find(|v| v.0 == variant.name) else {
             return Outcome::Unsupported(format!("no variant {}", variant.name));
         };

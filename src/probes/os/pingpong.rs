@@ -56,19 +56,13 @@ impl Probe for ContextSwitch {
 
     fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), String> {
         let (_, cross) = lookup(variant);
-        if cross && placement.other_cpu().is_none() {
-            return Err(format!(
-                "needs a second CPU; only CPU {} is allowed",
-                placement.cpu
-            ));
+        if cross {
+            placement.second_cpu()?;
         }
         Ok(())
     }
 
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        if let Err(reason) = self.check(variant, placement) {
-            return Outcome::Unsupported(reason);
-        }
         let (kind, cross) = lookup(variant);
         let partner_cpu = if cross {
             placement.other_cpu().unwrap_or(placement.cpu)
