@@ -7,6 +7,7 @@ mod floor;
 mod indirect;
 mod memory;
 mod os;
+pub mod syscall;
 
 use crate::harness::{Harness, Measurement};
 use serde::Serialize;
@@ -39,6 +40,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "memory",
         title: "page faults, page-table changes, TLB flushes and shootdowns, range batching",
+    },
+    Family {
+        name: "syscall",
+        title: "kernel entry: N operations per crossing with write, writev, io_uring",
     },
 ];
 
@@ -155,6 +160,7 @@ pub fn registry() -> Vec<&'static dyn Probe> {
     probes.extend(indirect::probes());
     probes.extend(cflags::probes());
     probes.extend(memory::probes());
+    probes.extend(syscall::probes());
     probes
 }
 

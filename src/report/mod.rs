@@ -216,7 +216,8 @@ pub struct RunDocument {
 #[derive(Debug, Clone, Serialize)]
 pub struct AmortizationFit {
     pub id: String,
-    /// The variants' common name before "B=" ("" when they are named "B=<n>").
+    /// The variants' common name without the batch size ("" when they are
+    /// named "B=<n>" alone).
     pub group: String,
     /// What one item of the probe is.
     pub item: String,
@@ -225,9 +226,21 @@ pub struct AmortizationFit {
     pub fit: Amortization,
 }
 
-/// Groups the measured variants of each probe by the part of their name
-/// before "B=", and fits the amortization model to every group of three or
-/// more batch sizes.
+/// The variant's name without its batch-size segment: "retpoline/B=64" ->
+/// "retpoline", "N=8" -> "".
+fn batch_group(variant: &str) -> &str {
+    let (prefix, last) = variant.rsplit_once('/').unwrap_or(("", variant));
+    let is_size = last.split_once('=').is_some_and(|(key, value)| {
+        !key.is_empty()
+            && key.chars().all(|c| c.is_ascii_alphabetic())
+            && value.parse::<u64>().is_ok()
+    });
+    if is_size { prefix } else { variant }
+}
+
+/// Groups the measured variants of each probe by their name less the
+/// batch-size segment, and fits the amortization model to every group of
+/// three or more batch sizes.
 pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
     struct Group {
         id: String,
@@ -243,12 +256,7 @@ pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
         ) else {
             continue;
         };
-        let group = r
-            .variant
-            .split_once("B=")
-            .map_or("", |(prefix, _)| prefix)
-            .trim_end_matches('/')
-            .to_string();
+        let group = batch_group(&r.variant).to_string();
         match groups.iter_mut().find(|g| g.id == r.id && g.name == group) {
             Some(g) => g.points.push((batch, median)),
             None => groups.push(Group {

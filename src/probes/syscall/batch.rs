@@ -1,0 +1,280 @@
+//! Syscall batching: N one-byte buffers written with N write calls, one
+//! writev of N buffers, or N io_uring submissions in one enter, to /dev/null
+//! and to a pipe. Costs are per buffer, so the kernel-entry toll shows up as
+//! the per-crossing term of cost(N) = per buffer + per crossing / N.
+
+use crate::harness::{Harness, Measurement};
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::sys::retry_eintr;
+use io_uring::{IoUring, opcode, types};
+use serde_json::json;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+pub const SIZES: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Api {
+    Write,
+    Writev,
+    IoUring,
+}
+
+const APIS: [(Api, &str); 3] = [
+    (Api::Write, "write"),
+    (Api::Writev, "writev"),
+    (Api::IoUring, "io_uring"),
+];
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Sink {
+    DevNull,
+    Pipe,
+}
+
+pub struct Batch(pub Sink);
+
+impl Batch {
+    fn sink_name(&self) -> &'static str {
+        match self.0 {
+            Sink::DevNull => "devnull",
+            Sink::Pipe => "pipe",
+        }
+    }
+
+    /// "writev/N=64" and the like, made once so names are `&'static str`.
+    fn variant_name(api: &str, n: usize) -> &'static str {
+        static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            APIS.iter()
+                .flat_map(|&(_, a)| SIZES.iter().map(move |n| format!("{a}/N={n}")))
+                .collect()
+        });
+        names
+            .iter()
+            .find(|s| *s == &format!("{api}/N={n}"))
+            .map_or("", |s| s.as_str())
+    }
+}
+
+/// Why io_uring cannot be used here, with the sysctl that may explain it.
+fn io_uring_refusal() -> Option<String> {
+    match IoUring::new(8) {
+        Ok(_) => None,
+        Err(e) => {
+            let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                .map_or("absent".to_string(), |s| s.trim().to_string());
+            Some(format!(
+                "io_uring_setup failed: {e} (kernel.io_uring_disabled: {sysctl})"
+            ))
+        }
+    }
+}
+
+impl Probe for Batch {
+    fn info(&self) -> ProbeInfo {
+        ProbeInfo {
+            id: if self.0 == Sink::DevNull { "syscall/batch-devnull" } else { "syscall/batch-pipe" },
+            family: "syscall",
+            seed: "001",
+            summary: "N one-byte buffers per kernel crossing: N writes, one writev, or one io_uring enter",
+            item: "one-byte buffer",
+            requirements: vec!["io_uring (kernel 5.6+, not disabled by sysctl) for the io_uring variants"],
+            variants: APIS
+                .iter()
+                .flat_map(|&(api, name)| {
+                    SIZES.iter().map(move |&n| Variant {
+                        name: Batch::variant_name(name, n),
+                        baseline: api == Api::Write && n == 1,
+                        params: json!({
+                            "api": name,
+                            "batch": n,
+                            "crossings_per_buffer": if api == Api::Write { 1.0 } else { 1.0 / n as f64 },
+                            "sink": self.sink_name(),
+                        }),
+                    })
+                })
+                .collect(),
+            derived: None,
+        }
+    }
+
+    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
+        match io_uring_refusal() {
+            Some(reason)
+                if variant.params.get("api").and_then(|a| a.as_str()) == Some("io_uring") =>
+            {
+                Err(reason)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let named = variant
+            .params
+            .get("api")
+            .and_then(|a| a.as_str())
+            .unwrap_or("write");
+        let api = APIS
+            .iter()
+            .find(|(_, name)| *name == named)
+            .map_or(Api::Write, |a| a.0);
+        let n = variant
+            .params
+            .get("batch")
+            .and_then(|b| b.as_u64())
+            .unwrap_or(1) as usize;
+        let sink = match open_sink(self.0) {
+            Ok(sink) => sink,
+            Err(e) => return Outcome::Unsupported(format!("opening the sink failed: {e}")),
+        };
+        let result = match api {
+            Api::Write => Ok(measure_writes(harness, &sink, n)),
+            Api::Writev => Ok(measure_writev(harness, &sink, n)),
+            Api::IoUring => measure_io_uring(harness, &sink, n),
+        };
+        match result {
+            Ok(measurement) => Outcome::on_cpus(measurement, vec![placement.cpu]),
+            Err(reason) => Outcome::Unsupported(reason),
+        }
+    }
+}
+
+/// Where the bytes go; for a pipe, the read end to drain between samples.
+pub struct SinkFds {
+    write: OwnedFd,
+    drain: Option<OwnedFd>,
+}
+
+pub fn open_sink(sink: Sink) -> std::io::Result<SinkFds> {
+    match sink {
+        Sink::DevNull => {
+            // SAFETY: opens a path we own no state for; checked below.
+            let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: fd was just opened.
+            Ok(SinkFds {
+                write: unsafe { OwnedFd::from_raw_fd(fd) },
+                drain: None,
+            })
+        }
+        Sink::Pipe => {
+            let mut fds = [0; 2];
+            // SAFETY: fds has room for both descriptors.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: both were just created. A 1 MiB pipe holds any batch
+            // between drains (the kernel caps it at pipe-max-size).
+            unsafe {
+                libc::fcntl(fds[1], libc::F_SETPIPE_SZ, 1 << 20);
+                Ok(SinkFds {
+                    write: OwnedFd::from_raw_fd(fds[1]),
+                    drain: Some(OwnedFd::from_raw_fd(fds[0])),
+                })
+            }
+        }
+    }
+}
+
+impl SinkFds {
+    /// Empties the pipe, untimed, so the next batch never blocks or fails.
+    fn drain(&self) {
+        if let Some(read) = &self.drain {
+            let mut buf = [0u8; 65536];
+            // SAFETY: reads into a valid buffer from our own non-blocking pipe.
+            while unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+        }
+    }
+}
+
+static BYTE: u8 = b'x';
+
+fn measure_writes(harness: &Harness, sink: &SinkFds, n: usize) -> Option<Measurement> {
+    let fd = sink.write.as_raw_fd();
+    harness.in_groups_of(n as u64).measure_prepared(
+        |_| sink.drain(),
+        |_, items| {
+            for _ in 0..items {
+                // SAFETY: writes one byte from a static to our own fd.
+                let _ = retry_eintr(|| unsafe { libc::write(fd, (&raw const BYTE).cast(), 1) });
+            }
+        },
+    )
+}
+
+fn measure_writev(harness: &Harness, sink: &SinkFds, n: usize) -> Option<Measurement> {
+    let fd = sink.write.as_raw_fd();
+    let iov = vec![
+        libc::iovec {
+            iov_base: (&raw const BYTE).cast_mut().cast(),
+            iov_len: 1
+        };
+        n
+    ];
+    harness.in_groups_of(n as u64).measure_prepared(
+        |_| sink.drain(),
+        |_, items| {
+            for _ in 0..items / n as u64 {
+                // SAFETY: n iovecs, each one readable byte.
+                let _ = retry_eintr(|| unsafe { libc::writev(fd, iov.as_ptr(), n as libc::c_int) });
+            }
+        },
+    )
+}
+
+/// Submits `n` one-byte writes to `fd` and waits for all of them; returns
+/// the bytes the completions report.
+pub fn io_uring_write_batch(
+    ring: &mut IoUring,
+    fd: libc::c_int,
+    n: usize,
+) -> std::io::Result<usize> {
+    let sqe = opcode::Write::new(types::Fd(fd), &raw const BYTE, 1)
+        .offset(u64::MAX)
+        .build();
+    {
+        let mut sq = ring.submission();
+        for _ in 0..n {
+            // SAFETY: the buffer is a static, valid for the whole write.
+            unsafe { sq.push(&sqe) }.map_err(|_| std::io::Error::other("submission queue full"))?;
+        }
+    }
+    ring.submit_and_wait(n)?;
+    let mut bytes = 0;
+    for cqe in ring.completion() {
+        bytes += usize::try_from(cqe.result())
+            .map_err(|_| std::io::Error::from_raw_os_error(-cqe.result()))?;
+    }
+    Ok(bytes)
+}
+
+fn measure_io_uring(
+    harness: &Harness,
+    sink: &SinkFds,
+    n: usize,
+) -> Result<Option<Measurement>, String> {
+    let fd = sink.write.as_raw_fd();
+    let mut ring = IoUring::new(SIZES[SIZES.len() - 1] as u32)
+        .map_err(|e| format!("io_uring_setup failed: {e}"))?;
+    let mut short = 0usize;
+    let measurement = harness.in_groups_of(n as u64).measure_prepared(
+        |_| sink.drain(),
+        |_, items| {
+            for _ in 0..items / n as u64 {
+                match io_uring_write_batch(&mut ring, fd, n) {
+                    Ok(bytes) if bytes == n => {}
+                    _ => short += 1,
+                }
+            }
+        },
+    );
+    if short > 0 {
+        return Err(format!(
+            "{short} io_uring batches did not write all their bytes"
+        ));
+    }
+    Ok(measurement)
+}
