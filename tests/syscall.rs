@@ -36,3 +36,61 @@ fn io_uring_batches_complete_with_every_byte() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     assert!(io_uring_write_batch(&mut ring, write.as_raw_fd(), 1).is_err());
 }
+
+fn seccomp_fields(path: &str) -> (String, String) {
+    let status = std::fs::read_to_string(path).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    (field("Seccomp:"), field("Seccomp_filters:"))
+}
+
+#[test]
+fn seccomp_filters_leave_with_their_thread() {
+    use mitbench::harness::{Harness, Settings, affinity, tsc};
+    use mitbench::probes::{self, Outcome, Placement};
+    let settings = Settings {
+        budget_s: 0.05,
+        warmup_s: 0.005,
+        min_samples: 16,
+        max_samples: 400,
+        ..Settings::quick()
+    };
+    let harness = Harness::new(
+        settings,
+        tsc::calibrate_mhz(std::time::Duration::from_millis(10), 3).unwrap(),
+    );
+    let allowed = affinity::allowed_cpus().unwrap();
+    let placement = Placement {
+        cpu: *allowed.last().unwrap(),
+        allowed,
+    };
+    let probe = probes::select(&["syscall/seccomp".to_string()]).unwrap()[0];
+    let info = probe.info();
+    let mut medians = std::collections::HashMap::new();
+    for name in ["none", "number/F=2/R=10", "args/F=2/R=50"] {
+        let variant = info.variants.iter().find(|v| v.name == name).unwrap();
+        match probe.run(variant, &placement, &harness) {
+            Outcome::Measured(m) => {
+                medians.insert(name, m.measurement.per_item.median);
+            }
+            Outcome::Unsupported(reason) => return eprintln!("seccomp unavailable here: {reason}"),
+            Outcome::Interrupted => panic!("interrupted without a signal"),
+        }
+    }
+    // Reading arguments defeats the kernel's cache: dearer than no filter.
+    assert!(medians["args/F=2/R=50"] > medians["none"]);
+    // Neither this thread nor the process carries a filter afterwards.
+    for path in ["/proc/thread-self/status", "/proc/self/status"] {
+        let (mode, filters) = seccomp_fields(path);
+        assert_eq!(mode, "0", "{path}: Seccomp");
+        assert!(
+            filters.is_empty() || filters == "0",
+            "{path}: Seccomp_filters {filters}"
+        );
+    }
+}

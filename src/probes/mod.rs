@@ -113,6 +113,8 @@ pub struct Measured {
     pub measurement: Measurement,
     /// Every CPU the measured work ran on, measuring thread first.
     pub cpus: Vec<usize>,
+    /// What the reader should know about this measurement.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -126,7 +128,11 @@ impl Outcome {
     /// The usual outcome: a harness result on the measuring CPU alone.
     pub fn on_cpus(measurement: Option<Measurement>, cpus: Vec<usize>) -> Outcome {
         match measurement {
-            Some(measurement) => Outcome::Measured(Box::new(Measured { measurement, cpus })),
+            Some(measurement) => Outcome::Measured(Box::new(Measured {
+                measurement,
+                cpus,
+                notes: Vec::new(),
+            })),
             None => Outcome::Interrupted,
         }
     }

@@ -76,6 +76,8 @@ pub struct Record {
     pub counters: Value,
     /// Null, or why this machine cannot run the variant.
     pub unsupported: Option<String>,
+    /// What the probe said about this measurement.
+    pub notes: Vec<String>,
 }
 
 impl Record {
@@ -106,9 +108,11 @@ impl Record {
                 let Measured {
                     measurement: m,
                     cpus,
+                    notes,
                 } = *measured;
                 let s = &m.per_item;
                 record.cpus = cpus;
+                record.notes = notes;
                 record.n = Some(s.n);
                 record.median_ticks = Some(s.median);
                 record.ci95_ticks = Some([s.ci95.0, s.ci95.1]);

@@ -172,6 +172,7 @@ fn note(r: &Record) -> String {
         let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
         notes.push(format!("CPUs {}", cpus.join("+")));
     }
+    notes.extend(r.notes.iter().cloned());
     if let Some(dropped) = r.dropped_migrated.filter(|&d| d > 0) {
         notes.push(format!("{dropped} samples dropped (CPU changed)"));
     }

@@ -1,7 +1,9 @@
-//! Family `syscall`: what the running kernel charges per entry, and how
-//! much batching several operations into one crossing wins back.
+//! Family `syscall`: what the running kernel charges per entry (and what a
+//! seccomp filter adds to it), and how much batching several operations into
+//! one crossing wins back.
 
 pub mod batch;
+pub mod seccomp;
 
 use super::Probe;
 
@@ -9,5 +11,6 @@ pub fn probes() -> Vec<&'static dyn Probe> {
     vec![
         &batch::Batch(batch::Sink::DevNull),
         &batch::Batch(batch::Sink::Pipe),
+        &seccomp::Seccomp,
     ]
 }
