@@ -94,3 +94,59 @@ fn seccomp_filters_leave_with_their_thread() {
         );
     }
 }
+
+#[test]
+fn speculation_controls_change_only_in_the_measuring_thread() {
+    use mitbench::harness::{Harness, Settings, affinity, tsc};
+    use mitbench::probes::syscall::specctrl::states;
+    use mitbench::probes::{self, Outcome, Placement};
+    let settings = Settings {
+        budget_s: 0.05,
+        warmup_s: 0.005,
+        min_samples: 16,
+        max_samples: 400,
+        ..Settings::quick()
+    };
+    let harness = Harness::new(
+        settings,
+        tsc::calibrate_mhz(std::time::Duration::from_millis(10), 3).unwrap(),
+    );
+    let allowed = affinity::allowed_cpus().unwrap();
+    let placement = Placement {
+        cpu: *allowed.last().unwrap(),
+        allowed,
+    };
+    let before = states();
+    let mut set_any = false;
+    for probe in probes::select(&["syscall/specctrl-*".to_string()]).unwrap() {
+        for variant in probe.info().variants {
+            match probe.run(&variant, &placement, &harness) {
+                Outcome::Measured(m) => {
+                    assert!(m.measurement.per_item.median > 0.0, "{}", variant.name);
+                    // A row that set a control says what it changed.
+                    if variant.name != "unchanged" {
+                        set_any = true;
+                        assert!(
+                            m.notes
+                                .iter()
+                                .any(|n| n.contains("in the measuring thread only")),
+                            "{:?}",
+                            m.notes
+                        );
+                    }
+                }
+                Outcome::Unsupported(reason) => assert!(
+                    reason.contains("not task-controllable") || reason.contains("refused"),
+                    "{reason}"
+                ),
+                Outcome::Interrupted => panic!("interrupted without a signal"),
+            }
+        }
+    }
+    assert_eq!(
+        states(),
+        before,
+        "this thread's speculation controls changed"
+    );
+    eprintln!("controls set in measuring threads: {set_any}");
+}
