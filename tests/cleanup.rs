@@ -3,9 +3,10 @@
 //! threads, children, file descriptors and mappings it had before. (Alone in its test binary, so no other test's
 //! threads are counted.)
 
-use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::{self, Placement};
-use std::time::Duration;
+mod common;
+
+use mitbench::harness::affinity;
+use mitbench::probes;
 
 fn mapping_count() -> usize {
     std::fs::read_to_string("/proc/self/maps")
@@ -20,23 +21,8 @@ fn count_entries(dir: &str) -> usize {
 
 #[test]
 fn probes_leave_no_thread_child_or_descriptor_behind() {
-    let settings = Settings {
-        budget_s: 0.03,
-        warmup_s: 0.005,
-        min_samples: 8,
-        max_samples: 200,
-        sample_us: 5.0,
-        ..Settings::quick()
-    };
-    let harness = Harness::new(
-        settings,
-        tsc::calibrate_mhz(Duration::from_millis(10), 3).unwrap(),
-    );
-    let allowed = affinity::allowed_cpus().unwrap();
-    let placement = Placement {
-        cpu: *allowed.last().unwrap(),
-        allowed,
-    };
+    let harness = common::tiny_harness();
+    let placement = common::placement();
     let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
 
     let run_all = || {

@@ -1,33 +1,18 @@
 //! Every probe variant, run with a tiny budget: the figures must be sane
 //! whatever the machine's speed. No absolute timings are asserted.
 
-use mitbench::harness::{Harness, Settings, affinity, tsc};
+use mitbench::harness::affinity;
+mod common;
+
 use mitbench::probes::{self, Outcome, Placement};
 use std::collections::BTreeMap;
-use std::time::Duration;
-
-pub fn tiny_harness() -> Harness {
-    let settings = Settings {
-        budget_s: 0.05,
-        warmup_s: 0.005,
-        min_samples: 16,
-        max_samples: 400,
-        sample_us: 5.0,
-        ..Settings::quick()
-    };
-    let mhz = tsc::calibrate_mhz(Duration::from_millis(10), 3).expect("TSC calibration");
-    Harness::new(settings, mhz)
-}
 
 #[test]
 fn every_probe_variant_gives_sane_figures() {
-    let allowed = affinity::allowed_cpus().unwrap();
-    let placement = Placement {
-        cpu: *allowed.last().unwrap(),
-        allowed: allowed.clone(),
-    };
+    let placement = common::placement();
+    let allowed = placement.allowed.clone();
     let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
-    let harness = tiny_harness();
+    let harness = common::tiny_harness();
     let mut medians = BTreeMap::new();
     for probe in probes::registry() {
         let info = probe.info();

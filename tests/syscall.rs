@@ -1,5 +1,7 @@
 //! The syscall batching machinery moves the bytes it claims to.
 
+mod common;
+
 use mitbench::probes::syscall::batch::io_uring_write_batch;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -51,24 +53,9 @@ fn seccomp_fields(path: &str) -> (String, String) {
 
 #[test]
 fn seccomp_filters_leave_with_their_thread() {
-    use mitbench::harness::{Harness, Settings, affinity, tsc};
-    use mitbench::probes::{self, Outcome, Placement};
-    let settings = Settings {
-        budget_s: 0.05,
-        warmup_s: 0.005,
-        min_samples: 16,
-        max_samples: 400,
-        ..Settings::quick()
-    };
-    let harness = Harness::new(
-        settings,
-        tsc::calibrate_mhz(std::time::Duration::from_millis(10), 3).unwrap(),
-    );
-    let allowed = affinity::allowed_cpus().unwrap();
-    let placement = Placement {
-        cpu: *allowed.last().unwrap(),
-        allowed,
-    };
+    use mitbench::probes::{self, Outcome};
+    let harness = common::tiny_harness();
+    let placement = common::placement();
     let probe = probes::select(&["syscall/seccomp".to_string()]).unwrap()[0];
     let info = probe.info();
     let mut medians = std::collections::HashMap::new();
@@ -97,25 +84,10 @@ fn seccomp_filters_leave_with_their_thread() {
 
 #[test]
 fn speculation_controls_change_only_in_the_measuring_thread() {
-    use mitbench::harness::{Harness, Settings, affinity, tsc};
     use mitbench::probes::syscall::specctrl::states;
-    use mitbench::probes::{self, Outcome, Placement};
-    let settings = Settings {
-        budget_s: 0.05,
-        warmup_s: 0.005,
-        min_samples: 16,
-        max_samples: 400,
-        ..Settings::quick()
-    };
-    let harness = Harness::new(
-        settings,
-        tsc::calibrate_mhz(std::time::Duration::from_millis(10), 3).unwrap(),
-    );
-    let allowed = affinity::allowed_cpus().unwrap();
-    let placement = Placement {
-        cpu: *allowed.last().unwrap(),
-        allowed,
-    };
+    use mitbench::probes::{self, Outcome};
+    let harness = common::tiny_harness();
+    let placement = common::placement();
     let before = states();
     let mut set_any = false;
     for probe in probes::select(&["syscall/specctrl-*".to_string()]).unwrap() {

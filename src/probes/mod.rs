@@ -138,6 +138,36 @@ impl Outcome {
     }
 }
 
+/// Measures on a thread of its own, pinned to `cpu`, for probes that change
+/// per-task state (a seccomp filter, a speculation control): the state ends
+/// with the thread, and the process that goes on measuring never carries
+/// it. `work` returns the measurement (None when interrupted) and notes, or
+/// why it could not run.
+pub fn measure_in_own_thread<W>(cpu: usize, work: W) -> Outcome
+where
+    W: FnOnce() -> Result<(Option<Measurement>, Vec<String>), String> + Send,
+{
+    let result = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                crate::harness::affinity::pin_current_thread_forever(cpu)
+                    .map_err(|e| format!("pinning to CPU {cpu} failed: {e}"))?;
+                work()
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the measuring thread panicked".into()))
+    });
+    match result {
+        Ok((Some(measurement), notes)) => Outcome::Measured(Box::new(Measured {
+            measurement,
+            cpus: vec![cpu],
+            notes,
+        })),
+        Ok((None, _)) => Outcome::Interrupted,
+        Err(reason) => Outcome::Unsupported(reason),
+    }
+}
+
 pub trait Probe: Sync {
     fn info(&self) -> ProbeInfo;
 

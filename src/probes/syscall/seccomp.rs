@@ -6,8 +6,8 @@
 //! measuring and then exits, taking them with it: the process that goes on
 //! measuring never carries a filter.
 
-use crate::harness::{Harness, Measurement, affinity};
-use crate::probes::{Measured, Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::harness::{Harness, Measurement};
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread};
 use crate::sys;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -124,36 +124,20 @@ impl Probe for Seccomp {
                 Err(reason) => return Outcome::Unsupported(reason),
             },
         };
-        let cpu = placement.cpu;
-        let result = std::thread::scope(|scope| {
-            scope
-                .spawn(|| filtered_measurement(harness, cpu, program.as_deref(), *filters))
-                .join()
-                .unwrap_or_else(|_| Err("the filtered thread panicked".into()))
-        });
-        match result {
-            Ok((Some(measurement), notes)) => Outcome::Measured(Box::new(Measured {
-                measurement,
-                cpus: vec![cpu],
-                notes,
-            })),
-            Ok((None, _)) => Outcome::Interrupted,
-            Err(reason) => Outcome::Unsupported(reason),
-        }
+        measure_in_own_thread(placement.cpu, || {
+            filtered_measurement(harness, program.as_deref(), *filters)
+        })
     }
 }
 
-/// Runs on a thread of its own: installs `filters` copies of `program`,
+/// On the thread of its own: installs `filters` copies of `program`,
 /// measures getpid, and returns with notes on the speculation state. The
 /// filters end with the thread.
 fn filtered_measurement(
     harness: &Harness,
-    cpu: usize,
     program: Option<&[seccompiler::sock_filter]>,
     filters: usize,
 ) -> Result<(Option<Measurement>, Vec<String>), String> {
-    affinity::pin_current_thread_forever(cpu)
-        .map_err(|e| format!("pinning to CPU {cpu} failed: {e}"))?;
     let before = speculation_state();
     if let Some(program) = program {
         for _ in 0..filters {

@@ -6,8 +6,8 @@
 //! in a thread of its own that measures and exits: the process's other
 //! threads never change.
 
-use crate::harness::{Harness, Measurement, affinity};
-use crate::probes::{Measured, Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::harness::{Harness, Measurement};
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread};
 use crate::sys;
 use serde_json::json;
 use std::hint::black_box;
@@ -147,36 +147,20 @@ impl Probe for SpecCtrl {
             .iter()
             .find(|v| v.0 == variant.name)
             .and_then(|v| v.1);
-        let cpu = placement.cpu;
         let workload = self.0;
-        let result = std::thread::scope(|scope| {
-            scope
-                .spawn(|| controlled_measurement(harness, cpu, setting, workload))
-                .join()
-                .unwrap_or_else(|_| Err("the measuring thread panicked".into()))
-        });
-        match result {
-            Ok((Some(measurement), notes)) => Outcome::Measured(Box::new(Measured {
-                measurement,
-                cpus: vec![cpu],
-                notes,
-            })),
-            Ok((None, _)) => Outcome::Interrupted,
-            Err(reason) => Outcome::Unsupported(reason),
-        }
+        measure_in_own_thread(placement.cpu, || {
+            controlled_measurement(harness, setting, workload)
+        })
     }
 }
 
-/// On a thread of its own: sets the control (if any), checks it took,
+/// On the thread of its own: sets the control (if any), checks it took,
 /// measures, and returns; the setting ends with the thread.
 fn controlled_measurement(
     harness: &Harness,
-    cpu: usize,
     setting: Setting,
     workload: Workload,
 ) -> Result<(Option<Measurement>, Vec<String>), String> {
-    affinity::pin_current_thread_forever(cpu)
-        .map_err(|e| format!("pinning to CPU {cpu} failed: {e}"))?;
     let mut notes = Vec::new();
     if let Some((i, value)) = setting {
         let (name, which) = CONTROLS[i];
