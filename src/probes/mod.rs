@@ -8,6 +8,7 @@ mod indirect;
 mod memory;
 mod os;
 pub mod syscall;
+pub mod thread;
 
 use crate::harness::{Harness, Measurement};
 use serde::Serialize;
@@ -44,6 +45,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "syscall",
         title: "kernel entry: N operations per crossing with write, writev, io_uring",
+    },
+    Family {
+        name: "thread",
+        title: "thread churn with a per-thread signal channel, up to TLS 1.3",
     },
 ];
 
@@ -197,6 +202,7 @@ pub fn registry() -> Vec<&'static dyn Probe> {
     probes.extend(cflags::probes());
     probes.extend(memory::probes());
     probes.extend(syscall::probes());
+    probes.extend(thread::probes());
     probes
 }
 
