@@ -3,6 +3,7 @@
 
 use std::arch::asm;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 /// A syscall with no arguments. Returns the raw kernel result (-errno on
 /// failure).
@@ -51,4 +52,16 @@ pub fn retry_eintr<T: PartialEq + From<i8>>(mut call: impl FnMut() -> T) -> io::
             return Err(err);
         }
     }
+}
+
+/// A pipe, (read end, write end), with `flags` for pipe2 (O_CLOEXEC is
+/// always added).
+pub fn pipe(flags: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), flags | libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned from here on.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

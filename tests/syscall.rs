@@ -3,15 +3,10 @@
 mod common;
 
 use mitbench::probes::syscall::batch::io_uring_write_batch;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 fn pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    assert_eq!(
-        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) },
-        0
-    );
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    mitbench::sys::pipe(libc::O_NONBLOCK).unwrap()
 }
 
 #[test]

@@ -217,14 +217,9 @@ impl ForkedPages {
             return pages;
         };
         region.touch_all();
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        let Ok((hold, release)) = crate::sys::pipe(0) else {
             return pages;
-        }
-        // SAFETY: both descriptors were just created.
-        let (hold, release) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        };
         // SAFETY: the child only blocks on a read and exits, both
         // async-signal-safe.
         let child = unsafe { libc::fork() };

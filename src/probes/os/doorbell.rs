@@ -78,18 +78,8 @@ struct Pipe {
 
 impl Pipe {
     fn open() -> io::Result<Pipe> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for the two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: both descriptors were just created and are owned here.
-        Ok(unsafe {
-            Pipe {
-                read: OwnedFd::from_raw_fd(fds[0]),
-                write: OwnedFd::from_raw_fd(fds[1]),
-            }
-        })
+        let (read, write) = crate::sys::pipe(0)?;
+        Ok(Pipe { read, write })
     }
 }
 

@@ -161,20 +161,14 @@ pub fn open_sink(sink: Sink) -> std::io::Result<SinkFds> {
             })
         }
         Sink::Pipe => {
-            let mut fds = [0; 2];
-            // SAFETY: fds has room for both descriptors.
-            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // SAFETY: both were just created. A 1 MiB pipe holds any batch
-            // between drains (the kernel caps it at pipe-max-size).
-            unsafe {
-                libc::fcntl(fds[1], libc::F_SETPIPE_SZ, 1 << 20);
-                Ok(SinkFds {
-                    write: OwnedFd::from_raw_fd(fds[1]),
-                    drain: Some(OwnedFd::from_raw_fd(fds[0])),
-                })
-            }
+            let (read, write) = crate::sys::pipe(libc::O_NONBLOCK)?;
+            // A 1 MiB pipe holds any batch between drains (the kernel caps
+            // it at pipe-max-size). SAFETY: fcntl on our own descriptor.
+            unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+            Ok(SinkFds {
+                write,
+                drain: Some(read),
+            })
         }
     }
 }
