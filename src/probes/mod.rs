@@ -3,6 +3,7 @@
 
 mod cflags;
 mod corunner;
+mod doorbell;
 mod floor;
 mod indirect;
 mod memory;

@@ -2,7 +2,6 @@
 //! seed pays one of these on its hot path, so they are the units the other
 //! families' tolls are read against.
 
-mod doorbell;
 mod pingpong;
 mod spawn;
 mod syscall;

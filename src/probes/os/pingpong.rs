@@ -3,9 +3,9 @@
 //! switches. With both threads on one CPU the switch is direct; with one per
 //! CPU each wake-up crosses CPUs (an IPI to wake an idle one).
 
-use super::doorbell::{Doorbell, Kind};
 use crate::harness::Harness;
 use crate::probes::corunner::CoRunner;
+use crate::probes::doorbell::{Doorbell, Kind};
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 use std::sync::Arc;

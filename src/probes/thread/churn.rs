@@ -7,10 +7,10 @@
 
 use super::tls;
 use crate::harness::Harness;
+use crate::probes::doorbell::{Doorbell, Kind};
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
@@ -55,43 +55,11 @@ pub const CHURNS: [Churn; 3] = [
     Churn { threads: 100 },
 ];
 
-fn eventfd() -> std::io::Result<OwnedFd> {
-    // SAFETY: a fresh descriptor, owned below.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: just created.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn signal_fd(fd: &OwnedFd) -> std::io::Result<()> {
-    let one = 1u64;
-    // SAFETY: writes 8 bytes from a valid u64.
-    let n = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
-    if n == 8 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-fn receive_fd(fd: &OwnedFd, len: usize) -> std::io::Result<()> {
-    let mut buf = [0u8; 8];
-    // SAFETY: reads at most 8 bytes into a valid buffer.
-    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), len) };
-    if n == len as isize {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
 /// One batch of `threads` threads over `channel`; Err on any failure.
 fn batch(
     channel: Channel,
     threads: usize,
-    pool: &[OwnedFd],
+    pool: &[Arc<dyn Doorbell>],
     configs: Option<&'static tls::Configs>,
 ) -> Result<(), String> {
     let io = |e: std::io::Error| e.to_string();
@@ -107,31 +75,24 @@ fn batch(
         };
         match channel {
             Channel::None => handles.push(spawn(Box::new(|| Ok(())))?),
-            Channel::EventFd => {
-                let fd = Arc::new(eventfd().map_err(io)?);
-                let theirs = fd.clone();
-                handles.push(spawn(Box::new(move || signal_fd(&theirs).map_err(io)))?);
-                receivers.push(Box::new(move || receive_fd(&fd, 8).map_err(io)));
-            }
-            Channel::Pipe => {
-                let mut fds = [0; 2];
-                // SAFETY: room for two descriptors.
-                if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-                    return Err(std::io::Error::last_os_error().to_string());
-                }
-                // SAFETY: both just created.
-                let (read, write) =
-                    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            Channel::EventFd | Channel::Pipe | Channel::Pooled => {
+                let bell: Arc<dyn Doorbell> = match channel {
+                    Channel::EventFd => Arc::from(Kind::EventFd.open().map_err(io)?),
+                    Channel::Pipe => Arc::from(Kind::Pipe.open().map_err(io)?),
+                    _ => pooled
+                        .next()
+                        .ok_or("the pool has fewer channels than threads")?
+                        .clone(),
+                };
+                let theirs = bell.clone();
                 handles.push(spawn(Box::new(move || {
-                    // SAFETY: one byte from a valid buffer.
-                    let n = unsafe { libc::write(write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-                    if n == 1 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error().to_string())
-                    }
+                    theirs.ring();
+                    Ok(())
                 }))?);
-                receivers.push(Box::new(move || receive_fd(&read, 1).map_err(io)));
+                receivers.push(Box::new(move || {
+                    bell.wait();
+                    Ok(())
+                }));
             }
             Channel::SocketPair => {
                 let (mut mine, mut theirs) = UnixStream::pair().map_err(io)?;
@@ -147,15 +108,6 @@ fn batch(
                 receivers.push(Box::new(move || {
                     tls::receive_signal(configs, mine).map(drop)
                 }));
-            }
-            Channel::Pooled => {
-                let slot = pooled
-                    .next()
-                    .ok_or("the pool has fewer channels than threads")?;
-                let fd = slot.try_clone().map_err(io)?;
-                handles.push(spawn(Box::new(move || signal_fd(&fd).map_err(io)))?);
-                let reader = slot.try_clone().map_err(io)?;
-                receivers.push(Box::new(move || receive_fd(&reader, 8).map_err(io)));
             }
         }
     }
@@ -211,9 +163,9 @@ impl Probe for Churn {
         } else {
             None
         };
-        let pool: Vec<OwnedFd> = if channel == Channel::Pooled {
+        let pool: Vec<Arc<dyn Doorbell>> = if channel == Channel::Pooled {
             match (0..self.threads)
-                .map(|_| eventfd())
+                .map(|_| Kind::EventFd.open().map(Arc::from))
                 .collect::<Result<_, _>>()
             {
                 Ok(pool) => pool,

@@ -1,5 +1,6 @@
 //! One-way wake-up channels: ring on one side, wait on the other. Each kind
 //! crosses into the kernel on both sides, as a real signalling channel does.
+//! The ping-pong partner answers on them; churned threads signal on them.
 
 use crate::sys::retry_eintr;
 use std::io;
