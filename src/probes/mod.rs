@@ -15,6 +15,23 @@ use crate::harness::{Harness, Measurement};
 use serde::Serialize;
 use serde_json::Value;
 
+/// A variant name built at run time ("retpoline/B=64"), kept for the life
+/// of the process as variant names are `&'static str`; each distinct name is
+/// stored once however often a probe describes itself.
+pub fn static_name(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut names = NAMES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(&known) = names.get(name.as_str()) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(kept);
+    kept
+}
+
 /// A family groups probes that reproduce one seed document.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Family {

@@ -7,7 +7,7 @@
 
 use super::dispatch::{Dispatch, Fn3, call};
 use crate::harness::Harness;
-use crate::probes::{Derived, Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Derived, Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
 use serde_json::json;
 
 pub const BULKS: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -175,20 +175,9 @@ impl Pipeline {
             .flat_map(|d| BULKS.into_iter().map(move |b| (d, b)))
     }
 
-    /// "retpoline/B=64" and the like, made once: variant names are
-    /// `&'static str` throughout.
+    /// "retpoline/B=64" and the like.
     fn variant_name(dispatch: Dispatch, bulk: usize) -> &'static str {
-        static NAMES: std::sync::OnceLock<Vec<(Dispatch, usize, String)>> =
-            std::sync::OnceLock::new();
-        let names = NAMES.get_or_init(|| {
-            Pipeline::variants()
-                .map(|(d, b)| (d, b, format!("{}/B={b}", d.name())))
-                .collect()
-        });
-        names
-            .iter()
-            .find(|(d, b, _)| (*d, *b) == (dispatch, bulk))
-            .map_or("", |(.., name)| name.as_str())
+        static_name(format!("{}/B={bulk}", dispatch.name()))
     }
 }
 

@@ -5,21 +5,11 @@
 
 use super::region::{Region, discard, page_size, protect};
 use crate::harness::Harness;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
 use serde_json::json;
 
 /// Pages per call for the range curves.
 pub const RANGES: [usize; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
-
-fn range_name(b: usize) -> &'static str {
-    const NAMES: [&str; 10] = [
-        "B=1", "B=2", "B=4", "B=8", "B=16", "B=32", "B=64", "B=128", "B=256", "B=512",
-    ];
-    RANGES
-        .iter()
-        .position(|&r| r == b)
-        .map_or("B=?", |i| NAMES[i])
-}
 
 fn range_of(variant: &Variant) -> usize {
     variant
@@ -33,7 +23,7 @@ fn range_variants(what: &str) -> Vec<Variant> {
     RANGES
         .iter()
         .map(|&b| Variant {
-            name: range_name(b),
+            name: static_name(format!("B={b}")),
             baseline: b == 1,
             params: json!({"batch": b, "call": what, "pages_per_call": b}),
         })

@@ -4,7 +4,7 @@
 //! the per-crossing term of cost(N) = per buffer + per crossing / N.
 
 use crate::harness::{Harness, Measurement};
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
 use crate::sys::retry_eintr;
 use io_uring::{IoUring, opcode, types};
 use serde_json::json;
@@ -41,18 +41,8 @@ impl Batch {
         }
     }
 
-    /// "writev/N=64" and the like, made once so names are `&'static str`.
     fn variant_name(api: &str, n: usize) -> &'static str {
-        static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-        let names = NAMES.get_or_init(|| {
-            APIS.iter()
-                .flat_map(|&(_, a)| SIZES.iter().map(move |n| format!("{a}/N={n}")))
-                .collect()
-        });
-        names
-            .iter()
-            .find(|s| *s == &format!("{api}/N={n}"))
-            .map_or("", |s| s.as_str())
+        static_name(format!("{api}/N={n}"))
     }
 }
 
