@@ -17,15 +17,20 @@
 //!    is subtracted from every non-empty sample before dividing by its
 //!    batch size.
 //! 5. Stop when the bootstrap 95% CI of the median per-item cost is within
-//!    the target, or the time budget is spent, or the user interrupts.
+//!    the target and the chronological quarters agree, or when the CI is
+//!    within target but the quarters have disagreed at several checks in a
+//!    row (the machine switches states; reported unstable), or the time
+//!    budget is spent, or the user interrupts.
 
 pub mod affinity;
 pub mod counters;
 pub mod interrupt;
+pub mod phases;
 pub mod stats;
 pub mod tsc;
 
 use counters::{CounterReport, CounterSet};
+use phases::{Laps, PhaseCost};
 use serde::Serialize;
 use stats::{LineFit, Summary};
 use std::collections::BTreeMap;
@@ -98,6 +103,11 @@ impl Settings {
 
 /// See [`Settings::stationary`].
 const NOISE_SPREAD: f64 = 5.0;
+/// A drift seen at this many consecutive checks, each with more samples
+/// than the last and a CI already within target, is the machine switching
+/// between states: more samples would only narrow the CI of a mixture, so
+/// sampling stops and the variant is reported unstable.
+const SETTLED_DRIFT_CHECKS: usize = 4;
 const DRIFT_FACTOR: f64 = 3.0;
 
 /// The outcome of measuring one probe variant. Costs are TSC ticks per item.
@@ -118,6 +128,9 @@ pub struct Measurement {
     pub interrupted: bool,
     /// Counts over the sampling phase, or why there are none.
     pub counters: Result<CounterReport, String>,
+    /// Cost per item of each phase a phased batch marked (see
+    /// [`Harness::measure_phased`]); empty for other measurements.
+    pub phases: Vec<PhaseCost>,
 }
 
 #[derive(Clone)]
@@ -166,7 +179,8 @@ impl Harness {
     /// and then it must do nothing. Returns None when interrupted before a
     /// single sample was kept.
     pub fn measure<F: FnMut(u64)>(&self, mut batch: F) -> Option<Measurement> {
-        self.sample_until_done(|n| time_batch(&mut batch, n))
+        self.sample_until_done(|n| time_batch(&mut batch, n).map(|t| (t, ())))
+            .map(|(m, _)| m)
     }
 
     /// Like [`measure`](Self::measure) for items that use something up (a
@@ -182,17 +196,45 @@ impl Harness {
             let mut state = prepare(n);
             let ticks = time_batch(&mut |n| run(&mut state, n), n);
             drop(state);
-            ticks
+            ticks.map(|t| (t, ()))
         })
+        .map(|(m, _)| m)
+    }
+
+    /// Like [`measure`](Self::measure), and the batch also marks where each
+    /// of the named phases ends (see [`phases`]): the measurement then
+    /// carries each phase's cost per item and its share of the whole.
+    pub fn measure_phased<F>(&self, names: &[&'static str], mut batch: F) -> Option<Measurement>
+    where
+        F: FnMut(u64, &mut Laps),
+    {
+        let mut laps = Laps::new(names.len());
+        let (mut measurement, kept) = self.sample_until_done(|n| {
+            let ticks = time_batch(
+                &mut |n| {
+                    laps.start();
+                    batch(n, &mut laps);
+                },
+                n,
+            )?;
+            Some((ticks, laps.take()))
+        })?;
+        measurement.phases = phases::summarise(names, &kept);
+        Some(measurement)
     }
 
     /// The protocol in the module comment, over `sample(n)`: the ticks one
-    /// batch of n items took, or None when it migrated.
-    fn sample_until_done(&self, mut sample: impl FnMut(u64) -> Option<u64>) -> Option<Measurement> {
+    /// batch of n items took and what else the sample recorded, or None
+    /// when it migrated. Returns the measurement and, for every sample it
+    /// is made of, the items and that record.
+    fn sample_until_done<X>(
+        &self,
+        mut sample: impl FnMut(u64) -> Option<(u64, X)>,
+    ) -> Option<(Measurement, Vec<(u64, X)>)> {
         let s = &self.settings;
         let started = Instant::now();
         let budget = Duration::from_secs_f64(s.budget_s);
-        let base = self.calibrate(&mut sample)?;
+        let base = self.calibrate(&mut |n| sample(n).map(|(ticks, _)| ticks))?;
         let warmup = Duration::from_secs_f64(s.warmup_s);
         while started.elapsed() < warmup {
             sample(base);
@@ -202,12 +244,16 @@ impl Harness {
         }
 
         let mut counters = CounterSet::open();
-        let mut samples: Vec<(u64, u64)> =
-            Vec::with_capacity((s.max_samples + s.batch_multiples as usize) * 9 / 8);
+        let capacity = (s.max_samples + s.batch_multiples as usize) * 9 / 8;
+        let mut samples: Vec<(u64, u64)> = Vec::with_capacity(capacity);
+        let mut records: Vec<(u64, X)> = Vec::with_capacity(capacity);
         let mut dropped_migrated = 0;
         // Samples of at least one item: what min/max_samples count.
         let mut timed = 0;
         let mut next_check = s.min_samples;
+        // Consecutive checks at which the CI was within target but the
+        // quarters disagreed (see `SETTLED_DRIFT_CHECKS`).
+        let mut drifting_checks = 0;
         let mut interrupted = false;
         // The analysis of the samples as they stood at the last check; the
         // stopping decision and the report use the same one.
@@ -217,8 +263,9 @@ impl Harness {
             for multiple in 0..=s.batch_multiples {
                 let n = base * multiple;
                 match sample(n) {
-                    Some(ticks) => {
+                    Some((ticks, record)) => {
                         samples.push((n, ticks));
+                        records.push((n, record));
                         timed += usize::from(n > 0);
                     }
                     None => dropped_migrated += 1,
@@ -231,7 +278,13 @@ impl Harness {
             if timed >= next_check {
                 set_counting(&mut counters, false);
                 let (fit, summary) = analyse(&samples);
-                let done = s.within_target(&summary);
+                let precise = summary.ci_half_width() <= s.tolerance(summary.median);
+                drifting_checks = if precise && !s.stationary(&summary) {
+                    drifting_checks + 1
+                } else {
+                    0
+                };
+                let done = s.within_target(&summary) || drifting_checks >= SETTLED_DRIFT_CHECKS;
                 analysis = Some((samples.len(), fit, summary));
                 if done {
                     break;
@@ -253,7 +306,7 @@ impl Harness {
             _ => analyse(&samples),
         };
         let items: u64 = samples.iter().map(|&(n, _)| n).sum();
-        Some(Measurement {
+        let measurement = Measurement {
             target_met: s.within_target(&per_item),
             stationary: s.stationary(&per_item),
             per_item,
@@ -264,7 +317,9 @@ impl Harness {
             elapsed_s: started.elapsed().as_secs_f64(),
             interrupted,
             counters: counters.and_then(|mut c| c.read(items)),
-        })
+            phases: Vec::new(),
+        };
+        Some((measurement, records))
     }
 
     /// Grows the batch until one takes `sample_us`, judging by the fastest of

@@ -1,0 +1,155 @@
+//! Phases inside a measured batch: the seed's "cycles per phase and their
+//! proportions" (clone, channel setup, handshake, ...). The batch marks
+//! where each phase ends; every tick since the previous mark belongs to the
+//! phase named at the mark, so the phases tile the batch with no gap and a
+//! sample's phases add up to its whole (less the harness's own call).
+
+use super::stats::{self, median};
+use super::tsc;
+use serde::Serialize;
+
+/// The phase stopwatch a batch is handed; see the module comment.
+pub struct Laps {
+    ticks: Vec<u64>,
+    /// Whether a mark ever named the phase in this batch.
+    marked: Vec<bool>,
+    last: u64,
+}
+
+impl Laps {
+    pub(super) fn new(phases: usize) -> Laps {
+        Laps {
+            ticks: vec![0; phases],
+            marked: vec![false; phases],
+            last: 0,
+        }
+    }
+
+    /// Starts a batch: clears the phases and starts the first one now.
+    pub(super) fn start(&mut self) {
+        self.ticks.fill(0);
+        self.marked.fill(false);
+        self.last = tsc::read().ticks;
+    }
+
+    /// Ends a stretch of phase `phase` (an index into the names the probe
+    /// gave the harness) now; the next stretch starts at once.
+    #[inline]
+    pub fn end(&mut self, phase: usize) {
+        let now = tsc::read().ticks;
+        self.ticks[phase] += now.wrapping_sub(self.last);
+        self.marked[phase] = true;
+        self.last = now;
+    }
+
+    pub(super) fn take(&self) -> PhaseTicks {
+        PhaseTicks {
+            ticks: self.ticks.clone(),
+            marked: self.marked.clone(),
+        }
+    }
+}
+
+/// One sample's ticks per phase.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseTicks {
+    pub ticks: Vec<u64>,
+    pub marked: Vec<bool>,
+}
+
+/// One phase's cost per item and its share of the item's total.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseCost {
+    pub name: &'static str,
+    /// Ticks per item: the median over samples, and its bootstrap 95% CI.
+    pub median_ticks: f64,
+    pub ci95_ticks: (f64, f64),
+    /// Percent of the sample's phases together: the median of the
+    /// per-sample shares, and its bootstrap 95% CI. Medians of shares need
+    /// not add up to exactly 100.
+    pub share_pct: f64,
+    pub share_ci95_pct: (f64, f64),
+}
+
+/// Per-item cost and share of every phase that some sample marked, from
+/// `(items, phase ticks)` samples; empty batches carry no phases and are
+/// passed over.
+pub fn summarise(names: &[&'static str], samples: &[(u64, PhaseTicks)]) -> Vec<PhaseCost> {
+    let timed: Vec<&(u64, PhaseTicks)> = samples
+        .iter()
+        .filter(|(n, p)| *n > 0 && p.ticks.iter().sum::<u64>() > 0)
+        .collect();
+    if timed.is_empty() {
+        return Vec::new();
+    }
+    names
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| timed.iter().any(|(_, p)| p.marked[i]))
+        .map(|(i, &name)| {
+            let per_item: Vec<f64> = timed
+                .iter()
+                .map(|(n, p)| p.ticks[i] as f64 / *n as f64)
+                .collect();
+            let shares: Vec<f64> = timed
+                .iter()
+                .map(|(_, p)| p.ticks[i] as f64 / p.ticks.iter().sum::<u64>() as f64 * 100.0)
+                .collect();
+            let (median_ticks, ci95_ticks) = median_and_ci(&per_item);
+            let (share_pct, share_ci95_pct) = median_and_ci(&shares);
+            PhaseCost {
+                name,
+                median_ticks,
+                ci95_ticks,
+                share_pct,
+                share_ci95_pct,
+            }
+        })
+        .collect()
+}
+
+fn median_and_ci(values: &[f64]) -> (f64, (f64, f64)) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let ci = stats::bootstrap_median_ci(values, 0.95, stats::Summary::RESAMPLES, 0x7068_6173_6573);
+    (median(&sorted), ci)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(n: u64, ticks: &[u64]) -> (u64, PhaseTicks) {
+        (
+            n,
+            PhaseTicks {
+                ticks: ticks.to_vec(),
+                marked: ticks.iter().map(|&t| t > 0).collect(),
+            },
+        )
+    }
+
+    #[test]
+    fn costs_are_per_item_and_shares_per_sample() {
+        let samples = [
+            sample(0, &[0, 0, 0]),
+            sample(2, &[200, 0, 600]),
+            sample(4, &[400, 0, 1200]),
+            sample(1, &[100, 0, 300]),
+        ];
+        let phases = summarise(&["a", "never", "c"], &samples);
+        let names: Vec<_> = phases.iter().map(|p| p.name).collect();
+        assert_eq!(names, ["a", "c"], "a phase no sample marked is left out");
+        assert_eq!(phases[0].median_ticks, 100.0);
+        assert_eq!(phases[1].median_ticks, 300.0);
+        assert_eq!(phases[0].share_pct, 25.0);
+        assert_eq!(phases[1].share_pct, 75.0);
+        assert_eq!(phases[1].share_ci95_pct, (75.0, 75.0));
+    }
+
+    #[test]
+    fn nothing_timed_gives_no_phases() {
+        assert!(summarise(&["a"], &[sample(0, &[0])]).is_empty());
+        assert!(summarise(&["a"], &[]).is_empty());
+    }
+}
