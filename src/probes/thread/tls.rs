@@ -30,12 +30,16 @@ fn build() -> Result<Configs, String> {
     ));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = |e: rustls::Error| format!("TLS configuration failed: {e}");
-    let server = ServerConfig::builder_with_provider(provider.clone())
+    let mut server = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(tls)?
         .with_no_client_auth()
         .with_single_cert(vec![cert.clone()], key)
         .map_err(tls)?;
+    // No session is ever resumed, so no tickets: rustls would otherwise send
+    // two after the handshake, and the client would read them with the
+    // signal, charging ticket crypto to the first signal.
+    server.send_tls13_tickets = 0;
     let mut roots = RootCertStore::empty();
     roots.add(cert).map_err(tls)?;
     let client = ClientConfig::builder_with_provider(provider)
@@ -49,60 +53,75 @@ fn build() -> Result<Configs, String> {
     })
 }
 
-/// The server end: handshakes, then sends `byte` (the signal).
-pub fn serve_signal(configs: &Configs, mut sock: UnixStream, byte: u8) -> Result<(), String> {
-    let mut conn =
-        ServerConnection::new(configs.server.clone()).map_err(|e| format!("TLS server: {e}"))?;
-    let mut stream = rustls::Stream::new(&mut conn, &mut sock);
-    stream
-        .write_all(&[byte])
-        .and_then(|()| stream.flush())
-        .map_err(|e| format!("TLS server send: {e}"))
+/// One end of a channel whose handshake is done.
+pub type Session<C> = rustls::StreamOwned<C, UnixStream>;
+
+/// Runs the handshake to its end on `conn`, so the caller can tell the
+/// handshake's cost from the first message's.
+fn handshake<C, D>(mut conn: C, mut sock: UnixStream) -> Result<Session<C>, String>
+where
+    C: std::ops::DerefMut<Target = rustls::ConnectionCommon<D>>,
+    D: rustls::SideData,
+{
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock)
+            .map_err(|e| format!("TLS handshake: {e}"))?;
+    }
+    Ok(rustls::StreamOwned::new(conn, sock))
 }
 
-/// The client end: handshakes, then receives one byte.
-pub fn receive_signal(configs: &Configs, mut sock: UnixStream) -> Result<u8, String> {
+/// The server's side of the handshake.
+pub fn accept(configs: &Configs, sock: UnixStream) -> Result<Session<ServerConnection>, String> {
+    let conn =
+        ServerConnection::new(configs.server.clone()).map_err(|e| format!("TLS server: {e}"))?;
+    handshake(conn, sock)
+}
+
+/// The client's side of the handshake; its key share is made here too.
+pub fn connect(configs: &Configs, sock: UnixStream) -> Result<Session<ClientConnection>, String> {
     let name = ServerName::try_from(NAME).map_err(|e| format!("server name: {e}"))?;
-    let mut conn = ClientConnection::new(configs.client.clone(), name)
+    let conn = ClientConnection::new(configs.client.clone(), name)
         .map_err(|e| format!("TLS client: {e}"))?;
-    let mut stream = rustls::Stream::new(&mut conn, &mut sock);
+    handshake(conn, sock)
+}
+
+/// Sends one byte (the signal) on an established session.
+pub fn send(session: &mut impl Write, byte: u8) -> Result<(), String> {
+    session
+        .write_all(&[byte])
+        .and_then(|()| session.flush())
+        .map_err(|e| format!("TLS send: {e}"))
+}
+
+/// Receives one byte on an established session.
+pub fn receive(session: &mut impl Read) -> Result<u8, String> {
     let mut byte = [0u8];
-    stream
+    session
         .read_exact(&mut byte)
-        .map_err(|e| format!("TLS client receive: {e}"))?;
+        .map_err(|e| format!("TLS receive: {e}"))?;
     Ok(byte[0])
+}
+
+/// The server end of a signal channel: handshakes, then sends `byte`.
+pub fn serve_signal(configs: &Configs, sock: UnixStream, byte: u8) -> Result<(), String> {
+    send(&mut accept(configs, sock)?, byte)
 }
 
 /// A full exchange on a fresh socketpair: the server signals `to_client`,
 /// the client answers `to_server` on the same session. For tests.
 pub fn exchange(to_client: u8, to_server: u8) -> Result<(u8, u8), String> {
     let configs = configs()?;
-    let (client_sock, mut server_sock) =
-        UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+    let (client_sock, server_sock) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
     let server = std::thread::spawn(move || -> Result<u8, String> {
-        let mut conn = ServerConnection::new(configs.server.clone()).map_err(|e| e.to_string())?;
-        let mut stream = rustls::Stream::new(&mut conn, &mut server_sock);
-        stream
-            .write_all(&[to_client])
-            .and_then(|()| stream.flush())
-            .map_err(|e| e.to_string())?;
-        let mut answer = [0u8];
-        stream.read_exact(&mut answer).map_err(|e| e.to_string())?;
-        Ok(answer[0])
+        let mut session = accept(configs, server_sock)?;
+        send(&mut session, to_client)?;
+        receive(&mut session)
     });
-    let name = ServerName::try_from(NAME).map_err(|e| e.to_string())?;
-    let mut conn =
-        ClientConnection::new(configs.client.clone(), name).map_err(|e| e.to_string())?;
-    let mut sock = client_sock;
-    let mut stream = rustls::Stream::new(&mut conn, &mut sock);
-    let mut got = [0u8];
-    stream.read_exact(&mut got).map_err(|e| e.to_string())?;
-    stream
-        .write_all(&[to_server])
-        .and_then(|()| stream.flush())
-        .map_err(|e| e.to_string())?;
+    let mut session = connect(configs, client_sock)?;
+    let got = receive(&mut session)?;
+    send(&mut session, to_server)?;
     let answered = server
         .join()
         .map_err(|_| "server thread panicked".to_string())??;
-    Ok((got[0], answered))
+    Ok((got, answered))
 }
