@@ -37,6 +37,22 @@ fn every_probe_variant_gives_sane_figures() {
                         "{label}: median outside range"
                     );
                     assert!(m.items >= s.n as u64, "{label}: fewer items than samples");
+                    for p in &m.phases {
+                        let (lo, hi) = p.ci95_ticks;
+                        assert!(
+                            p.median_ticks.is_finite() && p.median_ticks >= 0.0,
+                            "{label}: phase {} costs {}",
+                            p.name,
+                            p.median_ticks
+                        );
+                        assert!(lo <= p.median_ticks && p.median_ticks <= hi);
+                        assert!(
+                            (0.0..=100.0).contains(&p.share_pct),
+                            "{label}: phase {} share {}",
+                            p.name,
+                            p.share_pct
+                        );
+                    }
                     assert!(m.base_batch >= 1);
                     assert_eq!(
                         measured.cpus[0], placement.cpu,
@@ -77,6 +93,12 @@ fn every_probe_variant_gives_sane_figures() {
                 Outcome::Interrupted => panic!("{label}: interrupted without a signal"),
             }
         }
+    }
+    // A TLS session over a socketpair does all a bare socketpair does, and
+    // a handshake besides.
+    for t in ["T1", "T10", "T100"] {
+        let churn = |v: &str| medians[&format!("thread/churn-{t} {v}")];
+        assert!(churn("tls") > churn("socketpair"), "churn-{t}");
     }
     // A crossing is never cheaper than its bypass.
     assert!(medians["os/getpid syscall"] > medians["os/getpid cached"]);

@@ -1,4 +1,7 @@
-//! The TLS channel the thread probes pay for really is one.
+//! The TLS channel the thread probes pay for really is one, and each
+//! channel kind is split into the phases it has.
+
+mod common;
 
 use mitbench::probes::thread::tls;
 
@@ -7,4 +10,33 @@ fn tls_channel_handshakes_and_carries_a_byte_each_way() {
     assert_eq!(tls::exchange(0x5a, 0xa5), Ok((0x5a, 0xa5)));
     // Sessions are independent: a second exchange works on a new pair.
     assert_eq!(tls::exchange(1, 2), Ok((1, 2)));
+}
+
+#[test]
+fn churn_phases_are_the_ones_each_channel_has() {
+    use mitbench::harness::affinity;
+    use mitbench::probes::{self, Outcome};
+    let placement = common::placement();
+    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
+    let harness = common::tiny_harness();
+    let probe = probes::select(&["thread/churn-T1".to_string()]).unwrap()[0];
+    let info = probe.info();
+    assert_eq!(info.baseline().map(|v| v.name), Some("tls"));
+    for (variant, expected) in [
+        ("none", &["create", "join"][..]),
+        ("eventfd", &["channel", "create", "signal", "join"][..]),
+        (
+            "tls",
+            &["channel", "create", "handshake", "signal", "join"][..],
+        ),
+    ] {
+        let v = info.variants.iter().find(|v| v.name == variant).unwrap();
+        let Outcome::Measured(m) = probe.run(v, &placement, &harness) else {
+            panic!("{variant}: not measured");
+        };
+        let names: Vec<_> = m.measurement.phases.iter().map(|p| p.name).collect();
+        assert_eq!(names, expected, "{variant}");
+        let tiled: f64 = m.measurement.phases.iter().map(|p| p.median_ticks).sum();
+        assert!(tiled > 0.0, "{variant}: phases add up to {tiled}");
+    }
 }

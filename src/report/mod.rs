@@ -2,11 +2,13 @@
 //! them, and its two renderings: a terminal table and JSON.
 
 mod listing;
+mod phase_table;
 mod table;
 
 pub use listing::render_listing;
 pub use table::render as render_table;
 
+use crate::harness::phases::PhaseCost;
 use crate::harness::stats::{self, Amortization, LineFit, TukeyOutliers};
 use crate::harness::{Settings, tsc::TscFrequency};
 use crate::inventory::Inventory;
@@ -31,6 +33,9 @@ pub struct Record {
     /// The variant of the same probe that `ratio_to_baseline` divides by.
     pub baseline: Option<String>,
     pub ratio_to_baseline: Option<f64>,
+    /// A conservative 95% interval for that ratio: the two medians'
+    /// intervals combined end to end.
+    pub ratio_ci95: Option<[f64; 2]>,
     /// Median minus the baseline's median, in ticks, and a conservative 95%
     /// interval for it: the two medians' intervals combined end to end.
     pub delta_ticks: Option<f64>,
@@ -74,6 +79,9 @@ pub struct Record {
     pub interrupted: bool,
     /// Counter values, or a string saying why there are none.
     pub counters: Value,
+    /// Cost per item of each phase the probe marked, and its share of the
+    /// item's total (empty for probes without phases).
+    pub phases: Vec<PhaseCost>,
     /// Null, or why this machine cannot run the variant.
     pub unsupported: Option<String>,
     /// What the probe said about this measurement.
@@ -140,6 +148,7 @@ impl Record {
                     Ok(report) => serde_json::to_value(report).unwrap_or(Value::Null),
                     Err(reason) => Value::String(format!("unavailable: {reason}")),
                 };
+                record.phases = m.phases;
             }
         }
         Some(record)
@@ -168,6 +177,7 @@ pub fn link(records: &mut [Record], infos: &[ProbeInfo]) {
         {
             let r = &mut records[i];
             r.ratio_to_baseline = (base != 0.0).then(|| median / base);
+            r.ratio_ci95 = (base_lo > 0.0 && lo >= 0.0).then(|| [lo / base_hi, hi / base_lo]);
             r.delta_ticks = Some(median - base);
             r.delta_ci95_ticks = Some([lo - base_hi, hi - base_lo]);
         }

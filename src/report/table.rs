@@ -46,6 +46,7 @@ pub fn render(doc: &RunDocument) -> String {
         }
         let _ = writeln!(out, "\n{} — {}", family.name, family.title);
         let _ = writeln!(out, "{}", family_table(&records));
+        out.push_str(&super::phase_table::render(&records));
         for a in doc
             .amortization
             .iter()

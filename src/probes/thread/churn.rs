@@ -7,12 +7,14 @@
 
 use super::tls;
 use crate::harness::Harness;
+use crate::harness::phases::Laps;
 use crate::probes::doorbell::{Doorbell, Kind};
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Channel {
@@ -55,26 +57,71 @@ pub const CHURNS: [Churn; 3] = [
     Churn { threads: 100 },
 ];
 
-/// One batch of `threads` threads over `channel`; Err on any failure.
+/// A thread's life as its creator sees it, in the seed's terms: make the
+/// channel (socket, eventfd, ...), create the thread, finish the handshake
+/// (TLS only), receive the first signal, join. Indices into `PHASES`.
+const PHASES: [&str; 5] = ["channel", "create", "handshake", "signal", "join"];
+const CHANNEL: usize = 0;
+const CREATE: usize = 1;
+const HANDSHAKE: usize = 2;
+const SIGNAL: usize = 3;
+const JOIN: usize = 4;
+
+/// The creator's end of one thread's channel.
+enum Receiver {
+    Bell(Arc<dyn Doorbell>),
+    Socket(UnixStream),
+    Tls(UnixStream, &'static tls::Configs),
+}
+
+fn io(e: std::io::Error) -> String {
+    e.to_string()
+}
+
+impl Receiver {
+    /// Waits for the thread's one signal; the handshake, where there is
+    /// one, is a phase of its own. The channel is closed within the signal
+    /// phase.
+    fn receive(self, laps: &mut Laps) -> Result<(), String> {
+        match self {
+            Receiver::Bell(bell) => bell.wait(),
+            Receiver::Socket(mut sock) => sock.read_exact(&mut [0u8]).map_err(io)?,
+            Receiver::Tls(sock, configs) => {
+                let mut session = tls::connect(configs, sock)?;
+                laps.end(HANDSHAKE);
+                tls::receive(&mut session)?;
+            }
+        }
+        laps.end(SIGNAL);
+        Ok(())
+    }
+}
+
+fn spawn<F>(body: F) -> Result<JoinHandle<Result<(), String>>, String>
+where
+    F: FnOnce() -> Result<(), String> + Send + 'static,
+{
+    std::thread::Builder::new()
+        .stack_size(64 << 10)
+        .spawn(body)
+        .map_err(io)
+}
+
+/// One batch of `threads` threads over `channel`, its phases marked on
+/// `laps`; Err on any failure.
 fn batch(
     channel: Channel,
     threads: usize,
     pool: &[Arc<dyn Doorbell>],
     configs: Option<&'static tls::Configs>,
+    laps: &mut Laps,
 ) -> Result<(), String> {
-    let io = |e: std::io::Error| e.to_string();
     let mut handles = Vec::with_capacity(threads);
-    let mut receivers: Vec<Box<dyn FnOnce() -> Result<(), String>>> = Vec::with_capacity(threads);
+    let mut receivers = Vec::with_capacity(threads);
     let mut pooled = pool.iter();
     for _ in 0..threads {
-        let spawn = |f: Box<dyn FnOnce() -> Result<(), String> + Send>| {
-            std::thread::Builder::new()
-                .stack_size(64 << 10)
-                .spawn(f)
-                .map_err(io)
-        };
-        match channel {
-            Channel::None => handles.push(spawn(Box::new(|| Ok(())))?),
+        let handle = match channel {
+            Channel::None => spawn(|| Ok(()))?,
             Channel::EventFd | Channel::Pipe | Channel::Pooled => {
                 let bell: Arc<dyn Doorbell> = match channel {
                     Channel::EventFd => Arc::from(Kind::EventFd.open().map_err(io)?),
@@ -85,38 +132,39 @@ fn batch(
                         .clone(),
                 };
                 let theirs = bell.clone();
-                handles.push(spawn(Box::new(move || {
+                receivers.push(Receiver::Bell(bell));
+                laps.end(CHANNEL);
+                spawn(move || {
                     theirs.ring();
                     Ok(())
-                }))?);
-                receivers.push(Box::new(move || {
-                    bell.wait();
-                    Ok(())
-                }));
+                })?
             }
             Channel::SocketPair => {
-                let (mut mine, mut theirs) = UnixStream::pair().map_err(io)?;
-                handles.push(spawn(Box::new(move || theirs.write_all(&[1]).map_err(io)))?);
-                receivers.push(Box::new(move || mine.read_exact(&mut [0u8]).map_err(io)));
+                let (mine, mut theirs) = UnixStream::pair().map_err(io)?;
+                receivers.push(Receiver::Socket(mine));
+                laps.end(CHANNEL);
+                spawn(move || theirs.write_all(&[1]).map_err(io))?
             }
             Channel::Tls => {
                 let configs = configs.ok_or("no TLS configuration")?;
                 let (mine, theirs) = UnixStream::pair().map_err(io)?;
-                handles.push(spawn(Box::new(move || {
-                    tls::serve_signal(configs, theirs, 1)
-                }))?);
-                receivers.push(Box::new(move || {
-                    tls::receive_signal(configs, mine).map(drop)
-                }));
+                receivers.push(Receiver::Tls(mine, configs));
+                laps.end(CHANNEL);
+                spawn(move || tls::serve_signal(configs, theirs, 1))?
             }
-        }
+        };
+        handles.push(handle);
+        laps.end(CREATE);
     }
-    let received: Result<(), String> = receivers.into_iter().try_for_each(|receive| receive());
+    let received: Result<(), String> = receivers
+        .into_iter()
+        .try_for_each(|receiver| receiver.receive(laps));
     let joined: Result<(), String> = handles.into_iter().try_for_each(|h| {
         h.join()
             .map_err(|_| "a churn thread panicked".to_string())
             .and_then(|r| r)
     });
+    laps.end(JOIN);
     received.and(joined)
 }
 
@@ -138,7 +186,9 @@ impl Probe for Churn {
                 .iter()
                 .map(|&(name, kind, what)| Variant {
                     name,
-                    baseline: kind == Channel::None,
+                    // The seed's question: what each alternative saves
+                    // against the TLS channel.
+                    baseline: kind == Channel::Tls,
                     params: json!({"channel": what, "threads_per_batch": self.threads}),
                 })
                 .collect(),
@@ -176,13 +226,15 @@ impl Probe for Churn {
         };
         let mut failure = None;
         let t = self.threads;
-        let measurement = harness.in_groups_of(t as u64).measure(|n| {
-            for _ in 0..n as usize / t {
-                if let Err(e) = batch(channel, t, &pool, configs) {
-                    failure.get_or_insert(e);
+        let measurement = harness
+            .in_groups_of(t as u64)
+            .measure_phased(&PHASES, |n, laps| {
+                for _ in 0..n as usize / t {
+                    if let Err(e) = batch(channel, t, &pool, configs, laps) {
+                        failure.get_or_insert(e);
+                    }
                 }
-            }
-        });
+            });
         match failure {
             Some(reason) => {
                 Outcome::Unsupported(format!("the {} channel failed: {reason}", variant.name))

@@ -1,0 +1,120 @@
+//! The seed-002 view of a phased probe: per variant, what each phase costs
+//! per item and its share of the whole, and what the variant saves against
+//! the probe's baseline.
+
+use super::Record;
+use super::table::format_cost;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+
+/// How to read every phase table.
+const READING: &str = "  Phases are wall time on the measuring thread's clock, from one mark to the next: whatever else \
+ran on its CPU meanwhile counts in that phase. Threads that share its CPU run when it blocks, so a new thread's \
+start-up is paid in its creator's first wait (the signal, or the join where there is no signal).\n";
+
+/// One table per probe of `records` that has phases, each under a caption,
+/// and how to read them; empty when none has.
+pub fn render(records: &[&Record]) -> String {
+    let mut out = String::new();
+    let mut ids: Vec<&str> = records
+        .iter()
+        .filter(|r| !r.phases.is_empty())
+        .map(|r| r.id.as_str())
+        .collect();
+    ids.dedup();
+    for id in ids {
+        let rows: Vec<&Record> = records.iter().copied().filter(|r| r.id == id).collect();
+        out.push_str(&caption(id, &rows));
+        out.push_str(&probe_table(&rows).to_string());
+        out.push('\n');
+    }
+    if !out.is_empty() {
+        out.push_str(READING);
+    }
+    out
+}
+
+fn caption(id: &str, rows: &[&Record]) -> String {
+    let item = rows.first().map_or("item", |r| r.item.as_str());
+    let mut cpus: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.cpus.iter())
+        .map(|c| c.to_string())
+        .collect();
+    cpus.sort();
+    cpus.dedup();
+    format!(
+        "  {id} by phase: ticks per {item}, and the phase's median share of it (±95% CI); ran on CPU {}\n",
+        cpus.join(",")
+    )
+}
+
+fn probe_table(rows: &[&Record]) -> Table {
+    // Phases in the order the probe names them, each once: the variant
+    // with the most phases sets the order.
+    let mut by_phase_count: Vec<&Record> = rows.to_vec();
+    by_phase_count.sort_by_key(|r| std::cmp::Reverse(r.phases.len()));
+    let mut phases: Vec<&str> = Vec::new();
+    for phase in by_phase_count.iter().flat_map(|r| r.phases.iter()) {
+        if !phases.contains(&phase.name) {
+            phases.push(phase.name);
+        }
+    }
+    let baseline = rows
+        .iter()
+        .find_map(|r| r.baseline.as_deref())
+        .unwrap_or("baseline");
+    let mut header = vec!["variant".to_string()];
+    header.extend(phases.iter().map(|p| p.to_string()));
+    header.push("total".into());
+    header.push(format!("saving vs {baseline}"));
+
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header);
+    for r in rows.iter().filter(|r| r.median_ticks.is_some()) {
+        let mut cells = vec![r.variant.clone()];
+        for &name in &phases {
+            cells.push(match r.phases.iter().find(|p| p.name == name) {
+                Some(p) => {
+                    let (lo, hi) = p.share_ci95_pct;
+                    let half = (p.share_pct - lo).max(hi - p.share_pct);
+                    format!(
+                        "{}\n{:.1}% ±{:.1}",
+                        format_cost(p.median_ticks),
+                        p.share_pct,
+                        half
+                    )
+                }
+                None => "-".into(),
+            });
+        }
+        cells.push(r.median_ticks.map_or("-".into(), format_cost));
+        cells.push(saving(r));
+        table.add_row(cells);
+    }
+    for column in 1..=phases.len() + 2 {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// How much less than the baseline the variant costs, in percent, with the
+/// interval the ratio's gives.
+fn saving(r: &Record) -> String {
+    if r.baseline.as_deref() == Some(r.variant.as_str()) {
+        return "(base)".into();
+    }
+    match (r.ratio_to_baseline, r.ratio_ci95) {
+        (Some(ratio), Some([lo, hi])) => format!(
+            "{:.1}%\n[{:.1}, {:.1}]",
+            (1.0 - ratio) * 100.0,
+            (1.0 - hi) * 100.0,
+            (1.0 - lo) * 100.0
+        ),
+        _ => "-".into(),
+    }
+}
