@@ -164,6 +164,29 @@ impl Harness {
         }
     }
 
+    /// The same harness for items of a millisecond or more (hashing 16 MiB,
+    /// tearing down an index): a sample is one item or none, since the
+    /// sample's fixed cost is lost in the item anyway and batches of eight
+    /// such items would spend the budget on a handful of samples.
+    pub fn for_long_items(&self) -> Harness {
+        let mut long = self.clone();
+        long.settings.batch_multiples = 1;
+        long.settings.min_samples = long.settings.min_samples.min(30);
+        long
+    }
+
+    /// The same harness with at most `seconds` per variant, for probes with
+    /// many variants that converge fast.
+    pub fn with_budget(&self, seconds: f64) -> Harness {
+        let mut capped = self.clone();
+        capped.settings.budget_s = capped.settings.budget_s.min(seconds);
+        capped.settings.warmup_s = capped
+            .settings
+            .warmup_s
+            .min(capped.settings.budget_s / 10.0);
+        capped
+    }
+
     /// Measures a closure that performs one item per call. The harness owns
     /// the loop, so the closure is inlined into it and costs no call.
     #[inline]

@@ -8,6 +8,7 @@ mod floor;
 mod indirect;
 mod memory;
 mod os;
+pub mod section;
 pub mod syscall;
 pub mod thread;
 
@@ -67,6 +68,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "thread",
         title: "thread churn with a per-thread signal channel, up to TLS 1.3",
+    },
+    Family {
+        name: "section",
+        title: "crypto per byte; long sections chunked, yielding never, always or when a task waits",
     },
 ];
 
@@ -138,6 +143,23 @@ pub struct Measured {
     pub cpus: Vec<usize>,
     /// What the reader should know about this measurement.
     pub notes: Vec<String>,
+    /// Figures measured beside the cost per item (a co-runner's latency,
+    /// yields per item), each named with its unit.
+    pub figures: Vec<Figure>,
+}
+
+/// A figure a probe measured beside the harness's cost per item.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    pub name: &'static str,
+    pub value: f64,
+    pub unit: &'static str,
+}
+
+impl Figure {
+    pub fn new(name: &'static str, value: f64, unit: &'static str) -> Figure {
+        Figure { name, value, unit }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -155,6 +177,7 @@ impl Outcome {
                 measurement,
                 cpus,
                 notes: Vec::new(),
+                figures: Vec::new(),
             })),
             None => Outcome::Interrupted,
         }
@@ -185,6 +208,7 @@ where
             measurement,
             cpus: vec![cpu],
             notes,
+            figures: Vec::new(),
         })),
         Ok((None, _)) => Outcome::Interrupted,
         Err(reason) => Outcome::Unsupported(reason),
@@ -221,6 +245,7 @@ pub fn registry() -> Vec<&'static dyn Probe> {
     probes.extend(memory::probes());
     probes.extend(syscall::probes());
     probes.extend(thread::probes());
+    probes.extend(section::probes());
     probes
 }
 

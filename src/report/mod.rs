@@ -12,7 +12,7 @@ use crate::harness::phases::PhaseCost;
 use crate::harness::stats::{self, Amortization, LineFit, TukeyOutliers};
 use crate::harness::{Settings, tsc::TscFrequency};
 use crate::inventory::Inventory;
-use crate::probes::{Measured, Outcome, ProbeInfo, Variant};
+use crate::probes::{Figure, Measured, Outcome, ProbeInfo, Variant};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -86,6 +86,13 @@ pub struct Record {
     pub unsupported: Option<String>,
     /// What the probe said about this measurement.
     pub notes: Vec<String>,
+    /// Figures the probe measured beside the cost per item.
+    pub figures: Vec<Figure>,
+    /// For items that are a buffer of bytes: its size, and the throughput
+    /// the median gives.
+    pub bytes_per_item: Option<u64>,
+    pub ticks_per_byte: Option<f64>,
+    pub mib_per_s: Option<f64>,
 }
 
 impl Record {
@@ -117,10 +124,20 @@ impl Record {
                     measurement: m,
                     cpus,
                     notes,
+                    figures,
                 } = *measured;
                 let s = &m.per_item;
                 record.cpus = cpus;
                 record.notes = notes;
+                record.figures = figures;
+                record.bytes_per_item =
+                    variant.params.get("bytes_per_item").and_then(Value::as_u64);
+                if let Some(bytes) = record.bytes_per_item.filter(|&b| b > 0) {
+                    record.ticks_per_byte = Some(s.median / bytes as f64);
+                    let ns = tsc.ticks_to_ns(s.median);
+                    record.mib_per_s =
+                        (ns > 0.0).then(|| bytes as f64 / ns * 1e9 / (1024.0 * 1024.0));
+                }
                 record.n = Some(s.n);
                 record.median_ticks = Some(s.median);
                 record.ci95_ticks = Some([s.ci95.0, s.ci95.1]);

@@ -146,6 +146,12 @@ fn note(r: &Record) -> String {
     if let (Some(rate), Some(unit)) = (r.rate_millions_per_s, &r.rate_unit) {
         notes.push(format!("{rate:.1} {unit}"));
     }
+    if let (Some(mib), Some(per_byte)) = (r.mib_per_s, r.ticks_per_byte) {
+        notes.push(format!("{} MiB/s, {per_byte:.2} ticks/B", format_cost(mib)));
+    }
+    for f in &r.figures {
+        notes.push(format!("{} {}{}", f.name, format_cost(f.value), f.unit));
+    }
     if let Some(pct) = r.toll_recovered_pct {
         notes.push(format!("{pct:.0}% of toll recovered"));
     }
