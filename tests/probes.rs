@@ -24,7 +24,13 @@ fn every_probe_variant_gives_sane_figures() {
                 Outcome::Measured(measured) => {
                     let m = &measured.measurement;
                     let s = &m.per_item;
-                    assert!(s.n >= 8, "{label}: n {}", s.n);
+                    // Eight samples, unless eight items outlast the budget.
+                    let item_s = s.median / harness.tsc_mhz() / 1e6;
+                    assert!(
+                        s.n >= 8 || item_s * 8.0 > harness.settings.budget_s,
+                        "{label}: n {}",
+                        s.n
+                    );
                     for value in [s.median, s.ci95.0, s.ci95.1, s.mad, s.p99, s.max] {
                         assert!(value.is_finite(), "{label}: non-finite figure");
                     }

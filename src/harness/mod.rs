@@ -164,6 +164,11 @@ impl Harness {
         }
     }
 
+    /// The TSC rate the harness converts with.
+    pub fn tsc_mhz(&self) -> f64 {
+        self.ticks_per_us
+    }
+
     /// The same harness for items of a millisecond or more (hashing 16 MiB,
     /// tearing down an index): a sample is one item or none, since the
     /// sample's fixed cost is lost in the item anyway and batches of eight

@@ -11,6 +11,7 @@ mod os;
 pub mod section;
 pub mod syscall;
 pub mod thread;
+pub mod wake_latency;
 
 use crate::harness::{Harness, Measurement};
 use serde::Serialize;

@@ -150,7 +150,7 @@ fn note(r: &Record) -> String {
         notes.push(format!("{} MiB/s, {per_byte:.2} ticks/B", format_cost(mib)));
     }
     for f in &r.figures {
-        notes.push(format!("{} {}{}", f.name, format_cost(f.value), f.unit));
+        notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
     }
     if let Some(pct) = r.toll_recovered_pct {
         notes.push(format!("{pct:.0}% of toll recovered"));
@@ -209,6 +209,15 @@ pub fn format_cost(value: f64) -> String {
         format!("{value:.1}")
     } else {
         format!("{value:.2}")
+    }
+}
+
+/// A count without decimals, other figures as costs.
+fn format_figure(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format_cost(value).trim_end_matches(".00").to_string()
+    } else {
+        format_cost(value)
     }
 }
 

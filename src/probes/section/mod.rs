@@ -3,10 +3,14 @@
 //! is chunked and yields.
 
 pub mod algorithms;
+pub mod chunked;
 mod crypto;
 
 use super::Probe;
 
 pub fn probes() -> Vec<&'static dyn Probe> {
-    crypto::CRYPTOS.iter().map(|c| c as &dyn Probe).collect()
+    let mut probes: Vec<&'static dyn Probe> =
+        crypto::CRYPTOS.iter().map(|c| c as &dyn Probe).collect();
+    probes.push(&chunked::Chunked);
+    probes
 }

@@ -1,0 +1,230 @@
+//! Seed 004's trade in user space: hash a 16 MiB buffer in chunks, and
+//! after each chunk yield never, always, or only when a co-runner on the
+//! same CPU is waiting; the co-runner (cyclictest's method) records how
+//! late it woke meanwhile. One item is one buffer.
+//!
+//! Worker and co-runner run at SCHED_FIFO 1 where the process may: a
+//! waking co-runner then waits until the worker yields, as a task waits
+//! for a non-preemptible kernel section. Under SCHED_OTHER the scheduler
+//! preempts the worker for it, and yielding buys little. Either way the
+//! worker sleeps briefly between buffers, untimed, as a kernel task waits
+//! for its next request; that also keeps the two SCHED_FIFO threads under
+//! the kernel's real-time limit (95% of each second by default), whose
+//! 50 ms stops would otherwise be every policy's worst latency.
+
+use super::algorithms::{self, Algorithm, Hasher, Output};
+use crate::harness::Harness;
+use crate::probes::wake_latency::WakeLatency;
+use crate::probes::{
+    Figure, Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread, static_name,
+};
+use serde_json::json;
+use std::hint::black_box;
+
+pub const BUFFER_BYTES: usize = 16 << 20;
+pub const CHUNK_BYTES: [usize; 5] = [1 << 10, 4 << 10, 64 << 10, 1 << 20, 16 << 20];
+const ALGORITHM: Algorithm = Algorithm::Sha256;
+/// The co-runner's wake-up period.
+const PERIOD_NS: u64 = 1_000_000;
+const FIFO_PRIORITY: i32 = 1;
+/// Seconds per variant at most: fifteen variants of ~10 ms items.
+const BUDGET_S: f64 = 1.5;
+/// The worker's untimed sleep between buffers.
+const BETWEEN_BUFFERS_NS: u64 = 2_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Policy {
+    Never,
+    EveryChunk,
+    WhenWaiting,
+}
+
+const POLICIES: [(Policy, &str, &str); 3] = [
+    (Policy::Never, "never", "never yield within the buffer"),
+    (Policy::EveryChunk, "every", "sched_yield after every chunk"),
+    (
+        Policy::WhenWaiting,
+        "waiting",
+        "sched_yield after a chunk only when the co-runner is waiting",
+    ),
+];
+
+fn size_name(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{}MiB", bytes >> 20)
+    } else {
+        format!("{}KiB", bytes >> 10)
+    }
+}
+
+fn variant_name(policy: &str, chunk: usize) -> &'static str {
+    static_name(format!("{policy}/{}", size_name(chunk)))
+}
+
+/// Feeds `data` to `algorithm` `chunk` bytes at a time, calling
+/// `between_chunks` after every chunk but the last.
+pub fn hash_in_chunks(
+    algorithm: Algorithm,
+    data: &[u8],
+    chunk: usize,
+    mut between_chunks: impl FnMut(),
+) -> Option<Output> {
+    let mut hasher = Hasher::new(algorithm)?;
+    let mut chunks = data.chunks(chunk.max(1)).peekable();
+    while let Some(piece) = chunks.next() {
+        hasher.update(piece);
+        if chunks.peek().is_some() {
+            between_chunks();
+        }
+    }
+    Some(hasher.finish())
+}
+
+/// The worker's own account: yields taken and the longest run without one.
+#[derive(Default)]
+struct Stretches {
+    buffers: u64,
+    yields: u64,
+    longest_ticks: u64,
+    since: u64,
+}
+
+fn now_ticks() -> u64 {
+    // SAFETY: rdtsc has no preconditions on x86-64.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+impl Stretches {
+    fn start(&mut self) {
+        self.since = now_ticks();
+    }
+
+    /// Ends the current stretch and yields the CPU.
+    fn yield_now(&mut self) {
+        self.end();
+        // SAFETY: sched_yield takes no arguments.
+        unsafe { libc::sched_yield() };
+        self.start();
+    }
+
+    fn end(&mut self) {
+        self.longest_ticks = self.longest_ticks.max(now_ticks() - self.since);
+    }
+}
+
+pub struct Chunked;
+
+impl Probe for Chunked {
+    fn info(&self) -> ProbeInfo {
+        ProbeInfo {
+            id: "section/chunked",
+            family: "section",
+            seed: "004",
+            summary: "hash 16 MiB in chunks, yielding never, after every chunk, or when a same-CPU co-runner waits",
+            item: "16 MiB buffer",
+            requirements: vec![
+                "SCHED_FIFO for the worker and co-runner threads (else SCHED_OTHER, noted)",
+            ],
+            variants: POLICIES
+                .iter()
+                .flat_map(|&(policy, name, what)| {
+                    CHUNK_BYTES.iter().map(move |&chunk| Variant {
+                        name: variant_name(name, chunk),
+                        baseline: policy == Policy::Never && chunk == BUFFER_BYTES,
+                        params: json!({
+                            "policy": what,
+                            "chunk_bytes": chunk,
+                            "bytes_per_item": BUFFER_BYTES,
+                            "algorithm": ALGORITHM.name(),
+                            "corunner_period_us": PERIOD_NS / 1000,
+                        }),
+                    })
+                })
+                .collect(),
+            derived: None,
+        }
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let Some((policy, chunk)) = POLICIES.iter().find_map(|&(policy, name, _)| {
+            CHUNK_BYTES
+                .iter()
+                .find(|&&c| variant_name(name, c) == variant.name)
+                .map(|&c| (policy, c))
+        }) else {
+            return Outcome::Unsupported(format!("no such variant: {}", variant.name));
+        };
+        let harness = harness.with_budget(BUDGET_S).for_long_items();
+        let cpu = placement.cpu;
+        let mut figures = Vec::new();
+        let mut outcome = measure_in_own_thread(cpu, || {
+            let (fifo, scheduling) = match crate::sys::set_fifo(FIFO_PRIORITY) {
+                Ok(()) => (
+                    Some(FIFO_PRIORITY),
+                    format!("worker and co-runner SCHED_FIFO {FIFO_PRIORITY} on CPU {cpu}"),
+                ),
+                Err(e) => (
+                    None,
+                    format!(
+                        "SCHED_FIFO refused ({e}): SCHED_OTHER on CPU {cpu}, which preempts the worker for the co-runner"
+                    ),
+                ),
+            };
+            let data = super::crypto::buffer(BUFFER_BYTES);
+            let expected = algorithms::digest_once(ALGORITHM, &data).ok_or("not a digest")?;
+            let corunner = WakeLatency::start(cpu, PERIOD_NS, fifo, harness.tsc_mhz())?;
+            let mut stretches = Stretches::default();
+            let mut wrong_digest = false;
+            let measurement = harness.measure_prepared(
+                |n| {
+                    if n > 0 {
+                        crate::sys::sleep_until_ns(crate::sys::monotonic_ns() + BETWEEN_BUFFERS_NS);
+                    }
+                },
+                |_, n| {
+                    for _ in 0..n {
+                        stretches.start();
+                        let digest = hash_in_chunks(ALGORITHM, black_box(&data), chunk, || {
+                            let yield_now = match policy {
+                                Policy::Never => false,
+                                Policy::EveryChunk => true,
+                                Policy::WhenWaiting => corunner.waiting(),
+                            };
+                            if yield_now {
+                                stretches.yields += 1;
+                                stretches.yield_now();
+                            }
+                        });
+                        stretches.end();
+                        stretches.buffers += 1;
+                        wrong_digest |= digest != Some(expected);
+                    }
+                },
+            );
+            let lateness = corunner.finish();
+            if wrong_digest {
+                return Err("the chunked digest differs from the one-shot digest".into());
+            }
+            let lateness = lateness.ok_or("the co-runner never woke")?;
+            let buffers = stretches.buffers.max(1) as f64;
+            let mhz = harness.tsc_mhz();
+            figures = vec![
+                Figure::new("yields", stretches.yields as f64 / buffers, "/buffer"),
+                Figure::new(
+                    "longest stretch",
+                    stretches.longest_ticks as f64 / mhz,
+                    " us",
+                ),
+                Figure::new("co-runner late p50", lateness.p50_us, " us"),
+                Figure::new("p99", lateness.p99_us, " us"),
+                Figure::new("max", lateness.max_us, " us"),
+                Figure::new("wakes", lateness.wakes as f64, ""),
+            ];
+            Ok((measurement, vec![scheduling]))
+        });
+        if let Outcome::Measured(m) = &mut outcome {
+            m.figures = figures;
+        }
+        outcome
+    }
+}

@@ -1,0 +1,130 @@
+//! The section family hashes what it claims to, and its co-runner is gone
+//! when a probe returns.
+
+mod common;
+
+use mitbench::harness::affinity;
+use mitbench::probes::section::algorithms::{self, ALGORITHMS, Algorithm};
+use mitbench::probes::section::chunked::{BUFFER_BYTES, CHUNK_BYTES, hash_in_chunks};
+use mitbench::probes::{self, Outcome};
+
+fn data(bytes: usize) -> Vec<u8> {
+    (0..bytes).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+#[test]
+fn chunked_digests_equal_one_shot_digests_for_every_chunk_size() {
+    let data = data(BUFFER_BYTES);
+    for algorithm in ALGORITHMS.into_iter().filter(|a| !a.is_aead()) {
+        let once = algorithms::digest_once(algorithm, &data).unwrap();
+        // The probe's sizes, and sizes that leave a ragged last chunk.
+        for chunk in CHUNK_BYTES
+            .into_iter()
+            .chain([1, 63, 4097, BUFFER_BYTES + 1])
+        {
+            let mut between = 0usize;
+            let chunked = hash_in_chunks(algorithm, &data, chunk, || between += 1).unwrap();
+            assert_eq!(chunked, once, "{} in chunks of {chunk}", algorithm.name());
+            assert_eq!(
+                between,
+                BUFFER_BYTES.div_ceil(chunk) - 1,
+                "calls between chunks"
+            );
+        }
+    }
+}
+
+#[test]
+fn digests_match_known_answers() {
+    let abc = b"abc";
+    let hex = |a: Algorithm| format!("{:?}", algorithms::digest_once(a, abc).unwrap());
+    assert_eq!(
+        hex(Algorithm::Sha1),
+        "a9993e364706816aba3e25717850c26c9cd0d89d"
+    );
+    assert_eq!(
+        hex(Algorithm::Sha256),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert!(hex(Algorithm::Sha512).starts_with("ddaf35a193617aba"));
+    // CRC-32C of "123456789" is the check value 0xe3069283.
+    let check = algorithms::digest_once(Algorithm::Crc32c, b"123456789").unwrap();
+    assert_eq!(check.as_slice(), [0xe3, 0x06, 0x92, 0x83]);
+}
+
+#[test]
+fn aead_round_trips_and_rejects_a_changed_byte() {
+    for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_aead()) {
+        let key = algorithm.key().unwrap();
+        let plain = data(4096);
+        let mut buffer = plain.clone();
+        let tag = algorithms::seal(&key, &mut buffer).unwrap();
+        assert_ne!(
+            buffer,
+            plain,
+            "{}: sealing changed nothing",
+            algorithm.name()
+        );
+        let mut sealed = [buffer.as_slice(), tag.as_ref()].concat();
+        let mut tampered = sealed.clone();
+        algorithms::open(&key, &mut sealed).unwrap();
+        assert_eq!(
+            &sealed[..plain.len()],
+            plain.as_slice(),
+            "{}",
+            algorithm.name()
+        );
+        tampered[100] ^= 1;
+        assert!(algorithms::open(&key, &mut tampered).is_err());
+    }
+}
+
+/// The co-runner threads alive in this process (other tests' threads come
+/// and go meanwhile, so only these are counted).
+fn corunner_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim() == "mitbench-wake")
+        .count()
+}
+
+#[test]
+fn chunked_probe_figures_are_sane_and_its_corunner_has_exited() {
+    let placement = common::placement();
+    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
+    let harness = common::tiny_harness();
+    let probe = probes::select(&["section/chunked".to_string()]).unwrap()[0];
+    let info = probe.info();
+    for name in ["never/16MiB", "every/64KiB", "waiting/4KiB"] {
+        let variant = info.variants.iter().find(|v| v.name == name).unwrap();
+        let Outcome::Measured(m) = probe.run(variant, &placement, &harness) else {
+            panic!("{name}: not measured");
+        };
+        let figure = |key: &str| {
+            m.figures
+                .iter()
+                .find(|f| f.name == key)
+                .unwrap_or_else(|| panic!("{name}: no {key}"))
+                .value
+        };
+        for f in &m.figures {
+            assert!(
+                f.value.is_finite() && f.value >= 0.0,
+                "{name}: {} {}",
+                f.name,
+                f.value
+            );
+        }
+        assert!(figure("wakes") >= 1.0, "{name}: the co-runner never woke");
+        assert!(figure("co-runner late p50") <= figure("p99"));
+        assert!(figure("p99") <= figure("max"));
+        assert!(figure("longest stretch") > 0.0);
+        match name {
+            "never/16MiB" => assert_eq!(figure("yields"), 0.0),
+            "every/64KiB" => assert_eq!(figure("yields"), (BUFFER_BYTES / (64 << 10) - 1) as f64),
+            _ => {}
+        }
+        assert_eq!(corunner_threads(), 0, "{name}: co-runner left behind");
+    }
+}
