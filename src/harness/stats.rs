@@ -272,6 +272,14 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Fewer samples than this give no honest bootstrap interval of the
+    /// median (one sample's "interval" is the sample itself).
+    pub const MIN_FOR_CI: usize = 5;
+
+    pub fn has_ci(&self) -> bool {
+        self.n >= Self::MIN_FOR_CI
+    }
+
     /// Bootstrap resamples used for reported intervals.
     pub const RESAMPLES: usize = 2000;
 

@@ -10,6 +10,7 @@ mod memory;
 mod os;
 pub mod section;
 pub mod syscall;
+pub mod teardown;
 pub mod thread;
 pub mod wake_latency;
 
@@ -73,6 +74,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "section",
         title: "crypto per byte; long sections chunked, yielding never, always or when a task waits",
+    },
+    Family {
+        name: "teardown",
+        title: "releasing a large index under a lock: every K entries or when a lookup waits",
     },
 ];
 
@@ -247,6 +252,7 @@ pub fn registry() -> Vec<&'static dyn Probe> {
     probes.extend(syscall::probes());
     probes.extend(thread::probes());
     probes.extend(section::probes());
+    probes.extend(teardown::probes());
     probes
 }
 

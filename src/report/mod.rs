@@ -140,11 +140,18 @@ impl Record {
                 }
                 record.n = Some(s.n);
                 record.median_ticks = Some(s.median);
-                record.ci95_ticks = Some([s.ci95.0, s.ci95.1]);
                 record.median_ns = Some(tsc.ticks_to_ns(s.median));
-                record.ci95_ns = Some([tsc.ticks_to_ns(s.ci95.0), tsc.ticks_to_ns(s.ci95.1)]);
-                record.ci_half_width_pct =
-                    (s.median.abs() > 0.0).then(|| s.ci_half_width() / s.median.abs() * 100.0);
+                if s.has_ci() {
+                    record.ci95_ticks = Some([s.ci95.0, s.ci95.1]);
+                    record.ci95_ns = Some([tsc.ticks_to_ns(s.ci95.0), tsc.ticks_to_ns(s.ci95.1)]);
+                    record.ci_half_width_pct =
+                        (s.median.abs() > 0.0).then(|| s.ci_half_width() / s.median.abs() * 100.0);
+                } else {
+                    record.notes.push(format!(
+                        "{} samples: too few for a confidence interval",
+                        s.n
+                    ));
+                }
                 record.mad_ticks = Some(s.mad);
                 record.p99_ticks = Some(s.p99);
                 record.min_ticks = Some(s.min);

@@ -1,0 +1,333 @@
+//! Seed 000 in user space: release an index of M entries under its mutex
+//! while two co-runners, one on the worker's CPU and one on the other,
+//! keep taking the mutex for a short lookup. The policy says how often the
+//! release unlocks, yields and relocks. One item is one entry released.
+//!
+//! The co-runners count lookups and record how long each waited for the
+//! lock, only while a timed release runs; before sampling, a window with no
+//! release (the worker busy without the lock) gives their reference rate.
+//! All threads are SCHED_OTHER.
+
+use super::index::{Index, Policy};
+use crate::harness::Harness;
+use crate::harness::stats::quantile;
+use crate::probes::corunner::CoRunner;
+use crate::probes::{Figure, Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub struct Release {
+    /// log2 of the entries in the index.
+    pub log2_entries: u32,
+}
+
+pub const RELEASES: [Release; 3] = [
+    Release { log2_entries: 16 },
+    Release { log2_entries: 19 },
+    Release { log2_entries: 22 },
+];
+
+/// Batch sizes K; 4096 is the kernel's XA_CHECK_SCHED.
+const KS: [usize; 5] = [1, 16, 256, 4096, 65536];
+const XA_CHECK_SCHED: usize = 4096;
+/// Seconds per variant at most.
+const BUDGET_S: f64 = 1.5;
+/// Entries one sample releases: the whole of the smallest index; from a
+/// larger one a slice, the index refilled (untimed) to between half and
+/// all of M, so the co-runners always face a large index and a sample of
+/// K = 1 stays well under the budget.
+const SLICE: u32 = 1 << 16;
+/// The co-runners' reference window per variant: the worker busy on its
+/// CPU without the lock. (An idle worker would let the CPU halt, and a
+/// halted vCPU wakes the co-runner later than a busy one.)
+const REFERENCE_WINDOW: Duration = Duration::from_millis(100);
+/// A co-runner sleeps this long between lookups: a task that needs the
+/// lock now and then. One that never slept would be runnable at every
+/// yield and take a whole time slice from each.
+const THINK_NS: u64 = 20_000;
+/// Lock waits recorded per co-runner at most.
+const MAX_WAITS: usize = 1 << 20;
+
+fn variant_name(policy: Policy) -> &'static str {
+    match policy {
+        Policy::Every(k) => static_name(format!("K={k}")),
+        Policy::WhenWaited => "waiter",
+    }
+}
+
+fn policies() -> Vec<Policy> {
+    KS.iter()
+        .map(|&k| Policy::Every(k))
+        .chain([Policy::WhenWaited])
+        .collect()
+}
+
+/// What the worker and the co-runners share.
+struct Shared {
+    index: Index,
+    /// Counts recorded windows' starts and ends: odd while one is open. A
+    /// lookup is recorded when it began and ended in the same open window.
+    window: AtomicU64,
+}
+
+impl Shared {
+    fn open_window(&self) {
+        self.window.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn close_window(&self) {
+        self.window.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// One co-runner's record over the recorded windows.
+#[derive(Default)]
+struct Record {
+    lookups: AtomicU64,
+    waits_ticks: Mutex<Vec<u64>>,
+}
+
+fn rdtsc() -> u64 {
+    // SAFETY: rdtsc has no preconditions on x86-64.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Starts a co-runner on `cpu` that looks up random keys of the index
+/// until stopped, recording while `shared.recording` is on.
+fn start_lookups(
+    name: &str,
+    cpu: usize,
+    entries: u32,
+    shared: &Arc<Shared>,
+    record: &Arc<Record>,
+) -> Result<CoRunner, String> {
+    let (shared, record) = (shared.clone(), record.clone());
+    let body = move |stop: &AtomicBool, rounds: &AtomicU64| {
+        // Timer slack would stretch each 20 us sleep by up to 50 us; the
+        // setting ends with this thread.
+        // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+        let mut rng = fastrand::Rng::with_seed(u64::from(entries) ^ cpu as u64);
+        let mut waits = Vec::with_capacity(MAX_WAITS);
+        while !stop.load(Ordering::Acquire) {
+            let key = rng.u32(..entries);
+            // A wait counts only if it began and ended within one timed
+            // release, not behind the untimed refill or across windows.
+            let window = shared.window.load(Ordering::Acquire);
+            let asked = rdtsc();
+            shared.index.lookup(key);
+            let waited = rdtsc().saturating_sub(asked);
+            if window % 2 == 1 && shared.window.load(Ordering::Acquire) == window {
+                record.lookups.fetch_add(1, Ordering::Relaxed);
+                if waits.len() < MAX_WAITS {
+                    waits.push(waited);
+                }
+            }
+            rounds.fetch_add(1, Ordering::Relaxed);
+            crate::sys::sleep_until_ns(crate::sys::monotonic_ns() + THINK_NS);
+        }
+        if let Ok(mut kept) = record.waits_ticks.lock() {
+            *kept = waits;
+        }
+    };
+    CoRunner::start(name, cpu, body, || {})
+}
+
+/// Lookups per second over `seconds`, and the lock waits' p99 and max in
+/// microseconds.
+fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, f64, f64) {
+    let rate = record.lookups.load(Ordering::Relaxed) as f64 / seconds.max(1e-9);
+    let mut waits: Vec<f64> = record
+        .waits_ticks
+        .lock()
+        .map(|w| w.iter().map(|&t| t as f64 / tsc_mhz).collect())
+        .unwrap_or_default();
+    if waits.is_empty() {
+        return (rate, 0.0, 0.0);
+    }
+    waits.sort_by(f64::total_cmp);
+    (rate, quantile(&waits, 0.99), waits[waits.len() - 1])
+}
+
+impl Probe for Release {
+    fn info(&self) -> ProbeInfo {
+        const IDS: [&str; 3] = [
+            "teardown/index-2^16",
+            "teardown/index-2^19",
+            "teardown/index-2^22",
+        ];
+        let id = RELEASES
+            .iter()
+            .position(|r| r.log2_entries == self.log2_entries)
+            .map_or("teardown/index", |i| IDS[i]);
+        let entries = 1u64 << self.log2_entries;
+        ProbeInfo {
+            id,
+            family: "teardown",
+            seed: "000",
+            summary: "release an index under its mutex while a same-CPU and a cross-CPU co-runner take the mutex for lookups",
+            item: "entry released",
+            requirements: vec![
+                "a second CPU for the cross-CPU co-runner (else it is left out, noted)",
+            ],
+            variants: policies()
+                .into_iter()
+                .map(|policy| Variant {
+                    name: variant_name(policy),
+                    baseline: policy == Policy::Every(1),
+                    params: match policy {
+                        Policy::Every(k) => json!({
+                            "batch": k,
+                            "entries": entries,
+                            "policy": "unlock, sched_yield and relock after every K entries",
+                            "xa_check_sched": k == XA_CHECK_SCHED,
+                        }),
+                        Policy::WhenWaited => json!({
+                            "entries": entries,
+                            "policy": "unlock, sched_yield and relock only when a lookup waits",
+                        }),
+                    },
+                })
+                .collect(),
+            derived: None,
+        }
+    }
+
+    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let Some(policy) = policies()
+            .into_iter()
+            .find(|&p| variant_name(p) == variant.name)
+        else {
+            return Outcome::Unsupported(format!("no such variant: {}", variant.name));
+        };
+        let entries = 1u32 << self.log2_entries;
+        let mhz = harness.tsc_mhz();
+        let shared = Arc::new(Shared {
+            index: Index::default(),
+            window: AtomicU64::new(0),
+        });
+        shared.index.fill_to(entries);
+        let same = Arc::new(Record::default());
+        let other = Arc::new(Record::default());
+        let mut runners = Vec::new();
+        let mut notes = Vec::new();
+        match start_lookups("mitbench-same", placement.cpu, entries, &shared, &same) {
+            Ok(runner) => runners.push(runner),
+            Err(e) => return Outcome::Unsupported(e),
+        }
+        let other_cpu = placement.other_cpu();
+        match other_cpu {
+            Some(cpu) => match start_lookups("mitbench-other", cpu, entries, &shared, &other) {
+                Ok(runner) => runners.push(runner),
+                Err(e) => return Outcome::Unsupported(e),
+            },
+            None => notes.push("no second CPU: the cross-CPU co-runner is left out".into()),
+        }
+
+        shared.open_window();
+        let started = std::time::Instant::now();
+        while started.elapsed() < REFERENCE_WINDOW {
+            std::hint::spin_loop();
+        }
+        shared.close_window();
+        let reference: Vec<f64> = [&same, &other]
+            .iter()
+            .map(|r| {
+                if let Ok(mut w) = r.waits_ticks.lock() {
+                    w.clear();
+                }
+                r.lookups.swap(0, Ordering::Relaxed) as f64 / REFERENCE_WINDOW.as_secs_f64()
+            })
+            .collect();
+
+        let slice = SLICE.min(entries);
+        let harness = harness
+            .with_budget(BUDGET_S)
+            .for_long_items()
+            .in_groups_of(u64::from(slice));
+        let mut yields = 0u64;
+        let mut released = 0u64;
+        let mut recorded_ticks = 0u64;
+        let measurement = harness.measure_prepared(
+            |n| {
+                if n > 0 && shared.index.len() < (entries / 2).max(slice) as usize {
+                    shared.index.fill_to(entries);
+                }
+            },
+            |_, n| {
+                if n == 0 {
+                    return;
+                }
+                let started = rdtsc();
+                shared.open_window();
+                yields += shared.index.release(n as usize, policy);
+                shared.close_window();
+                recorded_ticks += rdtsc() - started;
+                released += n;
+            },
+        );
+        // Stopping the co-runners hands over their recorded waits. Whatever
+        // is left in the index goes with `shared`.
+        drop(runners);
+        let seconds = recorded_ticks as f64 / mhz / 1e6;
+        let mut figures = vec![
+            // The whole index's release, from the cost per entry.
+            Figure::new(
+                "teardown of M",
+                measurement.as_ref().map_or(0.0, |m| {
+                    m.per_item.median * f64::from(entries) / mhz / 1000.0
+                }),
+                " ms",
+            ),
+            Figure::new(
+                "yields",
+                yields as f64 / released.max(1) as f64 * f64::from(entries),
+                "/teardown",
+            ),
+        ];
+        let mut co_runners = vec![(
+            ["same-cpu lookups", "same-cpu wait p99", "same-cpu wait max"],
+            &same,
+            reference[0],
+        )];
+        if other_cpu.is_some() {
+            co_runners.push((
+                [
+                    "other-cpu lookups",
+                    "other-cpu wait p99",
+                    "other-cpu wait max",
+                ],
+                &other,
+                reference[1],
+            ));
+        }
+        for ([rate_name, p99_name, max_name], record, reference_rate) in co_runners {
+            let (rate, p99, max) = summarise(record, seconds, mhz);
+            figures.push(Figure::new(
+                rate_name,
+                if reference_rate > 0.0 {
+                    rate / reference_rate * 100.0
+                } else {
+                    0.0
+                },
+                "% of no-teardown",
+            ));
+            figures.push(Figure::new(p99_name, p99, " us"));
+            figures.push(Figure::new(max_name, max, " us"));
+        }
+        if policy == Policy::Every(XA_CHECK_SCHED) {
+            notes.push("K = XA_CHECK_SCHED, the kernel's batch".into());
+        }
+        let mut outcome = Outcome::on_cpus(
+            measurement,
+            [placement.cpu].into_iter().chain(other_cpu).collect(),
+        );
+        if let Outcome::Measured(m) = &mut outcome {
+            m.notes = notes;
+            m.figures = figures;
+        }
+        outcome
+    }
+}

@@ -1,0 +1,135 @@
+//! A teardown frees every entry exactly once, whatever its policy, and
+//! leaves no memory and no co-runner behind.
+
+mod common;
+
+use mitbench::harness::affinity;
+use mitbench::probes::teardown::index::{self, Index, Policy};
+use mitbench::probes::{self, Outcome};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+/// The system allocator, counting the bytes held on behalf of threads
+/// that asked to be counted (the test harness allocates on its own
+/// threads meanwhile).
+struct Counting;
+
+static HELD: AtomicIsize = AtomicIsize::new(0);
+
+thread_local! {
+    static COUNTED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn counted() -> bool {
+    COUNTED.try_with(Cell::get).unwrap_or(false)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if counted() {
+            HELD.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if counted() {
+            HELD.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The tests here count process-wide entries and bytes: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+#[test]
+fn every_policy_frees_every_entry_once_and_leaks_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    COUNTED.with(|c| c.set(true));
+    const ENTRIES: u32 = 10_000;
+    for policy in [
+        Policy::Every(1),
+        Policy::Every(7),
+        Policy::Every(4096),
+        Policy::Every(usize::MAX),
+        Policy::WhenWaited,
+    ] {
+        let held_before = HELD.load(Ordering::Relaxed);
+        let live_before = index::live_entries();
+        let index = Index::default();
+        index.fill_to(ENTRIES);
+        assert_eq!(index.len(), ENTRIES as usize);
+        assert_eq!(index::live_entries(), live_before + u64::from(ENTRIES));
+        // Part, then a refill of just what is missing, then the rest.
+        let yields = index.release(3_000, policy);
+        assert_eq!(index::live_entries(), live_before + 7_000, "{policy:?}");
+        if let Policy::Every(k) = policy {
+            assert_eq!(yields as usize, 3_000 / k, "{policy:?} yields");
+        }
+        index.fill_to(ENTRIES);
+        assert_eq!(index::live_entries(), live_before + u64::from(ENTRIES));
+        index.release(usize::MAX, policy);
+        assert!(index.is_empty());
+        assert_eq!(
+            index::live_entries(),
+            live_before,
+            "{policy:?}: not all freed"
+        );
+        drop(index);
+        assert_eq!(
+            HELD.load(Ordering::Relaxed),
+            held_before,
+            "{policy:?}: bytes still held after the teardown"
+        );
+    }
+}
+
+fn corunner_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim().starts_with("mitbench-"))
+        .count()
+}
+
+#[test]
+fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let placement = common::placement();
+    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
+    let harness = common::tiny_harness();
+    let probe = probes::select(&["teardown/index-2^16".to_string()]).unwrap()[0];
+    let info = probe.info();
+    let live_before = index::live_entries();
+    for name in ["K=1", "K=4096", "waiter"] {
+        let variant = info.variants.iter().find(|v| v.name == name).unwrap();
+        let Outcome::Measured(m) = probe.run(variant, &placement, &harness) else {
+            panic!("{name}: not measured");
+        };
+        for f in &m.figures {
+            assert!(
+                f.value.is_finite() && f.value >= 0.0,
+                "{name}: {} {}",
+                f.name,
+                f.value
+            );
+        }
+        let figure = |key: &str| m.figures.iter().find(|f| f.name == key).unwrap().value;
+        assert!(figure("same-cpu wait p99") <= figure("same-cpu wait max"));
+        if name == "K=1" {
+            assert_eq!(figure("yields"), 65_535.0);
+        }
+        assert_eq!(corunner_threads(), 0, "{name}: co-runner left behind");
+        assert_eq!(
+            index::live_entries(),
+            live_before,
+            "{name}: entries left alive"
+        );
+    }
+}
