@@ -125,6 +125,9 @@ fn json_temp_file(path: &Path) -> Result<tempfile::NamedTempFile, String> {
 /// Measures every selected variant. Ctrl-C ends the run after the sample in
 /// flight; what was measured until then is returned.
 pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
+    if let Some((_, temp)) = &plan.json {
+        interrupt::remove_on_abort(temp.path());
+    }
     interrupt::install();
     let started_at = chrono::Local::now().to_rfc3339();
     let tsc = inventory

@@ -84,3 +84,35 @@ fn ctrl_c_during_ping_pong_and_fork() {
     interrupt_run(&["os/ctxswitch"]);
     interrupt_run(&["os/fork"]);
 }
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_mitbench"))
+        .args(["run", "--quiet", "--budget", "20", "--target-ci", "0.0001"])
+        .args(["--probe", "os/getpid", "--json", json.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let pid = child.id() as libc::pid_t;
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    // Dead by the signal itself (or, had the first already finished the
+    // run, by its own exit 130).
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        out.status.signal() == Some(libc::SIGINT) || out.status.code() == Some(130),
+        "{:?}",
+        out.status
+    );
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .filter(|name: &String| name != "out.json")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

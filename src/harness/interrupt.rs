@@ -2,13 +2,27 @@
 //! sampler checks between samples, so the probe in flight finishes its
 //! sample, its helper threads and children are shut down by their owners, and
 //! what was measured is still reported. A second signal ends the process at
-//! once, as a user pressing Ctrl-C twice expects.
+//! once, as a user pressing Ctrl-C twice expects, and removes the file
+//! registered with [`remove_on_abort`] first, since no destructor runs then.
 
-use std::sync::Once;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Once, OnceLock};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
+/// A file to unlink if a second signal ends the process.
+static ABORT_REMOVES: OnceLock<CString> = OnceLock::new();
+
+/// Registers the one file (a temporary output) that a second signal should
+/// remove on its way out. Later calls are ignored.
+pub fn remove_on_abort(path: &Path) {
+    if let Ok(path) = CString::new(path.as_os_str().as_bytes()) {
+        let _ = ABORT_REMOVES.set(path);
+    }
+}
 
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
@@ -16,10 +30,14 @@ pub fn requested() -> bool {
 
 extern "C" fn on_signal(signal: libc::c_int) {
     if REQUESTED.swap(true, Ordering::Relaxed) {
-        // Second signal: restore the default action and die by it. Both calls
-        // are async-signal-safe.
+        // Second signal: remove the registered file, restore the default
+        // action and die by it. A OnceLock read is an atomic load, and
+        // unlink, signal and raise are async-signal-safe.
         // SAFETY: plain libc calls with valid arguments.
         unsafe {
+            if let Some(path) = ABORT_REMOVES.get() {
+                libc::unlink(path.as_ptr());
+            }
             libc::signal(signal, libc::SIG_DFL);
             libc::raise(signal);
         }
