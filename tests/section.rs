@@ -79,16 +79,6 @@ fn aead_round_trips_and_rejects_a_changed_byte() {
     }
 }
 
-/// The co-runner threads alive in this process (other tests' threads come
-/// and go meanwhile, so only these are counted).
-fn corunner_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| comm.trim() == "mitbench-wake")
-        .count()
-}
-
 #[test]
 fn chunked_probe_figures_are_sane_and_its_corunner_has_exited() {
     let placement = common::placement();
@@ -101,21 +91,7 @@ fn chunked_probe_figures_are_sane_and_its_corunner_has_exited() {
         let Outcome::Measured(m) = probe.run(variant, &placement, &harness) else {
             panic!("{name}: not measured");
         };
-        let figure = |key: &str| {
-            m.figures
-                .iter()
-                .find(|f| f.name == key)
-                .unwrap_or_else(|| panic!("{name}: no {key}"))
-                .value
-        };
-        for f in &m.figures {
-            assert!(
-                f.value.is_finite() && f.value >= 0.0,
-                "{name}: {} {}",
-                f.name,
-                f.value
-            );
-        }
+        let figure = common::sane_figures(name, &m.figures);
         assert!(figure("wakes") >= 1.0, "{name}: the co-runner never woke");
         assert!(figure("co-runner late p50") <= figure("p99"));
         assert!(figure("p99") <= figure("max"));
@@ -125,6 +101,6 @@ fn chunked_probe_figures_are_sane_and_its_corunner_has_exited() {
             "every/64KiB" => assert_eq!(figure("yields"), (BUFFER_BYTES / (64 << 10) - 1) as f64),
             _ => {}
         }
-        assert_eq!(corunner_threads(), 0, "{name}: co-runner left behind");
+        assert_eq!(common::helper_threads(), 0, "{name}: co-runner left behind");
     }
 }

@@ -90,14 +90,6 @@ fn every_policy_frees_every_entry_once_and_leaks_nothing() {
     }
 }
 
-fn corunner_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| comm.trim().starts_with("mitbench-"))
-        .count()
-}
-
 #[test]
 fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -112,20 +104,12 @@ fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
         let Outcome::Measured(m) = probe.run(variant, &placement, &harness) else {
             panic!("{name}: not measured");
         };
-        for f in &m.figures {
-            assert!(
-                f.value.is_finite() && f.value >= 0.0,
-                "{name}: {} {}",
-                f.name,
-                f.value
-            );
-        }
-        let figure = |key: &str| m.figures.iter().find(|f| f.name == key).unwrap().value;
+        let figure = common::sane_figures(name, &m.figures);
         assert!(figure("same-cpu wait p99") <= figure("same-cpu wait max"));
         if name == "K=1" {
             assert_eq!(figure("yields"), 65_535.0);
         }
-        assert_eq!(corunner_threads(), 0, "{name}: co-runner left behind");
+        assert_eq!(common::helper_threads(), 0, "{name}: co-runner left behind");
         assert_eq!(
             index::live_entries(),
             live_before,

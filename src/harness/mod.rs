@@ -124,6 +124,8 @@ pub struct Measurement {
     /// Samples dropped because the thread changed CPU between its TSC reads.
     pub dropped_migrated: usize,
     pub elapsed_s: f64,
+    /// The wall-time budget this variant was measured under.
+    pub budget_s: f64,
     pub target_met: bool,
     /// Whether the cost held still while measuring (see [`Settings::stationary`]).
     pub stationary: bool,
@@ -182,16 +184,17 @@ impl Harness {
         long
     }
 
-    /// The same harness with at most `seconds` per variant, for probes with
-    /// many variants that converge fast.
-    pub fn with_budget(&self, seconds: f64) -> Harness {
-        let mut capped = self.clone();
-        capped.settings.budget_s = capped.settings.budget_s.min(seconds);
-        capped.settings.warmup_s = capped
+    /// The same harness with `share` of the budget per variant, for probes
+    /// with many variants that settle fast; `--quick` and `--budget` scale
+    /// it alike.
+    pub fn with_budget_share(&self, share: f64) -> Harness {
+        let mut scaled = self.clone();
+        scaled.settings.budget_s *= share.clamp(0.0, 1.0);
+        scaled.settings.warmup_s = scaled
             .settings
             .warmup_s
-            .min(capped.settings.budget_s / 10.0);
-        capped
+            .min(scaled.settings.budget_s / 10.0);
+        scaled
     }
 
     /// Measures a closure that performs one item per call. The harness owns
@@ -345,6 +348,7 @@ impl Harness {
             items,
             dropped_migrated,
             elapsed_s: started.elapsed().as_secs_f64(),
+            budget_s: s.budget_s,
             interrupted,
             counters: counters.and_then(|mut c| c.read(items)),
             phases: Vec::new(),

@@ -16,6 +16,15 @@ pub struct Stamp {
     pub cpu: u32,
 }
 
+/// The counter now, unfenced: for a cheap timestamp where a few
+/// instructions of reordering do not matter (a deadline check per chunk, a
+/// co-runner's lock wait), not for the harness's samples.
+#[inline(always)]
+pub fn now() -> u64 {
+    // SAFETY: rdtsc exists on every x86-64 CPU.
+    unsafe { std::arch::x86_64::_rdtsc() }
+}
+
 #[inline(always)]
 pub fn read() -> Stamp {
     let mut aux = 0u32;

@@ -6,6 +6,7 @@
 
 use super::corunner::CoRunner;
 use crate::harness::stats::quantile;
+use crate::harness::tsc;
 use crate::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,17 +51,14 @@ impl WakeLatency {
                 return;
             }
             // Timer slack would add up to 50 us to every wake-up under
-            // SCHED_OTHER; the setting ends with this thread.
-            // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
-            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+            // SCHED_OTHER.
+            sys::minimal_timer_slack();
             let mut wakes = Vec::with_capacity(MAX_WAKES);
             let mut next = sys::monotonic_ns() + period_ns;
             while !stop.load(Ordering::Acquire) {
                 let now = sys::monotonic_ns();
                 let ahead_ticks = (next.saturating_sub(now) as f64 * tsc_mhz / 1000.0) as u64;
-                // SAFETY: rdtsc has no preconditions on x86-64.
-                let now_ticks = unsafe { core::arch::x86_64::_rdtsc() };
-                deadline.store(now_ticks + ahead_ticks, Ordering::Release);
+                deadline.store(tsc::now() + ahead_ticks, Ordering::Release);
                 sys::sleep_until_ns(next);
                 let woke = sys::monotonic_ns();
                 if wakes.len() < MAX_WAKES {
@@ -89,9 +87,7 @@ impl WakeLatency {
     /// waiting for the CPU. Costs an rdtsc and a load.
     #[inline]
     pub fn waiting(&self) -> bool {
-        // SAFETY: rdtsc has no preconditions on x86-64.
-        let now = unsafe { core::arch::x86_64::_rdtsc() };
-        now >= self.deadline_ticks.load(Ordering::Acquire)
+        tsc::now() >= self.deadline_ticks.load(Ordering::Acquire)
     }
 
     /// Stops and joins the co-runner and reads what it recorded; None when

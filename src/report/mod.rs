@@ -75,6 +75,8 @@ pub struct Record {
     pub items: Option<u64>,
     pub dropped_migrated: Option<usize>,
     pub elapsed_s: Option<f64>,
+    /// The wall-time budget the variant was measured under.
+    pub budget_s: Option<f64>,
     pub target_met: bool,
     pub interrupted: bool,
     /// Counter values, or a string saying why there are none.
@@ -166,6 +168,7 @@ impl Record {
                 record.items = Some(m.items);
                 record.dropped_migrated = Some(m.dropped_migrated);
                 record.elapsed_s = Some(m.elapsed_s);
+                record.budget_s = Some(m.budget_s);
                 record.target_met = m.target_met;
                 record.interrupted = m.interrupted;
                 record.counters = match m.counters {

@@ -3,7 +3,7 @@
 //! absolute timings, so tiny budgets suffice.
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::Placement;
+use mitbench::probes::{Figure, Placement};
 use std::time::Duration;
 
 pub fn tiny_harness() -> Harness {
@@ -25,5 +25,37 @@ pub fn placement() -> Placement {
     Placement {
         cpu: *allowed.last().expect("an allowed CPU"),
         allowed,
+    }
+}
+
+/// mitbench's named helper threads ("mitbench-...") alive in this process.
+/// Other tests' threads come and go meanwhile, so only these are counted.
+#[allow(dead_code)] // not every test crate checks for helpers
+pub fn helper_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim().starts_with("mitbench-"))
+        .count()
+}
+
+/// Asserts every figure is finite and not negative, and returns a lookup
+/// of a figure's value by name.
+#[allow(dead_code)] // not every test crate reads figures
+pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) -> f64 + 'a {
+    for f in figures {
+        assert!(
+            f.value.is_finite() && f.value >= 0.0,
+            "{label}: {} {}",
+            f.name,
+            f.value
+        );
+    }
+    move |name| {
+        figures
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{label}: no figure {name}"))
+            .value
     }
 }

@@ -13,7 +13,7 @@
 //! 50 ms stops would otherwise be every policy's worst latency.
 
 use super::algorithms::{self, Algorithm, Hasher, Output};
-use crate::harness::Harness;
+use crate::harness::{Harness, tsc};
 use crate::probes::wake_latency::WakeLatency;
 use crate::probes::{
     Figure, Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread, static_name,
@@ -27,8 +27,8 @@ const ALGORITHM: Algorithm = Algorithm::Sha256;
 /// The co-runner's wake-up period.
 const PERIOD_NS: u64 = 1_000_000;
 const FIFO_PRIORITY: i32 = 1;
-/// Seconds per variant at most: fifteen variants of ~10 ms items.
-const BUDGET_S: f64 = 1.5;
+/// The share of the per-variant budget each of the fifteen variants takes.
+const BUDGET_SHARE: f64 = 0.5;
 /// The worker's untimed sleep between buffers.
 const BETWEEN_BUFFERS_NS: u64 = 2_000_000;
 
@@ -49,16 +49,8 @@ const POLICIES: [(Policy, &str, &str); 3] = [
     ),
 ];
 
-fn size_name(bytes: usize) -> String {
-    if bytes >= 1 << 20 {
-        format!("{}MiB", bytes >> 20)
-    } else {
-        format!("{}KiB", bytes >> 10)
-    }
-}
-
 fn variant_name(policy: &str, chunk: usize) -> &'static str {
-    static_name(format!("{policy}/{}", size_name(chunk)))
+    static_name(format!("{policy}/{}", super::size_name(chunk)))
 }
 
 /// Feeds `data` to `algorithm` `chunk` bytes at a time, calling
@@ -89,14 +81,9 @@ struct Stretches {
     since: u64,
 }
 
-fn now_ticks() -> u64 {
-    // SAFETY: rdtsc has no preconditions on x86-64.
-    unsafe { core::arch::x86_64::_rdtsc() }
-}
-
 impl Stretches {
     fn start(&mut self) {
-        self.since = now_ticks();
+        self.since = tsc::now();
     }
 
     /// Ends the current stretch and yields the CPU.
@@ -108,7 +95,7 @@ impl Stretches {
     }
 
     fn end(&mut self) {
-        self.longest_ticks = self.longest_ticks.max(now_ticks() - self.since);
+        self.longest_ticks = self.longest_ticks.max(tsc::now() - self.since);
     }
 }
 
@@ -154,7 +141,7 @@ impl Probe for Chunked {
         }) else {
             return Outcome::Unsupported(format!("no such variant: {}", variant.name));
         };
-        let harness = harness.with_budget(BUDGET_S).for_long_items();
+        let harness = harness.with_budget_share(BUDGET_SHARE).for_long_items();
         let cpu = placement.cpu;
         let mut figures = Vec::new();
         let mut outcome = measure_in_own_thread(cpu, || {

@@ -17,8 +17,9 @@ pub const CRYPTOS: [Crypto; 3] = [
     Crypto { bytes: 1 << 20 },
 ];
 
-/// Seconds per variant at most.
-const BUDGET_S: f64 = 1.0;
+/// The share of the per-variant budget each of the thirty variants takes;
+/// most settle well within it.
+const BUDGET_SHARE: f64 = 1.0 / 3.0;
 
 /// Buffers this long or longer take a millisecond-scale item each.
 const LONG_ITEM_BYTES: usize = 1 << 20;
@@ -59,15 +60,7 @@ pub fn buffer(bytes: usize) -> Vec<u8> {
 
 impl Probe for Crypto {
     fn info(&self) -> ProbeInfo {
-        const IDS: [&str; 3] = [
-            "section/crypto-1KiB",
-            "section/crypto-64KiB",
-            "section/crypto-1MiB",
-        ];
-        let id = CRYPTOS
-            .iter()
-            .position(|c| c.bytes == self.bytes)
-            .map_or("section/crypto", |i| IDS[i]);
+        let id = static_name(format!("section/crypto-{}", super::size_name(self.bytes)));
         ProbeInfo {
             id,
             family: "section",
@@ -97,8 +90,7 @@ impl Probe for Crypto {
         else {
             return Outcome::Unsupported(format!("no such variant: {}", variant.name));
         };
-        // Thirty variants, most settled well within a second.
-        let harness = harness.with_budget(BUDGET_S);
+        let harness = harness.with_budget_share(BUDGET_SHARE);
         let harness = if self.bytes >= LONG_ITEM_BYTES {
             harness.for_long_items()
         } else {

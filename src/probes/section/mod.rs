@@ -8,6 +8,16 @@ mod crypto;
 
 use super::Probe;
 
+/// "4KiB", "16MiB": a power-of-two size as the variant and probe names
+/// spell it.
+fn size_name(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{}MiB", bytes >> 20)
+    } else {
+        format!("{}KiB", bytes >> 10)
+    }
+}
+
 pub fn probes() -> Vec<&'static dyn Probe> {
     let mut probes: Vec<&'static dyn Probe> =
         crypto::CRYPTOS.iter().map(|c| c as &dyn Probe).collect();

@@ -75,6 +75,11 @@ impl Index {
     /// keys are found from 0 up.
     pub fn fill_to(&self, entries: u32) {
         let mut map = self.lock();
+        if map.is_empty() {
+            // Sorted keys let the map build itself in one pass.
+            *map = (0..entries).map(|key| (key, Entry::new(key))).collect();
+            return;
+        }
         for key in 0..entries {
             if map.len() >= entries as usize {
                 break;

@@ -9,8 +9,8 @@
 //! All threads are SCHED_OTHER.
 
 use super::index::{Index, Policy};
-use crate::harness::Harness;
 use crate::harness::stats::quantile;
+use crate::harness::{Harness, tsc};
 use crate::probes::corunner::CoRunner;
 use crate::probes::{Figure, Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
 use serde_json::json;
@@ -32,17 +32,18 @@ pub const RELEASES: [Release; 3] = [
 /// Batch sizes K; 4096 is the kernel's XA_CHECK_SCHED.
 const KS: [usize; 5] = [1, 16, 256, 4096, 65536];
 const XA_CHECK_SCHED: usize = 4096;
-/// Seconds per variant at most.
-const BUDGET_S: f64 = 1.5;
+/// The share of the per-variant budget each of the eighteen variants takes.
+const BUDGET_SHARE: f64 = 0.5;
 /// Entries one sample releases: the whole of the smallest index; from a
 /// larger one a slice, the index refilled (untimed) to between half and
 /// all of M, so the co-runners always face a large index and a sample of
 /// K = 1 stays well under the budget.
 const SLICE: u32 = 1 << 16;
-/// The co-runners' reference window per variant: the worker busy on its
-/// CPU without the lock. (An idle worker would let the CPU halt, and a
-/// halted vCPU wakes the co-runner later than a busy one.)
-const REFERENCE_WINDOW: Duration = Duration::from_millis(100);
+/// The co-runners' reference window per variant, as a share of the
+/// budget: the worker busy on its CPU without the lock. (An idle worker
+/// would let the CPU halt, and a halted vCPU wakes the co-runner later
+/// than a busy one.)
+const REFERENCE_SHARE: f64 = 1.0 / 30.0;
 /// A co-runner sleeps this long between lookups: a task that needs the
 /// lock now and then. One that never slept would be runnable at every
 /// yield and take a whole time slice from each.
@@ -89,11 +90,6 @@ struct Record {
     waits_ticks: Mutex<Vec<u64>>,
 }
 
-fn rdtsc() -> u64 {
-    // SAFETY: rdtsc has no preconditions on x86-64.
-    unsafe { core::arch::x86_64::_rdtsc() }
-}
-
 /// Starts a co-runner on `cpu` that looks up random keys of the index
 /// until stopped, recording while `shared.recording` is on.
 fn start_lookups(
@@ -105,10 +101,8 @@ fn start_lookups(
 ) -> Result<CoRunner, String> {
     let (shared, record) = (shared.clone(), record.clone());
     let body = move |stop: &AtomicBool, rounds: &AtomicU64| {
-        // Timer slack would stretch each 20 us sleep by up to 50 us; the
-        // setting ends with this thread.
-        // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+        // Timer slack would stretch each 20 us sleep by up to 50 us.
+        crate::sys::minimal_timer_slack();
         let mut rng = fastrand::Rng::with_seed(u64::from(entries) ^ cpu as u64);
         let mut waits = Vec::with_capacity(MAX_WAITS);
         while !stop.load(Ordering::Acquire) {
@@ -116,9 +110,9 @@ fn start_lookups(
             // A wait counts only if it began and ended within one timed
             // release, not behind the untimed refill or across windows.
             let window = shared.window.load(Ordering::Acquire);
-            let asked = rdtsc();
+            let asked = tsc::now();
             shared.index.lookup(key);
-            let waited = rdtsc().saturating_sub(asked);
+            let waited = tsc::now().saturating_sub(asked);
             if window % 2 == 1 && shared.window.load(Ordering::Acquire) == window {
                 record.lookups.fetch_add(1, Ordering::Relaxed);
                 if waits.len() < MAX_WAITS {
@@ -153,15 +147,7 @@ fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, f64, f64) {
 
 impl Probe for Release {
     fn info(&self) -> ProbeInfo {
-        const IDS: [&str; 3] = [
-            "teardown/index-2^16",
-            "teardown/index-2^19",
-            "teardown/index-2^22",
-        ];
-        let id = RELEASES
-            .iter()
-            .position(|r| r.log2_entries == self.log2_entries)
-            .map_or("teardown/index", |i| IDS[i]);
+        let id = static_name(format!("teardown/index-2^{}", self.log2_entries));
         let entries = 1u64 << self.log2_entries;
         ProbeInfo {
             id,
@@ -226,9 +212,10 @@ impl Probe for Release {
             None => notes.push("no second CPU: the cross-CPU co-runner is left out".into()),
         }
 
+        let reference_window = Duration::from_secs_f64(harness.settings.budget_s * REFERENCE_SHARE);
         shared.open_window();
         let started = std::time::Instant::now();
-        while started.elapsed() < REFERENCE_WINDOW {
+        while started.elapsed() < reference_window {
             std::hint::spin_loop();
         }
         shared.close_window();
@@ -238,13 +225,13 @@ impl Probe for Release {
                 if let Ok(mut w) = r.waits_ticks.lock() {
                     w.clear();
                 }
-                r.lookups.swap(0, Ordering::Relaxed) as f64 / REFERENCE_WINDOW.as_secs_f64()
+                r.lookups.swap(0, Ordering::Relaxed) as f64 / reference_window.as_secs_f64()
             })
             .collect();
 
         let slice = SLICE.min(entries);
         let harness = harness
-            .with_budget(BUDGET_S)
+            .with_budget_share(BUDGET_SHARE)
             .for_long_items()
             .in_groups_of(u64::from(slice));
         let mut yields = 0u64;
@@ -260,11 +247,11 @@ impl Probe for Release {
                 if n == 0 {
                     return;
                 }
-                let started = rdtsc();
+                let started = tsc::now();
                 shared.open_window();
                 yields += shared.index.release(n as usize, policy);
                 shared.close_window();
-                recorded_ticks += rdtsc() - started;
+                recorded_ticks += tsc::now() - started;
                 released += n;
             },
         );
