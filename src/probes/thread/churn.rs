@@ -226,6 +226,14 @@ impl Probe for Churn {
         };
         let mut failure = None;
         let t = self.threads;
+        // Batches of 10 and 100 threads answer whether creation scales;
+        // half the budget still gives them about a hundred samples (TLS
+        // about ten), and the family its time target.
+        let harness = if t > 1 {
+            harness.with_budget_share(0.5)
+        } else {
+            harness.clone()
+        };
         let measurement = harness
             .in_groups_of(t as u64)
             .measure_phased(&PHASES, |n, laps| {
