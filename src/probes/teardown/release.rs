@@ -130,8 +130,8 @@ fn start_lookups(
 }
 
 /// Lookups per second over `seconds`, and the lock waits' p99 and max in
-/// microseconds.
-fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, f64, f64) {
+/// microseconds, None when no lookup completed within a release.
+fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64, f64)>) {
     let rate = record.lookups.load(Ordering::Relaxed) as f64 / seconds.max(1e-9);
     let mut waits: Vec<f64> = record
         .waits_ticks
@@ -139,10 +139,10 @@ fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, f64, f64) {
         .map(|w| w.iter().map(|&t| t as f64 / tsc_mhz).collect())
         .unwrap_or_default();
     if waits.is_empty() {
-        return (rate, 0.0, 0.0);
+        return (rate, None);
     }
     waits.sort_by(f64::total_cmp);
-    (rate, quantile(&waits, 0.99), waits[waits.len() - 1])
+    (rate, Some((quantile(&waits, 0.99), waits[waits.len() - 1])))
 }
 
 impl Probe for Release {
@@ -212,20 +212,21 @@ impl Probe for Release {
             None => notes.push("no second CPU: the cross-CPU co-runner is left out".into()),
         }
 
+        // The reference rate comes from the co-runners' own round counts;
+        // no recording window is opened, so none of its waits, all
+        // uncontended, can mix into the release's.
         let reference_window = Duration::from_secs_f64(harness.settings.budget_s * REFERENCE_SHARE);
-        shared.open_window();
+        let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
+        let before: Vec<u64> = runners.iter().map(rounds).collect();
         let started = std::time::Instant::now();
         while started.elapsed() < reference_window {
             std::hint::spin_loop();
         }
-        shared.close_window();
-        let reference: Vec<f64> = [&same, &other]
+        let reference: Vec<f64> = runners
             .iter()
-            .map(|r| {
-                if let Ok(mut w) = r.waits_ticks.lock() {
-                    w.clear();
-                }
-                r.lookups.swap(0, Ordering::Relaxed) as f64 / reference_window.as_secs_f64()
+            .zip(before)
+            .map(|(runner, before)| {
+                (rounds(runner) - before) as f64 / started.elapsed().as_secs_f64()
             })
             .collect();
 
@@ -274,24 +275,24 @@ impl Probe for Release {
                 "/teardown",
             ),
         ];
-        let mut co_runners = vec![(
+        // In the order the co-runners were started; the cross-CPU one only
+        // where there is a second CPU.
+        let names = [
             ["same-cpu lookups", "same-cpu wait p99", "same-cpu wait max"],
-            &same,
-            reference[0],
-        )];
-        if other_cpu.is_some() {
-            co_runners.push((
-                [
-                    "other-cpu lookups",
-                    "other-cpu wait p99",
-                    "other-cpu wait max",
-                ],
-                &other,
-                reference[1],
-            ));
-        }
+            [
+                "other-cpu lookups",
+                "other-cpu wait p99",
+                "other-cpu wait max",
+            ],
+        ];
+        let co_runners: Vec<_> = names
+            .into_iter()
+            .zip([&same, &other])
+            .zip(reference)
+            .map(|((names, record), rate)| (names, record, rate))
+            .collect();
         for ([rate_name, p99_name, max_name], record, reference_rate) in co_runners {
-            let (rate, p99, max) = summarise(record, seconds, mhz);
+            let (rate, waits) = summarise(record, seconds, mhz);
             figures.push(Figure::new(
                 rate_name,
                 if reference_rate > 0.0 {
@@ -301,8 +302,17 @@ impl Probe for Release {
                 },
                 "% of no-teardown",
             ));
-            figures.push(Figure::new(p99_name, p99, " us"));
-            figures.push(Figure::new(max_name, max, " us"));
+            match waits {
+                Some((p99, max)) => {
+                    figures.push(Figure::new(p99_name, p99, " us"));
+                    figures.push(Figure::new(max_name, max, " us"));
+                }
+                // Its waits spanned whole releases, which are not recorded.
+                None => notes.push(format!(
+                    "{}: no lookup completed within a release",
+                    rate_name.trim_end_matches(" lookups")
+                )),
+            }
         }
         if policy == Policy::Every(XA_CHECK_SCHED) {
             notes.push("K = XA_CHECK_SCHED, the kernel's batch".into());
