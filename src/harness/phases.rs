@@ -11,8 +11,6 @@ use serde::Serialize;
 /// The phase stopwatch a batch is handed; see the module comment.
 pub struct Laps {
     ticks: Vec<u64>,
-    /// Whether a mark ever named the phase in this batch.
-    marked: Vec<bool>,
     last: u64,
 }
 
@@ -20,7 +18,6 @@ impl Laps {
     pub(super) fn new(phases: usize) -> Laps {
         Laps {
             ticks: vec![0; phases],
-            marked: vec![false; phases],
             last: 0,
         }
     }
@@ -28,7 +25,6 @@ impl Laps {
     /// Starts a batch: clears the phases and starts the first one now.
     pub(super) fn start(&mut self) {
         self.ticks.fill(0);
-        self.marked.fill(false);
         self.last = tsc::read().ticks;
     }
 
@@ -38,23 +34,14 @@ impl Laps {
     pub fn end(&mut self, phase: usize) {
         let now = tsc::read().ticks;
         self.ticks[phase] += now.wrapping_sub(self.last);
-        self.marked[phase] = true;
         self.last = now;
     }
 
-    pub(super) fn take(&self) -> PhaseTicks {
-        PhaseTicks {
-            ticks: self.ticks.clone(),
-            marked: self.marked.clone(),
-        }
+    /// The batch's ticks per phase. A phase never marked has none: two
+    /// fenced TSC reads are never equal, so a marked one always has some.
+    pub(super) fn take(&self) -> Vec<u64> {
+        self.ticks.clone()
     }
-}
-
-/// One sample's ticks per phase.
-#[derive(Debug, Clone, Default)]
-pub struct PhaseTicks {
-    pub ticks: Vec<u64>,
-    pub marked: Vec<bool>,
 }
 
 /// One phase's cost per item and its share of the item's total.
@@ -72,28 +59,30 @@ pub struct PhaseCost {
 }
 
 /// Per-item cost and share of every phase that some sample marked, from
-/// `(items, phase ticks)` samples; empty batches carry no phases and are
-/// passed over.
-pub fn summarise(names: &[&'static str], samples: &[(u64, PhaseTicks)]) -> Vec<PhaseCost> {
-    let timed: Vec<&(u64, PhaseTicks)> = samples
+/// `(items, ticks per phase)` samples; empty batches carry no phases and
+/// are passed over.
+pub fn summarise(names: &[&'static str], samples: &[(u64, Vec<u64>)]) -> Vec<PhaseCost> {
+    // (items, ticks per phase, all phases' ticks) of each timed sample.
+    let timed: Vec<(f64, &[u64], f64)> = samples
         .iter()
-        .filter(|(n, p)| *n > 0 && p.ticks.iter().sum::<u64>() > 0)
+        .map(|(n, ticks)| {
+            (
+                *n as f64,
+                ticks.as_slice(),
+                ticks.iter().sum::<u64>() as f64,
+            )
+        })
+        .filter(|&(n, _, total)| n > 0.0 && total > 0.0)
         .collect();
-    if timed.is_empty() {
-        return Vec::new();
-    }
     names
         .iter()
         .enumerate()
-        .filter(|&(i, _)| timed.iter().any(|(_, p)| p.marked[i]))
+        .filter(|&(i, _)| timed.iter().any(|(_, ticks, _)| ticks[i] > 0))
         .map(|(i, &name)| {
-            let per_item: Vec<f64> = timed
-                .iter()
-                .map(|(n, p)| p.ticks[i] as f64 / *n as f64)
-                .collect();
+            let per_item: Vec<f64> = timed.iter().map(|&(n, t, _)| t[i] as f64 / n).collect();
             let shares: Vec<f64> = timed
                 .iter()
-                .map(|(_, p)| p.ticks[i] as f64 / p.ticks.iter().sum::<u64>() as f64 * 100.0)
+                .map(|&(_, t, total)| t[i] as f64 / total * 100.0)
                 .collect();
             let (median_ticks, ci95_ticks) = median_and_ci(&per_item);
             let (share_pct, share_ci95_pct) = median_and_ci(&shares);
@@ -119,14 +108,8 @@ fn median_and_ci(values: &[f64]) -> (f64, (f64, f64)) {
 mod tests {
     use super::*;
 
-    fn sample(n: u64, ticks: &[u64]) -> (u64, PhaseTicks) {
-        (
-            n,
-            PhaseTicks {
-                ticks: ticks.to_vec(),
-                marked: ticks.iter().map(|&t| t > 0).collect(),
-            },
-        )
+    fn sample(n: u64, ticks: &[u64]) -> (u64, Vec<u64>) {
+        (n, ticks.to_vec())
     }
 
     #[test]
