@@ -92,8 +92,8 @@ impl Stretches {
     /// Ends the current stretch and yields the CPU.
     fn yield_now(&mut self) {
         self.end();
-        // SAFETY: sched_yield takes no arguments.
-        unsafe { libc::sched_yield() };
+        std::thread::yield_now();
+        self.yields += 1;
         self.start();
     }
 
@@ -181,7 +181,6 @@ impl Probe for Chunked {
                                 Policy::WhenWaiting => corunner.waiting(),
                             };
                             if yield_now {
-                                stretches.yields += 1;
                                 stretches.yield_now();
                             }
                         });

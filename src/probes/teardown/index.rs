@@ -125,8 +125,7 @@ impl Index {
             };
             if let_go && !map.is_empty() {
                 drop(map);
-                // SAFETY: sched_yield takes no arguments.
-                unsafe { libc::sched_yield() };
+                std::thread::yield_now();
                 map = self.lock();
                 yields += 1;
                 since_yield = 0;

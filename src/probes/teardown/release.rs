@@ -91,7 +91,7 @@ struct Record {
 }
 
 /// Starts a co-runner on `cpu` that looks up random keys of the index
-/// until stopped, recording while `shared.recording` is on.
+/// until stopped, recording the lookups that fall within one timed release.
 fn start_lookups(
     name: &str,
     cpu: usize,
