@@ -33,26 +33,10 @@ pub const ALGORITHMS: [Algorithm; 7] = [
     Algorithm::Crc32c,
 ];
 
-fn has(feature: &str) -> bool {
-    match feature {
-        "sha" => std::arch::is_x86_feature_detected!("sha"),
-        "ssse3" => std::arch::is_x86_feature_detected!("ssse3"),
-        "sse4.1" => std::arch::is_x86_feature_detected!("sse4.1"),
-        "sse4.2" => std::arch::is_x86_feature_detected!("sse4.2"),
-        "avx" => std::arch::is_x86_feature_detected!("avx"),
-        "avx2" => std::arch::is_x86_feature_detected!("avx2"),
-        "bmi2" => std::arch::is_x86_feature_detected!("bmi2"),
-        "aes" => std::arch::is_x86_feature_detected!("aes"),
-        "pclmulqdq" => std::arch::is_x86_feature_detected!("pclmulqdq"),
-        "movbe" => std::arch::is_x86_feature_detected!("movbe"),
-        "vaes" => std::arch::is_x86_feature_detected!("vaes"),
-        "vpclmulqdq" => std::arch::is_x86_feature_detected!("vpclmulqdq"),
-        _ => false,
-    }
-}
-
-fn all(features: &[&str]) -> bool {
-    features.iter().all(|f| has(f))
+/// Whether the CPU has every feature named; a misspelt name does not
+/// compile, where a lookup by string would quietly say "absent".
+macro_rules! has {
+    ($($feature:tt),+) => { $(std::arch::is_x86_feature_detected!($feature))&&+ };
 }
 
 /// ring takes some paths only on Intel CPUs (pre-Zen AMD microcoded the
@@ -90,29 +74,29 @@ impl Algorithm {
     /// The crate and the code path it takes on this CPU.
     pub fn implementation(self) -> String {
         let path = match self {
-            Algorithm::Sha1 if all(&["sha", "ssse3", "sse4.1"]) => "SHA-NI",
+            Algorithm::Sha1 if has!("sha", "ssse3", "sse4.1") => "SHA-NI",
             Algorithm::Sha1 => "portable",
-            Algorithm::Sha256 if all(&["sha", "ssse3"]) => "SHA-NI",
-            Algorithm::Sha256 if has("avx") && is_intel() => "AVX",
-            Algorithm::Sha256 if has("ssse3") => "SSSE3",
+            Algorithm::Sha256 if has!("sha", "ssse3") => "SHA-NI",
+            Algorithm::Sha256 if has!("avx") && is_intel() => "AVX",
+            Algorithm::Sha256 if has!("ssse3") => "SSSE3",
             Algorithm::Sha256 => "portable",
-            Algorithm::Sha512 if has("avx") && is_intel() => "AVX (no SHA-512 extension code)",
+            Algorithm::Sha512 if has!("avx") && is_intel() => "AVX (no SHA-512 extension code)",
             Algorithm::Sha512 => "portable",
             Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => {
-                if !all(&["aes", "pclmulqdq", "ssse3"]) {
+                if !has!("aes", "pclmulqdq", "ssse3") {
                     "no AES-NI: bitsliced or portable"
-                } else if all(&["vaes", "vpclmulqdq", "avx2"]) {
+                } else if has!("vaes", "vpclmulqdq", "avx2") {
                     "VAES+VPCLMULQDQ (AVX2)"
-                } else if all(&["avx", "movbe"]) {
+                } else if has!("avx", "movbe") {
                     "AES-NI+PCLMULQDQ, AVX stitched"
                 } else {
                     "AES-NI+PCLMULQDQ"
                 }
             }
-            Algorithm::ChaCha20Poly1305 if all(&["sse4.1", "avx2", "bmi2"]) => "AVX2",
-            Algorithm::ChaCha20Poly1305 if has("sse4.1") => "SSE4.1",
+            Algorithm::ChaCha20Poly1305 if has!("sse4.1", "avx2", "bmi2") => "AVX2",
+            Algorithm::ChaCha20Poly1305 if has!("sse4.1") => "SSE4.1",
             Algorithm::ChaCha20Poly1305 => "portable",
-            Algorithm::Crc32c if has("sse4.2") => "SSE4.2 crc32",
+            Algorithm::Crc32c if has!("sse4.2") => "SSE4.2 crc32",
             Algorithm::Crc32c => "portable table",
         };
         let krate = match self {
