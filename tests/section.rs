@@ -3,10 +3,8 @@
 
 mod common;
 
-use mitbench::harness::affinity;
 use mitbench::probes::section::algorithms::{self, ALGORITHMS, Algorithm};
 use mitbench::probes::section::chunked::{BUFFER_BYTES, CHUNK_BYTES, hash_in_chunks};
-use mitbench::probes::{self, Outcome};
 
 fn data(bytes: usize) -> Vec<u8> {
     (0..bytes).map(|i| (i * 7 + i / 251) as u8).collect()
@@ -81,16 +79,8 @@ fn aead_round_trips_and_rejects_a_changed_byte() {
 
 #[test]
 fn chunked_probe_figures_are_sane_and_its_corunner_has_exited() {
-    let placement = common::placement();
-    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
-    let harness = common::tiny_harness();
-    let probe = probes::select(&["section/chunked".to_string()]).unwrap()[0];
-    let info = probe.info();
     for name in ["never/16MiB", "every/64KiB", "waiting/4KiB"] {
-        let variant = info.variants.iter().find(|v| v.name == name).unwrap();
-        let Outcome::Measured(m) = probe.run(variant, &placement, &harness) else {
-            panic!("{name}: not measured");
-        };
+        let m = common::measure("section/chunked", name);
         let figure = common::sane_figures(name, &m.figures);
         assert!(figure("wakes") >= 1.0, "{name}: the co-runner never woke");
         assert!(figure("co-runner late p50") <= figure("p99"));

@@ -3,9 +3,7 @@
 
 mod common;
 
-use mitbench::harness::affinity;
 use mitbench::probes::teardown::index::{self, Index, Policy};
-use mitbench::probes::{self, Outcome};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Mutex;
@@ -93,17 +91,9 @@ fn every_policy_frees_every_entry_once_and_leaks_nothing() {
 #[test]
 fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let placement = common::placement();
-    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
-    let harness = common::tiny_harness();
-    let probe = probes::select(&["teardown/index-2^16".to_string()]).unwrap()[0];
-    let info = probe.info();
     let live_before = index::live_entries();
     for name in ["K=1", "K=4096", "waiter"] {
-        let variant = info.variants.iter().find(|v| v.name == name).unwrap();
-        let Outcome::Measured(m) = probe.run(variant, &placement, &harness) else {
-            panic!("{name}: not measured");
-        };
+        let m = common::measure("teardown/index-2^16", name);
         let figure = common::sane_figures(name, &m.figures);
         // Wait figures exist only where a lookup completed within a release.
         let has = |key: &str| m.figures.iter().any(|f| f.name == key);

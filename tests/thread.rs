@@ -14,14 +14,8 @@ fn tls_channel_handshakes_and_carries_a_byte_each_way() {
 
 #[test]
 fn churn_phases_are_the_ones_each_channel_has() {
-    use mitbench::harness::affinity;
-    use mitbench::probes::{self, Outcome};
-    let placement = common::placement();
-    let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
-    let harness = common::tiny_harness();
-    let probe = probes::select(&["thread/churn-T1".to_string()]).unwrap()[0];
-    let info = probe.info();
-    assert_eq!(info.baseline().map(|v| v.name), Some("tls"));
+    let probe = mitbench::probes::select(&["thread/churn-T1".to_string()]).unwrap()[0];
+    assert_eq!(probe.info().baseline().map(|v| v.name), Some("tls"));
     for (variant, expected) in [
         ("none", &["create", "join"][..]),
         ("eventfd", &["channel", "create", "signal", "join"][..]),
@@ -30,10 +24,7 @@ fn churn_phases_are_the_ones_each_channel_has() {
             &["channel", "create", "handshake", "signal", "join"][..],
         ),
     ] {
-        let v = info.variants.iter().find(|v| v.name == variant).unwrap();
-        let Outcome::Measured(m) = probe.run(v, &placement, &harness) else {
-            panic!("{variant}: not measured");
-        };
+        let m = common::measure("thread/churn-T1", variant);
         let names: Vec<_> = m.measurement.phases.iter().map(|p| p.name).collect();
         assert_eq!(names, expected, "{variant}");
         let tiled: f64 = m.measurement.phases.iter().map(|p| p.median_ticks).sum();

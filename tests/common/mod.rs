@@ -3,7 +3,7 @@
 //! absolute timings, so tiny budgets suffice.
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::{Figure, Placement};
+use mitbench::probes::{self, Figure, Measured, Outcome, Placement};
 use std::time::Duration;
 
 pub fn tiny_harness() -> Harness {
@@ -57,5 +57,24 @@ pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) 
             .find(|f| f.name == name)
             .unwrap_or_else(|| panic!("{label}: no figure {name}"))
             .value
+    }
+}
+
+/// Runs `variant` of probe `id` once with the tiny harness, pinned as
+/// `mitbench run` pins; panics unless it was measured.
+#[allow(dead_code)] // not every test crate runs single variants
+pub fn measure(id: &str, variant: &str) -> Box<Measured> {
+    let placement = placement();
+    let _pin = affinity::pin_current_thread(placement.cpu).expect("pinning");
+    let probe = probes::select(&[id.to_string()]).expect("a probe id")[0];
+    let info = probe.info();
+    let v = info
+        .variants
+        .iter()
+        .find(|v| v.name == variant)
+        .unwrap_or_else(|| panic!("{id} has no variant {variant}"));
+    match probe.run(v, &placement, &tiny_harness()) {
+        Outcome::Measured(m) => m,
+        other => panic!("{id} {variant}: not measured: {other:?}"),
     }
 }
