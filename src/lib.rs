@@ -8,5 +8,6 @@ pub mod inventory;
 pub mod probes;
 pub mod report;
 pub mod run;
+pub mod schedule;
 pub mod sys;
 pub mod thunks;

@@ -61,12 +61,18 @@ struct RunArgs {
     /// CPU to pin the measuring thread to [default: the highest allowed]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     cpu: Option<usize>,
-    /// Stop a variant once its 95% CI half-width is within PCT% of the median [default: 1, --quick 2]
+    /// Stop adding rounds to a variant once its 95% CI half-width is within PCT% of its cost [default: 1, --quick 2]
     #[arg(long, value_name = "PCT", value_parser = positive_percentage, allow_negative_numbers = true)]
     target_ci: Option<f64>,
-    /// Time budget per probe variant in seconds [default: 3, --quick 0.6]
+    /// Time budget per probe variant, all its rounds together, in seconds [default: 3, --quick 0.5]
     #[arg(long, value_name = "SECS", value_parser = positive_seconds, allow_negative_numbers = true)]
     budget: Option<f64>,
+    /// Seed of the random order of rounds, to repeat a run's order [default: from the clock]
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Append one JSON line per finished round to FILE, to follow a long run
+    #[arg(long, value_name = "FILE")]
+    round_log: Option<PathBuf>,
     /// No progress bar
     #[arg(long, short)]
     quiet: bool,
@@ -118,6 +124,8 @@ fn run(args: RunArgs) -> ExitCode {
         target_ci: args.target_ci,
         budget: args.budget,
         quiet: args.quiet,
+        seed: args.seed,
+        round_log: args.round_log,
     };
     let mut plan = match run::plan(options) {
         Ok(plan) => plan,

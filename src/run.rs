@@ -1,10 +1,12 @@
 //! A run: validate everything up front, then measure each selected probe
 //! variant on a pinned thread, then hand back the document to report.
 
+use crate::harness::states::{self, MachineStates, StateModel};
 use crate::harness::{Harness, Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
 use crate::probes::{self, Placement, Probe};
-use crate::report::{self, Record, RunDocument, RunSettings};
+use crate::report::{self, RunDocument, RunSettings};
+use crate::schedule::Scheduler;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -20,6 +22,10 @@ pub struct RunOptions {
     /// Seconds per variant.
     pub budget: Option<f64>,
     pub quiet: bool,
+    /// Seed of the rounds' order; None: from the clock.
+    pub seed: Option<u64>,
+    /// Where to append one JSON line per finished round.
+    pub round_log: Option<PathBuf>,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -122,8 +128,9 @@ fn json_temp_file(path: &Path) -> Result<tempfile::NamedTempFile, String> {
         .map_err(|e| format!("cannot write --json {}: {e}", path.display()))
 }
 
-/// Measures every selected variant. Ctrl-C ends the run after the sample in
-/// flight; what was measured until then is returned.
+/// Measures every selected variant in rounds (see [`crate::schedule`]).
+/// Ctrl-C ends the run after the round in flight; what was measured until
+/// then is returned.
 pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
     if let Some((_, temp)) = &plan.json {
         interrupt::remove_on_abort(temp.path());
@@ -136,25 +143,52 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     let harness = Harness::new(plan.settings.clone(), tsc.mhz);
     let _pinned = affinity::pin_current_thread(plan.placement.cpu)
         .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?;
+    let round_log = match &plan.options.round_log {
+        Some(path) => Some(Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("cannot write --round-log {}: {e}", path.display()))?,
+        ) as Box<dyn std::io::Write>),
+        None => None,
+    };
+    let order_seed = plan.options.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let steal_before = states::cpu_steal(plan.placement.cpu);
 
     let infos: Vec<_> = plan.probes.iter().map(|p| p.info()).collect();
     let total = infos.iter().map(|info| info.variants.len() as u64).sum();
     let progress = progress_bar(total, plan.options.quiet);
-    let mut results = Vec::new();
-    'probes: for (probe, info) in plan.probes.iter().zip(&infos) {
-        for variant in &info.variants {
-            if interrupt::requested() {
-                break 'probes;
-            }
-            progress.set_message(format!("{} {}", info.id, variant.name));
-            let outcome = probe.run(variant, &plan.placement, &harness);
-            results.extend(Record::new(info, variant, outcome, &tsc));
-            progress.inc(1);
+    let mut scheduler = Scheduler::new(&harness, &plan.placement, round_log);
+    let mut measured = Vec::new();
+    for (index, (probe, info)) in plan.probes.iter().zip(&infos).enumerate() {
+        if interrupt::requested() {
+            break;
         }
+        progress.set_message(info.id.to_string());
+        let done_before = progress.position();
+        let probe_seed = order_seed.wrapping_add(index as u64);
+        measured.push(scheduler.run_probe(*probe, info, probe_seed, |stopped| {
+            progress.set_position(done_before + stopped as u64);
+        }));
+        progress.set_position(done_before + info.variants.len() as u64);
     }
     progress.finish_and_clear();
-    report::link(&mut results, &infos);
 
+    let model = StateModel::fit(&scheduler.canaries);
+    let steal_pct = steal_before
+        .zip(states::cpu_steal(plan.placement.cpu))
+        .and_then(|((s0, t0), (s1, t1))| {
+            (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
+        });
+    let results: Vec<_> = measured
+        .iter()
+        .flat_map(|p| report::probe_records(p, &model, &tsc, &plan.settings))
+        .collect();
     Ok(RunDocument {
         schema: report::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
@@ -167,7 +201,9 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             cpu: plan.placement.cpu,
             allowed_cpus: plan.placement.allowed.clone(),
             harness: plan.settings.clone(),
+            order_seed,
         },
+        machine_states: MachineStates::new(model, steal_pct, plan.placement.cpu),
         inventory,
         amortization: report::amortization_fits(&results),
         results,

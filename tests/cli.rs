@@ -132,38 +132,54 @@ fn run_writes_a_complete_json_document_atomically() {
 
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert!(doc["schema"].is_u64());
+    assert_eq!(doc["schema"], 2);
     assert_eq!(doc["tool_version"], env!("CARGO_PKG_VERSION"));
     assert!(doc["started_at"].is_string() && doc["settings"].is_object());
+    assert!(doc["settings"]["order_seed"].is_u64());
     assert_eq!(doc["interrupted"], false);
     assert!(doc["inventory"]["tsc_mhz"].as_f64().unwrap() > 0.0);
+    let states = &doc["machine_states"];
+    assert!(states["readings"].as_u64().unwrap() > 0);
+    assert!(states["summary"].as_str().unwrap().starts_with("machine: "));
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 4, "floor + three getpid variants");
     for r in results {
         assert!(r["id"].is_string() && r["family"].is_string() && r["variant"].is_string());
         assert!(r["params"].is_object());
         assert!(r["unsupported"].is_null());
-        assert!(r["n"].as_u64().unwrap() > 0);
-        for key in [
-            "median_ticks",
-            "median_ns",
-            "mad_ticks",
-            "p99_ticks",
-            "max_ticks",
-        ] {
+        for key in ["cost_ticks", "cost_ns", "all_states_median_ticks"] {
             assert!(r[key].is_f64(), "{key} is not a number: {}", r[key]);
         }
-        let ci = r["ci95_ticks"].as_array().unwrap();
-        let median = r["median_ticks"].as_f64().unwrap();
-        assert!(ci[0].as_f64().unwrap() <= median && median <= ci[1].as_f64().unwrap());
-        assert!(r["target_met"].is_boolean());
+        let cost = r["cost_ticks"].as_f64().unwrap();
+        let rounds = r["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len() as u64, r["rounds_total"].as_u64().unwrap());
+        assert!(r["rounds_used"].as_u64().unwrap() <= rounds.len() as u64);
+        for round in rounds {
+            assert!(round["n"].as_u64().unwrap() > 0);
+            assert!(["quiet", "slow"].contains(&round["state"].as_str().unwrap()));
+        }
+        if let Some(ci) = r["cost_ci95_ticks"].as_array() {
+            assert!(ci[0].as_f64().unwrap() <= cost && cost <= ci[1].as_f64().unwrap());
+        } else {
+            assert!(rounds.len() < 5, "an interval from five rounds on");
+        }
+        assert!(r["target_met"].is_boolean() && r["stopped"].is_string());
+        // Counters come from a round of their own, never a timed one.
+        assert_eq!(r["counters_source"], "counting round");
         assert!(r["counters"].is_object() || r["counters"].is_string());
     }
-    let syscall = results
+    // The ratio and the difference to the baseline come from the same
+    // pairs of rounds, so they agree in sign, and each sits in its interval.
+    let libc = results
         .iter()
-        .find(|r| r["id"] == "os/getpid" && r["variant"] == "syscall")
+        .find(|r| r["id"] == "os/getpid" && r["variant"] == "libc")
         .unwrap();
-    assert_eq!(syscall["ratio_to_baseline"], 1.0);
+    let ratio = libc["ratio_to_baseline"].as_f64().unwrap();
+    let delta = libc["delta_ticks"].as_f64().unwrap();
+    assert_eq!(ratio > 1.0, delta > 0.0, "ratio {ratio}, delta {delta}");
+    if let Some(ci) = libc["ratio_ci95"].as_array() {
+        assert!(ci[0].as_f64().unwrap() <= ratio && ratio <= ci[1].as_f64().unwrap());
+    }
 }
 
 #[test]

@@ -1,31 +1,36 @@
 //! The measurement harness: every probe hands it a closure and gets back a
-//! [`Measurement`]. Probes never time themselves.
+//! [`Measurement`] of one round. Probes never time themselves; the run
+//! (`crate::schedule`) asks for many short rounds per variant, interleaved
+//! with the other variants' and bracketed by the machine's canary.
 //!
-//! Protocol, per probe variant:
-//! 1. Calibrate a base batch size `b` so one batch of `b` items takes about
-//!    `sample_us`; items far below the timer's own cost are thus timed many
-//!    at a time.
-//! 2. Warm up (caches, branch predictors, lazy kernel state).
-//! 3. Time batches of `0, b, 2b, ..., kb` items round-robin, so slow drift
-//!    hits every batch size alike. A sample whose two TSC reads ran on
-//!    different CPUs is dropped.
-//! 4. Fit ticks against batch size through the per-size medians. The
+//! Protocol, per round:
+//! 1. The first round of a variant calibrates a base batch size `b` so one
+//!    batch of `b` items takes about `sample_us` (items far below the
+//!    timer's own cost are thus timed many at a time) and warms up for
+//!    `warmup_s`; later rounds reuse `b` and warm up briefly, since what the
+//!    probe prepared for the round (buffers, threads, filters) is new.
+//! 2. Time batches of `0, b, 2b, ..., kb` items round-robin for `round_s`,
+//!    so slow drift hits every batch size alike. A sample whose two TSC
+//!    reads ran on different CPUs, or whose clock went backwards, is
+//!    dropped and counted.
+//! 3. Fit ticks against batch size through the per-size medians. The
 //!    intercept is the fixed cost of a sample (the TSC reads, the call into
 //!    the closure): the empty batches measure it directly, to about a tick,
 //!    where fitting it from the long batches would leave it buried in their
 //!    noise. The slope is fitted through that intercept, and the intercept
 //!    is subtracted from every non-empty sample before dividing by its
-//!    batch size.
-//! 5. Stop when the bootstrap 95% CI of the median per-item cost is within
-//!    the target and the chronological quarters agree, or when the CI is
-//!    within target but the quarters have disagreed at several checks in a
-//!    row (the machine switches states; reported unstable), or the time
-//!    budget is spent, or the user interrupts.
+//!    batch size. The round's figure is the median of those per-item costs.
+//! 4. Perf counters are attached only to a round that asks for them (the
+//!    counting round, whose timing is reported apart and never enters a
+//!    figure): counting a context switch makes it dearer.
 
 pub mod affinity;
+pub mod canary;
 pub mod counters;
 pub mod interrupt;
 pub mod phases;
+pub mod rounds;
+pub mod states;
 pub mod stats;
 pub mod tsc;
 
@@ -40,15 +45,26 @@ use std::time::{Duration, Instant};
 /// How long and how precisely to measure each probe variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
-    /// Stop once the 95% CI half-width is within this percentage of the median.
+    /// Stop adding rounds once the round-level 95% CI half-width is within
+    /// this percentage of the headline figure.
     pub target_ci_pct: f64,
     /// ... or within this many ticks: below a tenth of a tick nothing is
     /// resolved anyway, and a near-zero median makes a relative target moot.
     pub abs_tolerance_ticks: f64,
-    /// Wall-time budget per variant, warm-up and calibration included.
+    /// Wall-time budget per variant, all its rounds together.
     pub budget_s: f64,
+    /// Warm-up of a variant's first round; later rounds warm up for a
+    /// tenth of `round_s`.
     pub warmup_s: f64,
-    pub min_samples: usize,
+    /// Sampling time of one round.
+    pub round_s: f64,
+    /// Rounds every variant gets before the interval is judged.
+    pub min_rounds: usize,
+    pub max_rounds: usize,
+    /// A probe's rounds are spread over at least this much wall time, so
+    /// the machine's states land on all its variants.
+    pub min_span_s: f64,
+    /// Samples in one round at the most.
     pub max_samples: usize,
     /// Target duration of the smallest batch.
     pub sample_us: f64,
@@ -62,8 +78,11 @@ impl Settings {
             target_ci_pct: 1.0,
             abs_tolerance_ticks: 0.1,
             budget_s: 3.0,
-            warmup_s: 0.1,
-            min_samples: 240,
+            warmup_s: 0.05,
+            round_s: 0.012,
+            min_rounds: 10,
+            max_rounds: 200,
+            min_span_s: 1.0,
             max_samples: 10_000,
             sample_us: 10.0,
             batch_multiples: 8,
@@ -74,45 +93,23 @@ impl Settings {
     pub fn quick() -> Settings {
         Settings {
             target_ci_pct: 2.0,
-            budget_s: 0.6,
-            warmup_s: 0.03,
-            min_samples: 80,
+            budget_s: 0.5,
+            warmup_s: 0.02,
+            round_s: 0.005,
+            min_rounds: 5,
+            min_span_s: 0.3,
             ..Settings::standard()
         }
     }
 
-    /// Largest tolerated CI half-width, in ticks, for a given median.
-    fn tolerance(&self, median: f64) -> f64 {
-        (self.target_ci_pct / 100.0 * median.abs()).max(self.abs_tolerance_ticks)
-    }
-
-    /// The CI is within target and the cost held still while measuring.
-    fn within_target(&self, summary: &Summary) -> bool {
-        summary.has_ci()
-            && summary.ci_half_width() <= self.tolerance(summary.median)
-            && self.stationary(summary)
-    }
-
-    /// Whether the block medians agree. Each quarter's median has about the
-    /// whole CI half-width as its standard error, so noise alone spreads
-    /// four of them by up to ~4.5 half-widths (99%); a wider spread, and
-    /// one that matters at the precision asked for, is a change of state.
-    pub fn stationary(&self, summary: &Summary) -> bool {
-        let noise = NOISE_SPREAD * summary.ci_half_width();
-        summary.drift() <= noise.max(DRIFT_FACTOR * self.tolerance(summary.median))
+    /// Largest tolerated CI half-width, in ticks, for a given figure.
+    pub fn tolerance(&self, figure: f64) -> f64 {
+        (self.target_ci_pct / 100.0 * figure.abs()).max(self.abs_tolerance_ticks)
     }
 }
 
-/// See [`Settings::stationary`].
-const NOISE_SPREAD: f64 = 5.0;
-/// A drift seen at this many consecutive checks, each with more samples
-/// than the last and a CI already within target, is the machine switching
-/// between states: more samples would only narrow the CI of a mixture, so
-/// sampling stops and the variant is reported unstable.
-const SETTLED_DRIFT_CHECKS: usize = 4;
-const DRIFT_FACTOR: f64 = 3.0;
-
-/// The outcome of measuring one probe variant. Costs are TSC ticks per item.
+/// The outcome of one round of one probe variant. Costs are TSC ticks per
+/// item.
 #[derive(Debug, Clone, Serialize)]
 pub struct Measurement {
     pub per_item: Summary,
@@ -123,18 +120,29 @@ pub struct Measurement {
     pub items: u64,
     /// Samples dropped because the thread changed CPU between its TSC reads.
     pub dropped_migrated: usize,
+    /// Samples dropped because the TSC read lower at the end than at the
+    /// start: a clock that is not monotonic on this machine.
+    pub dropped_backwards: usize,
     pub elapsed_s: f64,
-    /// The wall-time budget this variant was measured under.
+    /// The wall-time budget of the variant this round belongs to, all its
+    /// rounds together.
     pub budget_s: f64,
-    pub target_met: bool,
-    /// Whether the cost held still while measuring (see [`Settings::stationary`]).
-    pub stationary: bool,
     pub interrupted: bool,
-    /// Counts over the sampling phase, or why there are none.
-    pub counters: Result<CounterReport, String>,
+    /// Counts over the round's sampling, or why there are none; None when
+    /// the round was not a counting round.
+    pub counters: Option<Result<CounterReport, String>>,
     /// Cost per item of each phase a phased batch marked (see
     /// [`Harness::measure_phased`]); empty for other measurements.
     pub phases: Vec<PhaseCost>,
+}
+
+/// What the run tells the harness about the round it measures.
+#[derive(Debug, Clone, Copy, Default)]
+struct RoundSetup {
+    /// The base batch an earlier round of the variant settled on.
+    base: Option<u64>,
+    /// Attach perf counters: a counting round.
+    count_events: bool,
 }
 
 #[derive(Clone)]
@@ -143,6 +151,7 @@ pub struct Harness {
     ticks_per_us: f64,
     /// Every batch size is a multiple of this (see `in_groups_of`).
     group: u64,
+    round: RoundSetup,
 }
 
 /// Batch sizes stop growing here even if a batch is still shorter than the
@@ -155,6 +164,19 @@ impl Harness {
             settings,
             ticks_per_us: tsc_mhz,
             group: 1,
+            round: RoundSetup::default(),
+        }
+    }
+
+    /// The same harness for a later round of a variant whose first round
+    /// settled on `base_batch` (None: calibrate), counting events or not.
+    pub fn for_round(&self, base_batch: Option<u64>, count_events: bool) -> Harness {
+        Harness {
+            round: RoundSetup {
+                base: base_batch,
+                count_events,
+            },
+            ..self.clone()
         }
     }
 
@@ -180,7 +202,6 @@ impl Harness {
     pub fn for_long_items(&self) -> Harness {
         let mut long = self.clone();
         long.settings.batch_multiples = 1;
-        long.settings.min_samples = long.settings.min_samples.min(30);
         long
     }
 
@@ -212,7 +233,7 @@ impl Harness {
     /// and then it must do nothing. Returns None when interrupted before a
     /// single sample was kept.
     pub fn measure<F: FnMut(u64)>(&self, mut batch: F) -> Option<Measurement> {
-        self.sample_until_done(|n| time_batch(&mut batch, n).map(|t| (t, ())))
+        self.sample_round(|n| time_batch(&mut batch, n).with(()))
             .map(|(m, _)| m)
     }
 
@@ -225,11 +246,11 @@ impl Harness {
         P: FnMut(u64) -> S,
         F: FnMut(&mut S, u64),
     {
-        self.sample_until_done(|n| {
+        self.sample_round(|n| {
             let mut state = prepare(n);
-            let ticks = time_batch(&mut |n| run(&mut state, n), n);
+            let timed = time_batch(&mut |n| run(&mut state, n), n);
             drop(state);
-            ticks.map(|t| (t, ()))
+            timed.with(())
         })
         .map(|(m, _)| m)
     }
@@ -242,33 +263,39 @@ impl Harness {
         F: FnMut(u64, &mut Laps),
     {
         let mut laps = Laps::new(names.len());
-        let (mut measurement, kept) = self.sample_until_done(|n| {
-            let ticks = time_batch(
+        let (mut measurement, kept) = self.sample_round(|n| {
+            let timed = time_batch(
                 &mut |n| {
                     laps.start();
                     batch(n, &mut laps);
                 },
                 n,
-            )?;
-            Some((ticks, laps.take()))
+            );
+            timed.with(laps.take())
         })?;
         measurement.phases = phases::summarise(names, &kept);
         Some(measurement)
     }
 
-    /// The protocol in the module comment, over `sample(n)`: the ticks one
-    /// batch of n items took and what else the sample recorded, or None
-    /// when it migrated. Returns the measurement and, for every sample it
-    /// is made of, the items and that record.
-    fn sample_until_done<X>(
+    /// One round of the protocol in the module comment, over `sample(n)`:
+    /// the ticks one batch of n items took and what else the sample
+    /// recorded. Returns the measurement and, for every sample it is made
+    /// of, the items and that record; None when interrupted before a sample
+    /// was kept.
+    fn sample_round<X>(
         &self,
-        mut sample: impl FnMut(u64) -> Option<(u64, X)>,
+        mut sample: impl FnMut(u64) -> Timed<X>,
     ) -> Option<(Measurement, Vec<(u64, X)>)> {
         let s = &self.settings;
         let started = Instant::now();
-        let budget = Duration::from_secs_f64(s.budget_s);
-        let base = self.calibrate(&mut |n| sample(n).map(|(ticks, _)| ticks))?;
-        let warmup = Duration::from_secs_f64(s.warmup_s);
+        let (base, warmup) = match self.round.base {
+            Some(base) => (
+                base.next_multiple_of(self.group),
+                (s.round_s / 10.0).min(s.warmup_s),
+            ),
+            None => (self.calibrate(&mut |n| sample(n).ticks())?, s.warmup_s),
+        };
+        let warmup = Duration::from_secs_f64(warmup);
         while started.elapsed() < warmup {
             sample(base);
             if interrupt::requested() {
@@ -276,56 +303,35 @@ impl Harness {
             }
         }
 
-        let mut counters = CounterSet::open();
+        let mut counters = self.round.count_events.then(CounterSet::open);
         let capacity = (s.max_samples + s.batch_multiples as usize) * 9 / 8;
-        let mut samples: Vec<(u64, u64)> = Vec::with_capacity(capacity);
-        let mut records: Vec<(u64, X)> = Vec::with_capacity(capacity);
-        let mut dropped_migrated = 0;
-        // Samples of at least one item: what min/max_samples count.
+        let mut samples: Vec<(u64, u64)> = Vec::with_capacity(capacity.min(1 << 14));
+        let mut records: Vec<(u64, X)> = Vec::with_capacity(capacity.min(1 << 14));
+        let (mut dropped_migrated, mut dropped_backwards) = (0, 0);
+        // Samples of at least one item: what max_samples counts.
         let mut timed = 0;
-        let mut next_check = s.min_samples;
-        // Consecutive checks at which the CI was within target but the
-        // quarters disagreed (see `SETTLED_DRIFT_CHECKS`).
-        let mut drifting_checks = 0;
         let mut interrupted = false;
-        // The analysis of the samples as they stood at the last check; the
-        // stopping decision and the report use the same one.
-        let mut analysis: Option<(usize, LineFit, Summary)> = None;
+        let round = Duration::from_secs_f64(s.round_s);
+        let sampling = Instant::now();
         set_counting(&mut counters, true);
         loop {
             for multiple in 0..=s.batch_multiples {
                 let n = base * multiple;
                 match sample(n) {
-                    Some((ticks, record)) => {
+                    Timed::Kept(ticks, record) => {
                         samples.push((n, ticks));
                         records.push((n, record));
                         timed += usize::from(n > 0);
                     }
-                    None => dropped_migrated += 1,
+                    Timed::Migrated => dropped_migrated += 1,
+                    Timed::Backwards => dropped_backwards += 1,
                 }
             }
             if interrupt::requested() {
                 interrupted = true;
                 break;
             }
-            if timed >= next_check {
-                set_counting(&mut counters, false);
-                let (fit, summary) = analyse(&samples);
-                let precise = summary.ci_half_width() <= s.tolerance(summary.median);
-                drifting_checks = if precise && !s.stationary(&summary) {
-                    drifting_checks + 1
-                } else {
-                    0
-                };
-                let done = s.within_target(&summary) || drifting_checks >= SETTLED_DRIFT_CHECKS;
-                analysis = Some((samples.len(), fit, summary));
-                if done {
-                    break;
-                }
-                next_check = next_check * 3 / 2;
-                set_counting(&mut counters, true);
-            }
-            if timed >= s.max_samples || started.elapsed() >= budget {
+            if timed >= s.max_samples || sampling.elapsed() >= round {
                 break;
             }
         }
@@ -334,23 +340,19 @@ impl Harness {
             return None;
         }
 
-        let (fit, per_item) = match analysis {
-            Some((analysed, fit, summary)) if analysed == samples.len() => (fit, summary),
-            _ => analyse(&samples),
-        };
+        let (fit, per_item) = analyse(&samples);
         let items: u64 = samples.iter().map(|&(n, _)| n).sum();
         let measurement = Measurement {
-            target_met: s.within_target(&per_item),
-            stationary: s.stationary(&per_item),
             per_item,
             fit,
             base_batch: base,
             items,
             dropped_migrated,
+            dropped_backwards,
             elapsed_s: started.elapsed().as_secs_f64(),
             budget_s: s.budget_s,
             interrupted,
-            counters: counters.and_then(|mut c| c.read(items)),
+            counters: counters.map(|c| c.and_then(|mut c| c.read(items))),
             phases: Vec::new(),
         };
         Some((measurement, records))
@@ -389,27 +391,60 @@ impl Harness {
     }
 }
 
-fn set_counting(counters: &mut Result<CounterSet, String>, on: bool) {
-    if let Ok(c) = counters {
+fn set_counting(counters: &mut Option<Result<CounterSet, String>>, on: bool) {
+    if let Some(Ok(c)) = counters {
         if on { c.enable() } else { c.disable() }
     }
 }
 
-/// Times one batch of `n` items; None if the thread changed CPU meanwhile.
+/// One timed batch: its ticks and what the sample recorded beside them, or
+/// why it was dropped.
+enum Timed<X> {
+    Kept(u64, X),
+    Migrated,
+    Backwards,
+}
+
+impl Timed<()> {
+    fn with<X>(self, record: X) -> Timed<X> {
+        match self {
+            Timed::Kept(ticks, ()) => Timed::Kept(ticks, record),
+            Timed::Migrated => Timed::Migrated,
+            Timed::Backwards => Timed::Backwards,
+        }
+    }
+}
+
+impl<X> Timed<X> {
+    fn ticks(self) -> Option<u64> {
+        match self {
+            Timed::Kept(ticks, _) => Some(ticks),
+            _ => None,
+        }
+    }
+}
+
+/// Times one batch of `n` items. A TSC that reads lower at the end would
+/// wrap to ~1.8e19 ticks; such a sample is dropped, not kept.
 #[inline(always)]
-fn time_batch<F: FnMut(u64)>(batch: &mut F, n: u64) -> Option<u64> {
+fn time_batch<F: FnMut(u64)>(batch: &mut F, n: u64) -> Timed<()> {
     let start = tsc::read();
     batch(black_box(n));
     let end = tsc::read();
-    (start.cpu == end.cpu).then(|| end.ticks.wrapping_sub(start.ticks))
+    if start.cpu != end.cpu {
+        Timed::Migrated
+    } else if end.ticks < start.ticks {
+        Timed::Backwards
+    } else {
+        Timed::Kept(end.ticks - start.ticks, ())
+    }
 }
 
-/// The fit and the summary of per-item costs for the samples so far.
+/// The fit and the summary of per-item costs for the samples of a round.
 fn analyse(samples: &[(u64, u64)]) -> (LineFit, Summary) {
     let (fit, values) = per_item_costs(samples);
-    (fit, Summary::of(&values, Summary::RESAMPLES))
+    (fit, Summary::of(&values, Summary::ROUND_RESAMPLES))
 }
-
 /// Fits ticks against batch size through the median of each size, then turns
 /// every non-empty sample into a per-item cost with the fixed cost removed.
 /// Samples of 0 items measure that fixed cost and inform only the fit.

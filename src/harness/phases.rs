@@ -100,7 +100,12 @@ pub fn summarise(names: &[&'static str], samples: &[(u64, Vec<u64>)]) -> Vec<Pha
 fn median_and_ci(values: &[f64]) -> (f64, (f64, f64)) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let ci = stats::bootstrap_median_ci(values, 0.95, stats::Summary::RESAMPLES, 0x7068_6173_6573);
+    let ci = stats::bootstrap_median_ci(
+        values,
+        0.95,
+        stats::Summary::ROUND_RESAMPLES,
+        0x7068_6173_6573,
+    );
     (median(&sorted), ci)
 }
 

@@ -84,6 +84,13 @@ pub fn bootstrap_median_ci(
     resamples: usize,
     seed: u64,
 ) -> (f64, f64) {
+    let medians = bootstrap_medians(values, resamples, seed);
+    let alpha = (1.0 - confidence) / 2.0;
+    (quantile(&medians, alpha), quantile(&medians, 1.0 - alpha))
+}
+
+/// The medians of `resamples` bootstrap resamples of `values`, sorted.
+pub fn bootstrap_medians(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
     assert!(!values.is_empty(), "bootstrap of an empty sample");
     let n = values.len();
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -96,8 +103,7 @@ pub fn bootstrap_median_ci(
         medians.push(select_median(&mut scratch));
     }
     medians.sort_by(f64::total_cmp);
-    let alpha = (1.0 - confidence) / 2.0;
-    (quantile(&medians, alpha), quantile(&medians, 1.0 - alpha))
+    medians
 }
 
 /// Median of unsorted data in O(n), reordering it.
@@ -269,6 +275,10 @@ pub struct Summary {
     /// Medians of consecutive quarters of the samples, in the order taken.
     /// They agree within noise when the machine held still.
     pub block_medians: Vec<f64>,
+    /// The bootstrap medians the interval was read from, sorted: what the
+    /// round-level bootstrap draws from for this round's own noise.
+    #[serde(skip)]
+    pub replicates: Vec<f64>,
 }
 
 impl Summary {
@@ -282,21 +292,26 @@ impl Summary {
 
     /// Bootstrap resamples used for reported intervals.
     pub const RESAMPLES: usize = 2000;
+    /// ... and for one round's own interval: it is a second-order figure
+    /// beside the round-level one, and a round must stay cheap to analyse.
+    pub const ROUND_RESAMPLES: usize = 100;
 
     pub fn of(values: &[f64], resamples: usize) -> Summary {
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
         let median = median(&sorted);
+        let replicates = bootstrap_medians(values, resamples, 0x6d69_7462_656e_6368);
         Summary {
             n: sorted.len(),
             median,
-            ci95: bootstrap_median_ci(values, 0.95, resamples, 0x6d69_7462_656e_6368),
+            ci95: (quantile(&replicates, 0.025), quantile(&replicates, 0.975)),
             mad: mad(&sorted, median),
             p99: quantile(&sorted, 0.99),
             min: sorted[0],
             max: sorted[sorted.len() - 1],
             outliers: tukey_outliers(&sorted),
             block_medians: block_medians(values, Self::BLOCKS),
+            replicates,
         }
     }
 

@@ -86,6 +86,57 @@ impl TscFrequency {
     }
 }
 
+/// A kernel figure and our calibration further apart than this disagree.
+pub const MAX_FREQUENCY_DISAGREEMENT: f64 = 0.001;
+
+/// What makes ns figures unreliable on this machine, one sentence each:
+/// the kernel's TSC frequency disagreeing with our calibration, a TSC that
+/// is not invariant (`constant_tsc` and `nonstop_tsc`), or a clocksource
+/// other than the TSC (the kernel did not trust it). Empty when the clock
+/// checks out. `flags` answers whether the CPU has a flag, None when the
+/// flags are unknown.
+pub fn clock_warnings(
+    frequency: Option<&TscFrequency>,
+    flag: impl Fn(&str) -> Option<bool>,
+    clocksource: &str,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    match frequency {
+        None => warnings.push("the TSC frequency is unknown: no ns figures".to_string()),
+        Some(f) => match f.calibrated_mhz {
+            Some(calibrated) if (f.mhz - calibrated).abs() / f.mhz > MAX_FREQUENCY_DISAGREEMENT => {
+                warnings.push(format!(
+                    "the TSC frequency used ({:.3} MHz, {}) and our calibration against \
+                     CLOCK_MONOTONIC_RAW ({calibrated:.3} MHz) differ by {:.2}%",
+                    f.mhz,
+                    f.source,
+                    (f.mhz - calibrated).abs() / f.mhz * 100.0
+                ));
+            }
+            Some(_) => {}
+            None => warnings.push(format!(
+                "the TSC frequency ({:.3} MHz, {}) could not be checked against a calibration",
+                f.mhz, f.source
+            )),
+        },
+    }
+    for name in ["constant_tsc", "nonstop_tsc"] {
+        match flag(name) {
+            Some(true) => {}
+            Some(false) => warnings.push(format!(
+                "the CPU lacks {name}: the TSC may not tick at one rate throughout"
+            )),
+            None => warnings.push(format!("whether the CPU has {name} is unknown")),
+        }
+    }
+    if clocksource != "tsc" {
+        warnings.push(format!(
+            "the kernel's clocksource is {clocksource}, not tsc: it did not trust the TSC"
+        ));
+    }
+    warnings
+}
+
 /// The kernel's TSC frequency from its boot log, with the line it came from.
 /// A refined calibration beats the early one; an explicit "MHz TSC" line beats
 /// the "MHz processor" line, which is the TSC only when no TSC line follows.
@@ -179,6 +230,29 @@ mod tests {
         assert!(frequency_from_kernel_log("tsc: Detected inf MHz processor").is_none());
         assert!(frequency_from_kernel_log("tsc: Detected fast MHz processor").is_none());
         assert!(frequency_from_kernel_log("tsc: Detected 2000 GHz processor").is_none());
+    }
+
+    #[test]
+    fn the_clock_is_checked() {
+        let kernel = |calibrated| TscFrequency {
+            mhz: 2000.0,
+            source: "kernel log: tsc: Detected 2000.000 MHz processor".into(),
+            calibrated_mhz: calibrated,
+        };
+        let all = |_: &str| Some(true);
+        assert!(clock_warnings(Some(&kernel(Some(2000.5))), all, "tsc").is_empty());
+        let off = clock_warnings(Some(&kernel(Some(2010.0))), all, "tsc");
+        assert_eq!(off.len(), 1);
+        assert!(off[0].contains("differ by 0.50%"), "{off:?}");
+        assert_eq!(clock_warnings(Some(&kernel(None)), all, "tsc").len(), 1);
+        let variant = clock_warnings(
+            Some(&kernel(Some(2000.0))),
+            |f| Some(f != "nonstop_tsc"),
+            "hpet",
+        );
+        assert_eq!(variant.len(), 2, "{variant:?}");
+        assert!(variant[1].contains("hpet"));
+        assert_eq!(clock_warnings(None, |_| None, "tsc").len(), 3);
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct Inventory {
     pub tsc_mhz_source: String,
     /// Our own calibration against CLOCK_MONOTONIC_RAW (live only).
     pub tsc_calibrated_mhz: Option<f64>,
+    /// Why ns figures may be unreliable here (see `tsc::clock_warnings`);
+    /// empty when the clock checks out.
+    pub clock_warnings: Vec<String>,
     pub cpu: Cpu,
     pub kernel: Kernel,
     pub facilities: Facilities,
@@ -49,7 +52,13 @@ impl Inventory {
         };
         let frequency =
             TscFrequency::choose(log.and_then(tsc::frequency_from_kernel_log), calibrated);
+        let clock_warnings = tsc::clock_warnings(
+            frequency.as_ref(),
+            |flag| cpu.flags.get(flag).copied(),
+            &kernel.clocksource,
+        );
         Inventory {
+            clock_warnings,
             root: root.display(),
             live: root.is_live(),
             tsc_mhz: frequency.as_ref().map(|f| f.mhz),

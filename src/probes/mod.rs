@@ -4,6 +4,7 @@
 mod cflags;
 mod corunner;
 mod doorbell;
+pub mod failures;
 mod floor;
 mod indirect;
 mod memory;

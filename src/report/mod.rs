@@ -9,19 +9,25 @@ pub use listing::render_listing;
 pub use table::render as render_table;
 
 use crate::harness::phases::PhaseCost;
-use crate::harness::stats::{self, Amortization, LineFit, TukeyOutliers};
+use crate::harness::rounds::{self, Basis, Pair};
+use crate::harness::states::{MachineStates, StateModel};
+use crate::harness::stats::{self, Amortization};
 use crate::harness::{Settings, tsc::TscFrequency};
 use crate::inventory::Inventory;
-use crate::probes::{Figure, Measured, Outcome, ProbeInfo, Variant};
+use crate::probes::{Figure, ProbeInfo};
+use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-/// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped whenever a field changes meaning or disappears. 2: figures from
+/// rounds (`cost_*` replaces `median_*`), machine states, paired ratios,
+/// counters from a counting round.
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// One probe variant's result. Statistics are null when it was not measured.
+/// One probe variant's result, computed once from its rounds. Statistics
+/// are null when it was not measured.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Record {
     pub id: String,
@@ -30,201 +36,415 @@ pub struct Record {
     pub params: Value,
     /// What one item is; every per-item figure is per one of these.
     pub item: String,
-    /// The variant of the same probe that `ratio_to_baseline` divides by.
+    /// The variant of the same probe that ratios and deltas are against.
     pub baseline: Option<String>,
+    /// Null, or why this machine cannot run the variant.
+    pub unsupported: Option<String>,
+    /// CPUs the measured work ran on, measuring thread first.
+    pub cpus: Vec<usize>,
+
+    /// The headline cost of one item: see `estimator`. Its interval is a
+    /// two-level bootstrap over rounds, then samples inside them.
+    pub cost_ticks: Option<f64>,
+    pub cost_ns: Option<f64>,
+    pub cost_ci95_ticks: Option<[f64; 2]>,
+    pub cost_ci95_ns: Option<[f64; 2]>,
+    /// CI half-width as a percentage of the cost.
+    pub cost_ci_half_width_pct: Option<f64>,
+    /// Which rounds the cost is the median of.
+    pub estimator: Option<Basis>,
+    /// Median over every round, whatever the machine's state: what a
+    /// workload paid on average over this run. Not for comparing runs.
+    pub all_states_median_ticks: Option<f64>,
+    /// Median of the rounds the canary classed slow, and their share.
+    pub slow_state_ticks: Option<f64>,
+    pub slow_round_share: Option<f64>,
+    /// Median of the rounds' own CI half-widths, as a percentage of the
+    /// cost: the precision inside one round, not across runs.
+    pub within_round_ci_half_width_pct: Option<f64>,
+    /// Rounds the cost is the median of, and rounds measured.
+    pub rounds_used: Option<usize>,
+    pub rounds_total: usize,
+    /// Samples kept over all rounds.
+    pub samples: Option<usize>,
+
+    /// Against the baseline, per pair of rounds adjacent in time (the
+    /// variant's round and the baseline's nearest one): the median ratio and
+    /// difference, each with a bootstrap 95% interval over the pairs.
     pub ratio_to_baseline: Option<f64>,
-    /// A conservative 95% interval for that ratio: the two medians'
-    /// intervals combined end to end.
     pub ratio_ci95: Option<[f64; 2]>,
-    /// Median minus the baseline's median, in ticks, and a conservative 95%
-    /// interval for it: the two medians' intervals combined end to end.
     pub delta_ticks: Option<f64>,
     pub delta_ci95_ticks: Option<[f64; 2]>,
-    /// Millions of items per second, for probes whose items are a rate
-    /// (`rate_unit`, e.g. "Mpps").
+    pub pairs: Option<usize>,
+    /// "quiet": pairs of two quiet rounds; "all": every pair.
+    pub pairs_basis: Option<&'static str>,
+
+    /// Millions of items per second from the cost (`rate_unit`, e.g. "Mpps").
     pub rate_unit: Option<String>,
     pub rate_millions_per_s: Option<f64>,
     /// For probes with a toll: the share of the toll (toll variant minus
-    /// reference variant) this variant avoids, in percent.
+    /// reference variant) this variant avoids, in percent, and a
+    /// conservative 95% interval from the three costs' intervals.
     pub toll_recovered_pct: Option<f64>,
-    /// CPUs the measured work ran on, measuring thread first.
-    pub cpus: Vec<usize>,
-    pub n: Option<usize>,
-    pub median_ticks: Option<f64>,
-    pub ci95_ticks: Option<[f64; 2]>,
-    pub median_ns: Option<f64>,
-    pub ci95_ns: Option<[f64; 2]>,
-    /// CI half-width as a percentage of the median.
-    pub ci_half_width_pct: Option<f64>,
-    pub mad_ticks: Option<f64>,
-    pub p99_ticks: Option<f64>,
-    pub min_ticks: Option<f64>,
-    pub max_ticks: Option<f64>,
-    pub outliers: Option<TukeyOutliers>,
-    /// Medians of the four chronological quarters of the samples.
-    pub block_medians_ticks: Option<Vec<f64>>,
-    /// Spread of the quarter medians as a percentage of the median.
-    pub drift_pct: Option<f64>,
-    /// False when the block medians disagree by more than noise explains:
-    /// the machine changed state during the measurement.
-    pub stationary: Option<bool>,
-    /// Ticks per sample against items per sample; the intercept is the fixed
-    /// cost removed from every sample.
-    pub fit: Option<LineFit>,
-    pub base_batch: Option<u64>,
-    pub items: Option<u64>,
-    pub dropped_migrated: Option<usize>,
-    pub elapsed_s: Option<f64>,
-    /// The wall-time budget the variant was measured under.
-    pub budget_s: Option<f64>,
-    pub target_met: bool,
-    pub interrupted: bool,
-    /// Counter values, or a string saying why there are none.
-    pub counters: Value,
-    /// Cost per item of each phase the probe marked, and its share of the
-    /// item's total (empty for probes without phases).
-    pub phases: Vec<PhaseCost>,
-    /// Null, or why this machine cannot run the variant.
-    pub unsupported: Option<String>,
-    /// What the probe said about this measurement.
-    pub notes: Vec<String>,
-    /// Figures the probe measured beside the cost per item.
-    pub figures: Vec<Figure>,
+    pub toll_recovered_ci95_pct: Option<[f64; 2]>,
     /// For items that are a buffer of bytes: its size, and the throughput
-    /// the median gives.
+    /// the cost gives.
     pub bytes_per_item: Option<u64>,
     pub ticks_per_byte: Option<f64>,
     pub mib_per_s: Option<f64>,
+
+    /// Why the variant got no more rounds.
+    pub stopped: Option<Stop>,
+    pub target_met: bool,
+    pub interrupted: bool,
+    /// Wall time of its rounds, set-up included, and the budget they had.
+    pub elapsed_s: Option<f64>,
+    pub budget_s: Option<f64>,
+    pub base_batch: Option<u64>,
+    pub dropped_migrated: Option<usize>,
+    pub dropped_backwards: Option<usize>,
+    /// Counter values from the counting round, or a string saying why
+    /// there are none.
+    pub counters: Value,
+    /// "counting round": the counters were attached to a round of their
+    /// own; no timed round carried them.
+    pub counters_source: Option<&'static str>,
+    /// The counting round's own cost per item: beside `cost_ticks` it shows
+    /// what attaching the counters does to the figure.
+    pub counting_round_ticks: Option<f64>,
+    /// Cost per item of each phase the probe marked, and its share of the
+    /// item's total: medians over the rounds `estimator` names.
+    pub phases: Vec<PhaseCost>,
+    /// What the probe said about this measurement.
+    pub notes: Vec<String>,
+    /// Figures the probe measured beside the cost per item: medians over
+    /// the rounds `estimator` names.
+    pub figures: Vec<Figure>,
+    /// Every round, in the order measured.
+    pub rounds: Vec<RoundRow>,
 }
 
-impl Record {
-    /// None when the measurement was interrupted before a sample was kept.
-    pub fn new(
-        info: &ProbeInfo,
-        variant: &Variant,
-        outcome: Outcome,
-        tsc: &TscFrequency,
-    ) -> Option<Record> {
-        let mut record = Record {
-            id: info.id.to_string(),
-            family: info.family.to_string(),
-            variant: variant.name.to_string(),
-            params: variant.params.clone(),
-            item: info.item.to_string(),
-            baseline: info.baseline().map(|b| b.name.to_string()),
-            rate_unit: info.derived.as_ref().map(|d| d.rate_unit.to_string()),
-            ..Record::default()
-        };
-        match outcome {
-            Outcome::Interrupted => return None,
-            Outcome::Unsupported(reason) => {
-                record.unsupported = Some(reason);
-                record.counters = Value::String("not measured".into());
-            }
-            Outcome::Measured(measured) => {
-                let Measured {
-                    measurement: m,
-                    cpus,
-                    notes,
-                    figures,
-                } = *measured;
-                let s = &m.per_item;
-                record.cpus = cpus;
-                record.notes = notes;
-                record.figures = figures;
-                record.bytes_per_item =
-                    variant.params.get("bytes_per_item").and_then(Value::as_u64);
-                if let Some(bytes) = record.bytes_per_item.filter(|&b| b > 0) {
-                    record.ticks_per_byte = Some(s.median / bytes as f64);
-                    let ns = tsc.ticks_to_ns(s.median);
-                    record.mib_per_s =
-                        (ns > 0.0).then(|| bytes as f64 / ns * 1e9 / (1024.0 * 1024.0));
-                }
-                record.n = Some(s.n);
-                record.median_ticks = Some(s.median);
-                record.median_ns = Some(tsc.ticks_to_ns(s.median));
-                if s.has_ci() {
-                    record.ci95_ticks = Some([s.ci95.0, s.ci95.1]);
-                    record.ci95_ns = Some([tsc.ticks_to_ns(s.ci95.0), tsc.ticks_to_ns(s.ci95.1)]);
-                    record.ci_half_width_pct =
-                        (s.median.abs() > 0.0).then(|| s.ci_half_width() / s.median.abs() * 100.0);
-                } else {
-                    record.notes.push(format!(
-                        "{} samples: too few for a confidence interval",
-                        s.n
-                    ));
-                }
-                record.mad_ticks = Some(s.mad);
-                record.p99_ticks = Some(s.p99);
-                record.min_ticks = Some(s.min);
-                record.max_ticks = Some(s.max);
-                record.outliers = Some(s.outliers);
-                record.block_medians_ticks = Some(s.block_medians.clone());
-                record.drift_pct =
-                    (s.median.abs() > 0.0).then(|| s.drift() / s.median.abs() * 100.0);
-                record.stationary = Some(m.stationary);
-                record.fit = Some(m.fit);
-                record.base_batch = Some(m.base_batch);
-                record.items = Some(m.items);
-                record.dropped_migrated = Some(m.dropped_migrated);
-                record.elapsed_s = Some(m.elapsed_s);
-                record.budget_s = Some(m.budget_s);
-                record.target_met = m.target_met;
-                record.interrupted = m.interrupted;
-                record.counters = match m.counters {
-                    Ok(report) => serde_json::to_value(report).unwrap_or(Value::Null),
-                    Err(reason) => Value::String(format!("unavailable: {reason}")),
-                };
-                record.phases = m.phases;
-            }
+/// One round as the JSON carries it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundRow {
+    pub pass: usize,
+    pub started_s: f64,
+    /// The round's median cost per item and its own 95% interval.
+    pub ticks: f64,
+    pub ci95_ticks: [f64; 2],
+    pub n: usize,
+    pub min_ticks: f64,
+    pub p99_ticks: f64,
+    /// The fixed cost per sample the fit removed.
+    pub fixed_ticks: f64,
+    pub canary_before: Option<f64>,
+    pub canary_after: Option<f64>,
+    /// "quiet" or "slow", by the run's state model.
+    pub state: &'static str,
+    pub worker_pid: u32,
+}
+
+impl RoundRow {
+    fn of(round: &Round, model: &StateModel) -> RoundRow {
+        let s = &round.measured.measurement.per_item;
+        RoundRow {
+            pass: round.pass,
+            started_s: round.started_s,
+            ticks: s.median,
+            ci95_ticks: [s.ci95.0, s.ci95.1],
+            n: s.n,
+            min_ticks: s.min,
+            p99_ticks: s.p99,
+            fixed_ticks: round.measured.measurement.fit.intercept,
+            canary_before: round.canary_before,
+            canary_after: round.canary_after,
+            state: if round.quiet(model) { "quiet" } else { "slow" },
+            worker_pid: round.worker_pid,
         }
-        Some(record)
     }
 }
 
-/// Fills in what each record is read against: the ratio and difference to
-/// its probe's baseline, the rate, and the share of a toll recovered.
-pub fn link(records: &mut [Record], infos: &[ProbeInfo]) {
-    let find = |records: &[Record], id: &str, variant: &str| {
-        records
-            .iter()
-            .find(|r| r.id == id && r.variant == variant)
-            .and_then(|r| Some((r.median_ticks?, r.ci95_ticks?)))
+/// The records of one probe, in its variants' order: each variant's
+/// figures from its rounds, then what each is read against.
+pub fn probe_records(
+    probe: &ProbeRounds,
+    model: &StateModel,
+    tsc: &TscFrequency,
+    settings: &Settings,
+) -> Vec<Record> {
+    let info = &probe.info;
+    let seed = seed_of(info.id);
+    let mut records: Vec<Record> = probe
+        .variants
+        .iter()
+        .filter(|v| v.unsupported.is_some() || !v.rounds.is_empty())
+        .map(|v| variant_record(info, v, model, tsc, settings, seed))
+        .collect();
+    if let Some(base) = probe.variants.iter().find(|v| v.variant.baseline) {
+        for (record, v) in records.iter_mut().zip(
+            probe
+                .variants
+                .iter()
+                .filter(|v| v.unsupported.is_some() || !v.rounds.is_empty()),
+        ) {
+            if record.cost_ticks.is_some() && !base.rounds.is_empty() {
+                compare(record, v, base, model, seed);
+            }
+        }
+    }
+    if let Some(derived) = &info.derived {
+        let cost = |records: &[Record], name: &str| {
+            records
+                .iter()
+                .find(|r| r.variant == name)
+                .and_then(|r| Some((r.cost_ticks?, r.cost_ci95_ticks)))
+        };
+        let toll = cost(&records, derived.toll_variant);
+        let reference = cost(&records, derived.reference_variant);
+        for r in records.iter_mut() {
+            r.rate_millions_per_s = r.cost_ns.filter(|ns| *ns > 0.0).map(|ns| 1000.0 / ns);
+            if let (Some(toll), Some(reference), Some(cost)) = (toll, reference, r.cost_ticks)
+                && toll.0 > reference.0
+            {
+                r.toll_recovered_pct = Some((toll.0 - cost) / (toll.0 - reference.0) * 100.0);
+                r.toll_recovered_ci95_pct =
+                    toll_recovered_interval(toll.1, reference.1, r.cost_ci95_ticks);
+            }
+        }
+    }
+    records
+}
+
+/// A stable seed per probe, so a re-analysis gives the same intervals.
+fn seed_of(id: &str) -> u64 {
+    id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn variant_record(
+    info: &ProbeInfo,
+    v: &VariantRounds,
+    model: &StateModel,
+    tsc: &TscFrequency,
+    settings: &Settings,
+    seed: u64,
+) -> Record {
+    let mut record = Record {
+        id: info.id.to_string(),
+        family: info.family.to_string(),
+        variant: v.variant.name.to_string(),
+        params: v.variant.params.clone(),
+        item: info.item.to_string(),
+        baseline: info.baseline().map(|b| b.name.to_string()),
+        rate_unit: info.derived.as_ref().map(|d| d.rate_unit.to_string()),
+        stopped: v.stopped,
+        interrupted: v.stopped == Some(Stop::Interrupted),
+        rounds_total: v.rounds.len(),
+        ..Record::default()
     };
-    for i in 0..records.len() {
-        let (Some(median), Some([lo, hi])) = (records[i].median_ticks, records[i].ci95_ticks)
-        else {
-            continue;
-        };
-        let id = records[i].id.clone();
-        if let Some((base, [base_lo, base_hi])) = records[i]
-            .baseline
-            .clone()
-            .and_then(|b| find(records, &id, &b))
-        {
-            let r = &mut records[i];
-            r.ratio_to_baseline = (base != 0.0).then(|| median / base);
-            r.ratio_ci95 = (base_lo > 0.0 && lo >= 0.0).then(|| [lo / base_hi, hi / base_lo]);
-            r.delta_ticks = Some(median - base);
-            r.delta_ci95_ticks = Some([lo - base_hi, hi - base_lo]);
-        }
-        let Some(derived) = infos
-            .iter()
-            .find(|info| info.id == id)
-            .and_then(|info| info.derived.as_ref())
-        else {
-            continue;
-        };
-        let toll = find(records, &id, derived.toll_variant).map(|t| t.0);
-        let reference = find(records, &id, derived.reference_variant).map(|t| t.0);
-        let r = &mut records[i];
-        r.rate_millions_per_s = r.median_ns.filter(|ns| *ns > 0.0).map(|ns| 1000.0 / ns);
-        if let (Some(toll), Some(reference)) = (toll, reference)
-            && toll > reference
-        {
-            r.toll_recovered_pct = Some((toll - median) / (toll - reference) * 100.0);
+    if let Some(reason) = &v.unsupported {
+        record.unsupported = Some(reason.clone());
+        record.counters = Value::String("not measured".into());
+        return record;
+    }
+    let Some(estimate) = rounds::estimate(&v.figures(model), model.two_states, seed) else {
+        return record;
+    };
+    let to_ns = |t: f64| tsc.ticks_to_ns(t);
+    let cost = estimate.cost;
+    record.cost_ticks = Some(cost);
+    record.cost_ns = Some(to_ns(cost));
+    if let Some((lo, hi)) = estimate.ci95 {
+        record.cost_ci95_ticks = Some([lo, hi]);
+        record.cost_ci95_ns = Some([to_ns(lo), to_ns(hi)]);
+    }
+    let pct = |ticks: f64| (cost.abs() > 0.0).then(|| ticks / cost.abs() * 100.0);
+    record.cost_ci_half_width_pct = estimate.half_width().and_then(pct);
+    record.within_round_ci_half_width_pct = estimate.within_round_half_width.and_then(pct);
+    record.estimator = Some(estimate.basis);
+    record.all_states_median_ticks = Some(estimate.all_states);
+    record.slow_state_ticks = estimate.slow_state;
+    record.slow_round_share = Some(estimate.slow_share);
+    record.rounds_used = Some(estimate.rounds_used);
+    record.target_met = crate::schedule::target_met(v, model, settings);
+
+    let used: Vec<&Round> = v
+        .rounds
+        .iter()
+        .filter(|r| estimate.basis != Basis::QuietRounds || r.quiet(model))
+        .collect();
+    let first = &v.rounds[0].measured;
+    record.cpus = first.cpus.clone();
+    record.notes = first.notes.clone();
+    for r in &v.rounds {
+        for note in &r.measured.notes {
+            if !record.notes.contains(note) {
+                record.notes.push(note.clone());
+            }
         }
     }
+    record.figures = figures_over(&used, seed);
+    record.phases = phases_over(&used, seed);
+    fn m(r: &Round) -> &crate::harness::Measurement {
+        &r.measured.measurement
+    }
+    record.samples = Some(v.rounds.iter().map(|r| m(r).per_item.n).sum());
+    record.dropped_migrated = Some(v.rounds.iter().map(|r| m(r).dropped_migrated).sum());
+    record.dropped_backwards = Some(v.rounds.iter().map(|r| m(r).dropped_backwards).sum());
+    record.base_batch = Some(m(&v.rounds[0]).base_batch);
+    record.elapsed_s = Some(v.elapsed_s);
+    record.budget_s = Some(m(&v.rounds[0]).budget_s);
+    record.rounds = v.rounds.iter().map(|r| RoundRow::of(r, model)).collect();
+
+    record.bytes_per_item = v
+        .variant
+        .params
+        .get("bytes_per_item")
+        .and_then(Value::as_u64);
+    if let Some(bytes) = record.bytes_per_item.filter(|&b| b > 0) {
+        record.ticks_per_byte = Some(cost / bytes as f64);
+        let ns = to_ns(cost);
+        record.mib_per_s = (ns > 0.0).then(|| bytes as f64 / ns * 1e9 / (1024.0 * 1024.0));
+    }
+    match &v.counting {
+        Some(counting) => {
+            record.counters_source = Some("counting round");
+            record.counting_round_ticks = Some(counting.measurement.per_item.median);
+            record.counters = match &counting.measurement.counters {
+                Some(Ok(report)) => serde_json::to_value(report).unwrap_or(Value::Null),
+                Some(Err(reason)) => Value::String(format!("unavailable: {reason}")),
+                None => Value::String("not counted".into()),
+            };
+        }
+        None => record.counters = Value::String("not counted: the run was interrupted".into()),
+    }
+    record
+}
+
+/// Ratio and difference against the baseline from pairs of rounds: each
+/// round of `v` with the baseline's round that started nearest to it.
+fn compare(
+    record: &mut Record,
+    v: &VariantRounds,
+    base: &VariantRounds,
+    model: &StateModel,
+    seed: u64,
+) {
+    let pairs: Vec<Pair> = v
+        .rounds
+        .iter()
+        .filter_map(|round| {
+            let nearest = base.rounds.iter().min_by(|a, b| {
+                (a.started_s - round.started_s)
+                    .abs()
+                    .total_cmp(&(b.started_s - round.started_s).abs())
+            })?;
+            Some(Pair {
+                variant: round.measured.measurement.per_item.median,
+                baseline: nearest.measured.measurement.per_item.median,
+                quiet: round.quiet(model) && nearest.quiet(model),
+            })
+        })
+        .collect();
+    let Some(p) = rounds::paired(&pairs, model.two_states, seed) else {
+        return;
+    };
+    record.ratio_to_baseline = Some(p.ratio);
+    record.ratio_ci95 = p.ratio_ci95.map(|(lo, hi)| [lo, hi]);
+    record.delta_ticks = Some(p.delta);
+    record.delta_ci95_ticks = p.delta_ci95.map(|(lo, hi)| [lo, hi]);
+    record.pairs = Some(p.pairs);
+    record.pairs_basis = Some(p.basis);
+}
+
+/// (toll - cost) / (toll - reference) with each figure anywhere in its
+/// interval: the widest range the three intervals allow. None when an
+/// interval is missing or the toll's could be zero.
+fn toll_recovered_interval(
+    toll: Option<[f64; 2]>,
+    reference: Option<[f64; 2]>,
+    cost: Option<[f64; 2]>,
+) -> Option<[f64; 2]> {
+    let ([t_lo, t_hi], [r_lo, r_hi], [c_lo, c_hi]) = (toll?, reference?, cost?);
+    let (den_lo, den_hi) = (t_lo - r_hi, t_hi - r_lo);
+    if den_lo <= 0.0 {
+        return None;
+    }
+    let (num_lo, num_hi) = (t_lo - c_hi, t_hi - c_lo);
+    let candidates = [
+        num_lo / den_lo,
+        num_lo / den_hi,
+        num_hi / den_lo,
+        num_hi / den_hi,
+    ];
+    let lo = candidates.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = candidates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some([lo * 100.0, hi * 100.0])
+}
+
+/// Each figure a probe measured beside the cost, as the median over rounds.
+fn figures_over(rounds: &[&Round], seed: u64) -> Vec<Figure> {
+    let mut names: Vec<(&'static str, &'static str)> = Vec::new();
+    for f in rounds.iter().flat_map(|r| r.measured.figures.iter()) {
+        if !names.contains(&(f.name, f.unit)) {
+            names.push((f.name, f.unit));
+        }
+    }
+    names
+        .into_iter()
+        .map(|(name, unit)| {
+            let values: Vec<f64> = rounds
+                .iter()
+                .flat_map(|r| r.measured.figures.iter())
+                .filter(|f| f.name == name)
+                .map(|f| f.value)
+                .collect();
+            Figure::new(name, rounds::median_with_ci(&values, seed).0, unit)
+        })
+        .collect()
+}
+
+/// Each phase as the median over rounds of the rounds' phase figures; the
+/// interval over rounds from five rounds on, else the hull of the rounds'
+/// own intervals.
+fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in rounds
+        .iter()
+        .flat_map(|r| r.measured.measurement.phases.iter())
+    {
+        if !names.contains(&p.name) {
+            names.push(p.name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let of: Vec<&PhaseCost> = rounds
+                .iter()
+                .flat_map(|r| r.measured.measurement.phases.iter())
+                .filter(|p| p.name == name)
+                .collect();
+            let hull = |f: fn(&PhaseCost) -> (f64, f64)| {
+                of.iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                        (lo.min(f(p).0), hi.max(f(p).1))
+                    })
+            };
+            let ticks: Vec<f64> = of.iter().map(|p| p.median_ticks).collect();
+            let shares: Vec<f64> = of.iter().map(|p| p.share_pct).collect();
+            let (median_ticks, ticks_ci) = rounds::median_with_ci(&ticks, seed);
+            let (share_pct, share_ci) = rounds::median_with_ci(&shares, seed);
+            PhaseCost {
+                name,
+                median_ticks,
+                ci95_ticks: ticks_ci.unwrap_or_else(|| hull(|p| p.ci95_ticks)),
+                share_pct,
+                share_ci95_pct: share_ci.unwrap_or_else(|| hull(|p| p.share_ci95_pct)),
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -235,6 +455,8 @@ pub struct RunSettings {
     pub cpu: usize,
     pub allowed_cpus: Vec<usize>,
     pub harness: Settings,
+    /// Seed of the random order of rounds; probe k uses seed + k.
+    pub order_seed: u64,
 }
 
 /// Everything one run produced; what `--json` writes.
@@ -247,6 +469,8 @@ pub struct RunDocument {
     /// True when Ctrl-C stopped the run; `results` holds what was measured.
     pub interrupted: bool,
     pub settings: RunSettings,
+    /// The machine's speed states over the run, from the canary.
+    pub machine_states: MachineStates,
     pub inventory: Inventory,
     pub results: Vec<Record>,
     /// cost(B) = per item + per batch / B, fitted per group of variants
@@ -291,10 +515,9 @@ pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
     }
     let mut groups: Vec<Group> = Vec::new();
     for r in records {
-        let (Some(batch), Some(median)) = (
-            r.params.get("batch").and_then(|b| b.as_f64()),
-            r.median_ticks,
-        ) else {
+        let (Some(batch), Some(median)) =
+            (r.params.get("batch").and_then(|b| b.as_f64()), r.cost_ticks)
+        else {
             continue;
         };
         let group = batch_group(&r.variant).to_string();

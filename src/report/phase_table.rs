@@ -73,7 +73,7 @@ fn probe_table(rows: &[&Record]) -> Table {
         .load_style(presets::UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header);
-    for r in rows.iter().filter(|r| r.median_ticks.is_some()) {
+    for r in rows.iter().filter(|r| r.cost_ticks.is_some()) {
         let mut cells = vec![r.variant.clone()];
         for &name in &phases {
             cells.push(match r.phases.iter().find(|p| p.name == name) {
@@ -90,7 +90,7 @@ fn probe_table(rows: &[&Record]) -> Table {
                 None => "-".into(),
             });
         }
-        cells.push(r.median_ticks.map_or("-".into(), format_cost));
+        cells.push(r.cost_ticks.map_or("-".into(), format_cost));
         cells.push(saving(r));
         table.add_row(cells);
     }

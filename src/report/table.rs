@@ -1,7 +1,9 @@
 //! The terminal report: one table per family, then what the columns mean.
 
 use super::{Record, RunDocument};
+use crate::harness::rounds::Basis;
 use crate::probes::FAMILIES;
+use crate::schedule::Stop;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::fmt::Write as _;
 
@@ -35,6 +37,9 @@ pub fn render(doc: &RunDocument) -> String {
             others.join(",")
         },
     );
+    for warning in &inv.clock_warnings {
+        let _ = writeln!(out, "warning: {warning}; ns figures may be off");
+    }
     for family in FAMILIES {
         let records: Vec<&Record> = doc
             .results
@@ -75,11 +80,15 @@ pub fn render(doc: &RunDocument) -> String {
             "\ninterrupted: the run stopped early; the rows above are what was measured."
         );
     }
-    let _ = write!(
+    let _ = writeln!(out, "\n{}", doc.machine_states.summary);
+    let _ = writeln!(
         out,
-        "\nns and ticks are the median cost of one item. ticks: TSC reference cycles (constant rate, not core \
-         cycles). ±CI: half-width of the bootstrap 95% confidence interval of the median, as a percentage of it. \
-         n: samples kept. × base: median divided by the probe's baseline variant's median.\n"
+        "ns and ticks: the cost of one item in the machine's quiet state, the median of the rounds the \
+         canary classed quiet (of all rounds when the machine showed one state). ticks: TSC reference \
+         cycles, not core cycles. ±CI: half-width of its 95% interval over rounds, as a percentage of it: \
+         what a next run may differ by. rounds: quiet rounds used / all rounds. × base and Δ ticks: the \
+         median over pairs of rounds adjacent in time of the ratio and difference to the probe's baseline, \
+         ± the half-width of their 95% interval."
     );
     out
 }
@@ -90,10 +99,10 @@ fn family_table(records: &[&Record]) -> Table {
         .load_style(presets::UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header([
-            "probe", "variant", "ns", "ticks", "±CI", "n", "× base", "Δ ticks", "note",
+            "probe", "variant", "ns", "ticks", "±CI", "rounds", "× base", "Δ ticks", "note",
         ]);
     for r in records {
-        let ci = match (r.ci_half_width_pct, r.ci95_ticks, r.median_ticks) {
+        let ci = match (r.cost_ci_half_width_pct, r.cost_ci95_ticks, r.cost_ticks) {
             (Some(pct), _, _) if pct < 0.005 => "<±0.01%".into(),
             (Some(pct), _, _) => format!("±{pct:.2}%"),
             (None, Some([lo, hi]), Some(m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
@@ -103,17 +112,23 @@ fn family_table(records: &[&Record]) -> Table {
             r.ratio_to_baseline,
             r.baseline.as_deref() == Some(r.variant.as_str()),
         ) {
-            (_, true) if r.median_ticks.is_some() => "1.00 (base)".to_string(),
+            (_, true) if r.cost_ticks.is_some() => "1.00 (base)".to_string(),
             (Some(ratio), _) => format_ratio(ratio),
             _ => "-".into(),
+        };
+        // Quiet rounds used of all, where the two differ.
+        let rounds = match r.rounds_used {
+            Some(used) if used != r.rounds_total => format!("{used}/{}", r.rounds_total),
+            Some(used) => used.to_string(),
+            None => "-".into(),
         };
         table.add_row([
             r.id.clone(),
             r.variant.clone(),
-            r.median_ns.map_or("-".into(), format_cost),
-            r.median_ticks.map_or("-".into(), format_cost),
+            r.cost_ns.map_or("-".into(), format_cost),
+            r.cost_ticks.map_or("-".into(), format_cost),
             ci,
-            r.n.map_or("-".into(), |n| n.to_string()),
+            rounds,
             base,
             delta(r),
             note(r),
@@ -153,27 +168,24 @@ fn note(r: &Record) -> String {
         notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
     }
     if let Some(pct) = r.toll_recovered_pct {
-        notes.push(format!("{pct:.0}% of toll recovered"));
+        let interval = r
+            .toll_recovered_ci95_pct
+            .map_or(String::new(), |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
+        notes.push(format!("{pct:.0}%{interval} of toll recovered"));
     }
     if r.interrupted {
         notes.push("interrupted".to_string());
+    } else if !r.target_met && r.cost_ticks.is_some() {
+        // A variant can stop on target by the state split known then and
+        // miss it by the run's final one, which has seen every canary.
+        let why = match r.stopped {
+            Some(Stop::TargetMet) | None => "by the run's final state split",
+            Some(stop) => stop.describe(),
+        };
+        notes.push(format!("CI target not met: {why}"));
     }
-    if r.stationary == Some(false) {
-        let blocks: Vec<String> = r
-            .block_medians_ticks
-            .iter()
-            .flatten()
-            .map(|&m| format_cost(m))
-            .collect();
-        let drift = r
-            .drift_pct
-            .map_or(String::new(), |pct| format!(" {pct:.1}%"));
-        notes.push(format!(
-            "unstable: drifted{drift} (quarter medians {} ticks)",
-            blocks.join(", ")
-        ));
-    } else if !r.target_met {
-        notes.push("CI target not met in budget".to_string());
+    if r.estimator == Some(Basis::NoQuietRound) {
+        notes.push("no round in the quiet state: slow-state figure".to_string());
     }
     if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
         let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
@@ -182,6 +194,9 @@ fn note(r: &Record) -> String {
     notes.extend(r.notes.iter().cloned());
     if let Some(dropped) = r.dropped_migrated.filter(|&d| d > 0) {
         notes.push(format!("{dropped} samples dropped (CPU changed)"));
+    }
+    if let Some(dropped) = r.dropped_backwards.filter(|&d| d > 0) {
+        notes.push(format!("{dropped} samples dropped (clock went backwards)"));
     }
     notes.join("; ")
 }

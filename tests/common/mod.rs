@@ -10,7 +10,7 @@ pub fn tiny_harness() -> Harness {
     let settings = Settings {
         budget_s: 0.05,
         warmup_s: 0.005,
-        min_samples: 16,
+        round_s: 0.005,
         max_samples: 400,
         sample_us: 5.0,
         ..Settings::quick()
@@ -60,7 +60,7 @@ pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) 
     }
 }
 
-/// Runs `variant` of probe `id` once with the tiny harness, pinned as
+/// Runs one round of `variant` of probe `id` with the tiny harness, pinned as
 /// `mitbench run` pins; panics unless it was measured.
 #[allow(dead_code)] // not every test crate runs single variants
 pub fn measure(id: &str, variant: &str) -> Box<Measured> {

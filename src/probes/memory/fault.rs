@@ -6,6 +6,7 @@
 
 use super::region::{Region, page_size};
 use crate::harness::Harness;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use crate::sys::retry_eintr;
 use serde_json::json;
@@ -80,13 +81,26 @@ impl Probe for Fault {
         if let Err(e) = Region::anon(1) {
             return Outcome::Unsupported(format!("mmap failed: {e}"));
         }
+        // A prepare that fails leaves a batch that faults nothing in: noted,
+        // and the round is reported as failed instead of timed.
+        let failures = Failures::new();
+        let prepared =
+            |call: &'static str, n: u64, made: bool| failures.check(call, n == 0 || made);
         let measurement = match variant.name {
             "anon" => harness.measure_prepared(
-                |n| Region::anon(n as usize).ok(),
+                |n| {
+                    let region = Region::anon(n as usize).ok();
+                    prepared("mmap", n, region.is_some());
+                    region
+                },
                 |region, n| touch(region.as_ref(), 0, n as usize, page),
             ),
             "anon-thp" => harness.measure_prepared(
-                |n| huge_region(n as usize),
+                |n| {
+                    let huge = huge_region(n as usize);
+                    prepared("mmap", n, huge.is_some());
+                    huge
+                },
                 |huge, n| {
                     touch(
                         huge.as_ref().map(|(r, _)| r),
@@ -102,7 +116,11 @@ impl Probe for Fault {
                     Err(e) => return Outcome::Unsupported(format!("memfd_create failed: {e}")),
                 };
                 harness.measure_prepared(
-                    |n| file.map(n as usize).ok(),
+                    |n| {
+                        let region = file.map(n as usize).ok();
+                        prepared("mmap of the page-cache file", n, region.is_some());
+                        region
+                    },
                     |region, n| read(region.as_ref(), n as usize, page),
                 )
             }
@@ -112,12 +130,17 @@ impl Probe for Fault {
                         "could not map memory and fork a child holding it".into(),
                     );
                 }
-                harness.measure_prepared(ForkedPages::new, |pages, n| {
-                    touch(pages.region.as_ref(), 0, n as usize, page)
-                })
+                harness.measure_prepared(
+                    |n| {
+                        let pages = ForkedPages::new(n);
+                        prepared("mmap and fork", n, pages.region.is_some());
+                        pages
+                    },
+                    |pages, n| touch(pages.region.as_ref(), 0, n as usize, page),
+                )
             }
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 

@@ -3,8 +3,9 @@
 //! call, B from 1 to 512. Costs are per page, so the range curve shows the
 //! per-call toll (entry, a flush) amortised over the range.
 
-use super::region::{Region, discard, page_size, protect};
+use super::region::{Region, discard, page_size, protect, touched, unmap};
 use crate::harness::Harness;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
 use serde_json::json;
 
@@ -66,28 +67,37 @@ impl Probe for Mmap {
         else {
             return Outcome::Unsupported(format!("no variant {}", variant.name));
         };
-        let len = pages * page_size();
+        let failures = Failures::new();
         let measurement = if unmap_only {
             // n regions mapped and touched beforehand; each item unmaps one.
+            // A map that fails leaves an item with nothing to unmap: the
+            // round is then not measured.
             harness.measure_prepared(
                 |n| {
                     (0..n)
-                        .filter_map(|_| Region::anon(pages).ok())
+                        .filter_map(|_| {
+                            let region = Region::anon(pages);
+                            failures.check("mmap", region.is_ok());
+                            region.ok()
+                        })
                         .inspect(|r| r.touch_all())
                         .collect::<Vec<_>>()
                 },
                 |regions, _| {
                     for region in regions.iter() {
-                        // SAFETY: unmaps our own mapping; Region's drop
-                        // later unmaps the same range again, harmlessly.
-                        unsafe { libc::munmap(region.base().cast(), len) };
+                        // SAFETY: unmaps our own mapping, untouched after.
+                        failures.check("munmap", unsafe { unmap(region.base(), pages) });
                     }
                 },
             )
         } else {
-            harness.measure_each(|| drop(Region::anon(pages)))
+            harness.measure_each(|| {
+                let region = Region::anon(pages);
+                failures.check("mmap", region.is_ok());
+                drop(region)
+            })
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 
@@ -119,6 +129,7 @@ impl Probe for Mprotect {
         // really changes present PTEs and must flush them.
         let mut read_only = vec![false; total / b];
         let mut next = 0;
+        let failures = Failures::new();
         let measurement = harness.in_groups_of(b as u64).measure(|n| {
             for _ in 0..n as usize / b {
                 let prot = if read_only[next] {
@@ -128,12 +139,13 @@ impl Probe for Mprotect {
                 };
                 read_only[next] = !read_only[next];
                 // SAFETY: a range of our region; nothing writes it meanwhile.
-                unsafe { protect(region.at(next * b * page_size()), b, prot) };
+                let ok = unsafe { protect(region.at(next * b * page_size()), b, prot) };
+                failures.check("mprotect", ok);
                 next = (next + 1) % read_only.len();
             }
         });
         drop(region);
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 
@@ -157,23 +169,19 @@ impl Probe for Madvise {
         let b = range_of(variant);
         // The pages are faulted in before each sample (untimed), so every
         // call has present pages to zap.
+        let failures = Failures::new();
         let measurement = harness.in_groups_of(b as u64).measure_prepared(
-            |n| {
-                let region = Region::anon(n as usize).ok();
-                if let Some(r) = &region {
-                    r.touch_all();
-                }
-                region
-            },
+            |n| touched(n, &failures),
             |region, n| {
                 if let Some(region) = region {
                     for call in 0..n as usize / b {
                         // SAFETY: a range of our region.
-                        unsafe { discard(region.at(call * b * page_size()), b) };
+                        let ok = unsafe { discard(region.at(call * b * page_size()), b) };
+                        failures.check("madvise", ok);
                     }
                 }
             },
         );
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }

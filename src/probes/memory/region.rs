@@ -89,19 +89,46 @@ impl Drop for Region {
     }
 }
 
-/// Changes the protection of `pages` pages at `addr`.
+/// Changes the protection of `pages` pages at `addr`; false when the
+/// kernel refused (errno says why).
 ///
 /// # Safety
 /// The range must belong to a [`Region`] that is not accessed in a way the
 /// new protection forbids.
-pub unsafe fn protect(addr: *mut u8, pages: usize, prot: libc::c_int) {
-    unsafe { libc::mprotect(addr.cast(), pages * page_size(), prot) };
+#[must_use]
+pub unsafe fn protect(addr: *mut u8, pages: usize, prot: libc::c_int) -> bool {
+    unsafe { libc::mprotect(addr.cast(), pages * page_size(), prot) == 0 }
 }
 
-/// Drops the pages' contents: the next touch faults in a fresh zero page.
+/// Drops the pages' contents: the next touch faults in a fresh zero page;
+/// false when the kernel refused.
 ///
 /// # Safety
 /// The range must belong to a [`Region`].
-pub unsafe fn discard(addr: *mut u8, pages: usize) {
-    unsafe { libc::madvise(addr.cast(), pages * page_size(), libc::MADV_DONTNEED) };
+#[must_use]
+pub unsafe fn discard(addr: *mut u8, pages: usize) -> bool {
+    unsafe { libc::madvise(addr.cast(), pages * page_size(), libc::MADV_DONTNEED) == 0 }
+}
+
+/// Unmaps `pages` pages at `addr`; false when the kernel refused.
+///
+/// # Safety
+/// The range must belong to a [`Region`] that nothing accesses afterwards;
+/// the Region's drop unmaps the (then empty) range again, harmlessly.
+#[must_use]
+pub unsafe fn unmap(addr: *mut u8, pages: usize) -> bool {
+    unsafe { libc::munmap(addr.cast(), pages * page_size()) == 0 }
+}
+
+/// `n` pages mapped and faulted in, untimed; a failed map is noted (the
+/// round then reports it instead of timing batches that did nothing).
+pub fn touched(n: u64, failures: &crate::probes::failures::Failures) -> Option<Region> {
+    if n == 0 {
+        return None;
+    }
+    let region = Region::anon(n as usize);
+    failures.check("mmap", region.is_ok());
+    let region = region.ok()?;
+    region.touch_all();
+    Some(region)
 }

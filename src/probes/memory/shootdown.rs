@@ -5,9 +5,10 @@
 //! the thread touches); the difference between the two is the cross-CPU
 //! flush toll that XPFO paid on every page-ownership change.
 
-use super::region::{Region, discard, page_size, protect};
+use super::region::{discard, page_size, protect, touched, unmap};
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -63,8 +64,9 @@ impl Probe for Shootdown {
         let Some(&(_, op, remote)) = VARIANTS.iter().find(|v| v.0 == variant.name) else {
             return Outcome::Unsupported(format!("no variant {}", variant.name));
         };
+        let failures = Failures::new();
         if !remote {
-            return Outcome::on_cpus(measure_op(harness, op), vec![placement.cpu]);
+            return failures.outcome(measure_op(harness, op, &failures), vec![placement.cpu]);
         }
         let other = placement.other_cpu().unwrap_or(placement.cpu);
         let spinner = match CoRunner::start("mitbench-spinner", other, spin, || {}) {
@@ -72,7 +74,7 @@ impl Probe for Shootdown {
             Err(reason) => return Outcome::Unsupported(reason),
         };
         let before = spinner.rounds.load(Ordering::Relaxed);
-        let measurement = measure_op(harness, op);
+        let measurement = measure_op(harness, op, &failures);
         let progressed = spinner.rounds.load(Ordering::Relaxed) > before;
         let seen = spinner.cpu_seen;
         drop(spinner);
@@ -81,7 +83,7 @@ impl Probe for Shootdown {
                 "the thread on the other CPU made no progress while measuring".into(),
             );
         }
-        Outcome::on_cpus(measurement, vec![placement.cpu, seen])
+        failures.outcome(measurement, vec![placement.cpu, seen])
     }
 }
 
@@ -97,12 +99,11 @@ fn spin(stop: &AtomicBool, rounds: &AtomicU64) {
     }
 }
 
-fn measure_op(harness: &Harness, op: Op) -> Option<Measurement> {
+fn measure_op(harness: &Harness, op: Op, failures: &Failures) -> Option<Measurement> {
     let page = page_size();
     match op {
         Op::Mprotect => {
-            let region = Region::anon(1).ok()?;
-            region.touch_all();
+            let region = touched(1, failures)?;
             let mut read_only = false;
             harness.measure_each(|| {
                 read_only = !read_only;
@@ -112,32 +113,31 @@ fn measure_op(harness: &Harness, op: Op) -> Option<Measurement> {
                     libc::PROT_READ | libc::PROT_WRITE
                 };
                 // SAFETY: our page; nothing writes it meanwhile.
-                unsafe { protect(region.base(), 1, prot) };
+                failures.check("mprotect", unsafe { protect(region.base(), 1, prot) });
             })
         }
         // Pages faulted in beforehand (untimed), one call per page.
-        Op::Madvise => harness.measure_prepared(touched, |region, n| {
-            if let Some(region) = region {
-                for i in 0..n as usize {
-                    // SAFETY: a page of our region.
-                    unsafe { discard(region.at(i * page), 1) };
+        Op::Madvise => harness.measure_prepared(
+            |n| touched(n, failures),
+            |region, n| {
+                if let Some(region) = region {
+                    for i in 0..n as usize {
+                        // SAFETY: a page of our region.
+                        failures.check("madvise", unsafe { discard(region.at(i * page), 1) });
+                    }
                 }
-            }
-        }),
-        Op::Munmap => harness.measure_prepared(touched, |region, n| {
-            if let Some(region) = region {
-                for i in 0..n as usize {
-                    // SAFETY: a page of our region; Region's drop unmaps
-                    // the (now empty) range again, harmlessly.
-                    unsafe { libc::munmap(region.at(i * page).cast(), page) };
+            },
+        ),
+        Op::Munmap => harness.measure_prepared(
+            |n| touched(n, failures),
+            |region, n| {
+                if let Some(region) = region {
+                    for i in 0..n as usize {
+                        // SAFETY: a page of our region, untouched after.
+                        failures.check("munmap", unsafe { unmap(region.at(i * page), 1) });
+                    }
                 }
-            }
-        }),
+            },
+        ),
     }
-}
-
-fn touched(n: u64) -> Option<Region> {
-    let region = Region::anon(n as usize).ok()?;
-    region.touch_all();
-    Some(region)
 }

@@ -7,6 +7,7 @@
 
 use super::region::{Region, page_size, protect};
 use crate::harness::Harness;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 
@@ -80,6 +81,7 @@ impl Probe for Chase {
         let start = link_pages(&ring);
         let mut at = start;
         let mut hops = 0u64;
+        let failures = Failures::new();
         let measurement = harness.measure(|n| {
             for _ in 0..n {
                 // SAFETY: every page holds the address of another page of
@@ -88,16 +90,17 @@ impl Probe for Chase {
                 hops += 1;
                 if every != 0 && hops.is_multiple_of(every) {
                     // SAFETY: our own page, not otherwise accessed.
-                    unsafe {
-                        protect(victim.base(), 1, libc::PROT_READ);
-                        protect(victim.base(), 1, libc::PROT_READ | libc::PROT_WRITE);
-                    }
+                    let ok = unsafe {
+                        protect(victim.base(), 1, libc::PROT_READ)
+                            && protect(victim.base(), 1, libc::PROT_READ | libc::PROT_WRITE)
+                    };
+                    failures.check("mprotect", ok);
                 }
             }
             std::hint::black_box(at);
         });
         drop((ring, victim));
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 

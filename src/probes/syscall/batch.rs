@@ -4,6 +4,7 @@
 //! the per-crossing term of cost(N) = per buffer + per crossing / N.
 
 use crate::harness::{Harness, Measurement};
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
 use crate::sys::retry_eintr;
 use io_uring::{IoUring, opcode, types};
@@ -118,13 +119,14 @@ impl Probe for Batch {
             Ok(sink) => sink,
             Err(e) => return Outcome::Unsupported(format!("opening the sink failed: {e}")),
         };
+        let failures = Failures::new();
         let result = match api {
-            Api::Write => Ok(measure_writes(harness, &sink, n)),
-            Api::Writev => Ok(measure_writev(harness, &sink, n)),
+            Api::Write => Ok(measure_writes(harness, &sink, n, &failures)),
+            Api::Writev => Ok(measure_writev(harness, &sink, n, &failures)),
             Api::IoUring => measure_io_uring(harness, &sink, n),
         };
         match result {
-            Ok(measurement) => Outcome::on_cpus(measurement, vec![placement.cpu]),
+            Ok(measurement) => failures.outcome(measurement, vec![placement.cpu]),
             Err(reason) => Outcome::Unsupported(reason),
         }
     }
@@ -176,20 +178,41 @@ impl SinkFds {
 
 static BYTE: u8 = b'x';
 
-fn measure_writes(harness: &Harness, sink: &SinkFds, n: usize) -> Option<Measurement> {
+/// A write of the bytes asked for; anything else (an error, a short
+/// write) is noted as a failure.
+fn wrote(failures: &Failures, call: &'static str, result: std::io::Result<isize>, bytes: usize) {
+    failures.check(
+        call,
+        matches!(result, Ok(written) if written as usize == bytes),
+    );
+}
+
+fn measure_writes(
+    harness: &Harness,
+    sink: &SinkFds,
+    n: usize,
+    failures: &Failures,
+) -> Option<Measurement> {
     let fd = sink.write.as_raw_fd();
     harness.in_groups_of(n as u64).measure_prepared(
         |_| sink.drain(),
         |_, items| {
             for _ in 0..items {
                 // SAFETY: writes one byte from a static to our own fd.
-                let _ = retry_eintr(|| unsafe { libc::write(fd, (&raw const BYTE).cast(), 1) });
+                let result =
+                    retry_eintr(|| unsafe { libc::write(fd, (&raw const BYTE).cast(), 1) });
+                wrote(failures, "write", result, 1);
             }
         },
     )
 }
 
-fn measure_writev(harness: &Harness, sink: &SinkFds, n: usize) -> Option<Measurement> {
+fn measure_writev(
+    harness: &Harness,
+    sink: &SinkFds,
+    n: usize,
+    failures: &Failures,
+) -> Option<Measurement> {
     let fd = sink.write.as_raw_fd();
     let iov = vec![
         libc::iovec {
@@ -203,7 +226,9 @@ fn measure_writev(harness: &Harness, sink: &SinkFds, n: usize) -> Option<Measure
         |_, items| {
             for _ in 0..items / n as u64 {
                 // SAFETY: n iovecs, each one readable byte.
-                let _ = retry_eintr(|| unsafe { libc::writev(fd, iov.as_ptr(), n as libc::c_int) });
+                let result =
+                    retry_eintr(|| unsafe { libc::writev(fd, iov.as_ptr(), n as libc::c_int) });
+                wrote(failures, "writev", result, n);
             }
         },
     )

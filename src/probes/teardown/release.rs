@@ -39,11 +39,6 @@ const BUDGET_SHARE: f64 = 0.5;
 /// all of M, so the co-runners always face a large index and a sample of
 /// K = 1 stays well under the budget.
 const SLICE: u32 = 1 << 16;
-/// The co-runners' reference window per variant, as a share of the
-/// budget: the worker busy on its CPU without the lock. (An idle worker
-/// would let the CPU halt, and a halted vCPU wakes the co-runner later
-/// than a busy one.)
-const REFERENCE_SHARE: f64 = 1.0 / 30.0;
 /// A co-runner sleeps this long between lookups: a task that needs the
 /// lock now and then. One that never slept would be runnable at every
 /// yield and take a whole time slice from each.
@@ -212,10 +207,13 @@ impl Probe for Release {
             None => notes.push("no second CPU: the cross-CPU co-runner is left out".into()),
         }
 
-        // The reference rate comes from the co-runners' own round counts;
-        // no recording window is opened, so none of its waits, all
-        // uncontended, can mix into the release's.
-        let reference_window = Duration::from_secs_f64(harness.settings.budget_s * REFERENCE_SHARE);
+        // The reference rate comes from the co-runners' own round counts
+        // over one round's time with the worker busy on its CPU without the
+        // lock (an idle worker would let the CPU halt, and a halted vCPU
+        // wakes the co-runner later than a busy one). No recording window is
+        // opened, so none of its waits, all uncontended, can mix into the
+        // release's.
+        let reference_window = Duration::from_secs_f64(harness.settings.round_s);
         let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
         let before: Vec<u64> = runners.iter().map(rounds).collect();
         let started = std::time::Instant::now();
@@ -261,9 +259,10 @@ impl Probe for Release {
         drop(runners);
         let seconds = recorded_ticks as f64 / mhz / 1e6;
         let mut figures = vec![
-            // The whole index's release, from the cost per entry.
+            // The whole index's release, extrapolated from the cost per
+            // entry of a slice: derived, and named so.
             Figure::new(
-                "teardown of M",
+                "estimated teardown of M",
                 measurement.as_ref().map_or(0.0, |m| {
                     m.per_item.median * f64::from(entries) / mhz / 1000.0
                 }),
@@ -293,15 +292,17 @@ impl Probe for Release {
             .collect();
         for ([rate_name, p99_name, max_name], record, reference_rate) in co_runners {
             let (rate, waits) = summarise(record, seconds, mhz);
-            figures.push(Figure::new(
-                rate_name,
-                if reference_rate > 0.0 {
-                    rate / reference_rate * 100.0
-                } else {
-                    0.0
-                },
-                "% of no-teardown",
-            ));
+            if reference_rate > 0.0 {
+                figures.push(Figure::new(
+                    rate_name,
+                    rate / reference_rate * 100.0,
+                    "% of no-teardown",
+                ));
+            } else {
+                notes.push(format!(
+                    "{rate_name}: unknown, no lookup in the no-teardown window"
+                ));
+            }
             match waits {
                 Some((p99, max)) => {
                     figures.push(Figure::new(p99_name, p99, " us"));

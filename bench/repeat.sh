@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs mitbench N times back to back with the same arguments and says how
+# well each run's figures predict the others': per row, the run-to-run
+# spread of cost_ticks against the printed interval; over all rows, how often
+# another run's cost lands inside this run's 95% interval (coverage), how
+# many rows move by more than 3 printed half-widths, and each run's
+# machine-state line.
+#
+# usage: bench/repeat.sh N -- [mitbench run ARGS...]
+#   e.g. bench/repeat.sh 5 -- --probe os --probe indirect/call --cpu 1
+# Set KEEP=DIR to keep the JSON documents there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 2 ] || [ "$2" != "--" ]; then
+    echo "usage: $0 N -- [mitbench run ARGS...]" >&2
+    exit 2
+fi
+runs=$1
+shift 2
+case $runs in '' | *[!0-9]*) echo "N must be a whole number" >&2; exit 2 ;; esac
+[ "$runs" -ge 2 ] || { echo "N must be at least 2" >&2; exit 2; }
+
+work=${KEEP:-$(mktemp -d)}
+mkdir -p "$work"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+cargo build --release --quiet
+
+for i in $(seq 1 "$runs"); do
+    start=$(date +%s.%N)
+    ./target/release/mitbench run --quiet "$@" --json "$work/run-$i.json" >/dev/null
+    end=$(date +%s.%N)
+    echo "run $i: $(python3 -c "print(f'{$end - $start:.1f}')") s" >&2
+done
+
+python3 - "$work" "$runs" <<'PY'
+import json, statistics, sys
+work, runs = sys.argv[1], int(sys.argv[2])
+docs = [json.load(open(f"{work}/run-{i}.json")) for i in range(1, runs + 1)]
+rows = {}
+for k, doc in enumerate(docs):
+    for r in doc["results"]:
+        if r.get("cost_ticks") is None:
+            continue
+        rows.setdefault((r["id"], r["variant"]), {})[k] = r
+
+covered = pairs = 0
+moved = spreads = []
+moved, spreads, half_widths = [], [], []
+print(f"{'probe':28} {'variant':24} {'cost_ticks per run':>40} {'spread':>8} {'±CI':>7} {'moves':>6}")
+for (pid, variant), by_run in rows.items():
+    if len(by_run) < 2:
+        continue
+    costs = [by_run[k]["cost_ticks"] for k in sorted(by_run)]
+    med = statistics.median(costs)
+    spread = (max(costs) - min(costs)) / med * 100 if med else 0.0
+    spreads.append(spread)
+    worst_move = 0.0
+    for i, ri in by_run.items():
+        ci = ri.get("cost_ci95_ticks")
+        if ci is None:
+            continue
+        lo, hi = ci
+        hw = max(ri["cost_ticks"] - lo, hi - ri["cost_ticks"])
+        half_widths.append(ri["cost_ci_half_width_pct"])
+        for j, rj in by_run.items():
+            if i == j:
+                continue
+            pairs += 1
+            covered += lo <= rj["cost_ticks"] <= hi
+            if hw > 0:
+                worst_move = max(worst_move, abs(rj["cost_ticks"] - ri["cost_ticks"]) / hw)
+    moved.append(worst_move > 3)
+    hw_med = statistics.median([r["cost_ci_half_width_pct"] or 0 for r in by_run.values()])
+    shown = " ".join(f"{c:.4g}" for c in costs)
+    print(f"{pid:28} {variant:24} {shown:>40} {spread:7.2f}% {hw_med:6.2f}% {worst_move:6.1f}")
+
+print()
+for k, doc in enumerate(docs):
+    print(f"run {k + 1}: {doc['machine_states']['summary']}")
+print()
+if pairs:
+    print(f"another run's cost inside this run's 95% interval: {covered / pairs * 100:.0f}% of {pairs} pairs")
+print(f"rows moving more than 3 printed half-widths: {sum(moved)} of {len(moved)} ({sum(moved) / max(len(moved), 1) * 100:.1f}%)")
+if spreads:
+    print(f"run-to-run spread (max-min)/median: median row {statistics.median(spreads):.2f}%, worst row {max(spreads):.2f}%")
+if half_widths:
+    print(f"printed half-width: median {statistics.median(half_widths):.2f}%")
+PY

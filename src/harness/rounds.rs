@@ -1,0 +1,286 @@
+//! Figures from rounds: the headline cost of a variant and its interval,
+//! and the paired comparison of two variants, from many short rounds
+//! classed quiet or slow by the machine's canary (see [`super::states`]).
+//!
+//! The headline is the median of the quiet rounds' figures. Timing noise
+//! only ever adds, and on a guest its host slows now and then, the quiet
+//! state is the one the next run will find again; the median of all rounds
+//! moves with the share of slow time. Its 95% interval is a two-level
+//! bootstrap: resample the rounds, then, for each resampled round, one of its
+//! own within-round bootstrap medians. The rounds' spread is what a next run
+//! differs by; pooled samples would hide it behind their sheer number.
+
+use super::stats::{median, quantile};
+use serde::Serialize;
+
+/// Fewer rounds than this give no interval.
+pub const MIN_ROUNDS_FOR_CI: usize = 5;
+/// Bootstrap resamples for round-level intervals.
+const RESAMPLES: usize = 2000;
+
+/// One round as the estimator sees it.
+#[derive(Debug, Clone)]
+pub struct RoundFigure {
+    /// The round's median cost per item, ticks.
+    pub figure: f64,
+    /// Bootstrap medians of the round's own samples; empty when it had too
+    /// few for one.
+    pub replicates: Vec<f64>,
+    /// Whether the canaries on both sides of the round read quiet.
+    pub quiet: bool,
+}
+
+/// Which rounds the headline figure is the median of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// The machine showed two states; the rounds classed quiet.
+    QuietRounds,
+    /// The machine showed one state; every round.
+    AllRounds,
+    /// Two states, and no round of this variant was quiet: every round,
+    /// and the figure is the slow state's (said in the report).
+    NoQuietRound,
+}
+
+impl Basis {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Basis::QuietRounds => "median of the quiet-state rounds",
+            Basis::AllRounds => "median of all rounds (one machine state)",
+            Basis::NoQuietRound => "median of all rounds: none ran in the quiet state",
+        }
+    }
+}
+
+/// A variant's figures over its rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Estimate {
+    pub cost: f64,
+    /// Two-level bootstrap 95% interval of `cost`; None under
+    /// [`MIN_ROUNDS_FOR_CI`] rounds.
+    pub ci95: Option<(f64, f64)>,
+    pub basis: Basis,
+    /// Rounds `cost` is the median of, and all rounds.
+    pub rounds_used: usize,
+    pub rounds: usize,
+    /// Median over every round, whatever the state: what a workload pays
+    /// on average over this run.
+    pub all_states: f64,
+    /// Median of the slow rounds and their share of all, when there are any.
+    pub slow_state: Option<f64>,
+    pub slow_share: f64,
+    /// Median over rounds of each round's own CI half-width: the precision
+    /// one round reaches, not what a next run differs by.
+    pub within_round_half_width: Option<f64>,
+}
+
+impl Estimate {
+    pub fn half_width(&self) -> Option<f64> {
+        self.ci95
+            .map(|(lo, hi)| (self.cost - lo).max(hi - self.cost))
+    }
+}
+
+/// The headline and the figures beside it; None without rounds.
+/// `two_states` is the run's [`super::states::StateModel::two_states`].
+pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<Estimate> {
+    if rounds.is_empty() {
+        return None;
+    }
+    let quiet: Vec<&RoundFigure> = rounds.iter().filter(|r| r.quiet).collect();
+    let (basis, used): (Basis, Vec<&RoundFigure>) = if !two_states {
+        (Basis::AllRounds, rounds.iter().collect())
+    } else if quiet.is_empty() {
+        (Basis::NoQuietRound, rounds.iter().collect())
+    } else {
+        (Basis::QuietRounds, quiet)
+    };
+    let figures = |set: &mut dyn Iterator<Item = &RoundFigure>| -> Vec<f64> {
+        let mut v: Vec<f64> = set.map(|r| r.figure).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let used_figures = figures(&mut used.iter().copied());
+    let all = figures(&mut rounds.iter());
+    let slow = figures(&mut rounds.iter().filter(|r| !r.quiet));
+    let half_widths: Vec<f64> = {
+        let mut h: Vec<f64> = rounds
+            .iter()
+            .filter(|r| r.replicates.len() >= 2)
+            .map(|r| {
+                let lo = quantile(&r.replicates, 0.025);
+                let hi = quantile(&r.replicates, 0.975);
+                (r.figure - lo).max(hi - r.figure)
+            })
+            .collect();
+        h.sort_by(f64::total_cmp);
+        h
+    };
+    Some(Estimate {
+        cost: median(&used_figures),
+        ci95: (used.len() >= MIN_ROUNDS_FOR_CI).then(|| two_level_ci(&used, seed)),
+        basis,
+        rounds_used: used.len(),
+        rounds: rounds.len(),
+        all_states: median(&all),
+        slow_state: (!slow.is_empty()).then(|| median(&slow)),
+        slow_share: slow.len() as f64 / rounds.len() as f64,
+        within_round_half_width: (!half_widths.is_empty()).then(|| median(&half_widths)),
+    })
+}
+
+/// See the module comment. `replicates` must be sorted or not, either works.
+fn two_level_ci(rounds: &[&RoundFigure], seed: u64) -> (f64, f64) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let k = rounds.len();
+    let mut draw = vec![0.0; k];
+    let mut medians = Vec::with_capacity(RESAMPLES);
+    for _ in 0..RESAMPLES {
+        for slot in draw.iter_mut() {
+            let round = rounds[rng.usize(..k)];
+            *slot = if round.replicates.is_empty() {
+                round.figure
+            } else {
+                round.replicates[rng.usize(..round.replicates.len())]
+            };
+        }
+        draw.sort_by(f64::total_cmp);
+        medians.push(median(&draw));
+    }
+    medians.sort_by(f64::total_cmp);
+    (quantile(&medians, 0.025), quantile(&medians, 0.975))
+}
+
+/// A round of a variant and the baseline's round nearest to it in time:
+/// the same machine state, as far as the run can arrange it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair {
+    pub variant: f64,
+    pub baseline: f64,
+    /// Both rounds were classed quiet.
+    pub quiet: bool,
+}
+
+/// Ratio and difference against the baseline from pairs of rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Paired {
+    /// Median of the pairs' ratios and of their differences (ticks), with
+    /// bootstrap 95% intervals over pairs.
+    pub ratio: f64,
+    pub ratio_ci95: Option<(f64, f64)>,
+    pub delta: f64,
+    pub delta_ci95: Option<(f64, f64)>,
+    pub pairs: usize,
+    /// "quiet" when only pairs of two quiet rounds were used, else "all".
+    pub basis: &'static str,
+}
+
+/// Pairs of two quiet rounds when the machine showed two states and there
+/// are enough of them, else every pair.
+pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
+    let quiet: Vec<Pair> = pairs.iter().copied().filter(|p| p.quiet).collect();
+    let (used, basis) = if two_states && quiet.len() >= MIN_ROUNDS_FOR_CI {
+        (quiet, "quiet")
+    } else {
+        (pairs.to_vec(), "all")
+    };
+    let used: Vec<Pair> = used.into_iter().filter(|p| p.baseline > 0.0).collect();
+    if used.is_empty() {
+        return None;
+    }
+    let ratios: Vec<f64> = used.iter().map(|p| p.variant / p.baseline).collect();
+    let deltas: Vec<f64> = used.iter().map(|p| p.variant - p.baseline).collect();
+    let (ratio, ratio_ci95) = median_with_ci(&ratios, seed);
+    let (delta, delta_ci95) = median_with_ci(&deltas, seed ^ 0x5a5a);
+    Some(Paired {
+        ratio,
+        ratio_ci95,
+        delta,
+        delta_ci95,
+        pairs: used.len(),
+        basis,
+    })
+}
+
+/// Median and, from [`MIN_ROUNDS_FOR_CI`] values on, its bootstrap 95%
+/// interval: for figures that are one value per round (a phase, a
+/// co-runner's latency, a ratio of a pair).
+pub fn median_with_ci(values: &[f64], seed: u64) -> (f64, Option<(f64, f64)>) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let ci = (values.len() >= MIN_ROUNDS_FOR_CI)
+        .then(|| super::stats::bootstrap_median_ci(values, 0.95, RESAMPLES, seed));
+    (median(&sorted), ci)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(figure: f64, quiet: bool) -> RoundFigure {
+        RoundFigure {
+            figure,
+            replicates: vec![figure * 0.999, figure, figure * 1.001],
+            quiet,
+        }
+    }
+
+    #[test]
+    fn quiet_rounds_carry_the_headline() {
+        let mut rounds: Vec<RoundFigure> = (0..20)
+            .map(|i| round(100.0 + i as f64 * 0.1, true))
+            .collect();
+        rounds.extend((0..60).map(|_| round(137.0, false)));
+        let e = estimate(&rounds, true, 1).unwrap();
+        assert_eq!(e.basis, Basis::QuietRounds);
+        assert!((e.cost - 101.0).abs() < 0.1, "{e:?}");
+        let (lo, hi) = e.ci95.unwrap();
+        assert!(lo <= e.cost && e.cost <= hi);
+        assert_eq!(e.all_states, 137.0);
+        assert_eq!(e.slow_state, Some(137.0));
+        assert!((e.slow_share - 0.75).abs() < 1e-9);
+        assert_eq!((e.rounds_used, e.rounds), (20, 80));
+    }
+
+    #[test]
+    fn one_state_uses_every_round_and_no_quiet_round_says_so() {
+        let rounds: Vec<RoundFigure> = (0..9).map(|i| round(50.0 + i as f64, i % 2 == 0)).collect();
+        assert_eq!(estimate(&rounds, false, 1).unwrap().rounds_used, 9);
+        let slow: Vec<RoundFigure> = (0..9).map(|_| round(70.0, false)).collect();
+        let e = estimate(&slow, true, 1).unwrap();
+        assert_eq!(e.basis, Basis::NoQuietRound);
+        assert_eq!(e.cost, 70.0);
+        assert!(estimate(&[], true, 1).is_none());
+    }
+
+    #[test]
+    fn few_rounds_give_no_interval() {
+        let rounds: Vec<RoundFigure> = (0..4).map(|_| round(10.0, true)).collect();
+        assert!(estimate(&rounds, false, 1).unwrap().ci95.is_none());
+    }
+
+    #[test]
+    fn pairs_prefer_quiet_ones_when_the_machine_has_two_states() {
+        let mut pairs: Vec<Pair> = (0..10)
+            .map(|_| Pair {
+                variant: 200.0,
+                baseline: 100.0,
+                quiet: true,
+            })
+            .collect();
+        pairs.extend((0..30).map(|_| Pair {
+            variant: 330.0,
+            baseline: 130.0,
+            quiet: false,
+        }));
+        let p = paired(&pairs, true, 1).unwrap();
+        assert_eq!(
+            (p.ratio, p.delta, p.pairs, p.basis),
+            (2.0, 100.0, 10, "quiet")
+        );
+        let all = paired(&pairs, false, 1).unwrap();
+        assert_eq!((all.pairs, all.basis), (40, "all"));
+        assert!(paired(&[], true, 1).is_none());
+    }
+}

@@ -1,0 +1,307 @@
+//! The machine's speed states, told apart by a fixed canary.
+//!
+//! Cloud guests are switched by their host between a fast and a slow state
+//! every 0.1-1 s; everything on the guest slows together (a syscall by a
+//! third, a cache-missing load by twice that). A variant measured inside one
+//! state carries that state's figure and a tight interval, and the next run
+//! lands in the other state. So every round is bracketed by a canary, a
+//! fixed workload timed the same way all run long, and the rounds whose
+//! canaries both read quiet carry the headline figure.
+//!
+//! The split is made once per run over every canary reading: a reading is
+//! quiet when it is within [`QUIET_BAND`] of the run's fast reference (a low
+//! quantile of all readings: noise only ever adds time), or below the gap
+//! a clean two-cluster split finds, whichever is lower.
+
+use super::stats::quantile;
+use serde::Serialize;
+
+/// A reading this far above the fast reference is no longer quiet. The
+/// canary's own spread in one state is a few percent (the best of several
+/// samples is taken), and the slow states seen on cloud guests are +15% to
+/// +40%.
+pub const QUIET_BAND: f64 = 0.12;
+/// The quantile of all readings taken as the fast reference: low enough to
+/// be in the quiet state while the slow one holds up to 95% of the run.
+const REFERENCE_QUANTILE: f64 = 0.02;
+/// A two-cluster split counts when the slow cluster is at least this much
+/// slower and the clusters explain this share of the readings' variance (a
+/// single normal cluster, split at its median, explains 2/pi = 64%).
+const MIN_SPLIT_SLOWDOWN: f64 = 0.06;
+const MIN_SPLIT_EXPLAINED: f64 = 0.85;
+/// Fewer readings than this tell nothing about states: all are quiet.
+const MIN_READINGS: usize = 8;
+/// Slow readings below this share of all are single disturbances, not a
+/// state of the machine; they still do not count as quiet.
+const MIN_SLOW_SHARE: f64 = 0.03;
+
+/// How the run's canary readings split into a quiet and a slow state.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateModel {
+    /// Canary ticks per call at or below which a reading is quiet.
+    pub quiet_threshold: f64,
+    /// Median canary of the quiet and of the slow readings.
+    pub quiet_canary: f64,
+    pub slow_canary: Option<f64>,
+    /// Share of readings above the threshold, 0 to 1.
+    pub slow_share: f64,
+    pub readings: usize,
+    /// Whether the slow readings form a state of their own (enough of them,
+    /// and slower by more than the canary's noise) rather than stray ones.
+    pub two_states: bool,
+}
+
+impl StateModel {
+    /// Splits canary readings (ticks per canary call); see the module comment.
+    pub fn fit(readings: &[f64]) -> StateModel {
+        let mut sorted: Vec<f64> = readings
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .collect();
+        sorted.sort_by(f64::total_cmp);
+        if sorted.len() < MIN_READINGS {
+            let quiet_canary = if sorted.is_empty() {
+                f64::NAN
+            } else {
+                quantile(&sorted, 0.5)
+            };
+            return StateModel {
+                quiet_threshold: f64::INFINITY,
+                quiet_canary,
+                slow_canary: None,
+                slow_share: 0.0,
+                readings: sorted.len(),
+                two_states: false,
+            };
+        }
+        let reference = quantile(&sorted, REFERENCE_QUANTILE);
+        let band = reference * (1.0 + QUIET_BAND);
+        let quiet_threshold = match two_cluster_gap(&sorted) {
+            Some(gap) => gap.min(band),
+            None => band,
+        };
+        let cut = sorted.partition_point(|&v| v <= quiet_threshold);
+        let (quiet, slow) = sorted.split_at(cut);
+        let slow_share = slow.len() as f64 / sorted.len() as f64;
+        let quiet_canary = quantile(quiet, 0.5);
+        let slow_canary = (!slow.is_empty()).then(|| quantile(slow, 0.5));
+        let two_states = slow_share >= MIN_SLOW_SHARE
+            && slow_canary.is_some_and(|s| s >= quiet_canary * (1.0 + MIN_SPLIT_SLOWDOWN));
+        StateModel {
+            quiet_threshold,
+            quiet_canary,
+            slow_canary,
+            slow_share,
+            readings: sorted.len(),
+            two_states,
+        }
+    }
+
+    pub fn is_quiet(&self, canary: f64) -> bool {
+        canary <= self.quiet_threshold
+    }
+
+    /// Slow state's canary over the quiet state's, when there are two.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.slow_canary
+            .filter(|_| self.two_states)
+            .map(|s| s / self.quiet_canary)
+    }
+}
+
+/// The run's states as the report states them.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineStates {
+    /// The workload timed between rounds.
+    pub canary: &'static str,
+    #[serde(flatten)]
+    pub model: StateModel,
+    /// Slow state's canary over the quiet state's, when there are two.
+    pub slowdown: Option<f64>,
+    /// Percent of the measuring CPU's time over the run that the hypervisor
+    /// ran something else (`steal` in /proc/stat); None where unreadable.
+    pub steal_pct: Option<f64>,
+    /// The one line under the tables.
+    pub summary: String,
+}
+
+impl MachineStates {
+    pub fn new(model: StateModel, steal_pct: Option<f64>, cpu: usize) -> MachineStates {
+        let steal = steal_pct.map_or_else(
+            || "steal time unreadable".to_string(),
+            |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
+        );
+        let summary = match (model.slowdown(), model.slow_canary) {
+            (Some(slowdown), Some(slow)) => format!(
+                "machine: two speed states; the slow one {slowdown:.2}x the quiet one \
+                 (canary {:.0} vs {:.0} ticks) in {:.0}% of {} readings; {steal}",
+                slow,
+                model.quiet_canary,
+                model.slow_share * 100.0,
+                model.readings,
+            ),
+            _ if model.readings < MIN_READINGS => format!(
+                "machine: {} canary readings, too few to tell speed states apart; {steal}",
+                model.readings
+            ),
+            _ => format!(
+                "machine: one speed state over {} canary readings ({:.0} ticks){}; {steal}",
+                model.readings,
+                model.quiet_canary,
+                if model.slow_share > 0.0 {
+                    format!(
+                        ", {:.1}% of them disturbed and left out",
+                        model.slow_share * 100.0
+                    )
+                } else {
+                    String::new()
+                },
+            ),
+        };
+        MachineStates {
+            canary: super::canary::DESCRIPTION,
+            slowdown: model.slowdown(),
+            model,
+            steal_pct,
+            summary,
+        }
+    }
+}
+
+/// Steal and total jiffies of one CPU from /proc/stat.
+pub fn cpu_steal(cpu: usize) -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_steal(&stat, cpu)
+}
+
+/// `cpuN user nice system idle iowait irq softirq steal ...`: steal is the
+/// eighth figure; the total counts the first eight (guest time is already
+/// inside user time).
+pub fn parse_cpu_steal(stat: &str, cpu: usize) -> Option<(u64, u64)> {
+    let label = format!("cpu{cpu}");
+    let line = stat
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(label.as_str()))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    (fields.len() == 8).then(|| (fields[7], fields.iter().sum()))
+}
+
+/// Otsu's split of sorted readings in log space: the cut that maximises the
+/// variance between the two sides. Returns the geometric midpoint of the gap
+/// at that cut when the split is clean (see the constants), else None.
+fn two_cluster_gap(sorted: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = sorted.iter().map(|v| v.ln()).collect();
+    let n = logs.len() as f64;
+    let total: f64 = logs.iter().sum();
+    let mean = total / n;
+    let variance: f64 = logs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    if variance <= 0.0 {
+        return None;
+    }
+    let mut below = 0.0;
+    let mut best: Option<(f64, usize)> = None;
+    for cut in 1..logs.len() {
+        below += logs[cut - 1];
+        let (w0, w1) = (cut as f64 / n, 1.0 - cut as f64 / n);
+        let (m0, m1) = (below / cut as f64, (total - below) / (n - cut as f64));
+        let between = w0 * w1 * (m1 - m0).powi(2);
+        if best.is_none_or(|(b, _)| between > b) {
+            best = Some((between, cut));
+        }
+    }
+    let (between, cut) = best?;
+    let slow_mean = (logs[cut..].iter().sum::<f64>() / (n - cut as f64)).exp();
+    let quiet_mean = (logs[..cut].iter().sum::<f64>() / cut as f64).exp();
+    let clean = between / variance >= MIN_SPLIT_EXPLAINED
+        && slow_mean >= quiet_mean * (1.0 + MIN_SPLIT_SLOWDOWN);
+    clean.then(|| (sorted[cut - 1] * sorted[cut]).sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Readings of a two-state machine: `slow_share` of them `slowdown`
+    /// times slower, each with a few percent of noise that only adds.
+    fn two_state(n: usize, slow_share: f64, slowdown: f64, seed: u64) -> Vec<f64> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..n)
+            .map(|_| {
+                let base = if rng.f64() < slow_share {
+                    300.0 * slowdown
+                } else {
+                    300.0
+                };
+                base * (1.0 + 0.03 * rng.f64())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_states_are_found_at_any_share() {
+        for (i, share) in [0.1, 0.3, 0.5, 0.7, 0.9].into_iter().enumerate() {
+            let readings = two_state(400, share, 1.37, i as u64);
+            let model = StateModel::fit(&readings);
+            assert!(model.two_states, "share {share}: {model:?}");
+            // The states are 37% apart and the noise 3%: every reading is
+            // classed right.
+            let slow = readings.iter().filter(|&&r| r > 350.0).count();
+            assert_eq!(model.slow_share, slow as f64 / readings.len() as f64);
+            let slowdown = model.slowdown().unwrap();
+            assert!((slowdown - 1.37).abs() < 0.03, "{slowdown}");
+            assert!(model.is_quiet(300.0) && !model.is_quiet(300.0 * 1.3));
+        }
+    }
+
+    #[test]
+    fn one_state_is_one_state() {
+        let model = StateModel::fit(&two_state(400, 0.0, 1.0, 7));
+        assert!(!model.two_states, "{model:?}");
+        assert_eq!(model.slow_share, 0.0);
+        assert!(model.slowdown().is_none());
+    }
+
+    #[test]
+    fn a_few_disturbed_readings_are_not_a_state() {
+        let mut readings = two_state(400, 0.0, 1.0, 3);
+        readings[10] = 900.0;
+        readings[200] = 700.0;
+        let model = StateModel::fit(&readings);
+        assert!(!model.two_states, "{model:?}");
+        assert!(
+            !model.is_quiet(700.0),
+            "a disturbed reading is still not quiet"
+        );
+    }
+
+    #[test]
+    fn too_few_readings_call_everything_quiet() {
+        let model = StateModel::fit(&[300.0, 450.0, 310.0]);
+        assert!(!model.two_states);
+        assert!(model.is_quiet(450.0));
+        assert!(StateModel::fit(&[]).quiet_canary.is_nan());
+    }
+
+    #[test]
+    fn steal_comes_from_the_cpu_line() {
+        let stat =
+            "cpu  10 0 10 100 0 0 0 5 0 0\ncpu0 5 0 5 50 0 0 0 1 0 0\ncpu1 5 0 5 50 0 0 0 4 0 0\n";
+        assert_eq!(parse_cpu_steal(stat, 1), Some((4, 64)));
+        assert_eq!(parse_cpu_steal(stat, 2), None);
+        assert_eq!(parse_cpu_steal("cpu1 1 2\n", 1), None);
+    }
+
+    #[test]
+    fn a_small_slowdown_is_split_by_its_gap() {
+        // +9%: inside the quiet band, but a clean gap of its own.
+        let model = StateModel::fit(&two_state(400, 0.5, 1.09, 11));
+        assert!(model.two_states, "{model:?}");
+        assert!(model.is_quiet(305.0) && !model.is_quiet(326.0));
+    }
+}

@@ -1,0 +1,350 @@
+//! Rounds: every variant of a probe is measured in many short rounds, the
+//! rounds of all its variants interleaved in a random order with a recorded
+//! seed (Google Benchmark's random interleaving), and each round bracketed
+//! by the canary. A machine state that comes and goes thus lands on every
+//! variant alike, and the canary says which rounds it landed on.
+//!
+//! Each round is a fresh call of the probe, so what a round can vary is made
+//! afresh: its buffers, threads, filters and mappings. The measuring thread
+//! stays pinned to one CPU throughout; the canary runs there too.
+//!
+//! After every pass over the variants the stopping rule is applied per
+//! variant (see [`Scheduler::decide`]); when all have stopped, each
+//! measured variant gets one counting round with perf counters attached,
+//! whose timing never enters a figure.
+
+use crate::harness::rounds::{self, RoundFigure};
+use crate::harness::states::StateModel;
+use crate::harness::{Harness, canary, interrupt};
+use crate::probes::{Measured, Outcome, Placement, Probe, ProbeInfo, Variant};
+use serde::Serialize;
+use std::io::Write;
+use std::time::Instant;
+
+/// Why a variant got no more rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stop {
+    /// The round-level interval met the target.
+    TargetMet,
+    /// The variant's time budget was spent first.
+    Budget,
+    /// The most rounds a variant may have.
+    MaxRounds,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+impl Stop {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stop::TargetMet => "target met",
+            Stop::Budget => "budget spent",
+            Stop::MaxRounds => "most rounds reached",
+            Stop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One round of one variant.
+#[derive(Debug, Clone)]
+pub struct Round {
+    /// Which pass over the probe's variants it was part of.
+    pub pass: usize,
+    /// Seconds since the run started, at the round's start.
+    pub started_s: f64,
+    /// Canary readings just before and just after the round.
+    pub canary_before: Option<f64>,
+    pub canary_after: Option<f64>,
+    pub measured: Measured,
+    /// The process the round ran in.
+    pub worker_pid: u32,
+}
+
+impl Round {
+    /// Quiet when both canaries read quiet; a round without a reading on
+    /// either side is not counted quiet.
+    pub fn quiet(&self, model: &StateModel) -> bool {
+        [self.canary_before, self.canary_after]
+            .iter()
+            .all(|c| c.is_some_and(|c| model.is_quiet(c)))
+    }
+
+    pub fn figure(&self, model: &StateModel) -> RoundFigure {
+        let per_item = &self.measured.measurement.per_item;
+        RoundFigure {
+            figure: per_item.median,
+            replicates: per_item.replicates.clone(),
+            quiet: self.quiet(model),
+        }
+    }
+}
+
+/// Everything one variant's rounds produced.
+#[derive(Debug, Clone)]
+pub struct VariantRounds {
+    pub variant: Variant,
+    pub rounds: Vec<Round>,
+    /// The counting round: perf counters attached, timing reported apart.
+    pub counting: Option<Measured>,
+    pub unsupported: Option<String>,
+    pub stopped: Option<Stop>,
+    /// Wall time of all its rounds, set-up included.
+    pub elapsed_s: f64,
+}
+
+impl VariantRounds {
+    fn new(variant: Variant) -> VariantRounds {
+        VariantRounds {
+            variant,
+            rounds: Vec::new(),
+            counting: None,
+            unsupported: None,
+            stopped: None,
+            elapsed_s: 0.0,
+        }
+    }
+
+    fn active(&self) -> bool {
+        self.unsupported.is_none() && self.stopped.is_none()
+    }
+
+    /// The base batch its first round settled on.
+    fn base_batch(&self) -> Option<u64> {
+        self.rounds
+            .first()
+            .map(|r| r.measured.measurement.base_batch)
+    }
+
+    /// Its budget, all rounds together: the probe may take a share of the
+    /// run's per-variant budget, which its first round reports.
+    pub fn budget_s(&self, default: f64) -> f64 {
+        self.rounds
+            .first()
+            .map_or(default, |r| r.measured.measurement.budget_s)
+    }
+
+    pub fn figures(&self, model: &StateModel) -> Vec<RoundFigure> {
+        self.rounds.iter().map(|r| r.figure(model)).collect()
+    }
+}
+
+/// A probe's variants and their rounds.
+#[derive(Debug, Clone)]
+pub struct ProbeRounds {
+    pub info: ProbeInfo,
+    pub variants: Vec<VariantRounds>,
+    /// Seed of the random order of rounds within each pass.
+    pub order_seed: u64,
+}
+
+/// Runs the rounds of one probe after another, keeping the run's canary
+/// readings (the state model is fitted over all of them).
+pub struct Scheduler<'a> {
+    pub harness: &'a Harness,
+    pub placement: &'a Placement,
+    pub run_started: Instant,
+    /// Every canary reading of the run so far.
+    pub canaries: Vec<f64>,
+    last_canary: Option<f64>,
+    round_log: Option<Box<dyn Write + 'a>>,
+}
+
+impl<'a> Scheduler<'a> {
+    pub fn new(
+        harness: &'a Harness,
+        placement: &'a Placement,
+        round_log: Option<Box<dyn Write + 'a>>,
+    ) -> Scheduler<'a> {
+        Scheduler {
+            harness,
+            placement,
+            run_started: Instant::now(),
+            canaries: Vec::new(),
+            last_canary: None,
+            round_log,
+        }
+    }
+
+    fn canary(&mut self) -> Option<f64> {
+        let reading = canary::read();
+        self.canaries.extend(reading);
+        self.last_canary = reading;
+        reading
+    }
+
+    /// Measures `probe` in rounds until every variant has stopped.
+    /// `on_pass` is told after each pass how many variants have stopped.
+    pub fn run_probe(
+        &mut self,
+        probe: &dyn Probe,
+        info: &ProbeInfo,
+        order_seed: u64,
+        mut on_pass: impl FnMut(usize),
+    ) -> ProbeRounds {
+        let mut variants: Vec<VariantRounds> = info
+            .variants
+            .iter()
+            .map(|v| VariantRounds::new(v.clone()))
+            .collect();
+        for v in variants.iter_mut() {
+            v.unsupported = probe.check(&v.variant, self.placement).err();
+        }
+        let mut rng = fastrand::Rng::with_seed(order_seed);
+        let started = Instant::now();
+        let mut pass = 0;
+        while variants.iter().any(VariantRounds::active) {
+            let mut order: Vec<usize> = (0..variants.len())
+                .filter(|&i| variants[i].active())
+                .collect();
+            rng.shuffle(&mut order);
+            for i in order {
+                if interrupt::requested() {
+                    break;
+                }
+                self.one_round(probe, info, &mut variants[i], pass);
+            }
+            pass += 1;
+            if interrupt::requested() {
+                for v in variants.iter_mut().filter(|v| v.active()) {
+                    v.stopped = Some(Stop::Interrupted);
+                }
+                break;
+            }
+            let model = StateModel::fit(&self.canaries);
+            let span_s = started.elapsed().as_secs_f64();
+            self.decide(&mut variants, info, &model, pass, span_s);
+            on_pass(variants.iter().filter(|v| !v.active()).count());
+        }
+        if !interrupt::requested() {
+            for v in variants.iter_mut().filter(|v| !v.rounds.is_empty()) {
+                let harness = self.harness.for_round(v.base_batch(), true);
+                if let Outcome::Measured(m) = probe.run(&v.variant, self.placement, &harness) {
+                    v.counting = Some(*m);
+                }
+            }
+        }
+        ProbeRounds {
+            info: info.clone(),
+            variants,
+            order_seed,
+        }
+    }
+
+    fn one_round(
+        &mut self,
+        probe: &dyn Probe,
+        info: &ProbeInfo,
+        v: &mut VariantRounds,
+        pass: usize,
+    ) {
+        let canary_before = match self.last_canary {
+            Some(reading) => Some(reading),
+            None => self.canary(),
+        };
+        let harness = self.harness.for_round(v.base_batch(), false);
+        let round_started = Instant::now();
+        let started_s = self.run_started.elapsed().as_secs_f64();
+        let outcome = probe.run(&v.variant, self.placement, &harness);
+        v.elapsed_s += round_started.elapsed().as_secs_f64();
+        let canary_after = self.canary();
+        match outcome {
+            Outcome::Measured(measured) => {
+                let round = Round {
+                    pass,
+                    started_s,
+                    canary_before,
+                    canary_after,
+                    measured: *measured,
+                    worker_pid: std::process::id(),
+                };
+                self.log(info, &v.variant, &round);
+                v.rounds.push(round);
+            }
+            Outcome::Unsupported(reason) => v.unsupported = Some(reason),
+            Outcome::Interrupted if !interrupt::requested() => {
+                v.unsupported = Some(
+                    "every sample of a round was dropped: the thread changed CPU or the \
+                     clock went backwards between its two reads"
+                        .into(),
+                );
+            }
+            Outcome::Interrupted => {}
+        }
+    }
+
+    /// The stopping rule, after a pass: a variant stops when it has its
+    /// budget spent, or the most rounds, or (once every variant has had
+    /// `min_rounds` and the probe's rounds span `min_span_s`) when its
+    /// round-level interval is within target, from quiet rounds where the
+    /// machine has shown two states. The baseline goes on while another
+    /// variant does, so every round has a baseline round near it in time.
+    fn decide(
+        &self,
+        variants: &mut [VariantRounds],
+        info: &ProbeInfo,
+        model: &StateModel,
+        passes: usize,
+        span_s: f64,
+    ) {
+        let s = &self.harness.settings;
+        let settled = passes >= s.min_rounds && span_s >= s.min_span_s;
+        for v in variants.iter_mut() {
+            if !v.active() {
+                continue;
+            }
+            v.stopped = if v.rounds.len() >= s.max_rounds {
+                Some(Stop::MaxRounds)
+            } else if v.elapsed_s >= v.budget_s(s.budget_s) {
+                Some(Stop::Budget)
+            } else if settled && target_met(v, model, s) {
+                Some(Stop::TargetMet)
+            } else {
+                None
+            };
+        }
+        let baseline = info.variants.iter().position(|v| v.baseline);
+        if let Some(b) = baseline {
+            let others_active = variants
+                .iter()
+                .enumerate()
+                .any(|(i, v)| i != b && v.active());
+            if others_active && variants[b].stopped == Some(Stop::TargetMet) {
+                variants[b].stopped = None;
+            }
+        }
+    }
+
+    fn log(&mut self, info: &ProbeInfo, variant: &Variant, round: &Round) {
+        let Some(log) = self.round_log.as_mut() else {
+            return;
+        };
+        let line = serde_json::json!({
+            "probe": info.id,
+            "variant": variant.name,
+            "pass": round.pass,
+            "started_s": round.started_s,
+            "ticks": round.measured.measurement.per_item.median,
+            "canary_before": round.canary_before,
+            "canary_after": round.canary_after,
+        });
+        // A log that cannot be written must not stop the measuring.
+        if writeln!(log, "{line}").and_then(|()| log.flush()).is_err() {
+            self.round_log = None;
+        }
+    }
+}
+
+/// Whether a variant's round-level interval is within target, with enough
+/// quiet rounds behind it when the machine has two states.
+pub fn target_met(v: &VariantRounds, model: &StateModel, s: &crate::harness::Settings) -> bool {
+    let Some(e) = rounds::estimate(&v.figures(model), model.two_states, 0) else {
+        return false;
+    };
+    let enough = e.rounds_used
+        >= s.min_rounds
+            .min(rounds::MIN_ROUNDS_FOR_CI.max(s.min_rounds / 2));
+    enough
+        && e.basis != rounds::Basis::NoQuietRound
+        && e.half_width().is_some_and(|h| h <= s.tolerance(e.cost))
+}
