@@ -148,6 +148,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=CC");
 
+    build_identity();
     let compiler = cc::Build::new().get_compiler();
     let version = Command::new(compiler.path())
         .arg("--version")
@@ -238,4 +239,36 @@ fn first_error(stderr: &str) -> String {
                 .to_string()
         })
         .unwrap_or_else(|| stderr.trim().to_string())
+}
+
+/// The build's identity for the run document: the git commit (with
+/// "-dirty" when the tree had changes) and the Rust compiler.
+fn build_identity() {
+    let output = |program: &str, args: &[&str]| {
+        Command::new(program)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let commit = output("git", &["rev-parse", "HEAD"]).map_or_else(
+        || "unknown (not built from a git checkout)".to_string(),
+        |commit| match output("git", &["status", "--porcelain", "--untracked-files=no"]) {
+            Some(_) => format!("{commit}-dirty"),
+            None => commit,
+        },
+    );
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let rustc = output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=MITBENCH_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=MITBENCH_RUSTC={rustc}");
+    println!(
+        "cargo:rustc-env=MITBENCH_PROFILE={}",
+        std::env::var("PROFILE").unwrap_or_default()
+    );
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/index");
 }

@@ -192,6 +192,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     Ok(RunDocument {
         schema: report::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
+        build: report::BuildIdentity::of_this_binary(),
         started_at,
         finished_at: chrono::Local::now().to_rfc3339(),
         interrupted: interrupt::requested(),
@@ -203,7 +204,13 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             harness: plan.settings.clone(),
             order_seed,
         },
-        machine_states: MachineStates::new(model, steal_pct, plan.placement.cpu),
+        machine_states: MachineStates::new(
+            model,
+            &scheduler.canaries,
+            &scheduler.canary_times,
+            steal_pct,
+            plan.placement.cpu,
+        ),
         inventory,
         amortization: report::amortization_fits(&results),
         results,
@@ -212,15 +219,15 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
 
 /// Drawn on stderr only when it is a terminal. No steady-tick thread: a
 /// redraw thread would compete with the measured threads for the CPUs, so
-/// the bar moves only between variants.
+/// the bar moves only between passes over a probe's rounds.
 fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} [{elapsed}] {msg}")
-    {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:30.cyan/blue} {pos}/{len} variants done [{elapsed}] {msg}",
+    ) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar

@@ -134,6 +134,9 @@ pub struct Measurement {
     /// Cost per item of each phase a phased batch marked (see
     /// [`Harness::measure_phased`]); empty for other measurements.
     pub phases: Vec<PhaseCost>,
+    /// What the phase marks themselves cost, for phased measurements: the
+    /// figure includes it.
+    pub phase_marks: Option<phases::MarkCost>,
 }
 
 /// What the run tells the harness about the round it measures.
@@ -274,6 +277,11 @@ impl Harness {
             timed.with(laps.take())
         })?;
         measurement.phases = phases::summarise(names, &kept);
+        let items: u64 = kept.iter().map(|(n, _)| n).sum();
+        measurement.phase_marks = Some(phases::MarkCost {
+            ticks_per_mark: phases::mark_ticks(),
+            marks_per_item: laps.marks() as f64 / items.max(1) as f64,
+        });
         Some(measurement)
     }
 
@@ -354,6 +362,7 @@ impl Harness {
             interrupted,
             counters: counters.map(|c| c.and_then(|mut c| c.read(items))),
             phases: Vec::new(),
+            phase_marks: None,
         };
         Some((measurement, records))
     }

@@ -12,6 +12,8 @@ use serde::Serialize;
 pub struct Laps {
     ticks: Vec<u64>,
     last: u64,
+    /// Marks made since the stopwatch was made, in every batch.
+    marks: u64,
 }
 
 impl Laps {
@@ -19,6 +21,7 @@ impl Laps {
         Laps {
             ticks: vec![0; phases],
             last: 0,
+            marks: 0,
         }
     }
 
@@ -35,6 +38,12 @@ impl Laps {
         let now = tsc::read().ticks;
         self.ticks[phase] += now.wrapping_sub(self.last);
         self.last = now;
+        self.marks += 1;
+    }
+
+    /// Marks made in all batches so far, warm-up included.
+    pub(super) fn marks(&self) -> u64 {
+        self.marks
     }
 
     /// The batch's ticks per phase. A phase never marked has none: two
@@ -42,6 +51,44 @@ impl Laps {
     pub(super) fn take(&self) -> Vec<u64> {
         self.ticks.clone()
     }
+}
+
+/// What the phase marks add to a phased figure: each mark is a fenced TSC
+/// read inside the timed batch.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MarkCost {
+    /// One mark, measured by timing a run of marks with nothing between.
+    pub ticks_per_mark: f64,
+    /// Marks per item in the round (warm-up batches included: they mark as
+    /// the timed ones do).
+    pub marks_per_item: f64,
+}
+
+impl MarkCost {
+    /// Ticks per item the marks add to the figure: an estimate, from the
+    /// two measured factors.
+    pub fn estimated_ticks_per_item(&self) -> f64 {
+        self.ticks_per_mark * self.marks_per_item
+    }
+}
+
+/// The cost of one mark: the median over a few runs of 256 marks in a row.
+pub fn mark_ticks() -> f64 {
+    const MARKS: u64 = 256;
+    let mut laps = Laps::new(1);
+    let mut runs: Vec<f64> = (0..9)
+        .map(|_| {
+            laps.start();
+            let start = tsc::read().ticks;
+            for _ in 0..MARKS {
+                laps.end(0);
+            }
+            let end = tsc::read().ticks;
+            end.saturating_sub(start) as f64 / MARKS as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    median(&runs)
 }
 
 /// One phase's cost per item and its share of the item's total.

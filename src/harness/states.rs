@@ -122,12 +122,33 @@ pub struct MachineStates {
     /// Percent of the measuring CPU's time over the run that the hypervisor
     /// ran something else (`steal` in /proc/stat); None where unreadable.
     pub steal_pct: Option<f64>,
+    /// How far the machine's quiet speed moved over the run: the medians of
+    /// the quiet canary readings in consecutive stretches of time, and their
+    /// spread as a percentage of their median. A quiet state that drifts
+    /// moves every figure with it, between runs as well as within one, and
+    /// no interval from one run covers what comes after it.
+    pub drift_block_medians: Vec<f64>,
+    pub drift_pct: Option<f64>,
     /// The one line under the tables.
     pub summary: String,
 }
 
 impl MachineStates {
-    pub fn new(model: StateModel, steal_pct: Option<f64>, cpu: usize) -> MachineStates {
+    /// `readings` and `times` (seconds into the run) are the run's canary
+    /// readings in the order taken.
+    pub fn new(
+        model: StateModel,
+        readings: &[f64],
+        times: &[f64],
+        steal_pct: Option<f64>,
+        cpu: usize,
+    ) -> MachineStates {
+        let drift_block_medians = drift_blocks(&model, readings, times);
+        let drift_pct = (drift_block_medians.len() >= 2).then(|| {
+            let mut sorted = drift_block_medians.clone();
+            sorted.sort_by(f64::total_cmp);
+            (sorted[sorted.len() - 1] - sorted[0]) / quantile(&sorted, 0.5) * 100.0
+        });
         let steal = steal_pct.map_or_else(
             || "steal time unreadable".to_string(),
             |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
@@ -159,14 +180,63 @@ impl MachineStates {
                 },
             ),
         };
+        let summary = match drift_pct {
+            Some(pct) => format!(
+                "{summary}; the quiet speed drifted {pct:.1}% over the run (canary medians of {} \
+                 stretches {:.0}-{:.0} ticks)",
+                drift_block_medians.len(),
+                drift_block_medians
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min),
+                drift_block_medians
+                    .iter()
+                    .copied()
+                    .fold(f64::NEG_INFINITY, f64::max),
+            ),
+            None => summary,
+        };
         MachineStates {
             canary: super::canary::DESCRIPTION,
             slowdown: model.slowdown(),
             model,
             steal_pct,
+            drift_block_medians,
+            drift_pct,
             summary,
         }
     }
+}
+
+/// Stretches of time the drift is read over, and the fewest quiet readings
+/// one needs for its median to mean something.
+const DRIFT_BLOCKS: usize = 8;
+const MIN_PER_DRIFT_BLOCK: usize = 20;
+
+/// Medians of the quiet readings in `DRIFT_BLOCKS` equal stretches of the
+/// run's time; empty when the run is too short to have them.
+fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64> {
+    let end = times.iter().copied().fold(0.0, f64::max);
+    if end <= 0.0 {
+        return Vec::new();
+    }
+    let mut blocks: Vec<Vec<f64>> = vec![Vec::new(); DRIFT_BLOCKS];
+    for (&reading, &t) in readings.iter().zip(times) {
+        if model.is_quiet(reading) {
+            let b = ((t / end * DRIFT_BLOCKS as f64) as usize).min(DRIFT_BLOCKS - 1);
+            blocks[b].push(reading);
+        }
+    }
+    if blocks.iter().any(|b| b.len() < MIN_PER_DRIFT_BLOCK) {
+        return Vec::new();
+    }
+    blocks
+        .into_iter()
+        .map(|mut b| {
+            b.sort_by(f64::total_cmp);
+            quantile(&b, 0.5)
+        })
+        .collect()
 }
 
 /// Steal and total jiffies of one CPU from /proc/stat.
@@ -286,6 +356,41 @@ mod tests {
         assert!(!model.two_states);
         assert!(model.is_quiet(450.0));
         assert!(StateModel::fit(&[]).quiet_canary.is_nan());
+    }
+
+    #[test]
+    fn a_drifting_quiet_state_is_measured() {
+        let times: Vec<f64> = (0..800).map(|i| i as f64 * 0.1).collect();
+        // Quiet speed rising 4% over the run, with a slow state now and then.
+        let readings: Vec<f64> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i % 10 == 0 {
+                    400.0
+                } else {
+                    300.0 * (1.0 + 0.04 * t / 80.0)
+                }
+            })
+            .collect();
+        let model = StateModel::fit(&readings);
+        let states = MachineStates::new(model, &readings, &times, Some(0.0), 1);
+        assert_eq!(states.drift_block_medians.len(), DRIFT_BLOCKS);
+        let drift = states.drift_pct.unwrap();
+        assert!((3.0..4.5).contains(&drift), "{drift}");
+        assert!(states.summary.contains("drifted"), "{}", states.summary);
+        let flat = vec![300.0; 800];
+        let model = StateModel::fit(&flat);
+        let states = MachineStates::new(model, &flat, &times, None, 1);
+        assert_eq!(states.drift_pct, Some(0.0));
+        let short = MachineStates::new(
+            StateModel::fit(&flat[..30]),
+            &flat[..30],
+            &times[..30],
+            None,
+            1,
+        );
+        assert!(short.drift_pct.is_none(), "too few readings per stretch");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod cpu;
 mod facilities;
+pub mod identity;
 mod kernel;
 mod root;
 
@@ -32,6 +33,7 @@ pub struct Inventory {
     /// Why ns figures may be unreliable here (see `tsc::clock_warnings`);
     /// empty when the clock checks out.
     pub clock_warnings: Vec<String>,
+    pub identity: identity::Identity,
     pub cpu: Cpu,
     pub kernel: Kernel,
     pub facilities: Facilities,
@@ -58,6 +60,7 @@ impl Inventory {
             &kernel.clocksource,
         );
         Inventory {
+            identity: identity::collect(&root),
             clock_warnings,
             root: root.display(),
             live: root.is_live(),

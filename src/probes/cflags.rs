@@ -37,6 +37,11 @@ pub enum Kernel {
 
 pub struct CflagsProbe(pub Kernel);
 
+/// The C compiler build.rs built the kernels with.
+pub fn compiler() -> &'static str {
+    COMPILER
+}
+
 pub fn probes() -> Vec<&'static dyn Probe> {
     vec![
         &CflagsProbe(Kernel::Pipeline),

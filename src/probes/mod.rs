@@ -244,6 +244,11 @@ pub trait Probe: Sync {
     }
 }
 
+/// The C compiler of the cflags family, for the run's build identity.
+pub fn cflags_compiler() -> &'static str {
+    cflags::compiler()
+}
+
 pub fn registry() -> Vec<&'static dyn Probe> {
     let mut probes: Vec<&'static dyn Probe> = vec![&floor::Floor];
     probes.extend(os::probes());

@@ -62,6 +62,12 @@ pub struct Record {
     /// Median of the rounds' own CI half-widths, as a percentage of the
     /// cost: the precision inside one round, not across runs.
     pub within_round_ci_half_width_pct: Option<f64>,
+    /// Each used round's figure divided by the canary read beside it, the
+    /// median over rounds: the cost in null syscalls at the same moment. It
+    /// cancels a machine speed that drifts between runs, and it also moves
+    /// with anything that changes the syscall path (a mitigation), so it
+    /// compares runs of one boot, not boots.
+    pub cost_in_canaries: Option<f64>,
     /// Rounds the cost is the median of, and rounds measured.
     pub rounds_used: Option<usize>,
     pub rounds_total: usize,
@@ -115,6 +121,10 @@ pub struct Record {
     /// Cost per item of each phase the probe marked, and its share of the
     /// item's total: medians over the rounds `estimator` names.
     pub phases: Vec<PhaseCost>,
+    /// For phased probes: what the phase marks (a fenced TSC read each)
+    /// add to `cost_ticks`, estimated as marks per item times the measured
+    /// cost of one mark.
+    pub estimated_phase_marks_ticks: Option<f64>,
     /// What the probe said about this measurement.
     pub notes: Vec<String>,
     /// Figures the probe measured beside the cost per item: medians over
@@ -284,8 +294,24 @@ fn variant_record(
             }
         }
     }
+    let in_canaries: Vec<f64> = used
+        .iter()
+        .filter_map(|r| {
+            let canary = (r.canary_before? + r.canary_after?) / 2.0;
+            Some(r.measured.measurement.per_item.median / canary)
+        })
+        .collect();
+    record.cost_in_canaries =
+        (!in_canaries.is_empty()).then(|| rounds::median_with_ci(&in_canaries, seed).0);
     record.figures = figures_over(&used, seed);
     record.phases = phases_over(&used, seed);
+    let marks: Vec<f64> = used
+        .iter()
+        .filter_map(|r| r.measured.measurement.phase_marks)
+        .map(|m| m.estimated_ticks_per_item())
+        .collect();
+    record.estimated_phase_marks_ticks =
+        (!marks.is_empty()).then(|| rounds::median_with_ci(&marks, seed).0);
     fn m(r: &Round) -> &crate::harness::Measurement {
         &r.measured.measurement
     }
@@ -447,6 +473,29 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
         .collect()
 }
 
+/// What built the mitbench that made a run: figures from another commit or
+/// compiler may differ for that reason alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildIdentity {
+    pub git_commit: &'static str,
+    pub rustc: &'static str,
+    pub profile: &'static str,
+    /// The C compiler of the cflags family's kernels (their flags are in
+    /// each variant's params).
+    pub c_compiler: &'static str,
+}
+
+impl BuildIdentity {
+    pub fn of_this_binary() -> BuildIdentity {
+        BuildIdentity {
+            git_commit: env!("MITBENCH_GIT_COMMIT"),
+            rustc: env!("MITBENCH_RUSTC"),
+            profile: env!("MITBENCH_PROFILE"),
+            c_compiler: crate::probes::cflags_compiler(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSettings {
     pub quick: bool,
@@ -464,6 +513,8 @@ pub struct RunSettings {
 pub struct RunDocument {
     pub schema: u32,
     pub tool_version: &'static str,
+    /// What built this mitbench.
+    pub build: BuildIdentity,
     pub started_at: String,
     pub finished_at: String,
     /// True when Ctrl-C stopped the run; `results` holds what was measured.

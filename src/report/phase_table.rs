@@ -42,8 +42,26 @@ fn caption(id: &str, rows: &[&Record]) -> String {
         .collect();
     cpus.sort();
     cpus.dedup();
+    let marks: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.estimated_phase_marks_ticks)
+        .collect();
+    let marks = if marks.is_empty() {
+        String::new()
+    } else {
+        let (lo, hi) = marks
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &m| {
+                (lo.min(m), hi.max(m))
+            });
+        format!(
+            "; the phase marks themselves add an estimated {}-{} ticks per {item} to the total",
+            format_cost(lo),
+            format_cost(hi)
+        )
+    };
     format!(
-        "  {id} by phase: ticks per {item}, and the phase's median share of it (±95% CI); ran on CPU {}\n",
+        "  {id} by phase: ticks per {item}, and the phase's median share of it (±95% CI); ran on CPU {}{marks}\n",
         cpus.join(",")
     )
 }

@@ -1,0 +1,121 @@
+//! The round-level statistics on synthetic rounds, no machine involved:
+//! a two-state machine's quiet figure, the interval's coverage, and the
+//! paired comparison. Each runs in milliseconds to a second.
+
+use mitbench::harness::rounds::{self, Basis, Pair, RoundFigure};
+use mitbench::harness::states::StateModel;
+
+/// One round of a machine with a quiet and a slow state: its canary reading
+/// and its figure, both slowed together in the slow state, each with noise
+/// that only adds; the round's own bootstrap medians around its figure.
+fn two_state_round(rng: &mut fastrand::Rng, slow: bool, truth: f64) -> (f64, RoundFigure) {
+    let (canary_factor, figure_factor) = if slow { (1.37, 1.32) } else { (1.0, 1.0) };
+    let canary = 290.0 * canary_factor * (1.0 + 0.02 * rng.f64());
+    let figure = truth * figure_factor * (1.0 + 0.01 * rng.f64());
+    let replicates = (0..20)
+        .map(|_| figure * (1.0 + 0.002 * (rng.f64() - 0.5)))
+        .collect();
+    (
+        canary,
+        RoundFigure {
+            figure,
+            replicates,
+            quiet: false,
+        },
+    )
+}
+
+#[test]
+fn the_quiet_figure_holds_while_the_slow_share_goes_from_10_to_90_percent() {
+    let truth = 1000.0;
+    for (k, slow_share) in [0.1, 0.3, 0.5, 0.7, 0.9].into_iter().enumerate() {
+        let mut rng = fastrand::Rng::with_seed(k as u64 + 1);
+        let rounds: Vec<(f64, RoundFigure)> = (0..200)
+            .map(|_| {
+                let slow = rng.f64() < slow_share;
+                two_state_round(&mut rng, slow, truth)
+            })
+            .collect();
+        let canaries: Vec<f64> = rounds.iter().map(|(c, _)| *c).collect();
+        let model = StateModel::fit(&canaries);
+        assert!(model.two_states, "share {slow_share}: {model:?}");
+        let figures: Vec<RoundFigure> = rounds
+            .into_iter()
+            .map(|(canary, mut round)| {
+                round.quiet = model.is_quiet(canary);
+                round
+            })
+            .collect();
+        let e = rounds::estimate(&figures, model.two_states, 7).unwrap();
+        assert_eq!(e.basis, Basis::QuietRounds);
+        assert!(
+            (e.cost - truth).abs() / truth < 0.01,
+            "share {slow_share}: quiet figure {} against {truth}",
+            e.cost
+        );
+        // The all-states median moves with the share; the quiet one does not.
+        if slow_share > 0.5 {
+            assert!(e.all_states > truth * 1.2, "{}", e.all_states);
+        }
+        let slow = e.slow_state.unwrap();
+        assert!((slow / truth - 1.32).abs() < 0.02, "slow state {slow}");
+    }
+}
+
+#[test]
+fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
+    let truth = 500.0;
+    let trials = 1000;
+    let mut covered = 0;
+    let mut rng = fastrand::Rng::with_seed(42);
+    for trial in 0..trials {
+        // Rounds scattered around the truth (symmetric noise, so the truth
+        // is the median), each with its own small within-round spread.
+        let figures: Vec<RoundFigure> = (0..20)
+            .map(|_| {
+                let figure = truth + 10.0 * (rng.f64() + rng.f64() + rng.f64() - 1.5);
+                RoundFigure {
+                    figure,
+                    replicates: (0..10).map(|_| figure + 0.5 * (rng.f64() - 0.5)).collect(),
+                    quiet: true,
+                }
+            })
+            .collect();
+        let e = rounds::estimate(&figures, false, trial).unwrap();
+        let (lo, hi) = e.ci95.unwrap();
+        covered += usize::from(lo <= truth && truth <= hi);
+    }
+    let coverage = covered as f64 / trials as f64;
+    assert!(
+        (0.90..=0.99).contains(&coverage),
+        "coverage {coverage} over {trials} trials"
+    );
+}
+
+#[test]
+fn pairs_in_the_same_state_cancel_the_state() {
+    // The baseline and the variant slow together; their ratio does not.
+    let mut rng = fastrand::Rng::with_seed(3);
+    let pairs: Vec<Pair> = (0..100)
+        .map(|_| {
+            let slow = rng.bool();
+            let factor = if slow { 1.35 } else { 1.0 };
+            let noise = 1.0 + 0.002 * rng.f64();
+            Pair {
+                variant: 150.0 * factor * noise,
+                baseline: 100.0 * factor,
+                quiet: !slow,
+            }
+        })
+        .collect();
+    let p = rounds::paired(&pairs, true, 1).unwrap();
+    assert!((p.ratio - 1.5).abs() < 0.01, "{}", p.ratio);
+    let (lo, hi) = p.ratio_ci95.unwrap();
+    assert!(lo <= p.ratio && p.ratio <= hi && hi - lo < 0.01);
+    assert_eq!(p.basis, "quiet");
+    assert!(
+        (p.delta - 50.0).abs() < 0.5,
+        "quiet pairs' difference: {}",
+        p.delta
+    );
+}
