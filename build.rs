@@ -14,7 +14,10 @@ use std::process::Command;
 /// Every set starts from this, so a compiler whose distribution turns
 /// hardening on by default (Ubuntu's gcc enables the stack protector,
 /// fortify and CET) still gives a plain baseline. -fPIC because the kernels
-/// link into a position-independent executable.
+/// link into a position-independent executable. Functions and loops are
+/// aligned to 64 bytes in every set, so where a set's code starts relative
+/// to a cache line or a fetch block is not what differs between sets (the
+/// layout controls below show how much that alone moves a kernel).
 const BASE: &[&str] = &[
     "-O2",
     "-fPIC",
@@ -22,6 +25,8 @@ const BASE: &[&str] = &[
     "-fcf-protection=none",
     "-fno-stack-clash-protection",
     "-U_FORTIFY_SOURCE",
+    "-falign-functions=64",
+    "-falign-loops=64",
 ];
 
 const RETPOLINE: &[&str] = &[
@@ -32,6 +37,20 @@ const RETPOLINE: &[&str] = &[
 /// (name, flags added to BASE, what it is).
 const SETS: &[(&str, &[&str], &str)] = &[
     ("plain", &[], "no hardening"),
+    // Layout controls: no hardening, only the alignment changed (a later
+    // -falign-* overrides BASE's). Their spread around `plain` is what
+    // code placement alone does to a kernel; a hardening set that differs
+    // from `plain` by less is not told apart from placement.
+    (
+        "plain/align-32",
+        &["-falign-functions=32", "-falign-loops=32"],
+        "layout control: no hardening, functions and loops aligned to 32 bytes",
+    ),
+    (
+        "plain/align-16",
+        &["-falign-functions=16", "-falign-loops=16"],
+        "layout control: no hardening, functions and loops aligned to 16 bytes",
+    ),
     (
         "retpoline",
         RETPOLINE,
@@ -165,7 +184,7 @@ fn main() {
     let _ = writeln!(table, "pub static SETS: &[FlagSet] = &[");
     for (index, &(name, extra, what)) in SETS.iter().enumerate() {
         let prefix = format!("mitbench_cflags{index}_");
-        let object = out.join(format!("kernels-{name}.o"));
+        let object = out.join(format!("kernels-{}.o", name.replace('/', "-")));
         let flags: Vec<&str> = BASE.iter().chain(extra).copied().collect();
         let result = Command::new(compiler.path())
             .args(&flags)

@@ -37,6 +37,11 @@ pub enum Kernel {
 
 pub struct CflagsProbe(pub Kernel);
 
+/// Whether a set is a layout control: `plain` at another alignment.
+fn is_layout_control(name: &str) -> bool {
+    name.starts_with("plain/align-")
+}
+
 /// The C compiler build.rs built the kernels with.
 pub fn compiler() -> &'static str {
     COMPILER
@@ -95,7 +100,12 @@ impl Probe for CflagsProbe {
                 .map(|set| Variant {
                     name: set.name,
                     baseline: set.name == "plain",
-                    params: json!({"flags": set.flags, "what": set.what, "compiler": COMPILER}),
+                    params: json!({
+                        "flags": set.flags,
+                        "what": set.what,
+                        "compiler": COMPILER,
+                        "layout_control": is_layout_control(set.name),
+                    }),
                 })
                 .collect(),
             derived: None,

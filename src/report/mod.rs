@@ -84,6 +84,13 @@ pub struct Record {
     pub pairs: Option<usize>,
     /// "quiet": pairs of two quiet rounds; "all": every pair.
     pub pairs_basis: Option<&'static str>,
+    /// For probes with layout controls (the baseline's code at other
+    /// alignments, `params.layout_control`): how far placement alone moved
+    /// the figure, the largest |ratio - 1| of a control, in percent; and
+    /// whether this variant's ratio is within it, so that its difference
+    /// from the baseline cannot be told apart from placement.
+    pub layout_spread_pct: Option<f64>,
+    pub within_layout_spread: Option<bool>,
 
     /// Millions of items per second from the cost (`rate_unit`, e.g. "Mpps").
     pub rate_unit: Option<String>,
@@ -202,6 +209,7 @@ pub fn probe_records(
             }
         }
     }
+    mark_layout_spread(&mut records);
     if let Some(derived) = &info.derived {
         let cost = |records: &[Record], name: &str| {
             records
@@ -223,6 +231,32 @@ pub fn probe_records(
         }
     }
     records
+}
+
+/// Sets the layout spread on every record of a probe that has layout
+/// controls, and on each other measured variant whether it is within it.
+fn mark_layout_spread(records: &mut [Record]) {
+    let is_control = |r: &Record| r.params.get("layout_control") == Some(&Value::Bool(true));
+    let spread = records
+        .iter()
+        .filter(|r| is_control(r))
+        .filter_map(|r| r.ratio_to_baseline)
+        .map(|ratio| (ratio - 1.0).abs() * 100.0)
+        .fold(None, |max: Option<f64>, d| {
+            Some(max.map_or(d, |m| m.max(d)))
+        });
+    let Some(spread) = spread else {
+        return;
+    };
+    for r in records.iter_mut() {
+        r.layout_spread_pct = Some(spread);
+        let is_baseline = r.baseline.as_deref() == Some(r.variant.as_str());
+        if !is_control(r) && !is_baseline {
+            r.within_layout_spread = r
+                .ratio_to_baseline
+                .map(|ratio| (ratio - 1.0).abs() * 100.0 <= spread);
+        }
+    }
 }
 
 /// A stable seed per probe, so a re-analysis gives the same intervals.
@@ -612,4 +646,57 @@ pub fn write_json(
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toll_recovered_takes_every_end_of_the_three_intervals() {
+        // toll 100 [90, 110], reference 20 [18, 22], cost 60 [55, 65]:
+        // (100 - 60) / 80 = 50%, from (90 - 65) / 92 to (110 - 55) / 68.
+        let [lo, hi] =
+            toll_recovered_interval(Some([90.0, 110.0]), Some([18.0, 22.0]), Some([55.0, 65.0]))
+                .unwrap();
+        assert!((lo - 25.0 / 92.0 * 100.0).abs() < 1e-9, "{lo}");
+        assert!((hi - 55.0 / 68.0 * 100.0).abs() < 1e-9, "{hi}");
+        assert!(lo < 50.0 && 50.0 < hi);
+        // A toll whose interval reaches the reference's has no interval.
+        assert!(
+            toll_recovered_interval(Some([10.0, 30.0]), Some([18.0, 22.0]), Some([15.0, 16.0]))
+                .is_none()
+        );
+        assert!(toll_recovered_interval(None, Some([1.0, 2.0]), Some([1.0, 2.0])).is_none());
+    }
+
+    fn record(variant: &str, ratio: f64, control: bool) -> Record {
+        Record {
+            variant: variant.into(),
+            baseline: Some("plain".into()),
+            ratio_to_baseline: Some(ratio),
+            params: serde_json::json!({ "layout_control": control }),
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn a_difference_within_the_layout_spread_is_marked() {
+        let mut records = vec![
+            record("plain", 1.0, false),
+            record("plain/align-32", 0.97, true),
+            record("plain/align-16", 1.02, true),
+            record("fortify", 0.98, false),
+            record("retpoline", 1.40, false),
+        ];
+        mark_layout_spread(&mut records);
+        assert!((records[0].layout_spread_pct.unwrap() - 3.0).abs() < 1e-9);
+        assert_eq!(records[0].within_layout_spread, None, "the baseline");
+        assert_eq!(records[1].within_layout_spread, None, "a control");
+        assert_eq!(records[3].within_layout_spread, Some(true));
+        assert_eq!(records[4].within_layout_spread, Some(false));
+        let mut none = vec![record("plain", 1.0, false), record("x", 0.5, false)];
+        mark_layout_spread(&mut none);
+        assert!(none[1].layout_spread_pct.is_none());
+    }
 }

@@ -167,6 +167,15 @@ fn note(r: &Record) -> String {
     for f in &r.figures {
         notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
     }
+    match (r.within_layout_spread, r.layout_spread_pct) {
+        (Some(true), Some(spread)) => notes.push(format!(
+            "within the layout spread (±{spread:.1}%): not told apart from code placement"
+        )),
+        (None, Some(spread)) if r.params.get("layout_control").is_some_and(|c| c == true) => {
+            notes.push(format!("layout control; spread ±{spread:.1}%"))
+        }
+        _ => {}
+    }
     if let Some(pct) = r.toll_recovered_pct {
         let interval = r
             .toll_recovered_ci95_pct
