@@ -18,6 +18,10 @@ pub const DESCRIPTION: &str = "raw getpid syscall, ticks per call, best of 5 sam
 /// One reading: ticks per call, or None when every sample migrated or the
 /// clock went backwards (then the round has no state of its own).
 pub fn read() -> Option<f64> {
+    // A round's helper threads may still be exiting on this CPU after
+    // their join; one yield lets them finish first, so the reading is of
+    // the machine, not of the round's teardown.
+    std::thread::yield_now();
     (0..SAMPLES)
         .filter_map(|_| {
             let start = tsc::read();

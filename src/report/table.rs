@@ -85,8 +85,9 @@ pub fn render(doc: &RunDocument) -> String {
         out,
         "ns and ticks: the cost of one item in the machine's quiet state, the median of the rounds the \
          canary classed quiet (of all rounds when the machine showed one state). ticks: TSC reference \
-         cycles, not core cycles. ±CI: half-width of its 95% interval over rounds, as a percentage of it: \
-         what a next run may differ by. rounds: quiet rounds used / all rounds. × base and Δ ticks: the \
+         cycles, not core cycles. ±CI: half-width of its 95% interval over this run's rounds, as a \
+         percentage of it; where the machine's speed drifts (the machine line), a next run may differ \
+         by more. rounds: quiet rounds used / all rounds. × base and Δ ticks: the \
          median over pairs of rounds adjacent in time of the ratio and difference to the probe's baseline, \
          ± the half-width of their 95% interval."
     );
