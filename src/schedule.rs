@@ -361,3 +361,144 @@ pub fn target_met(v: &VariantRounds, model: &StateModel, s: &crate::harness::Set
         && e.basis != rounds::Basis::NoQuietRound
         && e.half_width().is_some_and(|h| h <= s.tolerance(e.cost))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::stats::{LineFit, Summary};
+    use crate::harness::{Measurement, Settings};
+
+    /// A round whose samples sit within 0.5% above `figure`, read beside a
+    /// canary of `canary` ticks.
+    fn round(figure: f64, canary: f64) -> Round {
+        let values: Vec<f64> = (0..50)
+            .map(|i| figure * (1.0 + 0.001 * f64::from(i % 5)))
+            .collect();
+        Round {
+            pass: 0,
+            started_s: 0.0,
+            canary_before: Some(canary),
+            canary_after: Some(canary),
+            measured: Measured {
+                measurement: Measurement {
+                    per_item: Summary::of(&values, 50),
+                    fit: LineFit {
+                        slope: figure,
+                        intercept: 0.0,
+                        r2: 1.0,
+                    },
+                    base_batch: 1,
+                    items: 50,
+                    dropped_migrated: 0,
+                    dropped_backwards: 0,
+                    elapsed_s: 0.01,
+                    budget_s: 3.0,
+                    interrupted: false,
+                    counters: None,
+                    phases: Vec::new(),
+                    phase_marks: None,
+                    size_medians: Vec::new(),
+                },
+                cpus: vec![0],
+                notes: Vec::new(),
+                figures: Vec::new(),
+            },
+            worker_pid: 1,
+        }
+    }
+
+    fn variant(name: &'static str, baseline: bool, figures: &[f64], canary: f64) -> VariantRounds {
+        let mut v = VariantRounds::new(Variant {
+            name,
+            baseline,
+            params: serde_json::Value::Null,
+        });
+        v.rounds = figures.iter().map(|&f| round(f, canary)).collect();
+        v.elapsed_s = 0.01 * figures.len() as f64;
+        v
+    }
+
+    fn one_state() -> StateModel {
+        StateModel::fit(&[300.0; 20])
+    }
+
+    #[test]
+    fn the_target_needs_enough_tight_rounds() {
+        let s = Settings::standard();
+        let tight = variant("a", false, &[100.0; 12], 300.0);
+        assert!(target_met(&tight, &one_state(), &s));
+        let few = variant("a", false, &[100.0; 3], 300.0);
+        assert!(!target_met(&few, &one_state(), &s), "three rounds");
+        let spread: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i % 2)).collect();
+        assert!(!target_met(
+            &variant("a", false, &spread, 300.0),
+            &one_state(),
+            &s
+        ));
+    }
+
+    #[test]
+    fn no_quiet_round_never_meets_the_target() {
+        let s = Settings::standard();
+        let mut canaries = vec![300.0; 40];
+        canaries.extend([400.0; 40]);
+        let model = StateModel::fit(&canaries);
+        assert!(model.two_states);
+        let slow_only = variant("a", false, &[100.0; 12], 400.0);
+        assert!(!target_met(&slow_only, &model, &s));
+        assert!(target_met(
+            &variant("a", false, &[100.0; 12], 300.0),
+            &model,
+            &s
+        ));
+    }
+
+    #[test]
+    fn budget_and_round_limits_stop_a_variant_and_the_baseline_waits_for_the_others() {
+        let harness = Harness::new(Settings::standard(), 2000.0);
+        let placement = Placement {
+            cpu: 0,
+            allowed: vec![0],
+        };
+        let scheduler = Scheduler::new(&harness, &placement, None);
+        let info = ProbeInfo {
+            id: "test/probe",
+            family: "test",
+            seed: "none",
+            summary: "",
+            item: "item",
+            requirements: Vec::new(),
+            variants: Vec::new(),
+            derived: None,
+        };
+        let mut info = info;
+        let spread: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i % 2)).collect();
+        let mut variants = vec![
+            variant("base", true, &[100.0; 12], 300.0),
+            variant("settled", false, &[50.0; 12], 300.0),
+            variant("noisy", false, &spread, 300.0),
+            variant("spent", false, &spread, 300.0),
+            variant("many", false, &vec![70.0; 200], 300.0),
+        ];
+        variants[3].elapsed_s = 3.5;
+        variants[4].rounds[0] = round(10.0, 300.0);
+        variants[4].rounds[1] = round(200.0, 300.0);
+        info.variants = variants.iter().map(|v| v.variant.clone()).collect();
+        scheduler.decide(&mut variants, &info, &one_state(), 12, 2.0);
+        let stops: Vec<Option<Stop>> = variants.iter().map(|v| v.stopped).collect();
+        assert_eq!(
+            stops,
+            [
+                None, // met its target, but "noisy" still needs pairs
+                Some(Stop::TargetMet),
+                None,
+                Some(Stop::Budget),
+                Some(Stop::MaxRounds),
+            ]
+        );
+        // Too early: the probe's rounds span less than min_span_s.
+        let mut early = vec![variant("settled", false, &[50.0; 12], 300.0)];
+        scheduler.decide(&mut early, &info, &one_state(), 12, 0.1);
+        assert_eq!(early[0].stopped, None);
+    }
+}

@@ -86,6 +86,29 @@ fn a_refused_madvise_or_write_is_not_a_cost() {
 }
 
 #[test]
+fn a_refused_getpid_is_not_a_cost() {
+    // The fastest failure there is: the filter answers before the syscall.
+    assert_refused(
+        run_with_syscall_denied("os/getpid", "syscall", libc::SYS_getpid),
+        "getpid",
+    );
+    assert_refused(
+        run_with_syscall_denied("syscall/seccomp", "none", libc::SYS_getpid),
+        "getpid",
+    );
+}
+
+#[test]
+fn a_refused_doorbell_is_not_a_round_trip() {
+    // A wait whose read fails returns at once: the ping-pong would time
+    // nothing but two failing syscalls.
+    assert_refused(
+        run_with_syscall_denied("os/ctxswitch", "pipe/same-cpu", libc::SYS_read),
+        "pipe read",
+    );
+}
+
+#[test]
 fn a_probe_that_cannot_map_its_memory_says_so() {
     // (A map refused only inside the preparation of a batch cannot be
     // staged here: the filter would refuse the allocator's maps too.)

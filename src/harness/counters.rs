@@ -24,6 +24,23 @@ pub struct CounterReport {
     pub totals: BTreeMap<&'static str, u64>,
     /// "available", or "unavailable: <reason>".
     pub hardware: String,
+    /// Share of the enabled time the group was on the PMU. Under 1 the
+    /// kernel multiplexed it, and the counts are scaled up by its inverse:
+    /// estimates, not counts.
+    pub running_share: Option<f64>,
+}
+
+/// A count read from a group that was on the PMU `running` of the
+/// `enabled` nanoseconds, scaled to the whole enabled time as perf does;
+/// None when it never ran (nothing was counted, which is not zero).
+pub fn scaled(value: u64, enabled: u64, running: u64) -> Option<u64> {
+    if running == 0 {
+        return (enabled == 0 && value == 0).then_some(0);
+    }
+    if running >= enabled {
+        return Some(value);
+    }
+    Some((value as u128 * enabled as u128 / running as u128).min(u64::MAX as u128) as u64)
 }
 
 pub struct CounterSet {
@@ -124,10 +141,16 @@ impl CounterSet {
             .group
             .read()
             .map_err(|e| format!("reading counters failed: {e}"))?;
+        let nanos = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_nanos() as u64);
+        let (enabled, running) = (nanos(data.time_enabled()), nanos(data.time_running()));
         let mut totals = BTreeMap::new();
         let mut per_item = BTreeMap::new();
         for (name, counter) in &self.members {
             let value = data.get(counter).map(|entry| entry.value()).unwrap_or(0);
+            // A group that never ran counted nothing: left out, not zero.
+            let Some(value) = scaled(value, enabled, running) else {
+                continue;
+            };
             totals.insert(*name, value);
             per_item.insert(*name, value as f64 / items.max(1) as f64);
         }
@@ -136,10 +159,29 @@ impl CounterSet {
             kernel_included: self.kernel_included,
             per_item,
             totals,
+            running_share: (enabled > 0).then(|| running.min(enabled) as f64 / enabled as f64),
             hardware: match hardware_status() {
                 Ok(()) => "available".to_string(),
                 Err(reason) => format!("unavailable: {reason}"),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scaled;
+
+    #[test]
+    fn multiplexed_counts_are_scaled_to_the_enabled_time() {
+        assert_eq!(scaled(1000, 500, 500), Some(1000), "ran throughout");
+        assert_eq!(
+            scaled(1000, 1000, 250),
+            Some(4000),
+            "ran a quarter of the time"
+        );
+        assert_eq!(scaled(7, 300, 0), None, "never ran: unknown, not zero");
+        assert_eq!(scaled(0, 0, 0), Some(0), "never enabled");
+        assert_eq!(scaled(u64::MAX, 2, 1), Some(u64::MAX), "saturates");
     }
 }

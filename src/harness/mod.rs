@@ -115,6 +115,9 @@ pub struct Measurement {
     pub per_item: Summary,
     /// Ticks per sample against items per sample, through per-size medians.
     pub fit: LineFit,
+    /// Those medians: (items per batch, median ticks of its samples), to
+    /// re-fit from.
+    pub size_medians: Vec<(u64, f64)>,
     pub base_batch: u64,
     /// Items timed in kept samples.
     pub items: u64,
@@ -349,6 +352,7 @@ impl Harness {
         }
 
         let (fit, per_item) = analyse(&samples);
+        let size_medians = medians_by_size(&samples).into_iter().collect();
         let items: u64 = samples.iter().map(|&(n, _)| n).sum();
         let measurement = Measurement {
             per_item,
@@ -363,6 +367,7 @@ impl Harness {
             counters: counters.map(|c| c.and_then(|mut c| c.read(items))),
             phases: Vec::new(),
             phase_marks: None,
+            size_medians,
         };
         Some((measurement, records))
     }
@@ -454,25 +459,29 @@ fn analyse(samples: &[(u64, u64)]) -> (LineFit, Summary) {
     let (fit, values) = per_item_costs(samples);
     (fit, Summary::of(&values, Summary::ROUND_RESAMPLES))
 }
-/// Fits ticks against batch size through the median of each size, then turns
-/// every non-empty sample into a per-item cost with the fixed cost removed.
-/// Samples of 0 items measure that fixed cost and inform only the fit.
-pub fn per_item_costs(samples: &[(u64, u64)]) -> (LineFit, Vec<f64>) {
+/// The median ticks of the samples of each batch size, by size.
+pub fn medians_by_size(samples: &[(u64, u64)]) -> BTreeMap<u64, f64> {
     let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for &(n, ticks) in samples {
         by_size.entry(n).or_default().push(ticks as f64);
     }
-    let fixed = by_size.remove(&0).map(|mut ticks| {
-        ticks.sort_by(f64::total_cmp);
-        stats::median(&ticks)
-    });
-    let (sizes, medians): (Vec<f64>, Vec<f64>) = by_size
+    by_size
         .into_iter()
         .map(|(n, mut ticks)| {
             ticks.sort_by(f64::total_cmp);
-            (n as f64, stats::median(&ticks))
+            (n, stats::median(&ticks))
         })
-        .unzip();
+        .collect()
+}
+
+/// Fits ticks against batch size through the median of each size, then turns
+/// every non-empty sample into a per-item cost with the fixed cost removed.
+/// Samples of 0 items measure that fixed cost and inform only the fit.
+pub fn per_item_costs(samples: &[(u64, u64)]) -> (LineFit, Vec<f64>) {
+    let mut by_size = medians_by_size(samples);
+    let fixed = by_size.remove(&0);
+    let (sizes, medians): (Vec<f64>, Vec<f64>) =
+        by_size.into_iter().map(|(n, m)| (n as f64, m)).unzip();
     let fit = match fixed {
         Some(fixed) => stats::fit_slope_through(fixed, &sizes, &medians),
         None => stats::fit_line(&sizes, &medians),

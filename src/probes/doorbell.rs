@@ -5,11 +5,52 @@
 use crate::sys::retry_eintr;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 pub trait Doorbell: Send + Sync {
     fn ring(&self);
     fn wait(&self);
+    /// The first ring or wait that failed, and how many did: a wait that
+    /// fails returns at once, and a round trip timed over it would be a
+    /// fast, wrong cost.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Failed calls of a doorbell, noted by whichever thread made them.
+#[derive(Default)]
+struct Failed {
+    count: AtomicU64,
+    first: OnceLock<(&'static str, i32)>,
+}
+
+impl Failed {
+    /// Notes `call` unless it moved exactly `bytes`.
+    fn note(&self, call: &'static str, result: io::Result<isize>, bytes: usize) {
+        match result {
+            Ok(moved) if moved as usize == bytes => {}
+            other => {
+                self.count.fetch_add(1, Ordering::Relaxed);
+                let errno = other.err().and_then(|e| e.raw_os_error()).unwrap_or(0);
+                let _ = self.first.set((call, errno));
+            }
+        }
+    }
+
+    fn describe(&self) -> Option<String> {
+        let &(call, errno) = self.first.get()?;
+        let why = if errno == 0 {
+            "it moved fewer bytes than asked".to_string()
+        } else {
+            io::Error::from_raw_os_error(errno).to_string()
+        };
+        Some(format!(
+            "{call} failed: {why} ({} calls failed)",
+            self.count.load(Ordering::Relaxed)
+        ))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,32 +116,43 @@ impl Doorbell for Futex {
 struct Pipe {
     read: OwnedFd,
     write: OwnedFd,
+    failed: Failed,
 }
 
 impl Pipe {
     fn open() -> io::Result<Pipe> {
         let (read, write) = crate::sys::pipe(0)?;
-        Ok(Pipe { read, write })
+        Ok(Pipe {
+            read,
+            write,
+            failed: Failed::default(),
+        })
     }
 }
 
 impl Doorbell for Pipe {
     fn ring(&self) {
         // SAFETY: writes one byte from a valid buffer to our own pipe.
-        let _ = retry_eintr(|| unsafe {
+        let result = retry_eintr(|| unsafe {
             libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1)
         });
+        self.failed.note("pipe write", result, 1);
     }
 
     fn wait(&self) {
         let mut byte = 0u8;
         // SAFETY: reads one byte into a valid buffer from our own pipe.
-        let _ =
+        let result =
             retry_eintr(|| unsafe { libc::read(self.read.as_raw_fd(), (&raw mut byte).cast(), 1) });
+        self.failed.note("pipe read", result, 1);
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failed.describe()
     }
 }
 
-struct EventFd(OwnedFd);
+struct EventFd(OwnedFd, Failed);
 
 impl EventFd {
     fn open() -> io::Result<EventFd> {
@@ -110,7 +162,10 @@ impl EventFd {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fd was just created and is owned here.
-        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+        Ok(EventFd(
+            unsafe { OwnedFd::from_raw_fd(fd) },
+            Failed::default(),
+        ))
     }
 }
 
@@ -118,14 +173,20 @@ impl Doorbell for EventFd {
     fn ring(&self) {
         let one = 1u64;
         // SAFETY: writes 8 bytes from a valid u64 to our own eventfd.
-        let _ =
+        let result =
             retry_eintr(|| unsafe { libc::write(self.0.as_raw_fd(), (&raw const one).cast(), 8) });
+        self.1.note("eventfd write", result, 8);
     }
 
     fn wait(&self) {
         let mut count = 0u64;
         // SAFETY: reads 8 bytes into a valid u64 from our own eventfd.
-        let _ =
+        let result =
             retry_eintr(|| unsafe { libc::read(self.0.as_raw_fd(), (&raw mut count).cast(), 8) });
+        self.1.note("eventfd read", result, 8);
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.1.describe()
     }
 }

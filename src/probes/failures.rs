@@ -29,10 +29,25 @@ impl Failures {
         }
     }
 
+    /// Notes `call` as failed when a raw syscall's result is negative: the
+    /// kernel returns -errno and leaves errno alone.
+    #[inline(always)]
+    pub fn check_raw(&self, call: &'static str, ret: i64) {
+        if ret < 0 {
+            self.record_errno(call, i32::try_from(-ret).unwrap_or(0));
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn record(&self, call: &'static str) {
         let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        self.record_errno(call, errno);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_errno(&self, call: &'static str, errno: i32) {
         self.count.set(self.count.get() + 1);
         if self.first.get().is_none() {
             self.first.set(Some((call, errno)));
@@ -75,7 +90,8 @@ mod tests {
         // SAFETY: an invalid fd makes close fail with EBADF and do nothing.
         let ok = unsafe { libc::close(-1) } == 0;
         failures.check("close", ok);
-        failures.check("mprotect", false);
+        failures.check_raw("getpid", 12);
+        failures.check_raw("mprotect", -i64::from(libc::EPERM));
         let reason = failures.reason().unwrap();
         assert!(
             reason.starts_with("close failed: Bad file descriptor"),

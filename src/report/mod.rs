@@ -154,6 +154,9 @@ pub struct RoundRow {
     pub p99_ticks: f64,
     /// The fixed cost per sample the fit removed.
     pub fixed_ticks: f64,
+    /// [items per batch, median ticks of its samples] for each batch size
+    /// timed, the points the fit went through.
+    pub batch_medians_ticks: Vec<[f64; 2]>,
     pub canary_before: Option<f64>,
     pub canary_after: Option<f64>,
     /// "quiet" or "slow", by the run's state model.
@@ -173,6 +176,13 @@ impl RoundRow {
             min_ticks: s.min,
             p99_ticks: s.p99,
             fixed_ticks: round.measured.measurement.fit.intercept,
+            batch_medians_ticks: round
+                .measured
+                .measurement
+                .size_medians
+                .iter()
+                .map(|&(n, m)| [n as f64, m])
+                .collect(),
             canary_before: round.canary_before,
             canary_after: round.canary_after,
             state: if round.quiet(model) { "quiet" } else { "slow" },

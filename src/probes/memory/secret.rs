@@ -5,6 +5,7 @@
 
 use super::region::page_size;
 use crate::harness::Harness;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use serde_json::json;
 
@@ -49,7 +50,9 @@ fn secret_page() -> std::io::Result<()> {
     result
 }
 
-fn anon_page() {
+/// One anonymous page mapped, touched and unmapped; false when the map
+/// failed.
+fn anon_page() -> bool {
     let page = page_size();
     // SAFETY: a fresh private mapping, touched inside, then unmapped.
     unsafe {
@@ -61,10 +64,11 @@ fn anon_page() {
             -1,
             0,
         );
-        if p != libc::MAP_FAILED {
-            p.cast::<u8>().write_volatile(1);
-            libc::munmap(p, page);
+        if p == libc::MAP_FAILED {
+            return false;
         }
+        p.cast::<u8>().write_volatile(1);
+        libc::munmap(p, page) == 0
     }
 }
 
@@ -109,11 +113,15 @@ impl Probe for Secret {
     }
 
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let failures = Failures::new();
         let measurement = if variant.name == "secret" {
-            harness.measure_each(|| secret_page().is_ok())
+            harness.measure_each(|| {
+                let page = secret_page();
+                failures.check("memfd_secret, ftruncate or mmap", page.is_ok());
+            })
         } else {
-            harness.measure_each(anon_page)
+            harness.measure_each(|| failures.check("mmap", anon_page()))
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }

@@ -78,8 +78,12 @@ impl Probe for ContextSwitch {
             ping.ring();
             pong.wait();
         });
+        let failure = ping.failure().or_else(|| pong.failure());
         drop(partner);
-        Outcome::on_cpus(measurement, vec![placement.cpu, partner_cpu])
+        match failure {
+            Some(reason) => Outcome::Unsupported(reason),
+            None => Outcome::on_cpus(measurement, vec![placement.cpu, partner_cpu]),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! measuring thread's affinity, so all of it runs on the measuring CPU.
 
 use crate::harness::Harness;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use crate::sys::retry_eintr;
 use serde_json::json;
@@ -40,30 +41,41 @@ impl Probe for Thread {
     }
 
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        // A thread refused (EAGAIN at a thread limit) is a failure, not a
+        // cheap item.
+        let failures = Failures::new();
         let measurement = match variant.name {
             "pthread" => harness.measure_each(|| {
                 let mut thread: libc::pthread_t = 0;
                 // SAFETY: default attributes; the start routine ignores its
                 // argument; the thread is joined before the next one starts.
-                unsafe {
-                    if libc::pthread_create(
+                let created = unsafe {
+                    libc::pthread_create(
                         &mut thread,
                         std::ptr::null(),
                         thread_returns,
                         std::ptr::null_mut(),
-                    ) == 0
-                    {
-                        libc::pthread_join(thread, std::ptr::null_mut());
-                    }
+                    )
+                };
+                if created == 0 {
+                    // SAFETY: a thread of ours, joined once.
+                    unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
+                } else {
+                    // pthread_create returns the error instead of setting errno.
+                    // SAFETY: errno is this thread's.
+                    unsafe { *libc::__errno_location() = created };
                 }
+                failures.check("pthread_create", created == 0);
             }),
             _ => harness.measure_each(|| {
-                if let Ok(handle) = std::thread::Builder::new().spawn(|| {}) {
+                let spawned = std::thread::Builder::new().spawn(|| {});
+                failures.check("std::thread::spawn", spawned.is_ok());
+                if let Ok(handle) = spawned {
                     let _ = handle.join();
                 }
             }),
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 
@@ -100,6 +112,9 @@ impl Probe for Fork {
     }
 
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        // A fork refused (EAGAIN at a process limit) returns at once: a
+        // failure, never a cost.
+        let failures = Failures::new();
         let measurement = match variant.name {
             "vfork" => {
                 let mut stack = vec![0u128; 4096]; // 64 KiB, 16-byte aligned
@@ -116,6 +131,7 @@ impl Probe for Fork {
                             std::ptr::null_mut(),
                         )
                     };
+                    failures.check("clone", pid > 0);
                     reap(pid);
                 })
             }
@@ -126,10 +142,11 @@ impl Probe for Fork {
                 if pid == 0 {
                     unsafe { libc::_exit(0) };
                 }
+                failures.check("fork", pid > 0);
                 reap(pid);
             }),
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 

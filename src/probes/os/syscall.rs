@@ -1,6 +1,7 @@
 //! The null syscall and the vDSO bypass.
 
 use crate::harness::Harness;
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
 use crate::sys;
 use serde_json::json;
@@ -39,8 +40,13 @@ impl Probe for Getpid {
     }
 
     fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let failures = Failures::new();
         let measurement = match variant.name {
-            "syscall" => harness.measure_each(|| sys::syscall0(libc::SYS_getpid)),
+            "syscall" => harness.measure_each(|| {
+                let pid = sys::syscall0(libc::SYS_getpid);
+                failures.check_raw("getpid", pid);
+                pid
+            }),
             // SAFETY: getpid has no preconditions.
             "libc" => harness.measure_each(|| unsafe { libc::getpid() }),
             _ => {
@@ -48,7 +54,7 @@ impl Probe for Getpid {
                 harness.measure_each(|| black_box(&pid).to_owned())
             }
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }
 
@@ -87,18 +93,24 @@ impl Probe for ClockGettime {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        let failures = Failures::new();
         let measurement = match variant.name {
             // SAFETY: ts is a valid out-pointer for both calls.
-            "vdso" => harness
-                .measure_each(|| unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) }),
-            _ => harness.measure_each(|| unsafe {
-                sys::syscall2(
-                    libc::SYS_clock_gettime,
-                    libc::CLOCK_MONOTONIC as usize,
-                    &raw mut ts as usize,
-                )
+            "vdso" => harness.measure_each(|| {
+                let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+                failures.check("clock_gettime", ret == 0);
+            }),
+            _ => harness.measure_each(|| {
+                let ret = unsafe {
+                    sys::syscall2(
+                        libc::SYS_clock_gettime,
+                        libc::CLOCK_MONOTONIC as usize,
+                        &raw mut ts as usize,
+                    )
+                };
+                failures.check_raw("clock_gettime", ret);
             }),
         };
-        Outcome::on_cpus(measurement, vec![placement.cpu])
+        failures.outcome(measurement, vec![placement.cpu])
     }
 }

@@ -7,6 +7,7 @@
 //! measuring never carries a filter.
 
 use crate::harness::{Harness, Measurement};
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread};
 use crate::sys;
 use seccompiler::{
@@ -167,6 +168,16 @@ fn filtered_measurement(
     }
     // SAFETY: getpid ignores its arguments; zeros keep the argument-reading
     // rules (which compare arg0 with 1,000,000 and up) from matching.
-    let measurement = harness.measure_each(|| unsafe { sys::syscall2(libc::SYS_getpid, 0, 0) });
-    Ok((measurement, notes))
+    // A getpid the filters refuse returns -EPERM at once: a failure, never
+    // a cost.
+    let failures = Failures::new();
+    let measurement = harness.measure_each(|| {
+        let pid = unsafe { sys::syscall2(libc::SYS_getpid, 0, 0) };
+        failures.check_raw("getpid", pid);
+        pid
+    });
+    match failures.reason() {
+        Some(reason) => Err(reason),
+        None => Ok((measurement, notes)),
+    }
 }

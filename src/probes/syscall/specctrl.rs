@@ -7,6 +7,7 @@
 //! threads never change.
 
 use crate::harness::{Harness, Measurement};
+use crate::probes::failures::Failures;
 use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread};
 use crate::sys;
 use serde_json::json;
@@ -179,8 +180,13 @@ fn controlled_measurement(
             describe(after)
         ));
     }
+    let failures = Failures::new();
     let measurement = match workload {
-        Workload::Getpid => harness.measure_each(|| sys::syscall0(libc::SYS_getpid)),
+        Workload::Getpid => harness.measure_each(|| {
+            let pid = sys::syscall0(libc::SYS_getpid);
+            failures.check_raw("getpid", pid);
+            pid
+        }),
         Workload::StoreLoad => {
             let slots = black_box([0usize, 3, 5, 1, 7, 2, 6, 4]);
             let mut buf = [0usize; 8];
@@ -200,5 +206,8 @@ fn controlled_measurement(
             })
         }
     };
-    Ok((measurement, notes))
+    match failures.reason() {
+        Some(reason) => Err(reason),
+        None => Ok((measurement, notes)),
+    }
 }

@@ -84,7 +84,12 @@ impl Receiver {
     /// phase.
     fn receive(self, laps: &mut Laps) -> Result<(), String> {
         match self {
-            Receiver::Bell(bell) => bell.wait(),
+            Receiver::Bell(bell) => {
+                bell.wait();
+                if let Some(failure) = bell.failure() {
+                    return Err(failure);
+                }
+            }
             Receiver::Socket(mut sock) => sock.read_exact(&mut [0u8]).map_err(io)?,
             Receiver::Tls(sock, configs) => {
                 let mut session = tls::connect(configs, sock)?;
@@ -136,7 +141,7 @@ fn batch(
                 laps.end(CHANNEL);
                 spawn(move || {
                     theirs.ring();
-                    Ok(())
+                    theirs.failure().map_or(Ok(()), Err)
                 })?
             }
             Channel::SocketPair => {
