@@ -162,7 +162,10 @@ fn run_writes_a_complete_json_document_atomically() {
             assert!(ci[0].as_f64().unwrap() <= cost && cost <= ci[1].as_f64().unwrap());
         } else {
             let used = r["rounds_used"].as_u64().unwrap();
-            assert!(used < 5, "an interval from five used rounds on; {used} used");
+            assert!(
+                used < 5,
+                "an interval from five used rounds on; {used} used"
+            );
         }
         assert!(r["target_met"].is_boolean() && r["stopped"].is_string());
         // Counters come from a round of their own, never a timed one.

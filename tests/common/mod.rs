@@ -3,7 +3,7 @@
 //! absolute timings, so tiny budgets suffice.
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::{self, Figure, Measured, Outcome, Placement};
+use mitbench::probes::{self, Figure, Measured, Outcome, Placement, Probe, Variant};
 use std::time::Duration;
 
 pub fn tiny_harness() -> Harness {
@@ -60,20 +60,27 @@ pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) 
     }
 }
 
+/// Probe `id` and its variant named `variant`; panics if there is none.
+#[allow(dead_code)] // not every test crate runs single variants
+pub fn probe_variant(id: &str, variant: &str) -> (&'static dyn Probe, Variant) {
+    let probe = probes::select(&[id.to_string()]).expect("a probe id")[0];
+    let v = probe
+        .info()
+        .variants
+        .into_iter()
+        .find(|v| v.name == variant)
+        .unwrap_or_else(|| panic!("{id} has no variant {variant}"));
+    (probe, v)
+}
+
 /// Runs one round of `variant` of probe `id` with the tiny harness, pinned as
 /// `mitbench run` pins; panics unless it was measured.
 #[allow(dead_code)] // not every test crate runs single variants
 pub fn measure(id: &str, variant: &str) -> Box<Measured> {
     let placement = placement();
     let _pin = affinity::pin_current_thread(placement.cpu).expect("pinning");
-    let probe = probes::select(&[id.to_string()]).expect("a probe id")[0];
-    let info = probe.info();
-    let v = info
-        .variants
-        .iter()
-        .find(|v| v.name == variant)
-        .unwrap_or_else(|| panic!("{id} has no variant {variant}"));
-    match probe.run(v, &placement, &tiny_harness()) {
+    let (probe, v) = probe_variant(id, variant);
+    match probe.run(&v, &placement, &tiny_harness()) {
         Outcome::Measured(m) => m,
         other => panic!("{id} {variant}: not measured: {other:?}"),
     }

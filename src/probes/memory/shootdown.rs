@@ -100,7 +100,6 @@ fn spin(stop: &AtomicBool, rounds: &AtomicU64) {
 }
 
 fn measure_op(harness: &Harness, op: Op, failures: &Failures) -> Option<Measurement> {
-    let page = page_size();
     match op {
         Op::Mprotect => {
             let region = touched(1, failures)?;
@@ -116,28 +115,32 @@ fn measure_op(harness: &Harness, op: Op, failures: &Failures) -> Option<Measurem
                 failures.check("mprotect", unsafe { protect(region.base(), 1, prot) });
             })
         }
-        // Pages faulted in beforehand (untimed), one call per page.
-        Op::Madvise => harness.measure_prepared(
-            |n| touched(n, failures),
-            |region, n| {
-                if let Some(region) = region {
-                    for i in 0..n as usize {
-                        // SAFETY: a page of our region.
-                        failures.check("madvise", unsafe { discard(region.at(i * page), 1) });
-                    }
-                }
-            },
-        ),
-        Op::Munmap => harness.measure_prepared(
-            |n| touched(n, failures),
-            |region, n| {
-                if let Some(region) = region {
-                    for i in 0..n as usize {
-                        // SAFETY: a page of our region, untouched after.
-                        failures.check("munmap", unsafe { unmap(region.at(i * page), 1) });
-                    }
-                }
-            },
-        ),
+        // SAFETY (both): pages of our region, not touched after the call.
+        Op::Madvise => per_page(harness, failures, "madvise", |page| unsafe {
+            discard(page, 1)
+        }),
+        Op::Munmap => per_page(harness, failures, "munmap", |page| unsafe {
+            unmap(page, 1)
+        }),
     }
+}
+
+/// `call` once per page over pages faulted in beforehand (untimed).
+fn per_page(
+    harness: &Harness,
+    failures: &Failures,
+    name: &'static str,
+    call: impl Fn(*mut u8) -> bool,
+) -> Option<Measurement> {
+    let page = page_size();
+    harness.measure_prepared(
+        |n| touched(n, failures),
+        |region, n| {
+            if let Some(region) = region {
+                for i in 0..n as usize {
+                    failures.check(name, call(region.at(i * page)));
+                }
+            }
+        },
+    )
 }
