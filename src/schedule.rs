@@ -236,6 +236,9 @@ impl<'a> Scheduler<'a> {
                     v.counting = Some(*m);
                 }
             }
+            // The last reading came before the counting rounds: the next
+            // probe's first round reads the machine afresh.
+            self.last_canary = None;
         }
         ProbeRounds {
             info: info.clone(),
