@@ -24,15 +24,10 @@ fn every_probe_variant_gives_sane_figures() {
                 Outcome::Measured(measured) => {
                     let m = &measured.measurement;
                     let s = &m.per_item;
-                    // A round times every batch size at least once: eight
-                    // sizes, or one for items of milliseconds; eight samples
-                    // unless eight samples' worth of items outlast a round.
-                    let sample_s = s.median * m.base_batch as f64 / harness.tsc_mhz() / 1e6;
-                    assert!(
-                        s.n >= 8 || (s.n >= 1 && sample_s * 8.0 > harness.settings.round_s),
-                        "{label}: n {}",
-                        s.n
-                    );
+                    // A round times every batch size at least once; how many
+                    // samples more fit in it depends on the CPU share the
+                    // round gets, which no test may assume.
+                    assert!(s.n >= 1, "{label}: no sample");
                     for value in [s.median, s.ci95.0, s.ci95.1, s.mad, s.p99, s.max] {
                         assert!(value.is_finite(), "{label}: non-finite figure");
                     }
