@@ -44,6 +44,8 @@ pub struct Plan {
     pub options: RunOptions,
     /// The --json target and its temporary sibling, created already.
     pub json: Option<(PathBuf, tempfile::NamedTempFile)>,
+    /// The --round-log file, opened for appending already.
+    pub round_log: Option<std::fs::File>,
 }
 
 pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
@@ -99,12 +101,25 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         )),
         None => None,
     };
+    let round_log = match &options.round_log {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| {
+                    PlanError::Usage(format!("cannot write --round-log {}: {e}", path.display()))
+                })?,
+        ),
+        None => None,
+    };
     Ok(Plan {
         probes,
         placement: Placement { cpu, allowed },
         settings,
         options,
         json,
+        round_log,
     })
 }
 
@@ -143,16 +158,10 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     let harness = Harness::new(plan.settings.clone(), tsc.mhz);
     let _pinned = affinity::pin_current_thread(plan.placement.cpu)
         .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?;
-    let round_log = match &plan.options.round_log {
-        Some(path) => Some(Box::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| format!("cannot write --round-log {}: {e}", path.display()))?,
-        ) as Box<dyn std::io::Write>),
-        None => None,
-    };
+    let round_log = plan
+        .round_log
+        .as_ref()
+        .map(|file| Box::new(file) as Box<dyn std::io::Write + '_>);
     let order_seed = plan.options.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -80,7 +80,7 @@ fn invalid_values_exit_2_with_a_reason() {
 }
 
 #[test]
-fn unwritable_json_fails_before_measuring() {
+fn unwritable_outputs_fail_before_measuring() {
     let out = mitbench(&[
         "run",
         "--probe",
@@ -99,6 +99,14 @@ fn unwritable_json_fails_before_measuring() {
     let out = mitbench(&["run", "--json", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("it is a directory"));
+    let out = mitbench(&["run", "--round-log", "/no/such/dir/rounds.log"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot write --round-log /no/such/dir/rounds.log"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "measured before failing");
 }
 
 #[test]
