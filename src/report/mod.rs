@@ -328,9 +328,8 @@ fn variant_record(
         .iter()
         .filter(|r| estimate.basis != Basis::QuietRounds || r.quiet(model))
         .collect();
-    let first = &v.rounds[0].measured;
-    record.cpus = first.cpus.clone();
-    record.notes = first.notes.clone();
+    record.cpus = v.rounds[0].measured.cpus.clone();
+    // Each note once, in the order the rounds first said it.
     for r in &v.rounds {
         for note in &r.measured.notes {
             if !record.notes.contains(note) {
