@@ -351,8 +351,7 @@ impl Harness {
             return None;
         }
 
-        let (fit, per_item) = analyse(&samples);
-        let size_medians = medians_by_size(&samples).into_iter().collect();
+        let (fit, per_item, size_medians) = analyse(&samples);
         let items: u64 = samples.iter().map(|&(n, _)| n).sum();
         let measurement = Measurement {
             per_item,
@@ -454,11 +453,18 @@ fn time_batch<F: FnMut(u64)>(batch: &mut F, n: u64) -> Timed<()> {
     }
 }
 
-/// The fit and the summary of per-item costs for the samples of a round.
-fn analyse(samples: &[(u64, u64)]) -> (LineFit, Summary) {
-    let (fit, values) = per_item_costs(samples);
-    (fit, Summary::of(&values, Summary::ROUND_RESAMPLES))
+/// The fit, the summary of per-item costs and the per-size medians of the
+/// samples of a round, the samples grouped by size once.
+fn analyse(samples: &[(u64, u64)]) -> (LineFit, Summary, Vec<(u64, f64)>) {
+    let by_size = medians_by_size(samples);
+    let (fit, values) = costs_through(samples, &by_size);
+    (
+        fit,
+        Summary::of(&values, Summary::ROUND_RESAMPLES),
+        by_size.into_iter().collect(),
+    )
 }
+
 /// The median ticks of the samples of each batch size, by size.
 pub fn medians_by_size(samples: &[(u64, u64)]) -> BTreeMap<u64, f64> {
     let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
@@ -478,10 +484,17 @@ pub fn medians_by_size(samples: &[(u64, u64)]) -> BTreeMap<u64, f64> {
 /// every non-empty sample into a per-item cost with the fixed cost removed.
 /// Samples of 0 items measure that fixed cost and inform only the fit.
 pub fn per_item_costs(samples: &[(u64, u64)]) -> (LineFit, Vec<f64>) {
-    let mut by_size = medians_by_size(samples);
-    let fixed = by_size.remove(&0);
-    let (sizes, medians): (Vec<f64>, Vec<f64>) =
-        by_size.into_iter().map(|(n, m)| (n as f64, m)).unzip();
+    costs_through(samples, &medians_by_size(samples))
+}
+
+/// [`per_item_costs`] with the per-size medians already taken.
+fn costs_through(samples: &[(u64, u64)], by_size: &BTreeMap<u64, f64>) -> (LineFit, Vec<f64>) {
+    let fixed = by_size.get(&0).copied();
+    let (sizes, medians): (Vec<f64>, Vec<f64>) = by_size
+        .iter()
+        .filter(|&(&n, _)| n > 0)
+        .map(|(&n, &m)| (n as f64, m))
+        .unzip();
     let fit = match fixed {
         Some(fixed) => stats::fit_slope_through(fixed, &sizes, &medians),
         None => stats::fit_line(&sizes, &medians),
