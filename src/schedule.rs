@@ -226,7 +226,7 @@ impl<'a> Scheduler<'a> {
             }
             let model = StateModel::fit(&self.canaries);
             let span_s = started.elapsed().as_secs_f64();
-            self.decide(&mut variants, info, &model, pass, span_s);
+            self.decide(&mut variants, &model, pass, span_s);
             on_pass(variants.iter().filter(|v| !v.active()).count());
         }
         if !interrupt::requested() {
@@ -298,7 +298,6 @@ impl<'a> Scheduler<'a> {
     fn decide(
         &self,
         variants: &mut [VariantRounds],
-        info: &ProbeInfo,
         model: &StateModel,
         passes: usize,
         span_s: f64,
@@ -319,8 +318,7 @@ impl<'a> Scheduler<'a> {
                 None
             };
         }
-        let baseline = info.variants.iter().position(|v| v.baseline);
-        if let Some(b) = baseline {
+        if let Some(b) = variants.iter().position(|v| v.variant.baseline) {
             let others_active = variants
                 .iter()
                 .enumerate()
@@ -354,9 +352,12 @@ impl<'a> Scheduler<'a> {
 /// Whether a variant's round-level interval is within target, with enough
 /// quiet rounds behind it when the machine has two states.
 pub fn target_met(v: &VariantRounds, model: &StateModel, s: &crate::harness::Settings) -> bool {
-    let Some(e) = rounds::estimate(&v.figures(model), model.two_states, 0) else {
-        return false;
-    };
+    rounds::estimate(&v.figures(model), model.two_states, 0).is_some_and(|e| meets_target(&e, s))
+}
+
+/// [`target_met`] for an estimate already made: the stopping rule and the
+/// record judge the same way.
+pub fn meets_target(e: &rounds::Estimate, s: &crate::harness::Settings) -> bool {
     let enough = e.rounds_used
         >= s.min_rounds
             .min(rounds::MIN_ROUNDS_FOR_CI.max(s.min_rounds / 2));
@@ -464,17 +465,6 @@ mod tests {
             allowed: vec![0],
         };
         let scheduler = Scheduler::new(&harness, &placement, None);
-        let info = ProbeInfo {
-            id: "test/probe",
-            family: "test",
-            seed: "none",
-            summary: "",
-            item: "item",
-            requirements: Vec::new(),
-            variants: Vec::new(),
-            derived: None,
-        };
-        let mut info = info;
         let spread: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i % 2)).collect();
         let mut variants = vec![
             variant("base", true, &[100.0; 12], 300.0),
@@ -486,8 +476,7 @@ mod tests {
         variants[3].elapsed_s = 3.5;
         variants[4].rounds[0] = round(10.0, 300.0);
         variants[4].rounds[1] = round(200.0, 300.0);
-        info.variants = variants.iter().map(|v| v.variant.clone()).collect();
-        scheduler.decide(&mut variants, &info, &one_state(), 12, 2.0);
+        scheduler.decide(&mut variants, &one_state(), 12, 2.0);
         let stops: Vec<Option<Stop>> = variants.iter().map(|v| v.stopped).collect();
         assert_eq!(
             stops,
@@ -501,7 +490,7 @@ mod tests {
         );
         // Too early: the probe's rounds span less than min_span_s.
         let mut early = vec![variant("settled", false, &[50.0; 12], 300.0)];
-        scheduler.decide(&mut early, &info, &one_state(), 12, 0.1);
+        scheduler.decide(&mut early, &one_state(), 12, 0.1);
         assert_eq!(early[0].stopped, None);
     }
 }

@@ -321,7 +321,7 @@ fn variant_record(
     record.slow_state_ticks = estimate.slow_state;
     record.slow_round_share = Some(estimate.slow_share);
     record.rounds_used = Some(estimate.rounds_used);
-    record.target_met = crate::schedule::target_met(v, model, settings);
+    record.target_met = crate::schedule::meets_target(&estimate, settings);
 
     let used: Vec<&Round> = v
         .rounds
