@@ -106,6 +106,11 @@ pub fn bootstrap_medians(values: &[f64], resamples: usize, seed: u64) -> Vec<f64
     medians
 }
 
+/// Median of unsorted data, which is left as it is; None when empty.
+pub fn median_of(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| select_median(&mut values.to_vec()))
+}
+
 /// Median of unsorted data in O(n), reordering it.
 fn select_median(values: &mut [f64]) -> f64 {
     let n = values.len();

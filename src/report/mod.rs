@@ -141,6 +141,13 @@ pub struct Record {
     pub rounds: Vec<RoundRow>,
 }
 
+impl Record {
+    /// The baseline's code at another alignment (`params.layout_control`).
+    pub fn is_layout_control(&self) -> bool {
+        self.params.get("layout_control") == Some(&Value::Bool(true))
+    }
+}
+
 /// One round as the JSON carries it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RoundRow {
@@ -201,24 +208,24 @@ pub fn probe_records(
 ) -> Vec<Record> {
     let info = &probe.info;
     let seed = seed_of(info.id);
+    let base = probe
+        .variants
+        .iter()
+        .find(|v| v.variant.baseline && !v.rounds.is_empty());
     let mut records: Vec<Record> = probe
         .variants
         .iter()
         .filter(|v| v.unsupported.is_some() || !v.rounds.is_empty())
-        .map(|v| variant_record(info, v, model, tsc, settings, seed))
-        .collect();
-    if let Some(base) = probe.variants.iter().find(|v| v.variant.baseline) {
-        for (record, v) in records.iter_mut().zip(
-            probe
-                .variants
-                .iter()
-                .filter(|v| v.unsupported.is_some() || !v.rounds.is_empty()),
-        ) {
-            if record.cost_ticks.is_some() && !base.rounds.is_empty() {
-                compare(record, v, base, model, seed);
+        .map(|v| {
+            let mut record = variant_record(info, v, model, tsc, settings, seed);
+            if let Some(base) = base
+                && record.cost_ticks.is_some()
+            {
+                compare(&mut record, v, base, model, seed);
             }
-        }
-    }
+            record
+        })
+        .collect();
     mark_layout_spread(&mut records);
     if let Some(derived) = &info.derived {
         let cost = |records: &[Record], name: &str| {
@@ -246,22 +253,19 @@ pub fn probe_records(
 /// Sets the layout spread on every record of a probe that has layout
 /// controls, and on each other measured variant whether it is within it.
 fn mark_layout_spread(records: &mut [Record]) {
-    let is_control = |r: &Record| r.params.get("layout_control") == Some(&Value::Bool(true));
     let spread = records
         .iter()
-        .filter(|r| is_control(r))
+        .filter(|r| r.is_layout_control())
         .filter_map(|r| r.ratio_to_baseline)
         .map(|ratio| (ratio - 1.0).abs() * 100.0)
-        .fold(None, |max: Option<f64>, d| {
-            Some(max.map_or(d, |m| m.max(d)))
-        });
+        .reduce(f64::max);
     let Some(spread) = spread else {
         return;
     };
     for r in records.iter_mut() {
         r.layout_spread_pct = Some(spread);
         let is_baseline = r.baseline.as_deref() == Some(r.variant.as_str());
-        if !is_control(r) && !is_baseline {
+        if !r.is_layout_control() && !is_baseline {
             r.within_layout_spread = r
                 .ratio_to_baseline
                 .map(|ratio| (ratio - 1.0).abs() * 100.0 <= spread);
@@ -329,14 +333,11 @@ fn variant_record(
         .filter(|r| estimate.basis != Basis::QuietRounds || r.quiet(model))
         .collect();
     record.cpus = v.rounds[0].measured.cpus.clone();
-    // Each note once, in the order the rounds first said it.
-    for r in &v.rounds {
-        for note in &r.measured.notes {
-            if !record.notes.contains(note) {
-                record.notes.push(note.clone());
-            }
-        }
-    }
+    record.notes = first_seen(
+        v.rounds
+            .iter()
+            .flat_map(|r| r.measured.notes.iter().cloned()),
+    );
     let in_canaries: Vec<f64> = used
         .iter()
         .filter_map(|r| {
@@ -344,17 +345,15 @@ fn variant_record(
             Some(r.measured.measurement.per_item.median / canary)
         })
         .collect();
-    record.cost_in_canaries =
-        (!in_canaries.is_empty()).then(|| rounds::median_with_ci(&in_canaries, seed).0);
-    record.figures = figures_over(&used, seed);
+    record.cost_in_canaries = stats::median_of(&in_canaries);
+    record.figures = figures_over(&used);
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
         .iter()
         .filter_map(|r| r.measured.measurement.phase_marks)
         .map(|m| m.estimated_ticks_per_item())
         .collect();
-    record.estimated_phase_marks_ticks =
-        (!marks.is_empty()).then(|| rounds::median_with_ci(&marks, seed).0);
+    record.estimated_phase_marks_ticks = stats::median_of(&marks);
     fn m(r: &Round) -> &crate::harness::Measurement {
         &r.measured.measurement
     }
@@ -453,67 +452,64 @@ fn toll_recovered_interval(
 }
 
 /// Each figure a probe measured beside the cost, as the median over rounds.
-fn figures_over(rounds: &[&Round], seed: u64) -> Vec<Figure> {
-    let mut names: Vec<(&'static str, &'static str)> = Vec::new();
-    for f in rounds.iter().flat_map(|r| r.measured.figures.iter()) {
-        if !names.contains(&(f.name, f.unit)) {
-            names.push((f.name, f.unit));
-        }
-    }
-    names
+fn figures_over(rounds: &[&Round]) -> Vec<Figure> {
+    let all = || rounds.iter().flat_map(|r| r.measured.figures.iter());
+    first_seen(all().map(|f| (f.name, f.unit)))
         .into_iter()
-        .map(|(name, unit)| {
-            let values: Vec<f64> = rounds
-                .iter()
-                .flat_map(|r| r.measured.figures.iter())
-                .filter(|f| f.name == name)
-                .map(|f| f.value)
-                .collect();
-            Figure::new(name, rounds::median_with_ci(&values, seed).0, unit)
+        .filter_map(|(name, unit)| {
+            let values: Vec<f64> = all().filter(|f| f.name == name).map(|f| f.value).collect();
+            Some(Figure::new(name, stats::median_of(&values)?, unit))
         })
         .collect()
+}
+
+/// Each item once, in the order first seen.
+fn first_seen<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
 }
 
 /// Each phase as the median over rounds of the rounds' phase figures; the
 /// interval over rounds from five rounds on, else the hull of the rounds'
 /// own intervals.
 fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
-    let mut names: Vec<&'static str> = Vec::new();
-    for p in rounds
-        .iter()
-        .flat_map(|r| r.measured.measurement.phases.iter())
-    {
-        if !names.contains(&p.name) {
-            names.push(p.name);
+    first_seen(
+        rounds
+            .iter()
+            .flat_map(|r| r.measured.measurement.phases.iter())
+            .map(|p| p.name),
+    )
+    .into_iter()
+    .map(|name| {
+        let of: Vec<&PhaseCost> = rounds
+            .iter()
+            .flat_map(|r| r.measured.measurement.phases.iter())
+            .filter(|p| p.name == name)
+            .collect();
+        let hull = |f: fn(&PhaseCost) -> (f64, f64)| {
+            of.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                    (lo.min(f(p).0), hi.max(f(p).1))
+                })
+        };
+        let ticks: Vec<f64> = of.iter().map(|p| p.median_ticks).collect();
+        let shares: Vec<f64> = of.iter().map(|p| p.share_pct).collect();
+        let (median_ticks, ticks_ci) = rounds::median_with_ci(&ticks, seed);
+        let (share_pct, share_ci) = rounds::median_with_ci(&shares, seed);
+        PhaseCost {
+            name,
+            median_ticks,
+            ci95_ticks: ticks_ci.unwrap_or_else(|| hull(|p| p.ci95_ticks)),
+            share_pct,
+            share_ci95_pct: share_ci.unwrap_or_else(|| hull(|p| p.share_ci95_pct)),
         }
-    }
-    names
-        .into_iter()
-        .map(|name| {
-            let of: Vec<&PhaseCost> = rounds
-                .iter()
-                .flat_map(|r| r.measured.measurement.phases.iter())
-                .filter(|p| p.name == name)
-                .collect();
-            let hull = |f: fn(&PhaseCost) -> (f64, f64)| {
-                of.iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-                        (lo.min(f(p).0), hi.max(f(p).1))
-                    })
-            };
-            let ticks: Vec<f64> = of.iter().map(|p| p.median_ticks).collect();
-            let shares: Vec<f64> = of.iter().map(|p| p.share_pct).collect();
-            let (median_ticks, ticks_ci) = rounds::median_with_ci(&ticks, seed);
-            let (share_pct, share_ci) = rounds::median_with_ci(&shares, seed);
-            PhaseCost {
-                name,
-                median_ticks,
-                ci95_ticks: ticks_ci.unwrap_or_else(|| hull(|p| p.ci95_ticks)),
-                share_pct,
-                share_ci95_pct: share_ci.unwrap_or_else(|| hull(|p| p.share_ci95_pct)),
-            }
-        })
-        .collect()
+    })
+    .collect()
 }
 
 /// What built the mitbench that made a run: figures from another commit or

@@ -172,7 +172,7 @@ fn note(r: &Record) -> String {
         (Some(true), Some(spread)) => notes.push(format!(
             "within the layout spread (±{spread:.1}%): not told apart from code placement"
         )),
-        (None, Some(spread)) if r.params.get("layout_control").is_some_and(|c| c == true) => {
+        (None, Some(spread)) if r.is_layout_control() => {
             notes.push(format!("layout control; spread ±{spread:.1}%"))
         }
         _ => {}
