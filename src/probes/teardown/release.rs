@@ -39,6 +39,12 @@ const BUDGET_SHARE: f64 = 0.5;
 /// all of M, so the co-runners always face a large index and a sample of
 /// K = 1 stays well under the budget.
 const SLICE: u32 = 1 << 16;
+/// The co-runners' reference window in every round, as a share of the
+/// variant's budget: many scheduler time slices long, so the same-CPU
+/// co-runner's rate beside a busy worker is its steady one. One round's
+/// length (5-12 ms) was too short: it read the same-CPU co-runner at
+/// 110-130% of its reference under K = 1 and 16, and at times at no lookup.
+const REFERENCE_SHARE: f64 = 1.0 / 30.0;
 /// A co-runner sleeps this long between lookups: a task that needs the
 /// lock now and then. One that never slept would be runnable at every
 /// yield and take a whole time slice from each.
@@ -208,12 +214,11 @@ impl Probe for Release {
         }
 
         // The reference rate comes from the co-runners' own round counts
-        // over one round's time with the worker busy on its CPU without the
-        // lock (an idle worker would let the CPU halt, and a halted vCPU
-        // wakes the co-runner later than a busy one). No recording window is
-        // opened, so none of its waits, all uncontended, can mix into the
-        // release's.
-        let reference_window = Duration::from_secs_f64(harness.settings.round_s);
+        // with the worker busy on its CPU without the lock (an idle worker
+        // would let the CPU halt, and a halted vCPU wakes the co-runner
+        // later than a busy one). No recording window is opened, so none of
+        // its waits, all uncontended, can mix into the release's.
+        let reference_window = Duration::from_secs_f64(harness.settings.budget_s * REFERENCE_SHARE);
         let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
         let before: Vec<u64> = runners.iter().map(rounds).collect();
         let started = std::time::Instant::now();
