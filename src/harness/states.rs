@@ -144,10 +144,12 @@ impl MachineStates {
         cpu: usize,
     ) -> MachineStates {
         let drift_block_medians = drift_blocks(&model, readings, times);
-        let drift_pct = (drift_block_medians.len() >= 2).then(|| {
+        // (lowest, highest, spread as a percentage of their median)
+        let drift = (drift_block_medians.len() >= 2).then(|| {
             let mut sorted = drift_block_medians.clone();
             sorted.sort_by(f64::total_cmp);
-            (sorted[sorted.len() - 1] - sorted[0]) / quantile(&sorted, 0.5) * 100.0
+            let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+            (lo, hi, (hi - lo) / quantile(&sorted, 0.5) * 100.0)
         });
         let steal = steal_pct.map_or_else(
             || "steal time unreadable".to_string(),
@@ -180,19 +182,11 @@ impl MachineStates {
                 },
             ),
         };
-        let summary = match drift_pct {
-            Some(pct) => format!(
+        let summary = match drift {
+            Some((lo, hi, pct)) => format!(
                 "{summary}; the quiet speed drifted {pct:.1}% over the run (canary medians of {} \
-                 stretches {:.0}-{:.0} ticks)",
+                 stretches {lo:.0}-{hi:.0} ticks)",
                 drift_block_medians.len(),
-                drift_block_medians
-                    .iter()
-                    .copied()
-                    .fold(f64::INFINITY, f64::min),
-                drift_block_medians
-                    .iter()
-                    .copied()
-                    .fold(f64::NEG_INFINITY, f64::max),
             ),
             None => summary,
         };
@@ -202,7 +196,7 @@ impl MachineStates {
             model,
             steal_pct,
             drift_block_medians,
-            drift_pct,
+            drift_pct: drift.map(|(_, _, pct)| pct),
             summary,
         }
     }
