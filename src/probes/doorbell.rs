@@ -2,11 +2,11 @@
 //! crosses into the kernel on both sides, as a real signalling channel does.
 //! The ping-pong partner answers on them; churned threads signal on them.
 
+use super::failures::Failures;
 use crate::sys::retry_eintr;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub trait Doorbell: Send + Sync {
     fn ring(&self);
@@ -16,40 +16,6 @@ pub trait Doorbell: Send + Sync {
     /// fast, wrong cost.
     fn failure(&self) -> Option<String> {
         None
-    }
-}
-
-/// Failed calls of a doorbell, noted by whichever thread made them.
-#[derive(Default)]
-struct Failed {
-    count: AtomicU64,
-    first: OnceLock<(&'static str, i32)>,
-}
-
-impl Failed {
-    /// Notes `call` unless it moved exactly `bytes`.
-    fn note(&self, call: &'static str, result: io::Result<isize>, bytes: usize) {
-        match result {
-            Ok(moved) if moved as usize == bytes => {}
-            other => {
-                self.count.fetch_add(1, Ordering::Relaxed);
-                let errno = other.err().and_then(|e| e.raw_os_error()).unwrap_or(0);
-                let _ = self.first.set((call, errno));
-            }
-        }
-    }
-
-    fn describe(&self) -> Option<String> {
-        let &(call, errno) = self.first.get()?;
-        let why = if errno == 0 {
-            "it moved fewer bytes than asked".to_string()
-        } else {
-            io::Error::from_raw_os_error(errno).to_string()
-        };
-        Some(format!(
-            "{call} failed: {why} ({} calls failed)",
-            self.count.load(Ordering::Relaxed)
-        ))
     }
 }
 
@@ -116,7 +82,7 @@ impl Doorbell for Futex {
 struct Pipe {
     read: OwnedFd,
     write: OwnedFd,
-    failed: Failed,
+    failed: Failures,
 }
 
 impl Pipe {
@@ -125,7 +91,7 @@ impl Pipe {
         Ok(Pipe {
             read,
             write,
-            failed: Failed::default(),
+            failed: Failures::new(),
         })
     }
 }
@@ -136,7 +102,7 @@ impl Doorbell for Pipe {
         let result = retry_eintr(|| unsafe {
             libc::write(self.write.as_raw_fd(), [1u8].as_ptr().cast(), 1)
         });
-        self.failed.note("pipe write", result, 1);
+        self.failed.check_io("pipe write", result, 1);
     }
 
     fn wait(&self) {
@@ -144,15 +110,15 @@ impl Doorbell for Pipe {
         // SAFETY: reads one byte into a valid buffer from our own pipe.
         let result =
             retry_eintr(|| unsafe { libc::read(self.read.as_raw_fd(), (&raw mut byte).cast(), 1) });
-        self.failed.note("pipe read", result, 1);
+        self.failed.check_io("pipe read", result, 1);
     }
 
     fn failure(&self) -> Option<String> {
-        self.failed.describe()
+        self.failed.reason()
     }
 }
 
-struct EventFd(OwnedFd, Failed);
+struct EventFd(OwnedFd, Failures);
 
 impl EventFd {
     fn open() -> io::Result<EventFd> {
@@ -164,7 +130,7 @@ impl EventFd {
         // SAFETY: fd was just created and is owned here.
         Ok(EventFd(
             unsafe { OwnedFd::from_raw_fd(fd) },
-            Failed::default(),
+            Failures::new(),
         ))
     }
 }
@@ -175,7 +141,7 @@ impl Doorbell for EventFd {
         // SAFETY: writes 8 bytes from a valid u64 to our own eventfd.
         let result =
             retry_eintr(|| unsafe { libc::write(self.0.as_raw_fd(), (&raw const one).cast(), 8) });
-        self.1.note("eventfd write", result, 8);
+        self.1.check_io("eventfd write", result, 8);
     }
 
     fn wait(&self) {
@@ -183,10 +149,10 @@ impl Doorbell for EventFd {
         // SAFETY: reads 8 bytes into a valid u64 from our own eventfd.
         let result =
             retry_eintr(|| unsafe { libc::read(self.0.as_raw_fd(), (&raw mut count).cast(), 8) });
-        self.1.note("eventfd read", result, 8);
+        self.1.check_io("eventfd read", result, 8);
     }
 
     fn failure(&self) -> Option<String> {
-        self.1.describe()
+        self.1.reason()
     }
 }

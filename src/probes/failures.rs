@@ -3,16 +3,21 @@
 //! fast: counted as an item it would show a fast, precise, wrong cost. So
 //! the batch notes every failure here, and the round is then reported as
 //! not measurable, with the call and its errno, instead of as a figure.
+//!
+//! Notes are atomic, so the threads of one measurement (a ping-pong's two
+//! sides) can share one; a call that succeeds costs a compare and branch.
 
 use super::Outcome;
 use crate::harness::Measurement;
-use std::cell::Cell;
+use std::io;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
 pub struct Failures {
-    /// The first failed call and its errno.
-    first: Cell<Option<(&'static str, i32)>>,
-    count: Cell<u64>,
+    /// The first failed call and its errno (0: it did less than asked).
+    first: OnceLock<(&'static str, i32)>,
+    count: AtomicU64,
 }
 
 impl Failures {
@@ -38,33 +43,42 @@ impl Failures {
         }
     }
 
+    /// Notes `call` as failed unless it moved exactly `bytes` (a read or
+    /// write through [`crate::sys::retry_eintr`]).
+    #[inline(always)]
+    pub fn check_io(&self, call: &'static str, result: io::Result<isize>, bytes: usize) {
+        match result {
+            Ok(moved) if moved as usize == bytes => {}
+            Ok(_) => self.record_errno(call, 0),
+            Err(e) => self.record_errno(call, e.raw_os_error().unwrap_or(0)),
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn record(&self, call: &'static str) {
-        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
         self.record_errno(call, errno);
     }
 
     #[cold]
     #[inline(never)]
     fn record_errno(&self, call: &'static str, errno: i32) {
-        self.count.set(self.count.get() + 1);
-        if self.first.get().is_none() {
-            self.first.set(Some((call, errno)));
-        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let _ = self.first.set((call, errno));
     }
 
     /// Why the work cannot be measured here, if any call failed.
     pub fn reason(&self) -> Option<String> {
-        let (call, errno) = self.first.get()?;
+        let &(call, errno) = self.first.get()?;
         let why = if errno == 0 {
             "it did less than asked (a short result)".to_string()
         } else {
-            std::io::Error::from_raw_os_error(errno).to_string()
+            io::Error::from_raw_os_error(errno).to_string()
         };
         Some(format!(
             "{call} failed: {why} ({} of the timed calls failed)",
-            self.count.get()
+            self.count.load(Ordering::Relaxed)
         ))
     }
 
@@ -102,5 +116,30 @@ mod tests {
             failures.outcome(None, vec![0]),
             Outcome::Unsupported(_)
         ));
+    }
+
+    #[test]
+    fn a_short_or_failed_read_is_a_failure() {
+        let failures = Failures::new();
+        failures.check_io("pipe read", Ok(1), 1);
+        assert!(failures.reason().is_none());
+        failures.check_io("pipe read", Ok(0), 1);
+        let reason = failures.reason().unwrap();
+        assert!(
+            reason.starts_with("pipe read failed: it did less than asked"),
+            "{reason}"
+        );
+        let failed = Failures::new();
+        failed.check_io(
+            "write",
+            Err(std::io::Error::from_raw_os_error(libc::EPIPE)),
+            1,
+        );
+        assert!(
+            failed
+                .reason()
+                .unwrap()
+                .starts_with("write failed: Broken pipe")
+        );
     }
 }

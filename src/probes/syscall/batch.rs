@@ -178,15 +178,6 @@ impl SinkFds {
 
 static BYTE: u8 = b'x';
 
-/// A write of the bytes asked for; anything else (an error, a short
-/// write) is noted as a failure.
-fn wrote(failures: &Failures, call: &'static str, result: std::io::Result<isize>, bytes: usize) {
-    failures.check(
-        call,
-        matches!(result, Ok(written) if written as usize == bytes),
-    );
-}
-
 fn measure_writes(
     harness: &Harness,
     sink: &SinkFds,
@@ -201,7 +192,7 @@ fn measure_writes(
                 // SAFETY: writes one byte from a static to our own fd.
                 let result =
                     retry_eintr(|| unsafe { libc::write(fd, (&raw const BYTE).cast(), 1) });
-                wrote(failures, "write", result, 1);
+                failures.check_io("write", result, 1);
             }
         },
     )
@@ -228,7 +219,7 @@ fn measure_writev(
                 // SAFETY: n iovecs, each one readable byte.
                 let result =
                     retry_eintr(|| unsafe { libc::writev(fd, iov.as_ptr(), n as libc::c_int) });
-                wrote(failures, "writev", result, n);
+                failures.check_io("writev", result, n);
             }
         },
     )
