@@ -54,6 +54,15 @@ impl Failures {
         }
     }
 
+    /// The value of a call that returns a `Result`, or None with the
+    /// failure noted under its own errno.
+    #[inline(always)]
+    pub fn ok<T>(&self, call: &'static str, result: io::Result<T>) -> Option<T> {
+        result
+            .map_err(|e| self.record_errno(call, e.raw_os_error().unwrap_or(0)))
+            .ok()
+    }
+
     #[cold]
     #[inline(never)]
     fn record(&self, call: &'static str) {

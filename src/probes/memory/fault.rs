@@ -84,23 +84,13 @@ impl Probe for Fault {
         // A prepare that fails leaves a batch that faults nothing in: noted,
         // and the round is reported as failed instead of timed.
         let failures = Failures::new();
-        let prepared =
-            |call: &'static str, n: u64, made: bool| failures.check(call, n == 0 || made);
         let measurement = match variant.name {
             "anon" => harness.measure_prepared(
-                |n| {
-                    let region = Region::anon(n as usize).ok();
-                    prepared("mmap", n, region.is_some());
-                    region
-                },
+                |n| failures.ok("mmap", Region::anon(n as usize)),
                 |region, n| touch(region.as_ref(), 0, n as usize, page),
             ),
             "anon-thp" => harness.measure_prepared(
-                |n| {
-                    let huge = huge_region(n as usize);
-                    prepared("mmap", n, huge.is_some());
-                    huge
-                },
+                |n| failures.ok("mmap", huge_region(n as usize)),
                 |huge, n| {
                     touch(
                         huge.as_ref().map(|(r, _)| r),
@@ -116,11 +106,7 @@ impl Probe for Fault {
                     Err(e) => return Outcome::Unsupported(format!("memfd_create failed: {e}")),
                 };
                 harness.measure_prepared(
-                    |n| {
-                        let region = file.map(n as usize).ok();
-                        prepared("mmap of the page-cache file", n, region.is_some());
-                        region
-                    },
+                    |n| failures.ok("mmap of the page-cache file", file.map(n as usize)),
                     |region, n| read(region.as_ref(), n as usize, page),
                 )
             }
@@ -133,7 +119,7 @@ impl Probe for Fault {
                 harness.measure_prepared(
                     |n| {
                         let pages = ForkedPages::new(n);
-                        prepared("mmap and fork", n, pages.region.is_some());
+                        failures.check("mmap and fork", n == 0 || pages.region.is_some());
                         pages
                     },
                     |pages, n| touch(pages.region.as_ref(), 0, n as usize, page),
@@ -167,12 +153,12 @@ fn read(region: Option<&Region>, n: usize, stride: usize) {
 /// `n` huge pages: a mapping one huge page larger than needed, and the
 /// offset of its first 2 MiB boundary, from where the window is advised for
 /// THP. The slack stays untouched and is unmapped with the rest.
-fn huge_region(n: usize) -> Option<(Region, usize)> {
-    let region = Region::anon((n + 1) * HUGE / page_size()).ok()?;
+fn huge_region(n: usize) -> std::io::Result<(Region, usize)> {
+    let region = Region::anon((n + 1) * HUGE / page_size())?;
     let start = (region.base() as usize).next_multiple_of(HUGE) - region.base() as usize;
     // SAFETY: the advised range lies inside the region.
     unsafe { libc::madvise(region.at(start).cast(), n * HUGE, libc::MADV_HUGEPAGE) };
-    Some((region, start))
+    Ok((region, start))
 }
 
 /// A memfd whose pages are all in the page cache; grown as needed.

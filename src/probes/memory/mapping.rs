@@ -75,11 +75,7 @@ impl Probe for Mmap {
             harness.measure_prepared(
                 |n| {
                     (0..n)
-                        .filter_map(|_| {
-                            let region = Region::anon(pages);
-                            failures.check("mmap", region.is_ok());
-                            region.ok()
-                        })
+                        .filter_map(|_| failures.ok("mmap", Region::anon(pages)))
                         .inspect(|r| r.touch_all())
                         .collect::<Vec<_>>()
                 },
@@ -91,11 +87,7 @@ impl Probe for Mmap {
                 },
             )
         } else {
-            harness.measure_each(|| {
-                let region = Region::anon(pages);
-                failures.check("mmap", region.is_ok());
-                drop(region)
-            })
+            harness.measure_each(|| drop(failures.ok("mmap", Region::anon(pages))))
         };
         failures.outcome(measurement, vec![placement.cpu])
     }

@@ -126,9 +126,7 @@ pub fn touched(n: u64, failures: &crate::probes::failures::Failures) -> Option<R
     if n == 0 {
         return None;
     }
-    let region = Region::anon(n as usize);
-    failures.check("mmap", region.is_ok());
-    let region = region.ok()?;
+    let region = failures.ok("mmap", Region::anon(n as usize))?;
     region.touch_all();
     Some(region)
 }
