@@ -44,7 +44,6 @@ for k, doc in enumerate(docs):
         rows.setdefault((r["id"], r["variant"]), {})[k] = r
 
 covered = pairs = 0
-moved = spreads = []
 moved, spreads, half_widths = [], [], []
 print(f"{'probe':28} {'variant':24} {'cost_ticks per run':>40} {'spread':>8} {'±CI':>7} {'moves':>6}")
 for (pid, variant), by_run in rows.items():
