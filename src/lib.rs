@@ -3,10 +3,11 @@
 //!
 //! The CLI in `main.rs` is a thin layer over this library; tests use it too.
 
+pub mod export;
 pub mod harness;
 pub mod inventory;
 pub mod probes;
-pub mod report;
+pub mod results;
 pub mod run;
 pub mod schedule;
 pub mod sys;

@@ -3,10 +3,12 @@
 //! input (before anything runs), 130 when Ctrl-C ended a run.
 
 use clap::{Args, Parser, Subcommand};
+use mitbench::export::{self, Exporter, JsonExporter, TableExporter};
+use mitbench::harness::affinity;
 use mitbench::inventory::Inventory;
 use mitbench::probes::{self, Placement};
 use mitbench::run::{self, PlanError, RunOptions};
-use mitbench::{harness::affinity, report};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -137,9 +139,14 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(doc) => doc,
         Err(message) => return fail(1, message),
     };
-    print!("{}", report::render_table(&doc));
+    match TableExporter.render(&doc) {
+        Ok(table) => {
+            let _ = std::io::stdout().write_all(&table);
+        }
+        Err(e) => return fail(1, format!("rendering the table failed: {e}")),
+    }
     if let Some((path, temp)) = plan.json.take() {
-        if let Err(e) = report::write_json(&doc, temp, &path) {
+        if let Err(e) = export::write_atomically(&JsonExporter, &doc, temp, &path) {
             return fail(1, format!("writing {} failed: {e}", path.display()));
         }
         eprintln!("results written to {}", path.display());
@@ -161,7 +168,7 @@ fn list(json: bool) -> ExitCode {
     if json {
         return print_json(&listing);
     }
-    print!("{}", report::render_listing(&listing));
+    print!("{}", export::render_listing(&listing));
     ExitCode::SUCCESS
 }
 

@@ -4,8 +4,8 @@
 use crate::harness::states::{self, MachineStates, StateModel};
 use crate::harness::{Harness, Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
-use crate::probes::{self, Placement, Probe};
-use crate::report::{self, RunDocument, RunSettings};
+use crate::probes::{self, AnyProbe, Placement};
+use crate::results::{self, RunDocument, RunSettings};
 use crate::schedule::Scheduler;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -38,7 +38,7 @@ pub enum PlanError {
 
 /// A validated run, ready to execute.
 pub struct Plan {
-    pub probes: Vec<&'static dyn Probe>,
+    pub probes: Vec<&'static dyn AnyProbe>,
     pub placement: Placement,
     pub settings: Settings,
     pub options: RunOptions,
@@ -169,22 +169,22 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     });
     let steal_before = states::cpu_steal(plan.placement.cpu);
 
-    let infos: Vec<_> = plan.probes.iter().map(|p| p.info()).collect();
-    let total = infos.iter().map(|info| info.variants.len() as u64).sum();
+    let total = plan.probes.iter().map(|p| p.variants().len() as u64).sum();
     let progress = progress_bar(total, plan.options.quiet);
     let mut scheduler = Scheduler::new(&harness, &plan.placement, round_log);
     let mut measured = Vec::new();
-    for (index, (probe, info)) in plan.probes.iter().zip(&infos).enumerate() {
+    for (index, probe) in plan.probes.iter().enumerate() {
         if interrupt::requested() {
             break;
         }
-        progress.set_message(info.id.to_string());
+        progress.set_message(probe.declaration().id.to_string());
         let done_before = progress.position();
         let probe_seed = order_seed.wrapping_add(index as u64);
-        measured.push(scheduler.run_probe(*probe, info, probe_seed, |stopped| {
+        let rounds = scheduler.run_probe(*probe, probe_seed, |stopped| {
             progress.set_position(done_before + stopped as u64);
-        }));
-        progress.set_position(done_before + info.variants.len() as u64);
+        });
+        progress.set_position(done_before + rounds.variants.len() as u64);
+        measured.push(rounds);
     }
     progress.finish_and_clear();
 
@@ -194,14 +194,19 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         .and_then(|((s0, t0), (s1, t1))| {
             (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
         });
-    let results: Vec<_> = measured
+    let context = results::Context {
+        model: &model,
+        tsc: &tsc,
+        settings: &plan.settings,
+    };
+    let records: Vec<_> = measured
         .iter()
-        .flat_map(|p| report::probe_records(p, &model, &tsc, &plan.settings))
+        .flat_map(|p| results::probe_records(p, &context))
         .collect();
     Ok(RunDocument {
-        schema: report::SCHEMA_VERSION,
+        schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
-        build: report::BuildIdentity::of_this_binary(),
+        build: results::BuildIdentity::of_this_binary(),
         started_at,
         finished_at: chrono::Local::now().to_rfc3339(),
         interrupted: interrupt::requested(),
@@ -221,8 +226,8 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             plan.placement.cpu,
         ),
         inventory,
-        amortization: report::amortization_fits(&results),
-        results,
+        amortization: results::amortization_fits(&records),
+        results: records,
     })
 }
 

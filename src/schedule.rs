@@ -22,7 +22,9 @@
 use crate::harness::rounds::{self, RoundFigure};
 use crate::harness::states::StateModel;
 use crate::harness::{Harness, canary, interrupt};
-use crate::probes::{Measured, Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{
+    AnyProbe, Declaration, Kind, Measured, Outcome, Placement, Toll, Unsupported, Variant,
+};
 use serde::Serialize;
 use std::io::Write;
 use std::time::Instant;
@@ -93,7 +95,7 @@ pub struct VariantRounds {
     pub rounds: Vec<Round>,
     /// The counting round: perf counters attached, timing reported apart.
     pub counting: Option<Measured>,
-    pub unsupported: Option<String>,
+    pub unsupported: Option<Unsupported>,
     pub stopped: Option<Stop>,
     /// Wall time of all its rounds, set-up included.
     pub elapsed_s: f64,
@@ -138,7 +140,9 @@ impl VariantRounds {
 /// A probe's variants and their rounds.
 #[derive(Debug, Clone)]
 pub struct ProbeRounds {
-    pub info: ProbeInfo,
+    pub declaration: Declaration,
+    /// The toll and reference variants, as indices into `variants`.
+    pub toll: Option<Toll<usize>>,
     pub variants: Vec<VariantRounds>,
     /// Seed of the random order of rounds within each pass.
     pub order_seed: u64,
@@ -190,15 +194,14 @@ impl<'a> Scheduler<'a> {
     /// `on_pass` is told after each pass how many variants have stopped.
     pub fn run_probe(
         &mut self,
-        probe: &dyn Probe,
-        info: &ProbeInfo,
+        probe: &dyn AnyProbe,
         order_seed: u64,
         mut on_pass: impl FnMut(usize),
     ) -> ProbeRounds {
-        let mut variants: Vec<VariantRounds> = info
-            .variants
-            .iter()
-            .map(|v| VariantRounds::new(v.clone()))
+        let mut variants: Vec<VariantRounds> = probe
+            .variants()
+            .into_iter()
+            .map(VariantRounds::new)
             .collect();
         for v in variants.iter_mut() {
             v.unsupported = probe.check(&v.variant, self.placement).err();
@@ -215,7 +218,7 @@ impl<'a> Scheduler<'a> {
                 if interrupt::requested() {
                     break;
                 }
-                self.one_round(probe, info, &mut variants[i], pass);
+                self.one_round(probe, &mut variants[i], pass);
             }
             pass += 1;
             if interrupt::requested() {
@@ -241,19 +244,14 @@ impl<'a> Scheduler<'a> {
             self.last_canary = None;
         }
         ProbeRounds {
-            info: info.clone(),
+            declaration: *probe.declaration(),
+            toll: probe.toll(),
             variants,
             order_seed,
         }
     }
 
-    fn one_round(
-        &mut self,
-        probe: &dyn Probe,
-        info: &ProbeInfo,
-        v: &mut VariantRounds,
-        pass: usize,
-    ) {
+    fn one_round(&mut self, probe: &dyn AnyProbe, v: &mut VariantRounds, pass: usize) {
         let canary_before = match self.last_canary {
             Some(reading) => Some(reading),
             None => self.canary(),
@@ -274,16 +272,16 @@ impl<'a> Scheduler<'a> {
                     measured: *measured,
                     worker_pid: std::process::id(),
                 };
-                self.log(info, &v.variant, &round);
+                self.log(probe.declaration().id, &v.variant, &round);
                 v.rounds.push(round);
             }
             Outcome::Unsupported(reason) => v.unsupported = Some(reason),
             Outcome::Interrupted if !interrupt::requested() => {
-                v.unsupported = Some(
+                v.unsupported = Some(Unsupported::new(
+                    Kind::SamplesDropped,
                     "every sample of a round was dropped: the thread changed CPU or the \
-                     clock went backwards between its two reads"
-                        .into(),
-                );
+                     clock went backwards between its two reads",
+                ));
             }
             Outcome::Interrupted => {}
         }
@@ -318,7 +316,7 @@ impl<'a> Scheduler<'a> {
                 None
             };
         }
-        if let Some(b) = variants.iter().position(|v| v.variant.baseline) {
+        if let Some(b) = variants.iter().position(|v| v.variant.is_baseline()) {
             let others_active = variants
                 .iter()
                 .enumerate()
@@ -329,12 +327,12 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    fn log(&mut self, info: &ProbeInfo, variant: &Variant, round: &Round) {
+    fn log(&mut self, probe: &str, variant: &Variant, round: &Round) {
         let Some(log) = self.round_log.as_mut() else {
             return;
         };
         let line = serde_json::json!({
-            "probe": info.id,
+            "probe": probe,
             "variant": variant.name,
             "pass": round.pass,
             "started_s": round.started_s,
@@ -411,11 +409,18 @@ mod tests {
         }
     }
 
-    fn variant(name: &'static str, baseline: bool, figures: &[f64], canary: f64) -> VariantRounds {
+    fn variant(name: &str, baseline: bool, figures: &[f64], canary: f64) -> VariantRounds {
         let mut v = VariantRounds::new(Variant {
-            name,
-            baseline,
+            index: 0,
+            name: name.to_string(),
+            role: if baseline {
+                crate::probes::Role::Baseline
+            } else {
+                crate::probes::Role::Compared
+            },
             params: serde_json::Value::Null,
+            batch: None,
+            bytes_per_item: None,
         });
         v.rounds = figures.iter().map(|&f| round(f, canary)).collect();
         v.elapsed_s = 0.01 * figures.len() as f64;

@@ -27,7 +27,7 @@ fn probes_leave_no_thread_child_or_descriptor_behind() {
 
     let run_all = || {
         for probe in probes::select(&["os/*".to_string(), "memory/*".to_string()]).unwrap() {
-            for variant in probe.info().variants {
+            for variant in probe.variants() {
                 probe.run(&variant, &placement, &harness);
             }
         }

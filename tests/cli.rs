@@ -140,7 +140,7 @@ fn run_writes_a_complete_json_document_atomically() {
 
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(doc["schema"], 2);
+    assert_eq!(doc["schema"], 3);
     assert_eq!(doc["tool_version"], env!("CARGO_PKG_VERSION"));
     assert!(doc["started_at"].is_string() && doc["settings"].is_object());
     assert!(doc["settings"]["order_seed"].is_u64());
@@ -154,31 +154,36 @@ fn run_writes_a_complete_json_document_atomically() {
     for r in results {
         assert!(r["id"].is_string() && r["family"].is_string() && r["variant"].is_string());
         assert!(r["params"].is_object());
+        assert!(["baseline", "compared", "layout-control"].contains(&r["role"].as_str().unwrap()));
         assert!(r["unsupported"].is_null());
-        for key in ["cost_ticks", "cost_ns", "all_states_median_ticks"] {
-            assert!(r[key].is_f64(), "{key} is not a number: {}", r[key]);
+        let c = &r["cost"];
+        for key in ["ticks", "ns", "all_states_median_ticks"] {
+            assert!(c[key].is_f64(), "cost.{key} is not a number: {}", c[key]);
         }
-        let cost = r["cost_ticks"].as_f64().unwrap();
-        let rounds = r["rounds"].as_array().unwrap();
-        assert_eq!(rounds.len() as u64, r["rounds_total"].as_u64().unwrap());
-        assert!(r["rounds_used"].as_u64().unwrap() <= rounds.len() as u64);
+        let cost = c["ticks"].as_f64().unwrap();
+        let rounds = r["rounds"]["each"].as_array().unwrap();
+        assert_eq!(rounds.len() as u64, r["rounds"]["total"].as_u64().unwrap());
+        assert!(c["rounds_used"].as_u64().unwrap() <= rounds.len() as u64);
         for round in rounds {
             assert!(round["n"].as_u64().unwrap() > 0);
             assert!(["quiet", "slow"].contains(&round["state"].as_str().unwrap()));
         }
-        if let Some(ci) = r["cost_ci95_ticks"].as_array() {
+        if let Some(ci) = c["ci95_ticks"].as_array() {
             assert!(ci[0].as_f64().unwrap() <= cost && cost <= ci[1].as_f64().unwrap());
         } else {
-            let used = r["rounds_used"].as_u64().unwrap();
+            let used = c["rounds_used"].as_u64().unwrap();
             assert!(
                 used < 5,
                 "an interval from five used rounds on; {used} used"
             );
         }
-        assert!(r["target_met"].is_boolean() && r["stopped"].is_string());
+        assert!(c["target_met"].is_boolean() && r["rounds"]["stopped"].is_string());
         // Counters come from a round of their own, never a timed one.
-        assert_eq!(r["counters_source"], "counting round");
-        assert!(r["counters"].is_object() || r["counters"].is_string());
+        let counters = r["counters"]["status"].as_str().unwrap();
+        assert!(["counted", "unavailable"].contains(&counters), "{counters}");
+        assert!(r["counters"]["counting_round_ticks"].is_f64());
+        // The baseline is not compared with itself.
+        assert_eq!(r["vs_baseline"].is_null(), r["role"] == "baseline");
     }
     // The ratio and the difference to the baseline come from the same
     // pairs of rounds, so they agree in sign, and each sits in its interval.
@@ -186,10 +191,10 @@ fn run_writes_a_complete_json_document_atomically() {
         .iter()
         .find(|r| r["id"] == "os/getpid" && r["variant"] == "libc")
         .unwrap();
-    let ratio = libc["ratio_to_baseline"].as_f64().unwrap();
-    let delta = libc["delta_ticks"].as_f64().unwrap();
+    let ratio = libc["vs_baseline"]["ratio"].as_f64().unwrap();
+    let delta = libc["vs_baseline"]["delta_ticks"].as_f64().unwrap();
     assert_eq!(ratio > 1.0, delta > 0.0, "ratio {ratio}, delta {delta}");
-    if let Some(ci) = libc["ratio_ci95"].as_array() {
+    if let Some(ci) = libc["vs_baseline"]["ratio_ci95"].as_array() {
         assert!(ci[0].as_f64().unwrap() <= ratio && ratio <= ci[1].as_f64().unwrap());
     }
 }
@@ -237,7 +242,7 @@ fn list_shows_every_probe_with_support() {
             assert!(!v["params"]["compiler"].as_str().unwrap().is_empty());
         }
         assert_eq!(probe["variants"][0]["name"], "plain");
-        assert_eq!(probe["variants"][0]["baseline"], true);
+        assert_eq!(probe["variants"][0]["role"], "baseline");
     }
     let text = mitbench(&["list"]);
     let text = String::from_utf8_lossy(&text.stdout);

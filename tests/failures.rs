@@ -5,7 +5,7 @@
 mod common;
 
 use mitbench::harness::affinity;
-use mitbench::probes::Outcome;
+use mitbench::probes::{Kind, Outcome};
 use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
 use std::collections::BTreeMap;
 
@@ -38,10 +38,21 @@ fn assert_refused(id: &str, variant: &str, syscall: i64, call: &str) {
             .unwrap()
     });
     match outcome {
-        Some(Outcome::Unsupported(reason)) => assert!(
-            reason.starts_with(&format!("{call} failed: Operation not permitted")),
-            "{id} {variant}: {reason}"
-        ),
+        Some(Outcome::Unsupported(why)) => {
+            assert!(
+                why.reason
+                    .starts_with(&format!("{call} failed: Operation not permitted")),
+                "{id} {variant}: {why}"
+            );
+            assert_eq!(
+                why.kind,
+                Kind::Denied {
+                    call: call.to_string(),
+                    errno: libc::EPERM
+                },
+                "{id} {variant}"
+            );
+        }
         Some(Outcome::Measured(m)) => panic!(
             "{id} {variant}: a refused {call} was timed as a cost of {} ticks",
             m.measurement.per_item.median

@@ -80,24 +80,25 @@ fn interrupt_run(probes: &[&str]) {
     assert_eq!(doc["interrupted"], true);
     let results = doc["results"].as_array().unwrap();
     assert!(
-        results.iter().any(|r| r["cost_ticks"].is_f64()),
+        results.iter().any(|r| r["cost"]["ticks"].is_f64()),
         "what was measured before the signal is reported"
     );
     // The rounds of the probe in flight stopped with the signal; a probe
     // that had finished before it is not flagged.
     for r in results
         .iter()
-        .filter(|r| r["rounds_total"].as_u64() > Some(0))
+        .filter(|r| r["rounds"]["total"].as_u64() > Some(0))
     {
+        let rounds = &r["rounds"];
         assert_eq!(
-            r["interrupted"],
-            r["stopped"] == "interrupted",
+            rounds["interrupted"],
+            rounds["stopped"] == "interrupted",
             "{}: {}",
             r["variant"],
-            r["stopped"]
+            rounds["stopped"]
         );
     }
-    assert!(results.iter().any(|r| r["interrupted"] == true));
+    assert!(results.iter().any(|r| r["rounds"]["interrupted"] == true));
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into())

@@ -2,9 +2,11 @@
 //! each hardening flag set (see build.rs), all linked into this binary, so
 //! one run compares what each set costs on this CPU.
 
-use super::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use super::{AnyProbe, Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
 use crate::harness::Harness;
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::hint::black_box;
 
 /// One set's entry points: `init` prepares the kernels' state, the others
@@ -29,17 +31,95 @@ pub struct FlagSet {
 include!(concat!(env!("OUT_DIR"), "/cflags_sets.rs"));
 
 #[derive(Clone, Copy)]
-pub enum Kernel {
+enum Kernel {
     Pipeline,
     Interp,
     Format,
 }
 
-pub struct CflagsProbe(pub Kernel);
+pub struct CflagsProbe {
+    kernel: Kernel,
+    declaration: Declaration,
+}
 
-/// Whether a set is a layout control: `plain` at another alignment.
-fn is_layout_control(name: &str) -> bool {
-    name.starts_with("plain/align-")
+const fn cflags(
+    kernel: Kernel,
+    id: &'static str,
+    summary: &'static str,
+    item: &'static str,
+) -> CflagsProbe {
+    CflagsProbe {
+        kernel,
+        declaration: Declaration {
+            id,
+            family: "cflags",
+            seed: "001",
+            summary,
+            item,
+            requirements: &["the compiler accepting the set's flags at build time"],
+            rate_unit: None,
+        },
+    }
+}
+
+const PROBES: [CflagsProbe; 3] = [
+    cflags(
+        Kernel::Pipeline,
+        "cflags/pipeline",
+        "parse, lookup, rewrite, transmit through function pointers, one packet at a time (C)",
+        "packet (4 indirect calls)",
+    ),
+    cflags(
+        Kernel::Interp,
+        "cflags/interp",
+        "a bytecode interpreter dispatching through a handler table (C)",
+        "instruction (1 indirect call + return)",
+    ),
+    cflags(
+        Kernel::Format,
+        "cflags/format",
+        "records formatted into local buffers with memcpy and strcpy (C)",
+        "formatted record",
+    ),
+];
+
+/// One flag set as a variant: the kernels built with it.
+#[derive(Clone, Copy)]
+pub struct Flags(&'static FlagSet);
+
+impl PartialEq for Flags {
+    fn eq(&self, other: &Flags) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl fmt::Display for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl Serialize for Flags {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({
+            "flags": self.0.flags,
+            "what": self.0.what,
+            "compiler": COMPILER,
+        })
+        .serialize(s)
+    }
+}
+
+impl Config for Flags {
+    /// `plain` is the baseline; `plain/align-*`, the same code placed at
+    /// other alignments, are its layout controls.
+    fn role(&self) -> Role {
+        match self.0.name {
+            "plain" => Role::Baseline,
+            name if name.starts_with("plain/align-") => Role::LayoutControl,
+            _ => Role::Compared,
+        }
+    }
 }
 
 /// The C compiler build.rs built the kernels with.
@@ -47,86 +127,47 @@ pub fn compiler() -> &'static str {
     COMPILER
 }
 
-pub fn probes() -> Vec<&'static dyn Probe> {
-    vec![
-        &CflagsProbe(Kernel::Pipeline),
-        &CflagsProbe(Kernel::Interp),
-        &CflagsProbe(Kernel::Format),
-    ]
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
+    PROBES.iter().map(|p| p as &dyn AnyProbe).collect()
 }
 
 impl CflagsProbe {
     fn entry(&self, kernels: &Kernels) -> unsafe extern "C" fn(u64) -> u64 {
-        match self.0 {
+        match self.kernel {
             Kernel::Pipeline => kernels.pipeline,
             Kernel::Interp => kernels.interp,
             Kernel::Format => kernels.format,
         }
     }
-
-    fn set(variant: &Variant) -> Option<&'static FlagSet> {
-        SETS.iter().find(|s| s.name == variant.name)
-    }
 }
 
 impl Probe for CflagsProbe {
-    fn info(&self) -> ProbeInfo {
-        let (id, summary, item) = match self.0 {
-            Kernel::Pipeline => (
-                "cflags/pipeline",
-                "parse, lookup, rewrite, transmit through function pointers, one packet at a time (C)",
-                "packet (4 indirect calls)",
-            ),
-            Kernel::Interp => (
-                "cflags/interp",
-                "a bytecode interpreter dispatching through a handler table (C)",
-                "instruction (1 indirect call + return)",
-            ),
-            Kernel::Format => (
-                "cflags/format",
-                "records formatted into local buffers with memcpy and strcpy (C)",
-                "formatted record",
-            ),
-        };
-        ProbeInfo {
-            id,
-            family: "cflags",
-            seed: "001",
-            summary,
-            item,
-            requirements: vec!["the compiler accepting the set's flags at build time"],
-            variants: SETS
-                .iter()
-                .map(|set| Variant {
-                    name: set.name,
-                    baseline: set.name == "plain",
-                    params: json!({
-                        "flags": set.flags,
-                        "what": set.what,
-                        "compiler": COMPILER,
-                        "layout_control": is_layout_control(set.name),
-                    }),
-                })
-                .collect(),
-            derived: None,
+    type Config = Flags;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
+    }
+
+    fn configs(&self) -> Vec<Flags> {
+        SETS.iter().map(Flags).collect()
+    }
+
+    fn check(&self, flags: &Flags, _placement: &Placement) -> Result<(), Unsupported> {
+        match &flags.0.kernels {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(Unsupported::missing(
+                flags.0.flags,
+                format!("{COMPILER} refused these flags: {reason}"),
+            )),
         }
     }
 
-    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        match Self::set(variant).map(|s| &s.kernels) {
-            Some(Ok(_)) => Ok(()),
-            Some(Err(reason)) => Err(format!("{COMPILER} refused these flags: {reason}")),
-            None => Err(format!("no flag set {}", variant.name)),
-        }
-    }
-
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some(FlagSet {
-            kernels: Ok(kernels),
-            ..
-        }) = Self::set(variant)
-        else {
-            return Outcome::Unsupported(self.check(variant, placement).err().unwrap_or_default());
+    fn measure(&self, flags: &Flags, placement: &Placement, harness: &Harness) -> Outcome {
+        let kernels = match &flags.0.kernels {
+            Ok(kernels) => kernels,
+            Err(_) => {
+                return Outcome::Unsupported(Probe::check(self, flags, placement).unwrap_err());
+            }
         };
         let run = self.entry(kernels);
         // SAFETY: the kernels touch only their own static state, which init

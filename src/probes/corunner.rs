@@ -3,6 +3,7 @@
 //! it stops and joins the thread, so no path out of a probe (return, early
 //! error, panic) leaves it running.
 
+use super::Unsupported;
 use crate::harness::affinity;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,7 +24,7 @@ impl CoRunner {
     /// Starts `body` on a thread pinned to `cpu`. `body(stop, rounds)` runs
     /// until it sees `stop`; `wake` is called after `stop` is set, for a body
     /// that blocks. Returns once the thread is pinned.
-    pub fn start<B, W>(name: &str, cpu: usize, body: B, wake: W) -> Result<CoRunner, String>
+    pub fn start<B, W>(name: &str, cpu: usize, body: B, wake: W) -> Result<CoRunner, Unsupported>
     where
         B: FnOnce(&AtomicBool, &AtomicU64) + Send + 'static,
         W: Fn() + Send + Sync + 'static,
@@ -39,14 +40,14 @@ impl CoRunner {
                 .spawn(move || {
                     let pinned = affinity::pin_current_thread_forever(cpu)
                         .map(|()| affinity::current_cpu().unwrap_or(usize::MAX))
-                        .map_err(|e| format!("pinning {cpu} failed: {e}"));
+                        .map_err(|e| Unsupported::io("sched_setaffinity", &e));
                     let ok = pinned.is_ok();
                     let _ = pinned_tx.send(pinned);
                     if ok {
                         body(&stop, &rounds);
                     }
                 })
-                .map_err(|e| format!("spawning a helper thread failed: {e}"))?
+                .map_err(|e| Unsupported::io("spawning a helper thread", &e))?
         };
         let mut runner = CoRunner {
             stop,
@@ -61,7 +62,9 @@ impl CoRunner {
                 Ok(runner)
             }
             Ok(Err(reason)) => Err(reason),
-            Err(_) => Err("the helper thread died before it started".into()),
+            Err(_) => Err(Unsupported::probe_failed(
+                "the helper thread died before it started",
+            )),
         }
     }
 }

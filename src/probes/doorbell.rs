@@ -2,6 +2,7 @@
 //! crosses into the kernel on both sides, as a real signalling channel does.
 //! The ping-pong partner answers on them; churned threads signal on them.
 
+use super::Unsupported;
 use super::failures::Failures;
 use crate::sys::retry_eintr;
 use std::io;
@@ -14,12 +15,13 @@ pub trait Doorbell: Send + Sync {
     /// The first ring or wait that failed, and how many did: a wait that
     /// fails returns at once, and a round trip timed over it would be a
     /// fast, wrong cost.
-    fn failure(&self) -> Option<String> {
+    fn failure(&self) -> Option<Unsupported> {
         None
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     Futex,
     Pipe,
@@ -27,6 +29,8 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Futex, Kind::Pipe, Kind::EventFd];
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Futex => "futex",
@@ -113,7 +117,7 @@ impl Doorbell for Pipe {
         self.failed.check_io("pipe read", result, 1);
     }
 
-    fn failure(&self) -> Option<String> {
+    fn failure(&self) -> Option<Unsupported> {
         self.failed.reason()
     }
 }
@@ -152,7 +156,7 @@ impl Doorbell for EventFd {
         self.1.check_io("eventfd read", result, 8);
     }
 
-    fn failure(&self) -> Option<String> {
+    fn failure(&self) -> Option<Unsupported> {
         self.1.reason()
     }
 }

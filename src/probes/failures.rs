@@ -7,7 +7,7 @@
 //! Notes are atomic, so the threads of one measurement (a ping-pong's two
 //! sides) can share one; a call that succeeds costs a compare and branch.
 
-use super::Outcome;
+use super::{Outcome, Unsupported};
 use crate::harness::Measurement;
 use std::io;
 use std::sync::OnceLock;
@@ -78,17 +78,18 @@ impl Failures {
     }
 
     /// Why the work cannot be measured here, if any call failed.
-    pub fn reason(&self) -> Option<String> {
+    pub fn reason(&self) -> Option<Unsupported> {
         let &(call, errno) = self.first.get()?;
         let why = if errno == 0 {
             "it did less than asked (a short result)".to_string()
         } else {
             io::Error::from_raw_os_error(errno).to_string()
         };
-        Some(format!(
+        let sentence = format!(
             "{call} failed: {why} ({} of the timed calls failed)",
             self.count.load(Ordering::Relaxed)
-        ))
+        );
+        Some(Unsupported::errno(call, errno, sentence))
     }
 
     /// The round's outcome: unsupported with the first failure when any
@@ -115,7 +116,9 @@ mod tests {
         failures.check("close", ok);
         failures.check_raw("getpid", 12);
         failures.check_raw("mprotect", -i64::from(libc::EPERM));
-        let reason = failures.reason().unwrap();
+        let why = failures.reason().unwrap();
+        assert_eq!(why.kind_name(), "call-failed");
+        let reason = why.reason;
         assert!(
             reason.starts_with("close failed: Bad file descriptor"),
             "{reason}"
@@ -133,7 +136,7 @@ mod tests {
         failures.check_io("pipe read", Ok(1), 1);
         assert!(failures.reason().is_none());
         failures.check_io("pipe read", Ok(0), 1);
-        let reason = failures.reason().unwrap();
+        let reason = failures.reason().unwrap().reason;
         assert!(
             reason.starts_with("pipe read failed: it did less than asked"),
             "{reason}"
@@ -148,6 +151,7 @@ mod tests {
             failed
                 .reason()
                 .unwrap()
+                .reason
                 .starts_with("write failed: Broken pipe")
         );
     }

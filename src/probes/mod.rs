@@ -1,6 +1,56 @@
 //! Probes: each declares what it measures and hands the harness closures.
 //! The registry lists them in report order.
 
+/// Declares a probe's variants as a unit enum: each variant's name, the
+/// params its JSON carries, and which one is the baseline. `ALL` lists
+/// them in report order.
+macro_rules! named_configs {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $ty:ident (baseline $base:ident) {
+            $($variant:ident => $name:literal $params:tt),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $ty {
+            $($variant),+
+        }
+
+        impl $ty {
+            #[allow(dead_code)]
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(match self {
+                    $($ty::$variant => $name),+
+                })
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let params = match self {
+                    $($ty::$variant => serde_json::json!($params)),+
+                };
+                params.serialize(s)
+            }
+        }
+
+        impl $crate::probes::Config for $ty {
+            fn role(&self) -> $crate::probes::Role {
+                if *self == $ty::$base {
+                    $crate::probes::Role::Baseline
+                } else {
+                    $crate::probes::Role::Compared
+                }
+            }
+        }
+    };
+}
+
 mod cflags;
 mod corunner;
 mod doorbell;
@@ -15,26 +65,14 @@ pub mod teardown;
 pub mod thread;
 pub mod wake_latency;
 
+mod unsupported;
+
+pub use unsupported::{Kind, Unsupported};
+
 use crate::harness::{Harness, Measurement};
 use serde::Serialize;
 use serde_json::Value;
-
-/// A variant name built at run time ("retpoline/B=64"), kept for the life
-/// of the process as variant names are `&'static str`; each distinct name is
-/// stored once however often a probe describes itself.
-pub fn static_name(name: String) -> &'static str {
-    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let mut names = NAMES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(&known) = names.get(name.as_str()) {
-        return known;
-    }
-    let kept: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(kept);
-    kept
-}
+use std::fmt;
 
 /// A family groups probes that reproduce one seed document.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -82,16 +120,9 @@ pub const FAMILIES: &[Family] = &[
     },
 ];
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Variant {
-    pub name: &'static str,
-    /// The variant the probe's other variants are compared with.
-    pub baseline: bool,
-    pub params: Value,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ProbeInfo {
+/// A probe's static description, declared once as a constant.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Declaration {
     pub id: &'static str,
     pub family: &'static str,
     /// The seed document this probe reflects ("all": every seed pays it).
@@ -99,26 +130,171 @@ pub struct ProbeInfo {
     pub summary: &'static str,
     /// What one item is; costs are per item.
     pub item: &'static str,
-    pub requirements: Vec<&'static str>,
-    pub variants: Vec<Variant>,
-    pub derived: Option<Derived>,
+    pub requirements: &'static [&'static str],
+    /// For probes whose items users count as a rate: items per second, in
+    /// millions, under this unit name (e.g. "Mpps").
+    pub rate_unit: Option<&'static str>,
 }
 
-/// Figures the report derives from a probe's medians.
-#[derive(Debug, Clone, Serialize)]
-pub struct Derived {
-    /// Items per second, in millions, under this unit name (e.g. "Mpps").
-    pub rate_unit: &'static str,
-    /// The variant whose extra cost over `reference` is the toll; every
-    /// variant is reported with the share of that toll it avoids.
-    pub toll_variant: &'static str,
-    pub reference_variant: &'static str,
+/// What a variant is to the other variants of its probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// The variant the others are compared with; one per probe.
+    Baseline,
+    /// The baseline's code placed otherwise: how far placement alone moves
+    /// the figure, so a difference within it is not attributed.
+    LayoutControl,
+    /// Compared with the baseline.
+    Compared,
 }
 
-impl ProbeInfo {
-    pub fn baseline(&self) -> Option<&Variant> {
-        self.variants.iter().find(|v| v.baseline)
+/// A variant that belongs to a series of batch sizes: `group` names the
+/// series (the variant's name without its batch size), `size` is the
+/// items per batch. The amortization fit runs over each series.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Batched {
+    pub group: String,
+    pub size: u64,
+}
+
+/// One variant of a probe, as a value of the probe's own type: its name
+/// is its `Display`, its params in the JSON its `Serialize`, and what it is
+/// to the others follows from the value.
+pub trait Config: fmt::Display + Serialize + PartialEq + Send + Sync {
+    fn role(&self) -> Role {
+        Role::Compared
     }
+
+    fn batch(&self) -> Option<Batched> {
+        None
+    }
+
+    /// For items that are a buffer of bytes: its size.
+    fn bytes_per_item(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The variant whose extra cost over `reference` is the probe's toll;
+/// every variant is reported with the share of that toll it avoids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Toll<C> {
+    pub toll: C,
+    pub reference: C,
+}
+
+/// What a probe implements: its declaration, its variants as typed
+/// configs, and how to measure one.
+pub trait Probe: Sync {
+    type Config: Config;
+
+    fn declaration(&self) -> &Declaration;
+
+    /// Every variant, in report order.
+    fn configs(&self) -> Vec<Self::Config>;
+
+    fn toll(&self) -> Option<Toll<Self::Config>> {
+        None
+    }
+
+    /// Whether this machine can run the variant, and if not, why.
+    fn check(&self, _config: &Self::Config, _placement: &Placement) -> Result<(), Unsupported> {
+        Ok(())
+    }
+
+    /// Measures one variant that `check` accepted. The calling thread is
+    /// already pinned to `placement.cpu`; anything the probe starts it also
+    /// ends.
+    fn measure(&self, config: &Self::Config, placement: &Placement, harness: &Harness) -> Outcome;
+}
+
+/// A variant as the scheduler, the results and the listing see it, its
+/// config rendered; `index` finds the config again.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    #[serde(skip)]
+    pub index: usize,
+    pub name: String,
+    pub role: Role,
+    pub params: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<Batched>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_per_item: Option<u64>,
+}
+
+impl Variant {
+    fn of<C: Config>(index: usize, config: &C) -> Variant {
+        Variant {
+            index,
+            name: config.to_string(),
+            role: config.role(),
+            params: serde_json::to_value(config).unwrap_or(Value::Null),
+            batch: config.batch(),
+            bytes_per_item: config.bytes_per_item(),
+        }
+    }
+
+    pub fn is_baseline(&self) -> bool {
+        self.role == Role::Baseline
+    }
+}
+
+/// A probe with its config type erased, as the registry holds it.
+pub trait AnyProbe: Sync {
+    fn declaration(&self) -> &Declaration;
+    fn variants(&self) -> Vec<Variant>;
+    /// The toll and reference variants' indices.
+    fn toll(&self) -> Option<Toll<usize>>;
+    fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), Unsupported>;
+    /// Checks, then measures.
+    fn run(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome;
+}
+
+impl<P: Probe> AnyProbe for P {
+    fn declaration(&self) -> &Declaration {
+        Probe::declaration(self)
+    }
+
+    fn variants(&self) -> Vec<Variant> {
+        self.configs()
+            .iter()
+            .enumerate()
+            .map(|(index, config)| Variant::of(index, config))
+            .collect()
+    }
+
+    fn toll(&self) -> Option<Toll<usize>> {
+        let Toll { toll, reference } = Probe::toll(self)?;
+        let configs = self.configs();
+        let index = |c: &P::Config| configs.iter().position(|x| x == c);
+        Some(Toll {
+            toll: index(&toll)?,
+            reference: index(&reference)?,
+        })
+    }
+
+    fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), Unsupported> {
+        match self.configs().get(variant.index) {
+            Some(config) => Probe::check(self, config, placement),
+            None => Err(no_such_variant(variant)),
+        }
+    }
+
+    fn run(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+        let Some(config) = self.configs().into_iter().nth(variant.index) else {
+            return Outcome::Unsupported(no_such_variant(variant));
+        };
+        match Probe::check(self, &config, placement) {
+            Ok(()) => self.measure(&config, placement, harness),
+            Err(why) => Outcome::Unsupported(why),
+        }
+    }
+}
+
+fn no_such_variant(variant: &Variant) -> Unsupported {
+    Unsupported::probe_failed(format!("no variant {} at {}", variant.name, variant.index))
 }
 
 /// The CPUs a run may use.
@@ -136,9 +312,14 @@ impl Placement {
     }
 
     /// That CPU, or why a probe needing one cannot run here.
-    pub fn second_cpu(&self) -> Result<usize, String> {
-        self.other_cpu()
-            .ok_or_else(|| format!("needs a second CPU; only CPU {} is allowed", self.cpu))
+    pub fn second_cpu(&self) -> Result<usize, Unsupported> {
+        self.other_cpu().ok_or_else(|| {
+            Unsupported::needs_cpus(
+                2,
+                self.allowed.len(),
+                format!("needs a second CPU; only CPU {} is allowed", self.cpu),
+            )
+        })
     }
 }
 
@@ -172,7 +353,7 @@ impl Figure {
 #[derive(Debug, Clone)]
 pub enum Outcome {
     Measured(Box<Measured>),
-    Unsupported(String),
+    Unsupported(Unsupported),
     Interrupted,
 }
 
@@ -198,17 +379,17 @@ impl Outcome {
 /// why it could not run.
 pub fn measure_in_own_thread<W>(cpu: usize, work: W) -> Outcome
 where
-    W: FnOnce() -> Result<(Option<Measurement>, Vec<String>), String> + Send,
+    W: FnOnce() -> Result<(Option<Measurement>, Vec<String>), Unsupported> + Send,
 {
     let result = std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 crate::harness::affinity::pin_current_thread_forever(cpu)
-                    .map_err(|e| format!("pinning to CPU {cpu} failed: {e}"))?;
+                    .map_err(|e| Unsupported::io("sched_setaffinity", &e))?;
                 work()
             })
             .join()
-            .unwrap_or_else(|_| Err("the measuring thread panicked".into()))
+            .unwrap_or_else(|_| Err(Unsupported::probe_failed("the measuring thread panicked")))
     });
     match result {
         Ok((Some(measurement), notes)) => Outcome::Measured(Box::new(Measured {
@@ -222,35 +403,13 @@ where
     }
 }
 
-pub trait Probe: Sync {
-    fn info(&self) -> ProbeInfo;
-
-    /// Whether this machine can run the variant, and if not, why.
-    fn check(&self, _variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// Measures one variant that `check` accepted. The calling thread is
-    /// already pinned to `placement.cpu`; anything the probe starts it also
-    /// ends.
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome;
-
-    /// Checks, then measures: what callers use.
-    fn run(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        match self.check(variant, placement) {
-            Ok(()) => self.measure(variant, placement, harness),
-            Err(reason) => Outcome::Unsupported(reason),
-        }
-    }
-}
-
 /// The C compiler of the cflags family, for the run's build identity.
 pub fn cflags_compiler() -> &'static str {
     cflags::compiler()
 }
 
-pub fn registry() -> Vec<&'static dyn Probe> {
-    let mut probes: Vec<&'static dyn Probe> = vec![&floor::Floor];
+pub fn registry() -> Vec<&'static dyn AnyProbe> {
+    let mut probes: Vec<&'static dyn AnyProbe> = vec![&floor::Floor];
     probes.extend(os::probes());
     probes.extend(indirect::probes());
     probes.extend(cflags::probes());
@@ -271,7 +430,7 @@ pub struct NoMatch {
 
 /// The probes matching any pattern (a probe id, a glob such as `os/*`, or a
 /// bare family name), in registry order; all probes when none is given.
-pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Probe>, NoMatch> {
+pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn AnyProbe>, NoMatch> {
     let probes = registry();
     if patterns.is_empty() {
         return Ok(probes);
@@ -287,7 +446,7 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Probe>, NoMatch> {
             (p.clone(), wildmatch::WildMatch::new(&glob))
         })
         .collect();
-    let ids: Vec<&'static str> = probes.iter().map(|p| p.info().id).collect();
+    let ids: Vec<&'static str> = probes.iter().map(|p| p.declaration().id).collect();
     if let Some((pattern, _)) = matchers
         .iter()
         .find(|(_, m)| !ids.iter().any(|id| m.matches(id)))
@@ -299,7 +458,7 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static dyn Probe>, NoMatch> {
     }
     Ok(probes
         .into_iter()
-        .filter(|p| matchers.iter().any(|(_, m)| m.matches(p.info().id)))
+        .filter(|p| matchers.iter().any(|(_, m)| m.matches(p.declaration().id)))
         .collect())
 }
 
@@ -324,34 +483,36 @@ fn closest(pattern: &str, ids: &[&'static str]) -> Vec<&'static str> {
     scored.into_iter().take(3).map(|(_, id)| id).collect()
 }
 
-/// One probe as `mitbench list` shows it: its declaration, and per variant
-/// whether this machine can run it.
+/// One probe as `mitbench list` shows it: its declaration, its variants,
+/// and per variant whether this machine can run it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Listed {
     #[serde(flatten)]
-    pub info: ProbeInfo,
+    pub declaration: Declaration,
+    pub variants: Vec<Variant>,
     /// Variant name -> null when supported, else why not.
-    pub unsupported: std::collections::BTreeMap<&'static str, Option<String>>,
+    pub unsupported: std::collections::BTreeMap<String, Option<Unsupported>>,
 }
 
 pub fn listing(placement: &Placement) -> Vec<Listed> {
-    let timer =
-        (!crate::harness::tsc::rdtscp_available()).then(|| "this CPU has no rdtscp".to_string());
+    let timer = (!crate::harness::tsc::rdtscp_available())
+        .then(|| Unsupported::missing("rdtscp", "this CPU has no rdtscp"));
     registry()
         .into_iter()
         .map(|probe| {
-            let info = probe.info();
-            let unsupported = info
-                .variants
+            let variants = probe.variants();
+            let unsupported = variants
                 .iter()
                 .map(|v| {
-                    (
-                        v.name,
-                        timer.clone().or_else(|| probe.check(v, placement).err()),
-                    )
+                    let why = timer.clone().or_else(|| probe.check(v, placement).err());
+                    (v.name.clone(), why)
                 })
                 .collect();
-            Listed { info, unsupported }
+            Listed {
+                declaration: *probe.declaration(),
+                variants,
+                unsupported,
+            }
         })
         .collect()
 }

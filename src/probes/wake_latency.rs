@@ -40,7 +40,7 @@ impl WakeLatency {
         period_ns: u64,
         fifo_priority: Option<i32>,
         tsc_mhz: f64,
-    ) -> Result<WakeLatency, String> {
+    ) -> Result<WakeLatency, crate::probes::Unsupported> {
         let deadline_ticks = Arc::new(AtomicU64::new(u64::MAX));
         let late_ns = Arc::new(Mutex::new(Vec::with_capacity(MAX_WAKES)));
         let (deadline, late) = (deadline_ticks.clone(), late_ns.clone());

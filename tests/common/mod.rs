@@ -3,7 +3,7 @@
 //! absolute timings, so tiny budgets suffice.
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::{self, Figure, Measured, Outcome, Placement, Probe, Variant};
+use mitbench::probes::{self, AnyProbe, Figure, Measured, Outcome, Placement, Variant};
 use std::time::Duration;
 
 pub fn tiny_harness() -> Harness {
@@ -62,11 +62,10 @@ pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) 
 
 /// Probe `id` and its variant named `variant`; panics if there is none.
 #[allow(dead_code)] // not every test crate runs single variants
-pub fn probe_variant(id: &str, variant: &str) -> (&'static dyn Probe, Variant) {
+pub fn probe_variant(id: &str, variant: &str) -> (&'static dyn AnyProbe, Variant) {
     let probe = probes::select(&[id.to_string()]).expect("a probe id")[0];
     let v = probe
-        .info()
-        .variants
+        .variants()
         .into_iter()
         .find(|v| v.name == variant)
         .unwrap_or_else(|| panic!("{id} has no variant {variant}"));

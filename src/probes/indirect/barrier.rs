@@ -4,9 +4,11 @@
 //! to user space; it is also legal in user mode, so its cost shows here).
 
 use crate::harness::Harness;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe};
+use serde::Serialize;
 use serde_json::json;
 use std::arch::asm;
+use std::fmt;
 
 pub struct Barrier;
 
@@ -18,39 +20,74 @@ fn md_clear() -> bool {
     max >= 7 && std::arch::x86_64::__cpuid_count(7, 0).edx & (1 << 10) != 0
 }
 
+/// The barrier instruction timed. Neither is a baseline: each is its own
+/// cost, not a variant of the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instruction {
+    Lfence,
+    /// `clears`: the CPU has MD_CLEAR, so verw also clears its buffers.
+    Verw {
+        clears: bool,
+    },
+}
+
+impl fmt::Display for Instruction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Instruction::Lfence => "lfence",
+            Instruction::Verw { .. } => "verw",
+        })
+    }
+}
+
+impl Serialize for Instruction {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let params = match *self {
+            Instruction::Lfence => json!({"instruction": "lfence"}),
+            Instruction::Verw { clears } => json!({
+                "instruction": "verw m16 (user SS selector)",
+                "clears_cpu_buffers": clears,
+                "why": if clears { "MD_CLEAR: verw also overwrites store, fill and load buffers" }
+                       else { "no MD_CLEAR on this CPU: verw only checks the selector" },
+            }),
+        };
+        params.serialize(s)
+    }
+}
+
+impl Config for Instruction {}
+
+const BARRIER: Declaration = Declaration {
+    id: "indirect/barrier",
+    family: "indirect",
+    seed: "001",
+    summary: "speculation barriers as mitigations place them: lfence, and verw with a writable selector",
+    item: "one barrier instruction",
+    requirements: &["x86-64"],
+    rate_unit: None,
+};
+
 impl Probe for Barrier {
-    fn info(&self) -> ProbeInfo {
-        let clears = md_clear();
-        ProbeInfo {
-            id: "indirect/barrier",
-            family: "indirect",
-            seed: "001",
-            summary: "speculation barriers as mitigations place them: lfence, and verw with a writable selector",
-            item: "one barrier instruction",
-            requirements: vec!["x86-64"],
-            variants: vec![
-                Variant {
-                    name: "lfence",
-                    baseline: false,
-                    params: json!({"instruction": "lfence"}),
-                },
-                Variant {
-                    name: "verw",
-                    baseline: false,
-                    params: json!({
-                        "instruction": "verw m16 (user SS selector)",
-                        "clears_cpu_buffers": clears,
-                        "why": if clears { "MD_CLEAR: verw also overwrites store, fill and load buffers" }
-                               else { "no MD_CLEAR on this CPU: verw only checks the selector" },
-                    }),
-                },
-            ],
-            derived: None,
-        }
+    type Config = Instruction;
+
+    fn declaration(&self) -> &Declaration {
+        &BARRIER
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let measurement = if variant.name == "lfence" {
+    fn configs(&self) -> Vec<Instruction> {
+        vec![
+            Instruction::Lfence,
+            Instruction::Verw { clears: md_clear() },
+        ]
+    }
+
+    fn measure(
+        &self,
+        instruction: &Instruction,
+        placement: &Placement,
+        harness: &Harness,
+    ) -> Outcome {
+        let measurement = if *instruction == Instruction::Lfence {
             // SAFETY: lfence has no operands and no effect on memory.
             harness.measure_each(|| unsafe { asm!("lfence", options(nostack, preserves_flags)) })
         } else {

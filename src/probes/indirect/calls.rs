@@ -5,9 +5,10 @@
 
 use super::dispatch::{Fn3, call_plain, call_retpoline, call_wrapped};
 use crate::harness::Harness;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
-use serde_json::json;
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role};
+use serde::Serialize;
 use std::arch::{asm, global_asm};
+use std::fmt;
 
 // The callees: `x + 1`, each at its own address so cycling targets are
 // distinct branches for the predictor; one returns through the return thunk.
@@ -67,8 +68,9 @@ const TARGETS: [Fn3; 16] = [
     mitbench_callee_15,
 ];
 
-#[derive(Debug, Clone, Copy)]
-enum Route {
+/// How each item's call is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
     Direct,
     /// Plain `call reg`, cycling among this many targets.
     Indirect(usize),
@@ -79,106 +81,108 @@ enum Route {
     WrapperMiss,
 }
 
-const VARIANTS: [(&str, Route, &str); 13] = [
-    ("indirect", Route::Indirect(1), "call reg, one target"),
-    ("direct", Route::Direct, "call rel32"),
-    (
-        "indirect/2-targets",
+impl Route {
+    const ALL: [Route; 13] = [
+        Route::Indirect(1),
+        Route::Direct,
         Route::Indirect(2),
-        "call reg, cycling among 2 targets",
-    ),
-    (
-        "indirect/4-targets",
         Route::Indirect(4),
-        "call reg, cycling among 4 targets",
-    ),
-    (
-        "indirect/16-targets",
         Route::Indirect(16),
-        "call reg, cycling among 16 targets",
-    ),
-    (
-        "retpoline",
         Route::Retpoline(1),
-        "call __x86_indirect_thunk_r11, one target",
-    ),
-    (
-        "retpoline/2-targets",
         Route::Retpoline(2),
-        "retpoline thunk, cycling among 2 targets",
-    ),
-    (
-        "retpoline/4-targets",
         Route::Retpoline(4),
-        "retpoline thunk, cycling among 4 targets",
-    ),
-    (
-        "retpoline/16-targets",
         Route::Retpoline(16),
-        "retpoline thunk, cycling among 16 targets",
-    ),
-    (
-        "return-thunk",
         Route::ReturnThunk,
-        "call reg; the callee returns through __x86_return_thunk",
-    ),
-    (
-        "retpoline+return-thunk",
         Route::RetpolineReturnThunk,
-        "both thunks",
-    ),
-    (
-        "wrapper/hit",
         Route::WrapperHit,
-        "INDIRECT_CALL_1: the pointer is the likely target, called directly",
-    ),
-    (
-        "wrapper/miss",
         Route::WrapperMiss,
-        "INDIRECT_CALL_1: compare fails, retpoline thunk",
-    ),
-];
+    ];
 
-pub struct Calls;
-
-impl Probe for Calls {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "indirect/call",
-            family: "indirect",
-            seed: "001",
-            summary: "one call per item to a function returning x + 1, by each route mitigations offer",
-            item: "call + return",
-            requirements: vec!["x86-64"],
-            variants: VARIANTS
-                .iter()
-                .enumerate()
-                .map(|(i, &(name, route, how))| {
-                    let targets = match route {
-                        Route::Indirect(n) | Route::Retpoline(n) => n,
-                        _ => 1,
-                    };
-                    Variant {
-                        name,
-                        baseline: i == 0,
-                        params: json!({"call": how, "targets": targets}),
-                    }
-                })
-                .collect(),
-            derived: None,
+    fn targets(self) -> usize {
+        match self {
+            Route::Indirect(n) | Route::Retpoline(n) => n,
+            _ => 1,
         }
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let route = VARIANTS
-            .iter()
-            .find(|(name, ..)| *name == variant.name)
-            .map_or(Route::Direct, |v| v.1);
+    fn how(self) -> &'static str {
+        match self {
+            Route::Direct => "call rel32",
+            Route::Indirect(1) => "call reg, one target",
+            Route::Indirect(_) => "call reg, cycling among the targets",
+            Route::Retpoline(1) => "call __x86_indirect_thunk_r11, one target",
+            Route::Retpoline(_) => "retpoline thunk, cycling among the targets",
+            Route::ReturnThunk => "call reg; the callee returns through __x86_return_thunk",
+            Route::RetpolineReturnThunk => "both thunks",
+            Route::WrapperHit => {
+                "INDIRECT_CALL_1: the pointer is the likely target, called directly"
+            }
+            Route::WrapperMiss => "INDIRECT_CALL_1: compare fails, retpoline thunk",
+        }
+    }
+}
+
+impl fmt::Display for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Route::Direct => f.write_str("direct"),
+            Route::Indirect(1) => f.write_str("indirect"),
+            Route::Indirect(n) => write!(f, "indirect/{n}-targets"),
+            Route::Retpoline(1) => f.write_str("retpoline"),
+            Route::Retpoline(n) => write!(f, "retpoline/{n}-targets"),
+            Route::ReturnThunk => f.write_str("return-thunk"),
+            Route::RetpolineReturnThunk => f.write_str("retpoline+return-thunk"),
+            Route::WrapperHit => f.write_str("wrapper/hit"),
+            Route::WrapperMiss => f.write_str("wrapper/miss"),
+        }
+    }
+}
+
+impl Serialize for Route {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({"call": self.how(), "targets": self.targets()}).serialize(s)
+    }
+}
+
+impl Config for Route {
+    fn role(&self) -> Role {
+        if *self == Route::Indirect(1) {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+}
+
+pub struct Calls;
+
+const CALLS: Declaration = Declaration {
+    id: "indirect/call",
+    family: "indirect",
+    seed: "001",
+    summary: "one call per item to a function returning x + 1, by each route mitigations offer",
+    item: "call + return",
+    requirements: &["x86-64"],
+    rate_unit: None,
+};
+
+impl Probe for Calls {
+    type Config = Route;
+
+    fn declaration(&self) -> &Declaration {
+        &CALLS
+    }
+
+    fn configs(&self) -> Vec<Route> {
+        Route::ALL.to_vec()
+    }
+
+    fn measure(&self, route: &Route, placement: &Placement, harness: &Harness) -> Outcome {
         let all = TARGETS.map(|f| f as usize);
         let only = |f: Fn3| [f as usize; 16];
         // SAFETY (all arms): every target is one of the callees above, which
         // read only rdi and write only rax.
-        let measurement = match route {
+        let measurement = match *route {
             Route::Direct => chain(harness, all, 1, |_, x| unsafe { direct(x) }),
             Route::Indirect(n) => chain(harness, all, n, |t, x| unsafe { call_plain(t, x, 0, 0) }),
             Route::Retpoline(n) => chain(harness, all, n, |t, x| unsafe {

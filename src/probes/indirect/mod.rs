@@ -7,9 +7,9 @@ mod calls;
 mod dispatch;
 mod pipeline;
 
-use super::Probe;
+use super::AnyProbe;
 
-pub fn probes() -> Vec<&'static dyn Probe> {
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
     vec![
         &calls::Calls,
         &barrier::Barrier,

@@ -7,8 +7,10 @@
 
 use super::dispatch::{Dispatch, Fn3, call};
 use crate::harness::Harness;
-use crate::probes::{Derived, Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
+use crate::probes::{Batched, Config, Declaration, Outcome, Placement, Probe, Role, Toll};
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 
 pub const BULKS: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const RING: usize = 256;
@@ -16,10 +18,70 @@ const ROUTES: usize = 1024;
 
 pub struct Pipeline {
     pub frame_bytes: usize,
+    declaration: Declaration,
 }
 
-pub const PIPELINE_64: Pipeline = Pipeline { frame_bytes: 64 };
-pub const PIPELINE_1500: Pipeline = Pipeline { frame_bytes: 1500 };
+const fn pipeline(id: &'static str, frame_bytes: usize) -> Pipeline {
+    Pipeline {
+        frame_bytes,
+        declaration: Declaration {
+            id,
+            family: "indirect",
+            seed: "001",
+            summary: "parse, lookup, rewrite, transmit through function pointers, per packet (B=1) or in bulks of B",
+            item: "packet",
+            requirements: &["x86-64"],
+            rate_unit: Some("Mpps"),
+        },
+    }
+}
+
+pub const PIPELINE_64: Pipeline = pipeline("indirect/pipeline-64", 64);
+pub const PIPELINE_1500: Pipeline = pipeline("indirect/pipeline-1500", 1500);
+
+/// Packets through the stages by one dispatch, `bulk` packets per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bulking {
+    pub dispatch: Dispatch,
+    pub bulk: usize,
+    frame_bytes: usize,
+}
+
+impl fmt::Display for Bulking {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/B={}", self.dispatch.name(), self.bulk)
+    }
+}
+
+impl Serialize for Bulking {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({
+            "dispatch": self.dispatch.name(),
+            "batch": self.bulk,
+            "frame_bytes": self.frame_bytes,
+            "ring_frames": RING,
+            "indirect_calls_per_packet": 4.0 / self.bulk as f64,
+        })
+        .serialize(s)
+    }
+}
+
+impl Config for Bulking {
+    fn role(&self) -> Role {
+        if self.dispatch == Dispatch::Plain && self.bulk == 1 {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+
+    fn batch(&self) -> Option<Batched> {
+        Some(Batched {
+            group: self.dispatch.name().to_string(),
+            size: self.bulk as u64,
+        })
+    }
+}
 
 /// One packet's descriptor, as a driver's RX ring holds it.
 #[repr(C)]
@@ -169,15 +231,12 @@ unsafe extern "C" fn transmit(ring: usize, at: usize, n: usize) -> usize {
 const STAGES: [Fn3; 4] = [parse, lookup, rewrite, transmit];
 
 impl Pipeline {
-    fn variants() -> impl Iterator<Item = (Dispatch, usize)> {
-        Dispatch::ALL
-            .into_iter()
-            .flat_map(|d| BULKS.into_iter().map(move |b| (d, b)))
-    }
-
-    /// "retpoline/B=64" and the like.
-    fn variant_name(dispatch: Dispatch, bulk: usize) -> &'static str {
-        static_name(format!("{}/B={bulk}", dispatch.name()))
+    fn bulking(&self, dispatch: Dispatch, bulk: usize) -> Bulking {
+        Bulking {
+            dispatch,
+            bulk,
+            frame_bytes: self.frame_bytes,
+        }
     }
 }
 
@@ -206,46 +265,28 @@ fn run(
 }
 
 impl Probe for Pipeline {
-    fn info(&self) -> ProbeInfo {
-        let variants = Pipeline::variants()
-            .map(|(dispatch, bulk)| Variant {
-                name: Pipeline::variant_name(dispatch, bulk),
-                baseline: dispatch == Dispatch::Plain && bulk == 1,
-                params: json!({
-                    "dispatch": dispatch.name(),
-                    "batch": bulk,
-                    "frame_bytes": self.frame_bytes,
-                    "ring_frames": RING,
-                    "indirect_calls_per_packet": 4.0 / bulk as f64,
-                }),
-            })
-            .collect();
-        ProbeInfo {
-            id: if self.frame_bytes == 64 {
-                "indirect/pipeline-64"
-            } else {
-                "indirect/pipeline-1500"
-            },
-            family: "indirect",
-            seed: "001",
-            summary: "parse, lookup, rewrite, transmit through function pointers, per packet (B=1) or in bulks of B",
-            item: "packet",
-            requirements: vec!["x86-64"],
-            variants,
-            derived: Some(Derived {
-                rate_unit: "Mpps",
-                toll_variant: "retpoline/B=1",
-                reference_variant: "plain/B=1",
-            }),
-        }
+    type Config = Bulking;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some((dispatch, bulk)) =
-            Pipeline::variants().find(|&(d, b)| Pipeline::variant_name(d, b) == variant.name)
-        else {
-            return Outcome::Unsupported(format!("no variant {}", variant.name));
-        };
+    fn configs(&self) -> Vec<Bulking> {
+        Dispatch::ALL
+            .into_iter()
+            .flat_map(|d| BULKS.into_iter().map(move |b| self.bulking(d, b)))
+            .collect()
+    }
+
+    fn toll(&self) -> Option<Toll<Bulking>> {
+        Some(Toll {
+            toll: self.bulking(Dispatch::Retpoline, 1),
+            reference: self.bulking(Dispatch::Plain, 1),
+        })
+    }
+
+    fn measure(&self, config: &Bulking, placement: &Placement, harness: &Harness) -> Outcome {
+        let Bulking { dispatch, bulk, .. } = *config;
         let mut ring = Ring::new(self.frame_bytes);
         // Loaded through black_box so the compiler cannot see the targets
         // and turn the indirect calls into direct ones.

@@ -7,9 +7,8 @@
 use super::region::{Region, page_size};
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Declaration, Outcome, Placement, Probe, Unsupported};
 use crate::sys::retry_eintr;
-use serde_json::json;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 pub struct Fault;
@@ -17,79 +16,79 @@ pub struct Fault;
 const HUGE: usize = 2 << 20;
 
 /// The system's THP mode, or why huge pages cannot be had.
-fn thp_mode() -> Result<String, String> {
-    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-        .map_err(|e| format!("cannot read /sys/kernel/mm/transparent_hugepage/enabled: {e}"))?;
+fn thp_mode() -> Result<String, Unsupported> {
+    const PATH: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+    let text = std::fs::read_to_string(PATH).map_err(|e| {
+        Unsupported::missing("transparent huge pages", format!("cannot read {PATH}: {e}"))
+    })?;
     let mode = text
         .split_whitespace()
         .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
         .unwrap_or("unknown");
     if mode == "never" {
-        Err("transparent huge pages are disabled ([never])".into())
+        Err(Unsupported::missing(
+            "transparent huge pages",
+            "transparent huge pages are disabled ([never])",
+        ))
     } else {
         Ok(mode.to_string())
     }
 }
 
+named_configs! {
+    pub enum Memory (baseline Anon) {
+        Anon => "anon" {"memory": "private anonymous", "page_bytes": page_size()},
+        AnonThp => "anon-thp" {"memory": "private anonymous, MADV_HUGEPAGE", "page_bytes": HUGE},
+        File => "file" {"memory": "shared memfd mapping, pages already in the page cache",
+                         "note": "fault-around may map neighbouring pages in the same fault"},
+        Cow => "cow" {"memory": "private anonymous, written after fork while the child holds it"},
+    }
+}
+
+const FAULT: Declaration = Declaration {
+    id: "memory/fault",
+    family: "memory",
+    seed: "003",
+    summary: "page faults on first touch (anonymous 4 KiB, THP, page-cache file) and on copy-on-write after fork",
+    item: "page fault (one page, or one huge page for anon-thp)",
+    requirements: &["THP enabled (always or madvise) for anon-thp"],
+    rate_unit: None,
+};
+
 impl Probe for Fault {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "memory/fault",
-            family: "memory",
-            seed: "003",
-            summary: "page faults on first touch (anonymous 4 KiB, THP, page-cache file) and on copy-on-write after fork",
-            item: "page fault (one page, or one huge page for anon-thp)",
-            requirements: vec!["THP enabled (always or madvise) for anon-thp"],
-            variants: vec![
-                Variant {
-                    name: "anon",
-                    baseline: true,
-                    params: json!({"memory": "private anonymous", "page_bytes": page_size()}),
-                },
-                Variant {
-                    name: "anon-thp",
-                    baseline: false,
-                    params: json!({"memory": "private anonymous, MADV_HUGEPAGE", "page_bytes": HUGE}),
-                },
-                Variant {
-                    name: "file",
-                    baseline: false,
-                    params: json!({"memory": "shared memfd mapping, pages already in the page cache",
-                                   "note": "fault-around may map neighbouring pages in the same fault"}),
-                },
-                Variant {
-                    name: "cow",
-                    baseline: false,
-                    params: json!({"memory": "private anonymous, written after fork while the child holds it"}),
-                },
-            ],
-            derived: None,
-        }
+    type Config = Memory;
+
+    fn declaration(&self) -> &Declaration {
+        &FAULT
     }
 
-    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        if variant.name == "anon-thp" {
+    fn configs(&self) -> Vec<Memory> {
+        Memory::ALL.to_vec()
+    }
+
+    fn check(&self, memory: &Memory, _placement: &Placement) -> Result<(), Unsupported> {
+        if *memory == Memory::AnonThp {
             thp_mode()?;
         }
         Ok(())
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+    fn measure(&self, memory: &Memory, placement: &Placement, harness: &Harness) -> Outcome {
         let page = page_size();
         // A probe that cannot get its memory says so instead of timing
         // nothing.
         if let Err(e) = Region::anon(1) {
-            return Outcome::Unsupported(format!("mmap failed: {e}"));
+            return Outcome::Unsupported(Unsupported::io("mmap", &e));
         }
         // A prepare that fails leaves a batch that faults nothing in: noted,
         // and the round is reported as failed instead of timed.
         let failures = Failures::new();
-        let measurement = match variant.name {
-            "anon" => harness.measure_prepared(
+        let measurement = match memory {
+            Memory::Anon => harness.measure_prepared(
                 |n| failures.ok("mmap", Region::anon(n as usize)),
                 |region, n| touch(region.as_ref(), 0, n as usize, page),
             ),
-            "anon-thp" => harness.measure_prepared(
+            Memory::AnonThp => harness.measure_prepared(
                 |n| failures.ok("mmap", huge_region(n as usize)),
                 |huge, n| {
                     touch(
@@ -100,21 +99,21 @@ impl Probe for Fault {
                     )
                 },
             ),
-            "file" => {
+            Memory::File => {
                 let file = match PageCacheFile::new() {
                     Ok(file) => file,
-                    Err(e) => return Outcome::Unsupported(format!("memfd_create failed: {e}")),
+                    Err(e) => return Outcome::Unsupported(Unsupported::io("memfd_create", &e)),
                 };
                 harness.measure_prepared(
                     |n| failures.ok("mmap of the page-cache file", file.map(n as usize)),
                     |region, n| read(region.as_ref(), n as usize, page),
                 )
             }
-            _ => {
+            Memory::Cow => {
                 if ForkedPages::new(1).region.is_none() {
-                    return Outcome::Unsupported(
-                        "could not map memory and fork a child holding it".into(),
-                    );
+                    return Outcome::Unsupported(Unsupported::probe_failed(
+                        "could not map memory and fork a child holding it",
+                    ));
                 }
                 harness.measure_prepared(
                     |n| {

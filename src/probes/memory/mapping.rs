@@ -6,67 +6,117 @@
 use super::region::{Region, discard, page_size, protect, touched, unmap};
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
-use serde_json::json;
+use crate::probes::{Batched, Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use serde::Serialize;
+use std::fmt;
 
 /// Pages per call for the range curves.
 pub const RANGES: [usize; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
-fn range_of(variant: &Variant) -> usize {
-    variant
-        .params
-        .get("batch")
-        .and_then(|b| b.as_u64())
-        .unwrap_or(1) as usize
+/// B pages per call of one range call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Range {
+    #[serde(rename = "batch")]
+    pages: usize,
+    call: &'static str,
+    #[serde(rename = "pages_per_call")]
+    per_call: usize,
 }
 
-fn range_variants(what: &str) -> Vec<Variant> {
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "B={}", self.pages)
+    }
+}
+
+impl Config for Range {
+    fn role(&self) -> Role {
+        if self.pages == 1 {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+
+    fn batch(&self) -> Option<Batched> {
+        Some(Batched {
+            group: String::new(),
+            size: self.pages as u64,
+        })
+    }
+}
+
+fn ranges(call: &'static str) -> Vec<Range> {
     RANGES
         .iter()
-        .map(|&b| Variant {
-            name: static_name(format!("B={b}")),
-            baseline: b == 1,
-            params: json!({"batch": b, "call": what, "pages_per_call": b}),
+        .map(|&pages| Range {
+            pages,
+            call,
+            per_call: pages,
         })
         .collect()
 }
 
 pub struct Mmap;
 
-const MMAP_VARIANTS: [(&str, usize, bool); 4] = [
-    ("mmap+munmap/N=1", 1, false),
-    ("mmap+munmap/N=64", 64, false),
-    ("munmap/N=1", 1, true),
-    ("munmap/N=64", 64, true),
-];
+/// N pages mapped and unmapped, or (touched) mapped and touched untimed
+/// and only unmapped timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Unmapping {
+    pages: usize,
+    touched: bool,
+}
 
-impl Probe for Mmap {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "memory/mmap",
-            family: "memory",
-            seed: "003",
-            summary: "mmap+munmap of N untouched pages; munmap alone of N touched pages (which must flush)",
-            item: "call (or call pair)",
-            requirements: vec![],
-            variants: MMAP_VARIANTS
-                .iter()
-                .enumerate()
-                .map(|(i, &(name, pages, touched))| Variant {
-                    name,
-                    baseline: i == 0,
-                    params: json!({"pages": pages, "touched": touched}),
-                })
-                .collect(),
-            derived: None,
+impl fmt::Display for Unmapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let call = if self.touched {
+            "munmap"
+        } else {
+            "mmap+munmap"
+        };
+        write!(f, "{call}/N={}", self.pages)
+    }
+}
+
+impl Config for Unmapping {
+    fn role(&self) -> Role {
+        if self.pages == 1 && !self.touched {
+            Role::Baseline
+        } else {
+            Role::Compared
         }
     }
+}
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some(&(_, pages, unmap_only)) = MMAP_VARIANTS.iter().find(|v| v.0 == variant.name)
-        else {
-            return Outcome::Unsupported(format!("no variant {}", variant.name));
-        };
+const MMAP: Declaration = Declaration {
+    id: "memory/mmap",
+    family: "memory",
+    seed: "003",
+    summary: "mmap+munmap of N untouched pages; munmap alone of N touched pages (which must flush)",
+    item: "call (or call pair)",
+    requirements: &[],
+    rate_unit: None,
+};
+
+impl Probe for Mmap {
+    type Config = Unmapping;
+
+    fn declaration(&self) -> &Declaration {
+        &MMAP
+    }
+
+    fn configs(&self) -> Vec<Unmapping> {
+        [false, true]
+            .into_iter()
+            .flat_map(|touched| [1, 64].map(|pages| Unmapping { pages, touched }))
+            .collect()
+    }
+
+    fn measure(&self, config: &Unmapping, placement: &Placement, harness: &Harness) -> Outcome {
+        let Unmapping {
+            pages,
+            touched: unmap_only,
+        } = *config;
         let failures = Failures::new();
         let measurement = if unmap_only {
             // n regions mapped and touched beforehand; each item unmaps one.
@@ -95,26 +145,33 @@ impl Probe for Mmap {
 
 pub struct Mprotect;
 
+const MPROTECT: Declaration = Declaration {
+    id: "memory/mprotect",
+    family: "memory",
+    seed: "003",
+    summary: "toggle read-only/read-write on B touched pages per call: the flush-batching curve",
+    item: "page",
+    requirements: &[],
+    rate_unit: None,
+};
+
 impl Probe for Mprotect {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "memory/mprotect",
-            family: "memory",
-            seed: "003",
-            summary: "toggle read-only/read-write on B touched pages per call: the flush-batching curve",
-            item: "page",
-            requirements: vec![],
-            variants: range_variants("mprotect"),
-            derived: None,
-        }
+    type Config = Range;
+
+    fn declaration(&self) -> &Declaration {
+        &MPROTECT
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let b = range_of(variant);
+    fn configs(&self) -> Vec<Range> {
+        ranges("mprotect")
+    }
+
+    fn measure(&self, range: &Range, placement: &Placement, harness: &Harness) -> Outcome {
+        let b = range.pages;
         let total = RANGES[RANGES.len() - 1];
         let region = match Region::anon(total) {
             Ok(region) => region,
-            Err(e) => return Outcome::Unsupported(format!("mmap failed: {e}")),
+            Err(e) => return Outcome::Unsupported(Unsupported::io("mmap", &e)),
         };
         region.touch_all();
         // Each range flips between read-only and read-write, so every call
@@ -143,22 +200,29 @@ impl Probe for Mprotect {
 
 pub struct Madvise;
 
+const MADVISE: Declaration = Declaration {
+    id: "memory/madvise",
+    family: "memory",
+    seed: "003",
+    summary: "madvise(MADV_DONTNEED) on B touched pages per call: zap, free and flush, batched",
+    item: "page",
+    requirements: &[],
+    rate_unit: None,
+};
+
 impl Probe for Madvise {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "memory/madvise",
-            family: "memory",
-            seed: "003",
-            summary: "madvise(MADV_DONTNEED) on B touched pages per call: zap, free and flush, batched",
-            item: "page",
-            requirements: vec![],
-            variants: range_variants("madvise(MADV_DONTNEED)"),
-            derived: None,
-        }
+    type Config = Range;
+
+    fn declaration(&self) -> &Declaration {
+        &MADVISE
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let b = range_of(variant);
+    fn configs(&self) -> Vec<Range> {
+        ranges("madvise(MADV_DONTNEED)")
+    }
+
+    fn measure(&self, range: &Range, placement: &Placement, harness: &Harness) -> Outcome {
+        let b = range.pages;
         // The pages are faulted in before each sample (untimed), so every
         // call has present pages to zap.
         let failures = Failures::new();

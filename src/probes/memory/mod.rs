@@ -9,17 +9,17 @@ mod secret;
 mod shootdown;
 mod tlb;
 
-use super::Probe;
+use super::AnyProbe;
 
-pub fn probes() -> Vec<&'static dyn Probe> {
-    let mut probes: Vec<&'static dyn Probe> = vec![
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
+    let mut probes: Vec<&'static dyn AnyProbe> = vec![
         &fault::Fault,
         &mapping::Mmap,
         &mapping::Mprotect,
         &mapping::Madvise,
         &shootdown::Shootdown,
     ];
-    probes.extend(tlb::CHASES.iter().map(|c| c as &dyn Probe));
+    probes.extend(tlb::CHASES.iter().map(|c| c as &dyn AnyProbe));
     probes.push(&secret::Secret);
     probes
 }

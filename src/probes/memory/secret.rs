@@ -6,8 +6,7 @@
 use super::region::page_size;
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
-use serde_json::json;
+use crate::probes::{Declaration, Outcome, Placement, Probe, Unsupported};
 
 pub struct Secret;
 
@@ -72,49 +71,53 @@ fn anon_page() -> bool {
     }
 }
 
+named_configs! {
+    pub enum Page (baseline Anon) {
+        Anon => "anon" {"memory": "mmap(MAP_ANONYMOUS)"},
+        Secret => "secret" {"memory": "memfd_secret + ftruncate + mmap(MAP_SHARED)"},
+    }
+}
+
+const SECRET: Declaration = Declaration {
+    id: "memory/secret",
+    family: "memory",
+    seed: "003",
+    summary: "the life of one page: memfd_secret (out of the direct map) against ordinary anonymous memory",
+    item: "create + map + first touch + unmap",
+    requirements: &[
+        "memfd_secret (CONFIG_SECRETMEM, secretmem.enable), and RLIMIT_MEMLOCK room for one page",
+    ],
+    rate_unit: None,
+};
+
 impl Probe for Secret {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "memory/secret",
-            family: "memory",
-            seed: "003",
-            summary: "the life of one page: memfd_secret (out of the direct map) against ordinary anonymous memory",
-            item: "create + map + first touch + unmap",
-            requirements: vec![
-                "memfd_secret (CONFIG_SECRETMEM, secretmem.enable), and RLIMIT_MEMLOCK room for one page",
-            ],
-            variants: vec![
-                Variant {
-                    name: "anon",
-                    baseline: true,
-                    params: json!({"memory": "mmap(MAP_ANONYMOUS)"}),
-                },
-                Variant {
-                    name: "secret",
-                    baseline: false,
-                    params: json!({"memory": "memfd_secret + ftruncate + mmap(MAP_SHARED)"}),
-                },
-            ],
-            derived: None,
-        }
+    type Config = Page;
+
+    fn declaration(&self) -> &Declaration {
+        &SECRET
     }
 
-    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        if variant.name == "secret" {
+    fn configs(&self) -> Vec<Page> {
+        Page::ALL.to_vec()
+    }
+
+    fn check(&self, page: &Page, _placement: &Placement) -> Result<(), Unsupported> {
+        if *page == Page::Secret {
             secret_page().map_err(|e| match e.raw_os_error() {
-                Some(libc::ENOSYS) => {
-                    "the kernel has no memfd_secret (CONFIG_SECRETMEM off or secretmem.enable=0)"
-                        .to_string()
-                }
-                _ => format!("memfd_secret refused: {e}"),
+                Some(libc::ENOSYS) => Unsupported::errno(
+                    "memfd_secret",
+                    libc::ENOSYS,
+                    "the kernel has no memfd_secret (CONFIG_SECRETMEM off or secretmem.enable=0)",
+                ),
+                _ => Unsupported::io("memfd_secret", &e),
             })?;
         }
         Ok(())
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+    fn measure(&self, page: &Page, placement: &Placement, harness: &Harness) -> Outcome {
         let failures = Failures::new();
-        let measurement = if variant.name == "secret" {
+        let measurement = if *page == Page::Secret {
             harness.measure_each(|| {
                 let page = secret_page();
                 failures.check("memfd_secret, ftruncate or mmap", page.is_ok());

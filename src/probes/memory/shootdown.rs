@@ -9,61 +9,99 @@ use super::region::{discard, page_size, protect, touched, unmap};
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub struct Shootdown;
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Mprotect,
     Madvise,
     Munmap,
 }
 
-const VARIANTS: [(&str, Op, bool); 6] = [
-    ("mprotect/alone", Op::Mprotect, false),
-    ("mprotect/remote", Op::Mprotect, true),
-    ("madvise/alone", Op::Madvise, false),
-    ("madvise/remote", Op::Madvise, true),
-    ("munmap/alone", Op::Munmap, false),
-    ("munmap/remote", Op::Munmap, true),
-];
+/// One call, with or without a thread of this process on the other CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flush {
+    op: Op,
+    remote: bool,
+}
 
-impl Probe for Shootdown {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "memory/shootdown",
-            family: "memory",
-            seed: "003",
-            summary: "one-page mprotect, madvise, munmap with and without a thread of this process running on the other CPU",
-            item: "call on one present page",
-            requirements: vec!["a second allowed CPU for the remote variants"],
-            variants: VARIANTS
-                .iter()
-                .enumerate()
-                .map(|(i, &(name, _, remote))| Variant {
-                    name,
-                    baseline: i == 0,
-                    params: json!({"other_thread": if remote { "spinning on the other CPU" } else { "none" }}),
-                })
-                .collect(),
-            derived: None,
+impl fmt::Display for Flush {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = match self.op {
+            Op::Mprotect => "mprotect",
+            Op::Madvise => "madvise",
+            Op::Munmap => "munmap",
+        };
+        let with = if self.remote { "remote" } else { "alone" };
+        write!(f, "{op}/{with}")
+    }
+}
+
+impl Serialize for Flush {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let other = if self.remote {
+            "spinning on the other CPU"
+        } else {
+            "none"
+        };
+        json!({ "other_thread": other }).serialize(s)
+    }
+}
+
+impl Config for Flush {
+    fn role(&self) -> Role {
+        if *self == SHOOTDOWN_BASELINE {
+            Role::Baseline
+        } else {
+            Role::Compared
         }
     }
+}
 
-    fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), String> {
-        if variant.name.ends_with("/remote") {
+const SHOOTDOWN_BASELINE: Flush = Flush {
+    op: Op::Mprotect,
+    remote: false,
+};
+
+const SHOOTDOWN: Declaration = Declaration {
+    id: "memory/shootdown",
+    family: "memory",
+    seed: "003",
+    summary: "one-page mprotect, madvise, munmap with and without a thread of this process running on the other CPU",
+    item: "call on one present page",
+    requirements: &["a second allowed CPU for the remote variants"],
+    rate_unit: None,
+};
+
+impl Probe for Shootdown {
+    type Config = Flush;
+
+    fn declaration(&self) -> &Declaration {
+        &SHOOTDOWN
+    }
+
+    fn configs(&self) -> Vec<Flush> {
+        [Op::Mprotect, Op::Madvise, Op::Munmap]
+            .into_iter()
+            .flat_map(|op| [false, true].map(|remote| Flush { op, remote }))
+            .collect()
+    }
+
+    fn check(&self, flush: &Flush, placement: &Placement) -> Result<(), Unsupported> {
+        if flush.remote {
             placement.second_cpu()?;
         }
         Ok(())
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some(&(_, op, remote)) = VARIANTS.iter().find(|v| v.0 == variant.name) else {
-            return Outcome::Unsupported(format!("no variant {}", variant.name));
-        };
+    fn measure(&self, flush: &Flush, placement: &Placement, harness: &Harness) -> Outcome {
+        let Flush { op, remote } = *flush;
         let failures = Failures::new();
         if !remote {
             return failures.outcome(measure_op(harness, op, &failures), vec![placement.cpu]);
@@ -79,9 +117,9 @@ impl Probe for Shootdown {
         let seen = spinner.cpu_seen;
         drop(spinner);
         if !progressed {
-            return Outcome::Unsupported(
-                "the thread on the other CPU made no progress while measuring".into(),
-            );
+            return Outcome::Unsupported(Unsupported::probe_failed(
+                "the thread on the other CPU made no progress while measuring",
+            ));
         }
         failures.outcome(measurement, vec![placement.cpu, seen])
     }

@@ -8,74 +8,89 @@
 use super::region::{Region, page_size, protect};
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
-use serde_json::json;
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use serde::Serialize;
+use std::fmt;
 
 pub struct Chase {
     pub pages: usize,
+    declaration: Declaration,
 }
 
-pub const CHASES: [Chase; 4] = [
-    Chase { pages: 16 },
-    Chase { pages: 256 },
-    Chase { pages: 4096 },
-    Chase { pages: 65536 },
-];
-
-/// Invalidation intervals; 0 means never.
-const EVERY: [(&str, u64); 6] = [
-    ("K=none", 0),
-    ("K=1", 1),
-    ("K=16", 16),
-    ("K=256", 256),
-    ("K=4096", 4096),
-    ("K=65536", 65536),
-];
-
-impl Probe for Chase {
-    fn info(&self) -> ProbeInfo {
-        const IDS: [&str; 4] = [
-            "memory/tlb-16p",
-            "memory/tlb-256p",
-            "memory/tlb-4096p",
-            "memory/tlb-65536p",
-        ];
-        let id = CHASES
-            .iter()
-            .position(|c| c.pages == self.pages)
-            .map_or("memory/tlb", |i| IDS[i]);
-        ProbeInfo {
+const fn chase(id: &'static str, pages: usize) -> Chase {
+    Chase {
+        pages,
+        declaration: Declaration {
             id,
             family: "memory",
             seed: "003",
             summary: "pointer chase, one hop per page over W pages, with a one-page mprotect round trip every K hops",
             item: "hop (dependent load)",
-            requirements: vec![
-                "a PMU for dTLB-load-miss counts (reported as unavailable otherwise)",
-            ],
-            variants: EVERY
-                .iter()
-                .map(|&(name, k)| Variant {
-                    name,
-                    baseline: k == 0,
-                    params: json!({
-                        "working_set_pages": self.pages,
-                        "invalidate_every": if k == 0 { serde_json::Value::Null } else { k.into() },
-                    }),
-                })
-                .collect(),
-            derived: None,
+            requirements: &["a PMU for dTLB-load-miss counts (reported as unavailable otherwise)"],
+            rate_unit: None,
+        },
+    }
+}
+
+pub const CHASES: [Chase; 4] = [
+    chase("memory/tlb-16p", 16),
+    chase("memory/tlb-256p", 256),
+    chase("memory/tlb-4096p", 4096),
+    chase("memory/tlb-65536p", 65536),
+];
+
+/// Invalidation intervals; None means never.
+const EVERY: [Option<u64>; 6] = [None, Some(1), Some(16), Some(256), Some(4096), Some(65536)];
+
+/// The chase over `pages`, with an invalidation every `every` hops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Invalidating {
+    #[serde(rename = "working_set_pages")]
+    pages: usize,
+    #[serde(rename = "invalidate_every")]
+    every: Option<u64>,
+}
+
+impl fmt::Display for Invalidating {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.every {
+            None => f.write_str("K=none"),
+            Some(k) => write!(f, "K={k}"),
         }
     }
+}
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let every = EVERY
-            .iter()
-            .find(|v| v.0 == variant.name)
-            .map_or(0, |v| v.1);
+impl Config for Invalidating {
+    fn role(&self) -> Role {
+        if self.every.is_none() {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+}
+
+impl Probe for Chase {
+    type Config = Invalidating;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
+    }
+
+    fn configs(&self) -> Vec<Invalidating> {
+        EVERY
+            .map(|every| Invalidating {
+                pages: self.pages,
+                every,
+            })
+            .to_vec()
+    }
+
+    fn measure(&self, config: &Invalidating, placement: &Placement, harness: &Harness) -> Outcome {
+        let every = config.every.unwrap_or(0);
         let (ring, victim) = match (Region::anon(self.pages), Region::anon(1)) {
             (Ok(ring), Ok(victim)) => (ring, victim),
-            (Err(e), _) | (_, Err(e)) => return Outcome::Unsupported(format!("mmap failed: {e}")),
+            (Err(e), _) | (_, Err(e)) => return Outcome::Unsupported(Unsupported::io("mmap", &e)),
         };
         victim.touch_all();
         let start = link_pages(&ring);

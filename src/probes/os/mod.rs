@@ -6,9 +6,9 @@ mod pingpong;
 mod spawn;
 mod syscall;
 
-use super::Probe;
+use super::AnyProbe;
 
-pub fn probes() -> Vec<&'static dyn Probe> {
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
     vec![
         &syscall::Getpid,
         &syscall::ClockGettime,

@@ -6,65 +6,79 @@
 use crate::harness::Harness;
 use crate::probes::corunner::CoRunner;
 use crate::probes::doorbell::{Doorbell, Kind};
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
-use serde_json::json;
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use serde::Serialize;
+use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub struct ContextSwitch;
 
-const VARIANTS: [(&str, Kind, bool); 6] = [
-    ("futex/same-cpu", Kind::Futex, false),
-    ("pipe/same-cpu", Kind::Pipe, false),
-    ("eventfd/same-cpu", Kind::EventFd, false),
-    ("futex/cross-cpu", Kind::Futex, true),
-    ("pipe/cross-cpu", Kind::Pipe, true),
-    ("eventfd/cross-cpu", Kind::EventFd, true),
-];
-
-fn lookup(variant: &Variant) -> (Kind, bool) {
-    VARIANTS
-        .iter()
-        .find(|(name, _, _)| *name == variant.name)
-        .map_or((Kind::Futex, false), |&(_, k, c)| (k, c))
+/// A ping-pong over one kind of doorbell, both threads on one CPU or one
+/// per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PingPong {
+    #[serde(rename = "mechanism")]
+    kind: Kind,
+    #[serde(serialize_with = "placement_name")]
+    cross_cpu: bool,
 }
 
-impl Probe for ContextSwitch {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "os/ctxswitch",
-            family: "os",
-            seed: "all",
-            summary: "ping-pong between two threads: futex, pipe or eventfd; both on one CPU, or one per CPU",
-            item: "round trip (two wake-ups, two context switches)",
-            requirements: vec!["a second allowed CPU for the cross-cpu variants"],
-            derived: None,
-            variants: VARIANTS
-                .iter()
-                .enumerate()
-                .map(|(i, &(name, kind, cross))| Variant {
-                    name,
-                    baseline: i == 0,
-                    params: json!({
-                        "mechanism": kind.name(),
-                        "placement": if cross { "cross-cpu" } else { "same-cpu" },
-                    }),
-                })
-                .collect(),
+fn placement_name<S: serde::Serializer>(cross: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *cross { "cross-cpu" } else { "same-cpu" })
+}
+
+impl fmt::Display for PingPong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.cross_cpu { "cross" } else { "same" };
+        write!(f, "{}/{at}-cpu", self.kind.name())
+    }
+}
+
+impl Config for PingPong {
+    fn role(&self) -> Role {
+        if self.kind == Kind::Futex && !self.cross_cpu {
+            Role::Baseline
+        } else {
+            Role::Compared
         }
     }
+}
 
-    fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), String> {
-        let (_, cross) = lookup(variant);
-        if cross {
+const CONTEXT_SWITCH: Declaration = Declaration {
+    id: "os/ctxswitch",
+    family: "os",
+    seed: "all",
+    summary: "ping-pong between two threads: futex, pipe or eventfd; both on one CPU, or one per CPU",
+    item: "round trip (two wake-ups, two context switches)",
+    requirements: &["a second allowed CPU for the cross-cpu variants"],
+    rate_unit: None,
+};
+
+impl Probe for ContextSwitch {
+    type Config = PingPong;
+
+    fn declaration(&self) -> &Declaration {
+        &CONTEXT_SWITCH
+    }
+
+    fn configs(&self) -> Vec<PingPong> {
+        [false, true]
+            .into_iter()
+            .flat_map(|cross_cpu| Kind::ALL.map(|kind| PingPong { kind, cross_cpu }))
+            .collect()
+    }
+
+    fn check(&self, config: &PingPong, placement: &Placement) -> Result<(), Unsupported> {
+        if config.cross_cpu {
             placement.second_cpu()?;
         }
         Ok(())
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let (kind, cross) = lookup(variant);
-        let partner_cpu = if cross {
+    fn measure(&self, config: &PingPong, placement: &Placement, harness: &Harness) -> Outcome {
+        let PingPong { kind, cross_cpu } = *config;
+        let partner_cpu = if cross_cpu {
             placement.other_cpu().unwrap_or(placement.cpu)
         } else {
             placement.cpu
@@ -95,11 +109,11 @@ struct Partner {
 }
 
 impl Partner {
-    fn start(kind: Kind, cpu: usize) -> Result<Partner, String> {
+    fn start(kind: Kind, cpu: usize) -> Result<Partner, Unsupported> {
         let open = || {
             kind.open()
                 .map(Arc::from)
-                .map_err(|e| format!("creating a {} failed: {e}", kind.name()))
+                .map_err(|e| Unsupported::io(kind.name(), &e))
         };
         let (ping, pong): (Arc<dyn Doorbell>, Arc<dyn Doorbell>) = (open()?, open()?);
         let body = {

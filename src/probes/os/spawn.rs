@@ -4,9 +4,8 @@
 
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Declaration, Outcome, Placement, Probe};
 use crate::sys::retry_eintr;
-use serde_json::json;
 use std::ffi::c_void;
 
 pub struct Thread;
@@ -15,37 +14,40 @@ extern "C" fn thread_returns(_: *mut c_void) -> *mut c_void {
     std::ptr::null_mut()
 }
 
+named_configs! {
+    pub enum ThreadApi (baseline Pthread) {
+        Pthread => "pthread" {"api": "pthread_create + pthread_join"},
+        Std => "std" {"api": "std::thread::spawn + join"},
+    }
+}
+
+const THREAD: Declaration = Declaration {
+    id: "os/thread",
+    family: "os",
+    seed: "002",
+    summary: "create a thread that returns at once, and join it",
+    item: "create + join",
+    requirements: &[],
+    rate_unit: None,
+};
+
 impl Probe for Thread {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "os/thread",
-            family: "os",
-            seed: "002",
-            summary: "create a thread that returns at once, and join it",
-            item: "create + join",
-            requirements: vec![],
-            derived: None,
-            variants: vec![
-                Variant {
-                    name: "pthread",
-                    baseline: true,
-                    params: json!({"api": "pthread_create + pthread_join"}),
-                },
-                Variant {
-                    name: "std",
-                    baseline: false,
-                    params: json!({"api": "std::thread::spawn + join"}),
-                },
-            ],
-        }
+    type Config = ThreadApi;
+
+    fn declaration(&self) -> &Declaration {
+        &THREAD
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+    fn configs(&self) -> Vec<ThreadApi> {
+        ThreadApi::ALL.to_vec()
+    }
+
+    fn measure(&self, api: &ThreadApi, placement: &Placement, harness: &Harness) -> Outcome {
         // A thread refused (EAGAIN at a thread limit) is a failure, not a
         // cheap item.
         let failures = Failures::new();
-        let measurement = match variant.name {
-            "pthread" => harness.measure_each(|| {
+        let measurement = match api {
+            ThreadApi::Pthread => harness.measure_each(|| {
                 let mut thread: libc::pthread_t = 0;
                 // SAFETY: default attributes; the start routine ignores its
                 // argument; the thread is joined before the next one starts.
@@ -65,7 +67,7 @@ impl Probe for Thread {
                     unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
                 }
             }),
-            _ => harness.measure_each(|| {
+            ThreadApi::Std => harness.measure_each(|| {
                 let spawned = std::thread::Builder::new().spawn(|| {});
                 failures.check("std::thread::spawn", spawned.is_ok());
                 if let Ok(handle) = spawned {
@@ -84,37 +86,40 @@ extern "C" fn child_returns(_: *mut c_void) -> libc::c_int {
     0
 }
 
+named_configs! {
+    pub enum ForkApi (baseline Vfork) {
+        Vfork => "vfork" {"api": "clone(CLONE_VM | CLONE_VFORK) + waitpid"},
+        Fork => "fork" {"api": "fork + _exit + waitpid"},
+    }
+}
+
+const FORK: Declaration = Declaration {
+    id: "os/fork",
+    family: "os",
+    seed: "all",
+    summary: "create a child process that exits at once, and wait for it; vfork shares the address space, fork copies the page tables",
+    item: "create + exit + wait",
+    requirements: &[],
+    rate_unit: None,
+};
+
 impl Probe for Fork {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "os/fork",
-            family: "os",
-            seed: "all",
-            summary: "create a child process that exits at once, and wait for it; vfork shares the address space, fork copies the page tables",
-            item: "create + exit + wait",
-            requirements: vec![],
-            derived: None,
-            variants: vec![
-                Variant {
-                    name: "vfork",
-                    baseline: true,
-                    params: json!({"api": "clone(CLONE_VM | CLONE_VFORK) + waitpid"}),
-                },
-                Variant {
-                    name: "fork",
-                    baseline: false,
-                    params: json!({"api": "fork + _exit + waitpid"}),
-                },
-            ],
-        }
+    type Config = ForkApi;
+
+    fn declaration(&self) -> &Declaration {
+        &FORK
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+    fn configs(&self) -> Vec<ForkApi> {
+        ForkApi::ALL.to_vec()
+    }
+
+    fn measure(&self, api: &ForkApi, placement: &Placement, harness: &Harness) -> Outcome {
         // A fork refused (EAGAIN at a process limit) returns at once: a
         // failure, never a cost.
         let failures = Failures::new();
-        let measurement = match variant.name {
-            "vfork" => {
+        let measurement = match api {
+            ForkApi::Vfork => {
                 let mut stack = vec![0u128; 4096]; // 64 KiB, 16-byte aligned
                 let top = stack.as_mut_ptr_range().end.cast::<c_void>();
                 harness.measure_each(|| {
@@ -133,7 +138,7 @@ impl Probe for Fork {
                     reap(pid);
                 })
             }
-            _ => harness.measure_each(|| {
+            ForkApi::Fork => harness.measure_each(|| {
                 // SAFETY: the child calls only _exit, which is async-signal-
                 // safe, as a child of a multithreaded process must.
                 let pid = unsafe { libc::fork() };

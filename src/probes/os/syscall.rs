@@ -2,54 +2,52 @@
 
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Declaration, Outcome, Placement, Probe};
 use crate::sys;
-use serde_json::json;
 use std::hint::black_box;
 
 pub struct Getpid;
 
+named_configs! {
+    pub enum GetpidPath (baseline Syscall) {
+        Syscall => "syscall" {"path": "raw syscall instruction, SYS_getpid"},
+        Libc => "libc" {"path": "glibc getpid()"},
+        Cached => "cached" {"path": "pid read from memory, as glibc cached it before 2.25: no crossing"},
+    }
+}
+
+const GETPID: Declaration = Declaration {
+    id: "os/getpid",
+    family: "os",
+    seed: "all",
+    summary: "the null syscall: entry, the mitigations on the way in and out, return",
+    item: "getpid call",
+    requirements: &["x86-64 with rdtscp"],
+    rate_unit: None,
+};
+
 impl Probe for Getpid {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "os/getpid",
-            family: "os",
-            seed: "all",
-            summary: "the null syscall: entry, the mitigations on the way in and out, return",
-            item: "getpid call",
-            requirements: vec!["x86-64 with rdtscp"],
-            derived: None,
-            variants: vec![
-                Variant {
-                    name: "syscall",
-                    baseline: true,
-                    params: json!({"path": "raw syscall instruction, SYS_getpid"}),
-                },
-                Variant {
-                    name: "libc",
-                    baseline: false,
-                    params: json!({"path": "glibc getpid()"}),
-                },
-                Variant {
-                    name: "cached",
-                    baseline: false,
-                    params: json!({"path": "pid read from memory, as glibc cached it before 2.25: no crossing"}),
-                },
-            ],
-        }
+    type Config = GetpidPath;
+
+    fn declaration(&self) -> &Declaration {
+        &GETPID
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+    fn configs(&self) -> Vec<GetpidPath> {
+        GetpidPath::ALL.to_vec()
+    }
+
+    fn measure(&self, path: &GetpidPath, placement: &Placement, harness: &Harness) -> Outcome {
         let failures = Failures::new();
-        let measurement = match variant.name {
-            "syscall" => harness.measure_each(|| {
+        let measurement = match path {
+            GetpidPath::Syscall => harness.measure_each(|| {
                 let pid = sys::syscall0(libc::SYS_getpid);
                 failures.check_raw("getpid", pid);
                 pid
             }),
             // SAFETY: getpid has no preconditions.
-            "libc" => harness.measure_each(|| unsafe { libc::getpid() }),
-            _ => {
+            GetpidPath::Libc => harness.measure_each(|| unsafe { libc::getpid() }),
+            GetpidPath::Cached => {
                 let pid = std::process::id();
                 harness.measure_each(|| black_box(&pid).to_owned())
             }
@@ -60,47 +58,50 @@ impl Probe for Getpid {
 
 pub struct ClockGettime;
 
+named_configs! {
+    pub enum ClockPath (baseline Vdso) {
+        Vdso => "vdso" {"clock": "CLOCK_MONOTONIC", "path": "glibc clock_gettime via the vDSO"},
+        Syscall => "syscall" {"clock": "CLOCK_MONOTONIC", "path": "raw syscall instruction, SYS_clock_gettime"},
+    }
+}
+
+const CLOCK_GETTIME: Declaration = Declaration {
+    id: "os/clock_gettime",
+    family: "os",
+    seed: "all",
+    summary: "CLOCK_MONOTONIC through the vDSO (no crossing) vs through the raw syscall",
+    item: "clock_gettime call",
+    requirements: &[
+        "x86-64 with rdtscp",
+        "a vDSO-capable clocksource for the vdso variant to bypass",
+    ],
+    rate_unit: None,
+};
+
 impl Probe for ClockGettime {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "os/clock_gettime",
-            family: "os",
-            seed: "all",
-            summary: "CLOCK_MONOTONIC through the vDSO (no crossing) vs through the raw syscall",
-            item: "clock_gettime call",
-            requirements: vec![
-                "x86-64 with rdtscp",
-                "a vDSO-capable clocksource for the vdso variant to bypass",
-            ],
-            derived: None,
-            variants: vec![
-                Variant {
-                    name: "vdso",
-                    baseline: true,
-                    params: json!({"clock": "CLOCK_MONOTONIC", "path": "glibc clock_gettime via the vDSO"}),
-                },
-                Variant {
-                    name: "syscall",
-                    baseline: false,
-                    params: json!({"clock": "CLOCK_MONOTONIC", "path": "raw syscall instruction, SYS_clock_gettime"}),
-                },
-            ],
-        }
+    type Config = ClockPath;
+
+    fn declaration(&self) -> &Declaration {
+        &CLOCK_GETTIME
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
+    fn configs(&self) -> Vec<ClockPath> {
+        ClockPath::ALL.to_vec()
+    }
+
+    fn measure(&self, path: &ClockPath, placement: &Placement, harness: &Harness) -> Outcome {
         let mut ts = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
         let failures = Failures::new();
-        let measurement = match variant.name {
+        let measurement = match path {
             // SAFETY: ts is a valid out-pointer for both calls.
-            "vdso" => harness.measure_each(|| {
+            ClockPath::Vdso => harness.measure_each(|| {
                 let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
                 failures.check("clock_gettime", ret == 0);
             }),
-            _ => harness.measure_each(|| {
+            ClockPath::Syscall => harness.measure_each(|| {
                 let ret = unsafe {
                     sys::syscall2(
                         libc::SYS_clock_gettime,

@@ -19,9 +19,12 @@ use super::algorithms::{self, Algorithm, Hasher, Output};
 use crate::harness::{Harness, tsc};
 use crate::probes::wake_latency::WakeLatency;
 use crate::probes::{
-    Figure, Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread, static_name,
+    Config, Declaration, Figure, Outcome, Placement, Probe, Role, Unsupported,
+    measure_in_own_thread,
 };
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::hint::black_box;
 
 pub const BUFFER_BYTES: usize = 16 << 20;
@@ -35,25 +38,69 @@ const BUDGET_SHARE: f64 = 0.5;
 /// The worker's untimed sleep between buffers.
 const BETWEEN_BUFFERS_NS: u64 = 2_000_000;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     Never,
     EveryChunk,
     WhenWaiting,
 }
 
-const POLICIES: [(Policy, &str, &str); 3] = [
-    (Policy::Never, "never", "never yield within the buffer"),
-    (Policy::EveryChunk, "every", "sched_yield after every chunk"),
-    (
-        Policy::WhenWaiting,
-        "waiting",
-        "sched_yield after a chunk only when the co-runner is waiting",
-    ),
-];
+impl Policy {
+    fn name(self) -> &'static str {
+        match self {
+            Policy::Never => "never",
+            Policy::EveryChunk => "every",
+            Policy::WhenWaiting => "waiting",
+        }
+    }
 
-fn variant_name(policy: &str, chunk: usize) -> &'static str {
-    static_name(format!("{policy}/{}", super::size_name(chunk)))
+    fn what(self) -> &'static str {
+        match self {
+            Policy::Never => "never yield within the buffer",
+            Policy::EveryChunk => "sched_yield after every chunk",
+            Policy::WhenWaiting => "sched_yield after a chunk only when the co-runner is waiting",
+        }
+    }
+}
+
+/// The buffer hashed `chunk` bytes at a time, yielding by `policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunking {
+    policy: Policy,
+    chunk: usize,
+}
+
+impl fmt::Display for Chunking {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.policy.name(), super::size_name(self.chunk))
+    }
+}
+
+impl Serialize for Chunking {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({
+            "policy": self.policy.what(),
+            "chunk_bytes": self.chunk,
+            "bytes_per_item": BUFFER_BYTES,
+            "algorithm": ALGORITHM.name(),
+            "corunner_period_us": PERIOD_NS / 1000,
+        })
+        .serialize(s)
+    }
+}
+
+impl Config for Chunking {
+    fn role(&self) -> Role {
+        if self.policy == Policy::Never && self.chunk == BUFFER_BYTES {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+
+    fn bytes_per_item(&self) -> Option<u64> {
+        Some(BUFFER_BYTES as u64)
+    }
 }
 
 /// Feeds `data` to `algorithm` `chunk` bytes at a time, calling
@@ -104,46 +151,32 @@ impl Stretches {
 
 pub struct Chunked;
 
+const CHUNKED: Declaration = Declaration {
+    id: "section/chunked",
+    family: "section",
+    seed: "004",
+    summary: "hash 16 MiB in chunks, yielding never, after every chunk, or when a same-CPU co-runner waits",
+    item: "16 MiB buffer",
+    requirements: &["SCHED_FIFO for the worker and co-runner threads (else SCHED_OTHER, noted)"],
+    rate_unit: None,
+};
+
 impl Probe for Chunked {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "section/chunked",
-            family: "section",
-            seed: "004",
-            summary: "hash 16 MiB in chunks, yielding never, after every chunk, or when a same-CPU co-runner waits",
-            item: "16 MiB buffer",
-            requirements: vec![
-                "SCHED_FIFO for the worker and co-runner threads (else SCHED_OTHER, noted)",
-            ],
-            variants: POLICIES
-                .iter()
-                .flat_map(|&(policy, name, what)| {
-                    CHUNK_BYTES.iter().map(move |&chunk| Variant {
-                        name: variant_name(name, chunk),
-                        baseline: policy == Policy::Never && chunk == BUFFER_BYTES,
-                        params: json!({
-                            "policy": what,
-                            "chunk_bytes": chunk,
-                            "bytes_per_item": BUFFER_BYTES,
-                            "algorithm": ALGORITHM.name(),
-                            "corunner_period_us": PERIOD_NS / 1000,
-                        }),
-                    })
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Chunking;
+
+    fn declaration(&self) -> &Declaration {
+        &CHUNKED
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some((policy, chunk)) = POLICIES.iter().find_map(|&(policy, name, _)| {
-            CHUNK_BYTES
-                .iter()
-                .find(|&&c| variant_name(name, c) == variant.name)
-                .map(|&c| (policy, c))
-        }) else {
-            return Outcome::Unsupported(format!("no such variant: {}", variant.name));
-        };
+    fn configs(&self) -> Vec<Chunking> {
+        [Policy::Never, Policy::EveryChunk, Policy::WhenWaiting]
+            .into_iter()
+            .flat_map(|policy| CHUNK_BYTES.map(|chunk| Chunking { policy, chunk }))
+            .collect()
+    }
+
+    fn measure(&self, config: &Chunking, placement: &Placement, harness: &Harness) -> Outcome {
+        let Chunking { policy, chunk } = *config;
         let harness = harness.with_budget_share(BUDGET_SHARE).for_long_items();
         let cpu = placement.cpu;
         let mut figures = Vec::new();
@@ -161,7 +194,8 @@ impl Probe for Chunked {
                 ),
             };
             let data = super::crypto::buffer(BUFFER_BYTES);
-            let expected = algorithms::digest_once(ALGORITHM, &data).ok_or("not a digest")?;
+            let expected = algorithms::digest_once(ALGORITHM, &data)
+                .ok_or_else(|| Unsupported::probe_failed("not a digest"))?;
             let corunner = WakeLatency::start(cpu, PERIOD_NS, fifo, harness.tsc_mhz())?;
             let mut stretches = Stretches::default();
             let mut wrong_digest = false;
@@ -196,9 +230,12 @@ impl Probe for Chunked {
                 return Ok((None, Vec::new()));
             }
             if wrong_digest {
-                return Err("the chunked digest differs from the one-shot digest".into());
+                return Err(Unsupported::probe_failed(
+                    "the chunked digest differs from the one-shot digest",
+                ));
             }
-            let lateness = lateness.ok_or("the co-runner never woke")?;
+            let lateness =
+                lateness.ok_or_else(|| Unsupported::probe_failed("the co-runner never woke"))?;
             let buffers = stretches.buffers.max(1) as f64;
             let mhz = harness.tsc_mhz();
             figures = vec![

@@ -3,18 +3,36 @@
 
 use super::algorithms::{self, ALGORITHMS, Algorithm};
 use crate::harness::Harness;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Unsupported};
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::hint::black_box;
 
 pub struct Crypto {
     pub bytes: usize,
+    declaration: Declaration,
+}
+
+const fn crypto(id: &'static str, bytes: usize) -> Crypto {
+    Crypto {
+        bytes,
+        declaration: Declaration {
+            id,
+            family: "section",
+            seed: "004",
+            summary: "hash, encrypt or decrypt one buffer whole, with the fastest code the crates pick here",
+            item: "buffer",
+            requirements: &[],
+            rate_unit: None,
+        },
+    }
 }
 
 pub const CRYPTOS: [Crypto; 3] = [
-    Crypto { bytes: 1 << 10 },
-    Crypto { bytes: 64 << 10 },
-    Crypto { bytes: 1 << 20 },
+    crypto("section/crypto-1KiB", 1 << 10),
+    crypto("section/crypto-64KiB", 64 << 10),
+    crypto("section/crypto-1MiB", 1 << 20),
 ];
 
 /// The share of the per-variant budget each of the thirty variants takes;
@@ -24,32 +42,42 @@ const BUDGET_SHARE: f64 = 1.0 / 3.0;
 /// Buffers this long or longer take a millisecond-scale item each.
 const LONG_ITEM_BYTES: usize = 1 << 20;
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
     Digest,
     Encrypt,
     Decrypt,
 }
 
-/// Every algorithm, and both directions of the ones that encrypt.
-fn variants() -> Vec<(Algorithm, Direction)> {
-    ALGORITHMS
-        .iter()
-        .flat_map(|&a| {
-            if a.is_aead() {
-                vec![(a, Direction::Encrypt), (a, Direction::Decrypt)]
-            } else {
-                vec![(a, Direction::Digest)]
-            }
-        })
-        .collect()
+/// One algorithm one way over a buffer of `bytes`. None is a baseline:
+/// the algorithms are alternatives, not variants of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cipher {
+    algorithm: Algorithm,
+    direction: Direction,
+    bytes: usize,
 }
 
-fn variant_name(algorithm: Algorithm, direction: Direction) -> &'static str {
-    match direction {
-        Direction::Digest => algorithm.name(),
-        Direction::Encrypt => static_name(format!("{}/encrypt", algorithm.name())),
-        Direction::Decrypt => static_name(format!("{}/decrypt", algorithm.name())),
+impl fmt::Display for Cipher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.algorithm.name();
+        match self.direction {
+            Direction::Digest => f.write_str(name),
+            Direction::Encrypt => write!(f, "{name}/encrypt"),
+            Direction::Decrypt => write!(f, "{name}/decrypt"),
+        }
+    }
+}
+
+impl Serialize for Cipher {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({"algorithm": self.algorithm.name(), "bytes_per_item": self.bytes}).serialize(s)
+    }
+}
+
+impl Config for Cipher {
+    fn bytes_per_item(&self) -> Option<u64> {
+        Some(self.bytes as u64)
     }
 }
 
@@ -59,37 +87,38 @@ pub fn buffer(bytes: usize) -> Vec<u8> {
 }
 
 impl Probe for Crypto {
-    fn info(&self) -> ProbeInfo {
-        let id = static_name(format!("section/crypto-{}", super::size_name(self.bytes)));
-        ProbeInfo {
-            id,
-            family: "section",
-            seed: "004",
-            summary: "hash, encrypt or decrypt one buffer whole, with the fastest code the crates pick here",
-            item: "buffer",
-            requirements: vec![],
-            variants: variants()
-                .into_iter()
-                .map(|(algorithm, direction)| Variant {
-                    name: variant_name(algorithm, direction),
-                    baseline: false,
-                    params: json!({
-                        "algorithm": algorithm.name(),
-                        "bytes_per_item": self.bytes,
-                    }),
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Cipher;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some(&(algorithm, direction)) = variants()
+    /// Every algorithm, and both directions of the ones that encrypt.
+    fn configs(&self) -> Vec<Cipher> {
+        let bytes = self.bytes;
+        ALGORITHMS
             .iter()
-            .find(|&&(a, d)| variant_name(a, d) == variant.name)
-        else {
-            return Outcome::Unsupported(format!("no such variant: {}", variant.name));
-        };
+            .flat_map(|&algorithm| {
+                let directions: &[Direction] = if algorithm.is_aead() {
+                    &[Direction::Encrypt, Direction::Decrypt]
+                } else {
+                    &[Direction::Digest]
+                };
+                directions.iter().map(move |&direction| Cipher {
+                    algorithm,
+                    direction,
+                    bytes,
+                })
+            })
+            .collect()
+    }
+
+    fn measure(&self, cipher: &Cipher, placement: &Placement, harness: &Harness) -> Outcome {
+        let Cipher {
+            algorithm,
+            direction,
+            ..
+        } = *cipher;
         let harness = harness.with_budget_share(BUDGET_SHARE);
         let harness = if self.bytes >= LONG_ITEM_BYTES {
             harness.for_long_items()
@@ -103,27 +132,31 @@ impl Probe for Crypto {
             }),
             Direction::Encrypt => {
                 let Some(key) = algorithm.key() else {
-                    return Outcome::Unsupported("the key could not be made".into());
+                    return Outcome::Unsupported(Unsupported::probe_failed(
+                        "the key could not be made",
+                    ));
                 };
                 let mut failed = false;
                 let m = harness.measure_each(|| {
                     failed |= algorithms::seal(&key, black_box(&mut data)).is_err();
                 });
                 if failed {
-                    return Outcome::Unsupported("sealing failed".into());
+                    return Outcome::Unsupported(Unsupported::probe_failed("sealing failed"));
                 }
                 m
             }
             Direction::Decrypt => {
                 let Some(key) = algorithm.key() else {
-                    return Outcome::Unsupported("the key could not be made".into());
+                    return Outcome::Unsupported(Unsupported::probe_failed(
+                        "the key could not be made",
+                    ));
                 };
                 // Opening in place turns the buffer back into plaintext, so
                 // every item opens its own copy of one sealed buffer, made
                 // outside the timed region.
                 let sealed = match algorithms::seal(&key, &mut data) {
                     Ok(tag) => [data.as_slice(), tag.as_ref()].concat(),
-                    Err(e) => return Outcome::Unsupported(e),
+                    Err(e) => return Outcome::Unsupported(Unsupported::probe_failed(e)),
                 };
                 let mut failure = None;
                 let m = harness.measure_prepared(
@@ -137,7 +170,7 @@ impl Probe for Crypto {
                     },
                 );
                 if let Some(e) = failure {
-                    return Outcome::Unsupported(e);
+                    return Outcome::Unsupported(Unsupported::probe_failed(e));
                 }
                 m
             }

@@ -6,7 +6,7 @@ pub mod algorithms;
 pub mod chunked;
 mod crypto;
 
-use super::Probe;
+use super::AnyProbe;
 
 /// "4KiB", "16MiB": a power-of-two size as the variant and probe names
 /// spell it.
@@ -18,9 +18,9 @@ fn size_name(bytes: usize) -> String {
     }
 }
 
-pub fn probes() -> Vec<&'static dyn Probe> {
-    let mut probes: Vec<&'static dyn Probe> =
-        crypto::CRYPTOS.iter().map(|c| c as &dyn Probe).collect();
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
+    let mut probes: Vec<&'static dyn AnyProbe> =
+        crypto::CRYPTOS.iter().map(|c| c as &dyn AnyProbe).collect();
     probes.push(&chunked::Chunked);
     probes
 }

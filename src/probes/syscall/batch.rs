@@ -5,119 +5,164 @@
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
+use crate::probes::{Batched, Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
 use crate::sys::retry_eintr;
 use io_uring::{IoUring, opcode, types};
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 pub const SIZES: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Api {
     Write,
     Writev,
     IoUring,
 }
 
-const APIS: [(Api, &str); 3] = [
-    (Api::Write, "write"),
-    (Api::Writev, "writev"),
-    (Api::IoUring, "io_uring"),
-];
+impl Api {
+    fn name(self) -> &'static str {
+        match self {
+            Api::Write => "write",
+            Api::Writev => "writev",
+            Api::IoUring => "io_uring",
+        }
+    }
+}
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sink {
     DevNull,
     Pipe,
 }
 
-pub struct Batch(pub Sink);
-
-impl Batch {
-    fn sink_name(&self) -> &'static str {
-        match self.0 {
+impl Sink {
+    fn name(self) -> &'static str {
+        match self {
             Sink::DevNull => "devnull",
             Sink::Pipe => "pipe",
         }
     }
+}
 
-    fn variant_name(api: &str, n: usize) -> &'static str {
-        static_name(format!("{api}/N={n}"))
+pub struct Batch {
+    sink: Sink,
+    declaration: Declaration,
+}
+
+const fn batch(id: &'static str, sink: Sink) -> Batch {
+    Batch {
+        sink,
+        declaration: Declaration {
+            id,
+            family: "syscall",
+            seed: "001",
+            summary: "N one-byte buffers per kernel crossing: N writes, one writev, or one io_uring enter",
+            item: "one-byte buffer",
+            requirements: &[
+                "io_uring (kernel 5.6+, not disabled by sysctl) for the io_uring variants",
+            ],
+            rate_unit: None,
+        },
+    }
+}
+
+pub const BATCH_DEVNULL: Batch = batch("syscall/batch-devnull", Sink::DevNull);
+pub const BATCH_PIPE: Batch = batch("syscall/batch-pipe", Sink::Pipe);
+
+/// N buffers to a sink by one API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buffers {
+    api: Api,
+    n: usize,
+    sink: Sink,
+}
+
+impl fmt::Display for Buffers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/N={}", self.api.name(), self.n)
+    }
+}
+
+impl Serialize for Buffers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let per_buffer = if self.api == Api::Write {
+            1.0
+        } else {
+            1.0 / self.n as f64
+        };
+        json!({
+            "api": self.api.name(),
+            "batch": self.n,
+            "crossings_per_buffer": per_buffer,
+            "sink": self.sink.name(),
+        })
+        .serialize(s)
+    }
+}
+
+impl Config for Buffers {
+    fn role(&self) -> Role {
+        if self.api == Api::Write && self.n == 1 {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+
+    fn batch(&self) -> Option<Batched> {
+        Some(Batched {
+            group: self.api.name().to_string(),
+            size: self.n as u64,
+        })
     }
 }
 
 /// Why io_uring cannot be used here, with the sysctl that may explain it.
-fn io_uring_refusal() -> Option<String> {
+fn io_uring_refusal() -> Option<Unsupported> {
     match IoUring::new(8) {
         Ok(_) => None,
         Err(e) => {
             let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
                 .map_or("absent".to_string(), |s| s.trim().to_string());
-            Some(format!(
-                "io_uring_setup failed: {e} (kernel.io_uring_disabled: {sysctl})"
+            Some(Unsupported::errno(
+                "io_uring_setup",
+                e.raw_os_error().unwrap_or(0),
+                format!("io_uring_setup failed: {e} (kernel.io_uring_disabled: {sysctl})"),
             ))
         }
     }
 }
 
 impl Probe for Batch {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: if self.0 == Sink::DevNull { "syscall/batch-devnull" } else { "syscall/batch-pipe" },
-            family: "syscall",
-            seed: "001",
-            summary: "N one-byte buffers per kernel crossing: N writes, one writev, or one io_uring enter",
-            item: "one-byte buffer",
-            requirements: vec!["io_uring (kernel 5.6+, not disabled by sysctl) for the io_uring variants"],
-            variants: APIS
-                .iter()
-                .flat_map(|&(api, name)| {
-                    SIZES.iter().map(move |&n| Variant {
-                        name: Batch::variant_name(name, n),
-                        baseline: api == Api::Write && n == 1,
-                        params: json!({
-                            "api": name,
-                            "batch": n,
-                            "crossings_per_buffer": if api == Api::Write { 1.0 } else { 1.0 / n as f64 },
-                            "sink": self.sink_name(),
-                        }),
-                    })
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Buffers;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
     }
 
-    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        match io_uring_refusal() {
-            Some(reason)
-                if variant.params.get("api").and_then(|a| a.as_str()) == Some("io_uring") =>
-            {
-                Err(reason)
-            }
+    fn configs(&self) -> Vec<Buffers> {
+        let sink = self.sink;
+        [Api::Write, Api::Writev, Api::IoUring]
+            .into_iter()
+            .flat_map(|api| SIZES.map(|n| Buffers { api, n, sink }))
+            .collect()
+    }
+
+    fn check(&self, buffers: &Buffers, _placement: &Placement) -> Result<(), Unsupported> {
+        match buffers.api {
+            Api::IoUring => io_uring_refusal().map_or(Ok(()), Err),
             _ => Ok(()),
         }
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let named = variant
-            .params
-            .get("api")
-            .and_then(|a| a.as_str())
-            .unwrap_or("write");
-        let api = APIS
-            .iter()
-            .find(|(_, name)| *name == named)
-            .map_or(Api::Write, |a| a.0);
-        let n = variant
-            .params
-            .get("batch")
-            .and_then(|b| b.as_u64())
-            .unwrap_or(1) as usize;
-        let sink = match open_sink(self.0) {
+    fn measure(&self, buffers: &Buffers, placement: &Placement, harness: &Harness) -> Outcome {
+        let Buffers { api, n, .. } = *buffers;
+        let sink = match open_sink(self.sink) {
             Ok(sink) => sink,
-            Err(e) => return Outcome::Unsupported(format!("opening the sink failed: {e}")),
+            Err(e) => return Outcome::Unsupported(Unsupported::io("opening the sink", &e)),
         };
         let failures = Failures::new();
         let result = match api {
@@ -255,10 +300,10 @@ fn measure_io_uring(
     harness: &Harness,
     sink: &SinkFds,
     n: usize,
-) -> Result<Option<Measurement>, String> {
+) -> Result<Option<Measurement>, Unsupported> {
     let fd = sink.write.as_raw_fd();
     let mut ring = IoUring::new(SIZES[SIZES.len() - 1] as u32)
-        .map_err(|e| format!("io_uring_setup failed: {e}"))?;
+        .map_err(|e| Unsupported::io("io_uring_setup", &e))?;
     let mut short = 0usize;
     let measurement = harness.in_groups_of(n as u64).measure_prepared(
         |_| sink.drain(),
@@ -272,8 +317,10 @@ fn measure_io_uring(
         },
     );
     if short > 0 {
-        return Err(format!(
-            "{short} io_uring batches did not write all their bytes"
+        return Err(Unsupported::errno(
+            "io_uring write",
+            0,
+            format!("{short} io_uring batches did not write all their bytes"),
         ));
     }
     Ok(measurement)

@@ -6,14 +6,14 @@ pub mod batch;
 pub mod seccomp;
 pub mod specctrl;
 
-use super::Probe;
+use super::AnyProbe;
 
-pub fn probes() -> Vec<&'static dyn Probe> {
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
     vec![
-        &batch::Batch(batch::Sink::DevNull),
-        &batch::Batch(batch::Sink::Pipe),
+        &batch::BATCH_DEVNULL,
+        &batch::BATCH_PIPE,
         &seccomp::Seccomp,
-        &specctrl::SpecCtrl(specctrl::Workload::Getpid),
-        &specctrl::SpecCtrl(specctrl::Workload::StoreLoad),
+        &specctrl::SPECCTRL_GETPID,
+        &specctrl::SPECCTRL_STORELOAD,
     ]
 }

@@ -8,45 +8,76 @@
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread};
+use crate::probes::{
+    Config, Declaration, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
+};
 use crate::sys;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
-use serde_json::json;
+use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt;
 
 pub struct Seccomp;
 
 const FILTERS: [usize; 4] = [1, 2, 4, 8];
 const RULES: [usize; 3] = [1, 10, 50];
-const KINDS: [&str; 2] = ["number", "args"];
 
 /// x86-64 has no syscalls numbered 335..=423, so number-only rules on them
 /// never match anything this process calls.
 const UNUSED_SYSCALLS: i64 = 340;
 
-/// (name, kind, filters, rules); "none" has no filter.
-fn variants() -> &'static [(String, &'static str, usize, usize)] {
-    static ALL: std::sync::OnceLock<Vec<(String, &str, usize, usize)>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
-        let mut all = vec![("none".to_string(), "none", 0, 0)];
-        for kind in KINDS {
-            for f in FILTERS {
-                for r in RULES {
-                    all.push((format!("{kind}/F={f}/R={r}"), kind, f, r));
-                }
-            }
+/// What the installed filters decide on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FilterKind {
+    /// No filter installed.
+    None,
+    /// The syscall number alone: cacheable.
+    Number,
+    /// The first argument: run on every call.
+    Args,
+}
+
+/// `filters` filters of `rules` rules each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Filters {
+    kind: FilterKind,
+    filters: usize,
+    #[serde(rename = "rules_per_filter")]
+    rules: usize,
+}
+
+impl fmt::Display for Filters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            FilterKind::None => return f.write_str("none"),
+            FilterKind::Number => "number",
+            FilterKind::Args => "args",
+        };
+        write!(f, "{kind}/F={}/R={}", self.filters, self.rules)
+    }
+}
+
+impl Config for Filters {
+    fn role(&self) -> Role {
+        if self.kind == FilterKind::None {
+            Role::Baseline
+        } else {
+            Role::Compared
         }
-        all
-    })
+    }
 }
 
 /// One filter of `kind` with `rules` rules; getpid(0, 0) is allowed by it.
-fn build(kind: &str, rules: usize) -> Result<BpfProgram, String> {
+fn build(kind: FilterKind, rules: usize) -> Result<BpfProgram, Unsupported> {
+    let failed = |e: seccompiler::BackendError| {
+        Unsupported::probe_failed(format!("building the filter failed: {e}"))
+    };
     let mut map = BTreeMap::new();
-    if kind == "number" {
+    if kind == FilterKind::Number {
         for i in 0..rules as i64 {
             map.insert(UNUSED_SYSCALLS + i, vec![]);
         }
@@ -57,7 +88,7 @@ fn build(kind: &str, rules: usize) -> Result<BpfProgram, String> {
                     .and_then(|c| SeccompRule::new(vec![c]))
             })
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("building the filter failed: {e}"))?;
+            .map_err(failed)?;
         map.insert(libc::SYS_getpid, conditions);
     }
     let filter = SeccompFilter::new(
@@ -66,8 +97,8 @@ fn build(kind: &str, rules: usize) -> Result<BpfProgram, String> {
         SeccompAction::Errno(libc::EPERM as u32),
         TargetArch::x86_64,
     )
-    .map_err(|e| format!("building the filter failed: {e}"))?;
-    BpfProgram::try_from(filter).map_err(|e| format!("compiling the filter failed: {e}"))
+    .map_err(failed)?;
+    BpfProgram::try_from(filter).map_err(failed)
 }
 
 const PR_GET_SPECULATION_CTRL: libc::c_int = 52;
@@ -90,43 +121,58 @@ pub fn speculation_state() -> Vec<(&'static str, i32)> {
         .collect()
 }
 
+const SECCOMP: Declaration = Declaration {
+    id: "syscall/seccomp",
+    family: "syscall",
+    seed: "004",
+    summary: "raw getpid with F filters of R rules: number-only (cacheable) or argument-reading",
+    item: "getpid call",
+    requirements: &["seccomp filters (CONFIG_SECCOMP_FILTER) and permission to set no_new_privs"],
+    rate_unit: None,
+};
+
 impl Probe for Seccomp {
-    fn info(&self) -> ProbeInfo {
-        ProbeInfo {
-            id: "syscall/seccomp",
-            family: "syscall",
-            seed: "004",
-            summary: "raw getpid with F filters of R rules: number-only (cacheable) or argument-reading",
-            item: "getpid call",
-            requirements: vec![
-                "seccomp filters (CONFIG_SECCOMP_FILTER) and permission to set no_new_privs",
-            ],
-            variants: variants()
-                .iter()
-                .map(|(name, kind, f, r)| Variant {
-                    name: name.as_str(),
-                    baseline: *f == 0,
-                    params: json!({"kind": kind, "filters": f, "rules_per_filter": r}),
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Filters;
+
+    fn declaration(&self) -> &Declaration {
+        &SECCOMP
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some((_, kind, filters, rules)) = variants().iter().find(|v| v.0 == variant.name)
-        else {
-            return Outcome::Unsupported(format!("no variant {}", variant.name));
+    fn configs(&self) -> Vec<Filters> {
+        let none = Filters {
+            kind: FilterKind::None,
+            filters: 0,
+            rules: 0,
         };
-        let program = match *filters {
+        let filtered = [FilterKind::Number, FilterKind::Args]
+            .into_iter()
+            .flat_map(|kind| {
+                FILTERS.into_iter().flat_map(move |filters| {
+                    RULES.map(|rules| Filters {
+                        kind,
+                        filters,
+                        rules,
+                    })
+                })
+            });
+        std::iter::once(none).chain(filtered).collect()
+    }
+
+    fn measure(&self, config: &Filters, placement: &Placement, harness: &Harness) -> Outcome {
+        let Filters {
+            kind,
+            filters,
+            rules,
+        } = *config;
+        let program = match filters {
             0 => None,
-            _ => match build(kind, *rules) {
+            _ => match build(kind, rules) {
                 Ok(program) => Some(program),
                 Err(reason) => return Outcome::Unsupported(reason),
             },
         };
         measure_in_own_thread(placement.cpu, || {
-            filtered_measurement(harness, program.as_deref(), *filters)
+            filtered_measurement(harness, program.as_deref(), filters)
         })
     }
 }
@@ -138,12 +184,19 @@ fn filtered_measurement(
     harness: &Harness,
     program: Option<&[seccompiler::sock_filter]>,
     filters: usize,
-) -> Result<(Option<Measurement>, Vec<String>), String> {
+) -> Result<(Option<Measurement>, Vec<String>), Unsupported> {
     let before = speculation_state();
     if let Some(program) = program {
         for _ in 0..filters {
-            seccompiler::apply_filter(program)
-                .map_err(|e| format!("installing the filter failed: {e}"))?;
+            seccompiler::apply_filter(program).map_err(|e| {
+                // The prctl or seccomp call that failed left its errno.
+                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                Unsupported::errno(
+                    "seccomp",
+                    errno,
+                    format!("installing the filter failed: {e}"),
+                )
+            })?;
         }
     }
     let after = speculation_state();

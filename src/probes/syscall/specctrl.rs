@@ -8,9 +8,13 @@
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant, measure_in_own_thread};
+use crate::probes::{
+    Config, Declaration, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
+};
 use crate::sys;
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::hint::black_box;
 
 const PR_GET_SPECULATION_CTRL: libc::c_int = 52;
@@ -26,23 +30,57 @@ const CONTROLS: [(&str, libc::c_ulong); 3] = [
 ];
 
 #[derive(Clone, Copy, PartialEq)]
-pub enum Workload {
+enum Workload {
     Getpid,
     StoreLoad,
 }
 
-pub struct SpecCtrl(pub Workload);
+pub struct SpecCtrl {
+    workload: Workload,
+    declaration: Declaration,
+}
+
+const fn spec_ctrl(
+    workload: Workload,
+    id: &'static str,
+    summary: &'static str,
+    item: &'static str,
+) -> SpecCtrl {
+    SpecCtrl {
+        workload,
+        declaration: Declaration {
+            id,
+            family: "syscall",
+            seed: "004",
+            summary,
+            item,
+            requirements: &["a control the kernel lets tasks set (PR_SPEC_PRCTL in its state)"],
+            rate_unit: None,
+        },
+    }
+}
+
+pub const SPECCTRL_GETPID: SpecCtrl = spec_ctrl(
+    Workload::Getpid,
+    "syscall/specctrl-getpid",
+    "the null syscall with each task speculation control set",
+    "getpid call",
+);
+pub const SPECCTRL_STORELOAD: SpecCtrl = spec_ctrl(
+    Workload::StoreLoad,
+    "syscall/specctrl-storeload",
+    "a store whose address comes from a load, then a load: what SSBD serialises",
+    "store + dependent load",
+);
 
 /// The calling thread's state of one control: the raw prctl value, or why
 /// it cannot be read.
-fn read(which: libc::c_ulong) -> Result<i32, String> {
+fn read(which: libc::c_ulong) -> Result<i32, Unsupported> {
     // SAFETY: a read-only prctl.
     let state = unsafe { libc::prctl(PR_GET_SPECULATION_CTRL, which, 0, 0, 0) };
     if state < 0 {
-        Err(format!(
-            "PR_GET_SPECULATION_CTRL failed: {}",
-            std::io::Error::last_os_error()
-        ))
+        let error = std::io::Error::last_os_error();
+        Err(Unsupported::io("PR_GET_SPECULATION_CTRL", &error))
     } else {
         Ok(state)
     }
@@ -72,83 +110,90 @@ pub fn describe(state: i32) -> String {
 pub fn states() -> Vec<(&'static str, String)> {
     CONTROLS
         .iter()
-        .map(|&(name, which)| (name, read(which).map_or_else(|e| e, describe)))
+        .map(|&(name, which)| (name, read(which).map_or_else(|e| e.reason, describe)))
         .collect()
 }
 
-/// Which control (index into CONTROLS) to set, and to what; None leaves
-/// every control as the thread inherited it.
-type Setting = Option<(usize, libc::c_ulong)>;
+/// Which control (index into CONTROLS) to set, and whether to enable
+/// speculation; None leaves every control as the thread inherited it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting(Option<(usize, bool)>);
 
-fn variants() -> &'static [(String, Setting)] {
-    static ALL: std::sync::OnceLock<Vec<(String, Setting)>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
-        let mut all = vec![("unchanged".to_string(), None)];
-        for (i, (name, _)) in CONTROLS.iter().enumerate() {
-            all.push((format!("{name}=enable"), Some((i, PR_SPEC_ENABLE))));
-            all.push((format!("{name}=disable"), Some((i, PR_SPEC_DISABLE))));
+impl Setting {
+    fn value(enable: bool) -> libc::c_ulong {
+        if enable {
+            PR_SPEC_ENABLE
+        } else {
+            PR_SPEC_DISABLE
         }
-        all
-    })
+    }
+}
+
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("unchanged"),
+            Some((i, enable)) => {
+                let to = if enable { "enable" } else { "disable" };
+                write!(f, "{}={to}", CONTROLS[i].0)
+            }
+        }
+    }
+}
+
+impl Serialize for Setting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let speculation = |enable: bool| if enable { "enabled" } else { "disabled" };
+        json!({
+            "control": self.0.map(|(i, _)| CONTROLS[i].0),
+            "speculation": self.0.map(|(_, enable)| speculation(enable)),
+        })
+        .serialize(s)
+    }
+}
+
+impl Config for Setting {
+    fn role(&self) -> Role {
+        if self.0.is_none() {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
 }
 
 impl Probe for SpecCtrl {
-    fn info(&self) -> ProbeInfo {
-        let (id, summary, item) = match self.0 {
-            Workload::Getpid => (
-                "syscall/specctrl-getpid",
-                "the null syscall with each task speculation control set",
-                "getpid call",
-            ),
-            Workload::StoreLoad => (
-                "syscall/specctrl-storeload",
-                "a store whose address comes from a load, then a load: what SSBD serialises",
-                "store + dependent load",
-            ),
-        };
-        ProbeInfo {
-            id,
-            family: "syscall",
-            seed: "004",
-            summary,
-            item,
-            requirements: vec!["a control the kernel lets tasks set (PR_SPEC_PRCTL in its state)"],
-            variants: variants()
-                .iter()
-                .map(|(name, setting)| Variant {
-                    name: name.as_str(),
-                    baseline: setting.is_none(),
-                    params: json!({
-                        "control": setting.map(|(i, _)| CONTROLS[i].0),
-                        "speculation": setting.map(|(_, v)| if v == PR_SPEC_ENABLE { "enabled" } else { "disabled" }),
-                    }),
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Setting;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
     }
 
-    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        let Some((_, Some((i, _)))) = variants().iter().find(|v| v.0 == variant.name) else {
+    fn configs(&self) -> Vec<Setting> {
+        let set = (0..CONTROLS.len()).flat_map(|i| [true, false].map(|e| Setting(Some((i, e)))));
+        std::iter::once(Setting(None)).chain(set).collect()
+    }
+
+    fn check(&self, setting: &Setting, _placement: &Placement) -> Result<(), Unsupported> {
+        let Some((i, _)) = setting.0 else {
             return Ok(());
         };
-        let (name, which) = CONTROLS[*i];
-        let state = read(which).map_err(|e| format!("{name}: {e}"))?;
+        let (name, which) = CONTROLS[i];
+        let state = read(which)?;
         if state & PR_SPEC_PRCTL == 0 {
-            return Err(format!(
-                "{name} is not task-controllable here: state {}",
-                describe(state)
+            return Err(Unsupported::missing(
+                name,
+                format!(
+                    "{name} is not task-controllable here: state {}",
+                    describe(state)
+                ),
             ));
         }
         Ok(())
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let setting = variants()
-            .iter()
-            .find(|v| v.0 == variant.name)
-            .and_then(|v| v.1);
-        let workload = self.0;
+    fn measure(&self, setting: &Setting, placement: &Placement, harness: &Harness) -> Outcome {
+        let (setting, workload) = (*setting, self.workload);
         measure_in_own_thread(placement.cpu, || {
             controlled_measurement(harness, setting, workload)
         })
@@ -161,16 +206,19 @@ fn controlled_measurement(
     harness: &Harness,
     setting: Setting,
     workload: Workload,
-) -> Result<(Option<Measurement>, Vec<String>), String> {
+) -> Result<(Option<Measurement>, Vec<String>), Unsupported> {
     let mut notes = Vec::new();
-    if let Some((i, value)) = setting {
+    if let Some((i, enable)) = setting.0 {
         let (name, which) = CONTROLS[i];
         let before = read(which)?;
+        let value = Setting::value(enable);
         // SAFETY: sets a per-task control of the calling thread only.
         if unsafe { libc::prctl(PR_SET_SPECULATION_CTRL, which, value, 0, 0) } != 0 {
-            return Err(format!(
-                "setting {name} refused: {}",
-                std::io::Error::last_os_error()
+            let error = std::io::Error::last_os_error();
+            return Err(Unsupported::errno(
+                "PR_SET_SPECULATION_CTRL",
+                error.raw_os_error().unwrap_or(0),
+                format!("setting {name} refused: {error}"),
             ));
         }
         let after = read(which)?;

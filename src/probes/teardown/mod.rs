@@ -5,8 +5,11 @@
 pub mod index;
 mod release;
 
-use super::Probe;
+use super::AnyProbe;
 
-pub fn probes() -> Vec<&'static dyn Probe> {
-    release::RELEASES.iter().map(|r| r as &dyn Probe).collect()
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
+    release::RELEASES
+        .iter()
+        .map(|r| r as &dyn AnyProbe)
+        .collect()
 }

@@ -12,8 +12,12 @@ use super::index::{Index, Policy};
 use crate::harness::stats::quantile;
 use crate::harness::{Harness, tsc};
 use crate::probes::corunner::CoRunner;
-use crate::probes::{Figure, Outcome, Placement, Probe, ProbeInfo, Variant, static_name};
+use crate::probes::{
+    Batched, Config, Declaration, Figure, Outcome, Placement, Probe, Role, Unsupported,
+};
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,12 +25,30 @@ use std::time::Duration;
 pub struct Release {
     /// log2 of the entries in the index.
     pub log2_entries: u32,
+    declaration: Declaration,
+}
+
+const fn release(id: &'static str, log2_entries: u32) -> Release {
+    Release {
+        log2_entries,
+        declaration: Declaration {
+            id,
+            family: "teardown",
+            seed: "000",
+            summary: "release an index under its mutex while a same-CPU and a cross-CPU co-runner take the mutex for lookups",
+            item: "entry released",
+            requirements: &[
+                "a second CPU for the cross-CPU co-runner (else it is left out, noted)",
+            ],
+            rate_unit: None,
+        },
+    }
 }
 
 pub const RELEASES: [Release; 3] = [
-    Release { log2_entries: 16 },
-    Release { log2_entries: 19 },
-    Release { log2_entries: 22 },
+    release("teardown/index-2^16", 16),
+    release("teardown/index-2^19", 19),
+    release("teardown/index-2^22", 22),
 ];
 
 /// Batch sizes K; 4096 is the kernel's XA_CHECK_SCHED.
@@ -52,18 +74,58 @@ const THINK_NS: u64 = 20_000;
 /// Lock waits recorded per co-runner at most.
 const MAX_WAITS: usize = 1 << 20;
 
-fn variant_name(policy: Policy) -> &'static str {
-    match policy {
-        Policy::Every(k) => static_name(format!("K={k}")),
-        Policy::WhenWaited => "waiter",
+/// An index of `entries` released by `policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Releasing {
+    policy: Policy,
+    entries: u64,
+}
+
+impl fmt::Display for Releasing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.policy {
+            Policy::Every(k) => write!(f, "K={k}"),
+            Policy::WhenWaited => f.write_str("waiter"),
+        }
     }
 }
 
-fn policies() -> Vec<Policy> {
-    KS.iter()
-        .map(|&k| Policy::Every(k))
-        .chain([Policy::WhenWaited])
-        .collect()
+impl Serialize for Releasing {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let params = match self.policy {
+            Policy::Every(k) => json!({
+                "batch": k,
+                "entries": self.entries,
+                "policy": "unlock, sched_yield and relock after every K entries",
+                "xa_check_sched": k == XA_CHECK_SCHED,
+            }),
+            Policy::WhenWaited => json!({
+                "entries": self.entries,
+                "policy": "unlock, sched_yield and relock only when a lookup waits",
+            }),
+        };
+        params.serialize(s)
+    }
+}
+
+impl Config for Releasing {
+    fn role(&self) -> Role {
+        if self.policy == Policy::Every(1) {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+
+    fn batch(&self) -> Option<Batched> {
+        match self.policy {
+            Policy::Every(k) => Some(Batched {
+                group: String::new(),
+                size: k as u64,
+            }),
+            Policy::WhenWaited => None,
+        }
+    }
 }
 
 /// What the worker and the co-runners share.
@@ -84,9 +146,9 @@ impl Shared {
     }
 }
 
-/// One co-runner's record over the recorded windows.
+/// One co-runner's lookups over the recorded windows.
 #[derive(Default)]
-struct Record {
+struct Lookups {
     lookups: AtomicU64,
     waits_ticks: Mutex<Vec<u64>>,
 }
@@ -98,8 +160,8 @@ fn start_lookups(
     cpu: usize,
     entries: u32,
     shared: &Arc<Shared>,
-    record: &Arc<Record>,
-) -> Result<CoRunner, String> {
+    record: &Arc<Lookups>,
+) -> Result<CoRunner, Unsupported> {
     let (shared, record) = (shared.clone(), record.clone());
     let body = move |stop: &AtomicBool, rounds: &AtomicU64| {
         // Timer slack would stretch each 20 us sleep by up to 50 us.
@@ -132,7 +194,7 @@ fn start_lookups(
 
 /// Lookups per second over `seconds`, and the lock waits' p99 and max in
 /// microseconds, None when no lookup completed within a release.
-fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64, f64)>) {
+fn summarise(record: &Lookups, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64, f64)>) {
     let rate = record.lookups.load(Ordering::Relaxed) as f64 / seconds.max(1e-9);
     let mut waits: Vec<f64> = record
         .waits_ticks
@@ -147,48 +209,23 @@ fn summarise(record: &Record, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64, 
 }
 
 impl Probe for Release {
-    fn info(&self) -> ProbeInfo {
-        let id = static_name(format!("teardown/index-2^{}", self.log2_entries));
-        let entries = 1u64 << self.log2_entries;
-        ProbeInfo {
-            id,
-            family: "teardown",
-            seed: "000",
-            summary: "release an index under its mutex while a same-CPU and a cross-CPU co-runner take the mutex for lookups",
-            item: "entry released",
-            requirements: vec![
-                "a second CPU for the cross-CPU co-runner (else it is left out, noted)",
-            ],
-            variants: policies()
-                .into_iter()
-                .map(|policy| Variant {
-                    name: variant_name(policy),
-                    baseline: policy == Policy::Every(1),
-                    params: match policy {
-                        Policy::Every(k) => json!({
-                            "batch": k,
-                            "entries": entries,
-                            "policy": "unlock, sched_yield and relock after every K entries",
-                            "xa_check_sched": k == XA_CHECK_SCHED,
-                        }),
-                        Policy::WhenWaited => json!({
-                            "entries": entries,
-                            "policy": "unlock, sched_yield and relock only when a lookup waits",
-                        }),
-                    },
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Releasing;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let Some(policy) = policies()
-            .into_iter()
-            .find(|&p| variant_name(p) == variant.name)
-        else {
-            return Outcome::Unsupported(format!("no such variant: {}", variant.name));
-        };
+    fn configs(&self) -> Vec<Releasing> {
+        let entries = 1u64 << self.log2_entries;
+        KS.iter()
+            .map(|&k| Policy::Every(k))
+            .chain([Policy::WhenWaited])
+            .map(|policy| Releasing { policy, entries })
+            .collect()
+    }
+
+    fn measure(&self, config: &Releasing, placement: &Placement, harness: &Harness) -> Outcome {
+        let policy = config.policy;
         let entries = 1u32 << self.log2_entries;
         let mhz = harness.tsc_mhz();
         let shared = Arc::new(Shared {
@@ -196,8 +233,8 @@ impl Probe for Release {
             window: AtomicU64::new(0),
         });
         shared.index.fill_to(entries);
-        let same = Arc::new(Record::default());
-        let other = Arc::new(Record::default());
+        let same = Arc::new(Lookups::default());
+        let other = Arc::new(Lookups::default());
         let mut runners = Vec::new();
         let mut notes = Vec::new();
         match start_lookups("mitbench-same", placement.cpu, entries, &shared, &same) {

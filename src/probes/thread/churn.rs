@@ -9,14 +9,16 @@ use super::tls;
 use crate::harness::Harness;
 use crate::harness::phases::Laps;
 use crate::probes::doorbell::{Doorbell, Kind};
-use crate::probes::{Outcome, Placement, Probe, ProbeInfo, Variant};
+use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use serde::Serialize;
 use serde_json::json;
+use std::fmt;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Channel {
     None,
     EventFd,
@@ -26,35 +28,94 @@ enum Channel {
     Pooled,
 }
 
-const CHANNELS: [(&str, Channel, &str); 6] = [
-    ("none", Channel::None, "no channel: create and join"),
-    ("eventfd", Channel::EventFd, "an eventfd per thread"),
-    ("pipe", Channel::Pipe, "a pipe per thread"),
-    (
-        "socketpair",
+impl Channel {
+    const ALL: [Channel; 6] = [
+        Channel::None,
+        Channel::EventFd,
+        Channel::Pipe,
         Channel::SocketPair,
-        "a Unix socketpair per thread",
-    ),
-    (
-        "tls",
         Channel::Tls,
-        "TLS 1.3 (rustls, ring) over a socketpair per thread",
-    ),
-    (
-        "pooled",
         Channel::Pooled,
-        "eventfds made once and reused by every thread",
-    ),
-];
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Channel::None => "none",
+            Channel::EventFd => "eventfd",
+            Channel::Pipe => "pipe",
+            Channel::SocketPair => "socketpair",
+            Channel::Tls => "tls",
+            Channel::Pooled => "pooled",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Channel::None => "no channel: create and join",
+            Channel::EventFd => "an eventfd per thread",
+            Channel::Pipe => "a pipe per thread",
+            Channel::SocketPair => "a Unix socketpair per thread",
+            Channel::Tls => "TLS 1.3 (rustls, ring) over a socketpair per thread",
+            Channel::Pooled => "eventfds made once and reused by every thread",
+        }
+    }
+}
+
+/// Batches of `threads` threads, each with a channel of one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Churning {
+    channel: Channel,
+    threads: usize,
+}
+
+impl fmt::Display for Churning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.channel.name())
+    }
+}
+
+impl Serialize for Churning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({"channel": self.channel.what(), "threads_per_batch": self.threads}).serialize(s)
+    }
+}
+
+impl Config for Churning {
+    /// The seed's question: what each alternative saves against the TLS
+    /// channel.
+    fn role(&self) -> Role {
+        if self.channel == Channel::Tls {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+}
 
 pub struct Churn {
     pub threads: usize,
+    declaration: Declaration,
+}
+
+const fn churn(id: &'static str, threads: usize) -> Churn {
+    Churn {
+        threads,
+        declaration: Declaration {
+            id,
+            family: "thread",
+            seed: "002",
+            summary: "create T threads, each signals its creator once over its own channel, join them all",
+            item: "thread (create, channel, one signal, join)",
+            requirements: &[],
+            rate_unit: None,
+        },
+    }
 }
 
 pub const CHURNS: [Churn; 3] = [
-    Churn { threads: 1 },
-    Churn { threads: 10 },
-    Churn { threads: 100 },
+    churn("thread/churn-T1", 1),
+    churn("thread/churn-T10", 10),
+    churn("thread/churn-T100", 100),
 ];
 
 /// A thread's life as its creator sees it, in the seed's terms: make the
@@ -87,7 +148,7 @@ impl Receiver {
             Receiver::Bell(bell) => {
                 bell.wait();
                 if let Some(failure) = bell.failure() {
-                    return Err(failure);
+                    return Err(failure.reason);
                 }
             }
             Receiver::Socket(mut sock) => sock.read_exact(&mut [0u8]).map_err(io)?,
@@ -141,7 +202,7 @@ fn batch(
                 laps.end(CHANNEL);
                 spawn(move || {
                     theirs.ring();
-                    theirs.failure().map_or(Ok(()), Err)
+                    theirs.failure().map_or(Ok(()), |f| Err(f.reason))
                 })?
             }
             Channel::SocketPair => {
@@ -174,45 +235,28 @@ fn batch(
 }
 
 impl Probe for Churn {
-    fn info(&self) -> ProbeInfo {
-        const IDS: [&str; 3] = ["thread/churn-T1", "thread/churn-T10", "thread/churn-T100"];
-        let id = CHURNS
-            .iter()
-            .position(|c| c.threads == self.threads)
-            .map_or("thread/churn", |i| IDS[i]);
-        ProbeInfo {
-            id,
-            family: "thread",
-            seed: "002",
-            summary: "create T threads, each signals its creator once over its own channel, join them all",
-            item: "thread (create, channel, one signal, join)",
-            requirements: vec![],
-            variants: CHANNELS
-                .iter()
-                .map(|&(name, kind, what)| Variant {
-                    name,
-                    // The seed's question: what each alternative saves
-                    // against the TLS channel.
-                    baseline: kind == Channel::Tls,
-                    params: json!({"channel": what, "threads_per_batch": self.threads}),
-                })
-                .collect(),
-            derived: None,
-        }
+    type Config = Churning;
+
+    fn declaration(&self) -> &Declaration {
+        &self.declaration
     }
 
-    fn check(&self, variant: &Variant, _placement: &Placement) -> Result<(), String> {
-        if variant.name == "tls" {
-            tls::configs()?;
+    fn configs(&self) -> Vec<Churning> {
+        let threads = self.threads;
+        Channel::ALL
+            .map(|channel| Churning { channel, threads })
+            .to_vec()
+    }
+
+    fn check(&self, config: &Churning, _placement: &Placement) -> Result<(), Unsupported> {
+        if config.channel == Channel::Tls {
+            tls::configs().map_err(Unsupported::probe_failed)?;
         }
         Ok(())
     }
 
-    fn measure(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome {
-        let channel = CHANNELS
-            .iter()
-            .find(|c| c.0 == variant.name)
-            .map_or(Channel::None, |c| c.1);
+    fn measure(&self, config: &Churning, placement: &Placement, harness: &Harness) -> Outcome {
+        let channel = config.channel;
         let configs = if channel == Channel::Tls {
             tls::configs().ok()
         } else {
@@ -224,7 +268,7 @@ impl Probe for Churn {
                 .collect::<Result<_, _>>()
             {
                 Ok(pool) => pool,
-                Err(e) => return Outcome::Unsupported(format!("eventfd failed: {e}")),
+                Err(e) => return Outcome::Unsupported(Unsupported::io("eventfd", &e)),
             }
         } else {
             Vec::new()
@@ -249,9 +293,10 @@ impl Probe for Churn {
                 }
             });
         match failure {
-            Some(reason) => {
-                Outcome::Unsupported(format!("the {} channel failed: {reason}", variant.name))
-            }
+            Some(reason) => Outcome::Unsupported(Unsupported::probe_failed(format!(
+                "the {} channel failed: {reason}",
+                channel.name()
+            ))),
             None => Outcome::on_cpus(measurement, vec![placement.cpu]),
         }
     }

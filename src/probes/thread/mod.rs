@@ -4,8 +4,8 @@
 mod churn;
 pub mod tls;
 
-use super::Probe;
+use super::AnyProbe;
 
-pub fn probes() -> Vec<&'static dyn Probe> {
-    churn::CHURNS.iter().map(|c| c as &dyn Probe).collect()
+pub fn probes() -> Vec<&'static dyn AnyProbe> {
+    churn::CHURNS.iter().map(|c| c as &dyn AnyProbe).collect()
 }

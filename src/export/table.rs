@@ -1,13 +1,23 @@
 //! The terminal report: one table per family, then what the columns mean.
 
-use super::{Record, RunDocument};
+use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
-use crate::probes::FAMILIES;
+use crate::probes::{FAMILIES, Role};
+use crate::results::{Record, RunDocument};
 use crate::schedule::Stop;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::fmt::Write as _;
 
-pub fn render(doc: &RunDocument) -> String {
+/// The tables a terminal shows.
+pub struct TableExporter;
+
+impl Exporter for TableExporter {
+    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+        Ok(render(doc).into_bytes())
+    }
+}
+
+fn render(doc: &RunDocument) -> String {
     let mut out = String::new();
     let inv = &doc.inventory;
     let s = &doc.settings;
@@ -103,31 +113,29 @@ fn family_table(records: &[&Record]) -> Table {
             "probe", "variant", "ns", "ticks", "±CI", "rounds", "× base", "Δ ticks", "note",
         ]);
     for r in records {
-        let ci = match (r.cost_ci_half_width_pct, r.cost_ci95_ticks, r.cost_ticks) {
-            (Some(pct), _, _) if pct < 0.005 => "<±0.01%".into(),
-            (Some(pct), _, _) => format!("±{pct:.2}%"),
-            (None, Some([lo, hi]), Some(m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
+        let cost = r.cost.as_ref();
+        let ci = match cost.map(|c| (c.ci_half_width_pct, c.ci95_ticks, c.ticks)) {
+            Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
+            Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
+            Some((None, Some([lo, hi]), m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
             _ => "-".into(),
         };
-        let base = match (
-            r.ratio_to_baseline,
-            r.baseline.as_deref() == Some(r.variant.as_str()),
-        ) {
-            (_, true) if r.cost_ticks.is_some() => "1.00 (base)".to_string(),
-            (Some(ratio), _) => format_ratio(ratio),
+        let base = match (&r.vs_baseline, r.is_baseline()) {
+            (_, true) if cost.is_some() => "1.00 (base)".to_string(),
+            (Some(c), _) => format_ratio(c.ratio),
             _ => "-".into(),
         };
         // Quiet rounds used of all, where the two differ.
-        let rounds = match r.rounds_used {
-            Some(used) if used != r.rounds_total => format!("{used}/{}", r.rounds_total),
+        let rounds = match cost.map(|c| c.rounds_used) {
+            Some(used) if used != r.rounds.total => format!("{used}/{}", r.rounds.total),
             Some(used) => used.to_string(),
             None => "-".into(),
         };
         table.add_row([
             r.id.clone(),
             r.variant.clone(),
-            r.cost_ns.map_or("-".into(), format_cost),
-            r.cost_ticks.map_or("-".into(), format_cost),
+            cost.map_or("-".into(), |c| format_cost(c.ns)),
+            cost.map_or("-".into(), |c| format_cost(c.ticks)),
             ci,
             rounds,
             base,
@@ -145,56 +153,67 @@ fn family_table(records: &[&Record]) -> Table {
 
 /// The difference to the baseline with the half-width of its interval.
 fn delta(r: &Record) -> String {
-    match (r.delta_ticks, r.delta_ci95_ticks) {
-        (Some(d), Some([lo, hi])) if r.baseline.as_deref() != Some(r.variant.as_str()) => {
-            let sign = if d >= 0.0 { "+" } else { "" };
-            format!("{sign}{} ±{}", format_cost(d), format_cost((hi - lo) / 2.0))
-        }
-        _ => String::new(),
+    match &r.vs_baseline {
+        Some(c) => match c.delta_ci95_ticks {
+            Some([lo, hi]) => {
+                let sign = if c.delta_ticks >= 0.0 { "+" } else { "" };
+                let half = format_cost((hi - lo) / 2.0);
+                format!("{sign}{} ±{half}", format_cost(c.delta_ticks))
+            }
+            None => String::new(),
+        },
+        None => String::new(),
     }
 }
 
 fn note(r: &Record) -> String {
-    if let Some(reason) = &r.unsupported {
-        return format!("unsupported: {reason}");
+    if let Some(why) = &r.unsupported {
+        return format!("unsupported: {}", why.reason);
     }
     let mut notes = Vec::new();
-    if let (Some(rate), Some(unit)) = (r.rate_millions_per_s, &r.rate_unit) {
-        notes.push(format!("{rate:.1} {unit}"));
+    if let Some(rate) = &r.derived.rate {
+        notes.push(format!("{:.1} {}", rate.millions_per_s, rate.unit));
     }
-    if let (Some(mib), Some(per_byte)) = (r.mib_per_s, r.ticks_per_byte) {
-        notes.push(format!("{} MiB/s, {per_byte:.2} ticks/B", format_cost(mib)));
+    if let Some(t) = &r.derived.throughput {
+        notes.push(format!(
+            "{} MiB/s, {:.2} ticks/B",
+            format_cost(t.mib_per_s),
+            t.ticks_per_byte
+        ));
     }
     for f in &r.figures {
         notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
     }
-    match (r.within_layout_spread, r.layout_spread_pct) {
-        (Some(true), Some(spread)) => notes.push(format!(
-            "within the layout spread (±{spread:.1}%): not told apart from code placement"
-        )),
-        (None, Some(spread)) if r.is_layout_control() => {
-            notes.push(format!("layout control; spread ±{spread:.1}%"))
+    if let Some(layout) = &r.layout {
+        let spread = layout.spread_pct;
+        match (layout.within_spread, r.role) {
+            (Some(true), _) => notes.push(format!(
+                "within the layout spread (±{spread:.1}%): not told apart from code placement"
+            )),
+            (None, Role::LayoutControl) => {
+                notes.push(format!("layout control; spread ±{spread:.1}%"))
+            }
+            _ => {}
         }
-        _ => {}
     }
-    if let Some(pct) = r.toll_recovered_pct {
-        let interval = r
-            .toll_recovered_ci95_pct
+    if let Some(toll) = &r.derived.toll_recovered {
+        let interval = toll
+            .ci95_pct
             .map_or(String::new(), |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
-        notes.push(format!("{pct:.0}%{interval} of toll recovered"));
+        notes.push(format!("{:.0}%{interval} of toll recovered", toll.pct));
     }
-    if r.interrupted {
+    if r.rounds.interrupted {
         notes.push("interrupted".to_string());
-    } else if !r.target_met && r.cost_ticks.is_some() {
+    } else if r.cost.as_ref().is_some_and(|c| !c.target_met) {
         // A variant can stop on target by the state split known then and
         // miss it by the run's final one, which has seen every canary.
-        let why = match r.stopped {
+        let why = match r.rounds.stopped {
             Some(Stop::TargetMet) | None => "by the run's final state split",
             Some(stop) => stop.describe(),
         };
         notes.push(format!("CI target not met: {why}"));
     }
-    if r.estimator == Some(Basis::NoQuietRound) {
+    if r.cost.as_ref().map(|c| c.estimator) == Some(Basis::NoQuietRound) {
         notes.push("no round in the quiet state: slow-state figure".to_string());
     }
     if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
@@ -202,11 +221,17 @@ fn note(r: &Record) -> String {
         notes.push(format!("CPUs {}", cpus.join("+")));
     }
     notes.extend(r.notes.iter().cloned());
-    if let Some(dropped) = r.dropped_migrated.filter(|&d| d > 0) {
-        notes.push(format!("{dropped} samples dropped (CPU changed)"));
+    if r.rounds.dropped_migrated > 0 {
+        notes.push(format!(
+            "{} samples dropped (CPU changed)",
+            r.rounds.dropped_migrated
+        ));
     }
-    if let Some(dropped) = r.dropped_backwards.filter(|&d| d > 0) {
-        notes.push(format!("{dropped} samples dropped (clock went backwards)"));
+    if r.rounds.dropped_backwards > 0 {
+        notes.push(format!(
+            "{} samples dropped (clock went backwards)",
+            r.rounds.dropped_backwards
+        ));
     }
     notes.join("; ")
 }

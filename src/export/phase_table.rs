@@ -2,8 +2,8 @@
 //! per item and its share of the whole, and what the variant saves against
 //! the probe's baseline.
 
-use super::Record;
 use super::table::format_cost;
+use crate::results::Record;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
 /// How to read every phase table.
@@ -91,7 +91,7 @@ fn probe_table(rows: &[&Record]) -> Table {
         .load_style(presets::UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header);
-    for r in rows.iter().filter(|r| r.cost_ticks.is_some()) {
+    for r in rows.iter().filter(|r| r.cost.is_some()) {
         let mut cells = vec![r.variant.clone()];
         for &name in &phases {
             cells.push(match r.phases.iter().find(|p| p.name == name) {
@@ -108,7 +108,7 @@ fn probe_table(rows: &[&Record]) -> Table {
                 None => "-".into(),
             });
         }
-        cells.push(r.cost_ticks.map_or("-".into(), format_cost));
+        cells.push(r.cost_ticks().map_or("-".into(), format_cost));
         cells.push(saving(r));
         table.add_row(cells);
     }
@@ -123,11 +123,11 @@ fn probe_table(rows: &[&Record]) -> Table {
 /// How much less than the baseline the variant costs, in percent, with the
 /// interval the ratio's gives.
 fn saving(r: &Record) -> String {
-    if r.baseline.as_deref() == Some(r.variant.as_str()) {
+    if r.is_baseline() {
         return "(base)".into();
     }
-    match (r.ratio_to_baseline, r.ratio_ci95) {
-        (Some(ratio), Some([lo, hi])) => format!(
+    match r.vs_baseline.as_ref().map(|c| (c.ratio, c.ratio_ci95)) {
+        Some((ratio, Some([lo, hi]))) => format!(
             "{:.1}%\n[{:.1}, {:.1}]",
             (1.0 - ratio) * 100.0,
             (1.0 - hi) * 100.0,

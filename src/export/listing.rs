@@ -22,11 +22,11 @@ pub fn render_listing(listing: &[Listed]) -> String {
         table.set_width(120);
     }
     for listed in listing {
-        let info = &listed.info;
-        let variants: Vec<String> = info
+        let info = &listed.declaration;
+        let variants: Vec<String> = listed
             .variants
             .iter()
-            .map(|v| format!("{}{}", v.name, if v.baseline { "*" } else { "" }))
+            .map(|v| format!("{}{}", v.name, if v.is_baseline() { "*" } else { "" }))
             .collect();
         let problems: Vec<String> = listed
             .unsupported
@@ -34,7 +34,7 @@ pub fn render_listing(listing: &[Listed]) -> String {
             .filter_map(|(variant, reason)| {
                 reason
                     .as_ref()
-                    .map(|r| format!("{variant}: unsupported: {r}"))
+                    .map(|r| format!("{variant}: unsupported: {}", r.reason))
             })
             .collect();
         let here = if problems.is_empty() {
@@ -67,7 +67,7 @@ fn flag_sets(listing: &[Listed]) -> String {
     let mut out = String::new();
     let mut seen = std::collections::BTreeSet::new();
     for listed in listing {
-        for v in &listed.info.variants {
+        for v in &listed.variants {
             let Some(flags) = v.params.get("flags").and_then(|f| f.as_str()) else {
                 continue;
             };
@@ -79,14 +79,14 @@ fn flag_sets(listing: &[Listed]) -> String {
                     .unwrap_or("unknown");
                 out.push_str(&format!(
                     "Compiler flag sets of the {} family ({compiler}):\n",
-                    listed.info.family
+                    listed.declaration.family
                 ));
             }
-            if !seen.insert(v.name) {
+            if !seen.insert(v.name.as_str()) {
                 continue;
             }
-            let refused = match listed.unsupported.get(v.name) {
-                Some(Some(reason)) => format!("\n      unsupported: {reason}"),
+            let refused = match listed.unsupported.get(&v.name) {
+                Some(Some(why)) => format!("\n      unsupported: {}", why.reason),
                 _ => String::new(),
             };
             out.push_str(&format!("  {:<24} {flags}{refused}\n", v.name));

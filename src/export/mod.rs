@@ -1,0 +1,48 @@
+//! Renderings of a run's results. Each exporter reads the results model
+//! ([`crate::results`]) and computes nothing: every figure it shows was
+//! computed once when the record was made (hyperfine's `Exporter` is the
+//! model).
+
+mod json;
+mod listing;
+mod phase_table;
+mod table;
+
+pub use json::JsonExporter;
+pub use listing::render_listing;
+pub use table::{TableExporter, format_cost};
+
+use crate::results::RunDocument;
+use std::io::Write;
+use std::path::Path;
+
+/// A rendering of a whole run.
+pub trait Exporter {
+    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("serialising JSON failed: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Renders `doc` with `exporter` into a temporary file beside `path`
+/// (created already, so an unwritable directory fails before any
+/// measuring) and renames it into place: a reader sees the old file or the
+/// whole new one, never half.
+pub fn write_atomically(
+    exporter: &dyn Exporter,
+    doc: &RunDocument,
+    temp: tempfile::NamedTempFile,
+    path: &Path,
+) -> Result<(), ExportError> {
+    let bytes = exporter.render(doc)?;
+    let mut file = temp;
+    file.write_all(&bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

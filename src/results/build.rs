@@ -1,0 +1,488 @@
+//! Records from rounds: each variant's figures computed once, in one
+//! place, then what each is read against (its baseline, the layout
+//! controls, the probe's toll). Exporters read the result and compute
+//! nothing.
+
+use super::record::{
+    Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds, Throughput,
+    TollRecovered,
+};
+use crate::harness::phases::PhaseCost;
+use crate::harness::rounds::{self, Basis, Pair};
+use crate::harness::states::StateModel;
+use crate::harness::stats;
+use crate::harness::{Settings, tsc::TscFrequency};
+use crate::probes::{Figure, Role};
+use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
+
+/// What records are computed with: the run's state model, clock and
+/// settings.
+pub struct Context<'a> {
+    pub model: &'a StateModel,
+    pub tsc: &'a TscFrequency,
+    pub settings: &'a Settings,
+}
+
+/// The records of one probe, in its variants' order: each variant's
+/// figures from its rounds, then what each is read against.
+pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
+    let seed = seed_of(probe.declaration.id);
+    let base = probe
+        .variants
+        .iter()
+        .find(|v| v.variant.is_baseline() && !v.rounds.is_empty());
+    let mut records: Vec<Record> = probe
+        .variants
+        .iter()
+        .filter(|v| v.unsupported.is_some() || !v.rounds.is_empty())
+        .map(|v| {
+            let mut record = variant_record(probe, v, cx, seed);
+            if let Some(base) = base
+                && record.cost.is_some()
+                && !v.variant.is_baseline()
+            {
+                record.vs_baseline = compare(v, base, cx.model, seed);
+            }
+            record
+        })
+        .collect();
+    mark_layout_spread(&mut records);
+    if let Some(toll) = probe.toll {
+        let cost_of = |index: usize| {
+            let name = &probe.variants.get(index)?.variant.name;
+            let cost = records.iter().find(|r| &r.variant == name)?.cost.as_ref()?;
+            Some((cost.ticks, cost.ci95_ticks))
+        };
+        if let (Some(toll), Some(reference)) = (cost_of(toll.toll), cost_of(toll.reference))
+            && toll.0 > reference.0
+        {
+            for r in records.iter_mut() {
+                let Some(cost) = &r.cost else { continue };
+                r.derived.toll_recovered = Some(TollRecovered {
+                    pct: (toll.0 - cost.ticks) / (toll.0 - reference.0) * 100.0,
+                    ci95_pct: toll_recovered_interval(toll.1, reference.1, cost.ci95_ticks),
+                });
+            }
+        }
+    }
+    records
+}
+
+/// Sets the layout spread on every record of a probe that has layout
+/// controls, and on each compared variant whether it is within it.
+fn mark_layout_spread(records: &mut [Record]) {
+    let spread = records
+        .iter()
+        .filter(|r| r.role == Role::LayoutControl)
+        .filter_map(|r| r.vs_baseline.as_ref())
+        .map(|c| (c.ratio - 1.0).abs() * 100.0)
+        .reduce(f64::max);
+    let Some(spread_pct) = spread else {
+        return;
+    };
+    for r in records.iter_mut() {
+        let within_spread = match r.role {
+            Role::Compared => r
+                .vs_baseline
+                .as_ref()
+                .map(|c| (c.ratio - 1.0).abs() * 100.0 <= spread_pct),
+            Role::Baseline | Role::LayoutControl => None,
+        };
+        r.layout = Some(Layout {
+            spread_pct,
+            within_spread,
+        });
+    }
+}
+
+/// A stable seed per probe, so a re-analysis gives the same intervals.
+fn seed_of(id: &str) -> u64 {
+    id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u64) -> Record {
+    let declaration = &probe.declaration;
+    let mut record = Record {
+        id: declaration.id.to_string(),
+        family: declaration.family.to_string(),
+        variant: v.variant.name.clone(),
+        role: v.variant.role,
+        params: v.variant.params.clone(),
+        batch: v.variant.batch.clone(),
+        item: declaration.item.to_string(),
+        baseline: probe
+            .variants
+            .iter()
+            .find(|b| b.variant.is_baseline())
+            .map(|b| b.variant.name.clone()),
+        unsupported: v.unsupported.clone(),
+        cpus: Vec::new(),
+        cost: None,
+        vs_baseline: None,
+        layout: None,
+        derived: Derived::default(),
+        rounds: Rounds {
+            stopped: v.stopped,
+            interrupted: v.stopped == Some(Stop::Interrupted),
+            total: v.rounds.len(),
+            ..Rounds::default()
+        },
+        counters: Counters::NotCounted {
+            reason: "not measured",
+        },
+        phases: Vec::new(),
+        estimated_phase_marks_ticks: None,
+        notes: Vec::new(),
+        figures: Vec::new(),
+    };
+    if v.unsupported.is_some() {
+        return record;
+    }
+    let Some(estimate) = rounds::estimate(&v.figures(cx.model), cx.model.two_states, seed) else {
+        return record;
+    };
+    let used: Vec<&Round> = v
+        .rounds
+        .iter()
+        .filter(|r| estimate.basis != Basis::QuietRounds || r.quiet(cx.model))
+        .collect();
+    record.cost = Some(cost(&estimate, &used, cx));
+    record.cpus = v.rounds[0].measured.cpus.clone();
+    record.notes = first_seen(
+        v.rounds
+            .iter()
+            .flat_map(|r| r.measured.notes.iter().cloned()),
+    );
+    record.figures = figures_over(&used);
+    record.phases = phases_over(&used, seed);
+    let marks: Vec<f64> = used
+        .iter()
+        .filter_map(|r| r.measured.measurement.phase_marks)
+        .map(|m| m.estimated_ticks_per_item())
+        .collect();
+    record.estimated_phase_marks_ticks = stats::median_of(&marks);
+    record.rounds = rounds_of(v, cx.model);
+    record.derived = derived(v, estimate.cost, declaration.rate_unit, cx.tsc);
+    record.counters = match &v.counting {
+        Some(counting) => {
+            let counting_round_ticks = counting.measurement.per_item.median;
+            match &counting.measurement.counters {
+                Some(Ok(values)) => Counters::Counted {
+                    counting_round_ticks,
+                    values: values.clone(),
+                },
+                Some(Err(reason)) => Counters::Unavailable {
+                    reason: reason.clone(),
+                    counting_round_ticks,
+                },
+                None => Counters::NotCounted {
+                    reason: "the counting round opened no counters",
+                },
+            }
+        }
+        None => Counters::NotCounted {
+            reason: "the run was interrupted before the counting round",
+        },
+    };
+    record
+}
+
+/// The headline cost from the rounds' estimate, and the figures beside it.
+fn cost(estimate: &rounds::Estimate, used: &[&Round], cx: &Context) -> Cost {
+    let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
+    let ticks = estimate.cost;
+    let pct = |half: f64| (ticks.abs() > 0.0).then(|| half / ticks.abs() * 100.0);
+    let in_canaries: Vec<f64> = used
+        .iter()
+        .filter_map(|r| {
+            let canary = (r.canary_before? + r.canary_after?) / 2.0;
+            Some(r.measured.measurement.per_item.median / canary)
+        })
+        .collect();
+    Cost {
+        ticks,
+        ns: to_ns(ticks),
+        ci95_ticks: estimate.ci95.map(|(lo, hi)| [lo, hi]),
+        ci95_ns: estimate.ci95.map(|(lo, hi)| [to_ns(lo), to_ns(hi)]),
+        ci_half_width_pct: estimate.half_width().and_then(pct),
+        estimator: estimate.basis,
+        rounds_used: estimate.rounds_used,
+        target_met: crate::schedule::meets_target(estimate, cx.settings),
+        all_states_median_ticks: estimate.all_states,
+        slow_state_ticks: estimate.slow_state,
+        slow_round_share: estimate.slow_share,
+        within_round_ci_half_width_pct: estimate.within_round_half_width.and_then(pct),
+        in_canaries: stats::median_of(&in_canaries),
+    }
+}
+
+fn rounds_of(v: &VariantRounds, model: &StateModel) -> Rounds {
+    fn m(r: &Round) -> &crate::harness::Measurement {
+        &r.measured.measurement
+    }
+    let first = m(&v.rounds[0]);
+    Rounds {
+        stopped: v.stopped,
+        interrupted: v.stopped == Some(Stop::Interrupted),
+        total: v.rounds.len(),
+        samples: v.rounds.iter().map(|r| m(r).per_item.n).sum(),
+        elapsed_s: Some(v.elapsed_s),
+        budget_s: Some(first.budget_s),
+        base_batch: Some(first.base_batch),
+        dropped_migrated: v.rounds.iter().map(|r| m(r).dropped_migrated).sum(),
+        dropped_backwards: v.rounds.iter().map(|r| m(r).dropped_backwards).sum(),
+        each: v.rounds.iter().map(|r| round_row(r, model)).collect(),
+    }
+}
+
+fn round_row(round: &Round, model: &StateModel) -> RoundRow {
+    let measurement = &round.measured.measurement;
+    let s = &measurement.per_item;
+    RoundRow {
+        pass: round.pass,
+        started_s: round.started_s,
+        ticks: s.median,
+        ci95_ticks: [s.ci95.0, s.ci95.1],
+        n: s.n,
+        min_ticks: s.min,
+        p99_ticks: s.p99,
+        fixed_ticks: measurement.fit.intercept,
+        batch_medians_ticks: measurement
+            .size_medians
+            .iter()
+            .map(|&(n, m)| [n as f64, m])
+            .collect(),
+        canary_before: round.canary_before,
+        canary_after: round.canary_after,
+        state: if round.quiet(model) { "quiet" } else { "slow" },
+        worker_pid: round.worker_pid,
+    }
+}
+
+/// The rate and throughput the cost gives.
+fn derived(
+    v: &VariantRounds,
+    ticks: f64,
+    rate_unit: Option<&'static str>,
+    tsc: &TscFrequency,
+) -> Derived {
+    let ns = tsc.ticks_to_ns(ticks);
+    Derived {
+        rate: rate_unit.filter(|_| ns > 0.0).map(|unit| Rate {
+            unit,
+            millions_per_s: 1000.0 / ns,
+        }),
+        toll_recovered: None,
+        throughput: v
+            .variant
+            .bytes_per_item
+            .filter(|&b| b > 0 && ns > 0.0)
+            .map(|bytes| Throughput {
+                bytes_per_item: bytes,
+                ticks_per_byte: ticks / bytes as f64,
+                mib_per_s: bytes as f64 / ns * 1e9 / (1024.0 * 1024.0),
+            }),
+    }
+}
+
+/// Ratio and difference against the baseline from pairs of rounds: each
+/// round of `v` with the baseline's round that started nearest to it.
+fn compare(
+    v: &VariantRounds,
+    base: &VariantRounds,
+    model: &StateModel,
+    seed: u64,
+) -> Option<Comparison> {
+    let pairs: Vec<Pair> = v
+        .rounds
+        .iter()
+        .filter_map(|round| {
+            let nearest = base.rounds.iter().min_by(|a, b| {
+                (a.started_s - round.started_s)
+                    .abs()
+                    .total_cmp(&(b.started_s - round.started_s).abs())
+            })?;
+            Some(Pair {
+                variant: round.measured.measurement.per_item.median,
+                baseline: nearest.measured.measurement.per_item.median,
+                quiet: round.quiet(model) && nearest.quiet(model),
+            })
+        })
+        .collect();
+    let p = rounds::paired(&pairs, model.two_states, seed)?;
+    Some(Comparison {
+        ratio: p.ratio,
+        ratio_ci95: p.ratio_ci95.map(|(lo, hi)| [lo, hi]),
+        delta_ticks: p.delta,
+        delta_ci95_ticks: p.delta_ci95.map(|(lo, hi)| [lo, hi]),
+        pairs: p.pairs,
+        basis: p.basis,
+    })
+}
+
+/// (toll - cost) / (toll - reference) with each figure anywhere in its
+/// interval: the widest range the three intervals allow. None when an
+/// interval is missing or the toll's could be zero.
+fn toll_recovered_interval(
+    toll: Option<[f64; 2]>,
+    reference: Option<[f64; 2]>,
+    cost: Option<[f64; 2]>,
+) -> Option<[f64; 2]> {
+    let ([t_lo, t_hi], [r_lo, r_hi], [c_lo, c_hi]) = (toll?, reference?, cost?);
+    let (den_lo, den_hi) = (t_lo - r_hi, t_hi - r_lo);
+    if den_lo <= 0.0 {
+        return None;
+    }
+    let (num_lo, num_hi) = (t_lo - c_hi, t_hi - c_lo);
+    let candidates = [
+        num_lo / den_lo,
+        num_lo / den_hi,
+        num_hi / den_lo,
+        num_hi / den_hi,
+    ];
+    let lo = candidates.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = candidates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some([lo * 100.0, hi * 100.0])
+}
+
+/// Each figure a probe measured beside the cost, as the median over rounds.
+fn figures_over(rounds: &[&Round]) -> Vec<Figure> {
+    let all = || rounds.iter().flat_map(|r| r.measured.figures.iter());
+    first_seen(all().map(|f| (f.name, f.unit)))
+        .into_iter()
+        .filter_map(|(name, unit)| {
+            let values: Vec<f64> = all().filter(|f| f.name == name).map(|f| f.value).collect();
+            Some(Figure::new(name, stats::median_of(&values)?, unit))
+        })
+        .collect()
+}
+
+/// Each item once, in the order first seen.
+fn first_seen<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
+/// Each phase as the median over rounds of the rounds' phase figures; the
+/// interval over rounds from five rounds on, else the hull of the rounds'
+/// own intervals.
+fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
+    first_seen(
+        rounds
+            .iter()
+            .flat_map(|r| r.measured.measurement.phases.iter())
+            .map(|p| p.name),
+    )
+    .into_iter()
+    .map(|name| {
+        let of: Vec<&PhaseCost> = rounds
+            .iter()
+            .flat_map(|r| r.measured.measurement.phases.iter())
+            .filter(|p| p.name == name)
+            .collect();
+        let hull = |f: fn(&PhaseCost) -> (f64, f64)| {
+            of.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                    (lo.min(f(p).0), hi.max(f(p).1))
+                })
+        };
+        let ticks: Vec<f64> = of.iter().map(|p| p.median_ticks).collect();
+        let shares: Vec<f64> = of.iter().map(|p| p.share_pct).collect();
+        let (median_ticks, ticks_ci) = rounds::median_with_ci(&ticks, seed);
+        let (share_pct, share_ci) = rounds::median_with_ci(&shares, seed);
+        PhaseCost {
+            name,
+            median_ticks,
+            ci95_ticks: ticks_ci.unwrap_or_else(|| hull(|p| p.ci95_ticks)),
+            share_pct,
+            share_ci95_pct: share_ci.unwrap_or_else(|| hull(|p| p.share_ci95_pct)),
+        }
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toll_recovered_takes_every_end_of_the_three_intervals() {
+        // toll 100 [90, 110], reference 20 [18, 22], cost 60 [55, 65]:
+        // (100 - 60) / 80 = 50%, from (90 - 65) / 92 to (110 - 55) / 68.
+        let [lo, hi] =
+            toll_recovered_interval(Some([90.0, 110.0]), Some([18.0, 22.0]), Some([55.0, 65.0]))
+                .unwrap();
+        assert!((lo - 25.0 / 92.0 * 100.0).abs() < 1e-9, "{lo}");
+        assert!((hi - 55.0 / 68.0 * 100.0).abs() < 1e-9, "{hi}");
+        assert!(lo < 50.0 && 50.0 < hi);
+        // A toll whose interval reaches the reference's has no interval.
+        assert!(
+            toll_recovered_interval(Some([10.0, 30.0]), Some([18.0, 22.0]), Some([15.0, 16.0]))
+                .is_none()
+        );
+        assert!(toll_recovered_interval(None, Some([1.0, 2.0]), Some([1.0, 2.0])).is_none());
+    }
+
+    fn record(variant: &str, role: Role, ratio: f64) -> Record {
+        Record {
+            id: "cflags/pipeline".into(),
+            family: "cflags".into(),
+            variant: variant.into(),
+            role,
+            params: serde_json::Value::Null,
+            batch: None,
+            item: "packet".into(),
+            baseline: Some("plain".into()),
+            unsupported: None,
+            cpus: vec![0],
+            cost: None,
+            vs_baseline: (role != Role::Baseline).then_some(Comparison {
+                ratio,
+                ratio_ci95: None,
+                delta_ticks: 0.0,
+                delta_ci95_ticks: None,
+                pairs: 10,
+                basis: "all",
+            }),
+            layout: None,
+            derived: Derived::default(),
+            rounds: Rounds::default(),
+            counters: Counters::NotCounted { reason: "test" },
+            phases: Vec::new(),
+            estimated_phase_marks_ticks: None,
+            notes: Vec::new(),
+            figures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_difference_within_the_layout_spread_is_marked() {
+        let mut records = vec![
+            record("plain", Role::Baseline, 1.0),
+            record("plain/align-32", Role::LayoutControl, 0.97),
+            record("plain/align-16", Role::LayoutControl, 1.02),
+            record("fortify", Role::Compared, 0.98),
+            record("retpoline", Role::Compared, 1.40),
+        ];
+        mark_layout_spread(&mut records);
+        let layout = |i: usize| records[i].layout.as_ref().unwrap();
+        assert!((layout(0).spread_pct - 3.0).abs() < 1e-9);
+        assert_eq!(layout(0).within_spread, None, "the baseline");
+        assert_eq!(layout(1).within_spread, None, "a control");
+        assert_eq!(layout(3).within_spread, Some(true));
+        assert_eq!(layout(4).within_spread, Some(false));
+        let mut none = vec![
+            record("plain", Role::Baseline, 1.0),
+            record("x", Role::Compared, 0.5),
+        ];
+        mark_layout_spread(&mut none);
+        assert!(none[1].layout.is_none());
+    }
+}

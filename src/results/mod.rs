@@ -1,0 +1,136 @@
+//! The results model: the run document (machine and build identity,
+//! settings, inventory, machine states) and one [`Record`] per variant,
+//! each computed once from the rounds in [`build`]. Exporters
+//! ([`crate::export`]) read it and compute nothing.
+
+mod build;
+pub mod record;
+
+pub use build::{Context, probe_records};
+pub use record::{Comparison, Cost, Counters, Record};
+
+use crate::harness::Settings;
+use crate::harness::states::MachineStates;
+use crate::harness::stats::{self, Amortization};
+use crate::inventory::Inventory;
+use serde::Serialize;
+
+/// Bumped whenever a field changes meaning or disappears. 2: figures from
+/// rounds (`cost_*` replaces `median_*`), machine states, paired ratios,
+/// counters from a counting round. 3: records in typed parts (`cost`,
+/// `vs_baseline`, `layout`, `derived`, `rounds`, `counters`), `role` for
+/// the baseline and layout controls, `unsupported` as {kind, reason}.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// What built the mitbench that made a run: figures from another commit or
+/// compiler may differ for that reason alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildIdentity {
+    pub git_commit: &'static str,
+    pub rustc: &'static str,
+    pub profile: &'static str,
+    /// The C compiler of the cflags family's kernels (their flags are in
+    /// each variant's params).
+    pub c_compiler: &'static str,
+}
+
+impl BuildIdentity {
+    pub fn of_this_binary() -> BuildIdentity {
+        BuildIdentity {
+            git_commit: env!("MITBENCH_GIT_COMMIT"),
+            rustc: env!("MITBENCH_RUSTC"),
+            profile: env!("MITBENCH_PROFILE"),
+            c_compiler: crate::probes::cflags_compiler(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSettings {
+    pub quick: bool,
+    pub probe_patterns: Vec<String>,
+    /// The CPU the measuring thread was pinned to.
+    pub cpu: usize,
+    pub allowed_cpus: Vec<usize>,
+    pub harness: Settings,
+    /// Seed of the random order of rounds; probe k uses seed + k.
+    pub order_seed: u64,
+}
+
+/// Everything one run produced; what `--json` writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDocument {
+    pub schema: u32,
+    pub tool_version: &'static str,
+    /// What built this mitbench.
+    pub build: BuildIdentity,
+    pub started_at: String,
+    pub finished_at: String,
+    /// True when Ctrl-C stopped the run; `results` holds what was measured.
+    pub interrupted: bool,
+    pub settings: RunSettings,
+    /// The machine's speed states over the run, from the canary.
+    pub machine_states: MachineStates,
+    pub inventory: Inventory,
+    pub results: Vec<Record>,
+    /// cost(B) = per item + per batch / B, fitted per group of variants
+    /// that differ only in their `batch` parameter.
+    pub amortization: Vec<AmortizationFit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AmortizationFit {
+    pub id: String,
+    /// The variants' common name without the batch size ("" when they are
+    /// named "B=<n>" alone).
+    pub group: String,
+    /// What one item of the probe is.
+    pub item: String,
+    /// Ticks.
+    #[serde(flatten)]
+    pub fit: Amortization,
+}
+
+/// Fits the amortization model to every series of three or more batch
+/// sizes: the measured variants of one probe that share a batch group.
+pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
+    /// The (batch size, cost per item) points of one probe's group.
+    struct Series<'a> {
+        id: &'a str,
+        group: &'a str,
+        item: &'a str,
+        points: Vec<(f64, f64)>,
+    }
+    let mut series: Vec<Series> = Vec::new();
+    for r in records {
+        let (Some(ticks), Some(batch)) = (r.cost_ticks(), &r.batch) else {
+            continue;
+        };
+        let point = (batch.size as f64, ticks);
+        match series
+            .iter_mut()
+            .find(|s| s.id == r.id && s.group == batch.group)
+        {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                id: &r.id,
+                group: &batch.group,
+                item: &r.item,
+                points: vec![point],
+            }),
+        }
+    }
+    series
+        .into_iter()
+        .filter_map(|s| {
+            let (batches, costs): (Vec<f64>, Vec<f64>) = s.points.into_iter().unzip();
+            let fit = stats::fit_amortization(&batches, &costs)?;
+            Some(AmortizationFit {
+                id: s.id.to_string(),
+                group: s.group.to_string(),
+                item: s.item.to_string(),
+                fit,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,218 @@
+//! One record per probe variant, in typed parts: who it is, what it cost,
+//! how it compares with its baseline, the figures derived from its cost,
+//! how its rounds stopped, its counters, and its rounds. Every figure is
+//! computed once, in [`super::build`]; exporters only render.
+
+use crate::harness::counters::CounterReport;
+use crate::harness::phases::PhaseCost;
+use crate::harness::rounds::Basis;
+use crate::probes::{Batched, Figure, Role, Unsupported};
+use crate::schedule::Stop;
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    pub id: String,
+    pub family: String,
+    pub variant: String,
+    pub role: Role,
+    pub params: Value,
+    /// For a variant in a series of batch sizes: the series and its size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<Batched>,
+    /// What one item is; every per-item figure is per one of these.
+    pub item: String,
+    /// The variant of the same probe that ratios and deltas are against.
+    pub baseline: Option<String>,
+    /// Null, or why this machine cannot run the variant: a `kind` a
+    /// program reads and the `reason` a person reads.
+    pub unsupported: Option<Unsupported>,
+    /// CPUs the measured work ran on, measuring thread first.
+    pub cpus: Vec<usize>,
+    /// Null when the variant was not measured.
+    pub cost: Option<Cost>,
+    /// Null for the baseline itself and where there are no pairs.
+    pub vs_baseline: Option<Comparison>,
+    /// For probes with layout controls (the baseline's code at other
+    /// alignments).
+    pub layout: Option<Layout>,
+    pub derived: Derived,
+    pub rounds: Rounds,
+    pub counters: Counters,
+    /// Cost per item of each phase the probe marked, and its share of the
+    /// item's total: medians over the rounds `cost.estimator` names.
+    pub phases: Vec<PhaseCost>,
+    /// For phased probes: what the phase marks (a fenced TSC read each) add
+    /// to `cost.ticks`, estimated as marks per item times the measured cost
+    /// of one mark.
+    pub estimated_phase_marks_ticks: Option<f64>,
+    /// What the probe said about this measurement.
+    pub notes: Vec<String>,
+    /// Figures the probe measured beside the cost per item: medians over
+    /// the rounds `cost.estimator` names.
+    pub figures: Vec<Figure>,
+}
+
+impl Record {
+    pub fn is_baseline(&self) -> bool {
+        self.role == Role::Baseline
+    }
+
+    pub fn cost_ticks(&self) -> Option<f64> {
+        self.cost.as_ref().map(|c| c.ticks)
+    }
+}
+
+/// The headline cost of one item and what stands beside it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cost {
+    /// The median of the rounds `estimator` names: the quiet-state cost.
+    pub ticks: f64,
+    pub ns: f64,
+    /// A two-level bootstrap 95% interval: rounds, then samples in them.
+    pub ci95_ticks: Option<[f64; 2]>,
+    pub ci95_ns: Option<[f64; 2]>,
+    /// The interval's half-width as a percentage of the cost.
+    pub ci_half_width_pct: Option<f64>,
+    /// Which rounds the cost is the median of.
+    pub estimator: Basis,
+    /// Rounds the cost is the median of.
+    pub rounds_used: usize,
+    /// Whether the interval met the run's target.
+    pub target_met: bool,
+    /// Median over every round, whatever the machine's state: what a
+    /// workload paid on average over this run. Not for comparing runs.
+    pub all_states_median_ticks: f64,
+    /// Median of the rounds the canary classed slow, and their share.
+    pub slow_state_ticks: Option<f64>,
+    pub slow_round_share: f64,
+    /// Median of the rounds' own interval half-widths as a percentage of
+    /// the cost: the precision inside one round, not across runs.
+    pub within_round_ci_half_width_pct: Option<f64>,
+    /// Each used round's figure divided by the canary read beside it, the
+    /// median over rounds: the cost in null syscalls at the same moment.
+    /// It cancels a machine speed that drifts between runs, and it moves
+    /// with anything that changes the syscall path (a mitigation), so it
+    /// compares runs of one boot, not boots.
+    pub in_canaries: Option<f64>,
+}
+
+/// Against the baseline, per pair of rounds adjacent in time (the
+/// variant's round and the baseline's nearest one): the median ratio and
+/// difference, each with a bootstrap 95% interval over the pairs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub ratio: f64,
+    pub ratio_ci95: Option<[f64; 2]>,
+    pub delta_ticks: f64,
+    pub delta_ci95_ticks: Option<[f64; 2]>,
+    pub pairs: usize,
+    /// "quiet": pairs of two quiet rounds; "all": every pair.
+    pub basis: &'static str,
+}
+
+/// How far placement alone moved the figure (the largest |ratio - 1| of a
+/// layout control, in percent), and for a compared variant whether its
+/// ratio is within it, so that its difference from the baseline cannot be
+/// told apart from placement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Layout {
+    pub spread_pct: f64,
+    pub within_spread: Option<bool>,
+}
+
+/// Figures derived from the cost, each labelled as derived by its place.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Derived {
+    /// Millions of items per second from the cost (`unit`, e.g. "Mpps").
+    pub rate: Option<Rate>,
+    /// For probes with a toll: the share of it this variant avoids.
+    pub toll_recovered: Option<TollRecovered>,
+    /// For items that are a buffer of bytes.
+    pub throughput: Option<Throughput>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Rate {
+    pub unit: &'static str,
+    pub millions_per_s: f64,
+}
+
+/// (toll - cost) / (toll - reference) in percent, with a conservative 95%
+/// interval from the three costs' intervals.
+#[derive(Debug, Clone, Serialize)]
+pub struct TollRecovered {
+    pub pct: f64,
+    pub ci95_pct: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    pub bytes_per_item: u64,
+    pub ticks_per_byte: f64,
+    pub mib_per_s: f64,
+}
+
+/// How the variant's rounds went.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Rounds {
+    /// Why the variant got no more rounds.
+    pub stopped: Option<Stop>,
+    pub interrupted: bool,
+    pub total: usize,
+    /// Samples kept over all rounds.
+    pub samples: usize,
+    /// Wall time of its rounds, set-up included, and the budget they had.
+    pub elapsed_s: Option<f64>,
+    pub budget_s: Option<f64>,
+    pub base_batch: Option<u64>,
+    pub dropped_migrated: usize,
+    pub dropped_backwards: usize,
+    /// Every round, in the order measured.
+    pub each: Vec<RoundRow>,
+}
+
+/// One round as the JSON carries it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundRow {
+    pub pass: usize,
+    pub started_s: f64,
+    /// The round's median cost per item and its own 95% interval.
+    pub ticks: f64,
+    pub ci95_ticks: [f64; 2],
+    pub n: usize,
+    pub min_ticks: f64,
+    pub p99_ticks: f64,
+    /// The fixed cost per sample the fit removed.
+    pub fixed_ticks: f64,
+    /// [items per batch, median ticks of its samples] for each batch size
+    /// timed, the points the fit went through.
+    pub batch_medians_ticks: Vec<[f64; 2]>,
+    pub canary_before: Option<f64>,
+    pub canary_after: Option<f64>,
+    /// "quiet" or "slow", by the run's state model.
+    pub state: &'static str,
+    pub worker_pid: u32,
+}
+
+/// Hardware counters, taken in a counting round of their own whose timing
+/// never enters `cost`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Counters {
+    Counted {
+        /// The counting round's own cost per item: beside `cost.ticks` it
+        /// shows what attaching the counters does to the figure.
+        counting_round_ticks: f64,
+        values: CounterReport,
+    },
+    /// The counting round ran and the counters could not be had.
+    Unavailable {
+        reason: String,
+        counting_round_ticks: f64,
+    },
+    /// No counting round: the variant was not measured, or the run was
+    /// interrupted first.
+    NotCounted { reason: &'static str },
+}
