@@ -36,7 +36,7 @@ print(f"{'algorithm':20s} {'mitbench':>10s} {'openssl before':>15s} {'after':>8s
 for alg in before:
     variant = alg + "/encrypt" if alg.startswith(("aes", "chacha")) else alg
     record = next(r for r in doc["results"] if r["variant"] == variant)
-    ours = record["mib_per_s"] * 1048576 / 1e6
+    ours = record["derived"]["throughput"]["mib_per_s"] * 1048576 / 1e6
     mean = (before[alg] + after[alg]) / 2
     print(f"{alg:20s} {ours:7.0f} MB/s {before[alg]:10.0f} MB/s {after[alg]:8.0f} {(ours / mean - 1) * 100:+12.1f}%")
 PY

@@ -36,14 +36,17 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 perf_ns = [float(u) * 1000 for u in sys.argv[2:]]
 r = next(r for r in doc["results"] if r["id"] == "os/ctxswitch" and r["variant"] == "pipe/same-cpu")
-if r.get("cost_ns") is None:
+if r.get("cost") is None:
     sys.exit(f"mitbench did not measure pipe/same-cpu: {r.get('unsupported')}")
-lo, hi = r["cost_ci95_ns"]
+c = r["cost"]
+lo, hi = c["ci95_ns"]
 fastest = min(perf_ns)
 print("perf bench sched pipe -T, ns per round trip:", ", ".join(f"{p:,.0f}" for p in perf_ns))
-print(f"mitbench os/ctxswitch pipe/same-cpu: {r['cost_ns']:,.0f} ns, 95% CI [{lo:,.0f}, {hi:,.0f}], "
-      f"{r['rounds_used']}/{r['rounds_total']} rounds ({r['estimator']})")
-print(f"  (its counting round, perf counters attached: {r['counting_round_ticks'] * 1000 / doc['inventory']['tsc_mhz']:,.0f} ns)")
-print(f"difference from the fastest perf run: {100 * (r['cost_ns'] - fastest) / fastest:+.1f}%")
+print(f"mitbench os/ctxswitch pipe/same-cpu: {c['ns']:,.0f} ns, 95% CI [{lo:,.0f}, {hi:,.0f}], "
+      f"{c['rounds_used']}/{r['rounds']['total']} rounds ({c['estimator']})")
+counting = r["counters"].get("counting_round_ticks")
+if counting is not None:
+    print(f"  (its counting round, perf counters attached: {counting * 1000 / doc['inventory']['tsc_mhz']:,.0f} ns)")
+print(f"difference from the fastest perf run: {100 * (c['ns'] - fastest) / fastest:+.1f}%")
 print(doc["machine_states"]["summary"])
 PY

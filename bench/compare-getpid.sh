@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks mitbench's os/getpid (syscall and libc variants) against an
 # independent C loop on the same CPU within the same minute: C, mitbench, C
-# again (so drift shows), then mitbench's cost_ticks against the C loop's
+# again (so drift shows), then mitbench's cost.ticks against the C loop's
 # quiet figure (mean of the two C runs), and the libc/syscall ratios.
 #
 # usage: bench/compare-getpid.sh [CPU]     (default: the highest CPU allowed)
@@ -30,11 +30,12 @@ costs = {}
 for variant in ("syscall", "libc"):
     r = next(r for r in doc["results"] if r["id"] == "os/getpid" and r["variant"] == variant)
     c = (before[variant] + after[variant]) / 2
-    m = r["cost_ticks"]
-    lo, hi = r["cost_ci95_ticks"]
+    cost = r["cost"]
+    m = cost["ticks"]
+    lo, hi = cost["ci95_ticks"]
     costs[variant] = m
     print(f"mitbench os/getpid {variant}: {m:.2f} ticks, 95% CI [{lo:.2f}, {hi:.2f}] "
-          f"(±{r['cost_ci_half_width_pct']:.2f}%), {r['rounds_used']}/{r['rounds_total']} rounds")
+          f"(±{cost['ci_half_width_pct']:.2f}%), {cost['rounds_used']}/{r['rounds']['total']} rounds")
     print(f"  C quiet figure (mean of runs before and after): {c:.2f} ticks; difference {100 * (m - c) / c:+.2f}%")
 print(f"libc/syscall: mitbench {costs['libc'] / costs['syscall']:.4f}, "
       f"C {(before['libc'] + after['libc']) / (before['syscall'] + after['syscall']):.4f}")

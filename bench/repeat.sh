@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs mitbench N times back to back with the same arguments and says how
 # well each run's figures predict the others': per row, the run-to-run
-# spread of cost_ticks against the printed interval; over all rows, how often
+# spread of cost.ticks against the printed interval; over all rows, how often
 # another run's cost lands inside this run's 95% interval (coverage), how
 # many rows move by more than 3 printed half-widths, and each run's
 # machine-state line.
@@ -39,37 +39,37 @@ docs = [json.load(open(f"{work}/run-{i}.json")) for i in range(1, runs + 1)]
 rows = {}
 for k, doc in enumerate(docs):
     for r in doc["results"]:
-        if r.get("cost_ticks") is None:
+        if r.get("cost") is None:
             continue
-        rows.setdefault((r["id"], r["variant"]), {})[k] = r
+        rows.setdefault((r["id"], r["variant"]), {})[k] = r["cost"]
 
 covered = pairs = 0
 moved, spreads, half_widths = [], [], []
-print(f"{'probe':28} {'variant':24} {'cost_ticks per run':>40} {'spread':>8} {'±CI':>7} {'moves':>6}")
+print(f"{'probe':28} {'variant':24} {'cost.ticks per run':>40} {'spread':>8} {'±CI':>7} {'moves':>6}")
 for (pid, variant), by_run in rows.items():
     if len(by_run) < 2:
         continue
-    costs = [by_run[k]["cost_ticks"] for k in sorted(by_run)]
+    costs = [by_run[k]["ticks"] for k in sorted(by_run)]
     med = statistics.median(costs)
     spread = (max(costs) - min(costs)) / med * 100 if med else 0.0
     spreads.append(spread)
     worst_move = 0.0
     for i, ri in by_run.items():
-        ci = ri.get("cost_ci95_ticks")
+        ci = ri.get("ci95_ticks")
         if ci is None:
             continue
         lo, hi = ci
-        hw = max(ri["cost_ticks"] - lo, hi - ri["cost_ticks"])
-        half_widths.append(ri["cost_ci_half_width_pct"])
+        hw = max(ri["ticks"] - lo, hi - ri["ticks"])
+        half_widths.append(ri["ci_half_width_pct"])
         for j, rj in by_run.items():
             if i == j:
                 continue
             pairs += 1
-            covered += lo <= rj["cost_ticks"] <= hi
+            covered += lo <= rj["ticks"] <= hi
             if hw > 0:
-                worst_move = max(worst_move, abs(rj["cost_ticks"] - ri["cost_ticks"]) / hw)
+                worst_move = max(worst_move, abs(rj["ticks"] - ri["ticks"]) / hw)
     moved.append(worst_move > 3)
-    hw_med = statistics.median([r["cost_ci_half_width_pct"] or 0 for r in by_run.values()])
+    hw_med = statistics.median([r["ci_half_width_pct"] or 0 for r in by_run.values()])
     shown = " ".join(f"{c:.4g}" for c in costs)
     print(f"{pid:28} {variant:24} {shown:>40} {spread:7.2f}% {hw_med:6.2f}% {worst_move:6.1f}")
 

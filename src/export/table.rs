@@ -71,9 +71,13 @@ fn render(doc: &RunDocument) -> String {
             let half = |(lo, hi): (f64, f64)| format_cost((hi - lo) / 2.0);
             let _ = writeln!(
                 out,
-                "  {} {}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
+                "  {}{}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
                 a.id,
-                if a.group.is_empty() { "" } else { &a.group },
+                if a.group.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", a.group)
+                },
                 format_cost(f.per_item),
                 half(f.per_item_ci95),
                 a.item,
