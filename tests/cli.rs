@@ -182,6 +182,18 @@ fn run_writes_a_complete_json_document_atomically() {
         let counters = r["counters"]["status"].as_str().unwrap();
         assert!(["counted", "unavailable"].contains(&counters), "{counters}");
         assert!(r["counters"]["counting_round_ticks"].is_f64());
+        // Absent counters say why in a kind a program reads, never a number.
+        let why = if counters == "unavailable" {
+            &r["counters"]
+        } else {
+            &r["counters"]["values"]["hardware"]
+        };
+        if why["status"] == "unavailable" {
+            assert!(
+                why["kind"].is_string() && why["reason"].is_string(),
+                "{why}"
+            );
+        }
         // The baseline is not compared with itself.
         assert_eq!(r["vs_baseline"].is_null(), r["role"] == "baseline");
     }

@@ -5,6 +5,7 @@
 //! by trying, once, and an absent PMU is reported with the kernel's error,
 //! never filled in.
 
+use crate::probes::{Kind, Unsupported};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
@@ -22,12 +23,21 @@ pub struct CounterReport {
     /// Event count divided by the items timed while counting.
     pub per_item: BTreeMap<&'static str, f64>,
     pub totals: BTreeMap<&'static str, u64>,
-    /// "available", or "unavailable: <reason>".
-    pub hardware: String,
+    /// Whether the hardware events (cycles, instructions, branch and dTLB
+    /// misses) could be counted.
+    pub hardware: HardwareCounters,
     /// Share of the enabled time the group was on the PMU. Under 1 the
     /// kernel multiplexed it, and the counts are scaled up by its inverse:
     /// estimates, not counts.
     pub running_share: Option<f64>,
+}
+
+/// Whether this machine counts hardware events, and if not, why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum HardwareCounters {
+    Available,
+    Unavailable(Unsupported),
 }
 
 /// A count read from a group that was on the PMU `running` of the
@@ -63,15 +73,24 @@ const HARDWARE: [(&str, Hardware); 3] = [
 ];
 
 /// Whether the PMU answers: Ok, or the reason it does not. Asked once.
-pub fn hardware_status() -> &'static Result<(), String> {
-    static STATUS: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn hardware_status() -> &'static Result<(), Unsupported> {
+    static STATUS: OnceLock<Result<(), Unsupported>> = OnceLock::new();
     STATUS.get_or_init(|| {
         let attempt = |kernel: bool| builder(Hardware::CPU_CYCLES, kernel).build();
         match attempt(true).or_else(|_| attempt(false)) {
             Ok(_) => Ok(()),
-            Err(e) => Err(format!(
-                "perf_event_open(cycles) failed: {e}; the PMU is absent or hidden (usual in VMs)"
-            )),
+            // The kernel answers ENOENT (no such event) or EOPNOTSUPP
+            // where there is no PMU; anything else is a refusal or a
+            // failure, kinded by its errno.
+            Err(e) => Err(match e.raw_os_error() {
+                Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV) => Unsupported::new(
+                    Kind::NoPmu,
+                    format!(
+                        "perf_event_open(cycles) failed: {e}; the PMU is absent or hidden (usual in VMs)"
+                    ),
+                ),
+                _ => Unsupported::io("perf_event_open(cycles)", &e),
+            }),
         }
     })
 }
@@ -85,21 +104,21 @@ fn builder<E: Event>(event: E, kernel: bool) -> Builder<'static> {
 impl CounterSet {
     /// Opens the counters for the calling thread, disabled. Kernel-mode
     /// counting is tried first and dropped if the kernel refuses it.
-    pub fn open() -> Result<CounterSet, String> {
+    pub fn open() -> Result<CounterSet, Unsupported> {
         Self::open_with(true).or_else(|first| Self::open_with(false).map_err(|_| first))
     }
 
-    fn open_with(kernel: bool) -> Result<CounterSet, String> {
+    fn open_with(kernel: bool) -> Result<CounterSet, Unsupported> {
         let mut leader = Group::builder();
         leader.observe_self().any_cpu().exclude_kernel(!kernel);
         let mut group = leader
             .build_group()
-            .map_err(|e| format!("perf_event_open failed: {e}"))?;
+            .map_err(|e| Unsupported::io("perf_event_open", &e))?;
         let mut members = Vec::new();
         for (name, event) in SOFTWARE {
             let counter = group
                 .add(&builder(event, kernel))
-                .map_err(|e| format!("perf_event_open({name}) failed: {e}"))?;
+                .map_err(|e| Unsupported::io(&format!("perf_event_open({name})"), &e))?;
             members.push((name, counter));
         }
         if hardware_status().is_ok() {
@@ -136,11 +155,11 @@ impl CounterSet {
         let _ = self.group.disable();
     }
 
-    pub fn read(&mut self, items: u64) -> Result<CounterReport, String> {
+    pub fn read(&mut self, items: u64) -> Result<CounterReport, Unsupported> {
         let data = self
             .group
             .read()
-            .map_err(|e| format!("reading counters failed: {e}"))?;
+            .map_err(|e| Unsupported::io("reading counters", &e))?;
         let nanos = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_nanos() as u64);
         let (enabled, running) = (nanos(data.time_enabled()), nanos(data.time_running()));
         let mut totals = BTreeMap::new();
@@ -161,8 +180,8 @@ impl CounterSet {
             totals,
             running_share: (enabled > 0).then(|| running.min(enabled) as f64 / enabled as f64),
             hardware: match hardware_status() {
-                Ok(()) => "available".to_string(),
-                Err(reason) => format!("unavailable: {reason}"),
+                Ok(()) => HardwareCounters::Available,
+                Err(why) => HardwareCounters::Unavailable(why.clone()),
             },
         })
     }

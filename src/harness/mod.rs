@@ -34,6 +34,7 @@ pub mod states;
 pub mod stats;
 pub mod tsc;
 
+use crate::probes::Unsupported;
 use counters::{CounterReport, CounterSet};
 use phases::{Laps, PhaseCost};
 use serde::Serialize;
@@ -133,7 +134,7 @@ pub struct Measurement {
     pub interrupted: bool,
     /// Counts over the round's sampling, or why there are none; None when
     /// the round was not a counting round.
-    pub counters: Option<Result<CounterReport, String>>,
+    pub counters: Option<Result<CounterReport, Unsupported>>,
     /// Cost per item of each phase a phased batch marked (see
     /// [`Harness::measure_phased`]); empty for other measurements.
     pub phases: Vec<PhaseCost>,
@@ -404,7 +405,7 @@ impl Harness {
     }
 }
 
-fn set_counting(counters: &mut Option<Result<CounterSet, String>>, on: bool) {
+fn set_counting(counters: &mut Option<Result<CounterSet, Unsupported>>, on: bool) {
     if let Some(Ok(c)) = counters {
         if on { c.enable() } else { c.disable() }
     }

@@ -29,7 +29,7 @@ fn pmu(root: &Root, kernel_log: Option<&str>) -> String {
     if root.is_live() {
         return match counters::hardware_status() {
             Ok(()) => "available".into(),
-            Err(reason) => format!("unavailable: {reason}"),
+            Err(why) => format!("unavailable: {why}"),
         };
     }
     if let Some(line) =

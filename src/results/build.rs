@@ -173,8 +173,8 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
                     counting_round_ticks,
                     values: values.clone(),
                 },
-                Some(Err(reason)) => Counters::Unavailable {
-                    reason: reason.clone(),
+                Some(Err(why)) => Counters::Unavailable {
+                    why: why.clone(),
                     counting_round_ticks,
                 },
                 None => Counters::NotCounted {

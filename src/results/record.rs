@@ -209,7 +209,8 @@ pub enum Counters {
     },
     /// The counting round ran and the counters could not be had.
     Unavailable {
-        reason: String,
+        #[serde(flatten)]
+        why: Unsupported,
         counting_round_ticks: f64,
     },
     /// No counting round: the variant was not measured, or the run was
