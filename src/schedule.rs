@@ -19,15 +19,15 @@
 //! measured variant gets one counting round with perf counters attached,
 //! whose timing never enters a figure.
 
+use crate::harness::Harness;
 use crate::harness::rounds::{self, RoundFigure};
 use crate::harness::states::StateModel;
-use crate::harness::{Harness, canary, interrupt};
 use crate::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, Toll, Unsupported, Variant,
 };
 use serde::Serialize;
 use std::io::Write;
-use std::time::Instant;
+use std::time::Duration;
 
 /// Why a variant got no more rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -153,7 +153,8 @@ pub struct ProbeRounds {
 pub struct Scheduler<'a> {
     pub harness: &'a Harness,
     pub placement: &'a Placement,
-    pub run_started: Instant,
+    /// When the run started, on the harness's machine clock.
+    run_started: Duration,
     /// Every canary reading of the run so far, and when it was taken
     /// (seconds since the run started).
     pub canaries: Vec<f64>,
@@ -171,7 +172,7 @@ impl<'a> Scheduler<'a> {
         Scheduler {
             harness,
             placement,
-            run_started: Instant::now(),
+            run_started: harness.machine.now(),
             canaries: Vec::new(),
             canary_times: Vec::new(),
             last_canary: None,
@@ -179,12 +180,15 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    fn seconds_since(&self, start: Duration) -> f64 {
+        (self.harness.machine.now() - start).as_secs_f64()
+    }
+
     fn canary(&mut self) -> Option<f64> {
-        let reading = canary::read();
+        let reading = self.harness.machine.canary();
         if let Some(c) = reading {
             self.canaries.push(c);
-            self.canary_times
-                .push(self.run_started.elapsed().as_secs_f64());
+            self.canary_times.push(self.seconds_since(self.run_started));
         }
         self.last_canary = reading;
         reading
@@ -206,8 +210,9 @@ impl<'a> Scheduler<'a> {
         for v in variants.iter_mut() {
             v.unsupported = probe.check(&v.variant, self.placement).err();
         }
+        let machine = self.harness.machine.clone();
         let mut rng = fastrand::Rng::with_seed(order_seed);
-        let started = Instant::now();
+        let started = machine.now();
         let mut pass = 0;
         while variants.iter().any(VariantRounds::active) {
             let mut order: Vec<usize> = (0..variants.len())
@@ -215,24 +220,24 @@ impl<'a> Scheduler<'a> {
                 .collect();
             rng.shuffle(&mut order);
             for i in order {
-                if interrupt::requested() {
+                if machine.stop_requested() {
                     break;
                 }
                 self.one_round(probe, &mut variants[i], pass);
             }
             pass += 1;
-            if interrupt::requested() {
+            if machine.stop_requested() {
                 for v in variants.iter_mut().filter(|v| v.active()) {
                     v.stopped = Some(Stop::Interrupted);
                 }
                 break;
             }
             let model = StateModel::fit(&self.canaries);
-            let span_s = started.elapsed().as_secs_f64();
+            let span_s = self.seconds_since(started);
             self.decide(&mut variants, &model, pass, span_s);
             on_pass(variants.iter().filter(|v| !v.active()).count());
         }
-        if !interrupt::requested() {
+        if !machine.stop_requested() {
             for v in variants.iter_mut().filter(|v| !v.rounds.is_empty()) {
                 let harness = self.harness.for_round(v.base_batch(), true);
                 if let Outcome::Measured(m) = probe.run(&v.variant, self.placement, &harness) {
@@ -257,10 +262,10 @@ impl<'a> Scheduler<'a> {
             None => self.canary(),
         };
         let harness = self.harness.for_round(v.base_batch(), false);
-        let round_started = Instant::now();
-        let started_s = self.run_started.elapsed().as_secs_f64();
+        let round_started = self.harness.machine.now();
+        let started_s = self.seconds_since(self.run_started);
         let outcome = probe.run(&v.variant, self.placement, &harness);
-        v.elapsed_s += round_started.elapsed().as_secs_f64();
+        v.elapsed_s += self.seconds_since(round_started);
         let canary_after = self.canary();
         match outcome {
             Outcome::Measured(measured) => {
@@ -276,7 +281,7 @@ impl<'a> Scheduler<'a> {
                 v.rounds.push(round);
             }
             Outcome::Unsupported(reason) => v.unsupported = Some(reason),
-            Outcome::Interrupted if !interrupt::requested() => {
+            Outcome::Interrupted if !self.harness.machine.stop_requested() => {
                 v.unsupported = Some(Unsupported::new(
                     Kind::SamplesDropped,
                     "every sample of a round was dropped: the thread changed CPU or the \

@@ -28,6 +28,7 @@ pub mod affinity;
 pub mod canary;
 pub mod counters;
 pub mod interrupt;
+pub mod machine;
 pub mod phases;
 pub mod rounds;
 pub mod states;
@@ -36,12 +37,14 @@ pub mod tsc;
 
 use crate::probes::Unsupported;
 use counters::{CounterReport, CounterSet};
+use machine::{Live, Machine};
 use phases::{Laps, PhaseCost};
 use serde::Serialize;
 use stats::{LineFit, Summary};
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// How long and how precisely to measure each probe variant.
 #[derive(Debug, Clone, Serialize)]
@@ -155,6 +158,8 @@ struct RoundSetup {
 #[derive(Clone)]
 pub struct Harness {
     pub settings: Settings,
+    /// Time, canary and stop requests: the live machine in a run.
+    pub machine: Arc<dyn Machine>,
     ticks_per_us: f64,
     /// Every batch size is a multiple of this (see `in_groups_of`).
     group: u64,
@@ -167,8 +172,15 @@ const MAX_BASE_BATCH: u64 = 1 << 24;
 
 impl Harness {
     pub fn new(settings: Settings, tsc_mhz: f64) -> Harness {
+        Harness::on(Arc::new(Live), settings, tsc_mhz)
+    }
+
+    /// A harness that reads time, the canary and stop requests from
+    /// `machine`: a synthetic one in tests of the harness's logic.
+    pub fn on(machine: Arc<dyn Machine>, settings: Settings, tsc_mhz: f64) -> Harness {
         Harness {
             settings,
+            machine,
             ticks_per_us: tsc_mhz,
             group: 1,
             round: RoundSetup::default(),
@@ -240,7 +252,7 @@ impl Harness {
     /// and then it must do nothing. Returns None when interrupted before a
     /// single sample was kept.
     pub fn measure<F: FnMut(u64)>(&self, mut batch: F) -> Option<Measurement> {
-        self.sample_round(|n| time_batch(&mut batch, n).with(()))
+        self.measure_samples(|n| time_batch(&mut batch, n).with(()))
             .map(|(m, _)| m)
     }
 
@@ -253,7 +265,7 @@ impl Harness {
         P: FnMut(u64) -> S,
         F: FnMut(&mut S, u64),
     {
-        self.sample_round(|n| {
+        self.measure_samples(|n| {
             let mut state = prepare(n);
             let timed = time_batch(&mut |n| run(&mut state, n), n);
             drop(state);
@@ -270,7 +282,7 @@ impl Harness {
         F: FnMut(u64, &mut Laps),
     {
         let mut laps = Laps::new(names.len());
-        let (mut measurement, kept) = self.sample_round(|n| {
+        let (mut measurement, kept) = self.measure_samples(|n| {
             let timed = time_batch(
                 &mut |n| {
                     laps.start();
@@ -293,13 +305,15 @@ impl Harness {
     /// the ticks one batch of n items took and what else the sample
     /// recorded. Returns the measurement and, for every sample it is made
     /// of, the items and that record; None when interrupted before a sample
-    /// was kept.
-    fn sample_round<X>(
+    /// was kept. The probes reach it through `measure*`, which time a
+    /// closure with the TSC; tests hand it synthetic samples.
+    pub fn measure_samples<X>(
         &self,
         mut sample: impl FnMut(u64) -> Timed<X>,
     ) -> Option<(Measurement, Vec<(u64, X)>)> {
         let s = &self.settings;
-        let started = Instant::now();
+        let machine = &*self.machine;
+        let started = machine.now();
         let (base, warmup) = match self.round.base {
             Some(base) => (
                 base.next_multiple_of(self.group),
@@ -308,9 +322,9 @@ impl Harness {
             None => (self.calibrate(&mut |n| sample(n).ticks())?, s.warmup_s),
         };
         let warmup = Duration::from_secs_f64(warmup);
-        while started.elapsed() < warmup {
+        while machine.now() - started < warmup {
             sample(base);
-            if interrupt::requested() {
+            if machine.stop_requested() {
                 return None;
             }
         }
@@ -324,7 +338,7 @@ impl Harness {
         let mut timed = 0;
         let mut interrupted = false;
         let round = Duration::from_secs_f64(s.round_s);
-        let sampling = Instant::now();
+        let sampling = machine.now();
         set_counting(&mut counters, true);
         loop {
             for multiple in 0..=s.batch_multiples {
@@ -339,11 +353,11 @@ impl Harness {
                     Timed::Backwards => dropped_backwards += 1,
                 }
             }
-            if interrupt::requested() {
+            if machine.stop_requested() {
                 interrupted = true;
                 break;
             }
-            if timed >= s.max_samples || sampling.elapsed() >= round {
+            if timed >= s.max_samples || machine.now() - sampling >= round {
                 break;
             }
         }
@@ -361,7 +375,7 @@ impl Harness {
             items,
             dropped_migrated,
             dropped_backwards,
-            elapsed_s: started.elapsed().as_secs_f64(),
+            elapsed_s: (machine.now() - started).as_secs_f64(),
             budget_s: s.budget_s,
             interrupted,
             counters: counters.map(|c| c.and_then(|mut c| c.read(items))),
@@ -390,7 +404,7 @@ impl Harness {
                     .min()
                     .unwrap_or(0),
             };
-            if interrupt::requested() {
+            if self.machine.stop_requested() {
                 return None;
             }
             if fastest >= target || n >= MAX_BASE_BATCH.max(self.group) {
@@ -413,7 +427,7 @@ fn set_counting(counters: &mut Option<Result<CounterSet, Unsupported>>, on: bool
 
 /// One timed batch: its ticks and what the sample recorded beside them, or
 /// why it was dropped.
-enum Timed<X> {
+pub enum Timed<X> {
     Kept(u64, X),
     Migrated,
     Backwards,

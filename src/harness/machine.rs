@@ -1,0 +1,44 @@
+//! What the harness and the scheduler read from the machine besides the
+//! probe's own samples: the time that budgets and round lengths are judged
+//! by, the canary that says which state the machine is in, and whether the
+//! user asked to stop.
+//!
+//! A run reads the real ones ([`Live`]). Tests of the harness's logic
+//! inject a synthetic machine whose time advances only by the samples it
+//! hands out, so a stopping rule, a speed change or a Ctrl-C at a chosen
+//! sample is tested in milliseconds and the same on every machine (the way
+//! hyperfine's `MockExecutor` tests its logic without running anything).
+
+use super::{canary, interrupt};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub trait Machine: Send + Sync {
+    /// Time since a fixed start; only differences are used.
+    fn now(&self) -> Duration;
+    /// One canary reading (ticks per canary call), None when it could not
+    /// be taken.
+    fn canary(&self) -> Option<f64>;
+    /// Whether the run was asked to stop (Ctrl-C).
+    fn stop_requested(&self) -> bool;
+}
+
+/// The machine mitbench runs on: the monotonic clock, the getpid canary
+/// and the process's Ctrl-C flag.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Live;
+
+impl Machine for Live {
+    fn now(&self) -> Duration {
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed()
+    }
+
+    fn canary(&self) -> Option<f64> {
+        canary::read()
+    }
+
+    fn stop_requested(&self) -> bool {
+        interrupt::requested()
+    }
+}

@@ -1,0 +1,449 @@
+//! The harness's and the scheduler's logic on a synthetic machine: samples
+//! of a known cost and noise, a clock that advances only by the samples
+//! handed out, speed changes, a clock that goes backwards and a Ctrl-C at a
+//! chosen sample. Nothing here times the real machine, so every test runs
+//! in milliseconds and asserts the same on any CPU, loaded or not.
+
+use mitbench::harness::machine::Machine;
+use mitbench::harness::rounds::{self, Basis};
+use mitbench::harness::states::{MachineStates, StateModel};
+use mitbench::harness::{Harness, Settings, Timed};
+use mitbench::probes::{Config, Declaration, Kind, Outcome, Placement, Probe, Role, Unsupported};
+use mitbench::schedule::{ProbeRounds, Scheduler, Stop};
+use serde::Serialize;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const MHZ: f64 = 2000.0;
+/// The synthetic canary's cost in the quiet state, ticks per call.
+const CANARY: f64 = 300.0;
+
+/// A machine whose time is the sum of the ticks it has handed out.
+struct Synthetic {
+    state: Mutex<State>,
+    /// How much slower than its quiet state the machine is at a time in
+    /// seconds (1.0: quiet).
+    slowdown: Box<dyn Fn(f64) -> f64 + Send + Sync>,
+    /// The run is asked to stop once this many samples were handed out.
+    stop_at_sample: Option<u64>,
+}
+
+struct State {
+    ticks: f64,
+    samples: u64,
+    rng: fastrand::Rng,
+}
+
+impl Synthetic {
+    fn new(slowdown: impl Fn(f64) -> f64 + Send + Sync + 'static) -> Synthetic {
+        Synthetic {
+            state: Mutex::new(State {
+                ticks: 0.0,
+                samples: 0,
+                rng: fastrand::Rng::with_seed(7),
+            }),
+            slowdown: Box::new(slowdown),
+            stop_at_sample: None,
+        }
+    }
+
+    fn steady() -> Synthetic {
+        Synthetic::new(|_| 1.0)
+    }
+
+    fn stopping_at(mut self, sample: u64) -> Synthetic {
+        self.stop_at_sample = Some(sample);
+        self
+    }
+
+    fn samples_handed_out(&self) -> u64 {
+        self.state.lock().unwrap().samples
+    }
+
+    fn seconds(ticks: f64) -> f64 {
+        ticks / (MHZ * 1e6)
+    }
+
+    /// One batch of `n` items of the work `w`: its fixed cost plus n items,
+    /// each off by up to `w.noise` of its cost either way, all slowed by
+    /// the machine's state at that moment.
+    fn sample(&self, w: &Work, n: u64) -> Timed<()> {
+        let mut s = self.state.lock().unwrap();
+        let slow = (self.slowdown)(Synthetic::seconds(s.ticks));
+        let jitter = 1.0 + w.noise * (2.0 * s.rng.f64() - 1.0);
+        let ticks = (w.fixed + n as f64 * w.cost * jitter) * slow;
+        s.ticks += ticks + 40.0;
+        s.samples += 1;
+        if w.backwards_every.is_some_and(|k| s.samples.is_multiple_of(k)) {
+            return Timed::Backwards;
+        }
+        Timed::Kept(ticks.round() as u64, ())
+    }
+}
+
+impl Machine for Synthetic {
+    fn now(&self) -> Duration {
+        Duration::from_secs_f64(Synthetic::seconds(self.state.lock().unwrap().ticks))
+    }
+
+    fn canary(&self) -> Option<f64> {
+        let mut s = self.state.lock().unwrap();
+        let reading =
+            CANARY * (self.slowdown)(Synthetic::seconds(s.ticks)) * (1.0 + 0.01 * s.rng.f64());
+        s.ticks += reading * 64.0 * 5.0;
+        Some(reading)
+    }
+
+    fn stop_requested(&self) -> bool {
+        let s = self.state.lock().unwrap();
+        self.stop_at_sample.is_some_and(|k| s.samples >= k)
+    }
+}
+
+/// A variant of the synthetic probe: work of a known cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+struct Work {
+    name: &'static str,
+    /// Ticks per item in the quiet state.
+    cost: f64,
+    /// Ticks per sample whatever its size (the timer, the call).
+    fixed: f64,
+    /// Relative noise of an item, uniform either way.
+    noise: f64,
+    /// Every k-th sample's clock goes backwards.
+    backwards_every: Option<u64>,
+    baseline: bool,
+}
+
+impl Work {
+    const fn of(name: &'static str, cost: f64) -> Work {
+        Work {
+            name,
+            cost,
+            fixed: 60.0,
+            noise: 0.05,
+            backwards_every: None,
+            baseline: false,
+        }
+    }
+}
+
+impl fmt::Display for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl Config for Work {
+    fn role(&self) -> Role {
+        if self.baseline {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+}
+
+struct SyntheticProbe {
+    machine: Arc<Synthetic>,
+    variants: Vec<Work>,
+}
+
+const DECLARATION: Declaration = Declaration {
+    id: "synthetic/work",
+    family: "synthetic",
+    seed: "none",
+    summary: "work of a known cost on a synthetic machine",
+    item: "item",
+    requirements: &[],
+    rate_unit: None,
+};
+
+impl Probe for SyntheticProbe {
+    type Config = Work;
+
+    fn declaration(&self) -> &Declaration {
+        &DECLARATION
+    }
+
+    fn configs(&self) -> Vec<Work> {
+        self.variants.clone()
+    }
+
+    fn measure(&self, work: &Work, _: &Placement, harness: &Harness) -> Outcome {
+        let measured = harness
+            .measure_samples(|n| self.machine.sample(work, n))
+            .map(|(m, _)| m);
+        Outcome::on_cpus(measured, vec![0])
+    }
+}
+
+/// One round long enough for a median to 0.5% with 1% noise.
+fn one_round() -> Settings {
+    Settings {
+        round_s: 0.03,
+        ..settings()
+    }
+}
+
+/// Small rounds, so the statistics of a round stay cheap in a test.
+fn settings() -> Settings {
+    Settings {
+        round_s: 0.002,
+        max_samples: 400,
+        ..Settings::quick()
+    }
+}
+
+fn harness_on(machine: &Arc<Synthetic>, settings: Settings) -> Harness {
+    Harness::on(machine.clone(), settings, MHZ)
+}
+
+fn close(value: f64, truth: f64, pct: f64) -> bool {
+    (value - truth).abs() <= truth * pct / 100.0
+}
+
+/// Runs the synthetic probe's rounds to the end, as `mitbench run` does.
+fn run(
+    machine: &Arc<Synthetic>,
+    settings: Settings,
+    variants: Vec<Work>,
+) -> (ProbeRounds, Vec<f64>, Vec<f64>) {
+    let harness = harness_on(machine, settings);
+    let placement = Placement {
+        cpu: 0,
+        allowed: vec![0],
+    };
+    let probe = SyntheticProbe {
+        machine: machine.clone(),
+        variants,
+    };
+    let mut scheduler = Scheduler::new(&harness, &placement, None);
+    let rounds = scheduler.run_probe(&probe, 1, |_| {});
+    (
+        rounds,
+        scheduler.canaries.clone(),
+        scheduler.canary_times.clone(),
+    )
+}
+
+fn headline(rounds: &ProbeRounds, variant: usize, model: &StateModel) -> rounds::Estimate {
+    rounds::estimate(
+        &rounds.variants[variant].figures(model),
+        model.two_states,
+        0,
+    )
+    .expect("the variant has rounds")
+}
+
+#[test]
+fn a_round_recovers_a_known_cost_and_fixed_cost() {
+    let machine = Arc::new(Synthetic::steady());
+    let work = Work {
+        fixed: 300.0,
+        noise: 0.01,
+        ..Work::of("w", 100.0)
+    };
+    let (m, _) = harness_on(&machine, one_round())
+        .measure_samples(|n| machine.sample(&work, n))
+        .expect("a steady machine gives a round");
+    assert!(
+        close(m.per_item.median, 100.0, 0.5),
+        "median {}",
+        m.per_item.median
+    );
+    assert!(close(m.fit.slope, 100.0, 0.5), "slope {}", m.fit.slope);
+    // The empty batches measure the fixed cost itself.
+    assert!(
+        (m.fit.intercept - 300.0).abs() <= 2.0,
+        "intercept {}",
+        m.fit.intercept
+    );
+    let (lo, hi) = m.per_item.ci95;
+    assert!(lo <= m.per_item.median && m.per_item.median <= hi);
+    assert!(!m.interrupted && m.dropped_backwards == 0 && m.dropped_migrated == 0);
+    // Calibration made a batch of the base size last about `sample_us`.
+    let batch_us = m.base_batch as f64 * 100.0 / MHZ;
+    assert!((10.0..=25.0).contains(&batch_us), "{batch_us} us");
+}
+
+#[test]
+fn a_clock_that_goes_backwards_loses_those_samples_and_says_so() {
+    let machine = Arc::new(Synthetic::steady());
+    let work = Work {
+        backwards_every: Some(7),
+        noise: 0.01,
+        ..Work::of("w", 100.0)
+    };
+    let (m, _) = harness_on(&machine, one_round())
+        .measure_samples(|n| machine.sample(&work, n))
+        .expect("most samples are kept");
+    assert!(m.dropped_backwards > 0);
+    assert!(
+        close(m.per_item.median, 100.0, 0.5),
+        "median {}",
+        m.per_item.median
+    );
+
+    // A clock that always goes backwards leaves nothing: the variant says
+    // why in a kind a program reads, and shows no cost.
+    let machine = Arc::new(Synthetic::steady());
+    let broken = Work {
+        backwards_every: Some(1),
+        ..Work::of("broken", 100.0)
+    };
+    let (rounds, ..) = run(&machine, settings(), vec![broken]);
+    let why: &Unsupported = rounds.variants[0]
+        .unsupported
+        .as_ref()
+        .expect("unsupported");
+    assert_eq!(why.kind, Kind::SamplesDropped);
+    assert!(rounds.variants[0].rounds.is_empty());
+}
+
+#[test]
+fn an_interrupt_at_a_chosen_sample_ends_the_round_there() {
+    // During calibration: no round at all.
+    let machine = Arc::new(Synthetic::steady().stopping_at(2));
+    let work = Work::of("w", 100.0);
+    assert!(
+        harness_on(&machine, settings())
+            .measure_samples(|n| machine.sample(&work, n))
+            .is_none()
+    );
+
+    // While sampling: the round keeps what it had and says it was cut short.
+    // A full round on the same synthetic machine shows when sampling starts
+    // (after calibration and warm-up) and how many samples it takes.
+    let machine = Arc::new(Synthetic::steady());
+    let (_, full) = harness_on(&machine, one_round())
+        .measure_samples(|n| machine.sample(&work, n))
+        .expect("a round");
+    let before_sampling = machine.samples_handed_out() - full.len() as u64;
+    let stop = before_sampling + full.len() as u64 / 2;
+    let machine = Arc::new(Synthetic::steady().stopping_at(stop));
+    let (m, kept) = harness_on(&machine, one_round())
+        .measure_samples(|n| machine.sample(&work, n))
+        .expect("samples were kept before the stop");
+    assert!(m.interrupted);
+    // The stop is seen after the pass over batch sizes in flight.
+    let pass = settings().batch_multiples + 1;
+    let kept = kept.len() as u64;
+    assert!(kept < full.len() as u64 && kept.abs_diff(stop - before_sampling) <= pass);
+}
+
+#[test]
+fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
+    let machine = Arc::new(Synthetic::steady());
+    let base = Work {
+        baseline: true,
+        ..Work::of("base", 100.0)
+    };
+    let (rounds, canaries, _) = run(&machine, settings(), vec![base, Work::of("dearer", 150.0)]);
+    let model = StateModel::fit(&canaries);
+    assert!(!model.two_states);
+    let s = settings();
+    for (i, truth) in [(0, 100.0), (1, 150.0)] {
+        let v = &rounds.variants[i];
+        assert_eq!(v.stopped, Some(Stop::TargetMet), "{}", v.variant.name);
+        assert!(v.rounds.len() >= s.min_rounds && v.counting.is_some());
+        let e = headline(&rounds, i, &model);
+        assert_eq!(e.basis, Basis::AllRounds);
+        let (lo, hi) = e.ci95.expect("an interval");
+        assert!(lo <= e.cost && e.cost <= hi);
+        assert!((hi - lo) / 2.0 <= s.tolerance(e.cost));
+        assert!(close(e.cost, truth, 1.0), "{} {}", v.variant.name, e.cost);
+    }
+}
+
+#[test]
+fn a_variant_that_never_settles_runs_out_of_budget() {
+    let machine = Arc::new(Synthetic::steady());
+    let wild = Work {
+        noise: 0.9,
+        ..Work::of("wild", 100.0)
+    };
+    let unreachable = Settings {
+        target_ci_pct: 0.001,
+        abs_tolerance_ticks: 0.0,
+        ..settings()
+    };
+    let (rounds, ..) = run(&machine, unreachable.clone(), vec![wild]);
+    let v = &rounds.variants[0];
+    assert_eq!(v.stopped, Some(Stop::Budget));
+    assert!(v.elapsed_s >= unreachable.budget_s);
+    assert!(v.rounds.len() < unreachable.max_rounds);
+}
+
+#[test]
+fn an_interrupt_stops_every_variant_and_keeps_their_rounds() {
+    let base = Work {
+        baseline: true,
+        ..Work::of("base", 100.0)
+    };
+    let variants = vec![base, Work::of("other", 120.0)];
+    let machine = Arc::new(Synthetic::steady());
+    run(&machine, settings(), variants.clone());
+    let whole_run = machine.samples_handed_out();
+    // Two thirds in: past every variant's calibration and warm-up, before
+    // the stopping rule is met.
+    let machine = Arc::new(Synthetic::steady().stopping_at(whole_run * 2 / 3));
+    let (rounds, ..) = run(&machine, settings(), variants);
+    for v in &rounds.variants {
+        assert_eq!(v.stopped, Some(Stop::Interrupted), "{}", v.variant.name);
+        assert!(!v.rounds.is_empty(), "rounds before the stop are kept");
+        assert!(v.counting.is_none(), "no counting round after a stop");
+    }
+}
+
+#[test]
+fn a_machine_that_switches_speed_is_seen_and_the_quiet_figure_holds() {
+    // Slow by 32% for 40 ms of every 100 ms, as the guests of issue 18 were.
+    let machine = Arc::new(Synthetic::new(|t| {
+        if (t * 10.0).fract() < 0.4 { 1.32 } else { 1.0 }
+    }));
+    let base = Work {
+        baseline: true,
+        ..Work::of("base", 100.0)
+    };
+    let (rounds, canaries, _) = run(&machine, settings(), vec![base, Work::of("dearer", 150.0)]);
+    let model = StateModel::fit(&canaries);
+    assert!(model.two_states, "{model:?}");
+    assert!(
+        (0.2..0.6).contains(&model.slow_share),
+        "{}",
+        model.slow_share
+    );
+    for (i, truth) in [(0, 100.0), (1, 150.0)] {
+        let e = headline(&rounds, i, &model);
+        assert_eq!(e.basis, Basis::QuietRounds);
+        assert!(
+            close(e.cost, truth, 1.0),
+            "quiet figure {} against {truth}",
+            e.cost
+        );
+        let slow = e.slow_state.expect("slow rounds");
+        assert!(close(slow, truth * 1.32, 3.0), "slow figure {slow}");
+    }
+}
+
+#[test]
+fn a_slow_drift_of_the_quiet_speed_is_measured() {
+    // 5% slower by the end of the run, nothing else.
+    let machine = Arc::new(Synthetic::new(|t| 1.0 + 0.05 * (t / 1.5).min(1.0)));
+    let base = Work {
+        baseline: true,
+        ..Work::of("base", 100.0)
+    };
+    let long = Settings {
+        min_span_s: 1.5,
+        ..settings()
+    };
+    let (_, canaries, times) = run(&machine, long, vec![base, Work::of("other", 120.0)]);
+    let model = StateModel::fit(&canaries);
+    let states = MachineStates::new(model, &canaries, &times, None, 0);
+    let drift = states.drift_pct.expect("enough readings to see drift");
+    assert!((2.0..6.0).contains(&drift), "drift {drift}%");
+    assert!(states.summary.contains("drifted"), "{}", states.summary);
+}
