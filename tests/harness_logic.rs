@@ -75,7 +75,9 @@ impl Synthetic {
         let ticks = (w.fixed + n as f64 * w.cost * jitter) * slow;
         s.ticks += ticks + 40.0;
         s.samples += 1;
-        if w.backwards_every.is_some_and(|k| s.samples.is_multiple_of(k)) {
+        if w.backwards_every
+            .is_some_and(|k| s.samples.is_multiple_of(k))
+        {
             return Timed::Backwards;
         }
         Timed::Kept(ticks.round() as u64, ())

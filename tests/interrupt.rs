@@ -4,15 +4,39 @@
 //! The signal is sent once the run's round log shows rounds measured, so
 //! where it lands does not depend on how fast or quiet the machine is: a
 //! probe's rounds go on until its variants have their minimum of rounds and
-//! the target, and `--target-ci` asks for more than rounds can give.
+//! the target, and `--target-ci` asks for more than rounds can give. The
+//! round log is a FIFO the test reads: each line is the child's word that
+//! a round is done, so nothing polls or sleeps.
 
+use std::ffi::CString;
 use std::io::{BufRead, BufReader};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-/// Starts `mitbench run` on `probes` with a round log in `dir`.
-fn start(dir: &Path, probes: &[&str]) -> Child {
+/// Starts `mitbench run` on `probes` with its round log on a FIFO in
+/// `dir`, and the lines it writes there, as they come.
+fn start(dir: &Path, probes: &[&str]) -> (Child, Receiver<String>) {
+    let fifo = dir.join("rounds.log");
+    let path = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let child = spawn(dir, probes);
+    let (lines, rounds) = mpsc::channel();
+    // Opening blocks until mitbench opens its end; the log is read to its
+    // end, so a full pipe never holds mitbench up after the test has
+    // what it waited for.
+    std::thread::spawn(move || {
+        let log = std::fs::File::open(&fifo).unwrap();
+        for line in BufReader::new(log).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    (child, rounds)
+}
+
+fn spawn(dir: &Path, probes: &[&str]) -> Child {
     let json = dir.join("out.json");
     let log = dir.join("rounds.log");
     let mut command = Command::new(env!("CARGO_BIN_EXE_mitbench"));
@@ -33,20 +57,12 @@ fn start(dir: &Path, probes: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Waits until the round log holds `rounds` lines; those rounds are
-/// measured and the run is inside a probe's rounds.
-fn wait_for_rounds(dir: &Path, rounds: usize) {
-    let log = dir.join("rounds.log");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let lines = std::fs::File::open(&log)
-            .map(|f| BufReader::new(f).lines().count())
-            .unwrap_or(0);
-        if lines >= rounds {
-            return;
-        }
-        assert!(Instant::now() < deadline, "no {rounds} rounds in 120 s");
-        std::thread::sleep(Duration::from_millis(10));
+/// Waits until mitbench has logged `rounds` rounds: those are measured and
+/// the run is inside a probe's rounds.
+fn wait_for_rounds(log: &Receiver<String>, rounds: usize) {
+    for _ in 0..rounds {
+        log.recv_timeout(Duration::from_secs(120))
+            .expect("mitbench logs a round within 120 s");
     }
 }
 
@@ -55,8 +71,8 @@ fn interrupt_run(probes: &[&str]) {
     // waitpid can see them.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
     let dir = tempfile::tempdir().unwrap();
-    let child = start(dir.path(), probes);
-    wait_for_rounds(dir.path(), 3);
+    let (child, log) = start(dir.path(), probes);
+    wait_for_rounds(&log, 3);
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let started = Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -123,8 +139,8 @@ fn ctrl_c_during_ping_pong_and_fork() {
 #[test]
 fn a_second_ctrl_c_exits_at_once_and_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
-    let child = start(dir.path(), &["os/getpid"]);
-    wait_for_rounds(dir.path(), 1);
+    let (child, log) = start(dir.path(), &["os/getpid"]);
+    wait_for_rounds(&log, 1);
     let pid = child.id() as libc::pid_t;
     unsafe { libc::kill(pid, libc::SIGINT) };
     unsafe { libc::kill(pid, libc::SIGINT) };

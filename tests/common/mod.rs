@@ -28,6 +28,15 @@ pub fn placement() -> Placement {
     }
 }
 
+/// Says on the terminal that part of a test did not run here and why.
+/// Written to stderr directly: libtest would swallow an `eprintln!` of a
+/// passing test.
+#[allow(dead_code)] // not every test crate skips anything
+pub fn skipped(what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {what}");
+}
+
 /// mitbench's named helper threads ("mitbench-...") alive in this process.
 /// Other tests' threads come and go meanwhile, so only these are counted.
 #[allow(dead_code)] // not every test crate checks for helpers
