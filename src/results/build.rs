@@ -31,11 +31,13 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
         .variants
         .iter()
         .find(|v| v.variant.is_baseline() && !v.rounds.is_empty());
-    let mut records: Vec<Record> = probe
+    // Each record beside the index of its variant, which the toll names.
+    let (indices, mut records): (Vec<usize>, Vec<Record>) = probe
         .variants
         .iter()
-        .filter(|v| v.unsupported.is_some() || !v.rounds.is_empty())
-        .map(|v| {
+        .enumerate()
+        .filter(|(_, v)| v.unsupported.is_some() || !v.rounds.is_empty())
+        .map(|(index, v)| {
             let mut record = variant_record(probe, v, cx, seed);
             if let Some(base) = base
                 && record.cost.is_some()
@@ -43,14 +45,14 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
             {
                 record.vs_baseline = compare(v, base, cx.model, seed);
             }
-            record
+            (index, record)
         })
-        .collect();
+        .unzip();
     mark_layout_spread(&mut records);
     if let Some(toll) = probe.toll {
         let cost_of = |index: usize| {
-            let name = &probe.variants.get(index)?.variant.name;
-            let cost = records.iter().find(|r| &r.variant == name)?.cost.as_ref()?;
+            let at = indices.iter().position(|&i| i == index)?;
+            let cost = records[at].cost.as_ref()?;
             Some((cost.ticks, cost.ci95_ticks))
         };
         if let (Some(toll), Some(reference)) = (cost_of(toll.toll), cost_of(toll.reference))
