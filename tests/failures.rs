@@ -13,7 +13,21 @@ use std::collections::BTreeMap;
 /// a seccomp filter that fails `syscall` with EPERM, and asserts the round
 /// reports `call` failing instead of a cost. The filter ends with the
 /// thread; where filters cannot be installed the case is skipped.
-fn assert_refused(id: &str, variant: &str, syscall: i64, call: &str) {
+/// The name a probe gives the call it makes with `syscall`.
+fn call_name(syscall: i64) -> &'static str {
+    match syscall {
+        libc::SYS_mprotect => "mprotect",
+        libc::SYS_madvise => "madvise",
+        libc::SYS_mmap => "mmap",
+        libc::SYS_write => "write",
+        libc::SYS_getpid => "getpid",
+        libc::SYS_read => "pipe read",
+        _ => unreachable!("no probe here makes syscall {syscall}"),
+    }
+}
+
+fn assert_refused(id: &str, variant: &str, syscall: i64) {
+    let call = call_name(syscall);
     let placement = common::placement();
     let (probe, v) = common::probe_variant(id, variant);
     let filter = SeccompFilter::new(
@@ -64,32 +78,22 @@ fn assert_refused(id: &str, variant: &str, syscall: i64, call: &str) {
 
 #[test]
 fn refused_calls_are_not_a_cost() {
-    for (id, variant, syscall, call) in [
-        ("memory/mprotect", "B=1", libc::SYS_mprotect, "mprotect"),
-        (
-            "memory/shootdown",
-            "mprotect/alone",
-            libc::SYS_mprotect,
-            "mprotect",
-        ),
-        ("memory/madvise", "B=8", libc::SYS_madvise, "madvise"),
+    for (id, variant, syscall) in [
+        ("memory/mprotect", "B=1", libc::SYS_mprotect),
+        ("memory/shootdown", "mprotect/alone", libc::SYS_mprotect),
+        ("memory/madvise", "B=8", libc::SYS_madvise),
         // (A map refused only inside the preparation of a batch cannot be
         // staged here: the filter would refuse the allocator's maps too.)
-        ("memory/fault", "anon", libc::SYS_mmap, "mmap"),
-        (
-            "syscall/batch-devnull",
-            "write/N=1",
-            libc::SYS_write,
-            "write",
-        ),
+        ("memory/fault", "anon", libc::SYS_mmap),
+        ("syscall/batch-devnull", "write/N=1", libc::SYS_write),
         // The fastest failure there is: the filter answers before the call.
-        ("os/getpid", "syscall", libc::SYS_getpid, "getpid"),
-        ("syscall/seccomp", "none", libc::SYS_getpid, "getpid"),
+        ("os/getpid", "syscall", libc::SYS_getpid),
+        ("syscall/seccomp", "none", libc::SYS_getpid),
         // A wait whose read fails returns at once: the ping-pong would
         // time nothing but two failing syscalls.
-        ("os/ctxswitch", "pipe/same-cpu", libc::SYS_read, "pipe read"),
+        ("os/ctxswitch", "pipe/same-cpu", libc::SYS_read),
     ] {
-        assert_refused(id, variant, syscall, call);
+        assert_refused(id, variant, syscall);
     }
 }
 

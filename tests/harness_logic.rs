@@ -8,7 +8,9 @@ use mitbench::harness::machine::Machine;
 use mitbench::harness::rounds::{self, Basis};
 use mitbench::harness::states::{MachineStates, StateModel};
 use mitbench::harness::{Harness, Settings, Timed};
-use mitbench::probes::{Config, Declaration, Kind, Outcome, Placement, Probe, Role, Unsupported};
+use mitbench::probes::{
+    Config, Declaration, Described, Kind, Outcome, Placement, Probe, Role, Unsupported,
+};
 use mitbench::schedule::{ProbeRounds, Scheduler, Stop};
 use serde::Serialize;
 use std::fmt;
@@ -139,11 +141,7 @@ impl fmt::Display for Work {
 
 impl Config for Work {
     fn role(&self) -> Role {
-        if self.baseline {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.baseline)
     }
 }
 
@@ -152,22 +150,17 @@ struct SyntheticProbe {
     variants: Vec<Work>,
 }
 
-const DECLARATION: Declaration = Declaration {
-    id: "synthetic/work",
-    family: "synthetic",
-    seed: "none",
-    summary: "work of a known cost on a synthetic machine",
-    item: "item",
-    requirements: &[],
-    rate_unit: None,
-};
+const DECLARATION: Declaration = Declaration::new("synthetic/work", "none", "item")
+    .summary("work of a known cost on a synthetic machine");
 
-impl Probe for SyntheticProbe {
-    type Config = Work;
-
+impl Described for SyntheticProbe {
     fn declaration(&self) -> &Declaration {
         &DECLARATION
     }
+}
+
+impl Probe for SyntheticProbe {
+    type Config = Work;
 
     fn configs(&self) -> Vec<Work> {
         self.variants.clone()

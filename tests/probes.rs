@@ -214,3 +214,34 @@ fn selection_by_id_glob_and_family() {
         .unwrap();
     assert_eq!(miss.pattern, "nothing/*");
 }
+
+/// Every declaration is complete: an id of a known family, unique, a
+/// summary and an item, and at least one variant with at most one baseline
+/// (a probe of instructions side by side, such as barriers, has none).
+#[test]
+fn every_probe_is_declared_completely() {
+    let probes = mitbench::probes::registry();
+    let mut ids = std::collections::BTreeSet::new();
+    for probe in probes {
+        let d = probe.declaration();
+        assert!(ids.insert(d.id), "{} declared twice", d.id);
+        assert!(
+            mitbench::probes::FAMILIES
+                .iter()
+                .any(|f| f.name == d.family()),
+            "{}: no family {}",
+            d.id,
+            d.family()
+        );
+        assert!(
+            !d.summary.is_empty() && d.summary == d.summary.trim(),
+            "{}",
+            d.id
+        );
+        assert!(!d.item.is_empty(), "{}", d.id);
+        let variants = probe.variants();
+        assert!(!variants.is_empty(), "{} has no variants", d.id);
+        let baselines = variants.iter().filter(|v| v.is_baseline()).count();
+        assert!(baselines <= 1, "{}: {baselines} baselines", d.id);
+    }
+}

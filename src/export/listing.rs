@@ -79,7 +79,7 @@ fn flag_sets(listing: &[Listed]) -> String {
                     .unwrap_or("unknown");
                 out.push_str(&format!(
                     "Compiler flag sets of the {} family ({compiler}):\n",
-                    listed.declaration.family
+                    listed.declaration.family()
                 ));
             }
             if !seen.insert(v.name.as_str()) {

@@ -50,15 +50,9 @@ const fn cflags(
 ) -> CflagsProbe {
     CflagsProbe {
         kernel,
-        declaration: Declaration {
-            id,
-            family: "cflags",
-            seed: "001",
-            summary,
-            item,
-            requirements: &["the compiler accepting the set's flags at build time"],
-            rate_unit: None,
-        },
+        declaration: Declaration::new(id, "001", item)
+            .summary(summary)
+            .requires(&["the compiler accepting the set's flags at build time"]),
     }
 }
 
@@ -141,12 +135,10 @@ impl CflagsProbe {
     }
 }
 
+described_by_field!(CflagsProbe);
+
 impl Probe for CflagsProbe {
     type Config = Flags;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Flags> {
         SETS.iter().map(Flags).collect()

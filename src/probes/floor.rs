@@ -2,10 +2,14 @@
 //! cost of a sample is fitted out. Anything well above zero here would be
 //! added to every other probe's figures.
 
-use super::{Declaration, Outcome, Placement, Probe};
+use super::{Outcome, Placement, Probe};
 use crate::harness::Harness;
 
-pub struct Floor;
+probe! {
+    /// an empty closure timed like every other item: the harness's own per-item cost
+    pub struct Floor: "harness/floor", seed "none", item "empty closure call",
+        requires ["x86-64 with rdtscp"];
+}
 
 named_configs! {
     pub enum Empty (baseline Empty) {
@@ -13,22 +17,8 @@ named_configs! {
     }
 }
 
-const FLOOR: Declaration = Declaration {
-    id: "harness/floor",
-    family: "harness",
-    seed: "none",
-    summary: "an empty closure timed like every other item: the harness's own per-item cost",
-    item: "empty closure call",
-    requirements: &["x86-64 with rdtscp"],
-    rate_unit: None,
-};
-
 impl Probe for Floor {
     type Config = Empty;
-
-    fn declaration(&self) -> &Declaration {
-        &FLOOR
-    }
 
     fn configs(&self) -> Vec<Empty> {
         vec![Empty::Empty]

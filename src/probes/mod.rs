@@ -40,12 +40,49 @@ macro_rules! named_configs {
         }
 
         impl $crate::probes::Config for $ty {
+            fn listed() -> Vec<$ty> {
+                $ty::ALL.to_vec()
+            }
+
             fn role(&self) -> $crate::probes::Role {
-                if *self == $ty::$base {
-                    $crate::probes::Role::Baseline
-                } else {
-                    $crate::probes::Role::Compared
-                }
+                $crate::probes::Role::baseline_if(*self == $ty::$base)
+            }
+        }
+    };
+}
+
+/// Declares a probe of one instance: its doc comment is its summary, and
+/// the id, seed, item and requirements follow the struct's name. A probe of
+/// several instances (one per size, sink, ...) holds its declaration in a
+/// field and implements `Described` itself.
+macro_rules! probe {
+    (
+        $(#[doc = $doc:literal])+
+        $vis:vis struct $name:ident: $id:literal, seed $seed:literal, item $item:literal
+        $(, requires [$($requirement:literal),+ $(,)?])? $(,)?;
+    ) => {
+        $(#[doc = $doc])+
+        $vis struct $name;
+
+        impl $crate::probes::Described for $name {
+            fn declaration(&self) -> &$crate::probes::Declaration {
+                const DECLARATION: $crate::probes::Declaration =
+                    $crate::probes::Declaration::new($id, $seed, $item)
+                        .summary(concat!($($doc),+))
+                        $(.requires(&[$($requirement),+]))?;
+                &DECLARATION
+            }
+        }
+    };
+}
+
+/// `Described` for a probe of several instances that holds its declaration
+/// in a field named `declaration`.
+macro_rules! described_by_field {
+    ($ty:ty) => {
+        impl $crate::probes::Described for $ty {
+            fn declaration(&self) -> &$crate::probes::Declaration {
+                &self.declaration
             }
         }
     };
@@ -120,20 +157,78 @@ pub const FAMILIES: &[Family] = &[
     },
 ];
 
-/// A probe's static description, declared once as a constant.
-#[derive(Debug, Clone, Copy, Serialize)]
+/// A probe's static description, declared once as a constant:
+/// `Declaration::new(id, seed, item)`, then `.summary(..)`, and
+/// `.requires(..)` and `.rate_unit(..)` where they apply. The family is the id's first part.
+#[derive(Debug, Clone, Copy)]
 pub struct Declaration {
     pub id: &'static str,
-    pub family: &'static str,
     /// The seed document this probe reflects ("all": every seed pays it).
     pub seed: &'static str,
-    pub summary: &'static str,
     /// What one item is; costs are per item.
     pub item: &'static str,
+    pub summary: &'static str,
     pub requirements: &'static [&'static str],
     /// For probes whose items users count as a rate: items per second, in
     /// millions, under this unit name (e.g. "Mpps").
     pub rate_unit: Option<&'static str>,
+}
+
+impl Declaration {
+    pub const fn new(id: &'static str, seed: &'static str, item: &'static str) -> Declaration {
+        Declaration {
+            id,
+            seed,
+            item,
+            summary: "",
+            requirements: &[],
+            rate_unit: None,
+        }
+    }
+
+    /// Surrounding white space is dropped, so a doc comment's text serves.
+    pub const fn summary(self, summary: &'static str) -> Declaration {
+        Declaration {
+            summary: summary.trim_ascii(),
+            ..self
+        }
+    }
+
+    /// What the machine must have for some or all variants to run.
+    pub const fn requires(self, requirements: &'static [&'static str]) -> Declaration {
+        Declaration {
+            requirements,
+            ..self
+        }
+    }
+
+    pub const fn rate_unit(self, unit: &'static str) -> Declaration {
+        Declaration {
+            rate_unit: Some(unit),
+            ..self
+        }
+    }
+
+    pub fn family(&self) -> &'static str {
+        self.id
+            .split_once('/')
+            .map_or(self.id, |(family, _)| family)
+    }
+}
+
+impl Serialize for Declaration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("Declaration", 7)?;
+        out.serialize_field("id", self.id)?;
+        out.serialize_field("family", self.family())?;
+        out.serialize_field("seed", self.seed)?;
+        out.serialize_field("summary", self.summary)?;
+        out.serialize_field("item", self.item)?;
+        out.serialize_field("requirements", self.requirements)?;
+        out.serialize_field("rate_unit", &self.rate_unit)?;
+        out.end()
+    }
 }
 
 /// What a variant is to the other variants of its probe.
@@ -149,6 +244,17 @@ pub enum Role {
     Compared,
 }
 
+impl Role {
+    /// The baseline where `is_baseline` holds, compared otherwise.
+    pub fn baseline_if(is_baseline: bool) -> Role {
+        if is_baseline {
+            Role::Baseline
+        } else {
+            Role::Compared
+        }
+    }
+}
+
 /// A variant that belongs to a series of batch sizes: `group` names the
 /// series (the variant's name without its batch size), `size` is the
 /// items per batch. The amortization fit runs over each series.
@@ -158,10 +264,29 @@ pub struct Batched {
     pub size: u64,
 }
 
+impl Batched {
+    pub fn new(group: &str, size: u64) -> Batched {
+        Batched {
+            group: group.to_string(),
+            size,
+        }
+    }
+}
+
 /// One variant of a probe, as a value of the probe's own type: its name
 /// is its `Display`, its params in the JSON its `Serialize`, and what it is
 /// to the others follows from the value.
 pub trait Config: fmt::Display + Serialize + PartialEq + Send + Sync {
+    /// Every value, in report order, for config types that are a fixed
+    /// list; a probe whose variants depend on its own fields lists them in
+    /// `Probe::configs` instead.
+    fn listed() -> Vec<Self>
+    where
+        Self: Sized,
+    {
+        Vec::new()
+    }
+
     fn role(&self) -> Role {
         Role::Compared
     }
@@ -184,15 +309,20 @@ pub struct Toll<C> {
     pub reference: C,
 }
 
-/// What a probe implements: its declaration, its variants as typed
-/// configs, and how to measure one.
-pub trait Probe: Sync {
+/// What a probe is, as `mitbench list` and the results describe it.
+pub trait Described {
+    fn declaration(&self) -> &Declaration;
+}
+
+/// What a probe implements: its variants as typed configs, and how to
+/// measure one.
+pub trait Probe: Described + Sync {
     type Config: Config;
 
-    fn declaration(&self) -> &Declaration;
-
     /// Every variant, in report order.
-    fn configs(&self) -> Vec<Self::Config>;
+    fn configs(&self) -> Vec<Self::Config> {
+        Self::Config::listed()
+    }
 
     fn toll(&self) -> Option<Toll<Self::Config>> {
         None
@@ -254,7 +384,7 @@ pub trait AnyProbe: Sync {
 
 impl<P: Probe> AnyProbe for P {
     fn declaration(&self) -> &Declaration {
-        Probe::declaration(self)
+        Described::declaration(self)
     }
 
     fn variants(&self) -> Vec<Variant> {

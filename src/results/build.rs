@@ -108,7 +108,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     let declaration = &probe.declaration;
     let mut record = Record {
         id: declaration.id.to_string(),
-        family: declaration.family.to_string(),
+        family: declaration.family().to_string(),
         variant: v.variant.name.clone(),
         role: v.variant.role,
         params: v.variant.params.clone(),

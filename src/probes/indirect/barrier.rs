@@ -4,13 +4,17 @@
 //! to user space; it is also legal in user mode, so its cost shows here).
 
 use crate::harness::Harness;
-use crate::probes::{Config, Declaration, Outcome, Placement, Probe};
+use crate::probes::{Config, Outcome, Placement, Probe};
 use serde::Serialize;
 use serde_json::json;
 use std::arch::asm;
 use std::fmt;
 
-pub struct Barrier;
+probe! {
+    /// speculation barriers as mitigations place them: lfence, and verw with a writable selector
+    pub struct Barrier: "indirect/barrier", seed "001", item "one barrier instruction",
+        requires ["x86-64"];
+}
 
 /// CPUID.(EAX=7,ECX=0):EDX[10]: verw also clears CPU buffers.
 fn md_clear() -> bool {
@@ -57,22 +61,8 @@ impl Serialize for Instruction {
 
 impl Config for Instruction {}
 
-const BARRIER: Declaration = Declaration {
-    id: "indirect/barrier",
-    family: "indirect",
-    seed: "001",
-    summary: "speculation barriers as mitigations place them: lfence, and verw with a writable selector",
-    item: "one barrier instruction",
-    requirements: &["x86-64"],
-    rate_unit: None,
-};
-
 impl Probe for Barrier {
     type Config = Instruction;
-
-    fn declaration(&self) -> &Declaration {
-        &BARRIER
-    }
 
     fn configs(&self) -> Vec<Instruction> {
         vec![

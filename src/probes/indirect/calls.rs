@@ -5,7 +5,7 @@
 
 use super::dispatch::{Fn3, call_plain, call_retpoline, call_wrapped};
 use crate::harness::Harness;
-use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role};
+use crate::probes::{Config, Outcome, Placement, Probe, Role};
 use serde::Serialize;
 use std::arch::{asm, global_asm};
 use std::fmt;
@@ -145,37 +145,22 @@ impl Serialize for Route {
 }
 
 impl Config for Route {
+    fn listed() -> Vec<Route> {
+        Route::ALL.to_vec()
+    }
+
     fn role(&self) -> Role {
-        if *self == Route::Indirect(1) {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(*self == Route::Indirect(1))
     }
 }
 
-pub struct Calls;
-
-const CALLS: Declaration = Declaration {
-    id: "indirect/call",
-    family: "indirect",
-    seed: "001",
-    summary: "one call per item to a function returning x + 1, by each route mitigations offer",
-    item: "call + return",
-    requirements: &["x86-64"],
-    rate_unit: None,
-};
+probe! {
+    /// one call per item to a function returning x + 1, by each route mitigations offer
+    pub struct Calls: "indirect/call", seed "001", item "call + return", requires ["x86-64"];
+}
 
 impl Probe for Calls {
     type Config = Route;
-
-    fn declaration(&self) -> &Declaration {
-        &CALLS
-    }
-
-    fn configs(&self) -> Vec<Route> {
-        Route::ALL.to_vec()
-    }
 
     fn measure(&self, route: &Route, placement: &Placement, harness: &Harness) -> Outcome {
         let all = TARGETS.map(|f| f as usize);

@@ -24,15 +24,7 @@ pub struct Pipeline {
 const fn pipeline(id: &'static str, frame_bytes: usize) -> Pipeline {
     Pipeline {
         frame_bytes,
-        declaration: Declaration {
-            id,
-            family: "indirect",
-            seed: "001",
-            summary: "parse, lookup, rewrite, transmit through function pointers, per packet (B=1) or in bulks of B",
-            item: "packet",
-            requirements: &["x86-64"],
-            rate_unit: Some("Mpps"),
-        },
+        declaration: Declaration::new(id, "001", "packet").summary("parse, lookup, rewrite, transmit through function pointers, per packet (B=1) or in bulks of B").requires(&["x86-64"]).rate_unit("Mpps"),
     }
 }
 
@@ -68,18 +60,11 @@ impl Serialize for Bulking {
 
 impl Config for Bulking {
     fn role(&self) -> Role {
-        if self.dispatch == Dispatch::Plain && self.bulk == 1 {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.dispatch == Dispatch::Plain && self.bulk == 1)
     }
 
     fn batch(&self) -> Option<Batched> {
-        Some(Batched {
-            group: self.dispatch.name().to_string(),
-            size: self.bulk as u64,
-        })
+        Some(Batched::new(self.dispatch.name(), self.bulk as u64))
     }
 }
 
@@ -264,12 +249,10 @@ fn run(
     }
 }
 
+described_by_field!(Pipeline);
+
 impl Probe for Pipeline {
     type Config = Bulking;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Bulking> {
         Dispatch::ALL

@@ -7,11 +7,16 @@
 use super::region::{Region, page_size};
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Declaration, Outcome, Placement, Probe, Unsupported};
+use crate::probes::{Outcome, Placement, Probe, Unsupported};
 use crate::sys::retry_eintr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-pub struct Fault;
+probe! {
+    /// page faults on first touch (anonymous 4 KiB, THP, page-cache file) and on copy-on-write
+    /// after fork
+    pub struct Fault: "memory/fault", seed "003", item "page fault (one page, or one huge page for anon-thp)",
+        requires ["THP enabled (always or madvise) for anon-thp"];
+}
 
 const HUGE: usize = 2 << 20;
 
@@ -45,26 +50,8 @@ named_configs! {
     }
 }
 
-const FAULT: Declaration = Declaration {
-    id: "memory/fault",
-    family: "memory",
-    seed: "003",
-    summary: "page faults on first touch (anonymous 4 KiB, THP, page-cache file) and on copy-on-write after fork",
-    item: "page fault (one page, or one huge page for anon-thp)",
-    requirements: &["THP enabled (always or madvise) for anon-thp"],
-    rate_unit: None,
-};
-
 impl Probe for Fault {
     type Config = Memory;
-
-    fn declaration(&self) -> &Declaration {
-        &FAULT
-    }
-
-    fn configs(&self) -> Vec<Memory> {
-        Memory::ALL.to_vec()
-    }
 
     fn check(&self, memory: &Memory, _placement: &Placement) -> Result<(), Unsupported> {
         if *memory == Memory::AnonThp {

@@ -6,7 +6,7 @@
 use super::region::{Region, discard, page_size, protect, touched, unmap};
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Batched, Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use crate::probes::{Batched, Config, Outcome, Placement, Probe, Role, Unsupported};
 use serde::Serialize;
 use std::fmt;
 
@@ -31,11 +31,7 @@ impl fmt::Display for Range {
 
 impl Config for Range {
     fn role(&self) -> Role {
-        if self.pages == 1 {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.pages == 1)
     }
 
     fn batch(&self) -> Option<Batched> {
@@ -57,7 +53,10 @@ fn ranges(call: &'static str) -> Vec<Range> {
         .collect()
 }
 
-pub struct Mmap;
+probe! {
+    /// mmap+munmap of N untouched pages; munmap alone of N touched pages (which must flush)
+    pub struct Mmap: "memory/mmap", seed "003", item "call (or call pair)";
+}
 
 /// N pages mapped and unmapped, or (touched) mapped and touched untimed
 /// and only unmapped timed.
@@ -80,30 +79,12 @@ impl fmt::Display for Unmapping {
 
 impl Config for Unmapping {
     fn role(&self) -> Role {
-        if self.pages == 1 && !self.touched {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.pages == 1 && !self.touched)
     }
 }
 
-const MMAP: Declaration = Declaration {
-    id: "memory/mmap",
-    family: "memory",
-    seed: "003",
-    summary: "mmap+munmap of N untouched pages; munmap alone of N touched pages (which must flush)",
-    item: "call (or call pair)",
-    requirements: &[],
-    rate_unit: None,
-};
-
 impl Probe for Mmap {
     type Config = Unmapping;
-
-    fn declaration(&self) -> &Declaration {
-        &MMAP
-    }
 
     fn configs(&self) -> Vec<Unmapping> {
         [false, true]
@@ -143,24 +124,13 @@ impl Probe for Mmap {
     }
 }
 
-pub struct Mprotect;
-
-const MPROTECT: Declaration = Declaration {
-    id: "memory/mprotect",
-    family: "memory",
-    seed: "003",
-    summary: "toggle read-only/read-write on B touched pages per call: the flush-batching curve",
-    item: "page",
-    requirements: &[],
-    rate_unit: None,
-};
+probe! {
+    /// toggle read-only/read-write on B touched pages per call: the flush-batching curve
+    pub struct Mprotect: "memory/mprotect", seed "003", item "page";
+}
 
 impl Probe for Mprotect {
     type Config = Range;
-
-    fn declaration(&self) -> &Declaration {
-        &MPROTECT
-    }
 
     fn configs(&self) -> Vec<Range> {
         ranges("mprotect")
@@ -198,24 +168,13 @@ impl Probe for Mprotect {
     }
 }
 
-pub struct Madvise;
-
-const MADVISE: Declaration = Declaration {
-    id: "memory/madvise",
-    family: "memory",
-    seed: "003",
-    summary: "madvise(MADV_DONTNEED) on B touched pages per call: zap, free and flush, batched",
-    item: "page",
-    requirements: &[],
-    rate_unit: None,
-};
+probe! {
+    /// madvise(MADV_DONTNEED) on B touched pages per call: zap, free and flush, batched
+    pub struct Madvise: "memory/madvise", seed "003", item "page";
+}
 
 impl Probe for Madvise {
     type Config = Range;
-
-    fn declaration(&self) -> &Declaration {
-        &MADVISE
-    }
 
     fn configs(&self) -> Vec<Range> {
         ranges("madvise(MADV_DONTNEED)")

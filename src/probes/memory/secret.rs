@@ -6,9 +6,16 @@
 use super::region::page_size;
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Declaration, Outcome, Placement, Probe, Unsupported};
+use crate::probes::{Outcome, Placement, Probe, Unsupported};
 
-pub struct Secret;
+probe! {
+    /// the life of one page: memfd_secret (out of the direct map) against ordinary anonymous
+    /// memory
+    pub struct Secret: "memory/secret", seed "003", item "create + map + first touch + unmap",
+        requires [
+            "memfd_secret (CONFIG_SECRETMEM, secretmem.enable), and RLIMIT_MEMLOCK room for one page",
+        ];
+}
 
 const SYS_MEMFD_SECRET: libc::c_long = 447;
 
@@ -78,28 +85,8 @@ named_configs! {
     }
 }
 
-const SECRET: Declaration = Declaration {
-    id: "memory/secret",
-    family: "memory",
-    seed: "003",
-    summary: "the life of one page: memfd_secret (out of the direct map) against ordinary anonymous memory",
-    item: "create + map + first touch + unmap",
-    requirements: &[
-        "memfd_secret (CONFIG_SECRETMEM, secretmem.enable), and RLIMIT_MEMLOCK room for one page",
-    ],
-    rate_unit: None,
-};
-
 impl Probe for Secret {
     type Config = Page;
-
-    fn declaration(&self) -> &Declaration {
-        &SECRET
-    }
-
-    fn configs(&self) -> Vec<Page> {
-        Page::ALL.to_vec()
-    }
 
     fn check(&self, page: &Page, _placement: &Placement) -> Result<(), Unsupported> {
         if *page == Page::Secret {

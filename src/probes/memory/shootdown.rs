@@ -9,13 +9,18 @@ use super::region::{discard, page_size, protect, touched, unmap};
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
 use crate::probes::failures::Failures;
-use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use crate::probes::{Config, Outcome, Placement, Probe, Role, Unsupported};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-pub struct Shootdown;
+probe! {
+    /// one-page mprotect, madvise, munmap with and without a thread of this process running on the
+    /// other CPU
+    pub struct Shootdown: "memory/shootdown", seed "003", item "call on one present page",
+        requires ["a second allowed CPU for the remote variants"];
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -56,11 +61,7 @@ impl Serialize for Flush {
 
 impl Config for Flush {
     fn role(&self) -> Role {
-        if *self == SHOOTDOWN_BASELINE {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(*self == SHOOTDOWN_BASELINE)
     }
 }
 
@@ -69,22 +70,8 @@ const SHOOTDOWN_BASELINE: Flush = Flush {
     remote: false,
 };
 
-const SHOOTDOWN: Declaration = Declaration {
-    id: "memory/shootdown",
-    family: "memory",
-    seed: "003",
-    summary: "one-page mprotect, madvise, munmap with and without a thread of this process running on the other CPU",
-    item: "call on one present page",
-    requirements: &["a second allowed CPU for the remote variants"],
-    rate_unit: None,
-};
-
 impl Probe for Shootdown {
     type Config = Flush;
-
-    fn declaration(&self) -> &Declaration {
-        &SHOOTDOWN
-    }
 
     fn configs(&self) -> Vec<Flush> {
         [Op::Mprotect, Op::Madvise, Op::Munmap]

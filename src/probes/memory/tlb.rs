@@ -20,15 +20,7 @@ pub struct Chase {
 const fn chase(id: &'static str, pages: usize) -> Chase {
     Chase {
         pages,
-        declaration: Declaration {
-            id,
-            family: "memory",
-            seed: "003",
-            summary: "pointer chase, one hop per page over W pages, with a one-page mprotect round trip every K hops",
-            item: "hop (dependent load)",
-            requirements: &["a PMU for dTLB-load-miss counts (reported as unavailable otherwise)"],
-            rate_unit: None,
-        },
+        declaration: Declaration::new(id, "003", "hop (dependent load)").summary("pointer chase, one hop per page over W pages, with a one-page mprotect round trip every K hops").requires(&["a PMU for dTLB-load-miss counts (reported as unavailable otherwise)"]),
     }
 }
 
@@ -62,20 +54,14 @@ impl fmt::Display for Invalidating {
 
 impl Config for Invalidating {
     fn role(&self) -> Role {
-        if self.every.is_none() {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.every.is_none())
     }
 }
 
+described_by_field!(Chase);
+
 impl Probe for Chase {
     type Config = Invalidating;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Invalidating> {
         EVERY

@@ -6,13 +6,17 @@
 use crate::harness::Harness;
 use crate::probes::corunner::CoRunner;
 use crate::probes::doorbell::{Doorbell, Kind};
-use crate::probes::{Config, Declaration, Outcome, Placement, Probe, Role, Unsupported};
+use crate::probes::{Config, Outcome, Placement, Probe, Role, Unsupported};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-pub struct ContextSwitch;
+probe! {
+    /// ping-pong between two threads: futex, pipe or eventfd; both on one CPU, or one per CPU
+    pub struct ContextSwitch: "os/ctxswitch", seed "all", item "round trip (two wake-ups, two context switches)",
+        requires ["a second allowed CPU for the cross-cpu variants"];
+}
 
 /// A ping-pong over one kind of doorbell, both threads on one CPU or one
 /// per CPU.
@@ -37,30 +41,12 @@ impl fmt::Display for PingPong {
 
 impl Config for PingPong {
     fn role(&self) -> Role {
-        if self.kind == Kind::Futex && !self.cross_cpu {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.kind == Kind::Futex && !self.cross_cpu)
     }
 }
 
-const CONTEXT_SWITCH: Declaration = Declaration {
-    id: "os/ctxswitch",
-    family: "os",
-    seed: "all",
-    summary: "ping-pong between two threads: futex, pipe or eventfd; both on one CPU, or one per CPU",
-    item: "round trip (two wake-ups, two context switches)",
-    requirements: &["a second allowed CPU for the cross-cpu variants"],
-    rate_unit: None,
-};
-
 impl Probe for ContextSwitch {
     type Config = PingPong;
-
-    fn declaration(&self) -> &Declaration {
-        &CONTEXT_SWITCH
-    }
 
     fn configs(&self) -> Vec<PingPong> {
         [false, true]

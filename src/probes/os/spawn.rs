@@ -4,11 +4,14 @@
 
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Declaration, Outcome, Placement, Probe};
+use crate::probes::{Outcome, Placement, Probe};
 use crate::sys::retry_eintr;
 use std::ffi::c_void;
 
-pub struct Thread;
+probe! {
+    /// create a thread that returns at once, and join it
+    pub struct Thread: "os/thread", seed "002", item "create + join";
+}
 
 extern "C" fn thread_returns(_: *mut c_void) -> *mut c_void {
     std::ptr::null_mut()
@@ -21,26 +24,8 @@ named_configs! {
     }
 }
 
-const THREAD: Declaration = Declaration {
-    id: "os/thread",
-    family: "os",
-    seed: "002",
-    summary: "create a thread that returns at once, and join it",
-    item: "create + join",
-    requirements: &[],
-    rate_unit: None,
-};
-
 impl Probe for Thread {
     type Config = ThreadApi;
-
-    fn declaration(&self) -> &Declaration {
-        &THREAD
-    }
-
-    fn configs(&self) -> Vec<ThreadApi> {
-        ThreadApi::ALL.to_vec()
-    }
 
     fn measure(&self, api: &ThreadApi, placement: &Placement, harness: &Harness) -> Outcome {
         // A thread refused (EAGAIN at a thread limit) is a failure, not a
@@ -79,7 +64,11 @@ impl Probe for Thread {
     }
 }
 
-pub struct Fork;
+probe! {
+    /// create a child process that exits at once, and wait for it; vfork shares the address space,
+    /// fork copies the page tables
+    pub struct Fork: "os/fork", seed "all", item "create + exit + wait";
+}
 
 /// The vfork child's whole life: return, which exits it.
 extern "C" fn child_returns(_: *mut c_void) -> libc::c_int {
@@ -93,26 +82,8 @@ named_configs! {
     }
 }
 
-const FORK: Declaration = Declaration {
-    id: "os/fork",
-    family: "os",
-    seed: "all",
-    summary: "create a child process that exits at once, and wait for it; vfork shares the address space, fork copies the page tables",
-    item: "create + exit + wait",
-    requirements: &[],
-    rate_unit: None,
-};
-
 impl Probe for Fork {
     type Config = ForkApi;
-
-    fn declaration(&self) -> &Declaration {
-        &FORK
-    }
-
-    fn configs(&self) -> Vec<ForkApi> {
-        ForkApi::ALL.to_vec()
-    }
 
     fn measure(&self, api: &ForkApi, placement: &Placement, harness: &Harness) -> Outcome {
         // A fork refused (EAGAIN at a process limit) returns at once: a

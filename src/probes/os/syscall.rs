@@ -2,11 +2,14 @@
 
 use crate::harness::Harness;
 use crate::probes::failures::Failures;
-use crate::probes::{Declaration, Outcome, Placement, Probe};
+use crate::probes::{Outcome, Placement, Probe};
 use crate::sys;
 use std::hint::black_box;
 
-pub struct Getpid;
+probe! {
+    /// the null syscall: entry, the mitigations on the way in and out, return
+    pub struct Getpid: "os/getpid", seed "all", item "getpid call", requires ["x86-64 with rdtscp"];
+}
 
 named_configs! {
     pub enum GetpidPath (baseline Syscall) {
@@ -16,26 +19,8 @@ named_configs! {
     }
 }
 
-const GETPID: Declaration = Declaration {
-    id: "os/getpid",
-    family: "os",
-    seed: "all",
-    summary: "the null syscall: entry, the mitigations on the way in and out, return",
-    item: "getpid call",
-    requirements: &["x86-64 with rdtscp"],
-    rate_unit: None,
-};
-
 impl Probe for Getpid {
     type Config = GetpidPath;
-
-    fn declaration(&self) -> &Declaration {
-        &GETPID
-    }
-
-    fn configs(&self) -> Vec<GetpidPath> {
-        GetpidPath::ALL.to_vec()
-    }
 
     fn measure(&self, path: &GetpidPath, placement: &Placement, harness: &Harness) -> Outcome {
         let failures = Failures::new();
@@ -56,7 +41,14 @@ impl Probe for Getpid {
     }
 }
 
-pub struct ClockGettime;
+probe! {
+    /// CLOCK_MONOTONIC through the vDSO (no crossing) vs through the raw syscall
+    pub struct ClockGettime: "os/clock_gettime", seed "all", item "clock_gettime call",
+        requires [
+            "x86-64 with rdtscp",
+            "a vDSO-capable clocksource for the vdso variant to bypass",
+        ];
+}
 
 named_configs! {
     pub enum ClockPath (baseline Vdso) {
@@ -65,29 +57,8 @@ named_configs! {
     }
 }
 
-const CLOCK_GETTIME: Declaration = Declaration {
-    id: "os/clock_gettime",
-    family: "os",
-    seed: "all",
-    summary: "CLOCK_MONOTONIC through the vDSO (no crossing) vs through the raw syscall",
-    item: "clock_gettime call",
-    requirements: &[
-        "x86-64 with rdtscp",
-        "a vDSO-capable clocksource for the vdso variant to bypass",
-    ],
-    rate_unit: None,
-};
-
 impl Probe for ClockGettime {
     type Config = ClockPath;
-
-    fn declaration(&self) -> &Declaration {
-        &CLOCK_GETTIME
-    }
-
-    fn configs(&self) -> Vec<ClockPath> {
-        ClockPath::ALL.to_vec()
-    }
 
     fn measure(&self, path: &ClockPath, placement: &Placement, harness: &Harness) -> Outcome {
         let mut ts = libc::timespec {

@@ -19,8 +19,7 @@ use super::algorithms::{self, Algorithm, Hasher, Output};
 use crate::harness::{Harness, tsc};
 use crate::probes::wake_latency::WakeLatency;
 use crate::probes::{
-    Config, Declaration, Figure, Outcome, Placement, Probe, Role, Unsupported,
-    measure_in_own_thread,
+    Config, Figure, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -91,11 +90,7 @@ impl Serialize for Chunking {
 
 impl Config for Chunking {
     fn role(&self) -> Role {
-        if self.policy == Policy::Never && self.chunk == BUFFER_BYTES {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.policy == Policy::Never && self.chunk == BUFFER_BYTES)
     }
 
     fn bytes_per_item(&self) -> Option<u64> {
@@ -149,24 +144,15 @@ impl Stretches {
     }
 }
 
-pub struct Chunked;
-
-const CHUNKED: Declaration = Declaration {
-    id: "section/chunked",
-    family: "section",
-    seed: "004",
-    summary: "hash 16 MiB in chunks, yielding never, after every chunk, or when a same-CPU co-runner waits",
-    item: "16 MiB buffer",
-    requirements: &["SCHED_FIFO for the worker and co-runner threads (else SCHED_OTHER, noted)"],
-    rate_unit: None,
-};
+probe! {
+    /// hash 16 MiB in chunks, yielding never, after every chunk, or when a same-CPU co-runner
+    /// waits
+    pub struct Chunked: "section/chunked", seed "004", item "16 MiB buffer",
+        requires ["SCHED_FIFO for the worker and co-runner threads (else SCHED_OTHER, noted)"];
+}
 
 impl Probe for Chunked {
     type Config = Chunking;
-
-    fn declaration(&self) -> &Declaration {
-        &CHUNKED
-    }
 
     fn configs(&self) -> Vec<Chunking> {
         [Policy::Never, Policy::EveryChunk, Policy::WhenWaiting]

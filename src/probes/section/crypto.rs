@@ -17,15 +17,9 @@ pub struct Crypto {
 const fn crypto(id: &'static str, bytes: usize) -> Crypto {
     Crypto {
         bytes,
-        declaration: Declaration {
-            id,
-            family: "section",
-            seed: "004",
-            summary: "hash, encrypt or decrypt one buffer whole, with the fastest code the crates pick here",
-            item: "buffer",
-            requirements: &[],
-            rate_unit: None,
-        },
+        declaration: Declaration::new(id, "004", "buffer").summary(
+            "hash, encrypt or decrypt one buffer whole, with the fastest code the crates pick here",
+        ),
     }
 }
 
@@ -86,12 +80,10 @@ pub fn buffer(bytes: usize) -> Vec<u8> {
     (0..bytes).map(|i| (i * 131 + 7) as u8).collect()
 }
 
+described_by_field!(Crypto);
+
 impl Probe for Crypto {
     type Config = Cipher;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     /// Every algorithm, and both directions of the ones that encrypt.
     fn configs(&self) -> Vec<Cipher> {

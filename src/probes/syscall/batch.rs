@@ -11,7 +11,7 @@ use io_uring::{IoUring, opcode, types};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 pub const SIZES: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
@@ -55,17 +55,8 @@ pub struct Batch {
 const fn batch(id: &'static str, sink: Sink) -> Batch {
     Batch {
         sink,
-        declaration: Declaration {
-            id,
-            family: "syscall",
-            seed: "001",
-            summary: "N one-byte buffers per kernel crossing: N writes, one writev, or one io_uring enter",
-            item: "one-byte buffer",
-            requirements: &[
-                "io_uring (kernel 5.6+, not disabled by sysctl) for the io_uring variants",
-            ],
-            rate_unit: None,
-        },
+        declaration: Declaration::new(id, "001", "one-byte buffer").summary("N one-byte buffers per kernel crossing: N writes, one writev, or one io_uring enter")
+        .requires(&["io_uring (kernel 5.6+, not disabled by sysctl) for the io_uring variants"]),
     }
 }
 
@@ -105,18 +96,11 @@ impl Serialize for Buffers {
 
 impl Config for Buffers {
     fn role(&self) -> Role {
-        if self.api == Api::Write && self.n == 1 {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.api == Api::Write && self.n == 1)
     }
 
     fn batch(&self) -> Option<Batched> {
-        Some(Batched {
-            group: self.api.name().to_string(),
-            size: self.n as u64,
-        })
+        Some(Batched::new(self.api.name(), self.n as u64))
     }
 }
 
@@ -136,12 +120,10 @@ fn io_uring_refusal() -> Option<Unsupported> {
     }
 }
 
+described_by_field!(Batch);
+
 impl Probe for Batch {
     type Config = Buffers;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Buffers> {
         let sink = self.sink;
@@ -211,6 +193,25 @@ pub fn open_sink(sink: Sink) -> std::io::Result<SinkFds> {
 }
 
 impl SinkFds {
+    /// Times batches of `n` buffers, `batch` sending one batch to the
+    /// sink's descriptor; the sink is drained untimed between samples.
+    fn time_batches(
+        &self,
+        harness: &Harness,
+        n: usize,
+        mut batch: impl FnMut(RawFd),
+    ) -> Option<Measurement> {
+        let fd = self.write.as_raw_fd();
+        harness.in_groups_of(n as u64).measure_prepared(
+            |_| self.drain(),
+            |_, items| {
+                for _ in 0..items / n as u64 {
+                    batch(fd);
+                }
+            },
+        )
+    }
+
     /// Empties the pipe, untimed, so the next batch never blocks or fails.
     fn drain(&self) {
         if let Some(read) = &self.drain {
@@ -223,33 +224,29 @@ impl SinkFds {
 
 static BYTE: u8 = b'x';
 
+/// One write per buffer: the crossing paid per item.
 fn measure_writes(
     harness: &Harness,
     sink: &SinkFds,
     n: usize,
     failures: &Failures,
 ) -> Option<Measurement> {
-    let fd = sink.write.as_raw_fd();
-    harness.in_groups_of(n as u64).measure_prepared(
-        |_| sink.drain(),
-        |_, items| {
-            for _ in 0..items {
-                // SAFETY: writes one byte from a static to our own fd.
-                let result =
-                    retry_eintr(|| unsafe { libc::write(fd, (&raw const BYTE).cast(), 1) });
-                failures.check_io("write", result, 1);
-            }
-        },
-    )
+    sink.time_batches(harness, n, |fd| {
+        for _ in 0..n {
+            // SAFETY: writes one byte from a static to our own fd.
+            let result = retry_eintr(|| unsafe { libc::write(fd, (&raw const BYTE).cast(), 1) });
+            failures.check_io("write", result, 1);
+        }
+    })
 }
 
+/// One writev of `n` one-byte iovecs: one crossing per batch.
 fn measure_writev(
     harness: &Harness,
     sink: &SinkFds,
     n: usize,
     failures: &Failures,
 ) -> Option<Measurement> {
-    let fd = sink.write.as_raw_fd();
     let iov = vec![
         libc::iovec {
             iov_base: (&raw const BYTE).cast_mut().cast(),
@@ -257,17 +254,11 @@ fn measure_writev(
         };
         n
     ];
-    harness.in_groups_of(n as u64).measure_prepared(
-        |_| sink.drain(),
-        |_, items| {
-            for _ in 0..items / n as u64 {
-                // SAFETY: n iovecs, each one readable byte.
-                let result =
-                    retry_eintr(|| unsafe { libc::writev(fd, iov.as_ptr(), n as libc::c_int) });
-                failures.check_io("writev", result, n);
-            }
-        },
-    )
+    sink.time_batches(harness, n, |fd| {
+        // SAFETY: n iovecs, each one readable byte.
+        let result = retry_eintr(|| unsafe { libc::writev(fd, iov.as_ptr(), n as libc::c_int) });
+        failures.check_io("writev", result, n);
+    })
 }
 
 /// Submits `n` one-byte writes to `fd` and waits for all of them; returns
@@ -301,21 +292,15 @@ fn measure_io_uring(
     sink: &SinkFds,
     n: usize,
 ) -> Result<Option<Measurement>, Unsupported> {
-    let fd = sink.write.as_raw_fd();
     let mut ring = IoUring::new(SIZES[SIZES.len() - 1] as u32)
         .map_err(|e| Unsupported::io("io_uring_setup", &e))?;
     let mut short = 0usize;
-    let measurement = harness.in_groups_of(n as u64).measure_prepared(
-        |_| sink.drain(),
-        |_, items| {
-            for _ in 0..items / n as u64 {
-                match io_uring_write_batch(&mut ring, fd, n) {
-                    Ok(bytes) if bytes == n => {}
-                    _ => short += 1,
-                }
-            }
-        },
-    );
+    let measurement = sink.time_batches(harness, n, |fd| {
+        match io_uring_write_batch(&mut ring, fd, n) {
+            Ok(bytes) if bytes == n => {}
+            _ => short += 1,
+        }
+    });
     if short > 0 {
         return Err(Unsupported::errno(
             "io_uring write",

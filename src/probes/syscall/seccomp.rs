@@ -8,9 +8,7 @@
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
-use crate::probes::{
-    Config, Declaration, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
-};
+use crate::probes::{Config, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread};
 use crate::sys;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -20,7 +18,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub struct Seccomp;
+probe! {
+    /// raw getpid with F filters of R rules: number-only (cacheable) or argument-reading
+    pub struct Seccomp: "syscall/seccomp", seed "004", item "getpid call",
+        requires ["seccomp filters (CONFIG_SECCOMP_FILTER) and permission to set no_new_privs"];
+}
 
 const FILTERS: [usize; 4] = [1, 2, 4, 8];
 const RULES: [usize; 3] = [1, 10, 50];
@@ -63,11 +65,7 @@ impl fmt::Display for Filters {
 
 impl Config for Filters {
     fn role(&self) -> Role {
-        if self.kind == FilterKind::None {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.kind == FilterKind::None)
     }
 }
 
@@ -121,22 +119,8 @@ pub fn speculation_state() -> Vec<(&'static str, i32)> {
         .collect()
 }
 
-const SECCOMP: Declaration = Declaration {
-    id: "syscall/seccomp",
-    family: "syscall",
-    seed: "004",
-    summary: "raw getpid with F filters of R rules: number-only (cacheable) or argument-reading",
-    item: "getpid call",
-    requirements: &["seccomp filters (CONFIG_SECCOMP_FILTER) and permission to set no_new_privs"],
-    rate_unit: None,
-};
-
 impl Probe for Seccomp {
     type Config = Filters;
-
-    fn declaration(&self) -> &Declaration {
-        &SECCOMP
-    }
 
     fn configs(&self) -> Vec<Filters> {
         let none = Filters {

@@ -48,15 +48,9 @@ const fn spec_ctrl(
 ) -> SpecCtrl {
     SpecCtrl {
         workload,
-        declaration: Declaration {
-            id,
-            family: "syscall",
-            seed: "004",
-            summary,
-            item,
-            requirements: &["a control the kernel lets tasks set (PR_SPEC_PRCTL in its state)"],
-            rate_unit: None,
-        },
+        declaration: Declaration::new(id, "004", item)
+            .summary(summary)
+            .requires(&["a control the kernel lets tasks set (PR_SPEC_PRCTL in its state)"]),
     }
 }
 
@@ -154,20 +148,14 @@ impl Serialize for Setting {
 
 impl Config for Setting {
     fn role(&self) -> Role {
-        if self.0.is_none() {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.0.is_none())
     }
 }
 
+described_by_field!(SpecCtrl);
+
 impl Probe for SpecCtrl {
     type Config = Setting;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Setting> {
         let set = (0..CONTROLS.len()).flat_map(|i| [true, false].map(|e| Setting(Some((i, e)))));

@@ -31,17 +31,9 @@ pub struct Release {
 const fn release(id: &'static str, log2_entries: u32) -> Release {
     Release {
         log2_entries,
-        declaration: Declaration {
-            id,
-            family: "teardown",
-            seed: "000",
-            summary: "release an index under its mutex while a same-CPU and a cross-CPU co-runner take the mutex for lookups",
-            item: "entry released",
-            requirements: &[
+        declaration: Declaration::new(id, "000", "entry released").summary("release an index under its mutex while a same-CPU and a cross-CPU co-runner take the mutex for lookups").requires(&[
                 "a second CPU for the cross-CPU co-runner (else it is left out, noted)",
-            ],
-            rate_unit: None,
-        },
+            ]),
     }
 }
 
@@ -110,11 +102,7 @@ impl Serialize for Releasing {
 
 impl Config for Releasing {
     fn role(&self) -> Role {
-        if self.policy == Policy::Every(1) {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.policy == Policy::Every(1))
     }
 
     fn batch(&self) -> Option<Batched> {
@@ -208,12 +196,10 @@ fn summarise(record: &Lookups, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64,
     (rate, Some((quantile(&waits, 0.99), waits[waits.len() - 1])))
 }
 
+described_by_field!(Release);
+
 impl Probe for Release {
     type Config = Releasing;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Releasing> {
         let entries = 1u64 << self.log2_entries;

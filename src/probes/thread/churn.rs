@@ -84,11 +84,7 @@ impl Config for Churning {
     /// The seed's question: what each alternative saves against the TLS
     /// channel.
     fn role(&self) -> Role {
-        if self.channel == Channel::Tls {
-            Role::Baseline
-        } else {
-            Role::Compared
-        }
+        Role::baseline_if(self.channel == Channel::Tls)
     }
 }
 
@@ -100,15 +96,7 @@ pub struct Churn {
 const fn churn(id: &'static str, threads: usize) -> Churn {
     Churn {
         threads,
-        declaration: Declaration {
-            id,
-            family: "thread",
-            seed: "002",
-            summary: "create T threads, each signals its creator once over its own channel, join them all",
-            item: "thread (create, channel, one signal, join)",
-            requirements: &[],
-            rate_unit: None,
-        },
+        declaration: Declaration::new(id, "002", "thread (create, channel, one signal, join)").summary("create T threads, each signals its creator once over its own channel, join them all"),
     }
 }
 
@@ -234,12 +222,10 @@ fn batch(
     received.and(joined)
 }
 
+described_by_field!(Churn);
+
 impl Probe for Churn {
     type Config = Churning;
-
-    fn declaration(&self) -> &Declaration {
-        &self.declaration
-    }
 
     fn configs(&self) -> Vec<Churning> {
         let threads = self.threads;
