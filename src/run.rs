@@ -205,7 +205,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         .collect();
     Ok(RunDocument {
         schema: results::SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION"),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
         build: results::BuildIdentity::of_this_binary(),
         started_at,
         finished_at: chrono::Local::now().to_rfc3339(),

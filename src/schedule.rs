@@ -25,12 +25,12 @@ use crate::harness::states::StateModel;
 use crate::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, Toll, Unsupported, Variant,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Duration;
 
 /// Why a variant got no more rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stop {
     /// The round-level interval met the target.

@@ -28,7 +28,7 @@ fn phase_shares_follow_the_work_and_add_up_to_the_whole() {
             }
         })
         .expect("measured");
-    let names: Vec<_> = m.phases.iter().map(|p| p.name).collect();
+    let names: Vec<_> = m.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
         ["light", "heavy"],

@@ -73,8 +73,8 @@ fn probe_table(rows: &[&Record]) -> Table {
     by_phase_count.sort_by_key(|r| std::cmp::Reverse(r.phases.len()));
     let mut phases: Vec<&str> = Vec::new();
     for phase in by_phase_count.iter().flat_map(|r| r.phases.iter()) {
-        if !phases.contains(&phase.name) {
-            phases.push(phase.name);
+        if !phases.contains(&phase.name.as_str()) {
+            phases.push(&phase.name);
         }
     }
     let baseline = rows

@@ -8,21 +8,21 @@
 use crate::probes::{Kind, Unsupported};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// Counter values for one measurement.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CounterReport {
     /// Whose events were counted.
-    pub scope: &'static str,
+    pub scope: String,
     /// Whether kernel-mode events were counted too (needs root, CAP_PERFMON
     /// or perf_event_paranoid <= 1).
     pub kernel_included: bool,
     /// Event count divided by the items timed while counting.
-    pub per_item: BTreeMap<&'static str, f64>,
-    pub totals: BTreeMap<&'static str, u64>,
+    pub per_item: BTreeMap<String, f64>,
+    pub totals: BTreeMap<String, u64>,
     /// Whether the hardware events (cycles, instructions, branch and dTLB
     /// misses) could be counted.
     pub hardware: HardwareCounters,
@@ -33,7 +33,7 @@ pub struct CounterReport {
 }
 
 /// Whether this machine counts hardware events, and if not, why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum HardwareCounters {
     Available,
@@ -170,11 +170,11 @@ impl CounterSet {
             let Some(value) = scaled(value, enabled, running) else {
                 continue;
             };
-            totals.insert(*name, value);
-            per_item.insert(*name, value as f64 / items.max(1) as f64);
+            totals.insert(name.to_string(), value);
+            per_item.insert(name.to_string(), value as f64 / items.max(1) as f64);
         }
         Ok(CounterReport {
-            scope: "measuring thread",
+            scope: "measuring thread".into(),
             kernel_included: self.kernel_included,
             per_item,
             totals,

@@ -39,7 +39,7 @@ use crate::probes::Unsupported;
 use counters::{CounterReport, CounterSet};
 use machine::{Live, Machine};
 use phases::{Laps, PhaseCost};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stats::{LineFit, Summary};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long and how precisely to measure each probe variant.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
     /// Stop adding rounds once the round-level 95% CI half-width is within
     /// this percentage of the headline figure.

@@ -6,7 +6,7 @@
 
 use super::stats::{self, median};
 use super::tsc;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The phase stopwatch a batch is handed; see the module comment.
 pub struct Laps {
@@ -55,7 +55,7 @@ impl Laps {
 
 /// What the phase marks add to a phased figure: each mark is a fenced TSC
 /// read inside the timed batch.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct MarkCost {
     /// One mark, measured by timing a run of marks with nothing between.
     pub ticks_per_mark: f64,
@@ -92,9 +92,9 @@ pub fn mark_ticks() -> f64 {
 }
 
 /// One phase's cost per item and its share of the item's total.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseCost {
-    pub name: &'static str,
+    pub name: String,
     /// Ticks per item: the median over samples, and its bootstrap 95% CI.
     pub median_ticks: f64,
     pub ci95_ticks: (f64, f64),
@@ -134,7 +134,7 @@ pub fn summarise(names: &[&'static str], samples: &[(u64, Vec<u64>)]) -> Vec<Pha
             let (median_ticks, ci95_ticks) = median_and_ci(&per_item);
             let (share_pct, share_ci95_pct) = median_and_ci(&shares);
             PhaseCost {
-                name,
+                name: name.to_string(),
                 median_ticks,
                 ci95_ticks,
                 share_pct,
@@ -173,7 +173,7 @@ mod tests {
             sample(1, &[100, 0, 300]),
         ];
         let phases = summarise(&["a", "never", "c"], &samples);
-        let names: Vec<_> = phases.iter().map(|p| p.name).collect();
+        let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["a", "c"], "a phase no sample marked is left out");
         assert_eq!(phases[0].median_ticks, 100.0);
         assert_eq!(phases[1].median_ticks, 300.0);

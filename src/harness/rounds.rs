@@ -11,7 +11,7 @@
 //! differs by; pooled samples would hide it behind their sheer number.
 
 use super::stats::{median, quantile};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Fewer rounds than this give no interval.
 pub const MIN_ROUNDS_FOR_CI: usize = 5;
@@ -31,7 +31,7 @@ pub struct RoundFigure {
 }
 
 /// Which rounds the headline figure is the median of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Basis {
     /// The machine showed two states; the rounds classed quiet.
@@ -54,7 +54,7 @@ impl Basis {
 }
 
 /// A variant's figures over its rounds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Estimate {
     pub cost: f64,
     /// Two-level bootstrap 95% interval of `cost`; None under
@@ -163,7 +163,7 @@ pub struct Pair {
 }
 
 /// Ratio and difference against the baseline from pairs of rounds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Paired {
     /// Median of the pairs' ratios and of their differences (ticks), with
     /// bootstrap 95% intervals over pairs.
@@ -173,7 +173,7 @@ pub struct Paired {
     pub delta_ci95: Option<(f64, f64)>,
     pub pairs: usize,
     /// "quiet" when only pairs of two quiet rounds were used, else "all".
-    pub basis: &'static str,
+    pub basis: String,
 }
 
 /// Pairs of two quiet rounds when the machine showed two states and there
@@ -199,7 +199,7 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         delta,
         delta_ci95,
         pairs: used.len(),
-        basis,
+        basis: basis.to_string(),
     })
 }
 
@@ -276,11 +276,11 @@ mod tests {
         }));
         let p = paired(&pairs, true, 1).unwrap();
         assert_eq!(
-            (p.ratio, p.delta, p.pairs, p.basis),
+            (p.ratio, p.delta, p.pairs, p.basis.as_str()),
             (2.0, 100.0, 10, "quiet")
         );
         let all = paired(&pairs, false, 1).unwrap();
-        assert_eq!((all.pairs, all.basis), (40, "all"));
+        assert_eq!((all.pairs, all.basis.as_str()), (40, "all"));
         assert!(paired(&[], true, 1).is_none());
     }
 }

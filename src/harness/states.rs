@@ -14,7 +14,7 @@
 //! a clean two-cluster split finds, whichever is lower.
 
 use super::stats::quantile;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A reading this far above the fast reference is no longer quiet. The
 /// canary's own spread in one state is a few percent (the best of several
@@ -36,7 +36,7 @@ const MIN_READINGS: usize = 8;
 const MIN_SLOW_SHARE: f64 = 0.03;
 
 /// How the run's canary readings split into a quiet and a slow state.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StateModel {
     /// Canary ticks per call at or below which a reading is quiet.
     pub quiet_threshold: f64,
@@ -111,10 +111,10 @@ impl StateModel {
 }
 
 /// The run's states as the report states them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MachineStates {
     /// The workload timed between rounds.
-    pub canary: &'static str,
+    pub canary: String,
     #[serde(flatten)]
     pub model: StateModel,
     /// Slow state's canary over the quiet state's, when there are two.
@@ -191,7 +191,7 @@ impl MachineStates {
             None => summary,
         };
         MachineStates {
-            canary: super::canary::DESCRIPTION,
+            canary: super::canary::DESCRIPTION.to_string(),
             slowdown: model.slowdown(),
             model,
             steal_pct,

@@ -2,7 +2,7 @@
 //! the median, MAD, quantiles, Tukey outlier counts, and the least-squares
 //! line the harness uses to remove the timer's fixed overhead.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Quantile `q` in [0, 1] of sorted data, linear interpolation between order
 /// statistics (Hyndman & Fan type 7, what R and NumPy use by default).
@@ -28,7 +28,7 @@ pub fn mad(values: &[f64], center: f64) -> f64 {
 
 /// Counts of samples outside Tukey's fences: mild beyond 1.5 IQR from the
 /// quartiles, severe beyond 3 IQR.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TukeyOutliers {
     pub low_severe: usize,
     pub low_mild: usize,
@@ -128,7 +128,7 @@ fn select_median(values: &mut [f64]) -> f64 {
 }
 
 /// A least-squares line `y = intercept + slope * x`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LineFit {
     pub slope: f64,
     pub intercept: f64,
@@ -205,7 +205,7 @@ fn r_squared(xs: &[f64], ys: &[f64], slope: f64, intercept: f64) -> f64 {
 
 /// The amortization model every batching probe shares:
 /// cost per item(B) = per_item + per_batch / B.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Amortization {
     /// The work every item pays.
     pub per_item: f64,
@@ -267,7 +267,7 @@ pub fn student_t_975(dof: usize) -> f64 {
 }
 
 /// Everything reported about one distribution of per-item costs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,
     pub median: f64,

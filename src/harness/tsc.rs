@@ -6,7 +6,7 @@
 //! rdtscp also returns IA32_TSC_AUX, which Linux sets to the CPU number, so a
 //! sample that migrated between its two reads is recognised and dropped.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::arch::x86_64::{__rdtscp, _mm_lfence};
 use std::time::Duration;
 
@@ -48,7 +48,7 @@ pub fn rdtscp_available() -> bool {
 }
 
 /// Where the TSC frequency used to convert ticks to ns came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TscFrequency {
     /// The frequency used for conversions.
     pub mhz: f64,

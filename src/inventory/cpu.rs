@@ -2,7 +2,7 @@
 //! the hypervisor, and the kernel's own verdict per vulnerability.
 
 use super::root::{Root, UNKNOWN, or_unknown};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Flags that decide which mitigations a kernel can use and what they cost.
@@ -33,7 +33,7 @@ pub const RELEVANT_FLAGS: &[&str] = &[
     "hypervisor",
 ];
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cpu {
     pub vendor: String,
     pub model_name: String,

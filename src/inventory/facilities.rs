@@ -5,9 +5,9 @@
 use super::kernel::Kernel;
 use super::root::{Root, UNKNOWN, or_unknown};
 use crate::harness::counters;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Facilities {
     pub perf_event_paranoid: String,
     /// "available", or "unavailable: <reason>", or "unknown".

@@ -4,9 +4,9 @@
 //! runs whose identity says they are comparable.
 
 use super::root::{Root, UNKNOWN, or_unknown};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Identity {
     pub hostname: String,
     /// /etc/machine-id: the same across boots of one installation.

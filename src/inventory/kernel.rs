@@ -2,11 +2,11 @@
 //! preemption model, the clocksource, and its boot log.
 
 use super::root::{Root, UNKNOWN, or_unknown};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Kernel {
     pub release: String,
     pub version: String,
@@ -21,7 +21,7 @@ pub struct Kernel {
     pub available_clocksources: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Preemption {
     /// none, voluntary, full, lazy, full (PREEMPT_RT), or unknown.
     pub model: String,

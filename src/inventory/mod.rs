@@ -15,12 +15,12 @@ pub use kernel::{Kernel, Preemption, parse_config};
 pub use root::{Root, UNKNOWN};
 
 use crate::harness::tsc::{self, TscFrequency};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Inventory {
     pub root: String,
     /// Whether this describes the running system (live checks included).

@@ -107,12 +107,12 @@ mod unsupported;
 pub use unsupported::{Kind, Unsupported};
 
 use crate::harness::{Harness, Measurement};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
 /// A family groups probes that reproduce one seed document.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Family {
     pub name: &'static str,
     pub title: &'static str,
@@ -232,7 +232,7 @@ impl Serialize for Declaration {
 }
 
 /// What a variant is to the other variants of its probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     /// The variant the others are compared with; one per probe.
@@ -258,7 +258,7 @@ impl Role {
 /// A variant that belongs to a series of batch sizes: `group` names the
 /// series (the variant's name without its batch size), `size` is the
 /// items per batch. The amortization fit runs over each series.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batched {
     pub group: String,
     pub size: u64,
@@ -341,7 +341,7 @@ pub trait Probe: Described + Sync {
 
 /// A variant as the scheduler, the results and the listing see it, its
 /// config rendered; `index` finds the config again.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Variant {
     #[serde(skip)]
     pub index: usize,
@@ -467,16 +467,20 @@ pub struct Measured {
 }
 
 /// A figure a probe measured beside the harness's cost per item.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Figure {
-    pub name: &'static str,
+    pub name: String,
     pub value: f64,
-    pub unit: &'static str,
+    pub unit: String,
 }
 
 impl Figure {
-    pub fn new(name: &'static str, value: f64, unit: &'static str) -> Figure {
-        Figure { name, value, unit }
+    pub fn new(name: &str, value: f64, unit: &str) -> Figure {
+        Figure {
+            name: name.to_string(),
+            value,
+            unit: unit.to_string(),
+        }
     }
 }
 

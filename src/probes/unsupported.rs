@@ -4,12 +4,12 @@
 //! second CPU" from "denied by seccomp (EPERM)" by the kind, never by
 //! parsing the sentence.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io;
 
 /// The kind of reason, with what a program needs to act on it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Kind {
     /// More CPUs than the run may use.
@@ -34,7 +34,7 @@ pub enum Kind {
 }
 
 /// A reason a variant cannot run or be measured here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 pub struct Unsupported {
     #[serde(flatten)]
     pub kind: Kind,

@@ -132,7 +132,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             ..Rounds::default()
         },
         counters: Counters::NotCounted {
-            reason: "not measured",
+            reason: "not measured".into(),
         },
         phases: Vec::new(),
         estimated_phase_marks_ticks: None,
@@ -180,12 +180,12 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
                     counting_round_ticks,
                 },
                 None => Counters::NotCounted {
-                    reason: "the counting round opened no counters",
+                    reason: "the counting round opened no counters".into(),
                 },
             }
         }
         None => Counters::NotCounted {
-            reason: "the run was interrupted before the counting round",
+            reason: "the run was interrupted before the counting round".into(),
         },
     };
     record
@@ -258,7 +258,7 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
             .collect(),
         canary_before: round.canary_before,
         canary_after: round.canary_after,
-        state: if round.quiet(model) { "quiet" } else { "slow" },
+        state: if round.quiet(model) { "quiet" } else { "slow" }.to_string(),
         worker_pid: round.worker_pid,
     }
 }
@@ -273,7 +273,7 @@ fn derived(
     let ns = tsc.ticks_to_ns(ticks);
     Derived {
         rate: rate_unit.filter(|_| ns > 0.0).map(|unit| Rate {
-            unit,
+            unit: unit.to_string(),
             millions_per_s: 1000.0 / ns,
         }),
         toll_recovered: None,
@@ -352,7 +352,7 @@ fn toll_recovered_interval(
 /// Each figure a probe measured beside the cost, as the median over rounds.
 fn figures_over(rounds: &[&Round]) -> Vec<Figure> {
     let all = || rounds.iter().flat_map(|r| r.measured.figures.iter());
-    first_seen(all().map(|f| (f.name, f.unit)))
+    first_seen(all().map(|f| (f.name.as_str(), f.unit.as_str())))
         .into_iter()
         .filter_map(|(name, unit)| {
             let values: Vec<f64> = all().filter(|f| f.name == name).map(|f| f.value).collect();
@@ -380,7 +380,7 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
         rounds
             .iter()
             .flat_map(|r| r.measured.measurement.phases.iter())
-            .map(|p| p.name),
+            .map(|p| p.name.as_str()),
     )
     .into_iter()
     .map(|name| {
@@ -400,7 +400,7 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
         let (median_ticks, ticks_ci) = rounds::median_with_ci(&ticks, seed);
         let (share_pct, share_ci) = rounds::median_with_ci(&shares, seed);
         PhaseCost {
-            name,
+            name: name.to_string(),
             median_ticks,
             ci95_ticks: ticks_ci.unwrap_or_else(|| hull(|p| p.ci95_ticks)),
             share_pct,
@@ -451,12 +451,12 @@ mod tests {
                 delta_ticks: 0.0,
                 delta_ci95_ticks: None,
                 pairs: 10,
-                basis: "all",
+                basis: "all".into(),
             }),
             layout: None,
             derived: Derived::default(),
             rounds: Rounds::default(),
-            counters: Counters::NotCounted { reason: "test" },
+            counters: Counters::NotCounted { reason: "test".into() },
             phases: Vec::new(),
             estimated_phase_marks_ticks: None,
             notes: Vec::new(),

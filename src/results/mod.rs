@@ -13,7 +13,7 @@ use crate::harness::Settings;
 use crate::harness::states::MachineStates;
 use crate::harness::stats::{self, Amortization};
 use crate::inventory::Inventory;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears. 2: figures from
 /// rounds (`cost_*` replaces `median_*`), machine states, paired ratios,
@@ -24,28 +24,28 @@ pub const SCHEMA_VERSION: u32 = 3;
 
 /// What built the mitbench that made a run: figures from another commit or
 /// compiler may differ for that reason alone.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BuildIdentity {
-    pub git_commit: &'static str,
-    pub rustc: &'static str,
-    pub profile: &'static str,
+    pub git_commit: String,
+    pub rustc: String,
+    pub profile: String,
     /// The C compiler of the cflags family's kernels (their flags are in
     /// each variant's params).
-    pub c_compiler: &'static str,
+    pub c_compiler: String,
 }
 
 impl BuildIdentity {
     pub fn of_this_binary() -> BuildIdentity {
         BuildIdentity {
-            git_commit: env!("MITBENCH_GIT_COMMIT"),
-            rustc: env!("MITBENCH_RUSTC"),
-            profile: env!("MITBENCH_PROFILE"),
-            c_compiler: crate::probes::cflags_compiler(),
+            git_commit: env!("MITBENCH_GIT_COMMIT").to_string(),
+            rustc: env!("MITBENCH_RUSTC").to_string(),
+            profile: env!("MITBENCH_PROFILE").to_string(),
+            c_compiler: crate::probes::cflags_compiler().to_string(),
         }
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSettings {
     pub quick: bool,
     pub probe_patterns: Vec<String>,
@@ -58,10 +58,10 @@ pub struct RunSettings {
 }
 
 /// Everything one run produced; what `--json` writes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunDocument {
     pub schema: u32,
-    pub tool_version: &'static str,
+    pub tool_version: String,
     /// What built this mitbench.
     pub build: BuildIdentity,
     pub started_at: String,
@@ -78,7 +78,7 @@ pub struct RunDocument {
     pub amortization: Vec<AmortizationFit>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AmortizationFit {
     pub id: String,
     /// The variants' common name without the batch size ("" when they are

@@ -8,10 +8,10 @@ use crate::harness::phases::PhaseCost;
 use crate::harness::rounds::Basis;
 use crate::probes::{Batched, Figure, Role, Unsupported};
 use crate::schedule::Stop;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     pub id: String,
     pub family: String,
@@ -65,7 +65,7 @@ impl Record {
 }
 
 /// The headline cost of one item and what stands beside it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cost {
     /// The median of the rounds `estimator` names: the quiet-state cost.
     pub ticks: f64,
@@ -101,7 +101,7 @@ pub struct Cost {
 /// Against the baseline, per pair of rounds adjacent in time (the
 /// variant's round and the baseline's nearest one): the median ratio and
 /// difference, each with a bootstrap 95% interval over the pairs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub ratio: f64,
     pub ratio_ci95: Option<[f64; 2]>,
@@ -109,21 +109,21 @@ pub struct Comparison {
     pub delta_ci95_ticks: Option<[f64; 2]>,
     pub pairs: usize,
     /// "quiet": pairs of two quiet rounds; "all": every pair.
-    pub basis: &'static str,
+    pub basis: String,
 }
 
 /// How far placement alone moved the figure (the largest |ratio - 1| of a
 /// layout control, in percent), and for a compared variant whether its
 /// ratio is within it, so that its difference from the baseline cannot be
 /// told apart from placement.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Layout {
     pub spread_pct: f64,
     pub within_spread: Option<bool>,
 }
 
 /// Figures derived from the cost, each labelled as derived by its place.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Derived {
     /// Millions of items per second from the cost (`unit`, e.g. "Mpps").
     pub rate: Option<Rate>,
@@ -133,21 +133,21 @@ pub struct Derived {
     pub throughput: Option<Throughput>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rate {
-    pub unit: &'static str,
+    pub unit: String,
     pub millions_per_s: f64,
 }
 
 /// (toll - cost) / (toll - reference) in percent, with a conservative 95%
 /// interval from the three costs' intervals.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TollRecovered {
     pub pct: f64,
     pub ci95_pct: Option<[f64; 2]>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Throughput {
     pub bytes_per_item: u64,
     pub ticks_per_byte: f64,
@@ -155,7 +155,7 @@ pub struct Throughput {
 }
 
 /// How the variant's rounds went.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Rounds {
     /// Why the variant got no more rounds.
     pub stopped: Option<Stop>,
@@ -174,7 +174,7 @@ pub struct Rounds {
 }
 
 /// One round as the JSON carries it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoundRow {
     pub pass: usize,
     pub started_s: f64,
@@ -192,13 +192,13 @@ pub struct RoundRow {
     pub canary_before: Option<f64>,
     pub canary_after: Option<f64>,
     /// "quiet" or "slow", by the run's state model.
-    pub state: &'static str,
+    pub state: String,
     pub worker_pid: u32,
 }
 
 /// Hardware counters, taken in a counting round of their own whose timing
 /// never enters `cost`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Counters {
     Counted {
@@ -215,5 +215,5 @@ pub enum Counters {
     },
     /// No counting round: the variant was not measured, or the run was
     /// interrupted first.
-    NotCounted { reason: &'static str },
+    NotCounted { reason: String },
 }
