@@ -3,8 +3,10 @@
 //!
 //! The CLI in `main.rs` is a thin layer over this library; tests use it too.
 
+pub mod compare;
 pub mod export;
 pub mod harness;
+pub mod history;
 pub mod inventory;
 pub mod probes;
 pub mod results;

@@ -1,12 +1,18 @@
 //! The command line: parse, dispatch, exit codes. Exit 0 on success, 1 when
 //! the machine cannot run mitbench or output cannot be written, 2 on bad
-//! input (before anything runs), 130 when Ctrl-C ended a run.
+//! input (before anything runs, or runs that cannot be compared), 3 when
+//! `compare --fail-above` finds a row slower by more than it allows, 130
+//! when Ctrl-C ended a run.
 
 use clap::{Args, Parser, Subcommand};
+use mitbench::compare::{self, RunComparison};
+use mitbench::export::compare::Style;
 use mitbench::export::{self, Exporter, JsonExporter, TableExporter};
 use mitbench::harness::affinity;
+use mitbench::history::{self, History, HistoryError, RunRef};
 use mitbench::inventory::Inventory;
 use mitbench::probes::{self, Placement};
+use mitbench::results::RunDocument;
 use mitbench::run::{self, PlanError, RunOptions};
 use std::io::Write;
 use std::path::PathBuf;
@@ -47,6 +53,71 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "/")]
         root: PathBuf,
     },
+    /// List the stored runs, or reprint one: `history show RUN`
+    History {
+        #[command(subcommand)]
+        show: Option<HistoryCommand>,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        store: HistoryArgs,
+    },
+    /// Compare two runs: what changed on the machine, which rows moved beyond noise, and why
+    #[command(
+        after_help = "A run is a history id, `last`, `last~N` (N runs before the last), or a JSON file \
+                            written by `mitbench run --json`.\n\nExit codes: 0 compared; 2 a run cannot be \
+                            read or is of another schema; 3 with --fail-above, a row is slower by more than \
+                            PCT beyond noise."
+    )]
+    Compare {
+        /// The earlier run
+        #[arg(value_parser = RunRef::parse)]
+        old: RunRef,
+        /// The later run
+        #[arg(value_parser = RunRef::parse)]
+        new: RunRef,
+        /// A change smaller than PCT% is `~` whatever its interval [default: 2]
+        #[arg(long, value_name = "PCT", value_parser = positive_percentage, allow_negative_numbers = true)]
+        threshold: Option<f64>,
+        /// Exit 3 when a row is slower by more than PCT% beyond noise (its interval's lower end)
+        #[arg(long, value_name = "PCT", value_parser = positive_percentage, allow_negative_numbers = true)]
+        fail_above: Option<f64>,
+        /// Print the comparison as JSON
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the comparison as Markdown, for a review
+        #[arg(long)]
+        markdown: bool,
+        #[command(flatten)]
+        store: HistoryArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum HistoryCommand {
+    /// Reprint a stored run's tables
+    Show {
+        /// A history id, `last`, `last~N`, or a JSON file
+        #[arg(value_parser = RunRef::parse)]
+        run: RunRef,
+    },
+}
+
+#[derive(Args, Clone, Default)]
+struct HistoryArgs {
+    /// The history database [default: $XDG_DATA_HOME/mitbench/history.sqlite]
+    #[arg(long, value_name = "PATH")]
+    history: Option<PathBuf>,
+}
+
+impl HistoryArgs {
+    fn path(&self) -> Result<PathBuf, HistoryError> {
+        match &self.history {
+            Some(path) => Ok(path.clone()),
+            None => history::default_path(),
+        }
+    }
 }
 
 #[derive(Args, Clone, Default)]
@@ -78,6 +149,11 @@ struct RunArgs {
     /// No progress bar
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    store: HistoryArgs,
+    /// Do not store this run in the history
+    #[arg(long, conflicts_with = "history")]
+    no_history: bool,
 }
 
 fn positive_percentage(text: &str) -> Result<f64, String> {
@@ -109,6 +185,26 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => run(args),
         Some(Command::List { json }) => list(json),
         Some(Command::Inventory { json, root }) => inventory(json, root),
+        Some(Command::History { show, json, store }) => match show {
+            None => history_list(&store, json),
+            Some(HistoryCommand::Show { run }) => history_show(&store, &run),
+        },
+        Some(Command::Compare {
+            old,
+            new,
+            threshold,
+            fail_above,
+            json,
+            markdown,
+            store,
+        }) => {
+            let style = if markdown {
+                Style::Markdown
+            } else {
+                Style::Terminal
+            };
+            compare_runs(&store, &old, &new, threshold, fail_above, json, style)
+        }
     }
 }
 
@@ -120,14 +216,14 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 fn run(args: RunArgs) -> ExitCode {
     let options = RunOptions {
         quick: args.quick,
-        patterns: args.probes,
-        json: args.json,
+        patterns: args.probes.clone(),
+        json: args.json.clone(),
         cpu: args.cpu,
         target_ci: args.target_ci,
         budget: args.budget,
         quiet: args.quiet,
         seed: args.seed,
-        round_log: args.round_log,
+        round_log: args.round_log.clone(),
     };
     let mut plan = match run::plan(options) {
         Ok(plan) => plan,
@@ -150,6 +246,9 @@ fn run(args: RunArgs) -> ExitCode {
             return fail(1, format!("writing {} failed: {e}", path.display()));
         }
         eprintln!("results written to {}", path.display());
+    }
+    if !args.no_history {
+        store_in_history(&args.store, &doc);
     }
     if doc.interrupted {
         ExitCode::from(130)
@@ -197,5 +296,112 @@ fn print_json(value: &impl serde::Serialize) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(1, format!("serialising JSON failed: {e}")),
+    }
+}
+
+/// Stores a finished run; a history that cannot take it costs a warning,
+/// never the run (its tables are printed and its JSON written already).
+fn store_in_history(store: &HistoryArgs, doc: &RunDocument) {
+    let stored = store
+        .path()
+        .and_then(|path| History::open(&path, true))
+        .and_then(|mut history| {
+            let id = history.store(doc)?;
+            Ok((id, history.path().to_path_buf()))
+        });
+    match stored {
+        Ok((id, path)) => eprintln!("stored as run {id} in {}", path.display()),
+        Err(e) => eprintln!("warning: the run was not stored in the history: {e}"),
+    }
+}
+
+/// The history, when it exists; `None` where there is none yet (a run
+/// named by a file needs none).
+fn open_history(store: &HistoryArgs) -> Result<Option<History>, HistoryError> {
+    let path = store.path()?;
+    if !path.exists() {
+        return Ok(None);
+    }
+    History::open(&path, false).map(Some)
+}
+
+fn history_list(store: &HistoryArgs, json: bool) -> ExitCode {
+    let runs = match open_history(store) {
+        Ok(Some(history)) => history.list(),
+        Ok(None) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    };
+    let runs = match runs {
+        Ok(runs) => runs,
+        Err(e) => return fail(1, e),
+    };
+    if json {
+        return print_json(&runs);
+    }
+    if runs.is_empty() {
+        println!("no runs stored yet: `mitbench run` stores each run");
+        return ExitCode::SUCCESS;
+    }
+    print!("{}", export::render_history(&runs));
+    ExitCode::SUCCESS
+}
+
+fn resolve(store: &HistoryArgs, run: &RunRef) -> Result<RunDocument, HistoryError> {
+    match run {
+        RunRef::File(_) => run.resolve(None),
+        _ => run.resolve(open_history(store)?.as_ref()),
+    }
+}
+
+fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
+    let doc = match resolve(store, run) {
+        Ok(doc) => doc,
+        Err(e) => return fail(2, e),
+    };
+    match TableExporter.render(&doc) {
+        Ok(table) => {
+            let _ = std::io::stdout().write_all(&table);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(1, format!("rendering the table failed: {e}")),
+    }
+}
+
+fn compare_runs(
+    store: &HistoryArgs,
+    old: &RunRef,
+    new: &RunRef,
+    threshold: Option<f64>,
+    fail_above: Option<f64>,
+    json: bool,
+    style: Style,
+) -> ExitCode {
+    let (old_doc, new_doc) = match (resolve(store, old), resolve(store, new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => return fail(2, e),
+    };
+    let comparison: RunComparison = compare::compare(
+        &old_doc,
+        &old.to_string(),
+        &new_doc,
+        &new.to_string(),
+        threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
+    );
+    if json {
+        let code = print_json(&comparison);
+        if code != ExitCode::SUCCESS {
+            return code;
+        }
+    } else {
+        print!("{}", export::compare::render(&comparison, style));
+    }
+    match (fail_above, comparison.worst_slowdown_pct()) {
+        (Some(limit), Some(worst)) if worst > limit => {
+            eprintln!(
+                "a row is slower by at least {worst:.1}% beyond noise, above --fail-above {limit}%"
+            );
+            ExitCode::from(3)
+        }
+        _ => ExitCode::SUCCESS,
     }
 }

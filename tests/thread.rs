@@ -26,7 +26,12 @@ fn churn_phases_are_the_ones_each_channel_has() {
         ),
     ] {
         let m = common::measure("thread/churn-T1", variant);
-        let names: Vec<_> = m.measurement.phases.iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<_> = m
+            .measurement
+            .phases
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
         assert_eq!(names, expected, "{variant}");
         let tiled: f64 = m.measurement.phases.iter().map(|p| p.median_ticks).sum();
         assert!(tiled > 0.0, "{variant}: phases add up to {tiled}");

@@ -97,3 +97,36 @@ fn flag_sets(listing: &[Listed]) -> String {
     }
     out
 }
+
+/// The runs `mitbench history` lists.
+pub fn render_history(runs: &[crate::history::StoredRun]) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header([
+            "id",
+            "started",
+            "host",
+            "kernel",
+            "mitigation words",
+            "probes",
+            "rows",
+        ]);
+    for r in runs {
+        table.add_row(vec![
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.host.clone(),
+            r.kernel.clone(),
+            if r.mitigations.is_empty() {
+                "-".to_string()
+            } else {
+                r.mitigations.clone()
+            },
+            r.probes.split(' ').count().to_string(),
+            r.rows.to_string(),
+        ]);
+    }
+    format!("{table}\n")
+}

@@ -3,13 +3,14 @@
 //! computed once when the record was made (hyperfine's `Exporter` is the
 //! model).
 
+pub mod compare;
 mod json;
 mod listing;
 mod phase_table;
 mod table;
 
 pub use json::JsonExporter;
-pub use listing::render_listing;
+pub use listing::{render_history, render_listing};
 pub use table::{TableExporter, format_cost};
 
 use crate::results::RunDocument;

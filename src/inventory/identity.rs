@@ -5,6 +5,7 @@
 
 use super::root::{Root, UNKNOWN, or_unknown};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Identity {
@@ -22,7 +23,22 @@ pub struct Identity {
     /// The `cpu.max` of this process's cgroup (quota and period, "max"
     /// for none), where the cgroup v2 hierarchy is readable.
     pub cgroup_cpu_max: String,
+    /// The controls this process inherited and that persist across exec:
+    /// its seccomp mode and filters, no_new_privs, and its speculation
+    /// controls (/proc/self/status). A wrapper that set one moves figures
+    /// without any change to the machine.
+    #[serde(default)]
+    pub process_controls: BTreeMap<String, String>,
 }
+
+/// The /proc/self/status lines that name controls inherited across exec.
+const PROCESS_CONTROLS: &[&str] = &[
+    "NoNewPrivs",
+    "Seccomp",
+    "Seccomp_filters",
+    "Speculation_Store_Bypass",
+    "SpeculationIndirectBranch",
+];
 
 pub fn collect(root: &Root) -> Identity {
     let governor = root.read_trimmed("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
@@ -56,7 +72,23 @@ pub fn collect(root: &Root) -> Identity {
         ),
         thp: or_unknown(root.read_trimmed("sys/kernel/mm/transparent_hugepage/enabled")),
         cgroup_cpu_max: or_unknown(cgroup_cpu_max(root)),
+        process_controls: root
+            .read("proc/self/status")
+            .map(|status| process_controls(&status))
+            .unwrap_or_default(),
     }
+}
+
+fn process_controls(status: &str) -> BTreeMap<String, String> {
+    status
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            PROCESS_CONTROLS
+                .contains(&key)
+                .then(|| (key.to_string(), value.trim().to_string()))
+        })
+        .collect()
 }
 
 /// cpu.max of the cgroup named in /proc/self/cgroup's v2 line ("0::/path").
@@ -84,6 +116,20 @@ pub fn cgroup_v2_path(listing: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn process_controls_keep_only_the_inherited_ones() {
+        let status = "Name:\tmitbench\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n\
+                      Speculation_Store_Bypass:\tthread force mitigated\nVmRSS:\t1 kB\n";
+        let controls = process_controls(status);
+        assert_eq!(controls.len(), 4);
+        assert_eq!(controls["Seccomp"], "2");
+        assert_eq!(
+            controls["Speculation_Store_Bypass"],
+            "thread force mitigated"
+        );
+        assert!(!controls.contains_key("VmRSS"));
+    }
 
     #[test]
     fn the_v2_cgroup_line_names_the_path() {

@@ -456,7 +456,9 @@ mod tests {
             layout: None,
             derived: Derived::default(),
             rounds: Rounds::default(),
-            counters: Counters::NotCounted { reason: "test".into() },
+            counters: Counters::NotCounted {
+                reason: "test".into(),
+            },
             phases: Vec::new(),
             estimated_phase_marks_ticks: None,
             notes: Vec::new(),

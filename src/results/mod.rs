@@ -4,6 +4,7 @@
 //! ([`crate::export`]) read it and compute nothing.
 
 mod build;
+pub mod load;
 pub mod record;
 
 pub use build::{Context, probe_records};

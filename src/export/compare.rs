@@ -1,0 +1,211 @@
+//! A comparison of two runs, for a terminal or for pasting into a review
+//! (Markdown). Both come from the same rows; nothing is computed here.
+
+use crate::compare::{RunComparison, Verdict};
+use crate::probes::FAMILIES;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Terminal,
+    Markdown,
+}
+
+const HEADER: [&str; 6] = [
+    "probe",
+    "variant",
+    "old",
+    "new",
+    "change (95% CI)",
+    "verdict",
+];
+
+fn table(style: Style) -> Table {
+    let mut t = Table::new();
+    t.load_style(match style {
+        Style::Terminal => presets::UTF8_BORDERS_ONLY,
+        Style::Markdown => presets::ASCII_MARKDOWN,
+    });
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(HEADER);
+    for column in 2..5 {
+        if let Some(c) = t.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn signed(pct: f64) -> String {
+    format!("{pct:+.1}%")
+}
+
+pub fn render(cmp: &RunComparison, style: Style) -> String {
+    let mut out = String::new();
+    let heading = |out: &mut String, text: &str| {
+        let _ = match style {
+            Style::Terminal => writeln!(out, "\n{text}"),
+            Style::Markdown => writeln!(out, "\n### {text}\n"),
+        };
+    };
+    let _ = writeln!(
+        out,
+        "old: {} ({}, {}, kernel {})\nnew: {} ({}, {}, kernel {})",
+        cmp.old.name,
+        cmp.old.started_at,
+        cmp.old.host,
+        cmp.old.kernel,
+        cmp.new.name,
+        cmp.new.started_at,
+        cmp.new.host,
+        cmp.new.kernel
+    );
+    for w in &cmp.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    let _ = writeln!(
+        out,
+        "the machine's quiet null-syscall canary: {:.0} -> {:.0} ticks ({}); a row that moves by about that much moved with the machine",
+        cmp.old.quiet_canary_ticks,
+        cmp.new.quiet_canary_ticks,
+        signed(cmp.canary_change_pct)
+    );
+
+    heading(&mut out, "What changed on the machine");
+    if cmp.inventory.is_empty() {
+        let _ = writeln!(
+            out,
+            "nothing mitbench records (kernel, command line, vulnerabilities, microcode, CPU, kconfig, process controls)"
+        );
+    } else {
+        for c in &cmp.inventory {
+            let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
+        }
+    }
+
+    for family in FAMILIES {
+        let rows: Vec<_> = cmp
+            .rows
+            .iter()
+            .filter(|r| r.family == family.name)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        heading(&mut out, &format!("{} ({})", family.name, family.title));
+        let mut t = table(style);
+        for r in rows {
+            let ci = r.change_ci95_pct.map_or_else(
+                || "no interval".to_string(),
+                |[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)),
+            );
+            t.add_row(vec![
+                r.id.clone(),
+                r.variant.clone(),
+                format!("{:.1}", r.old_ticks),
+                format!("{:.1}", r.new_ticks),
+                format!("{} {ci}", signed(r.change_pct)),
+                r.verdict.symbol().to_string(),
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    let _ = writeln!(
+        out,
+        "\ncosts in TSC ticks per item, the headline figure of each run; change = new/old - 1 with a bootstrap 95% interval over both runs' rounds; ~: within noise or below {}%",
+        cmp.threshold_pct
+    );
+
+    heading(&mut out, "Attribution (consistent with, not proof)");
+    if cmp.explained.is_empty() && cmp.unexplained.is_empty() {
+        let _ = writeln!(out, "no row changed beyond noise and the threshold");
+    }
+    for e in &cmp.explained {
+        let _ = writeln!(
+            out,
+            "{}{}: {} row(s), because {} changed. {} ({})",
+            bullet(style),
+            e.mitigation,
+            e.rows.len(),
+            e.because.join(", "),
+            e.why,
+            e.source
+        );
+        for row in &e.rows {
+            let _ = writeln!(out, "    {row}");
+        }
+    }
+    let broad: Vec<_> = cmp
+        .rows
+        .iter()
+        .filter(|r| r.verdict != Verdict::Same)
+        .filter(|r| !r.consistent_with.is_empty())
+        .filter(|r| {
+            !cmp.explained.iter().any(|e| {
+                e.rows
+                    .iter()
+                    .any(|x| *x == format!("{} {}", r.id, r.variant))
+            })
+        })
+        .collect();
+    for r in broad {
+        let _ = writeln!(
+            out,
+            "{}{} {}: consistent only with a change that can move any row ({})",
+            bullet(style),
+            r.id,
+            r.variant,
+            r.consistent_with.join(", ")
+        );
+    }
+    if !cmp.unexplained.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}unexplained (noise, firmware, the host, or a mitigation mitbench does not know): {}",
+            bullet(style),
+            cmp.unexplained.join("; ")
+        );
+    }
+
+    if !cmp.in_run.is_empty() {
+        heading(&mut out, "In-run A/B (attributed by construction, new run)");
+        for r in &cmp.in_run {
+            let ci = r
+                .ratio_ci95
+                .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
+            let _ = writeln!(
+                out,
+                "{}{} {}: {:.3}x{ci} of {}",
+                bullet(style),
+                r.id,
+                r.variant,
+                r.ratio,
+                r.baseline
+            );
+        }
+    }
+    if !cmp.gaps.is_empty() {
+        heading(&mut out, "Rows not compared");
+        for g in &cmp.gaps {
+            let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "measured".to_string());
+            let _ = writeln!(
+                out,
+                "{}{} {}: old {}, new {}",
+                bullet(style),
+                g.id,
+                g.variant,
+                side(&g.old),
+                side(&g.new)
+            );
+        }
+    }
+    out
+}
+
+fn bullet(style: Style) -> &'static str {
+    match style {
+        Style::Terminal => "  ",
+        Style::Markdown => "- ",
+    }
+}

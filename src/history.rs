@@ -1,0 +1,369 @@
+//! Every run, kept in an embedded SQLite database: the whole run document,
+//! and a row per record for queries. Storing is never in the way of a run:
+//! the caller turns any error here into a one-line warning.
+
+use crate::results::RunDocument;
+use crate::results::load::{self, LoadError};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Each step takes the database from version i to i + 1 (`PRAGMA
+/// user_version`); an older database is brought forward, never dropped.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        host TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        mitigations TEXT NOT NULL,
+        probes TEXT NOT NULL,
+        rows INTEGER NOT NULL,
+        schema INTEGER NOT NULL,
+        document TEXT NOT NULL
+    );
+    CREATE TABLE records (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        probe TEXT NOT NULL,
+        family TEXT NOT NULL,
+        variant TEXT NOT NULL,
+        role TEXT NOT NULL,
+        ticks REAL,
+        ns REAL,
+        ci95_lo_ticks REAL,
+        ci95_hi_ticks REAL,
+        unsupported_kind TEXT
+    );
+    CREATE INDEX records_by_row ON records (probe, variant);
+"];
+
+/// How long a run waits for another mitbench holding the database.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("no place for the history: neither XDG_DATA_HOME nor HOME is set (use --history PATH)")]
+    NoDataDir,
+    #[error("cannot create {path}: {source}")]
+    CreateDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Sqlite {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("{path} holds tables of something other than mitbench; left untouched")]
+    Foreign { path: String },
+    #[error(
+        "{path} was written by a newer mitbench (database version {found}, this one knows {known}); left untouched"
+    )]
+    Newer {
+        path: String,
+        found: i64,
+        known: usize,
+    },
+    #[error("no run {0} in the history")]
+    NoSuchRun(String),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+/// One stored run as `mitbench history` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoredRun {
+    pub id: i64,
+    pub started_at: String,
+    pub host: String,
+    pub kernel: String,
+    /// The kernel command line's mitigation parameters.
+    pub mitigations: String,
+    pub probes: String,
+    pub rows: i64,
+}
+
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// `$XDG_DATA_HOME/mitbench/history.sqlite`, else under
+/// `~/.local/share`.
+pub fn default_path() -> Result<PathBuf, HistoryError> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".local/share"))
+        })
+        .ok_or(HistoryError::NoDataDir)?;
+    Ok(data.join("mitbench").join("history.sqlite"))
+}
+
+impl History {
+    /// Opens the history at `path`, creating it (and its directory) for
+    /// `create`, and brings its schema up to date.
+    pub fn open(path: &Path, create: bool) -> Result<History, HistoryError> {
+        if create && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| HistoryError::CreateDir {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let sqlite = |source| HistoryError::Sqlite {
+            path: path.display().to_string(),
+            source,
+        };
+        let conn = Connection::open_with_flags(path, flags).map_err(sqlite)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        let mut history = History {
+            conn,
+            path: path.to_path_buf(),
+        };
+        history.migrate()?;
+        Ok(history)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sqlite(&self, source: rusqlite::Error) -> HistoryError {
+        HistoryError::Sqlite {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    fn migrate(&mut self) -> Result<(), HistoryError> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.sqlite(e))?;
+        if version > MIGRATIONS.len() as i64 {
+            return Err(HistoryError::Newer {
+                path: self.path.display().to_string(),
+                found: version,
+                known: MIGRATIONS.len(),
+            });
+        }
+        if version == 0 {
+            let tables: i64 = self
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.sqlite(e))?;
+            if tables > 0 {
+                return Err(HistoryError::Foreign {
+                    path: self.path.display().to_string(),
+                });
+            }
+        }
+        for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction().map_err(|e| HistoryError::Sqlite {
+                path: self.path.display().to_string(),
+                source: e,
+            })?;
+            tx.execute_batch(step)
+                .and_then(|()| tx.pragma_update(None, "user_version", from as i64 + 1))
+                .and_then(|()| tx.commit())
+                .map_err(|e| HistoryError::Sqlite {
+                    path: self.path.display().to_string(),
+                    source: e,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Stores a run; returns its id.
+    pub fn store(&mut self, doc: &RunDocument) -> Result<i64, HistoryError> {
+        let document = serde_json::to_string(doc).map_err(|e| LoadError::Malformed {
+            what: "this run".into(),
+            detail: e.to_string(),
+        })?;
+        let mut probes: Vec<&str> = doc.results.iter().map(|r| r.id.as_str()).collect();
+        probes.dedup();
+        let path = self.path.display().to_string();
+        let sqlite = |source| HistoryError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        tx.execute(
+            "INSERT INTO runs (started_at, host, kernel, mitigations, probes, rows, schema, document)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                doc.started_at,
+                doc.inventory.identity.hostname,
+                doc.inventory.kernel.release,
+                crate::compare::mitigation_words(&doc.inventory.kernel.cmdline).join(" "),
+                probes.join(" "),
+                doc.results.len() as i64,
+                doc.schema,
+                document
+            ],
+        )
+        .map_err(sqlite)?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO records (run_id, probe, family, variant, role, ticks, ns,
+                     ci95_lo_ticks, ci95_hi_ticks, unsupported_kind)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .map_err(sqlite)?;
+            for r in &doc.results {
+                let cost = r.cost.as_ref();
+                let ci = cost.and_then(|c| c.ci95_ticks);
+                insert
+                    .execute(params![
+                        id,
+                        r.id,
+                        r.family,
+                        r.variant,
+                        serde_json::to_value(r.role)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string)),
+                        cost.map(|c| c.ticks),
+                        cost.map(|c| c.ns),
+                        ci.map(|c| c[0]),
+                        ci.map(|c| c[1]),
+                        r.unsupported.as_ref().map(|u| u.kind_name()),
+                    ])
+                    .map_err(sqlite)?;
+            }
+        }
+        tx.commit().map_err(sqlite)?;
+        Ok(id)
+    }
+
+    /// Every run, oldest first.
+    pub fn list(&self) -> Result<Vec<StoredRun>, HistoryError> {
+        let mut query = self
+            .conn
+            .prepare(
+                "SELECT id, started_at, host, kernel, mitigations, probes, rows
+                 FROM runs ORDER BY id",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let rows = query
+            .query_map([], |r| {
+                Ok(StoredRun {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    host: r.get(2)?,
+                    kernel: r.get(3)?,
+                    mitigations: r.get(4)?,
+                    probes: r.get(5)?,
+                    rows: r.get(6)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.sqlite(e))?;
+        Ok(rows)
+    }
+
+    /// The id of the run `back` runs before the newest (0: the newest).
+    pub fn nth_last(&self, back: u64) -> Result<i64, HistoryError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                params![back as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))?
+            .ok_or_else(|| {
+                HistoryError::NoSuchRun(if back == 0 {
+                    "last (the history is empty)".to_string()
+                } else {
+                    format!("last~{back}")
+                })
+            })
+    }
+
+    pub fn load(&self, id: i64) -> Result<RunDocument, HistoryError> {
+        let text: String = self
+            .conn
+            .query_row(
+                "SELECT document FROM runs WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))?
+            .ok_or_else(|| HistoryError::NoSuchRun(id.to_string()))?;
+        Ok(load::document_from_str(&text, &format!("run {id}"))?)
+    }
+}
+
+/// How a run is named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunRef {
+    /// `last` (0) or `last~N`.
+    Last(u64),
+    Id(i64),
+    File(PathBuf),
+}
+
+impl RunRef {
+    pub fn parse(text: &str) -> Result<RunRef, String> {
+        if text == "last" {
+            return Ok(RunRef::Last(0));
+        }
+        if let Some(back) = text.strip_prefix("last~") {
+            return back
+                .parse()
+                .map(RunRef::Last)
+                .map_err(|_| format!("'{text}': after last~ comes a whole number of runs back"));
+        }
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text
+                .parse()
+                .map(RunRef::Id)
+                .map_err(|_| format!("'{text}' is too large for a run id"));
+        }
+        if text.is_empty() {
+            return Err("a run is named by an id, last, last~N or a JSON file".into());
+        }
+        Ok(RunRef::File(PathBuf::from(text)))
+    }
+
+    /// The run this names: read from the file, or from `history`.
+    pub fn resolve(&self, history: Option<&History>) -> Result<RunDocument, HistoryError> {
+        let history = || history.ok_or(HistoryError::NoSuchRun(self.to_string()));
+        match self {
+            RunRef::File(path) => Ok(load::document_from_file(path)?),
+            RunRef::Id(id) => history()?.load(*id),
+            RunRef::Last(back) => {
+                let history = history()?;
+                history.load(history.nth_last(*back)?)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for RunRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunRef::Last(0) => f.write_str("last"),
+            RunRef::Last(n) => write!(f, "last~{n}"),
+            RunRef::Id(id) => write!(f, "{id}"),
+            RunRef::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}

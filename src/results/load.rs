@@ -1,0 +1,65 @@
+//! Reading a run document back: from a `--json` file or the history. A
+//! document of another schema is refused with what it is, never guessed at.
+
+use super::{RunDocument, SCHEMA_VERSION};
+use serde_json::Value;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{what} is not JSON: {detail}")]
+    NotJson { what: String, detail: String },
+    #[error(
+        "{what} is a mitbench run of schema {found}; this mitbench reads schema {SCHEMA_VERSION} \
+         (run it again with this version to compare)"
+    )]
+    OtherSchema { what: String, found: String },
+    #[error("{what} is not a mitbench run document of schema {SCHEMA_VERSION}: {detail}")]
+    Malformed { what: String, detail: String },
+}
+
+/// Reads the run document in `text`; `what` names it in errors.
+pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| LoadError::NotJson {
+        what: what.to_string(),
+        detail: e.to_string(),
+    })?;
+    match value.get("schema").and_then(Value::as_u64) {
+        Some(found) if found == u64::from(SCHEMA_VERSION) => {}
+        Some(found) => {
+            return Err(LoadError::OtherSchema {
+                what: what.to_string(),
+                found: found.to_string(),
+            });
+        }
+        None if value.get("results").is_some() => {
+            return Err(LoadError::OtherSchema {
+                what: what.to_string(),
+                found: "1 (no schema field)".to_string(),
+            });
+        }
+        None => {
+            return Err(LoadError::Malformed {
+                what: what.to_string(),
+                detail: "no \"schema\" field".to_string(),
+            });
+        }
+    }
+    serde_json::from_value(value).map_err(|e| LoadError::Malformed {
+        what: what.to_string(),
+        detail: e.to_string(),
+    })
+}
+
+pub fn document_from_file(path: &Path) -> Result<RunDocument, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    document_from_str(&text, &path.display().to_string())
+}
