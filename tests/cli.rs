@@ -4,9 +4,14 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// A history nothing can create: runs here must warn, not fail, and leave
+/// nothing in the user's own history.
+const NO_HISTORY_HOME: &str = "/proc/mitbench-test-no-history";
+
 fn mitbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mitbench"))
         .args(args)
+        .env("XDG_DATA_HOME", NO_HISTORY_HOME)
         .output()
         .expect("run mitbench")
 }
@@ -288,4 +293,61 @@ fn help_names_the_subcommands() {
     for word in ["run", "list", "inventory", "--quick", "--probe", "--json"] {
         assert!(help.contains(word), "--help lacks {word}");
     }
+}
+
+#[test]
+fn runs_are_kept_in_the_history_and_compared_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.sqlite");
+    let history = history.to_str().unwrap();
+    let run = [
+        "run",
+        "--quick",
+        "--probe",
+        "harness/floor",
+        "--budget",
+        "0.05",
+        "--quiet",
+    ];
+    for _ in 0..2 {
+        let out = mitbench(&[&run[..], &["--history", history]].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stderr(&out).contains("stored as run"), "{}", stderr(&out));
+    }
+    let listed = mitbench(&["history", "--history", history, "--json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+    let shown = mitbench(&["history", "--history", history, "show", "last"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("harness/floor"));
+    let compared = mitbench(&["compare", "last~1", "last", "--history", history]);
+    assert_eq!(compared.status.code(), Some(0), "{}", stderr(&compared));
+    assert!(String::from_utf8_lossy(&compared.stdout).contains("What changed on the machine"));
+    let missing = mitbench(&["compare", "last~5", "last", "--history", history]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn a_history_that_cannot_be_written_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = mitbench(&[
+        "run",
+        "--quick",
+        "--probe",
+        "harness/floor",
+        "--budget",
+        "0.05",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let warnings: Vec<_> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("warning: the run was not stored"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", stderr(&out));
+    assert!(json.exists(), "the JSON was lost with the history");
 }

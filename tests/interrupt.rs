@@ -40,7 +40,15 @@ fn spawn(dir: &Path, probes: &[&str]) -> Child {
     let json = dir.join("out.json");
     let log = dir.join("rounds.log");
     let mut command = Command::new(env!("CARGO_BIN_EXE_mitbench"));
-    command.args(["run", "--quiet", "--budget", "60", "--target-ci", "0.0001"]);
+    command.args([
+        "run",
+        "--quiet",
+        "--no-history",
+        "--budget",
+        "60",
+        "--target-ci",
+        "0.0001",
+    ]);
     command.args([
         "--json",
         json.to_str().unwrap(),

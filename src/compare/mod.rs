@@ -253,7 +253,11 @@ pub fn change_interval(old_rounds: &[f64], new_rounds: &[f64], seed: u64) -> Opt
         return None;
     }
     let olds = stats::bootstrap_medians(old_rounds, RESAMPLES, seed);
-    let news = stats::bootstrap_medians(new_rounds, RESAMPLES, seed ^ 0x9e37_79b9_7f4a_7c15);
+    let mut news = stats::bootstrap_medians(new_rounds, RESAMPLES, seed ^ 0x9e37_79b9_7f4a_7c15);
+    // Both come back sorted; pairing them in order would pair quantiles and
+    // shrink the interval to nothing. The two resamplings are independent,
+    // so any fixed pairing of a shuffled side is a valid draw.
+    fastrand::Rng::with_seed(seed).shuffle(&mut news);
     let mut ratios: Vec<f64> = olds
         .iter()
         .zip(&news)

@@ -39,8 +39,12 @@ const MIN_SLOW_SHARE: f64 = 0.03;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StateModel {
     /// Canary ticks per call at or below which a reading is quiet.
+    /// Infinite (null in JSON) where there were too few readings to split.
+    #[serde(deserialize_with = "null_is_infinite")]
     pub quiet_threshold: f64,
-    /// Median canary of the quiet and of the slow readings.
+    /// Median canary of the quiet and of the slow readings; NaN (null in
+    /// JSON) without readings.
+    #[serde(deserialize_with = "null_is_nan")]
     pub quiet_canary: f64,
     pub slow_canary: Option<f64>,
     /// Share of readings above the threshold, 0 to 1.
@@ -49,6 +53,16 @@ pub struct StateModel {
     /// Whether the slow readings form a state of their own (enough of them,
     /// and slower by more than the canary's noise) rather than stray ones.
     pub two_states: bool,
+}
+
+/// JSON has no infinity or NaN: serde_json writes them as null, and these
+/// read null back as what it stood for.
+fn null_is_infinite<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+}
+
+fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl StateModel {

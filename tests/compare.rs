@@ -1,0 +1,230 @@
+//! compare on stored documents: the same run against itself, a run with a
+//! known toll injected into chosen rows and the inventory change that
+//! explains it, rows missing on one side, and files it must refuse.
+
+use mitbench::compare::{self, Verdict, change_interval};
+use mitbench::results::RunDocument;
+use mitbench::results::load::document_from_file;
+use std::path::Path;
+use std::process::Command;
+
+fn fixture() -> RunDocument {
+    document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
+}
+
+/// Every figure of the rows of `id` made `factor` times as large.
+fn inject(doc: &mut RunDocument, id: &str, factor: f64) {
+    for r in doc.results.iter_mut().filter(|r| r.id == id) {
+        if let Some(cost) = r.cost.as_mut() {
+            cost.ticks *= factor;
+            cost.ns *= factor;
+            cost.ci95_ticks = cost.ci95_ticks.map(|[lo, hi]| [lo * factor, hi * factor]);
+        }
+        for round in &mut r.rounds.each {
+            round.ticks *= factor;
+        }
+    }
+}
+
+fn with_seccomp(doc: &mut RunDocument) {
+    let controls = &mut doc.inventory.identity.process_controls;
+    controls.insert("Seccomp".into(), "2".into());
+    controls.insert("Seccomp_filters".into(), "1".into());
+}
+
+#[test]
+fn a_run_against_itself_changes_nothing() {
+    let doc = fixture();
+    let cmp = compare::compare(&doc, "a", &doc, "a", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(cmp.inventory.is_empty());
+    assert!(cmp.gaps.is_empty());
+    assert_eq!(cmp.rows.len(), doc.results.len());
+    for row in &cmp.rows {
+        assert_eq!(row.verdict, Verdict::Same, "{} {}", row.id, row.variant);
+        assert!(row.change_pct.abs() < 1e-9);
+    }
+    assert!(cmp.unexplained.is_empty() && cmp.explained.is_empty());
+}
+
+#[test]
+fn an_injected_toll_is_flagged_and_attributed() {
+    let old = fixture();
+    let mut new = fixture();
+    inject(&mut new, "os/getpid", 1.5);
+    with_seccomp(&mut new);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(cmp.inventory.iter().any(|c| c.key == "process: Seccomp"));
+    for row in &cmp.rows {
+        let name = format!("{} {}", row.id, row.variant);
+        if row.id == "os/getpid" {
+            assert_eq!(row.verdict, Verdict::Slower, "{name}");
+            assert!((row.change_pct - 50.0).abs() < 1e-6, "{name}");
+            let [lo, hi] = row.change_ci95_pct.unwrap();
+            assert!(
+                lo <= 50.0 + 1e-6 && 50.0 - 1e-6 <= hi,
+                "{name}: [{lo}, {hi}]"
+            );
+            assert!(
+                row.consistent_with.iter().any(|m| m == "seccomp filters"),
+                "{name}"
+            );
+        } else {
+            assert_eq!(row.verdict, Verdict::Same, "{name}");
+            assert!(row.consistent_with.is_empty(), "{name}");
+        }
+    }
+    let seccomp = cmp
+        .explained
+        .iter()
+        .find(|e| e.mitigation == "seccomp filters")
+        .unwrap();
+    assert_eq!(seccomp.rows.len(), 3);
+    assert!(cmp.unexplained.is_empty());
+    assert!(cmp.worst_slowdown_pct().unwrap() > 40.0);
+}
+
+#[test]
+fn a_change_no_inventory_difference_explains_is_unexplained() {
+    let old = fixture();
+    let mut new = fixture();
+    inject(&mut new, "indirect/call", 0.5);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let faster: Vec<_> = cmp
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Faster)
+        .collect();
+    assert!(faster.iter().all(|r| r.id == "indirect/call"));
+    assert!(!faster.is_empty());
+    assert_eq!(cmp.unexplained.len(), faster.len());
+}
+
+#[test]
+fn rows_in_one_run_only_are_listed_not_dropped() {
+    let old = fixture();
+    let mut new = fixture();
+    let gone = new.results.remove(0);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    assert_eq!(cmp.gaps.len(), 1);
+    assert_eq!(cmp.gaps[0].variant, gone.variant);
+    assert_eq!(cmp.gaps[0].new.as_deref(), Some("absent"));
+    assert_eq!(cmp.gaps[0].old, None);
+}
+
+/// Rounds drawn from known distributions, many times: the interval
+/// covers the true change about as often as a 95% interval should (the
+/// percentile bootstrap of a median runs a little short at 40 rounds, so
+/// 85% is the bar), and a 10% shift is never mistaken for none.
+#[test]
+fn the_change_interval_covers_a_known_shift() {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut normal = |mean: f64| -> Vec<f64> {
+        (0..40)
+            .map(|_| {
+                // Irwin-Hall: the sum of twelve uniforms, less six, is close
+                // to a standard normal.
+                let z: f64 = (0..12).map(|_| rng.f64()).sum::<f64>() - 6.0;
+                mean + z
+            })
+            .collect()
+    };
+    let trials: usize = 100;
+    let (mut covers_none, mut covers_shift, mut sees_shift) = (0, 0, 0);
+    for seed in 0..trials as u64 {
+        let (old, same, shifted) = (normal(100.0), normal(100.0), normal(110.0));
+        let [lo, hi] = change_interval(&old, &same, seed).unwrap();
+        covers_none += usize::from(lo <= 0.0 && 0.0 <= hi);
+        let [lo, hi] = change_interval(&old, &shifted, seed).unwrap();
+        covers_shift += usize::from(lo <= 10.0 && 10.0 <= hi);
+        sees_shift += usize::from(lo > 0.0);
+    }
+    assert!(
+        covers_none >= 85,
+        "no change covered {covers_none}/{trials}"
+    );
+    assert!(
+        covers_shift >= 85,
+        "a 10% change covered {covers_shift}/{trials}"
+    );
+    assert_eq!(sees_shift, trials);
+    assert!(change_interval(&[1.0, 2.0], &[1.0, 2.0, 3.0], 1).is_none());
+}
+
+#[test]
+fn verdicts_need_both_the_interval_and_the_threshold() {
+    assert_eq!(
+        compare::verdict(5.0, Some([1.0, 9.0]), 2.0),
+        Verdict::Slower
+    );
+    assert_eq!(compare::verdict(5.0, Some([-1.0, 9.0]), 2.0), Verdict::Same);
+    assert_eq!(compare::verdict(1.5, Some([1.0, 2.0]), 2.0), Verdict::Same);
+    assert_eq!(
+        compare::verdict(-5.0, Some([-9.0, -1.0]), 2.0),
+        Verdict::Faster
+    );
+    assert_eq!(compare::verdict(50.0, None, 2.0), Verdict::Same);
+}
+
+fn mitbench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mitbench"))
+        .args(args)
+        .env("XDG_DATA_HOME", "/nonexistent-mitbench-test")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, doc: &RunDocument| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+        path.display().to_string()
+    };
+    let old = write("old.json", &fixture());
+    let mut slower = fixture();
+    inject(&mut slower, "os/getpid", 1.5);
+    with_seccomp(&mut slower);
+    let new = write("new.json", &slower);
+
+    let out = mitbench(&["compare", &old, &new]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("process: Seccomp: 0 -> 2") || text.contains("process: Seccomp:"));
+    assert!(text.contains("seccomp filters"));
+
+    assert_eq!(
+        mitbench(&["compare", &old, &new, "--fail-above", "10"])
+            .status
+            .code(),
+        Some(3)
+    );
+    assert_eq!(
+        mitbench(&["compare", &old, &new, "--fail-above", "60"])
+            .status
+            .code(),
+        Some(0)
+    );
+
+    let json = mitbench(&["compare", &old, &new, "--json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["rows"][0]["verdict"], "slower");
+    let markdown = mitbench(&["compare", &old, &new, "--markdown"]);
+    assert!(String::from_utf8_lossy(&markdown.stdout).contains("| os/getpid"));
+
+    let mut older: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/fixtures/run-a.json").unwrap())
+            .unwrap();
+    older["schema"] = 2.into();
+    let older_path = dir.path().join("older.json");
+    std::fs::write(&older_path, older.to_string()).unwrap();
+    let out = mitbench(&["compare", older_path.to_str().unwrap(), &new]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema 2"));
+
+    let out = mitbench(&["compare", "/nonexistent/run.json", &new]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = mitbench(&["compare", "last~1", "last"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("last"));
+}

@@ -1,0 +1,138 @@
+//! The history against real SQLite files: a new one, an older (empty)
+//! one migrated, a locked one, a truncated one, one of another program.
+//! Every failure is an error value, never a panic, and no file is dropped.
+
+use mitbench::history::{History, HistoryError, RunRef};
+use mitbench::results::RunDocument;
+use mitbench::results::load::document_from_file;
+use rusqlite::Connection;
+use std::path::Path;
+
+fn fixture() -> RunDocument {
+    document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
+}
+
+#[test]
+fn runs_are_stored_listed_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep/er/history.sqlite");
+    let doc = fixture();
+    let mut history = History::open(&path, true).unwrap();
+    let first = history.store(&doc).unwrap();
+    let second = history.store(&doc).unwrap();
+    assert!(second > first);
+    let runs = history.list().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].rows, doc.results.len() as i64);
+    assert_eq!(history.nth_last(0).unwrap(), second);
+    assert_eq!(history.nth_last(1).unwrap(), first);
+    assert!(matches!(
+        history.nth_last(2),
+        Err(HistoryError::NoSuchRun(_))
+    ));
+    let back = RunRef::Last(1).resolve(Some(&history)).unwrap();
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&doc).unwrap()
+    );
+    // One row per record, for queries.
+    let conn = Connection::open(&path).unwrap();
+    let rows: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM records WHERE run_id = ?1",
+            [first],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, doc.results.len() as i64);
+}
+
+#[test]
+fn an_empty_older_database_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    Connection::open(&path).unwrap(); // version 0, no tables
+    let mut history = History::open(&path, false).unwrap();
+    history.store(&fixture()).unwrap();
+    let version: i64 = Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert!(version >= 1);
+}
+
+#[test]
+fn a_database_of_another_program_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("foreign.sqlite");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE runs (name TEXT); INSERT INTO runs VALUES ('theirs');")
+        .unwrap();
+    drop(conn);
+    let before = std::fs::read(&path).unwrap();
+    assert!(matches!(
+        History::open(&path, true),
+        Err(HistoryError::Foreign { .. })
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_newer_database_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.sqlite");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 999;")
+        .unwrap();
+    assert!(matches!(
+        History::open(&path, true),
+        Err(HistoryError::Newer { found: 999, .. })
+    ));
+}
+
+#[test]
+fn a_truncated_database_is_an_error_and_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    History::open(&path, true)
+        .unwrap()
+        .store(&fixture())
+        .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
+    let outcome = History::open(&path, true).and_then(|mut h| h.store(&fixture()).map(|_| ()));
+    assert!(outcome.is_err(), "a third of a database took a run");
+    assert!(path.exists());
+    // Garbage is no database either.
+    std::fs::write(&path, b"not a database at all, not even close........").unwrap();
+    assert!(History::open(&path, true).is_err());
+}
+
+#[test]
+fn a_locked_database_is_an_error_after_the_wait_and_then_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    History::open(&path, true).unwrap();
+    let holder = Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let store = || History::open(&path, false).and_then(|mut h| h.store(&fixture()));
+    assert!(matches!(store(), Err(HistoryError::Sqlite { .. })));
+    holder.execute_batch("COMMIT;").unwrap();
+    store().unwrap();
+}
+
+#[test]
+fn runs_are_named_by_id_last_and_file() {
+    assert_eq!(RunRef::parse("last"), Ok(RunRef::Last(0)));
+    assert_eq!(RunRef::parse("last~3"), Ok(RunRef::Last(3)));
+    assert_eq!(RunRef::parse("12"), Ok(RunRef::Id(12)));
+    assert!(RunRef::parse("last~x").is_err());
+    assert!(RunRef::parse("").is_err());
+    assert!(matches!(RunRef::parse("runs/a.json"), Ok(RunRef::File(_))));
+    // A run in the history needs the history.
+    assert!(matches!(
+        RunRef::Last(0).resolve(None),
+        Err(HistoryError::NoSuchRun(_))
+    ));
+}
