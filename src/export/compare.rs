@@ -66,7 +66,7 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
     }
     let _ = writeln!(
         out,
-        "the machine's quiet null-syscall canary: {:.0} -> {:.0} ticks ({}); a row that moves by about that much moved with the machine",
+        "the quiet null-syscall canary: {:.0} -> {:.0} ticks ({}); it moves with the machine's speed and with anything on the syscall path",
         cmp.old.quiet_canary_ticks,
         cmp.new.quiet_canary_ticks,
         signed(cmp.canary_change_pct)
