@@ -295,6 +295,17 @@ fn help_names_the_subcommands() {
     }
 }
 
+/// The shortest real run there is.
+const FLOOR_RUN: [&str; 7] = [
+    "run",
+    "--quick",
+    "--probe",
+    "harness/floor",
+    "--budget",
+    "0.05",
+    "--quiet",
+];
+
 #[test]
 fn runs_are_kept_in_the_history_and_compared_by_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -331,17 +342,7 @@ fn runs_are_kept_in_the_history_and_compared_by_name() {
 fn a_history_that_cannot_be_written_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let out = mitbench(&[
-        "run",
-        "--quick",
-        "--probe",
-        "harness/floor",
-        "--budget",
-        "0.05",
-        "--quiet",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = mitbench(&[&FLOOR_RUN[..], &["--json", json.to_str().unwrap()]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let warnings: Vec<_> = stderr(&out)
         .lines()
