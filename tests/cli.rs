@@ -311,17 +311,8 @@ fn runs_are_kept_in_the_history_and_compared_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let history = dir.path().join("h.sqlite");
     let history = history.to_str().unwrap();
-    let run = [
-        "run",
-        "--quick",
-        "--probe",
-        "harness/floor",
-        "--budget",
-        "0.05",
-        "--quiet",
-    ];
     for _ in 0..2 {
-        let out = mitbench(&[&run[..], &["--history", history]].concat());
+        let out = mitbench(&[&FLOOR_RUN[..], &["--history", history]].concat());
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert!(stderr(&out).contains("stored as run"), "{}", stderr(&out));
     }
