@@ -346,16 +346,20 @@ fn history_list(store: &HistoryArgs, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn resolve(store: &HistoryArgs, run: &RunRef) -> Result<RunDocument, HistoryError> {
-    match run {
-        RunRef::File(_) => run.resolve(None),
-        _ => run.resolve(open_history(store)?.as_ref()),
-    }
+/// The runs named, in order; the history is opened once, and only when a
+/// name is not a file.
+fn resolve(store: &HistoryArgs, runs: &[&RunRef]) -> Result<Vec<RunDocument>, HistoryError> {
+    let history = if runs.iter().any(|r| !matches!(r, RunRef::File(_))) {
+        open_history(store)?
+    } else {
+        None
+    };
+    runs.iter().map(|r| r.resolve(history.as_ref())).collect()
 }
 
 fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
-    let doc = match resolve(store, run) {
-        Ok(doc) => doc,
+    let doc = match resolve(store, &[run]) {
+        Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(2, e),
     };
     match TableExporter.render(&doc) {
@@ -376,10 +380,12 @@ fn compare_runs(
     json: bool,
     style: Style,
 ) -> ExitCode {
-    let (old_doc, new_doc) = match (resolve(store, old), resolve(store, new)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => return fail(2, e),
+    let docs = match resolve(store, &[old, new]) {
+        Ok(docs) => docs,
+        Err(e) => return fail(2, e),
     };
+    let [old_doc, new_doc]: [RunDocument; 2] =
+        docs.try_into().expect("two names resolve to two runs");
     let comparison: RunComparison = compare::compare(
         &old_doc,
         &old.to_string(),
