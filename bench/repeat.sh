@@ -43,6 +43,14 @@ for k, doc in enumerate(docs):
             continue
         rows.setdefault((r["id"], r["variant"]), {})[k] = r["cost"]
 
+# The interval the table prints: run-to-run (rounds and machine drift)
+# where the document has it, else the rounds' own.
+def printed_interval(cost):
+    return cost.get("run_to_run_ci95_ticks") or cost.get("ci95_ticks")
+
+def printed_half_width(cost):
+    return cost.get("run_to_run_half_width_pct") or cost.get("ci_half_width_pct")
+
 covered = pairs = 0
 moved, spreads, half_widths = [], [], []
 print(f"{'probe':28} {'variant':24} {'cost.ticks per run':>40} {'spread':>8} {'±CI':>7} {'moves':>6}")
@@ -55,12 +63,12 @@ for (pid, variant), by_run in rows.items():
     spreads.append(spread)
     worst_move = 0.0
     for i, ri in by_run.items():
-        ci = ri.get("ci95_ticks")
+        ci = printed_interval(ri)
         if ci is None:
             continue
         lo, hi = ci
         hw = max(ri["ticks"] - lo, hi - ri["ticks"])
-        half_widths.append(ri["ci_half_width_pct"])
+        half_widths.append(printed_half_width(ri))
         for j, rj in by_run.items():
             if i == j:
                 continue
@@ -69,7 +77,7 @@ for (pid, variant), by_run in rows.items():
             if hw > 0:
                 worst_move = max(worst_move, abs(rj["ticks"] - ri["ticks"]) / hw)
     moved.append(worst_move > 3)
-    hw_med = statistics.median([r["ci_half_width_pct"] or 0 for r in by_run.values()])
+    hw_med = statistics.median([printed_half_width(r) or 0 for r in by_run.values()])
     shown = " ".join(f"{c:.4g}" for c in costs)
     print(f"{pid:28} {variant:24} {shown:>40} {spread:7.2f}% {hw_med:6.2f}% {worst_move:6.1f}")
 

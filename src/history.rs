@@ -228,7 +228,7 @@ impl History {
                 .map_err(sqlite)?;
             for r in &doc.results {
                 let cost = r.cost.as_ref();
-                let ci = cost.and_then(|c| c.ci95_ticks);
+                let ci = cost.and_then(|c| c.interval_ticks());
                 insert
                     .execute(params![
                         id,

@@ -194,10 +194,18 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         .and_then(|((s0, t0), (s1, t1))| {
             (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
         });
+    let machine_states = MachineStates::new(
+        model,
+        &scheduler.canaries,
+        &scheduler.canary_times,
+        steal_pct,
+        plan.placement.cpu,
+    );
     let context = results::Context {
-        model: &model,
+        model: &machine_states.model,
         tsc: &tsc,
         settings: &plan.settings,
+        drift_interval_pct: machine_states.drift_interval_pct,
     };
     let records: Vec<_> = measured
         .iter()
@@ -218,13 +226,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             harness: plan.settings.clone(),
             order_seed,
         },
-        machine_states: MachineStates::new(
-            model,
-            &scheduler.canaries,
-            &scheduler.canary_times,
-            steal_pct,
-            plan.placement.cpu,
-        ),
+        machine_states,
         inventory,
         amortization: results::amortization_fits(&records),
         results: records,

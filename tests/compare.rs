@@ -151,6 +151,21 @@ fn the_change_interval_covers_a_known_shift() {
 }
 
 #[test]
+fn machine_drift_widens_a_change_interval_and_never_narrows_it() {
+    let from_rounds = [1.0, 3.0];
+    assert_eq!(compare::widened(from_rounds, 2.0, 0.0), from_rounds);
+    let [lo, hi] = compare::widened(from_rounds, 2.0, 3.0);
+    // sqrt(1 + (3 * 1.02)^2) either side of the change.
+    let half = 1.0f64.hypot(3.0 * 1.02);
+    assert!((lo - (2.0 - half)).abs() < 1e-9 && (hi - (2.0 + half)).abs() < 1e-9);
+    // A 2% change within 3% drift is no longer beyond noise.
+    assert_eq!(
+        compare::verdict(2.0, Some(compare::widened(from_rounds, 2.0, 3.0)), 1.0),
+        Verdict::Same
+    );
+}
+
+#[test]
 fn verdicts_need_both_the_interval_and_the_threshold() {
     assert_eq!(
         compare::verdict(5.0, Some([1.0, 9.0]), 2.0),

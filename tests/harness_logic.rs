@@ -441,4 +441,21 @@ fn a_slow_drift_of_the_quiet_speed_is_measured() {
     let drift = states.drift_pct.expect("enough readings to see drift");
     assert!((2.0..6.0).contains(&drift), "drift {drift}%");
     assert!(states.summary.contains("drifted"), "{}", states.summary);
+    let widened_by = states.drift_interval_pct.expect("a drift interval");
+    assert!(widened_by > 0.0 && widened_by.is_finite(), "{widened_by}");
+}
+
+#[test]
+fn the_drift_interval_is_students_t_over_the_stretches() {
+    // Eight stretches alternating 99 and 101: mean 100, sample standard
+    // deviation sqrt(8/7), so the half-width is t(0.975, 7) * 1.069 = 2.53%.
+    let blocks: Vec<f64> = (0..8).map(|i| if i % 2 == 0 { 99.0 } else { 101.0 }).collect();
+    let pct = mitbench::harness::states::drift_interval_pct(&blocks).unwrap();
+    assert!((pct - 2.365 * (8.0f64 / 7.0).sqrt()).abs() < 1e-9, "{pct}");
+    assert_eq!(
+        mitbench::harness::states::drift_interval_pct(&[100.0; 8]),
+        Some(0.0)
+    );
+    // Too few stretches say nothing.
+    assert_eq!(mitbench::harness::states::drift_interval_pct(&blocks[..5]), None);
 }

@@ -66,9 +66,14 @@ pub struct RowChange {
     pub new_ns: f64,
     /// new / old - 1, in percent.
     pub change_pct: f64,
-    /// 95% interval of the change: a bootstrap over both runs' rounds, or
-    /// where either has fewer than three, from their published intervals.
+    /// 95% interval of the change: a bootstrap over both runs' rounds
+    /// widened by both runs' machine drift, or where either has too few
+    /// rounds, from their published run-to-run intervals.
     pub change_ci95_pct: Option<[f64; 2]>,
+    /// The two runs' machine-drift terms together (in quadrature), in
+    /// percent: what the interval was widened by. None where neither run
+    /// measured its drift.
+    pub machine_drift_pct: Option<f64>,
     /// "rounds" or "intervals": what the interval came from.
     pub interval_from: &'static str,
     pub verdict: Verdict,
@@ -271,6 +276,18 @@ pub fn change_interval(old_rounds: &[f64], new_rounds: &[f64], seed: u64) -> Opt
     ])
 }
 
+/// A change interval from rounds with the machines' drift added to each
+/// side in quadrature: both runs measured the row inside one stretch of
+/// their machine's time, and `drift_pct` is how far the speed of such a
+/// stretch moves (relative to each run's figure, so scaled by new/old).
+pub fn widened(ci: [f64; 2], change_pct: f64, drift_pct: f64) -> [f64; 2] {
+    let drift = drift_pct * (1.0 + change_pct / 100.0).abs();
+    [
+        change_pct - (change_pct - ci[0]).max(0.0).hypot(drift),
+        change_pct + (ci[1] - change_pct).max(0.0).hypot(drift),
+    ]
+}
+
 /// Where rounds are too few: the widest ratio the two intervals allow.
 fn interval_from_cis(old: Option<[f64; 2]>, new: Option<[f64; 2]>) -> Option<[f64; 2]> {
     let (o, n) = (old?, new?);
@@ -308,11 +325,21 @@ fn row_change(old: &Record, new: &Record, threshold_pct: f64) -> Option<RowChang
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
     let from_rounds = change_interval(&headline_rounds(old), &headline_rounds(new), seed);
-    let (ci, interval_from) = match from_rounds {
-        Some(ci) => (Some(ci), "rounds"),
-        None => (interval_from_cis(oc.ci95_ticks, nc.ci95_ticks), "intervals"),
-    };
     let change_pct = percent_change(oc.ticks, nc.ticks);
+    let drift = match (oc.machine_drift_pct, nc.machine_drift_pct) {
+        (None, None) => None,
+        (o, n) => Some(o.unwrap_or(0.0).hypot(n.unwrap_or(0.0))),
+    };
+    let (ci, interval_from) = match from_rounds {
+        Some(ci) => (
+            Some(widened(ci, change_pct, drift.unwrap_or(0.0))),
+            "rounds",
+        ),
+        None => (
+            interval_from_cis(oc.interval_ticks(), nc.interval_ticks()),
+            "intervals",
+        ),
+    };
     Some(RowChange {
         family: new.family.clone(),
         id: new.id.clone(),
@@ -324,6 +351,7 @@ fn row_change(old: &Record, new: &Record, threshold_pct: f64) -> Option<RowChang
         new_ns: nc.ns,
         change_pct,
         change_ci95_pct: ci,
+        machine_drift_pct: drift,
         interval_from,
         verdict: verdict(change_pct, ci, threshold_pct),
         consistent_with: Vec::new(),

@@ -113,7 +113,7 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
     }
     let _ = writeln!(
         out,
-        "\ncosts in TSC ticks per item, the headline figure of each run; change = new/old - 1 with a bootstrap 95% interval over both runs' rounds; ~: within noise or below {}%",
+        "\ncosts in TSC ticks per item, the headline figure of each run; change = new/old - 1 with a 95% interval: a bootstrap over both runs' rounds, widened by how far each machine's quiet speed drifted over its run; ~: within noise or below {}%",
         cmp.threshold_pct
     );
 

@@ -99,9 +99,9 @@ fn render(doc: &RunDocument) -> String {
         out,
         "ns and ticks: the cost of one item in the machine's quiet state, the median of the rounds the \
          canary classed quiet (of all rounds when the machine showed one state). ticks: TSC reference \
-         cycles, not core cycles. ±CI: half-width of its 95% interval over this run's rounds, as a \
-         percentage of it; where the machine's speed drifts (the machine line), a next run may differ \
-         by more. rounds: quiet rounds used / all rounds. × base and Δ ticks: the \
+         cycles, not core cycles. ±CI: half-width of its 95% interval, as a percentage of it: the \
+         spread of this run's rounds and the drift of the machine's quiet speed between stretches of \
+         the run (the machine line) together, so a next run's figure is read against it. rounds: quiet rounds used / all rounds. × base and Δ ticks: the \
          median over pairs of rounds adjacent in time of the ratio and difference to the probe's baseline, \
          ± the half-width of their 95% interval."
     );
@@ -118,7 +118,7 @@ fn family_table(records: &[&Record]) -> Table {
         ]);
     for r in records {
         let cost = r.cost.as_ref();
-        let ci = match cost.map(|c| (c.ci_half_width_pct, c.ci95_ticks, c.ticks)) {
+        let ci = match cost.map(|c| (c.interval_half_width_pct(), c.interval_ticks(), c.ticks)) {
             Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
             Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
             Some((None, Some([lo, hi]), m)) => format!("±{:.2}t", (m - lo).max(hi - m)),

@@ -143,6 +143,15 @@ pub struct MachineStates {
     /// no interval from one run covers what comes after it.
     pub drift_block_medians: Vec<f64>,
     pub drift_pct: Option<f64>,
+    /// 95% half-width, in percent, of where the machine's quiet speed may
+    /// sit in any one stretch of the run: Student's t over the stretches'
+    /// canary medians (t for their count less one, times their standard
+    /// deviation over their mean). A variant is measured inside one such
+    /// stretch, so its figure carries that stretch's speed; every headline
+    /// interval is widened by this term (see `Cost::run_to_run_ci95_ticks`).
+    /// None when the run was too short to have the stretches.
+    #[serde(default)]
+    pub drift_interval_pct: Option<f64>,
     /// The one line under the tables.
     pub summary: String,
 }
@@ -196,13 +205,14 @@ impl MachineStates {
                 },
             ),
         };
-        let summary = match drift {
-            Some((lo, hi, pct)) => format!(
+        let interval = drift_interval_pct(&drift_block_medians);
+        let summary = match (drift, interval) {
+            (Some((lo, hi, pct)), Some(within)) => format!(
                 "{summary}; the quiet speed drifted {pct:.1}% over the run (canary medians of {} \
-                 stretches {lo:.0}-{hi:.0} ticks)",
+                 stretches {lo:.0}-{hi:.0} ticks), so every interval includes ±{within:.1}% for it",
                 drift_block_medians.len(),
             ),
-            None => summary,
+            _ => summary,
         };
         MachineStates {
             canary: super::canary::DESCRIPTION.to_string(),
@@ -211,6 +221,7 @@ impl MachineStates {
             steal_pct,
             drift_block_medians,
             drift_pct: drift.map(|(_, _, pct)| pct),
+            drift_interval_pct: interval,
             summary,
         }
     }
@@ -245,6 +256,23 @@ fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64>
             quantile(&b, 0.5)
         })
         .collect()
+}
+
+/// Student's t for a two-sided 95% interval with `DRIFT_BLOCKS - 1`
+/// degrees of freedom: eight stretches give a rough standard deviation, and
+/// the wider factor pays for that.
+const T95_DRIFT: f64 = 2.365;
+const _: () = assert!(DRIFT_BLOCKS == 8, "T95_DRIFT is t(0.975, 7)");
+
+/// See [`MachineStates::drift_interval_pct`].
+pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
+    if block_medians.len() != DRIFT_BLOCKS {
+        return None;
+    }
+    let n = block_medians.len() as f64;
+    let mean = block_medians.iter().sum::<f64>() / n;
+    let var = block_medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean > 0.0).then(|| T95_DRIFT * var.sqrt() / mean * 100.0)
 }
 
 /// Steal and total jiffies of one CPU from /proc/stat.

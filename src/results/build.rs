@@ -21,6 +21,8 @@ pub struct Context<'a> {
     pub model: &'a StateModel,
     pub tsc: &'a TscFrequency,
     pub settings: &'a Settings,
+    /// The run's [`crate::harness::states::MachineStates::drift_interval_pct`].
+    pub drift_interval_pct: Option<f64>,
 }
 
 /// The records of one probe, in its variants' order: each variant's
@@ -203,9 +205,18 @@ fn cost(estimate: &rounds::Estimate, used: &[&Round], cx: &Context) -> Cost {
             Some(r.measured.measurement.per_item.median / canary)
         })
         .collect();
+    let run_to_run = estimate.ci95.map(|(lo, hi)| {
+        let drift = cx.drift_interval_pct.unwrap_or(0.0) / 100.0 * ticks.abs();
+        let widen = |half: f64| half.hypot(drift);
+        [ticks - widen(ticks - lo), ticks + widen(hi - ticks)]
+    });
     Cost {
         ticks,
         ns: to_ns(ticks),
+        machine_drift_pct: cx.drift_interval_pct,
+        run_to_run_ci95_ticks: run_to_run,
+        run_to_run_ci95_ns: run_to_run.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]),
+        run_to_run_half_width_pct: run_to_run.and_then(|[lo, hi]| pct((ticks - lo).max(hi - ticks))),
         ci95_ticks: estimate.ci95.map(|(lo, hi)| [lo, hi]),
         ci95_ns: estimate.ci95.map(|(lo, hi)| [to_ns(lo), to_ns(hi)]),
         ci_half_width_pct: estimate.half_width().and_then(pct),

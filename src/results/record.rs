@@ -96,6 +96,36 @@ pub struct Cost {
     /// with anything that changes the syscall path (a mitigation), so it
     /// compares runs of one boot, not boots.
     pub in_canaries: Option<f64>,
+    /// The run's machine-drift term (`machine_states.drift_interval_pct`):
+    /// how far the machine's quiet speed moved between stretches of the
+    /// run, as a 95% half-width in percent. None when the run was too
+    /// short to measure it.
+    #[serde(default)]
+    pub machine_drift_pct: Option<f64>,
+    /// `ci95_ticks` widened by `machine_drift_pct` (half-widths added in
+    /// quadrature): the interval a next run's figure is read against. The
+    /// rounds of one variant share one stretch of the machine's time, so
+    /// their spread alone cannot show how the machine's speed moves between
+    /// stretches; this is the interval the table prints and `compare` uses.
+    /// Equal to `ci95_ticks` where the drift is unmeasured.
+    #[serde(default)]
+    pub run_to_run_ci95_ticks: Option<[f64; 2]>,
+    #[serde(default)]
+    pub run_to_run_ci95_ns: Option<[f64; 2]>,
+    #[serde(default)]
+    pub run_to_run_half_width_pct: Option<f64>,
+}
+
+impl Cost {
+    /// The interval to read this figure against another run's: the
+    /// run-to-run one, or for documents that predate it the rounds' one.
+    pub fn interval_ticks(&self) -> Option<[f64; 2]> {
+        self.run_to_run_ci95_ticks.or(self.ci95_ticks)
+    }
+
+    pub fn interval_half_width_pct(&self) -> Option<f64> {
+        self.run_to_run_half_width_pct.or(self.ci_half_width_pct)
+    }
 }
 
 /// Against the baseline, per pair of rounds adjacent in time (the
