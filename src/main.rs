@@ -7,16 +7,17 @@
 use clap::{Args, Parser, Subcommand};
 use mitbench::compare::{self, RunComparison};
 use mitbench::export::compare::Style;
-use mitbench::export::{self, Exporter, JsonExporter, TableExporter};
+use mitbench::export::{self, Exporter, HtmlExporter, JsonExporter, TableExporter};
 use mitbench::harness::affinity;
 use mitbench::history::{self, History, HistoryError, RunRef};
 use mitbench::inventory::Inventory;
 use mitbench::probes::{self, Placement};
-use mitbench::results::RunDocument;
+use mitbench::results::{RunDocument, advice};
 use mitbench::run::{self, PlanError, RunOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -60,6 +61,29 @@ enum Command {
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        store: HistoryArgs,
+    },
+    /// Write a run's HTML report: the machine, the tables, a plot per amortization curve, and which batch size a latency budget allows
+    #[command(
+        after_help = "RUN is a history id, `last`, `last~N`, or a JSON file written by `mitbench run --json`. \
+                      The page is self-contained (inline SVG and CSS, no script), readable offline and printable."
+    )]
+    Report {
+        /// The run to report on
+        #[arg(value_parser = RunRef::parse, default_value = "last")]
+        run: RunRef,
+        /// Where to write the page [default: mitbench-report.html]
+        #[arg(
+            long,
+            short,
+            value_name = "FILE",
+            default_value = "mitbench-report.html"
+        )]
+        output: PathBuf,
+        /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us]
+        #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
+        latency_budget: Option<Duration>,
         #[command(flatten)]
         store: HistoryArgs,
     },
@@ -149,6 +173,12 @@ struct RunArgs {
     /// No progress bar
     #[arg(long, short)]
     quiet: bool,
+    /// Also write the HTML report (self-contained, plots inline) to FILE
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us, Linux's default timer slack]
+    #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
+    latency_budget: Option<Duration>,
     #[command(flatten)]
     store: HistoryArgs,
     /// Do not store this run in the history
@@ -189,6 +219,17 @@ fn main() -> ExitCode {
             None => history_list(&store, json),
             Some(HistoryCommand::Show { run }) => history_show(&store, &run),
         },
+        Some(Command::Report {
+            run,
+            output,
+            latency_budget,
+            store,
+        }) => report(
+            &store,
+            &run,
+            &output,
+            latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
+        ),
         Some(Command::Compare {
             old,
             new,
@@ -224,6 +265,8 @@ fn run(args: RunArgs) -> ExitCode {
         quiet: args.quiet,
         seed: args.seed,
         round_log: args.round_log.clone(),
+        html: args.html.clone(),
+        latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
     };
     let mut plan = match run::plan(options) {
         Ok(plan) => plan,
@@ -246,6 +289,12 @@ fn run(args: RunArgs) -> ExitCode {
             return fail(1, format!("writing {} failed: {e}", path.display()));
         }
         eprintln!("results written to {}", path.display());
+    }
+    if let Some((path, temp)) = plan.html.take() {
+        if let Err(e) = export::write_atomically(&HtmlExporter, &doc, temp, &path) {
+            return fail(1, format!("writing {} failed: {e}", path.display()));
+        }
+        eprintln!("report written to {}", path.display());
     }
     if !args.no_history {
         store_in_history(&args.store, &doc);
@@ -368,6 +417,32 @@ fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(1, format!("rendering the table failed: {e}")),
+    }
+}
+
+/// Renders a stored or saved run as HTML, the advice recomputed for the
+/// budget asked for.
+fn report(
+    store: &HistoryArgs,
+    run: &RunRef,
+    output: &std::path::Path,
+    budget: Duration,
+) -> ExitCode {
+    let mut doc = match resolve(store, &[run]) {
+        Ok(mut docs) => docs.remove(0),
+        Err(e) => return fail(2, e),
+    };
+    doc.advice = advice::for_document(&doc, budget);
+    let temp = match run::temp_file_beside(output, "output") {
+        Ok(temp) => temp,
+        Err(message) => return fail(2, message),
+    };
+    match export::write_atomically(&HtmlExporter, &doc, temp, output) {
+        Ok(()) => {
+            eprintln!("report written to {}", output.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(1, format!("writing {} failed: {e}", output.display())),
     }
 }
 

@@ -26,6 +26,10 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Where to append one JSON line per finished round.
     pub round_log: Option<PathBuf>,
+    /// Where to write the HTML report.
+    pub html: Option<PathBuf>,
+    /// The latency budget the advice is given for.
+    pub latency_budget: std::time::Duration,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -44,6 +48,8 @@ pub struct Plan {
     pub options: RunOptions,
     /// The --json target and its temporary sibling, created already.
     pub json: Option<(PathBuf, tempfile::NamedTempFile)>,
+    /// The same for --html.
+    pub html: Option<(PathBuf, tempfile::NamedTempFile)>,
     /// The --round-log file, opened for appending already.
     pub round_log: Option<std::fs::File>,
 }
@@ -94,13 +100,17 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         settings.budget_s = seconds;
         settings.warmup_s = settings.warmup_s.min(seconds / 5.0);
     }
-    let json = match &options.json {
-        Some(path) => Some((
-            path.clone(),
-            json_temp_file(path).map_err(PlanError::Usage)?,
-        )),
-        None => None,
+    let beside = |path: &Option<PathBuf>, flag: &str| -> Result<_, PlanError> {
+        match path {
+            Some(path) => Ok(Some((
+                path.clone(),
+                temp_file_beside(path, flag).map_err(PlanError::Usage)?,
+            ))),
+            None => Ok(None),
+        }
     };
+    let json = beside(&options.json, "json")?;
+    let html = beside(&options.html, "html")?;
     let round_log = match &options.round_log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -119,16 +129,18 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         settings,
         options,
         json,
+        html,
         round_log,
     })
 }
 
-/// Creates the temporary file the JSON is written to, beside the target so
-/// the final rename stays on one filesystem.
-fn json_temp_file(path: &Path) -> Result<tempfile::NamedTempFile, String> {
+/// Creates the temporary file an output (`--json`, `--html`) is written to,
+/// beside the target so the final rename stays on one filesystem; made
+/// before measuring, so an unwritable place fails at once.
+pub fn temp_file_beside(path: &Path, flag: &str) -> Result<tempfile::NamedTempFile, String> {
     if path.is_dir() {
         return Err(format!(
-            "cannot write --json {}: it is a directory",
+            "cannot write --{flag} {}: it is a directory",
             path.display()
         ));
     }
@@ -138,16 +150,16 @@ fn json_temp_file(path: &Path) -> Result<tempfile::NamedTempFile, String> {
     };
     tempfile::Builder::new()
         .prefix(".mitbench-")
-        .suffix(".json.tmp")
+        .suffix(&format!(".{flag}.tmp"))
         .tempfile_in(dir)
-        .map_err(|e| format!("cannot write --json {}: {e}", path.display()))
+        .map_err(|e| format!("cannot write --{flag} {}: {e}", path.display()))
 }
 
 /// Measures every selected variant in rounds (see [`crate::schedule`]).
 /// Ctrl-C ends the run after the round in flight; what was measured until
 /// then is returned.
 pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
-    if let Some((_, temp)) = &plan.json {
+    for (_, temp) in plan.json.iter().chain(&plan.html) {
         interrupt::remove_on_abort(temp.path());
     }
     interrupt::install();
@@ -211,7 +223,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         .iter()
         .flat_map(|p| results::probe_records(p, &context))
         .collect();
-    Ok(RunDocument {
+    let mut doc = RunDocument {
         schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         build: results::BuildIdentity::of_this_binary(),
@@ -230,7 +242,10 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         inventory,
         amortization: results::amortization_fits(&records),
         results: records,
-    })
+        advice: Vec::new(),
+    };
+    doc.advice = results::advice::for_document(&doc, plan.options.latency_budget);
+    Ok(doc)
 }
 
 /// Drawn on stderr only when it is a terminal. No steady-tick thread: a

@@ -449,7 +449,9 @@ fn a_slow_drift_of_the_quiet_speed_is_measured() {
 fn the_drift_interval_is_students_t_over_the_stretches() {
     // Eight stretches alternating 99 and 101: mean 100, sample standard
     // deviation sqrt(8/7), so the half-width is t(0.975, 7) * 1.069 = 2.53%.
-    let blocks: Vec<f64> = (0..8).map(|i| if i % 2 == 0 { 99.0 } else { 101.0 }).collect();
+    let blocks: Vec<f64> = (0..8)
+        .map(|i| if i % 2 == 0 { 99.0 } else { 101.0 })
+        .collect();
     let pct = mitbench::harness::states::drift_interval_pct(&blocks).unwrap();
     assert!((pct - 2.365 * (8.0f64 / 7.0).sqrt()).abs() < 1e-9, "{pct}");
     assert_eq!(
@@ -457,5 +459,8 @@ fn the_drift_interval_is_students_t_over_the_stretches() {
         Some(0.0)
     );
     // Too few stretches say nothing.
-    assert_eq!(mitbench::harness::states::drift_interval_pct(&blocks[..5]), None);
+    assert_eq!(
+        mitbench::harness::states::drift_interval_pct(&blocks[..5]),
+        None
+    );
 }

@@ -4,11 +4,13 @@
 //! model).
 
 pub mod compare;
+mod html;
 mod json;
 mod listing;
 mod phase_table;
-mod table;
+pub mod table;
 
+pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use listing::{render_history, render_listing};
 pub use table::{TableExporter, format_cost};

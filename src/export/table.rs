@@ -87,6 +87,13 @@ fn render(doc: &RunDocument) -> String {
                 f.points,
             );
         }
+        for advice in doc
+            .advice
+            .iter()
+            .filter(|a| records.iter().any(|r| r.id == a.id))
+        {
+            let _ = writeln!(out, "  advice: {}", advice.summary);
+        }
     }
     if doc.interrupted {
         let _ = writeln!(
@@ -95,17 +102,56 @@ fn render(doc: &RunDocument) -> String {
         );
     }
     let _ = writeln!(out, "\n{}", doc.machine_states.summary);
-    let _ = writeln!(
-        out,
-        "ns and ticks: the cost of one item in the machine's quiet state, the median of the rounds the \
-         canary classed quiet (of all rounds when the machine showed one state). ticks: TSC reference \
-         cycles, not core cycles. ±CI: half-width of its 95% interval, as a percentage of it: the \
-         spread of this run's rounds and the drift of the machine's quiet speed between stretches of \
-         the run (the machine line) together, so a next run's figure is read against it. rounds: quiet rounds used / all rounds. × base and Δ ticks: the \
-         median over pairs of rounds adjacent in time of the ratio and difference to the probe's baseline, \
-         ± the half-width of their 95% interval."
-    );
+    let _ = writeln!(out, "{LEGEND}");
     out
+}
+
+/// What the columns mean, under the tables.
+pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's quiet state, the median \
+    of the rounds the canary classed quiet (of all rounds when the machine showed one state). ticks: \
+    TSC reference cycles, not core cycles. ±CI: half-width of its 95% interval, as a percentage of \
+    it: the spread of this run's rounds and the drift of the machine's quiet speed between stretches \
+    of the run (the machine line) together, so a next run's figure is read against it. rounds: quiet \
+    rounds used / all rounds. × base and Δ ticks: the median over pairs of rounds adjacent in time \
+    of the ratio and difference to the probe's baseline, ± the half-width of their 95% interval.";
+
+/// The columns of a family's table, as the terminal and the HTML report
+/// show them.
+pub const COLUMNS: [&str; 9] = [
+    "probe", "variant", "ns", "ticks", "±CI", "rounds", "× base", "Δ ticks", "note",
+];
+
+/// One record's cells under [`COLUMNS`].
+pub fn cells(r: &Record) -> [String; 9] {
+    let cost = r.cost.as_ref();
+    let ci = match cost.map(|c| (c.interval_half_width_pct(), c.interval_ticks(), c.ticks)) {
+        Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
+        Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
+        Some((None, Some([lo, hi]), m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
+        _ => "-".into(),
+    };
+    let base = match (&r.vs_baseline, r.is_baseline()) {
+        (_, true) if cost.is_some() => "1.00 (base)".to_string(),
+        (Some(c), _) => format_ratio(c.ratio),
+        _ => "-".into(),
+    };
+    // Quiet rounds used of all, where the two differ.
+    let rounds = match cost.map(|c| c.rounds_used) {
+        Some(used) if used != r.rounds.total => format!("{used}/{}", r.rounds.total),
+        Some(used) => used.to_string(),
+        None => "-".into(),
+    };
+    [
+        r.id.clone(),
+        r.variant.clone(),
+        cost.map_or("-".into(), |c| format_cost(c.ns)),
+        cost.map_or("-".into(), |c| format_cost(c.ticks)),
+        ci,
+        rounds,
+        base,
+        delta(r),
+        note(r),
+    ]
 }
 
 fn family_table(records: &[&Record]) -> Table {
@@ -113,39 +159,9 @@ fn family_table(records: &[&Record]) -> Table {
     table
         .load_style(presets::UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "probe", "variant", "ns", "ticks", "±CI", "rounds", "× base", "Δ ticks", "note",
-        ]);
+        .set_header(COLUMNS);
     for r in records {
-        let cost = r.cost.as_ref();
-        let ci = match cost.map(|c| (c.interval_half_width_pct(), c.interval_ticks(), c.ticks)) {
-            Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
-            Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
-            Some((None, Some([lo, hi]), m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
-            _ => "-".into(),
-        };
-        let base = match (&r.vs_baseline, r.is_baseline()) {
-            (_, true) if cost.is_some() => "1.00 (base)".to_string(),
-            (Some(c), _) => format_ratio(c.ratio),
-            _ => "-".into(),
-        };
-        // Quiet rounds used of all, where the two differ.
-        let rounds = match cost.map(|c| c.rounds_used) {
-            Some(used) if used != r.rounds.total => format!("{used}/{}", r.rounds.total),
-            Some(used) => used.to_string(),
-            None => "-".into(),
-        };
-        table.add_row([
-            r.id.clone(),
-            r.variant.clone(),
-            cost.map_or("-".into(), |c| format_cost(c.ns)),
-            cost.map_or("-".into(), |c| format_cost(c.ticks)),
-            ci,
-            rounds,
-            base,
-            delta(r),
-            note(r),
-        ]);
+        table.add_row(cells(r));
     }
     for column in 2..=7 {
         if let Some(c) = table.column_mut(column) {

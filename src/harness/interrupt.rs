@@ -2,7 +2,7 @@
 //! sampler checks between samples, so the probe in flight finishes its
 //! sample, its helper threads and children are shut down by their owners, and
 //! what was measured is still reported. A second signal ends the process at
-//! once, as a user pressing Ctrl-C twice expects, and removes the file
+//! once, as a user pressing Ctrl-C twice expects, and removes the files
 //! registered with [`remove_on_abort`] first, since no destructor runs then.
 
 use std::ffi::CString;
@@ -13,14 +13,22 @@ use std::sync::{Once, OnceLock};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
-/// A file to unlink if a second signal ends the process.
-static ABORT_REMOVES: OnceLock<CString> = OnceLock::new();
+/// Files to unlink if a second signal ends the process: one slot per
+/// output a run writes (--json, --html). Fixed slots, because the handler
+/// may only read what is already in place.
+static ABORT_REMOVES: [OnceLock<CString>; 2] = [const { OnceLock::new() }; 2];
 
-/// Registers the one file (a temporary output) that a second signal should
-/// remove on its way out. Later calls are ignored.
+/// Registers a file (a temporary output) that a second signal should remove
+/// on its way out. Calls beyond the slots are ignored.
 pub fn remove_on_abort(path: &Path) {
     if let Ok(path) = CString::new(path.as_os_str().as_bytes()) {
-        let _ = ABORT_REMOVES.set(path);
+        let mut path = Some(path);
+        for slot in &ABORT_REMOVES {
+            match slot.set(path.take().expect("held until a slot takes it")) {
+                Ok(()) => return,
+                Err(back) => path = Some(back),
+            }
+        }
     }
 }
 
@@ -35,7 +43,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
         // unlink, signal and raise are async-signal-safe.
         // SAFETY: plain libc calls with valid arguments.
         unsafe {
-            if let Some(path) = ABORT_REMOVES.get() {
+            for path in ABORT_REMOVES.iter().filter_map(OnceLock::get) {
                 libc::unlink(path.as_ptr());
             }
             libc::signal(signal, libc::SIG_DFL);

@@ -271,7 +271,11 @@ pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
     }
     let n = block_medians.len() as f64;
     let mean = block_medians.iter().sum::<f64>() / n;
-    let var = block_medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let var = block_medians
+        .iter()
+        .map(|m| (m - mean).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
     (mean > 0.0).then(|| T95_DRIFT * var.sqrt() / mean * 100.0)
 }
 

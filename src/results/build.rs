@@ -216,7 +216,8 @@ fn cost(estimate: &rounds::Estimate, used: &[&Round], cx: &Context) -> Cost {
         machine_drift_pct: cx.drift_interval_pct,
         run_to_run_ci95_ticks: run_to_run,
         run_to_run_ci95_ns: run_to_run.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]),
-        run_to_run_half_width_pct: run_to_run.and_then(|[lo, hi]| pct((ticks - lo).max(hi - ticks))),
+        run_to_run_half_width_pct: run_to_run
+            .and_then(|[lo, hi]| pct((ticks - lo).max(hi - ticks))),
         ci95_ticks: estimate.ci95.map(|(lo, hi)| [lo, hi]),
         ci95_ns: estimate.ci95.map(|(lo, hi)| [to_ns(lo), to_ns(hi)]),
         ci_half_width_pct: estimate.half_width().and_then(pct),

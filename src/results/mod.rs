@@ -3,6 +3,7 @@
 //! each computed once from the rounds in [`build`]. Exporters
 //! ([`crate::export`]) read it and compute nothing.
 
+pub mod advice;
 mod build;
 pub mod load;
 pub mod record;
@@ -77,6 +78,10 @@ pub struct RunDocument {
     /// cost(B) = per item + per batch / B, fitted per group of variants
     /// that differ only in their `batch` parameter.
     pub amortization: Vec<AmortizationFit>,
+    /// For each fit, the batch size a latency budget allows (see
+    /// [`advice`]); empty in documents that predate it.
+    #[serde(default)]
+    pub advice: Vec<advice::Advice>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,0 +1,228 @@
+//! The HTML report of a small real run, looked at as a person would: in
+//! headless Chromium, at a desktop and a phone width. Chromium is Debian's
+//! (`.ci/run` installs it); where it is missing outside CI the browser part
+//! says so and the checks on the file still run.
+
+use mitbench::harness::stats::Amortization;
+use mitbench::results::AmortizationFit;
+use mitbench::results::advice::{self, advise, parse_budget};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn mitbench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mitbench"))
+        .args(args)
+        .env("XDG_DATA_HOME", "/proc/mitbench-test-no-history")
+        .output()
+        .expect("mitbench runs")
+}
+
+fn fit(per_item: f64, per_batch: f64, half: f64) -> AmortizationFit {
+    AmortizationFit {
+        id: "memory/mprotect".into(),
+        group: String::new(),
+        item: "page".into(),
+        fit: Amortization {
+            per_item,
+            per_item_ci95: (per_item - half, per_item + half),
+            per_batch,
+            per_batch_ci95: (per_batch - half, per_batch + half),
+            r2: 0.99,
+            points: 10,
+        },
+    }
+}
+
+#[test]
+fn advice_follows_from_the_fitted_curve() {
+    // 1000 MHz: 50 us is 50,000 ticks; at the upper ends (110 per item,
+    // 1,010 per batch) (50,000 - 1,010) / 110 = 445 items fit.
+    let a = advise(
+        &fit(100.0, 1000.0, 10.0),
+        1,
+        1000.0,
+        Duration::from_micros(50),
+    )
+    .unwrap();
+    assert_eq!(a.batch_to_win_back, 10);
+    assert_eq!(a.largest_within_budget, Some(445));
+    assert_eq!(a.largest_within_budget_central, Some(490));
+    assert!(!a.conflict, "{}", a.summary);
+    assert!((a.won_back_ticks_per_item - 900.0).abs() < 1e-9);
+    // A 1.5 us budget holds (1,500 - 1,010) / 110 = 4 items: the 90% batch
+    // does not fit, and
+    // what the allowed batch wins back is said.
+    let tight = advise(
+        &fit(100.0, 1000.0, 10.0),
+        1,
+        1000.0,
+        Duration::from_nanos(1500),
+    )
+    .unwrap();
+    assert!(tight.conflict);
+    assert_eq!(tight.largest_within_budget, Some(4));
+    let share = tight.won_back_within_budget.unwrap();
+    assert!((share - 0.75).abs() < 1e-9, "{share}");
+    // A toll the fit cannot tell from zero is said to be so.
+    let none = advise(&fit(100.0, 5.0, 10.0), 1, 1000.0, Duration::from_micros(50)).unwrap();
+    assert!(
+        none.summary.contains("wins nothing measurable"),
+        "{}",
+        none.summary
+    );
+}
+
+#[test]
+fn budgets_are_read_with_their_unit() {
+    assert_eq!(parse_budget("50us"), Ok(Duration::from_micros(50)));
+    assert_eq!(parse_budget("1.5ms"), Ok(Duration::from_micros(1500)));
+    assert_eq!(parse_budget("2s"), Ok(Duration::from_secs(2)));
+    for bad in ["50", "us", "-1us", "5 parsecs", "100s", "0ns", ""] {
+        assert!(parse_budget(bad).is_err(), "{bad}");
+    }
+    assert_eq!(advice::DEFAULT_BUDGET, Duration::from_micros(50));
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// Runs headless Chromium on `page` with what it needs on a closed network
+/// and a fresh profile; returns its stdout and stderr.
+fn headless(browser: &Path, profile: &Path, args: &[String], page: &Path) -> (String, String) {
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium starts");
+    assert!(out.status.success(), "chromium failed: {out:?}");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
+    let out = mitbench(&[
+        "run",
+        "--quick",
+        "--quiet",
+        "--no-history",
+        "--budget",
+        "0.05",
+        "--probe",
+        "memory/mprotect",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg"), "no plot");
+    assert!(!page.contains("<script"), "the page must need no script");
+    for fetch in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!page.contains(fetch), "the page fetches something: {fetch}");
+    }
+    assert!(page.contains("B=10 wins back 90%"), "no advice line");
+
+    // `report` on the saved JSON gives the same page for the same budget,
+    // and another budget changes the advice.
+    let again = dir.path().join("again.html");
+    let out = mitbench(&[
+        "report",
+        json.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let tight = dir.path().join("tight.html");
+    let out = mitbench(&[
+        "report",
+        json.to_str().unwrap(),
+        "-o",
+        tight.to_str().unwrap(),
+        "--latency-budget",
+        "1us",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        std::fs::read_to_string(&tight)
+            .unwrap()
+            .contains("1 µs latency budget")
+    );
+    let out = mitbench(&[
+        "report",
+        "/nonexistent/run.json",
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have Chromium: .ci/run installs Debian's chromium"
+        );
+        eprintln!("chromium is not installed: the report was not opened in a browser");
+        return;
+    };
+    let profile = dir.path().join("profile");
+    let (dom, log) = headless(&browser, &profile, &["--dump-dom".into()], &html);
+    assert!(
+        !log.contains("CONSOLE"),
+        "the page logged to the console: {log}"
+    );
+    let svgs = dom.matches("<svg").count();
+    assert_eq!(svgs, 1, "one amortization plot for memory/mprotect");
+    for part in [
+        "batch size B",
+        "ticks per page",
+        "fit: ",
+        "measured, with its 95% interval",
+    ] {
+        assert!(dom.contains(part), "the plot lacks {part:?}");
+    }
+    assert!(
+        dom.contains("wins back 90%"),
+        "the advice is not on the page"
+    );
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for (width, name) in [(1280, "report-1280.png"), (390, "report-390.png")] {
+        let shot = shots.join(name);
+        let _ = std::fs::remove_file(&shot);
+        headless(
+            &browser,
+            &profile,
+            &[
+                format!("--window-size={width},2000"),
+                format!("--screenshot={}", shot.display()),
+            ],
+            &html,
+        );
+        let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 10_000, "no screenshot at {width} px ({size} bytes)");
+    }
+}
