@@ -6,7 +6,6 @@
 
 use super::table::{COLUMNS, LEGEND, cells};
 use super::{ExportError, Exporter};
-use crate::probes::FAMILIES;
 use crate::results::{AmortizationFit, RunDocument, advice::Advice};
 use plotters::prelude::*;
 use serde::Serialize;
@@ -75,21 +74,9 @@ fn template_error(e: minijinja::Error) -> ExportError {
 
 fn page(doc: &RunDocument) -> Result<Page, ExportError> {
     let mut families = Vec::new();
-    for family in FAMILIES {
-        let records: Vec<_> = doc
-            .results
-            .iter()
-            .filter(|r| r.family == family.name)
-            .collect();
-        if records.is_empty() {
-            continue;
-        }
+    for (family, records) in doc.by_family() {
         let mut plots = Vec::new();
-        for fit in doc
-            .amortization
-            .iter()
-            .filter(|a| records.iter().any(|r| r.id == a.id))
-        {
+        for fit in doc.fits_among(&records) {
             let advice = doc
                 .advice
                 .iter()

@@ -2,7 +2,7 @@
 
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
-use crate::probes::{FAMILIES, Role};
+use crate::probes::Role;
 use crate::results::{Record, RunDocument};
 use crate::schedule::Stop;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
@@ -50,23 +50,11 @@ fn render(doc: &RunDocument) -> String {
     for warning in &inv.clock_warnings {
         let _ = writeln!(out, "warning: {warning}; ns figures may be off");
     }
-    for family in FAMILIES {
-        let records: Vec<&Record> = doc
-            .results
-            .iter()
-            .filter(|r| r.family == family.name)
-            .collect();
-        if records.is_empty() {
-            continue;
-        }
+    for (family, records) in doc.by_family() {
         let _ = writeln!(out, "\n{} — {}", family.name, family.title);
         let _ = writeln!(out, "{}", family_table(&records));
         out.push_str(&super::phase_table::render(&records));
-        for a in doc
-            .amortization
-            .iter()
-            .filter(|a| records.iter().any(|r| r.id == a.id))
-        {
+        for a in doc.fits_among(&records) {
             let f = &a.fit;
             let half = |(lo, hi): (f64, f64)| format_cost((hi - lo) / 2.0);
             let _ = writeln!(

@@ -84,6 +84,35 @@ pub struct RunDocument {
     pub advice: Vec<advice::Advice>,
 }
 
+impl RunDocument {
+    /// Each probe family with a record in this run, in the families'
+    /// order, beside its records: the sections every rendering is made of.
+    pub fn by_family(&self) -> Vec<(&'static crate::probes::Family, Vec<&Record>)> {
+        crate::probes::FAMILIES
+            .iter()
+            .map(|family| {
+                let records: Vec<&Record> = self
+                    .results
+                    .iter()
+                    .filter(|r| r.family == family.name)
+                    .collect();
+                (family, records)
+            })
+            .filter(|(_, records)| !records.is_empty())
+            .collect()
+    }
+
+    /// The amortization fits of the probes among `records`.
+    pub fn fits_among<'a>(
+        &'a self,
+        records: &'a [&Record],
+    ) -> impl Iterator<Item = &'a AmortizationFit> {
+        self.amortization
+            .iter()
+            .filter(|a| records.iter().any(|r| r.id == a.id))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AmortizationFit {
     pub id: String,
