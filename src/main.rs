@@ -432,7 +432,7 @@ fn report(
         Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(2, e),
     };
-    doc.advice = advice::for_document(&doc, budget);
+    advice::advise_document(&mut doc, budget);
     let temp = match run::temp_file_beside(output, "output") {
         Ok(temp) => temp,
         Err(message) => return fail(2, message),

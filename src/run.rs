@@ -243,8 +243,9 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         amortization: results::amortization_fits(&records),
         results: records,
         advice: Vec::new(),
+        latency_advice: Vec::new(),
     };
-    doc.advice = results::advice::for_document(&doc, plan.options.latency_budget);
+    results::advice::advise_document(&mut doc, plan.options.latency_budget);
     Ok(doc)
 }
 

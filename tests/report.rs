@@ -5,7 +5,7 @@
 
 use mitbench::harness::stats::Amortization;
 use mitbench::results::AmortizationFit;
-use mitbench::results::advice::{self, advise, parse_budget};
+use mitbench::results::advice::{self, LatencyPoint, advise, parse_budget};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -70,6 +70,74 @@ fn advice_follows_from_the_fitted_curve() {
         none.summary.contains("wins nothing measurable"),
         "{}",
         none.summary
+    );
+}
+
+fn point(step: u64, wait: f64, ci: Option<[f64; 2]>, ticks: f64) -> LatencyPoint {
+    LatencyPoint {
+        step,
+        wait_p99_us: wait,
+        wait_p99_ci95_us: ci,
+        ticks,
+        ticks_ci95: None,
+        seed_choice: None,
+    }
+}
+
+#[test]
+fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
+    let points = || {
+        vec![
+            point(1, 5.0, Some([4.0, 6.0]), 400.0),
+            point(16, 20.0, Some([18.0, 25.0]), 200.0),
+            point(256, 28.0, Some([26.0, 31.0]), 120.0),
+            point(4096, 60.0, None, 100.0),
+        ]
+    };
+    let budget = Duration::from_micros(30);
+    let a = advice::advise_latency("p/q", "", "entries", "entry", points(), budget, None);
+    // 256's median wait (28 us) fits, its interval's upper end (31) does not.
+    assert_eq!(a.largest_within_budget, Some(16));
+    assert_eq!(a.cost_vs_cheapest, Some(2.0));
+    assert!(a.summary.contains("16 entries"), "{}", a.summary);
+    assert!(!a.summary.contains("would allow"), "{}", a.summary);
+
+    // A fit that allows more than the measured wait is called out.
+    let a = advice::advise_latency("p/q", "", "entries", "entry", points(), budget, Some(300));
+    assert!(
+        a.summary.contains("would allow up to 300 entries"),
+        "{}",
+        a.summary
+    );
+
+    // Without an interval the figure itself is held to the budget.
+    let a = advice::advise_latency(
+        "p/q",
+        "",
+        "entries",
+        "entry",
+        points(),
+        Duration::from_micros(60),
+        None,
+    );
+    assert_eq!(a.largest_within_budget, Some(4096));
+
+    let a = advice::advise_latency(
+        "p/q",
+        "g",
+        "bytes",
+        "buffer",
+        points(),
+        Duration::from_micros(1),
+        None,
+    );
+    assert_eq!(a.largest_within_budget, None);
+    assert_eq!(a.cost_vs_cheapest, None);
+    assert!(a.summary.contains("no step keeps"), "{}", a.summary);
+    assert!(
+        a.summary.contains("5.0 us [4.0, 6.0] at 1 bytes"),
+        "{}",
+        a.summary
     );
 }
 

@@ -82,6 +82,13 @@ fn render(doc: &RunDocument) -> String {
         {
             let _ = writeln!(out, "  advice: {}", advice.summary);
         }
+        for advice in doc
+            .latency_advice
+            .iter()
+            .filter(|a| records.iter().any(|r| r.id == a.id))
+        {
+            let _ = writeln!(out, "  advice: {}", advice.summary);
+        }
     }
     if doc.interrupted {
         let _ = writeln!(

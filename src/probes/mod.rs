@@ -273,6 +273,27 @@ impl Batched {
     }
 }
 
+/// A variant's place on an axis that trades throughput against a
+/// co-runner's wait: `group` names the series, `step` is the work done
+/// between two chances for the co-runner to run, in `unit` ("entries",
+/// "bytes"). The latency advice runs over each series.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencyStep {
+    pub group: String,
+    pub step: u64,
+    pub unit: String,
+}
+
+impl LatencyStep {
+    pub fn new(group: &str, step: u64, unit: &str) -> LatencyStep {
+        LatencyStep {
+            group: group.to_string(),
+            step,
+            unit: unit.to_string(),
+        }
+    }
+}
+
 /// One variant of a probe, as a value of the probe's own type: its name
 /// is its `Display`, its params in the JSON its `Serialize`, and what it is
 /// to the others follows from the value.
@@ -297,6 +318,18 @@ pub trait Config: fmt::Display + Serialize + PartialEq + Send + Sync {
 
     /// For items that are a buffer of bytes: its size.
     fn bytes_per_item(&self) -> Option<u64> {
+        None
+    }
+
+    /// For variants that trade throughput against a co-runner's wait: the
+    /// series and the step along it.
+    fn latency_step(&self) -> Option<LatencyStep> {
+        None
+    }
+
+    /// Where this variant is the choice a seed made (bulk 16,
+    /// XA_CHECK_SCHED 4096): what the seed called it, to mark on plots.
+    fn seed_choice(&self) -> Option<&'static str> {
         None
     }
 }
@@ -352,6 +385,10 @@ pub struct Variant {
     pub batch: Option<Batched>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_per_item: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_step: Option<LatencyStep>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_choice: Option<String>,
 }
 
 impl Variant {
@@ -363,6 +400,8 @@ impl Variant {
             params: serde_json::to_value(config).unwrap_or(Value::Null),
             batch: config.batch(),
             bytes_per_item: config.bytes_per_item(),
+            latency_step: config.latency_step(),
+            seed_choice: config.seed_choice().map(str::to_string),
         }
     }
 
@@ -472,6 +511,30 @@ pub struct Figure {
     pub name: String,
     pub value: f64,
     pub unit: String,
+    /// In a record: the 95% interval of the median over rounds, from five
+    /// rounds on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+    /// What a reader of the results may use the figure for beyond showing it.
+    #[serde(default, skip_serializing_if = "FigureRole::is_plain")]
+    pub role: FigureRole,
+}
+
+/// What a figure is to the results beyond its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureRole {
+    #[default]
+    Plain,
+    /// The 99th percentile of how long a co-runner on the measured CPU
+    /// waited for it, in µs: what the latency advice reads.
+    CoRunnerWaitP99,
+}
+
+impl FigureRole {
+    fn is_plain(&self) -> bool {
+        *self == FigureRole::Plain
+    }
 }
 
 impl Figure {
@@ -480,6 +543,16 @@ impl Figure {
             name: name.to_string(),
             value,
             unit: unit.to_string(),
+            ci95: None,
+            role: FigureRole::Plain,
+        }
+    }
+
+    /// The p99 of a same-CPU co-runner's wait, in µs.
+    pub fn co_runner_wait_p99(name: &str, us: f64) -> Figure {
+        Figure {
+            role: FigureRole::CoRunnerWaitP99,
+            ..Figure::new(name, us, " us")
         }
     }
 }

@@ -13,6 +13,13 @@
 //!
 //! Where the first exceeds the second the budget does not allow winning back
 //! 90%, and the advice says what share the allowed batch wins back instead.
+//!
+//! Probes that run a co-runner beside the batched work (teardown,
+//! section/chunked) measured the wait itself, and the measured wait is what
+//! the budget is about: [`LatencyAdvice`] takes the largest step whose
+//! co-runner p99 fits, and says so where the fit's per-batch time alone
+//! would have allowed more (a co-runner also waits for the wake-up and the
+//! switch, which the per-batch time does not hold).
 
 use super::{AmortizationFit, RunDocument};
 use serde::{Deserialize, Serialize};
@@ -56,6 +63,12 @@ pub struct Advice {
     pub won_back_within_budget: Option<f64>,
     /// One line, as the terminal and the report print it.
     pub summary: String,
+}
+
+/// Both kinds of advice for a run, for `budget`.
+pub fn advise_document(doc: &mut RunDocument, budget: Duration) {
+    doc.advice = for_document(doc, budget);
+    doc.latency_advice = latency_for_document(doc, budget);
 }
 
 /// Advice for every fit of a run whose clock rate is known.
@@ -158,6 +171,193 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
         won_back_within_budget,
         summary,
     })
+}
+
+/// One measured step of a latency series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencyPoint {
+    pub step: u64,
+    /// The p99 of the same-CPU co-runner's wait, µs, and its interval over
+    /// rounds where there were five or more.
+    pub wait_p99_us: f64,
+    pub wait_p99_ci95_us: Option<[f64; 2]>,
+    /// The variant's cost per item, ticks, with its run-to-run interval.
+    pub ticks: f64,
+    pub ticks_ci95: Option<[f64; 2]>,
+    /// Where this step is the choice a seed made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_choice: Option<String>,
+}
+
+impl LatencyPoint {
+    /// The wait the budget is held against: the interval's upper end where
+    /// there is one.
+    fn cautious_wait_us(&self) -> f64 {
+        self.wait_p99_ci95_us.map_or(self.wait_p99_us, |ci| ci[1])
+    }
+}
+
+/// What the measured co-runner wait allows along one series of steps.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencyAdvice {
+    pub id: String,
+    pub group: String,
+    /// What a step counts ("entries", "bytes").
+    pub unit: String,
+    pub item: String,
+    pub latency_budget_us: f64,
+    /// Every measured step, smallest first.
+    pub points: Vec<LatencyPoint>,
+    /// The largest step whose co-runner p99 (the upper end of its interval)
+    /// is within the budget; None when none is.
+    pub largest_within_budget: Option<u64>,
+    /// Its cost per item against the cheapest step of the series.
+    pub cost_vs_cheapest: Option<f64>,
+    /// Where the probe also has an amortization fit: the largest batch the
+    /// fit's per-batch time alone allows (see [`Advice`]).
+    pub fit_allows: Option<u64>,
+    pub summary: String,
+}
+
+/// Latency advice for every series of two or more steps with a measured
+/// co-runner wait.
+pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyAdvice> {
+    let mut series: Vec<(&str, &str, &str, &str, Vec<LatencyPoint>)> = Vec::new();
+    for r in &doc.results {
+        let (Some(step), Some(wait), Some(cost)) =
+            (&r.latency_step, r.co_runner_wait_p99(), &r.cost)
+        else {
+            continue;
+        };
+        let point = LatencyPoint {
+            step: step.step,
+            wait_p99_us: wait.value,
+            wait_p99_ci95_us: wait.ci95,
+            ticks: cost.ticks,
+            ticks_ci95: cost.interval_ticks(),
+            seed_choice: r.seed_choice.clone(),
+        };
+        match series.iter_mut().find(|s| s.0 == r.id && s.1 == step.group) {
+            Some(s) => s.4.push(point),
+            None => series.push((&r.id, &step.group, &step.unit, &r.item, vec![point])),
+        }
+    }
+    series
+        .into_iter()
+        .filter(|s| s.4.len() >= 2)
+        .map(|(id, group, unit, item, mut points)| {
+            points.sort_by_key(|p| p.step);
+            let fit_allows = doc
+                .advice
+                .iter()
+                .find(|a| a.id == id && a.group == group)
+                .and_then(|a| a.largest_within_budget);
+            advise_latency(id, group, unit, item, points, budget, fit_allows)
+        })
+        .collect()
+}
+
+/// See the module comment.
+pub fn advise_latency(
+    id: &str,
+    group: &str,
+    unit: &str,
+    item: &str,
+    points: Vec<LatencyPoint>,
+    budget: Duration,
+    fit_allows: Option<u64>,
+) -> LatencyAdvice {
+    let budget_us = budget.as_secs_f64() * 1e6;
+    let cheapest = points
+        .iter()
+        .map(|p| p.ticks)
+        .filter(|t| *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let fitting = points
+        .iter()
+        .filter(|p| p.cautious_wait_us() <= budget_us)
+        .max_by_key(|p| p.step);
+    let name = if group.is_empty() {
+        id.to_string()
+    } else {
+        format!("{id} {group}")
+    };
+    let cost_vs_cheapest = fitting
+        .filter(|_| cheapest.is_finite())
+        .map(|p| p.ticks / cheapest);
+    let mut summary = match fitting {
+        Some(p) => format!(
+            "{name}: measured, steps up to {} keep a same-CPU co-runner's p99 wait within \
+             {budget_us:.0} us ({}); each {item} there costs {:.2}x the cheapest step's",
+            step_name(p.step, unit),
+            wait_text(p),
+            cost_vs_cheapest.unwrap_or(f64::NAN),
+        ),
+        None => {
+            let least = points
+                .iter()
+                .min_by(|a, b| a.wait_p99_us.total_cmp(&b.wait_p99_us));
+            format!(
+                "{name}: measured, no step keeps a same-CPU co-runner's p99 wait within \
+             {budget_us:.0} us; the least is {}",
+                least.map_or("-".into(), |p| format!(
+                    "{} at {}",
+                    wait_text(p),
+                    step_name(p.step, unit)
+                )),
+            )
+        }
+    };
+    let measured = fitting.map(|p| p.step);
+    if let Some(allowed) = fit_allows
+        && measured.is_none_or(|m| m < allowed)
+    {
+        summary.push_str(&format!(
+            "; the fit's per-batch time alone would allow up to {}: the co-runner waits \
+             longer than one batch runs, so go by the measured wait",
+            step_name(allowed, unit)
+        ));
+    }
+    LatencyAdvice {
+        id: id.to_string(),
+        group: group.to_string(),
+        unit: unit.to_string(),
+        item: item.to_string(),
+        latency_budget_us: budget_us,
+        points,
+        largest_within_budget: measured,
+        cost_vs_cheapest,
+        fit_allows,
+        summary,
+    }
+}
+
+fn wait_text(p: &LatencyPoint) -> String {
+    match p.wait_p99_ci95_us {
+        Some([lo, hi]) => format!("{:.1} us [{lo:.1}, {hi:.1}]", p.wait_p99_us),
+        None => format!(
+            "{:.1} us, one figure per round too few for an interval",
+            p.wait_p99_us
+        ),
+    }
+}
+
+/// "K=4096 entries" or "4 KiB".
+pub fn step_name(step: u64, unit: &str) -> String {
+    if unit == "bytes" {
+        match step {
+            s if s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
+            s if s >= 1 << 10 && s % (1 << 10) == 0 => format!("{} KiB", s >> 10),
+            s => format!("{s} bytes"),
+        }
+    } else {
+        let unit = if step == 1 {
+            unit.strip_suffix('s').unwrap_or(unit)
+        } else {
+            unit
+        };
+        format!("{step} {unit}")
+    }
 }
 
 fn fmt_ticks(t: f64) -> String {

@@ -115,6 +115,8 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         role: v.variant.role,
         params: v.variant.params.clone(),
         batch: v.variant.batch.clone(),
+        latency_step: v.variant.latency_step.clone(),
+        seed_choice: v.variant.seed_choice.clone(),
         item: declaration.item.to_string(),
         baseline: probe
             .variants
@@ -159,7 +161,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             .iter()
             .flat_map(|r| r.measured.notes.iter().cloned()),
     );
-    record.figures = figures_over(&used);
+    record.figures = figures_over(&used, seed);
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
         .iter()
@@ -361,14 +363,27 @@ fn toll_recovered_interval(
     Some([lo * 100.0, hi * 100.0])
 }
 
-/// Each figure a probe measured beside the cost, as the median over rounds.
-fn figures_over(rounds: &[&Round]) -> Vec<Figure> {
+/// Each figure a probe measured beside the cost, as the median over rounds
+/// with its interval from five rounds on.
+fn figures_over(rounds: &[&Round], seed: u64) -> Vec<Figure> {
     let all = || rounds.iter().flat_map(|r| r.measured.figures.iter());
-    first_seen(all().map(|f| (f.name.as_str(), f.unit.as_str())))
+    first_seen(all().map(|f| (f.name.as_str(), f.unit.as_str(), f.role)))
         .into_iter()
-        .filter_map(|(name, unit)| {
-            let values: Vec<f64> = all().filter(|f| f.name == name).map(|f| f.value).collect();
-            Some(Figure::new(name, stats::median_of(&values)?, unit))
+        .filter_map(|(name, unit, role)| {
+            let values: Vec<f64> = all()
+                .filter(|f| f.name == name)
+                .map(|f| f.value)
+                .filter(|v| v.is_finite())
+                .collect();
+            if values.is_empty() {
+                return None;
+            }
+            let (value, ci) = rounds::median_with_ci(&values, seed);
+            Some(Figure {
+                ci95: ci.map(|(lo, hi)| [lo, hi]),
+                role,
+                ..Figure::new(name, value, unit)
+            })
         })
         .collect()
 }
@@ -452,6 +467,8 @@ mod tests {
             role,
             params: serde_json::Value::Null,
             batch: None,
+            latency_step: None,
+            seed_choice: None,
             item: "packet".into(),
             baseline: Some("plain".into()),
             unsupported: None,

@@ -82,6 +82,10 @@ pub struct RunDocument {
     /// [`advice`]); empty in documents that predate it.
     #[serde(default)]
     pub advice: Vec<advice::Advice>,
+    /// For each series with a measured co-runner wait, the step the budget
+    /// allows by that wait; empty in documents that predate it.
+    #[serde(default)]
+    pub latency_advice: Vec<advice::LatencyAdvice>,
 }
 
 impl RunDocument {

@@ -6,7 +6,7 @@
 use crate::harness::counters::CounterReport;
 use crate::harness::phases::PhaseCost;
 use crate::harness::rounds::Basis;
-use crate::probes::{Batched, Figure, Role, Unsupported};
+use crate::probes::{Batched, Figure, FigureRole, LatencyStep, Role, Unsupported};
 use crate::schedule::Stop;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +21,13 @@ pub struct Record {
     /// For a variant in a series of batch sizes: the series and its size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch: Option<Batched>,
+    /// For a variant in a series that trades throughput against a
+    /// co-runner's wait: the series and its step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_step: Option<LatencyStep>,
+    /// Where the variant is the choice a seed made: what the seed called it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_choice: Option<String>,
     /// What one item is; every per-item figure is per one of these.
     pub item: String,
     /// The variant of the same probe that ratios and deltas are against.
@@ -61,6 +68,13 @@ impl Record {
 
     pub fn cost_ticks(&self) -> Option<f64> {
         self.cost.as_ref().map(|c| c.ticks)
+    }
+
+    /// The p99 of the same-CPU co-runner's wait, where the probe had one.
+    pub fn co_runner_wait_p99(&self) -> Option<&Figure> {
+        self.figures
+            .iter()
+            .find(|f| f.role == FigureRole::CoRunnerWaitP99)
     }
 }
 

@@ -19,7 +19,8 @@ use super::algorithms::{self, Algorithm, Hasher, Output};
 use crate::harness::{Harness, tsc};
 use crate::probes::wake_latency::WakeLatency;
 use crate::probes::{
-    Config, Figure, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
+    Config, Figure, LatencyStep, Outcome, Placement, Probe, Role, Unsupported,
+    measure_in_own_thread,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -27,6 +28,8 @@ use std::fmt;
 use std::hint::black_box;
 
 pub const BUFFER_BYTES: usize = 16 << 20;
+/// The chunk seed 004 settled on.
+const SEED_CHUNK_BYTES: usize = 4 << 10;
 pub const CHUNK_BYTES: [usize; 5] = [1 << 10, 4 << 10, 64 << 10, 1 << 20, 16 << 20];
 const ALGORITHM: Algorithm = Algorithm::Sha256;
 /// The co-runner's wake-up period.
@@ -95,6 +98,18 @@ impl Config for Chunking {
 
     fn bytes_per_item(&self) -> Option<u64> {
         Some(BUFFER_BYTES as u64)
+    }
+
+    fn latency_step(&self) -> Option<LatencyStep> {
+        Some(LatencyStep::new(
+            self.policy.name(),
+            self.chunk as u64,
+            "bytes",
+        ))
+    }
+
+    fn seed_choice(&self) -> Option<&'static str> {
+        (self.chunk == SEED_CHUNK_BYTES).then_some("seed 004's 4 KiB chunks")
     }
 }
 
@@ -232,7 +247,7 @@ impl Probe for Chunked {
                     " us",
                 ),
                 Figure::new("co-runner late p50", lateness.p50_us, " us"),
-                Figure::new("p99", lateness.p99_us, " us"),
+                Figure::co_runner_wait_p99("p99", lateness.p99_us),
                 Figure::new("max", lateness.max_us, " us"),
                 Figure::new("wakes", lateness.wakes as f64, ""),
             ];
