@@ -426,6 +426,8 @@ mod tests {
             params: serde_json::Value::Null,
             batch: None,
             bytes_per_item: None,
+            latency_step: None,
+            seed_choice: None,
         });
         v.rounds = figures.iter().map(|&f| round(f, canary)).collect();
         v.elapsed_s = 0.01 * figures.len() as f64;
