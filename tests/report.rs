@@ -201,6 +201,12 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         "0.05",
         "--probe",
         "memory/mprotect",
+        "--probe",
+        "os/getpid",
+        "--probe",
+        "thread/churn-T1",
+        "--probe",
+        "teardown/index-2^16",
         "--json",
         json.to_str().unwrap(),
         "--html",
@@ -262,19 +268,34 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         !log.contains("CONSOLE"),
         "the page logged to the console: {log}"
     );
+    // mprotect and teardown: a curve each; teardown: its co-runner's
+    // wait; getpid and thread churn: bars against the baseline; thread
+    // churn: its phases.
     let svgs = dom.matches("<svg").count();
-    assert_eq!(svgs, 1, "one amortization plot for memory/mprotect");
+    assert_eq!(svgs, 6, "six plots");
     for part in [
         "batch size B",
         "ticks per page",
         "fit: ",
-        "measured, with its 95% interval",
+        "measured, with its 95%",
+        "teardown/index-2^16: what a co-runner waits",
+        "co-runner wait p99",
+        "budget 50 µs",
+        "XA_CHECK_SCHED",
+        "os/getpid: × base",
+        "syscall (base)",
+        "thread/churn-T1: where an item",
+        "handshake",
     ] {
-        assert!(dom.contains(part), "the plot lacks {part:?}");
+        assert!(dom.contains(part), "the plots lack {part:?}");
     }
     assert!(
         dom.contains("wins back 90%"),
         "the advice is not on the page"
+    );
+    assert!(
+        dom.contains("same-CPU co-runner"),
+        "the advice from the measured wait is not on the page"
     );
 
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));

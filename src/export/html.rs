@@ -4,16 +4,14 @@
 //! minijinja template; the plots are drawn by plotters' SVG backend. Every
 //! figure shown comes from the run document.
 
+use super::plots::{self, Plot};
 use super::table::{COLUMNS, LEGEND, cells};
 use super::{ExportError, Exporter};
-use crate::results::{AmortizationFit, RunDocument, advice::Advice};
-use plotters::prelude::*;
+use crate::results::advice::{Advice, LatencyAdvice};
+use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("templates/report.html");
-
-/// Plot size in SVG user units; the page scales it to its width.
-const PLOT_SIZE: (u32, u32) = (720, 400);
 
 pub struct HtmlExporter;
 
@@ -29,6 +27,7 @@ struct Page {
     unsupported: Vec<UnsupportedRow>,
     budget_us: String,
     advice: Vec<Advice>,
+    latency_advice: Vec<LatencyAdvice>,
     columns: [&'static str; 9],
     families: Vec<FamilySection>,
     legend: &'static str,
@@ -46,12 +45,6 @@ struct FamilySection {
     title: &'static str,
     rows: Vec<[String; 9]>,
     plots: Vec<Plot>,
-}
-
-#[derive(Serialize)]
-struct Plot {
-    svg: String,
-    caption: String,
 }
 
 impl Exporter for HtmlExporter {
@@ -72,17 +65,49 @@ fn template_error(e: minijinja::Error) -> ExportError {
     ExportError::Io(std::io::Error::other(format!("the report template: {e}")))
 }
 
-fn page(doc: &RunDocument) -> Result<Page, ExportError> {
-    let mut families = Vec::new();
-    for (family, records) in doc.by_family() {
-        let mut plots = Vec::new();
-        for fit in doc.fits_among(&records) {
-            let advice = doc
+/// Per probe of the family, in order: its amortization curves, its trade
+/// of throughput against a co-runner's wait, its ratios to the baseline
+/// (for probes without a batch axis, whose curve says more), and its phase
+/// shares.
+fn family_plots(doc: &RunDocument, records: &[&Record]) -> Result<Vec<Plot>, ExportError> {
+    let mut ids: Vec<&str> = Vec::new();
+    for r in records {
+        if !ids.contains(&r.id.as_str()) {
+            ids.push(&r.id);
+        }
+    }
+    let mut plots = Vec::new();
+    for id in ids {
+        let of_probe: Vec<&Record> = records.iter().copied().filter(|r| r.id == id).collect();
+        for fit in doc.fits_among(&of_probe) {
+            let advice: Option<&Advice> = doc
                 .advice
                 .iter()
                 .find(|a| a.id == fit.id && a.group == fit.group);
-            plots.push(amortization_plot(doc, fit, advice)?);
+            plots.push(plots::amortization(doc, fit, advice)?);
         }
+        let latency: Vec<_> = doc.latency_advice.iter().filter(|a| a.id == id).collect();
+        if !latency.is_empty() {
+            plots.push(plots::latency(id, &latency)?);
+        }
+        let on_an_axis = of_probe
+            .iter()
+            .any(|r| r.batch.is_some() || r.latency_step.is_some());
+        let compared = of_probe.iter().filter(|r| r.vs_baseline.is_some()).count();
+        if !on_an_axis && compared >= 1 {
+            plots.push(plots::ratios(id, &of_probe)?);
+        }
+        if of_probe.iter().any(|r| !r.phases.is_empty()) {
+            plots.push(plots::phase_shares(id, &of_probe)?);
+        }
+    }
+    Ok(plots)
+}
+
+fn page(doc: &RunDocument) -> Result<Page, ExportError> {
+    let mut families = Vec::new();
+    for (family, records) in doc.by_family() {
+        let plots = family_plots(doc, &records)?;
         families.push(FamilySection {
             name: family.name,
             title: family.title,
@@ -93,7 +118,9 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
     let budget_us = doc
         .advice
         .first()
-        .map_or(String::new(), |a| format!("{:.0}", a.latency_budget_us));
+        .map(|a| a.latency_budget_us)
+        .or(doc.latency_advice.first().map(|a| a.latency_budget_us))
+        .map_or(String::new(), |us| format!("{us:.0}"));
     Ok(Page {
         host: doc.inventory.identity.hostname.clone(),
         tool_version: doc.tool_version.clone(),
@@ -114,133 +141,9 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
             .collect(),
         budget_us,
         advice: doc.advice.clone(),
+        latency_advice: doc.latency_advice.clone(),
         columns: COLUMNS,
         families,
         legend: LEGEND,
-    })
-}
-
-/// Cost per item against batch size on log axes: each measured batch with
-/// its run-to-run interval, the fitted `work + toll/B` over them, and the
-/// advice's two batch sizes where there is advice.
-fn amortization_plot(
-    doc: &RunDocument,
-    fit: &AmortizationFit,
-    advice: Option<&Advice>,
-) -> Result<Plot, ExportError> {
-    // (batch, cost, low, high), ticks per item.
-    let points: Vec<(f64, f64, f64, f64)> = doc
-        .results
-        .iter()
-        .filter(|r| r.id == fit.id)
-        .filter_map(|r| {
-            let batch = r.batch.as_ref().filter(|b| b.group == fit.group)?;
-            let cost = r.cost.as_ref()?;
-            let [lo, hi] = cost.interval_ticks().unwrap_or([cost.ticks, cost.ticks]);
-            Some((batch.size as f64, cost.ticks, lo, hi))
-        })
-        .filter(|p| p.0 > 0.0 && p.1 > 0.0)
-        .collect();
-    let name = if fit.group.is_empty() {
-        fit.id.clone()
-    } else {
-        format!("{} {}", fit.id, fit.group)
-    };
-    let (b_lo, b_hi) = points.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
-        (lo.min(p.0), hi.max(p.0))
-    });
-    let (c_lo, c_hi) = points.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
-        (lo.min(p.2.max(p.1 * 0.5)), hi.max(p.3))
-    });
-    let f = &fit.fit;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, PLOT_SIZE).into_drawing_area();
-        let drawn: Result<(), Box<dyn std::error::Error>> = (|| {
-            root.fill(&WHITE)?;
-            let x_range = (b_lo / 1.5).max(0.5)..b_hi * 1.5;
-            let y_range = (c_lo / 1.3).max(1e-3)..c_hi * 1.3;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(&name, ("sans-serif", 18))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(70)
-                .build_cartesian_2d(x_range.clone().log_scale(), y_range.clone().log_scale())?;
-            chart
-                .configure_mesh()
-                .x_desc("batch size B (items per batch)")
-                .y_desc(format!("ticks per {}", fit.item))
-                .light_line_style(WHITE.mix(0.0))
-                .draw()?;
-            let curve: Vec<(f64, f64)> = (0..=120)
-                .map(|i| {
-                    let b = x_range.start * (x_range.end / x_range.start).powf(i as f64 / 120.0);
-                    (b, f.per_item + f.per_batch / b)
-                })
-                .filter(|&(_, c)| c > 0.0)
-                .collect();
-            chart
-                .draw_series(LineSeries::new(curve, BLUE.stroke_width(2)))?
-                .label(format!(
-                    "fit: {:.1} + {:.1}/B ticks (R² {:.3})",
-                    f.per_item, f.per_batch, f.r2
-                ))
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLUE.stroke_width(2)));
-            chart.draw_series(points.iter().map(|&(b, _, lo, hi)| {
-                PathElement::new([(b, lo.max(y_range.start)), (b, hi)], BLACK.stroke_width(1))
-            }))?;
-            chart
-                .draw_series(
-                    points
-                        .iter()
-                        .map(|&(b, c, _, _)| Circle::new((b, c), 4, BLACK.filled())),
-                )?
-                .label("measured, with its 95% interval")
-                .legend(|(x, y)| Circle::new((x + 9, y), 4, BLACK.filled()));
-            if let Some(a) = advice {
-                let mark = |b: f64, colour: RGBColor| {
-                    PathElement::new(
-                        [(b, y_range.start), (b, y_range.end)],
-                        colour.stroke_width(2),
-                    )
-                };
-                let win = a.batch_to_win_back as f64;
-                if x_range.contains(&win) {
-                    chart
-                        .draw_series([mark(win, GREEN)])?
-                        .label(format!("B={} wins back 90%", a.batch_to_win_back))
-                        .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], GREEN));
-                }
-                if let Some(limit) = a.largest_within_budget {
-                    let limit_f = limit as f64;
-                    if x_range.contains(&limit_f) {
-                        chart
-                            .draw_series([mark(limit_f, RED)])?
-                            .label(format!(
-                                "B={limit}: largest within {:.0} us",
-                                a.latency_budget_us
-                            ))
-                            .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], RED));
-                    }
-                }
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()?;
-            root.present()?;
-            Ok(())
-        })();
-        drawn.map_err(|e| std::io::Error::other(format!("drawing the plot of {name}: {e}")))?;
-    }
-    Ok(Plot {
-        svg,
-        caption: format!(
-            "{name}: cost per {} against batch size, log axes; {} batch sizes measured",
-            fit.item,
-            points.len()
-        ),
     })
 }

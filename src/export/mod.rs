@@ -8,6 +8,7 @@ mod html;
 mod json;
 mod listing;
 mod phase_table;
+mod plots;
 pub mod table;
 
 pub use html::HtmlExporter;
