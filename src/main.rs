@@ -7,7 +7,7 @@
 use clap::{Args, Parser, Subcommand};
 use mitbench::compare::{self, RunComparison};
 use mitbench::export::compare::Style;
-use mitbench::export::{self, Exporter, HtmlExporter, JsonExporter, TableExporter};
+use mitbench::export::{self, Exporter, Format, TableExporter};
 use mitbench::harness::affinity;
 use mitbench::history::{self, History, HistoryError, RunRef};
 use mitbench::inventory::Inventory;
@@ -80,6 +80,27 @@ enum Command {
             value_name = "FILE",
             default_value = "mitbench-report.html"
         )]
+        output: PathBuf,
+        /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us]
+        #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
+        latency_budget: Option<Duration>,
+        #[command(flatten)]
+        store: HistoryArgs,
+    },
+    /// Write a stored or saved run to a file: JSON, HTML, CSV (one row per record) or Markdown
+    #[command(
+        after_help = "RUN is a history id, `last`, `last~N`, or a JSON file written by `mitbench run --json`. \
+                      The file is written atomically (a temporary file renamed into place)."
+    )]
+    Export {
+        /// What to write
+        #[arg(value_enum)]
+        format: Format,
+        /// The run to write
+        #[arg(value_parser = RunRef::parse)]
+        run: RunRef,
+        /// Where to write it
+        #[arg(value_name = "FILE")]
         output: PathBuf,
         /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us]
         #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
@@ -176,6 +197,12 @@ struct RunArgs {
     /// Also write the HTML report (self-contained, plots inline) to FILE
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Also write one row per record as CSV to FILE (columns: see README)
+    #[arg(long, value_name = "FILE")]
+    export_csv: Option<PathBuf>,
+    /// Also write the tables as Markdown to FILE
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
     /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us, Linux's default timer slack]
     #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
     latency_budget: Option<Duration>,
@@ -224,9 +251,23 @@ fn main() -> ExitCode {
             output,
             latency_budget,
             store,
-        }) => report(
+        }) => export_run(
             &store,
             &run,
+            Format::Html,
+            &output,
+            latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
+        ),
+        Some(Command::Export {
+            format,
+            run,
+            output,
+            latency_budget,
+            store,
+        }) => export_run(
+            &store,
+            &run,
+            format,
             &output,
             latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
         ),
@@ -258,14 +299,21 @@ fn run(args: RunArgs) -> ExitCode {
     let options = RunOptions {
         quick: args.quick,
         patterns: args.probes.clone(),
-        json: args.json.clone(),
+        outputs: [
+            (Format::Json, &args.json),
+            (Format::Html, &args.html),
+            (Format::Csv, &args.export_csv),
+            (Format::Markdown, &args.export_markdown),
+        ]
+        .into_iter()
+        .filter_map(|(format, path)| Some((format, path.clone()?)))
+        .collect(),
         cpu: args.cpu,
         target_ci: args.target_ci,
         budget: args.budget,
         quiet: args.quiet,
         seed: args.seed,
         round_log: args.round_log.clone(),
-        html: args.html.clone(),
         latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
     };
     let mut plan = match run::plan(options) {
@@ -284,17 +332,12 @@ fn run(args: RunArgs) -> ExitCode {
         }
         Err(e) => return fail(1, format!("rendering the table failed: {e}")),
     }
-    if let Some((path, temp)) = plan.json.take() {
-        if let Err(e) = export::write_atomically(&JsonExporter, &doc, temp, &path) {
+    for output in std::mem::take(&mut plan.outputs) {
+        let (format, path) = (output.format, output.path);
+        if let Err(e) = export::write_atomically(format.exporter(), &doc, output.temp, &path) {
             return fail(1, format!("writing {} failed: {e}", path.display()));
         }
-        eprintln!("results written to {}", path.display());
-    }
-    if let Some((path, temp)) = plan.html.take() {
-        if let Err(e) = export::write_atomically(&HtmlExporter, &doc, temp, &path) {
-            return fail(1, format!("writing {} failed: {e}", path.display()));
-        }
-        eprintln!("report written to {}", path.display());
+        eprintln!("{} written to {}", format.what(), path.display());
     }
     if !args.no_history {
         store_in_history(&args.store, &doc);
@@ -420,11 +463,12 @@ fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
     }
 }
 
-/// Renders a stored or saved run as HTML, the advice recomputed for the
-/// budget asked for.
-fn report(
+/// Writes a stored or saved run in `format`, the advice recomputed for
+/// the budget asked for.
+fn export_run(
     store: &HistoryArgs,
     run: &RunRef,
+    format: Format,
     output: &std::path::Path,
     budget: Duration,
 ) -> ExitCode {
@@ -437,9 +481,9 @@ fn report(
         Ok(temp) => temp,
         Err(message) => return fail(2, message),
     };
-    match export::write_atomically(&HtmlExporter, &doc, temp, output) {
+    match export::write_atomically(format.exporter(), &doc, temp, output) {
         Ok(()) => {
-            eprintln!("report written to {}", output.display());
+            eprintln!("{} written to {}", format.what(), output.display());
             ExitCode::SUCCESS
         }
         Err(e) => fail(1, format!("writing {} failed: {e}", output.display())),

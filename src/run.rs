@@ -1,6 +1,7 @@
 //! A run: validate everything up front, then measure each selected probe
 //! variant on a pinned thread, then hand back the document to report.
 
+use crate::export::Format;
 use crate::harness::states::{self, MachineStates, StateModel};
 use crate::harness::{Harness, Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
@@ -15,7 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct RunOptions {
     pub quick: bool,
     pub patterns: Vec<String>,
-    pub json: Option<PathBuf>,
+    /// The files to write the results to, each in its format.
+    pub outputs: Vec<(Format, PathBuf)>,
     pub cpu: Option<usize>,
     /// Percent.
     pub target_ci: Option<f64>,
@@ -26,8 +28,6 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Where to append one JSON line per finished round.
     pub round_log: Option<PathBuf>,
-    /// Where to write the HTML report.
-    pub html: Option<PathBuf>,
     /// The latency budget the advice is given for.
     pub latency_budget: std::time::Duration,
 }
@@ -40,16 +40,22 @@ pub enum PlanError {
     Machine(String),
 }
 
+/// A file the results go to once the run ends: rendered into `temp`, then
+/// renamed onto `path`.
+pub struct PendingOutput {
+    pub format: Format,
+    pub path: PathBuf,
+    pub temp: tempfile::NamedTempFile,
+}
+
 /// A validated run, ready to execute.
 pub struct Plan {
     pub probes: Vec<&'static dyn AnyProbe>,
     pub placement: Placement,
     pub settings: Settings,
     pub options: RunOptions,
-    /// The --json target and its temporary sibling, created already.
-    pub json: Option<(PathBuf, tempfile::NamedTempFile)>,
-    /// The same for --html.
-    pub html: Option<(PathBuf, tempfile::NamedTempFile)>,
+    /// Each output and its temporary sibling, created already.
+    pub outputs: Vec<PendingOutput>,
     /// The --round-log file, opened for appending already.
     pub round_log: Option<std::fs::File>,
 }
@@ -100,17 +106,20 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         settings.budget_s = seconds;
         settings.warmup_s = settings.warmup_s.min(seconds / 5.0);
     }
-    let beside = |path: &Option<PathBuf>, flag: &str| -> Result<_, PlanError> {
-        match path {
-            Some(path) => Ok(Some((
-                path.clone(),
-                temp_file_beside(path, flag).map_err(PlanError::Usage)?,
-            ))),
-            None => Ok(None),
+    let mut outputs = Vec::new();
+    for (format, path) in &options.outputs {
+        if outputs.iter().any(|o: &PendingOutput| o.path == *path) {
+            return Err(PlanError::Usage(format!(
+                "{} is named by two outputs",
+                path.display()
+            )));
         }
-    };
-    let json = beside(&options.json, "json")?;
-    let html = beside(&options.html, "html")?;
+        outputs.push(PendingOutput {
+            format: *format,
+            path: path.clone(),
+            temp: temp_file_beside(path, format.flag()).map_err(PlanError::Usage)?,
+        });
+    }
     let round_log = match &options.round_log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -128,13 +137,12 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         placement: Placement { cpu, allowed },
         settings,
         options,
-        json,
-        html,
+        outputs,
         round_log,
     })
 }
 
-/// Creates the temporary file an output (`--json`, `--html`) is written to,
+/// Creates the temporary file an output (`--json`, `--html`, ...) is written to,
 /// beside the target so the final rename stays on one filesystem; made
 /// before measuring, so an unwritable place fails at once.
 pub fn temp_file_beside(path: &Path, flag: &str) -> Result<tempfile::NamedTempFile, String> {
@@ -159,8 +167,8 @@ pub fn temp_file_beside(path: &Path, flag: &str) -> Result<tempfile::NamedTempFi
 /// Ctrl-C ends the run after the round in flight; what was measured until
 /// then is returned.
 pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
-    for (_, temp) in plan.json.iter().chain(&plan.html) {
-        interrupt::remove_on_abort(temp.path());
+    for output in &plan.outputs {
+        interrupt::remove_on_abort(output.temp.path());
     }
     interrupt::install();
     let started_at = chrono::Local::now().to_rfc3339();

@@ -152,6 +152,96 @@ fn budgets_are_read_with_their_unit() {
     assert_eq!(advice::DEFAULT_BUDGET, Duration::from_micros(50));
 }
 
+/// The CSV columns README documents, in order.
+const CSV_COLUMNS: [&str; 28] = [
+    "probe",
+    "family",
+    "variant",
+    "role",
+    "batch_group",
+    "batch_size",
+    "item",
+    "unsupported_kind",
+    "unsupported_reason",
+    "ns",
+    "ticks",
+    "ci95_low_ticks",
+    "ci95_high_ticks",
+    "ci95_half_width_pct",
+    "rounds_used",
+    "rounds_total",
+    "estimator",
+    "ratio",
+    "ratio_ci95_low",
+    "ratio_ci95_high",
+    "delta_ticks",
+    "delta_ci95_low_ticks",
+    "delta_ci95_high_ticks",
+    "all_states_median_ticks",
+    "slow_round_share",
+    "machine_drift_pct",
+    "co_runner_wait_p99_us",
+    "notes",
+];
+
+/// Read back with a CSV reader: the documented columns, one row per
+/// record in the JSON's order, and the same figures.
+fn csv_holds_every_record(path: &Path, doc: &serde_json::Value) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(headers, CSV_COLUMNS, "the CSV's columns changed");
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let records = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), records.len());
+    let column = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+    for (row, record) in rows.iter().zip(records) {
+        assert_eq!(&row[column("probe")], record["id"].as_str().unwrap());
+        assert_eq!(&row[column("variant")], record["variant"].as_str().unwrap());
+        match record["cost"]["ticks"].as_f64() {
+            Some(ticks) => {
+                let read: f64 = row[column("ticks")].parse().unwrap();
+                assert_eq!(read, ticks, "{row:?}");
+                // Empty where too few rounds gave no interval.
+                let lo = row[column("ci95_low_ticks")].parse::<f64>();
+                let hi = row[column("ci95_high_ticks")].parse::<f64>();
+                assert_eq!(
+                    lo.is_ok(),
+                    record["cost"]["ci95_ticks"].is_array(),
+                    "{row:?}"
+                );
+                if let (Ok(lo), Ok(hi)) = (lo, hi) {
+                    assert!(lo <= read && read <= hi, "{row:?}");
+                }
+            }
+            None => assert_eq!(&row[column("ticks")], "", "{row:?}"),
+        }
+    }
+}
+
+/// Every Markdown table row has the header's cell count once escaped pipes
+/// are read as text, and every record is a row.
+fn markdown_tables_hold_every_record(text: &str, doc: &serde_json::Value) {
+    let cells = |line: &str| -> usize {
+        let unescaped_pipes = line
+            .char_indices()
+            .filter(|&(i, c)| c == '|' && (i == 0 || line.as_bytes()[i - 1] != b'\\'))
+            .count();
+        unescaped_pipes - 1
+    };
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| :--"))
+        .collect();
+    let headers = rows.iter().filter(|l| l.starts_with("| probe |")).count();
+    assert!(headers >= 1, "no table header in\n{text}");
+    for row in &rows {
+        assert_eq!(cells(row), 9, "a row with another cell count: {row}");
+    }
+    let records = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), records.len() + headers, "{text}");
+    assert!(text.contains("| :-- | :-- | --: |"), "no alignment row");
+}
+
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
@@ -192,6 +282,8 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let html = dir.path().join("run.html");
+    let csv = dir.path().join("run.csv");
+    let markdown = dir.path().join("run.md");
     let out = mitbench(&[
         "run",
         "--quick",
@@ -211,8 +303,29 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         json.to_str().unwrap(),
         "--html",
         html.to_str().unwrap(),
+        "--export-csv",
+        csv.to_str().unwrap(),
+        "--export-markdown",
+        markdown.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    csv_holds_every_record(&csv, &doc);
+    markdown_tables_hold_every_record(&std::fs::read_to_string(&markdown).unwrap(), &doc);
+    // `export` writes the same CSV from the saved JSON.
+    let again_csv = dir.path().join("again.csv");
+    let out = mitbench(&[
+        "export",
+        "csv",
+        json.to_str().unwrap(),
+        again_csv.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read(&csv).unwrap(),
+        std::fs::read(&again_csv).unwrap()
+    );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg"), "no plot");
     assert!(!page.contains("<script"), "the page must need no script");

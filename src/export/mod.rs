@@ -4,21 +4,66 @@
 //! model).
 
 pub mod compare;
+mod csv;
 mod html;
 mod json;
 mod listing;
+mod markdown;
 mod phase_table;
 mod plots;
 pub mod table;
 
+pub use csv::CsvExporter;
 pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use listing::{render_history, render_listing};
+pub use markdown::MarkdownExporter;
 pub use table::{TableExporter, format_cost};
 
 use crate::results::RunDocument;
 use std::io::Write;
 use std::path::Path;
+
+/// The files a run can be written to, as `--json`, `--html`,
+/// `--export-csv` and `--export-markdown` name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Json,
+    Html,
+    Csv,
+    Markdown,
+}
+
+impl Format {
+    pub fn exporter(self) -> &'static dyn Exporter {
+        match self {
+            Format::Json => &JsonExporter,
+            Format::Html => &HtmlExporter,
+            Format::Csv => &CsvExporter,
+            Format::Markdown => &MarkdownExporter,
+        }
+    }
+
+    /// The option that asks for it, for messages.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Html => "html",
+            Format::Csv => "export-csv",
+            Format::Markdown => "export-markdown",
+        }
+    }
+
+    /// What the file holds, for "... written to FILE".
+    pub fn what(self) -> &'static str {
+        match self {
+            Format::Json => "results",
+            Format::Html => "report",
+            Format::Csv => "CSV",
+            Format::Markdown => "Markdown",
+        }
+    }
+}
 
 /// A rendering of a whole run.
 pub trait Exporter {

@@ -3,7 +3,7 @@
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
 use crate::probes::Role;
-use crate::results::{Record, RunDocument};
+use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::fmt::Write as _;
@@ -19,75 +19,18 @@ impl Exporter for TableExporter {
 
 fn render(doc: &RunDocument) -> String {
     let mut out = String::new();
-    let inv = &doc.inventory;
-    let s = &doc.settings;
-    let _ = writeln!(
-        out,
-        "mitbench {} · {} · kernel {} · preemption {} · TSC {}",
-        doc.tool_version,
-        inv.cpu.model_name,
-        inv.kernel.release,
-        inv.kernel.preemption.model,
-        inv.tsc_mhz
-            .map_or_else(|| "unknown".to_string(), |mhz| format!("{mhz:.1} MHz")),
-    );
-    let others: Vec<String> = s
-        .allowed_cpus
-        .iter()
-        .filter(|&&c| c != s.cpu)
-        .map(|c| c.to_string())
-        .collect();
-    let _ = writeln!(
-        out,
-        "measuring thread pinned to CPU {}; same-cpu co-runners share it, cross-cpu ones run on CPU {}",
-        s.cpu,
-        if others.is_empty() {
-            "-".to_string()
-        } else {
-            others.join(",")
-        },
-    );
-    for warning in &inv.clock_warnings {
-        let _ = writeln!(out, "warning: {warning}; ns figures may be off");
+    for line in header_lines(doc) {
+        let _ = writeln!(out, "{line}");
     }
     for (family, records) in doc.by_family() {
         let _ = writeln!(out, "\n{} — {}", family.name, family.title);
         let _ = writeln!(out, "{}", family_table(&records));
         out.push_str(&super::phase_table::render(&records));
         for a in doc.fits_among(&records) {
-            let f = &a.fit;
-            let half = |(lo, hi): (f64, f64)| format_cost((hi - lo) / 2.0);
-            let _ = writeln!(
-                out,
-                "  {}{}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
-                a.id,
-                if a.group.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", a.group)
-                },
-                format_cost(f.per_item),
-                half(f.per_item_ci95),
-                a.item,
-                format_cost(f.per_batch),
-                half(f.per_batch_ci95),
-                f.r2,
-                f.points,
-            );
+            let _ = writeln!(out, "  {}", fit_line(a));
         }
-        for advice in doc
-            .advice
-            .iter()
-            .filter(|a| records.iter().any(|r| r.id == a.id))
-        {
-            let _ = writeln!(out, "  advice: {}", advice.summary);
-        }
-        for advice in doc
-            .latency_advice
-            .iter()
-            .filter(|a| records.iter().any(|r| r.id == a.id))
-        {
-            let _ = writeln!(out, "  advice: {}", advice.summary);
+        for advice in family_advice(doc, &records) {
+            let _ = writeln!(out, "  advice: {advice}");
         }
     }
     if doc.interrupted {
@@ -99,6 +42,82 @@ fn render(doc: &RunDocument) -> String {
     let _ = writeln!(out, "\n{}", doc.machine_states.summary);
     let _ = writeln!(out, "{LEGEND}");
     out
+}
+
+/// What ran where: the lines above the tables.
+pub fn header_lines(doc: &RunDocument) -> Vec<String> {
+    let mut lines = Vec::new();
+    let inv = &doc.inventory;
+    let s = &doc.settings;
+    lines.push(format!(
+        "mitbench {} · {} · kernel {} · preemption {} · TSC {}",
+        doc.tool_version,
+        inv.cpu.model_name,
+        inv.kernel.release,
+        inv.kernel.preemption.model,
+        inv.tsc_mhz
+            .map_or_else(|| "unknown".to_string(), |mhz| format!("{mhz:.1} MHz")),
+    ));
+    let others: Vec<String> = s
+        .allowed_cpus
+        .iter()
+        .filter(|&&c| c != s.cpu)
+        .map(|c| c.to_string())
+        .collect();
+    lines.push(format!(
+        "measuring thread pinned to CPU {}; same-cpu co-runners share it, cross-cpu ones run on CPU {}",
+        s.cpu,
+        if others.is_empty() {
+            "-".to_string()
+        } else {
+            others.join(",")
+        },
+    ));
+    for warning in &inv.clock_warnings {
+        lines.push(format!("warning: {warning}; ns figures may be off"));
+    }
+    lines
+}
+
+/// One amortization fit as a line of text.
+pub fn fit_line(a: &AmortizationFit) -> String {
+    let f = &a.fit;
+    let half = |(lo, hi): (f64, f64)| format_cost((hi - lo) / 2.0);
+    format!(
+        "{}{}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
+        a.id,
+        if a.group.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", a.group)
+        },
+        format_cost(f.per_item),
+        half(f.per_item_ci95),
+        a.item,
+        format_cost(f.per_batch),
+        half(f.per_batch_ci95),
+        f.r2,
+        f.points,
+    )
+}
+
+/// The advice lines, from the fits and from the measured waits, for the
+/// probes among `records`.
+pub fn family_advice<'a>(
+    doc: &'a RunDocument,
+    records: &'a [&Record],
+) -> impl Iterator<Item = &'a str> {
+    let here = |id: &str| records.iter().any(|r| r.id == id);
+    doc.advice
+        .iter()
+        .filter(move |a| here(&a.id))
+        .map(|a| a.summary.as_str())
+        .chain(
+            doc.latency_advice
+                .iter()
+                .filter(move |a| here(&a.id))
+                .map(|a| a.summary.as_str()),
+        )
 }
 
 /// What the columns mean, under the tables.

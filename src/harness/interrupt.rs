@@ -14,9 +14,10 @@ use std::sync::{Once, OnceLock};
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 /// Files to unlink if a second signal ends the process: one slot per
-/// output a run writes (--json, --html). Fixed slots, because the handler
+/// output a run writes (--json, --html, --export-csv, --export-markdown).
+/// Fixed slots, because the handler
 /// may only read what is already in place.
-static ABORT_REMOVES: [OnceLock<CString>; 2] = [const { OnceLock::new() }; 2];
+static ABORT_REMOVES: [OnceLock<CString>; 4] = [const { OnceLock::new() }; 4];
 
 /// Registers a file (a temporary output) that a second signal should remove
 /// on its way out. Calls beyond the slots are ignored.
