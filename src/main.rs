@@ -134,6 +134,9 @@ enum Command {
         /// Print the comparison as Markdown, for a review
         #[arg(long)]
         markdown: bool,
+        /// Also write the comparison as a self-contained HTML page to FILE
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         store: HistoryArgs,
     },
@@ -278,14 +281,19 @@ fn main() -> ExitCode {
             fail_above,
             json,
             markdown,
+            html,
             store,
         }) => {
-            let style = if markdown {
-                Style::Markdown
-            } else {
-                Style::Terminal
+            let output = CompareOutput {
+                json,
+                style: if markdown {
+                    Style::Markdown
+                } else {
+                    Style::Terminal
+                },
+                html,
             };
-            compare_runs(&store, &old, &new, threshold, fail_above, json, style)
+            compare_runs(&store, &old, &new, threshold, fail_above, &output)
         }
     }
 }
@@ -490,15 +498,30 @@ fn export_run(
     }
 }
 
+/// Where a comparison goes: stdout as JSON or a table, and maybe a page.
+struct CompareOutput {
+    json: bool,
+    style: Style,
+    html: Option<PathBuf>,
+}
+
 fn compare_runs(
     store: &HistoryArgs,
     old: &RunRef,
     new: &RunRef,
     threshold: Option<f64>,
     fail_above: Option<f64>,
-    json: bool,
-    style: Style,
+    output: &CompareOutput,
 ) -> ExitCode {
+    let html = match output
+        .html
+        .as_deref()
+        .map(|path| Ok::<_, String>((path, run::temp_file_beside(path, "html")?)))
+    {
+        Some(Err(message)) => return fail(2, message),
+        Some(Ok(target)) => Some(target),
+        None => None,
+    };
     let docs = match resolve(store, &[old, new]) {
         Ok(docs) => docs,
         Err(e) => return fail(2, e),
@@ -512,13 +535,21 @@ fn compare_runs(
         &new.to_string(),
         threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
     );
-    if json {
+    if output.json {
         let code = print_json(&comparison);
         if code != ExitCode::SUCCESS {
             return code;
         }
     } else {
-        print!("{}", export::compare::render(&comparison, style));
+        print!("{}", export::compare::render(&comparison, output.style));
+    }
+    if let Some((path, temp)) = html {
+        let written = export::compare_html::render(&comparison)
+            .and_then(|page| export::write_bytes_atomically(&page, temp, path));
+        match written {
+            Ok(()) => eprintln!("comparison written to {}", path.display()),
+            Err(e) => return fail(1, format!("writing {} failed: {e}", path.display())),
+        }
     }
     match (fail_above, comparison.worst_slowdown_pct()) {
         (Some(limit), Some(worst)) if worst > limit => {

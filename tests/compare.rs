@@ -227,6 +227,22 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     let markdown = mitbench(&["compare", &old, &new, "--markdown"]);
     assert!(String::from_utf8_lossy(&markdown.stdout).contains("| os/getpid"));
 
+    // The page: the attributed group with a plot of its rows, nothing
+    // fetched, no script.
+    let page_path = dir.path().join("cmp.html");
+    let out = mitbench(&["compare", &old, &new, "--html", page_path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    assert!(page.contains("seccomp filters: "), "no attributed group");
+    assert!(page.matches("<svg").count() >= 2, "no change plots");
+    assert!(page.contains("new ÷ old"));
+    assert!(!page.contains("<script"));
+    for fetch in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!page.contains(fetch), "the page fetches something: {fetch}");
+    }
+    let out = mitbench(&["compare", &old, &new, "--html", "/nonexistent/dir/cmp.html"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+
     let mut older: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string("tests/fixtures/run-a.json").unwrap())
             .unwrap();

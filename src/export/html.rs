@@ -11,7 +11,24 @@ use crate::results::advice::{Advice, LatencyAdvice};
 use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
-const TEMPLATE: &str = include_str!("templates/report.html");
+/// The page templates and the style they share.
+const TEMPLATES: [(&str, &str); 3] = [
+    ("style.css", include_str!("templates/style.css")),
+    ("report.html", include_str!("templates/report.html")),
+    ("compare.html", include_str!("templates/compare.html")),
+];
+
+/// Renders `template` with `context`.
+pub(super) fn render_page(template: &str, context: impl Serialize) -> Result<Vec<u8>, ExportError> {
+    let mut env = minijinja::Environment::new();
+    for (name, source) in TEMPLATES {
+        env.add_template(name, source).map_err(template_error)?;
+    }
+    env.get_template(template)
+        .and_then(|t| t.render(context))
+        .map(String::into_bytes)
+        .map_err(template_error)
+}
 
 pub struct HtmlExporter;
 
@@ -49,15 +66,7 @@ struct FamilySection {
 
 impl Exporter for HtmlExporter {
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        let mut env = minijinja::Environment::new();
-        env.add_template("report.html", TEMPLATE)
-            .map_err(template_error)?;
-        let page = page(doc)?;
-        let html = env
-            .get_template("report.html")
-            .and_then(|t| t.render(&page))
-            .map_err(template_error)?;
-        Ok(html.into_bytes())
+        render_page("report.html", page(doc)?)
     }
 }
 

@@ -4,6 +4,7 @@
 //! model).
 
 pub mod compare;
+pub mod compare_html;
 mod csv;
 mod html;
 mod json;
@@ -88,9 +89,17 @@ pub fn write_atomically(
     temp: tempfile::NamedTempFile,
     path: &Path,
 ) -> Result<(), ExportError> {
-    let bytes = exporter.render(doc)?;
+    write_bytes_atomically(&exporter.render(doc)?, temp, path)
+}
+
+/// Writes `bytes` into `temp` and renames it onto `path`.
+pub fn write_bytes_atomically(
+    bytes: &[u8],
+    temp: tempfile::NamedTempFile,
+    path: &Path,
+) -> Result<(), ExportError> {
     let mut file = temp;
-    file.write_all(&bytes)?;
+    file.write_all(bytes)?;
     file.as_file().sync_all()?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())

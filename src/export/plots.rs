@@ -3,6 +3,7 @@
 //! co-runner's wait, each probe's ratios to its baseline, and the phase
 //! shares of phased probes. A plot is an SVG string and a caption.
 
+use crate::compare::{RowChange, Verdict};
 use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint, step_name};
 use crate::results::{AmortizationFit, Record, RunDocument};
 use plotters::coord::Shift;
@@ -465,40 +466,42 @@ fn step_label(v: f64, unit: &str) -> String {
     }
 }
 
-/// Each variant's ratio to its probe's baseline as a bar with its 95%
-/// whisker, the baseline at 1; log axis, so 2x and 0.5x are as long.
-pub fn ratios(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
-    // (variant, ratio, interval)
-    let bars: Vec<(String, f64, Option<[f64; 2]>)> = records
-        .iter()
-        .filter_map(|r| {
-            if r.is_baseline() {
-                return r
-                    .cost
-                    .as_ref()
-                    .map(|_| (format!("{} (base)", r.variant), 1.0, None));
-            }
-            let c = r.vs_baseline.as_ref()?;
-            Some((r.variant.clone(), c.ratio, c.ratio_ci95))
-        })
-        .filter(|b| b.1 > 0.0 && b.1.is_finite())
-        .collect();
+/// One horizontal bar: a ratio drawn from 1, with its 95% interval.
+struct Bar {
+    label: String,
+    ratio: f64,
+    ci: Option<[f64; 2]>,
+    colour: RGBColor,
+}
+
+/// Horizontal bars of ratios on a log axis from 1, so 2x and 0.5x are as
+/// long, each with its whisker; the first bar on top.
+fn ratio_bars(
+    title: &str,
+    x_desc: &str,
+    bars: &[Bar],
+    legend_entries: Vec<(Mark, String)>,
+) -> std::io::Result<String> {
     let n = bars.len() as i32;
     let x = log_span(
         bars.iter().flat_map(|b| {
-            let [lo, hi] = b.2.unwrap_or([b.1; 2]);
+            let [lo, hi] = b.ci.unwrap_or([b.ratio; 2]);
             [lo, hi, 1.0]
         }),
         1.15,
     );
-    let widest = bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(4) as u32;
+    let widest = bars
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(4) as u32;
     let height = 90 + BAR_PITCH * bars.len() as u32;
-    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    let svg = svg(height, id, |root, legend| {
-        legend.add(Mark::Block(BAR), "cost as a multiple of the baseline's");
-        legend.add(Mark::Line(BLACK), "its 95% interval over paired rounds");
+    svg(height, title, |root, legend| {
+        for (mark, text) in legend_entries {
+            legend.add(mark, text);
+        }
         let mut chart = ChartBuilder::on(root)
-            .caption(format!("{id}: × base"), ("sans-serif", 18))
+            .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size((widest * 7 + 16).min(300))
@@ -510,37 +513,37 @@ pub fn ratios(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
             .configure_mesh()
             .y_labels(bars.len())
             .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => names
+                SegmentValue::CenterOf(i) => bars
                     .get((n - 1 - *i) as usize)
-                    .cloned()
+                    .map(|b| b.label.clone())
                     .unwrap_or_default(),
                 _ => String::new(),
             })
             .x_label_formatter(&value_label)
-            .x_desc("× base, log axis")
+            .x_desc(x_desc)
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        for (row, (_, ratio, ci)) in bars.iter().enumerate() {
+        for (row, b) in bars.iter().enumerate() {
             let i = n - 1 - row as i32;
-            let (from, to) = if *ratio >= 1.0 {
-                (1.0, *ratio)
+            let (from, to) = if b.ratio >= 1.0 {
+                (1.0, b.ratio)
             } else {
-                (*ratio, 1.0)
+                (b.ratio, 1.0)
             };
-            let mut bar = Rectangle::new(
+            let mut rect = Rectangle::new(
                 [
                     (from, SegmentValue::Exact(i)),
                     (to, SegmentValue::Exact(i + 1)),
                 ],
-                BAR.filled(),
+                b.colour.filled(),
             );
-            bar.set_margin(4, 4, 0, 0);
-            chart.draw_series([bar])?;
-            if let Some([lo, hi]) = ci {
+            rect.set_margin(4, 4, 0, 0);
+            chart.draw_series([rect])?;
+            if let Some([lo, hi]) = b.ci {
                 chart.draw_series([PathElement::new(
                     [
-                        (*lo, SegmentValue::CenterOf(i)),
-                        (*hi, SegmentValue::CenterOf(i)),
+                        (lo, SegmentValue::CenterOf(i)),
+                        (hi, SegmentValue::CenterOf(i)),
                     ],
                     BLACK.stroke_width(2),
                 )])?;
@@ -551,13 +554,90 @@ pub fn ratios(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
             BLACK.stroke_width(1),
         )])?;
         Ok(())
-    })?;
+    })
+}
+
+/// Each variant's ratio to its probe's baseline, the baseline at 1.
+pub fn ratios(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
+    let bars: Vec<Bar> = records
+        .iter()
+        .filter_map(|r| {
+            let (label, ratio, ci) = if r.is_baseline() {
+                r.cost.as_ref()?;
+                (format!("{} (base)", r.variant), 1.0, None)
+            } else {
+                let c = r.vs_baseline.as_ref()?;
+                (r.variant.clone(), c.ratio, c.ratio_ci95)
+            };
+            Some(Bar {
+                label,
+                ratio,
+                ci,
+                colour: BAR,
+            })
+        })
+        .filter(|b| b.ratio > 0.0 && b.ratio.is_finite())
+        .collect();
+    let svg = ratio_bars(
+        &format!("{id}: × base"),
+        "× base, log axis",
+        &bars,
+        vec![
+            (
+                Mark::Block(BAR),
+                "cost as a multiple of the baseline's".into(),
+            ),
+            (
+                Mark::Line(BLACK),
+                "its 95% interval over paired rounds".into(),
+            ),
+        ],
+    )?;
     Ok(Plot {
         svg,
         caption: format!(
             "{id}: each variant's cost as a multiple of the baseline's, {} variants",
             bars.len()
         ),
+    })
+}
+
+const SLOWER: RGBColor = RGBColor(200, 70, 60);
+const FASTER: RGBColor = RGBColor(50, 150, 80);
+const SAME: RGBColor = RGBColor(170, 170, 170);
+
+/// Rows of a comparison as new ÷ old with the change's 95% interval,
+/// coloured by verdict.
+pub fn changes(title: &str, rows: &[&RowChange]) -> std::io::Result<Plot> {
+    let ratio = |pct: f64| 1.0 + pct / 100.0;
+    let bars: Vec<Bar> = rows
+        .iter()
+        .map(|r| Bar {
+            label: format!("{} {}", r.id, r.variant),
+            ratio: ratio(r.change_pct),
+            ci: r.change_ci95_pct.map(|[lo, hi]| [ratio(lo), ratio(hi)]),
+            colour: match r.verdict {
+                Verdict::Slower => SLOWER,
+                Verdict::Faster => FASTER,
+                Verdict::Same => SAME,
+            },
+        })
+        .filter(|b| b.ratio > 0.0 && b.ratio.is_finite())
+        .collect();
+    let svg = ratio_bars(
+        title,
+        "new ÷ old, log axis",
+        &bars,
+        vec![
+            (Mark::Block(SLOWER), "slower beyond noise".into()),
+            (Mark::Block(FASTER), "faster beyond noise".into()),
+            (Mark::Block(SAME), "~: within noise or the threshold".into()),
+            (Mark::Line(BLACK), "95% interval of the change".into()),
+        ],
+    )?;
+    Ok(Plot {
+        svg,
+        caption: format!("{title}: {} rows, new cost ÷ old", bars.len()),
     })
 }
 

@@ -1,0 +1,192 @@
+//! A comparison of two runs as one self-contained page: the inventory
+//! difference, each attributed group of changed rows with a plot of their
+//! change and its interval, and per family the rows' table and a plot of
+//! the rows that moved. Every figure comes from the comparison.
+
+use super::ExportError;
+use super::html::render_page;
+use super::plots::{self, Plot};
+use crate::compare::{InventoryChange, RowChange, RunComparison, RunLabel, Verdict};
+use crate::probes::FAMILIES;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Page<'a> {
+    old: &'a RunLabel,
+    new: &'a RunLabel,
+    warnings: &'a [String],
+    canary: String,
+    threshold_pct: f64,
+    inventory: &'a [InventoryChange],
+    explained: Vec<Group>,
+    unexplained: Option<Plot>,
+    families: Vec<FamilySection>,
+    in_run: Vec<String>,
+    gaps: Vec<String>,
+    legend: String,
+}
+
+#[derive(Serialize)]
+struct Group {
+    mitigation: String,
+    why: String,
+    source: String,
+    because: Vec<String>,
+    rows: Vec<String>,
+    plot: Plot,
+}
+
+#[derive(Serialize)]
+struct FamilySection {
+    name: &'static str,
+    title: &'static str,
+    plot: Option<Plot>,
+    rows: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Row {
+    id: String,
+    variant: String,
+    old: String,
+    new: String,
+    change: String,
+    interval: String,
+    verdict: &'static str,
+    consistent_with: String,
+    class: &'static str,
+}
+
+fn signed(pct: f64) -> String {
+    format!("{pct:+.1}%")
+}
+
+/// The rows named "probe variant" in `names`, in the comparison's order.
+fn named<'a>(cmp: &'a RunComparison, names: &[String]) -> Vec<&'a RowChange> {
+    cmp.rows
+        .iter()
+        .filter(|r| names.contains(&format!("{} {}", r.id, r.variant)))
+        .collect()
+}
+
+pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
+    let mut explained = Vec::new();
+    for e in &cmp.explained {
+        explained.push(Group {
+            mitigation: e.mitigation.clone(),
+            why: e.why.clone(),
+            source: e.source.clone(),
+            because: e.because.clone(),
+            rows: e.rows.clone(),
+            plot: plots::changes(&e.mitigation, &named(cmp, &e.rows))?,
+        });
+    }
+    let unexplained = match named(cmp, &cmp.unexplained) {
+        rows if rows.is_empty() => None,
+        rows => Some(plots::changes("unexplained", &rows)?),
+    };
+    let mut families = Vec::new();
+    for family in FAMILIES {
+        let rows: Vec<&RowChange> = cmp
+            .rows
+            .iter()
+            .filter(|r| r.family == family.name)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let moved: Vec<&RowChange> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.verdict != Verdict::Same)
+            .collect();
+        let plot = if moved.is_empty() {
+            None
+        } else {
+            Some(plots::changes(
+                &format!("{}: the rows that moved", family.name),
+                &moved,
+            )?)
+        };
+        families.push(FamilySection {
+            name: family.name,
+            title: family.title,
+            plot,
+            rows: rows.iter().map(|r| row(r)).collect(),
+        });
+    }
+    let page = Page {
+        old: &cmp.old,
+        new: &cmp.new,
+        warnings: &cmp.warnings,
+        canary: format!(
+            "The quiet null-syscall canary: {:.0} → {:.0} ticks ({}); it moves with the \
+             machine's speed and with anything on the syscall path.",
+            cmp.old.quiet_canary_ticks,
+            cmp.new.quiet_canary_ticks,
+            signed(cmp.canary_change_pct)
+        ),
+        threshold_pct: cmp.threshold_pct,
+        inventory: &cmp.inventory,
+        explained,
+        unexplained,
+        families,
+        in_run: cmp
+            .in_run
+            .iter()
+            .map(|r| {
+                let ci = r
+                    .ratio_ci95
+                    .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
+                format!(
+                    "{} {}: {:.3}x{ci} of {}",
+                    r.id, r.variant, r.ratio, r.baseline
+                )
+            })
+            .collect(),
+        gaps: cmp
+            .gaps
+            .iter()
+            .map(|g| {
+                let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "measured".into());
+                format!(
+                    "{} {}: old {}, new {}",
+                    g.id,
+                    g.variant,
+                    side(&g.old),
+                    side(&g.new)
+                )
+            })
+            .collect(),
+        legend: format!(
+            "Costs in TSC ticks per item, the headline figure of each run. Change = new/old - 1 \
+             with a 95% interval: a bootstrap over both runs' rounds, widened by how far each \
+             machine's quiet speed drifted over its run. ~: within noise or below {}%. \
+             Attribution names the mitigations an inventory change switched that tax the row: \
+             consistent with, not proof.",
+            cmp.threshold_pct
+        ),
+    };
+    render_page("compare.html", page)
+}
+
+fn row(r: &RowChange) -> Row {
+    Row {
+        id: r.id.clone(),
+        variant: r.variant.clone(),
+        old: format!("{:.1}", r.old_ticks),
+        new: format!("{:.1}", r.new_ticks),
+        change: signed(r.change_pct),
+        interval: r.change_ci95_pct.map_or_else(
+            || "no interval".into(),
+            |[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)),
+        ),
+        verdict: r.verdict.symbol(),
+        consistent_with: r.consistent_with.join(", "),
+        class: match r.verdict {
+            Verdict::Slower => "slower",
+            Verdict::Faster => "faster",
+            Verdict::Same => "",
+        },
+    }
+}
