@@ -367,8 +367,7 @@ fn list(json: bool) -> ExitCode {
     if json {
         return print_json(&listing);
     }
-    print!("{}", export::render_listing(&listing));
-    ExitCode::SUCCESS
+    print_out(&export::render_listing(&listing))
 }
 
 fn inventory(json: bool, root: PathBuf) -> ExitCode {
@@ -385,17 +384,28 @@ fn inventory(json: bool, root: PathBuf) -> ExitCode {
     if json {
         return print_json(&inventory);
     }
-    print!("{}", inventory.render());
-    ExitCode::SUCCESS
+    print_out(&inventory.render())
 }
 
 fn print_json(value: &impl serde::Serialize) -> ExitCode {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => print_out(&(text + "\n")),
         Err(e) => fail(1, format!("serialising JSON failed: {e}")),
+    }
+}
+
+/// Writes `text` to stdout. A reader that closed the pipe early (`| head`)
+/// wanted no more: that ends the command quietly with status 0, as a
+/// finished listing would; any other write error is reported.
+fn print_out(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(1, format!("writing to stdout failed: {e}")),
     }
 }
 
@@ -439,11 +449,9 @@ fn history_list(store: &HistoryArgs, json: bool) -> ExitCode {
         return print_json(&runs);
     }
     if runs.is_empty() {
-        println!("no runs stored yet: `mitbench run` stores each run");
-        return ExitCode::SUCCESS;
+        return print_out("no runs stored yet: `mitbench run` stores each run\n");
     }
-    print!("{}", export::render_history(&runs));
-    ExitCode::SUCCESS
+    print_out(&export::render_history(&runs))
 }
 
 /// The runs named, in order; the history is opened once, and only when a
@@ -541,7 +549,10 @@ fn compare_runs(
             return code;
         }
     } else {
-        print!("{}", export::compare::render(&comparison, output.style));
+        let code = print_out(&export::compare::render(&comparison, output.style));
+        if code != ExitCode::SUCCESS {
+            return code;
+        }
     }
     if let Some((path, temp)) = html {
         let written = export::compare_html::render(&comparison)

@@ -295,6 +295,37 @@ fn help_names_the_subcommands() {
     }
 }
 
+/// A reader that stops early (`mitbench list | head`) ends the command
+/// quietly with status 0: no panic, no message. The reading end is closed
+/// before the command writes, so its write meets a closed pipe.
+#[test]
+fn a_closed_stdout_ends_a_listing_quietly() {
+    use std::process::Stdio;
+    let (root, run) = (fixture("amd-epyc-vm"), fixture("run-a.json"));
+    let commands: [&[&str]; 5] = [
+        &["list"],
+        &["list", "--json"],
+        &["inventory", "--root", &root],
+        &["inventory", "--json", "--root", &root],
+        &["compare", &run, &run],
+    ];
+    for args in commands {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mitbench"))
+            .args(args)
+            .env("XDG_DATA_HOME", NO_HISTORY_HOME)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} said: {err}");
+    }
+}
+
 /// The shortest real run there is.
 const FLOOR_RUN: [&str; 7] = [
     "run",

@@ -135,7 +135,7 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
     assert_eq!(a.cost_vs_cheapest, None);
     assert!(a.summary.contains("no step keeps"), "{}", a.summary);
     assert!(
-        a.summary.contains("5.0 us [4.0, 6.0] at 1 bytes"),
+        a.summary.contains("5.0 us [4.0, 6.0] at 1 byte"),
         "{}",
         a.summary
     );

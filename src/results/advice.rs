@@ -344,19 +344,19 @@ fn wait_text(p: &LatencyPoint) -> String {
 
 /// "K=4096 entries" or "4 KiB".
 pub fn step_name(step: u64, unit: &str) -> String {
-    if unit == "bytes" {
-        match step {
-            s if s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
-            s if s >= 1 << 10 && s % (1 << 10) == 0 => format!("{} KiB", s >> 10),
-            s => format!("{s} bytes"),
-        }
-    } else {
-        let unit = if step == 1 {
-            unit.strip_suffix('s').unwrap_or(unit)
-        } else {
-            unit
-        };
-        format!("{step} {unit}")
+    match step {
+        s if unit == "bytes" && s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
+        s if unit == "bytes" && s >= 1 << 10 && s % (1 << 10) == 0 => format!("{} KiB", s >> 10),
+        1 => format!("1 {}", singular(unit)),
+        s => format!("{s} {unit}"),
+    }
+}
+
+/// "entries" -> "entry", "bytes" -> "byte".
+fn singular(plural: &str) -> String {
+    match plural.strip_suffix("ies") {
+        Some(stem) => format!("{stem}y"),
+        None => plural.strip_suffix('s').unwrap_or(plural).to_string(),
     }
 }
 
