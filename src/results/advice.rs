@@ -336,7 +336,7 @@ fn wait_text(p: &LatencyPoint) -> String {
     match p.wait_p99_ci95_us {
         Some([lo, hi]) => format!("{:.1} us [{lo:.1}, {hi:.1}]", p.wait_p99_us),
         None => format!(
-            "{:.1} us, one figure per round too few for an interval",
+            "{:.1} us; from fewer than five rounds, so without an interval",
             p.wait_p99_us
         ),
     }
