@@ -87,7 +87,7 @@ enum Command {
         #[command(flatten)]
         store: HistoryArgs,
     },
-    /// Write a stored or saved run to a file: JSON, HTML, CSV (one row per record) or Markdown
+    /// Write a stored or saved run to a file: JSON, HTML, CSV (one row per record), Markdown or Prometheus metrics
     #[command(
         after_help = "RUN is a history id, `last`, `last~N`, or a JSON file written by `mitbench run --json`. \
                       The file is written atomically (a temporary file renamed into place)."
@@ -206,6 +206,9 @@ struct RunArgs {
     /// Also write the tables as Markdown to FILE
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Also write the results as Prometheus metrics to FILE, for node_exporter's textfile collector
+    #[arg(long, value_name = "FILE")]
+    openmetrics: Option<PathBuf>,
     /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us, Linux's default timer slack]
     #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
     latency_budget: Option<Duration>,
@@ -312,6 +315,7 @@ fn run(args: RunArgs) -> ExitCode {
             (Format::Html, &args.html),
             (Format::Csv, &args.export_csv),
             (Format::Markdown, &args.export_markdown),
+            (Format::OpenMetrics, &args.openmetrics),
         ]
         .into_iter()
         .filter_map(|(format, path)| Some((format, path.clone()?)))
@@ -342,6 +346,16 @@ fn run(args: RunArgs) -> ExitCode {
     }
     for output in std::mem::take(&mut plan.outputs) {
         let (format, path) = (output.format, output.path);
+        if doc.interrupted && format == Format::OpenMetrics {
+            // A scrape would read a partial run as the host's figures; the
+            // last whole run's file stays.
+            eprintln!(
+                "{} not written: the run was interrupted, so {} keeps the last whole run's metrics",
+                format.what(),
+                path.display()
+            );
+            continue;
+        }
         if let Err(e) = export::write_atomically(format.exporter(), &doc, output.temp, &path) {
             return fail(1, format!("writing {} failed: {e}", path.display()));
         }

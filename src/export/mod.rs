@@ -10,6 +10,7 @@ mod html;
 mod json;
 mod listing;
 mod markdown;
+mod openmetrics;
 mod phase_table;
 mod plots;
 pub mod table;
@@ -19,6 +20,7 @@ pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use listing::{render_history, render_listing};
 pub use markdown::MarkdownExporter;
+pub use openmetrics::{MAX_LABEL_CHARS, OpenMetricsExporter, escape_label};
 pub use table::{TableExporter, format_cost};
 
 use crate::results::RunDocument;
@@ -26,13 +28,16 @@ use std::io::Write;
 use std::path::Path;
 
 /// The files a run can be written to, as `--json`, `--html`,
-/// `--export-csv` and `--export-markdown` name them.
+/// `--export-csv`, `--export-markdown` and `--openmetrics` name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Json,
     Html,
     Csv,
     Markdown,
+    /// The Prometheus text format node_exporter's textfile collector reads.
+    #[value(name = "openmetrics")]
+    OpenMetrics,
 }
 
 impl Format {
@@ -42,6 +47,7 @@ impl Format {
             Format::Html => &HtmlExporter,
             Format::Csv => &CsvExporter,
             Format::Markdown => &MarkdownExporter,
+            Format::OpenMetrics => &OpenMetricsExporter,
         }
     }
 
@@ -52,6 +58,7 @@ impl Format {
             Format::Html => "html",
             Format::Csv => "export-csv",
             Format::Markdown => "export-markdown",
+            Format::OpenMetrics => "openmetrics",
         }
     }
 
@@ -62,6 +69,7 @@ impl Format {
             Format::Html => "report",
             Format::Csv => "CSV",
             Format::Markdown => "Markdown",
+            Format::OpenMetrics => "metrics",
         }
     }
 }

@@ -14,10 +14,11 @@ use std::sync::{Once, OnceLock};
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 /// Files to unlink if a second signal ends the process: one slot per
-/// output a run writes (--json, --html, --export-csv, --export-markdown).
+/// output a run writes (--json, --html, --export-csv, --export-markdown,
+/// --openmetrics).
 /// Fixed slots, because the handler
 /// may only read what is already in place.
-static ABORT_REMOVES: [OnceLock<CString>; 4] = [const { OnceLock::new() }; 4];
+static ABORT_REMOVES: [OnceLock<CString>; 5] = [const { OnceLock::new() }; 5];
 
 /// Registers a file (a temporary output) that a second signal should remove
 /// on its way out. Calls beyond the slots are ignored.

@@ -1,0 +1,307 @@
+//! A run as metrics for Prometheus: the text exposition format that
+//! node_exporter's textfile collector reads (version 0.0.4, which
+//! OpenMetrics' text form grew out of; nothing here needs what only
+//! OpenMetrics has). Gauges without timestamps, since the collector
+//! refuses timestamped samples; base units (`_seconds`, `_ratio`), an
+//! `_info` gauge of 1 for what describes the machine. Every label value is
+//! escaped and cut to [`MAX_LABEL_CHARS`], so no text from the machine can
+//! break the format or grow a series without bound.
+
+use super::{ExportError, Exporter};
+use crate::results::{Record, RunDocument};
+use std::fmt::Write as _;
+
+pub struct OpenMetricsExporter;
+
+/// The longest label value written; longer text is cut and marked `...`.
+pub const MAX_LABEL_CHARS: usize = 120;
+/// Variant params become labels when they are short scalars; a name's
+/// `param_` prefix keeps them apart from the fixed labels.
+const MAX_PARAM_LABELS: usize = 8;
+
+type Labels = Vec<(String, String)>;
+
+/// One metric family: its samples are written together under one HELP
+/// and TYPE, as the format requires.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(Labels, f64)>,
+}
+
+impl Family {
+    fn new(name: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            samples: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, labels: &Labels, value: f64) {
+        if value.is_finite() {
+            self.samples.push((labels.clone(), value));
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        if self.samples.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "# HELP {} {}", self.name, escape_help(self.help));
+        let _ = writeln!(out, "# TYPE {} gauge", self.name);
+        for (labels, value) in &self.samples {
+            out.push_str(self.name);
+            if !labels.is_empty() {
+                out.push('{');
+                for (i, (name, value)) in labels.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(out, "{name}=\"{}\"", escape_label(value));
+                }
+                out.push('}');
+            }
+            let _ = writeln!(out, " {}", number(*value));
+        }
+    }
+}
+
+/// A sample value: Go's float syntax accepts Rust's shortest round-trip
+/// form, and integers print without a fraction.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// A label value as the format escapes it (backslash, double quote,
+/// line feed), other control characters as spaces; text longer than
+/// [`MAX_LABEL_CHARS`] characters is cut to that many, the last three
+/// `...`. The cut falls between characters, never inside an escape.
+pub fn escape_label(value: &str) -> String {
+    let mut out = String::with_capacity(value.len().min(MAX_LABEL_CHARS * 2));
+    let count = value.chars().count();
+    for (i, c) in value.chars().enumerate() {
+        if i == MAX_LABEL_CHARS - 3 && count > MAX_LABEL_CHARS {
+            out.push_str("...");
+            break;
+        }
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn escape_help(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// A label name from arbitrary text: `[a-zA-Z_][a-zA-Z0-9_]*`.
+fn label_name(text: &str) -> String {
+    let mut name: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// probe, family, variant, and the variant's short scalar params.
+fn record_labels(r: &Record) -> Labels {
+    let mut labels = vec![
+        ("probe".to_string(), r.id.clone()),
+        ("family".to_string(), r.family.clone()),
+        ("variant".to_string(), r.variant.clone()),
+    ];
+    if let Some(params) = r.params.as_object() {
+        for (key, value) in params.iter().take(MAX_PARAM_LABELS) {
+            let text = match value {
+                serde_json::Value::String(s) if s.chars().count() <= 40 => s.clone(),
+                serde_json::Value::Number(n) => n.to_string(),
+                serde_json::Value::Bool(b) => b.to_string(),
+                _ => continue,
+            };
+            let name = format!("param_{}", label_name(key));
+            // Two keys may map to one name; a label may appear once.
+            if !labels.iter().any(|(n, _)| *n == name) {
+                labels.push((name, text));
+            }
+        }
+    }
+    labels
+}
+
+fn label(name: &str, value: &str) -> (String, String) {
+    (name.to_string(), value.to_string())
+}
+
+impl Exporter for OpenMetricsExporter {
+    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+        let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
+        let seconds = |ticks: f64| mhz.map_or(f64::NAN, |mhz| ticks / mhz / 1e6);
+
+        let mut up = Family::new(
+            "mitbench_variant_up",
+            "1 when the variant was measured, 0 when this machine could not run it (the reason label says why).",
+        );
+        let mut cost = Family::new(
+            "mitbench_cost_seconds",
+            "Cost of one item in the machine's quiet state: the median of the variant's quiet rounds.",
+        );
+        let mut cost_ticks = Family::new(
+            "mitbench_cost_ticks",
+            "Cost of one item in TSC ticks (reference cycles).",
+        );
+        let mut low = Family::new(
+            "mitbench_cost_ci95_low_seconds",
+            "Lower end of the cost's run-to-run 95% interval (rounds and machine drift).",
+        );
+        let mut high = Family::new(
+            "mitbench_cost_ci95_high_seconds",
+            "Upper end of the cost's run-to-run 95% interval (rounds and machine drift).",
+        );
+        let mut ratio = Family::new(
+            "mitbench_vs_baseline_ratio",
+            "The variant's cost over its probe's baseline's: median over pairs of rounds adjacent in time.",
+        );
+        let mut ratio_low = Family::new(
+            "mitbench_vs_baseline_ci95_low_ratio",
+            "Lower end of the 95% interval of the ratio to the baseline.",
+        );
+        let mut ratio_high = Family::new(
+            "mitbench_vs_baseline_ci95_high_ratio",
+            "Upper end of the 95% interval of the ratio to the baseline.",
+        );
+        for r in &doc.results {
+            let labels = record_labels(r);
+            match (&r.unsupported, &r.cost) {
+                (Some(why), _) => {
+                    let mut with_reason = labels.clone();
+                    with_reason.push(label("reason", &why.reason));
+                    up.add(&with_reason, 0.0);
+                }
+                (None, Some(c)) => {
+                    up.add(&labels, 1.0);
+                    cost.add(&labels, seconds(c.ticks));
+                    cost_ticks.add(&labels, c.ticks);
+                    if let Some([lo, hi]) = c.interval_ticks() {
+                        low.add(&labels, seconds(lo));
+                        high.add(&labels, seconds(hi));
+                    }
+                }
+                (None, None) => {}
+            }
+            if let Some(vs) = &r.vs_baseline {
+                ratio.add(&labels, vs.ratio);
+                if let Some([lo, hi]) = vs.ratio_ci95 {
+                    ratio_low.add(&labels, lo);
+                    ratio_high.add(&labels, hi);
+                }
+            }
+        }
+
+        let mut per_item = Family::new(
+            "mitbench_amortization_per_item_seconds",
+            "Fitted cost(B) = per item + per batch / B: the part every item pays.",
+        );
+        let mut per_batch = Family::new(
+            "mitbench_amortization_per_batch_seconds",
+            "Fitted cost(B) = per item + per batch / B: the toll one batch pays, shared by its B items.",
+        );
+        for fit in &doc.amortization {
+            let labels = vec![label("probe", &fit.id), label("group", &fit.group)];
+            per_item.add(&labels, seconds(fit.fit.per_item));
+            per_batch.add(&labels, seconds(fit.fit.per_batch));
+        }
+
+        let inv = &doc.inventory;
+        let mut machine = Family::new(
+            "mitbench_machine_info",
+            "The machine the run measured; the value is always 1.",
+        );
+        machine.add(
+            &vec![
+                label("host", &inv.identity.hostname),
+                label("kernel", &inv.kernel.release),
+                label("cpu_model", &inv.cpu.model_name),
+                label("microcode", &inv.cpu.microcode),
+                label("hypervisor", &inv.cpu.hypervisor),
+                label("preemption", &inv.kernel.preemption.model),
+                label(
+                    "mitigation_words",
+                    &crate::compare::mitigation_words(&inv.kernel.cmdline).join(" "),
+                ),
+            ],
+            1.0,
+        );
+        let mut vulnerability = Family::new(
+            "mitbench_vulnerability_info",
+            "Each line of /sys/devices/system/cpu/vulnerabilities; the value is always 1.",
+        );
+        for (name, text) in &inv.cpu.vulnerabilities {
+            vulnerability.add(&vec![label("name", name), label("status", text)], 1.0);
+        }
+        let mut build = Family::new(
+            "mitbench_build_info",
+            "The mitbench that made the run; the value is always 1.",
+        );
+        build.add(
+            &vec![
+                label("version", &doc.tool_version),
+                label("git_commit", &doc.build.git_commit),
+            ],
+            1.0,
+        );
+        let started = chrono::DateTime::parse_from_rfc3339(&doc.started_at).ok();
+        let finished = chrono::DateTime::parse_from_rfc3339(&doc.finished_at).ok();
+        let mut start = Family::new(
+            "mitbench_run_start_time_seconds",
+            "When the run started, seconds since the Unix epoch.",
+        );
+        let mut duration = Family::new("mitbench_run_duration_seconds", "How long the run took.");
+        let mut interrupted = Family::new(
+            "mitbench_run_interrupted",
+            "1 when Ctrl-C stopped the run early: its rows are what was measured.",
+        );
+        if let Some(s) = started {
+            start.add(&Vec::new(), s.timestamp_millis() as f64 / 1000.0);
+        }
+        if let (Some(s), Some(f)) = (started, finished) {
+            duration.add(&Vec::new(), (f - s).num_milliseconds() as f64 / 1000.0);
+        }
+        interrupted.add(&Vec::new(), f64::from(u8::from(doc.interrupted)));
+
+        let mut out = String::new();
+        for family in [
+            &up,
+            &cost,
+            &cost_ticks,
+            &low,
+            &high,
+            &ratio,
+            &ratio_low,
+            &ratio_high,
+            &per_item,
+            &per_batch,
+            &machine,
+            &vulnerability,
+            &build,
+            &start,
+            &duration,
+            &interrupted,
+        ] {
+            family.write(&mut out);
+        }
+        Ok(out.into_bytes())
+    }
+}

@@ -1,0 +1,284 @@
+//! The Prometheus export against the real parts: Debian's promtool checks
+//! the file, and Debian's prometheus-node-exporter serves it from its
+//! textfile directory on a loopback port, where a scrape finds mitbench's
+//! series with the values of the run's JSON. `.ci/run` installs both;
+//! outside CI a missing one is said and its part skipped.
+
+use mitbench::export::{Exporter, MAX_LABEL_CHARS, OpenMetricsExporter, escape_label};
+use mitbench::results::load::document_from_file;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn mitbench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mitbench"))
+        .args(args)
+        .env("XDG_DATA_HOME", "/nonexistent-mitbench-test")
+        .output()
+        .unwrap()
+}
+
+/// A tool from Debian's packages, or None outside CI when it is missing.
+fn tool(name: &str, package: &str) -> Option<PathBuf> {
+    let found = ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+        .iter()
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have {name}: .ci/run installs Debian's {package}"
+        );
+        eprintln!("{name} is not installed ({package}): that part is skipped");
+    }
+    found
+}
+
+#[test]
+fn label_values_are_escaped_and_bounded() {
+    assert_eq!(escape_label(r#"a"b\c"#), r#"a\"b\\c"#);
+    assert_eq!(escape_label("one\ntwo"), "one\\ntwo");
+    assert_eq!(escape_label("bell\u{7}tab\t"), "bell tab ");
+    let long = "x".repeat(8192);
+    let cut = escape_label(&long);
+    assert_eq!(cut.chars().count(), MAX_LABEL_CHARS);
+    assert!(cut.ends_with("..."));
+    // Escapes never split: a cut after a backslash would escape the quote
+    // that closes the value.
+    let slashes = "\\".repeat(8192);
+    let cut = escape_label(&slashes);
+    assert_eq!(cut.trim_end_matches("...").len() % 2, 0);
+}
+
+/// Every sample line is `name{labels} value` with a parseable value, every
+/// family has HELP and TYPE before its samples, and no line is a fragment.
+fn check_exposition(text: &str) {
+    let mut typed: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let name = rest.split(' ').next().unwrap();
+            assert!(!typed.iter().any(|t| t == name), "{name} typed twice");
+            typed.push(name.to_string());
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            continue;
+        }
+        let name_end = line.find(['{', ' ']).expect(line);
+        let name = &line[..name_end];
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "bad name in {line}"
+        );
+        assert_eq!(typed.last().map(String::as_str), Some(name), "{line}");
+        let value = line.rsplit(' ').next().unwrap();
+        assert!(value.parse::<f64>().is_ok(), "bad value in {line}");
+    }
+}
+
+/// A stored run whose machine text is as hostile as a machine's can be.
+fn hostile_document() -> mitbench::results::RunDocument {
+    let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
+    let inv = &mut doc.inventory;
+    inv.identity.hostname = "host\"name\\with\nnewline".into();
+    inv.kernel.cmdline = format!("mitigations=auto \"{}\\\n", "a".repeat(8192));
+    inv.cpu.model_name = "CPU } { \" = ,".into();
+    inv.cpu
+        .vulnerabilities
+        .insert("spectre_v2".into(), "Mitigation: \\\"quoted\"\n\t".into());
+    doc
+}
+
+#[test]
+fn hostile_machine_text_cannot_break_the_format() {
+    let doc = hostile_document();
+    let text = String::from_utf8(OpenMetricsExporter.render(&doc).unwrap()).unwrap();
+    check_exposition(&text);
+    assert!(text.contains("mitbench_machine_info{host=\"host\\\"name\\\\with\\nnewline\""));
+    let longest = text.lines().map(str::len).max().unwrap();
+    assert!(longest < 4096, "a line of {longest} bytes");
+
+    let Some(promtool) = tool("promtool", "prometheus") else {
+        return;
+    };
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool rejects the file: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// node_exporter on a loopback port, stopped when dropped.
+struct NodeExporter {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for NodeExporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl NodeExporter {
+    fn start(binary: &Path, textfiles: &Path) -> NodeExporter {
+        // A port the kernel says is free now; node_exporter takes it next.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(binary)
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--collector.disable-defaults")
+            .arg("--collector.textfile")
+            .arg(format!(
+                "--collector.textfile.directory={}",
+                textfiles.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node_exporter starts");
+        NodeExporter { child, port }
+    }
+
+    /// GET /metrics, retried while node_exporter starts.
+    fn scrape(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("node_exporter exited: {status}");
+            }
+            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
+                stream
+                    .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                    .unwrap();
+                let mut response = String::new();
+                if stream.read_to_string(&mut response).is_ok() && response.contains("\r\n\r\n") {
+                    return response;
+                }
+            }
+            assert!(Instant::now() < deadline, "node_exporter never answered");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The value of the first sample of `name` whose labels hold every one
+/// of `labels`.
+fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with('{'))
+        .find(|l| labels.iter().all(|want| l.contains(want)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[test]
+fn node_exporter_serves_a_real_runs_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let textfiles = dir.path().join("textfile");
+    std::fs::create_dir(&textfiles).unwrap();
+    let json = dir.path().join("run.json");
+    let prom = textfiles.join("mitbench.prom");
+    let out = mitbench(&[
+        "run",
+        "--quick",
+        "--quiet",
+        "--no-history",
+        "--budget",
+        "0.05",
+        "--probe",
+        "os/getpid",
+        "--probe",
+        "memory/mprotect",
+        "--json",
+        json.to_str().unwrap(),
+        "--openmetrics",
+        prom.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let file = std::fs::read_to_string(&prom).unwrap();
+    check_exposition(&file);
+    // Only the renamed file: no temporary left beside it to be collected.
+    assert_eq!(std::fs::read_dir(&textfiles).unwrap().count(), 1);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ticks_of = |variant: &str| {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == "os/getpid" && r["variant"] == variant)
+            .and_then(|r| r["cost"]["ticks"].as_f64())
+            .unwrap()
+    };
+
+    // `export` writes the same file from the saved JSON.
+    let again = dir.path().join("again.prom");
+    let out = mitbench(&[
+        "export",
+        "openmetrics",
+        json.to_str().unwrap(),
+        again.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), file);
+
+    let Some(binary) = tool("prometheus-node-exporter", "prometheus-node-exporter") else {
+        return;
+    };
+    let mut exporter = NodeExporter::start(&binary, &textfiles);
+    let scraped = exporter.scrape();
+    assert!(scraped.starts_with("HTTP/1.0 200") || scraped.starts_with("HTTP/1.1 200"));
+    let scrape_error = scraped
+        .lines()
+        .find(|l| l.starts_with("node_textfile_scrape_error "))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+    assert_eq!(
+        scrape_error,
+        Some(0.0),
+        "node_exporter could not read the file"
+    );
+    for variant in ["syscall", "libc"] {
+        let want = format!("variant=\"{variant}\"");
+        let served = sample(
+            &scraped,
+            "mitbench_cost_ticks",
+            &["probe=\"os/getpid\"", &want],
+        )
+        .unwrap_or_else(|| panic!("no mitbench_cost_ticks for getpid {variant}"));
+        let ticks = ticks_of(variant);
+        assert!(
+            (served - ticks).abs() <= ticks * 1e-9,
+            "{variant}: served {served}, the JSON says {ticks}"
+        );
+    }
+    assert!(
+        sample(
+            &scraped,
+            "mitbench_amortization_per_batch_seconds",
+            &["probe=\"memory/mprotect\""]
+        )
+        .is_some()
+    );
+    assert!(sample(&scraped, "mitbench_machine_info", &["kernel="]) == Some(1.0));
+}
