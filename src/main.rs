@@ -108,6 +108,29 @@ enum Command {
         #[command(flatten)]
         store: HistoryArgs,
     },
+    /// Many runs in one table, typically one per host: grouped by identical inventory, rows that differ from the first run beyond noise marked
+    #[command(
+        after_help = "A run is a history id, `last`, `last~N`, or a JSON file written by `mitbench run --json` \
+                      (copied from each host). The first run named is the reference column every other \
+                      is compared with, as `mitbench compare` would.\n\nExit codes: 0 shown; 2 a run \
+                      cannot be read or is of another schema."
+    )]
+    Fleet {
+        /// The runs, two or more; the first is the reference
+        #[arg(value_parser = RunRef::parse, num_args = 2.., required = true)]
+        runs: Vec<RunRef>,
+        /// A change smaller than PCT% is not marked whatever its interval [default: 2]
+        #[arg(long, value_name = "PCT", value_parser = positive_percentage, allow_negative_numbers = true)]
+        threshold: Option<f64>,
+        /// Print the table as JSON
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the table as Markdown
+        #[arg(long)]
+        markdown: bool,
+        #[command(flatten)]
+        store: HistoryArgs,
+    },
     /// Compare two runs: what changed on the machine, which rows moved beyond noise, and why
     #[command(
         after_help = "A run is a history id, `last`, `last~N` (N runs before the last), or a JSON file \
@@ -277,6 +300,13 @@ fn main() -> ExitCode {
             &output,
             latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
         ),
+        Some(Command::Fleet {
+            runs,
+            threshold,
+            json,
+            markdown,
+            store,
+        }) => fleet(&store, &runs, threshold, json, markdown),
         Some(Command::Compare {
             old,
             new,
@@ -518,6 +548,32 @@ fn export_run(
         }
         Err(e) => fail(1, format!("writing {} failed: {e}", output.display())),
     }
+}
+
+/// Many runs in one table (see `compare::fleet`).
+fn fleet(
+    store: &HistoryArgs,
+    runs: &[RunRef],
+    threshold: Option<f64>,
+    json: bool,
+    markdown: bool,
+) -> ExitCode {
+    let refs: Vec<&RunRef> = runs.iter().collect();
+    let docs = match resolve(store, &refs) {
+        Ok(docs) => docs,
+        Err(e) => return fail(2, e),
+    };
+    let named: Vec<(String, RunDocument)> = runs.iter().map(|r| r.to_string()).zip(docs).collect();
+    let fleet = compare::fleet(&named, threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT));
+    if json {
+        return print_json(&fleet);
+    }
+    let style = if markdown {
+        Style::Markdown
+    } else {
+        Style::Terminal
+    };
+    print_out(&export::fleet::render(&fleet, style))
 }
 
 /// Where a comparison goes: stdout as JSON or a table, and maybe a page.

@@ -259,3 +259,64 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("last"));
 }
+
+#[test]
+fn a_fleet_groups_hosts_by_inventory_and_marks_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, doc: &RunDocument| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+        path.display().to_string()
+    };
+    let mut twin = fixture();
+    twin.inventory.identity.hostname = "twin".into();
+    let mut filtered = fixture();
+    filtered.inventory.identity.hostname = "filtered".into();
+    inject(&mut filtered, "os/getpid", 1.5);
+    with_seccomp(&mut filtered);
+    let (a, b, c) = (
+        write("a.json", &fixture()),
+        write("filtered.json", &filtered),
+        write("twin.json", &twin),
+    );
+
+    let out = mitbench(&["fleet", &a, &b, &c, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let fleet: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The twin has the reference's inventory: same group, next column.
+    assert_eq!(fleet["groups"], serde_json::json!([[0, 1], [2]]));
+    assert_eq!(fleet["runs"][1]["label"]["host"], "twin");
+    assert!(
+        fleet["group_differences"][1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["key"] == "process: Seccomp")
+    );
+    let rows = fleet["rows"].as_array().unwrap();
+    let getpid = rows
+        .iter()
+        .find(|r| r["id"] == "os/getpid" && r["variant"] == "syscall")
+        .unwrap();
+    assert_eq!(getpid["differs"], true);
+    assert_eq!(
+        getpid["against_first"],
+        serde_json::json!([null, "~", "slower"])
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| r["id"] != "os/getpid")
+            .all(|r| r["differs"] == false),
+        "only getpid was made slower"
+    );
+
+    let out = mitbench(&["fleet", &a, &b, &c, "--markdown"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("| probe"), "{text}");
+    assert!(text.contains("differs from group 1 in"), "{text}");
+    assert_eq!(mitbench(&["fleet", &a]).status.code(), Some(2));
+    assert_eq!(
+        mitbench(&["fleet", &a, "/nonexistent.json"]).status.code(),
+        Some(2)
+    );
+}

@@ -3,9 +3,11 @@
 //! comparison is a model of its own; `export::compare` renders it.
 
 mod attribution;
+mod fleet;
 mod inventory_diff;
 
 pub use attribution::{MITIGATIONS, Mitigation, mitigation_words};
+pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::harness::rounds::Basis;

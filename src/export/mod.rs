@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod compare_html;
 mod csv;
+pub mod fleet;
 mod html;
 mod json;
 mod listing;

@@ -1,0 +1,151 @@
+//! Many runs side by side, typically one per host: a column per run, a row
+//! per probe variant, runs of identical inventory grouped together, and
+//! the rows where a run differs from the first beyond noise marked. The
+//! marks come from [`super::compare`], run against the first run: one
+//! comparison engine, read N-1 times.
+
+use super::{InventoryChange, RunLabel, Verdict, compare, inventory_changes, label};
+use crate::results::RunDocument;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Fleet {
+    /// The runs in column order: grouped by inventory, each group in the
+    /// order its first run was named.
+    pub runs: Vec<FleetRun>,
+    /// The column indices of each group of runs with identical inventory.
+    pub groups: Vec<Vec<usize>>,
+    /// Per group, how its inventory differs from the first group's.
+    pub group_differences: Vec<Vec<InventoryChange>>,
+    pub threshold_pct: f64,
+    pub rows: Vec<FleetRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetRun {
+    pub label: RunLabel,
+    /// Index into `groups`.
+    pub group: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetRow {
+    pub family: String,
+    pub id: String,
+    pub variant: String,
+    /// One per run, in column order; None where the run has no measured
+    /// row of that name.
+    pub cells: Vec<Option<FleetCell>>,
+    /// Per run, the verdict of its change against the first column (None
+    /// for the first column and where either side is missing).
+    pub against_first: Vec<Option<Verdict>>,
+    /// Whether some run differs from the first beyond noise and the
+    /// threshold.
+    pub differs: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetCell {
+    pub ticks: f64,
+    pub ns: f64,
+    /// The run-to-run interval's half-width, percent of the cost.
+    pub half_width_pct: Option<f64>,
+}
+
+/// `runs` paired with the names the user gave them.
+pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
+    // Group by identical inventory, keeping the order runs were named.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, (_, doc)) in runs.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|g| inventory_changes(&runs[g[0]].1, doc).is_empty())
+        {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    let order: Vec<usize> = groups.iter().flatten().copied().collect();
+    let columns: Vec<&(String, RunDocument)> = order.iter().map(|&i| &runs[i]).collect();
+    let group_of = |i: usize| groups.iter().position(|g| g.contains(&i)).unwrap_or(0);
+    let first = columns[0];
+    let against: Vec<Option<super::RunComparison>> = columns
+        .iter()
+        .enumerate()
+        .map(|(k, run)| (k > 0).then(|| compare(&first.1, &first.0, &run.1, &run.0, threshold_pct)))
+        .collect();
+
+    let mut names: Vec<(&str, &str, &str)> = Vec::new();
+    for (_, doc) in &columns {
+        for r in &doc.results {
+            if r.cost.is_some()
+                && !names.contains(&(r.family.as_str(), r.id.as_str(), r.variant.as_str()))
+            {
+                names.push((&r.family, &r.id, &r.variant));
+            }
+        }
+    }
+    let rows = names
+        .into_iter()
+        .map(|(family, id, variant)| {
+            let cells: Vec<Option<FleetCell>> = columns
+                .iter()
+                .map(|(_, doc)| {
+                    let r = doc
+                        .results
+                        .iter()
+                        .find(|r| r.id == id && r.variant == variant)?;
+                    let c = r.cost.as_ref()?;
+                    Some(FleetCell {
+                        ticks: c.ticks,
+                        ns: c.ns,
+                        half_width_pct: c.interval_half_width_pct(),
+                    })
+                })
+                .collect();
+            let against_first: Vec<Option<Verdict>> = against
+                .iter()
+                .map(|cmp| {
+                    cmp.as_ref()?
+                        .rows
+                        .iter()
+                        .find(|row| row.id == id && row.variant == variant)
+                        .map(|row| row.verdict)
+                })
+                .collect();
+            FleetRow {
+                family: family.to_string(),
+                id: id.to_string(),
+                variant: variant.to_string(),
+                differs: against_first
+                    .iter()
+                    .any(|v| matches!(v, Some(Verdict::Slower | Verdict::Faster))),
+                cells,
+                against_first,
+            }
+        })
+        .collect();
+    Fleet {
+        runs: order
+            .iter()
+            .map(|&i| FleetRun {
+                label: label(&runs[i].1, &runs[i].0),
+                group: group_of(i),
+            })
+            .collect(),
+        groups: groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|i| order.iter().position(|o| o == i).unwrap_or(0))
+                    .collect()
+            })
+            .collect(),
+        group_differences: groups
+            .iter()
+            .map(|g| inventory_changes(&runs[groups[0][0]].1, &runs[g[0]].1))
+            .collect(),
+        threshold_pct,
+        rows,
+    }
+}
