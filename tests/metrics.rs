@@ -78,6 +78,51 @@ fn check_exposition(text: &str) {
     }
 }
 
+/// The label names of a sample line, read past quoted values and their
+/// escapes.
+fn label_names(line: &str) -> Vec<String> {
+    let Some(open) = line.find('{') else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let mut name = String::new();
+    let mut chars = line[open + 1..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '=' => {
+                names.push(std::mem::take(&mut name));
+                assert_eq!(chars.next(), Some('"'), "{line}");
+                while let Some(v) = chars.next() {
+                    match v {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            ',' => {}
+            '}' => break,
+            c => name.push(c),
+        }
+    }
+    names
+}
+
+/// Every series of a family has the same label names: node_exporter would
+/// otherwise pad each with the family's other names, empty.
+fn check_one_label_set_per_family(text: &str) {
+    let mut seen: std::collections::HashMap<&str, Vec<String>> = Default::default();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let name = &line[..line.find(['{', ' ']).unwrap()];
+        let mut names = label_names(line);
+        names.sort();
+        let first = seen.entry(name).or_insert_with(|| names.clone());
+        assert_eq!(*first, names, "{line}");
+    }
+}
+
 /// A stored run whose machine text is as hostile as a machine's can be.
 fn hostile_document() -> mitbench::results::RunDocument {
     let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
@@ -96,6 +141,7 @@ fn hostile_machine_text_cannot_break_the_format() {
     let doc = hostile_document();
     let text = String::from_utf8(OpenMetricsExporter.render(&doc).unwrap()).unwrap();
     check_exposition(&text);
+    check_one_label_set_per_family(&text);
     assert!(text.contains("mitbench_machine_info{host=\"host\\\"name\\\\with\\nnewline\""));
     let longest = text.lines().map(str::len).max().unwrap();
     assert!(longest < 4096, "a line of {longest} bytes");
@@ -218,6 +264,7 @@ fn node_exporter_serves_a_real_runs_metrics() {
     assert!(out.status.success(), "{out:?}");
     let file = std::fs::read_to_string(&prom).unwrap();
     check_exposition(&file);
+    check_one_label_set_per_family(&file);
     // Only the renamed file: no temporary left beside it to be collected.
     assert_eq!(std::fs::read_dir(&textfiles).unwrap().count(), 1);
     let doc: serde_json::Value =

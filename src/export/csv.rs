@@ -4,7 +4,6 @@
 //! record does not have.
 
 use super::{ExportError, Exporter};
-use crate::probes::Role;
 use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
@@ -52,11 +51,7 @@ fn row(r: &Record) -> Row<'_> {
         probe: &r.id,
         family: &r.family,
         variant: &r.variant,
-        role: match r.role {
-            Role::Baseline => "baseline",
-            Role::LayoutControl => "layout-control",
-            Role::Compared => "compared",
-        },
+        role: r.role.name(),
         batch_group: r.batch.as_ref().map(|b| b.group.as_str()),
         batch_size: r.batch.as_ref().map(|b| b.size),
         item: &r.item,

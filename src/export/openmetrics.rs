@@ -15,9 +15,6 @@ pub struct OpenMetricsExporter;
 
 /// The longest label value written; longer text is cut and marked `...`.
 pub const MAX_LABEL_CHARS: usize = 120;
-/// Variant params become labels when they are short scalars; a name's
-/// `param_` prefix keeps them apart from the fixed labels.
-const MAX_PARAM_LABELS: usize = 8;
 
 type Labels = Vec<(String, String)>;
 
@@ -104,41 +101,27 @@ fn escape_help(text: &str) -> String {
     text.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
-/// A label name from arbitrary text: `[a-zA-Z_][a-zA-Z0-9_]*`.
-fn label_name(text: &str) -> String {
-    let mut name: String = text
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if name.starts_with(|c: char| c.is_ascii_digit()) {
-        name.insert(0, '_');
-    }
-    name
-}
-
-/// probe, family, variant, and the variant's short scalar params.
+/// The same label names on every record's series: node_exporter's
+/// textfile collector gives every series of a family the union of the
+/// family's label names, so labels that vary by probe (each probe's own
+/// params) would pad every series with dozens of empty ones. The params are
+/// in `mitbench_variant_info` instead, as one bounded JSON label.
 fn record_labels(r: &Record) -> Labels {
-    let mut labels = vec![
-        ("probe".to_string(), r.id.clone()),
-        ("family".to_string(), r.family.clone()),
-        ("variant".to_string(), r.variant.clone()),
-    ];
-    if let Some(params) = r.params.as_object() {
-        for (key, value) in params.iter().take(MAX_PARAM_LABELS) {
-            let text = match value {
-                serde_json::Value::String(s) if s.chars().count() <= 40 => s.clone(),
-                serde_json::Value::Number(n) => n.to_string(),
-                serde_json::Value::Bool(b) => b.to_string(),
-                _ => continue,
-            };
-            let name = format!("param_{}", label_name(key));
-            // Two keys may map to one name; a label may appear once.
-            if !labels.iter().any(|(n, _)| *n == name) {
-                labels.push((name, text));
-            }
-        }
-    }
-    labels
+    vec![
+        label("probe", &r.id),
+        label("family", &r.family),
+        label("variant", &r.variant),
+        label(
+            "batch_group",
+            r.batch.as_ref().map_or("", |b| b.group.as_str()),
+        ),
+        label(
+            "batch_size",
+            &r.batch
+                .as_ref()
+                .map_or(String::new(), |b| b.size.to_string()),
+        ),
+    ]
 }
 
 fn label(name: &str, value: &str) -> (String, String) {
@@ -150,6 +133,10 @@ impl Exporter for OpenMetricsExporter {
         let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
         let seconds = |ticks: f64| mhz.map_or(f64::NAN, |mhz| ticks / mhz / 1e6);
 
+        let mut info = Family::new(
+            "mitbench_variant_info",
+            "What each variant is: its role and its params as JSON (cut to a bounded length); the value is always 1.",
+        );
         let mut up = Family::new(
             "mitbench_variant_up",
             "1 when the variant was measured, 0 when this machine could not run it (the reason label says why).",
@@ -184,14 +171,19 @@ impl Exporter for OpenMetricsExporter {
         );
         for r in &doc.results {
             let labels = record_labels(r);
+            let mut described = labels.clone();
+            described.push(label("role", r.role.name()));
+            described.push(label("params", &r.params.to_string()));
+            info.add(&described, 1.0);
+            let with_reason = |reason: &str| {
+                let mut labels = labels.clone();
+                labels.push(label("reason", reason));
+                labels
+            };
             match (&r.unsupported, &r.cost) {
-                (Some(why), _) => {
-                    let mut with_reason = labels.clone();
-                    with_reason.push(label("reason", &why.reason));
-                    up.add(&with_reason, 0.0);
-                }
+                (Some(why), _) => up.add(&with_reason(&why.reason), 0.0),
                 (None, Some(c)) => {
-                    up.add(&labels, 1.0);
+                    up.add(&with_reason(""), 1.0);
                     cost.add(&labels, seconds(c.ticks));
                     cost_ticks.add(&labels, c.ticks);
                     if let Some([lo, hi]) = c.interval_ticks() {
@@ -283,6 +275,7 @@ impl Exporter for OpenMetricsExporter {
 
         let mut out = String::new();
         for family in [
+            &info,
             &up,
             &cost,
             &cost_ticks,

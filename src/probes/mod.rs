@@ -245,6 +245,15 @@ pub enum Role {
 }
 
 impl Role {
+    /// As the JSON spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Baseline => "baseline",
+            Role::LayoutControl => "layout-control",
+            Role::Compared => "compared",
+        }
+    }
+
     /// The baseline where `is_baseline` holds, compared otherwise.
     pub fn baseline_if(is_baseline: bool) -> Role {
         if is_baseline {
