@@ -329,3 +329,23 @@ fn node_exporter_serves_a_real_runs_metrics() {
     );
     assert!(sample(&scraped, "mitbench_machine_info", &["kernel="]) == Some(1.0));
 }
+
+/// The PromQL README gives, as recording rules, against series a test
+/// feeds in: the null syscall per host, and only the host whose retpoline
+/// toll moved beyond both weeks' intervals.
+#[test]
+fn the_readme_promql_finds_what_it_says() {
+    let Some(promtool) = tool("promtool", "prometheus") else {
+        return;
+    };
+    let out = Command::new(promtool)
+        .args(["test", "rules", "contrib/prometheus/rules_test.yml"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -31,12 +31,11 @@ pub fn render(fleet: &Fleet, style: Style) -> String {
                 .iter()
                 .map(|c| format!("{}: {} -> {}", c.key, c.old, c.new))
                 .collect();
-            let _ = writeln!(
-                out,
-                "{}  differs from group 1 in {}",
-                bullet(style),
-                what.join("; ")
-            );
+            let indent = match style {
+                Style::Terminal => "  ",
+                Style::Markdown => "  - ",
+            };
+            let _ = writeln!(out, "{indent}differs from group 1 in {}", what.join("; "));
         }
     }
     let mut table = Table::new();
