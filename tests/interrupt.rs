@@ -52,6 +52,8 @@ fn spawn(dir: &Path, probes: &[&str]) -> Child {
     command.args([
         "--json",
         json.to_str().unwrap(),
+        "--openmetrics",
+        dir.join("out.prom").to_str().unwrap(),
         "--round-log",
         log.to_str().unwrap(),
     ]);
@@ -79,6 +81,9 @@ fn interrupt_run(probes: &[&str]) {
     // waitpid can see them.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
     let dir = tempfile::tempdir().unwrap();
+    // The last whole run's metrics, which a partial run must not replace.
+    let previous = "# the last whole run\n";
+    std::fs::write(dir.path().join("out.prom"), previous).unwrap();
     let (child, log) = start(dir.path(), probes);
     wait_for_rounds(&log, 3);
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
@@ -130,8 +135,12 @@ fn interrupt_run(probes: &[&str]) {
     names.sort();
     assert_eq!(
         names,
-        ["out.json", "rounds.log"],
+        ["out.json", "out.prom", "rounds.log"],
         "temporary file left behind"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.prom")).unwrap(),
+        previous
     );
     // Nothing left to reap: no orphaned child of mitbench.
     let rc = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
