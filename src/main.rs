@@ -370,7 +370,9 @@ fn run(args: RunArgs) -> ExitCode {
     };
     match TableExporter.render(&doc) {
         Ok(table) => {
-            let _ = std::io::stdout().write_all(&table);
+            let table = String::from_utf8_lossy(&table);
+            let table = export::terminal::terminal_safe(&table, true);
+            let _ = std::io::stdout().write_all(table.as_bytes());
         }
         Err(e) => return fail(1, format!("rendering the table failed: {e}")),
     }
@@ -442,6 +444,9 @@ fn print_json(value: &impl serde::Serialize) -> ExitCode {
 /// wanted no more: that ends the command quietly with status 0, as a
 /// finished listing would; any other write error is reported.
 fn print_out(text: &str) -> ExitCode {
+    // Whatever of the machine's text a rendering let through is shown, not
+    // obeyed by the terminal.
+    let text = export::terminal::terminal_safe(text, true);
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -516,7 +521,9 @@ fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
     };
     match TableExporter.render(&doc) {
         Ok(table) => {
-            let _ = std::io::stdout().write_all(&table);
+            let table = String::from_utf8_lossy(&table);
+            let table = export::terminal::terminal_safe(&table, true);
+            let _ = std::io::stdout().write_all(table.as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => fail(1, format!("rendering the table failed: {e}")),

@@ -286,6 +286,60 @@ fn inventory_of_a_fixture_tree() {
     );
 }
 
+/// Copies a fixture tree so a test can make it hostile.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A 10 MB vulnerabilities file is not read (a sysfs attribute is one
+/// page); a command line with a newline and an escape sequence is shown
+/// escaped in the terminal and kept exact in the JSON.
+#[test]
+fn hostile_machine_files_are_bounded_and_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(Path::new(&fixture("amd-epyc-vm")), &root);
+    let vulnerabilities = root.join("sys/devices/system/cpu/vulnerabilities");
+    std::fs::create_dir_all(&vulnerabilities).unwrap();
+    std::fs::write(vulnerabilities.join("huge"), vec![b'A'; 10 << 20]).unwrap();
+    let cmdline = "quiet\nmitigations=off \u{1b}[2J\u{1b}]0;owned\u{7}";
+    std::fs::write(root.join("proc/cmdline"), cmdline).unwrap();
+    let root = root.to_str().unwrap();
+
+    let out = mitbench(&["inventory", "--json", "--root", root]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        out.stdout.len() < 1 << 20,
+        "{} bytes of JSON",
+        out.stdout.len()
+    );
+    let inv: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        inv["cpu"]["vulnerabilities"]["huge"],
+        "unreadable: larger than 4096 bytes"
+    );
+    assert_eq!(inv["kernel"]["cmdline"], cmdline);
+
+    let out = mitbench(&["inventory", "--root", root]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(text.contains("quiet\\nmitigations=off \\x1b[2J"), "{text}");
+    let cmdline_lines = text.lines().filter(|l| l.starts_with("cmdline")).count();
+    assert_eq!(cmdline_lines, 1, "{text}");
+}
+
 #[test]
 fn help_names_the_subcommands() {
     let out = mitbench(&["--help"]);

@@ -89,7 +89,9 @@ pub fn collect(root: &Root, kernel_log: Option<&str>) -> Kernel {
 fn read_config(root: &Root, release: &str) -> Option<(String, String)> {
     if let Some(gz) = root.read_bytes("proc/config.gz") {
         let mut text = String::new();
+        // A compressed file may expand without bound; a config is ~300 KB.
         if flate2::read::GzDecoder::new(gz.as_slice())
+            .take(super::root::MAX_FILE_BYTES)
             .read_to_string(&mut text)
             .is_ok()
         {

@@ -89,7 +89,10 @@ impl Inventory {
         let cpu = &self.cpu;
         let k = &self.kernel;
         let f = &self.facilities;
+        // Values are the machine's text: a newline or an escape sequence
+        // in them is shown, not obeyed (the JSON keeps them exact).
         let mut line = |key: &str, value: &str| {
+            let value = crate::export::terminal::terminal_safe(value, false);
             let _ = writeln!(out, "{key:<22} {value}");
         };
         line(

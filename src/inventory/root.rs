@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 pub const UNKNOWN: &str = "unknown";
 
 /// Sysfs and procfs files are small; anything larger than this is not the
-/// file we expect and is not read whole.
-const MAX_FILE_BYTES: u64 = 4 << 20;
+/// file we expect and is not read at all (cpuinfo of a few hundred CPUs
+/// and a kernel's config are well under it).
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// A one-value file (a sysfs attribute, a sysctl, the command line): the
+/// kernel serves at most one page of it, so more is not that file.
+pub const MAX_VALUE_BYTES: u64 = 4096;
 
 pub struct Root {
     path: PathBuf,
@@ -40,10 +44,21 @@ impl Root {
 
     /// The file's bytes, or None when missing, unreadable or implausibly big.
     pub fn read_bytes(&self, relative: &str) -> Option<Vec<u8>> {
-        let file = std::fs::File::open(self.path(relative)).ok()?;
+        self.read_at_most(relative, MAX_FILE_BYTES).ok()
+    }
+
+    /// At most `cap` bytes of the file; Err(true) when it holds more,
+    /// Err(false) when it cannot be read. Never reads past `cap + 1`.
+    fn read_at_most(&self, relative: &str, cap: u64) -> Result<Vec<u8>, bool> {
+        let file = std::fs::File::open(self.path(relative)).map_err(|_| false)?;
         let mut bytes = Vec::new();
-        file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
-        Some(bytes)
+        file.take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|_| false)?;
+        if bytes.len() as u64 > cap {
+            return Err(true);
+        }
+        Ok(bytes)
     }
 
     /// The file as text (lossy), or None.
@@ -52,11 +67,16 @@ impl Root {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
-    /// The file's text trimmed, or None when missing or empty.
+    /// A one-value file's text trimmed; None when missing or empty, and
+    /// "unreadable: larger than 4096 bytes" past [`MAX_VALUE_BYTES`].
     pub fn read_trimmed(&self, relative: &str) -> Option<String> {
-        self.read(relative)
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
+        match self.read_at_most(relative, MAX_VALUE_BYTES) {
+            Ok(bytes) => {
+                Some(String::from_utf8_lossy(&bytes).trim().to_string()).filter(|s| !s.is_empty())
+            }
+            Err(true) => Some(format!("unreadable: larger than {MAX_VALUE_BYTES} bytes")),
+            Err(false) => None,
+        }
     }
 
     /// Entries of a directory with their trimmed contents, sorted by name.

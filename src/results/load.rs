@@ -3,6 +3,7 @@
 
 use super::{RunDocument, SCHEMA_VERSION};
 use serde_json::Value;
+use std::io::Read;
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +22,13 @@ pub enum LoadError {
     OtherSchema { what: String, found: String },
     #[error("{what} is not a mitbench run document of schema {SCHEMA_VERSION}: {detail}")]
     Malformed { what: String, detail: String },
+    #[error("{path} is larger than {MAX_DOCUMENT_BYTES} bytes: not a mitbench run")]
+    TooLarge { path: String },
 }
+
+/// The largest run document read. A full default run writes about 15 MB;
+/// one with many more rounds stays well under this.
+pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
 
 /// Reads the run document in `text`; `what` names it in errors.
 pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadError> {
@@ -57,9 +64,18 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
 }
 
 pub fn document_from_file(path: &Path) -> Result<RunDocument, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let io = |source| LoadError::Io {
         path: path.display().to_string(),
         source,
-    })?;
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_DOCUMENT_BYTES + 1).read_to_string(&mut text))
+        .map_err(io)?;
+    if text.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(LoadError::TooLarge {
+            path: path.display().to_string(),
+        });
+    }
     document_from_str(&text, &path.display().to_string())
 }
