@@ -376,6 +376,9 @@ fn run(args: RunArgs) -> ExitCode {
         }
         Err(e) => return fail(1, format!("rendering the table failed: {e}")),
     }
+    // One output that cannot be written (a full disk) costs that file, not
+    // the others or the history: each is tried, and the run exits 1 after.
+    let mut write_failed = false;
     for output in std::mem::take(&mut plan.outputs) {
         let (format, path) = (output.format, output.path);
         if doc.interrupted && format == Format::OpenMetrics {
@@ -388,15 +391,23 @@ fn run(args: RunArgs) -> ExitCode {
             );
             continue;
         }
-        if let Err(e) = export::write_atomically(format.exporter(), &doc, output.temp, &path) {
-            return fail(1, format!("writing {} failed: {e}", path.display()));
+        match export::write_atomically(format.exporter(), &doc, output.temp, &path) {
+            Ok(()) => eprintln!("{} written to {}", format.what(), path.display()),
+            Err(e) => {
+                eprintln!(
+                    "error: writing {} failed, nothing was left there: {e}",
+                    path.display()
+                );
+                write_failed = true;
+            }
         }
-        eprintln!("{} written to {}", format.what(), path.display());
     }
     if !args.no_history {
         store_in_history(&args.store, &doc);
     }
-    if doc.interrupted {
+    if write_failed {
+        ExitCode::FAILURE
+    } else if doc.interrupted {
         ExitCode::from(130)
     } else {
         ExitCode::SUCCESS

@@ -286,6 +286,49 @@ fn inventory_of_a_fixture_tree() {
     );
 }
 
+/// A write error on an output (here the file-size limit a full disk would
+/// be) loses that file only: no partial file or temporary is left, the
+/// table is printed, the other outputs are written, and the exit is 1 with
+/// the reason.
+#[test]
+fn an_output_that_cannot_be_written_costs_only_that_file() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let markdown = dir.path().join("out.md");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mitbench"));
+    command
+        .args(FLOOR_RUN)
+        .args(["--no-history", "--json", json.to_str().unwrap()])
+        .args(["--export-markdown", markdown.to_str().unwrap()]);
+    // SAFETY: setrlimit and signal are async-signal-safe; the ignored
+    // SIGXFSZ turns a write past the limit into EFBIG, as a full disk
+    // turns it into ENOSPC.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 8 << 10,
+                rlim_max: 8 << 10,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = command.output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("writing") && err.contains("out.json"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("harness/floor"));
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["out.md"], "the JSON or a temporary was left");
+    assert!(std::fs::metadata(&markdown).unwrap().len() < 8 << 10);
+}
+
 /// Copies a fixture tree so a test can make it hostile.
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
