@@ -19,6 +19,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+
+/// A message on stderr that never ends the process: when the reader of
+/// stderr has gone (a closed pipe) the message is dropped, where
+/// `eprintln!` would panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "mitbench",
@@ -332,7 +343,7 @@ fn main() -> ExitCode {
 }
 
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {message}");
+    say!("error: {message}");
     ExitCode::from(code)
 }
 
@@ -384,7 +395,7 @@ fn run(args: RunArgs) -> ExitCode {
         if doc.interrupted && format == Format::OpenMetrics {
             // A scrape would read a partial run as the host's figures; the
             // last whole run's file stays.
-            eprintln!(
+            say!(
                 "{} not written: the run was interrupted, so {} keeps the last whole run's metrics",
                 format.what(),
                 path.display()
@@ -392,9 +403,9 @@ fn run(args: RunArgs) -> ExitCode {
             continue;
         }
         match export::write_atomically(format.exporter(), &doc, output.temp, &path) {
-            Ok(()) => eprintln!("{} written to {}", format.what(), path.display()),
+            Ok(()) => say!("{} written to {}", format.what(), path.display()),
             Err(e) => {
-                eprintln!(
+                say!(
                     "error: writing {} failed, nothing was left there: {e}",
                     path.display()
                 );
@@ -480,8 +491,8 @@ fn store_in_history(store: &HistoryArgs, doc: &RunDocument) {
             Ok((id, history.path().to_path_buf()))
         });
     match stored {
-        Ok((id, path)) => eprintln!("stored as run {id} in {}", path.display()),
-        Err(e) => eprintln!("warning: the run was not stored in the history: {e}"),
+        Ok((id, path)) => say!("stored as run {id} in {}", path.display()),
+        Err(e) => say!("warning: the run was not stored in the history: {e}"),
     }
 }
 
@@ -561,7 +572,7 @@ fn export_run(
     };
     match export::write_atomically(format.exporter(), &doc, temp, output) {
         Ok(()) => {
-            eprintln!("{} written to {}", format.what(), output.display());
+            say!("{} written to {}", format.what(), output.display());
             ExitCode::SUCCESS
         }
         Err(e) => fail(1, format!("writing {} failed: {e}", output.display())),
@@ -646,13 +657,13 @@ fn compare_runs(
         let written = export::compare_html::render(&comparison)
             .and_then(|page| export::write_bytes_atomically(&page, temp, path));
         match written {
-            Ok(()) => eprintln!("comparison written to {}", path.display()),
+            Ok(()) => say!("comparison written to {}", path.display()),
             Err(e) => return fail(1, format!("writing {} failed: {e}", path.display())),
         }
     }
     match (fail_above, comparison.worst_slowdown_pct()) {
         (Some(limit), Some(worst)) if worst > limit => {
-            eprintln!(
+            say!(
                 "a row is slower by at least {worst:.1}% beyond noise, above --fail-above {limit}%"
             );
             ExitCode::from(3)

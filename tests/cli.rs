@@ -286,6 +286,29 @@ fn inventory_of_a_fixture_tree() {
     );
 }
 
+/// A run whose terminal went away (stdout and stderr both closed pipes)
+/// still writes its whole JSON and exits 0.
+#[test]
+fn a_run_with_closed_stdout_and_stderr_still_writes_its_results() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mitbench"))
+        .args(FLOOR_RUN)
+        .args(["--no-history", "--json", json.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["results"][0]["cost"]["ticks"].is_f64());
+}
+
 /// A write error on an output (here the file-size limit a full disk would
 /// be) loses that file only: no partial file or temporary is left, the
 /// table is printed, the other outputs are written, and the exit is 1 with
