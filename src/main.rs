@@ -19,7 +19,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-
 /// A message on stderr that never ends the process: when the reader of
 /// stderr has gone (a closed pipe) the message is dropped, where
 /// `eprintln!` would panic.
@@ -84,7 +83,7 @@ enum Command {
         /// The run to report on
         #[arg(value_parser = RunRef::parse, default_value = "last")]
         run: RunRef,
-        /// Where to write the page [default: mitbench-report.html]
+        /// Where to write the page
         #[arg(
             long,
             short,
@@ -92,11 +91,8 @@ enum Command {
             default_value = "mitbench-report.html"
         )]
         output: PathBuf,
-        /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us]
-        #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
-        latency_budget: Option<Duration>,
         #[command(flatten)]
-        store: HistoryArgs,
+        stored: StoredRunArgs,
     },
     /// Write a stored or saved run to a file: JSON, HTML, CSV (one row per record), Markdown or Prometheus metrics
     #[command(
@@ -113,11 +109,8 @@ enum Command {
         /// Where to write it
         #[arg(value_name = "FILE")]
         output: PathBuf,
-        /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us]
-        #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
-        latency_budget: Option<Duration>,
         #[command(flatten)]
-        store: HistoryArgs,
+        stored: StoredRunArgs,
     },
     /// Many runs in one table, typically one per host: grouped by identical inventory, rows that differ from the first run beyond noise marked
     #[command(
@@ -184,6 +177,16 @@ enum HistoryCommand {
         #[arg(value_parser = RunRef::parse)]
         run: RunRef,
     },
+}
+
+/// What rendering a stored or saved run takes beside the run and the file.
+#[derive(Args, Clone, Default)]
+struct StoredRunArgs {
+    /// The latency budget the batch-size advice is given for, e.g. 50us, 1ms [default: 50us]
+    #[arg(long, value_name = "DURATION", value_parser = advice::parse_budget)]
+    latency_budget: Option<Duration>,
+    #[command(flatten)]
+    store: HistoryArgs,
 }
 
 #[derive(Args, Clone, Default)]
@@ -289,28 +292,14 @@ fn main() -> ExitCode {
         Some(Command::Report {
             run,
             output,
-            latency_budget,
-            store,
-        }) => export_run(
-            &store,
-            &run,
-            Format::Html,
-            &output,
-            latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
-        ),
+            stored,
+        }) => export_run(&stored, &run, Format::Html, &output),
         Some(Command::Export {
             format,
             run,
             output,
-            latency_budget,
-            store,
-        }) => export_run(
-            &store,
-            &run,
-            format,
-            &output,
-            latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
-        ),
+            stored,
+        }) => export_run(&stored, &run, format, &output),
         Some(Command::Fleet {
             runs,
             threshold,
@@ -555,16 +544,16 @@ fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
 /// Writes a stored or saved run in `format`, the advice recomputed for
 /// the budget asked for.
 fn export_run(
-    store: &HistoryArgs,
+    stored: &StoredRunArgs,
     run: &RunRef,
     format: Format,
     output: &std::path::Path,
-    budget: Duration,
 ) -> ExitCode {
-    let mut doc = match resolve(store, &[run]) {
+    let mut doc = match resolve(&stored.store, &[run]) {
         Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(2, e),
     };
+    let budget = stored.latency_budget.unwrap_or(advice::DEFAULT_BUDGET);
     advice::advise_document(&mut doc, budget);
     let temp = match run::temp_file_beside(output, "output") {
         Ok(temp) => temp,

@@ -1,20 +1,11 @@
 //! The command line as a user meets it: errors before anything runs, exit
 //! codes, and the JSON a run writes.
 
+mod common;
+
+use common::{NO_HISTORY_HOME, copy_tree, mitbench};
 use std::path::Path;
 use std::process::{Command, Output};
-
-/// A history nothing can create: runs here must warn, not fail, and leave
-/// nothing in the user's own history.
-const NO_HISTORY_HOME: &str = "/proc/mitbench-test-no-history";
-
-fn mitbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mitbench"))
-        .args(args)
-        .env("XDG_DATA_HOME", NO_HISTORY_HOME)
-        .output()
-        .expect("run mitbench")
-}
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -350,20 +341,6 @@ fn an_output_that_cannot_be_written_costs_only_that_file() {
         .collect();
     assert_eq!(names, ["out.md"], "the JSON or a temporary was left");
     assert!(std::fs::metadata(&markdown).unwrap().len() < 8 << 10);
-}
-
-/// Copies a fixture tree so a test can make it hostile.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A 10 MB vulnerabilities file is not read (a sysfs attribute is one

@@ -2,11 +2,13 @@
 //! known toll injected into chosen rows and the inventory change that
 //! explains it, rows missing on one side, and files it must refuse.
 
+mod common;
+
+use common::mitbench;
 use mitbench::compare::{self, Verdict, change_interval};
 use mitbench::results::RunDocument;
 use mitbench::results::load::document_from_file;
 use std::path::Path;
-use std::process::Command;
 
 fn fixture() -> RunDocument {
     document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
@@ -178,14 +180,6 @@ fn verdicts_need_both_the_interval_and_the_threshold() {
         Verdict::Faster
     );
     assert_eq!(compare::verdict(50.0, None, 2.0), Verdict::Same);
-}
-
-fn mitbench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mitbench"))
-        .args(args)
-        .env("XDG_DATA_HOME", "/nonexistent-mitbench-test")
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -4,8 +4,10 @@
 //! rest measures, the run exits 0, and the counters say why they are
 //! absent.
 
+mod common;
+
+use common::QUICK_RUN;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
 
 /// Syscalls Docker's default profile denies that a probe or the harness
 /// may make.
@@ -70,24 +72,15 @@ fn a_run_under_a_container_profile_measures_what_it_may() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let program = deny_filter();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mitbench"));
+    let mut command = common::command(&QUICK_RUN);
     command
-        .args([
-            "run",
-            "--quick",
-            "--quiet",
-            "--no-history",
-            "--budget",
-            "0.05",
-        ])
         .args(["--probe", "os/getpid", "--probe", "syscall/batch-devnull"])
         .args([
             "--probe",
             "section/chunked",
             "--json",
             json.to_str().unwrap(),
-        ])
-        .env("XDG_DATA_HOME", "/nonexistent-mitbench-test");
+        ]);
     // SAFETY: prctl is async-signal-safe; the program lives until exec.
     unsafe {
         command.pre_exec(move || {

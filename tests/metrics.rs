@@ -4,6 +4,9 @@
 //! series with the values of the run's JSON. `.ci/run` installs both;
 //! outside CI a missing one is said and its part skipped.
 
+mod common;
+
+use common::{QUICK_RUN, mitbench};
 use mitbench::export::{Exporter, MAX_LABEL_CHARS, OpenMetricsExporter, escape_label};
 use mitbench::results::load::document_from_file;
 use std::io::{Read, Write};
@@ -11,14 +14,6 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn mitbench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mitbench"))
-        .args(args)
-        .env("XDG_DATA_HOME", "/nonexistent-mitbench-test")
-        .output()
-        .unwrap()
-}
 
 /// A tool from Debian's packages, or None outside CI when it is missing.
 fn tool(name: &str, package: &str) -> Option<PathBuf> {
@@ -245,22 +240,15 @@ fn node_exporter_serves_a_real_runs_metrics() {
     std::fs::create_dir(&textfiles).unwrap();
     let json = dir.path().join("run.json");
     let prom = textfiles.join("mitbench.prom");
-    let out = mitbench(&[
-        "run",
-        "--quick",
-        "--quiet",
-        "--no-history",
-        "--budget",
-        "0.05",
-        "--probe",
-        "os/getpid",
-        "--probe",
-        "memory/mprotect",
-        "--json",
-        json.to_str().unwrap(),
-        "--openmetrics",
-        prom.to_str().unwrap(),
-    ]);
+    let out = mitbench(
+        &[
+            &QUICK_RUN[..],
+            &["--probe", "os/getpid", "--probe", "memory/mprotect"],
+            &["--json", json.to_str().unwrap()],
+            &["--openmetrics", prom.to_str().unwrap()],
+        ]
+        .concat(),
+    );
     assert!(out.status.success(), "{out:?}");
     let file = std::fs::read_to_string(&prom).unwrap();
     check_exposition(&file);

@@ -9,6 +9,8 @@
 //! Cases per property: `MITBENCH_PROPTEST_CASES`, default 1,000 (CI);
 //! README gives the 10,000-case run.
 
+mod common;
+
 use mitbench::history::History;
 use mitbench::inventory::Inventory;
 use mitbench::results::load::document_from_str;
@@ -79,7 +81,7 @@ impl Tree {
     fn of(fixture: &str) -> Tree {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("root");
-        copy(&Path::new("tests/fixtures").join(fixture), &root);
+        common::copy_tree(&Path::new("tests/fixtures").join(fixture), &root);
         Tree { _dir: dir, root }
     }
 
@@ -96,19 +98,6 @@ impl Tree {
         let inventory = Inventory::collect(&self.root);
         serde_json::to_string(&inventory).unwrap();
         inventory.render();
-    }
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

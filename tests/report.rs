@@ -3,20 +3,15 @@
 //! (`.ci/run` installs it); where it is missing outside CI the browser part
 //! says so and the checks on the file still run.
 
+mod common;
+
+use common::{QUICK_RUN, mitbench};
 use mitbench::harness::stats::Amortization;
 use mitbench::results::AmortizationFit;
 use mitbench::results::advice::{self, LatencyPoint, advise, parse_budget};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-fn mitbench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mitbench"))
-        .args(args)
-        .env("XDG_DATA_HOME", "/proc/mitbench-test-no-history")
-        .output()
-        .expect("mitbench runs")
-}
 
 fn fit(per_item: f64, per_batch: f64, half: f64) -> AmortizationFit {
     AmortizationFit {
@@ -284,30 +279,23 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
     let html = dir.path().join("run.html");
     let csv = dir.path().join("run.csv");
     let markdown = dir.path().join("run.md");
-    let out = mitbench(&[
-        "run",
-        "--quick",
-        "--quiet",
-        "--no-history",
-        "--budget",
-        "0.05",
-        "--probe",
-        "memory/mprotect",
-        "--probe",
-        "os/getpid",
-        "--probe",
-        "thread/churn-T1",
-        "--probe",
-        "teardown/index-2^16",
-        "--json",
-        json.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-        "--export-csv",
-        csv.to_str().unwrap(),
-        "--export-markdown",
-        markdown.to_str().unwrap(),
-    ]);
+    let out = mitbench(
+        &[
+            &QUICK_RUN[..],
+            &["--probe", "memory/mprotect", "--probe", "os/getpid"],
+            &[
+                "--probe",
+                "thread/churn-T1",
+                "--probe",
+                "teardown/index-2^16",
+            ],
+            &["--json", json.to_str().unwrap()],
+            &["--html", html.to_str().unwrap()],
+            &["--export-csv", csv.to_str().unwrap()],
+            &["--export-markdown", markdown.to_str().unwrap()],
+        ]
+        .concat(),
+    );
     assert!(out.status.success(), "{out:?}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

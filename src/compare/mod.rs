@@ -136,6 +136,12 @@ pub struct RunComparison {
 }
 
 impl RunComparison {
+    /// Each probe family with a compared row, in the families' order,
+    /// beside its rows: the sections every rendering is made of.
+    pub fn by_family(&self) -> Vec<(&'static crate::probes::Family, Vec<&RowChange>)> {
+        crate::probes::by_family(&self.rows, |r| &r.family)
+    }
+
     /// The largest lower bound of a slower row's change: how much slower
     /// than the old run a row is at least, beyond noise.
     pub fn worst_slowdown_pct(&self) -> Option<f64> {

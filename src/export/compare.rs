@@ -2,7 +2,6 @@
 //! (Markdown). Both come from the same rows; nothing is computed here.
 
 use crate::compare::{RunComparison, Verdict};
-use crate::probes::FAMILIES;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::fmt::Write as _;
 
@@ -84,15 +83,7 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
         }
     }
 
-    for family in FAMILIES {
-        let rows: Vec<_> = cmp
-            .rows
-            .iter()
-            .filter(|r| r.family == family.name)
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
+    for (family, rows) in cmp.by_family() {
         heading(&mut out, &format!("{} ({})", family.name, family.title));
         let mut t = table(style);
         for r in rows {

@@ -7,7 +7,6 @@ use super::ExportError;
 use super::html::render_page;
 use super::plots::{self, Plot};
 use crate::compare::{InventoryChange, RowChange, RunComparison, RunLabel, Verdict};
-use crate::probes::FAMILIES;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -86,15 +85,7 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
         rows => Some(plots::changes("unexplained", &rows)?),
     };
     let mut families = Vec::new();
-    for family in FAMILIES {
-        let rows: Vec<&RowChange> = cmp
-            .rows
-            .iter()
-            .filter(|r| r.family == family.name)
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
+    for (family, rows) in cmp.by_family() {
         let moved: Vec<&RowChange> = rows
             .iter()
             .copied()

@@ -111,6 +111,25 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
+/// `items` grouped by their probe family, in the families' order, families
+/// without an item left out: the sections of every rendering.
+pub fn by_family<T>(
+    items: &[T],
+    family_of: impl Fn(&T) -> &str,
+) -> Vec<(&'static Family, Vec<&T>)> {
+    FAMILIES
+        .iter()
+        .map(|family| {
+            let members: Vec<&T> = items
+                .iter()
+                .filter(|item| family_of(item) == family.name)
+                .collect();
+            (family, members)
+        })
+        .filter(|(_, members)| !members.is_empty())
+        .collect()
+}
+
 /// A family groups probes that reproduce one seed document.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Family {

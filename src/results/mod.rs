@@ -92,18 +92,7 @@ impl RunDocument {
     /// Each probe family with a record in this run, in the families'
     /// order, beside its records: the sections every rendering is made of.
     pub fn by_family(&self) -> Vec<(&'static crate::probes::Family, Vec<&Record>)> {
-        crate::probes::FAMILIES
-            .iter()
-            .map(|family| {
-                let records: Vec<&Record> = self
-                    .results
-                    .iter()
-                    .filter(|r| r.family == family.name)
-                    .collect();
-                (family, records)
-            })
-            .filter(|(_, records)| !records.is_empty())
-            .collect()
+        crate::probes::by_family(&self.results, |r| &r.family)
     }
 
     /// The amortization fits of the probes among `records`.

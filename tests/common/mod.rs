@@ -1,9 +1,14 @@
-//! What the tests that run probes share: a harness with a tiny budget and
-//! the placement the CLI would choose. Tests assert invariants, never
-//! absolute timings, so tiny budgets suffice.
+//! What the tests share: a harness with a tiny budget and the placement
+//! the CLI would choose, for tests that run probes in-process; and how to
+//! start the mitbench binary, for tests of the command line. Tests assert
+//! invariants, never absolute timings, so tiny budgets suffice.
+
+// Each test crate uses its part of this.
+#![allow(dead_code)]
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
 use mitbench::probes::{self, AnyProbe, Figure, Measured, Outcome, Placement, Variant};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 pub fn tiny_harness() -> Harness {
@@ -91,5 +96,47 @@ pub fn measure(id: &str, variant: &str) -> Box<Measured> {
     match probe.run(&v, &placement, &tiny_harness()) {
         Outcome::Measured(m) => m,
         other => panic!("{id} {variant}: not measured: {other:?}"),
+    }
+}
+
+/// A history nothing can create: a test's runs warn, and never touch the
+/// user's own history.
+pub const NO_HISTORY_HOME: &str = "/proc/mitbench-test-no-history";
+
+/// The start of a short real run: quick, no progress bar, nothing stored,
+/// 50 ms per variant.
+pub const QUICK_RUN: [&str; 6] = [
+    "run",
+    "--quick",
+    "--quiet",
+    "--no-history",
+    "--budget",
+    "0.05",
+];
+
+/// The mitbench binary with `args`, its history pointed nowhere.
+pub fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mitbench"));
+    command.args(args).env("XDG_DATA_HOME", NO_HISTORY_HOME);
+    command
+}
+
+/// The mitbench binary run to the end, its output collected.
+pub fn mitbench(args: &[&str]) -> Output {
+    command(args).output().expect("run mitbench")
+}
+
+/// A copy of the directory tree `from` at `to` (fixture trees a test may
+/// make hostile).
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
     }
 }
