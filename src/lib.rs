@@ -13,4 +13,5 @@ pub mod results;
 pub mod run;
 pub mod schedule;
 pub mod sys;
+pub mod tax;
 pub mod thunks;

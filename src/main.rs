@@ -135,6 +135,24 @@ enum Command {
         #[command(flatten)]
         store: HistoryArgs,
     },
+    /// Run a command and estimate what share of its time goes to crossings of security boundaries
+    #[command(
+        after_help = "Counts the command's syscalls, context switches, page faults, thread and process \
+                      creations and TLB flushes (its whole process tree, with perf_event counters), and \
+                      prices each by what one costs on this machine: from the newest stored run of this \
+                      boot that measured it, else from a quick run made now.\n\nExit codes: 0 counted \
+                      (whatever the command's own exit); 2 the command cannot be started."
+    )]
+    Tax {
+        /// Print the estimate as JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        store: HistoryArgs,
+        /// The command and its arguments
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Compare two runs: what changed on the machine, which rows moved beyond noise, and why
     #[command(
         after_help = "A run is a history id, `last`, `last~N` (N runs before the last), or a JSON file \
@@ -300,6 +318,11 @@ fn main() -> ExitCode {
             output,
             stored,
         }) => export_run(&stored, &run, format, &output),
+        Some(Command::Tax {
+            json,
+            store,
+            command,
+        }) => tax(&store, &command, json),
         Some(Command::Fleet {
             runs,
             threshold,
@@ -566,6 +589,62 @@ fn export_run(
         }
         Err(e) => fail(1, format!("writing {} failed: {e}", output.display())),
     }
+}
+
+/// Counts a command's crossings and prices them (see `mitbench::tax`).
+fn tax(store: &HistoryArgs, command: &[String], json: bool) -> ExitCode {
+    let counted = match mitbench::tax::count::run_counted(command) {
+        Ok(counted) => counted,
+        Err(message) => return fail(2, message),
+    };
+    let (tolls, from) = match tolls_of_this_boot(store) {
+        Some(found) => found,
+        None => {
+            say!("no stored run of this boot measured the tolls: measuring them now (quick)");
+            let options = RunOptions {
+                quick: true,
+                quiet: true,
+                patterns: mitbench::tax::toll_probes(),
+                latency_budget: advice::DEFAULT_BUDGET,
+                ..RunOptions::default()
+            };
+            let measured = run::plan(options)
+                .map_err(|e| match e {
+                    PlanError::Usage(m) | PlanError::Machine(m) => m,
+                })
+                .and_then(|plan| {
+                    run::execute(&plan, Inventory::collect(std::path::Path::new("/")))
+                });
+            match measured {
+                Ok(doc) => (doc, "a quick run made for this estimate".to_string()),
+                Err(message) => return fail(1, format!("measuring the tolls failed: {message}")),
+            }
+        }
+    };
+    let estimate = mitbench::tax::estimate(counted, &tolls, from);
+    if json {
+        return print_json(&estimate);
+    }
+    print_out(&export::tax::render(&estimate))
+}
+
+/// The newest stored run of this boot that measured every toll.
+fn tolls_of_this_boot(store: &HistoryArgs) -> Option<(RunDocument, String)> {
+    let history = open_history(store).ok()??;
+    let boot = Inventory::collect(std::path::Path::new("/"))
+        .identity
+        .boot_id;
+    let runs = history.list().ok()?;
+    runs.iter().rev().take(20).find_map(|run| {
+        let doc = history.load(run.id).ok()?;
+        let has_all = mitbench::tax::TOLLS.iter().all(|t| {
+            doc.results
+                .iter()
+                .any(|r| r.id == t.probe && r.variant == t.variant && r.cost.is_some())
+        });
+        (doc.inventory.identity.boot_id == boot && has_all)
+            .then(|| (doc, format!("stored run {} ({})", run.id, run.started_at)))
+    })
 }
 
 /// Many runs in one table (see `compare::fleet`).

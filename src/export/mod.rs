@@ -15,6 +15,7 @@ mod openmetrics;
 mod phase_table;
 mod plots;
 pub mod table;
+pub mod tax;
 pub mod terminal;
 
 pub use csv::CsvExporter;

@@ -1,0 +1,79 @@
+//! `mitbench tax` in the terminal: per kind of crossing, the count, its
+//! rate, what one costs here, and the share of the workload's CPU time.
+
+use crate::tax::Tax;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use std::fmt::Write as _;
+
+pub fn render(tax: &Tax) -> String {
+    let c = &tax.counted;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "workload: {} (exit {}); wall {:.3} s, CPU {:.3} s (user + system, whole process tree)",
+        c.command.join(" "),
+        c.exit_code
+            .map_or_else(|| "by a signal".to_string(), |code| code.to_string()),
+        c.wall_s,
+        c.cpu_s
+    );
+    let _ = writeln!(out, "tolls from: {}", tax.tolls_from);
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header([
+            "crossing",
+            "count",
+            "per CPU-s",
+            "toll (ns)",
+            "total (ms)",
+            "share of CPU",
+            "toll from",
+        ]);
+    for column in 1..6 {
+        if let Some(col) = table.column_mut(column) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let interval = |value: Option<f64>, ci: Option<[f64; 2]>, digits: usize| match (value, ci) {
+        (Some(v), Some([lo, hi])) => format!("{v:.digits$} [{lo:.digits$}, {hi:.digits$}]"),
+        (Some(v), None) => format!("{v:.digits$}"),
+        _ => "-".into(),
+    };
+    for r in &tax.rows {
+        let count = match (&r.count, &r.unsupported) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(_)) => "unsupported".into(),
+            (None, None) => "-".into(),
+        };
+        table.add_row(vec![
+            r.kind.to_string(),
+            count,
+            r.per_cpu_second.map_or("-".into(), |v| format!("{v:.0}")),
+            interval(r.toll_ns, r.toll_ci95_ns, 0),
+            interval(r.total_ms, r.total_ci95_ms, 2),
+            r.share_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+            r.toll_from.clone(),
+        ]);
+    }
+    let _ = writeln!(out, "{table}");
+    for r in tax.rows.iter().filter(|r| r.unsupported.is_some()) {
+        let _ = writeln!(
+            out,
+            "{}: unsupported: {}",
+            r.kind,
+            r.unsupported.as_deref().unwrap_or_default()
+        );
+    }
+    if let Some(share) = tax.share_pct {
+        let _ = writeln!(
+            out,
+            "priced crossings together: {share:.1}% of the workload's CPU time (an estimate: \
+             count x the cost of one crossing measured in isolation; a crossing in a real \
+             workload may cost more, with colder caches and predictors)"
+        );
+    }
+    let _ = writeln!(out, "counts include {}", c.includes);
+    out
+}

@@ -1,0 +1,144 @@
+//! `mitbench tax`: what share of a workload's time goes to crossings of
+//! security boundaries. The workload's crossings are counted by kind while
+//! it runs ([`count`]), and each count is multiplied by what one crossing
+//! costs on this machine, from a run of this boot ([`estimate`]).
+
+pub mod count;
+mod tracefs;
+
+use crate::results::RunDocument;
+use count::Counted;
+use serde::Serialize;
+
+/// What one crossing of a kind costs, and which measured row says so.
+pub struct TollSource {
+    pub kind: &'static str,
+    pub probe: &'static str,
+    pub variant: &'static str,
+    /// Crossings of the kind in one item of the probe.
+    pub crossings_per_item: f64,
+}
+
+/// The probes whose rows price each kind of crossing.
+pub const TOLLS: [TollSource; 4] = [
+    TollSource {
+        kind: "syscall",
+        probe: "os/getpid",
+        variant: "syscall",
+        crossings_per_item: 1.0,
+    },
+    TollSource {
+        kind: "context switch",
+        probe: "os/ctxswitch",
+        variant: "futex/same-cpu",
+        // One round trip: two wake-ups, two switches.
+        crossings_per_item: 2.0,
+    },
+    TollSource {
+        kind: "page fault",
+        probe: "memory/fault",
+        variant: "anon",
+        crossings_per_item: 1.0,
+    },
+    TollSource {
+        kind: "thread or process creation",
+        probe: "os/thread",
+        variant: "pthread",
+        // Create and join: the join is the price of the exit.
+        crossings_per_item: 1.0,
+    },
+];
+
+/// The probes `mitbench tax` measures when no run of this boot has them.
+pub fn toll_probes() -> Vec<String> {
+    TOLLS.iter().map(|t| t.probe.to_string()).collect()
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaxRow {
+    pub kind: &'static str,
+    pub count: Option<u64>,
+    pub per_cpu_second: Option<f64>,
+    /// What one crossing costs here, ns, with its run-to-run interval.
+    pub toll_ns: Option<f64>,
+    pub toll_ci95_ns: Option<[f64; 2]>,
+    /// Where the toll comes from ("os/getpid syscall"), or why there is none.
+    pub toll_from: String,
+    /// count x toll, ms, with the toll's interval carried through.
+    pub total_ms: Option<f64>,
+    pub total_ci95_ms: Option<[f64; 2]>,
+    /// Of the workload's CPU time, percent.
+    pub share_pct: Option<f64>,
+    pub unsupported: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tax {
+    pub counted: Counted,
+    /// The run the tolls come from: a stored run of this boot, or one made
+    /// for this estimate.
+    pub tolls_from: String,
+    pub rows: Vec<TaxRow>,
+    /// Every priced crossing together, percent of the CPU time.
+    pub share_pct: Option<f64>,
+}
+
+/// The counts priced by the tolls in `tolls`.
+pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Tax {
+    let cpu_s = counted.cpu_s;
+    let rows: Vec<TaxRow> = counted
+        .counts
+        .iter()
+        .map(|c| {
+            let source = TOLLS.iter().find(|t| t.kind == c.kind);
+            let record = source.and_then(|t| {
+                tolls
+                    .results
+                    .iter()
+                    .find(|r| r.id == t.probe && r.variant == t.variant)
+                    .map(|r| (t, r))
+            });
+            let priced = record.and_then(|(t, r)| {
+                let cost = r.cost.as_ref()?;
+                let per = |ns: f64| ns / t.crossings_per_item;
+                let ci = cost
+                    .run_to_run_ci95_ns
+                    .or(cost.ci95_ns)
+                    .map(|[lo, hi]| [per(lo), per(hi)]);
+                Some((per(cost.ns), ci, format!("{} {}", t.probe, t.variant)))
+            });
+            let toll_from = match (&priced, source) {
+                (Some((_, _, from)), _) => from.clone(),
+                (None, Some(t)) => format!("{} {} not measured", t.probe, t.variant),
+                (None, None) => "no toll measured for this kind yet".into(),
+            };
+            let count = c.count;
+            let ms = |ns: f64| count.map(|n| n as f64 * ns / 1e6);
+            let total_ms = priced.as_ref().and_then(|p| ms(p.0));
+            TaxRow {
+                kind: c.kind,
+                count,
+                per_cpu_second: count.filter(|_| cpu_s > 0.0).map(|n| n as f64 / cpu_s),
+                toll_ns: priced.as_ref().map(|p| p.0),
+                toll_ci95_ns: priced.as_ref().and_then(|p| p.1),
+                toll_from,
+                total_ms,
+                total_ci95_ms: priced
+                    .as_ref()
+                    .and_then(|p| p.1)
+                    .and_then(|[lo, hi]| Some([ms(lo)?, ms(hi)?])),
+                share_pct: total_ms
+                    .filter(|_| cpu_s > 0.0)
+                    .map(|ms| ms / 1e3 / cpu_s * 100.0),
+                unsupported: c.unsupported.clone(),
+            }
+        })
+        .collect();
+    let priced: Vec<f64> = rows.iter().filter_map(|r| r.share_pct).collect();
+    Tax {
+        share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
+        counted,
+        tolls_from,
+        rows,
+    }
+}

@@ -1,0 +1,77 @@
+//! `mitbench tax` on workloads whose crossings are known: every byte `dd
+//! bs=1` copies is a read and a write; a shell that runs `true` N times
+//! creates N processes. The counts must hold those, and each priced row
+//! must be count x toll.
+
+mod common;
+
+use common::mitbench;
+
+fn tax_of(command: &[&str]) -> serde_json::Value {
+    let out = mitbench(&[&["tax", "--json", "--"][..], command].concat());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn row<'a>(tax: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
+    tax["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} row"))
+}
+
+#[test]
+fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
+    let bytes = 5000;
+    let count = format!("count={bytes}");
+    let tax = tax_of(&["dd", "if=/dev/zero", "of=/dev/null", "bs=1", &count]);
+    assert_eq!(tax["counted"]["exit_code"], 0);
+    let syscalls = row(&tax, "syscall");
+    match syscalls["count"].as_u64() {
+        Some(n) => assert!(n >= 2 * bytes, "{n} syscalls for {bytes} one-byte copies"),
+        // Where the tracepoint cannot be counted the row says why.
+        None => assert!(
+            syscalls["unsupported"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        ),
+    }
+    for r in tax["rows"].as_array().unwrap() {
+        if let (Some(n), Some(toll), Some(total)) = (
+            r["count"].as_f64(),
+            r["toll_ns"].as_f64(),
+            r["total_ms"].as_f64(),
+        ) {
+            assert!((n * toll / 1e6 - total).abs() <= total * 1e-9, "{r}");
+            assert!(toll > 0.0, "{r}");
+        }
+    }
+
+    let shell = tax_of(&[
+        "sh",
+        "-c",
+        "for i in 1 2 3 4 5 6 7 8; do /bin/true; done; exit 3",
+    ]);
+    // The workload's own exit is reported, not taken as mitbench's.
+    assert_eq!(shell["counted"]["exit_code"], 3);
+    let created = row(&shell, "thread or process creation");
+    if let Some(n) = created["count"].as_u64() {
+        assert!(n >= 8, "{n} creations for 8 commands");
+    }
+}
+
+#[test]
+fn a_command_that_cannot_start_exits_2() {
+    let out = mitbench(&["tax", "--", "/nonexistent/command"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/command"));
+    let out = mitbench(&["tax"]);
+    assert_eq!(out.status.code(), Some(2));
+}
