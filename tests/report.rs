@@ -369,19 +369,20 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         !log.contains("CONSOLE"),
         "the page logged to the console: {log}"
     );
-    // mprotect and teardown: a curve each; teardown: its co-runner's
-    // wait; getpid and thread churn: bars against the baseline; thread
-    // churn: its phases.
+    // mprotect and teardown: a curve each; getpid and thread churn: bars
+    // against the baseline; thread churn: its phases; and teardown's
+    // co-runner wait where the run recorded it at two K or more (a quick
+    // run on a slow machine may see no lookup finish within a release).
+    let waited = doc["latency_advice"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
     let svgs = dom.matches("<svg").count();
-    assert_eq!(svgs, 6, "six plots");
+    assert_eq!(svgs, 5 + usize::from(waited), "plots on the page");
     for part in [
         "batch size B",
         "ticks per page",
         "fit: ",
         "measured, with its 95%",
-        "teardown/index-2^16: what a co-runner waits",
-        "co-runner wait p99",
-        "budget 50 µs",
         "XA_CHECK_SCHED",
         "os/getpid: × base",
         "syscall (base)",
@@ -394,10 +395,18 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         dom.contains("wins back 90%"),
         "the advice is not on the page"
     );
-    assert!(
-        dom.contains("same-CPU co-runner"),
-        "the advice from the measured wait is not on the page"
-    );
+    if waited {
+        for part in [
+            "teardown/index-2^16: what a co-runner waits",
+            "co-runner wait p99",
+            "budget 50 µs",
+            "same-CPU co-runner",
+        ] {
+            assert!(dom.contains(part), "the page lacks {part:?}");
+        }
+    } else {
+        common::skipped("no co-runner wait recorded at two K: the latency plot");
+    }
 
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
     for (width, name) in [(1280, "report-1280.png"), (390, "report-390.png")] {
