@@ -147,6 +147,15 @@ enum Command {
         /// Print the estimate as JSON
         #[arg(long)]
         json: bool,
+        /// Also test the estimate: run the command in pairs, plain and under a seccomp filter that adds a known toll to every syscall, and set the measured difference beside the predicted one
+        #[arg(long)]
+        check: bool,
+        /// Pairs of runs for --check
+        #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(2..=1000))]
+        pairs: u16,
+        /// Comparisons in --check's filter: the size of the injected toll
+        #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=4000))]
+        rules: u16,
         #[command(flatten)]
         store: HistoryArgs,
         /// The command and its arguments
@@ -320,9 +329,17 @@ fn main() -> ExitCode {
         }) => export_run(&stored, &run, format, &output),
         Some(Command::Tax {
             json,
+            check,
+            pairs,
+            rules,
             store,
             command,
-        }) => tax(&store, &command, json),
+        }) => tax(
+            &store,
+            &command,
+            json,
+            check.then_some((usize::from(pairs), usize::from(rules))),
+        ),
         Some(Command::Fleet {
             runs,
             threshold,
@@ -592,7 +609,12 @@ fn export_run(
 }
 
 /// Counts a command's crossings and prices them (see `mitbench::tax`).
-fn tax(store: &HistoryArgs, command: &[String], json: bool) -> ExitCode {
+fn tax(
+    store: &HistoryArgs,
+    command: &[String],
+    json: bool,
+    check: Option<(usize, usize)>,
+) -> ExitCode {
     let counted = match mitbench::tax::count::run_counted(command) {
         Ok(counted) => counted,
         Err(message) => return fail(2, message),
@@ -621,7 +643,32 @@ fn tax(store: &HistoryArgs, command: &[String], json: bool) -> ExitCode {
             }
         }
     };
-    let estimate = mitbench::tax::estimate(counted, &tolls, from);
+    let syscalls = counted
+        .counts
+        .iter()
+        .find(|c| c.kind == "syscall")
+        .and_then(|c| c.count);
+    let mhz = tolls.inventory.tsc_mhz;
+    let mut estimate = mitbench::tax::estimate(counted, &tolls, from);
+    if let Some((pairs, rules)) = check {
+        match (syscalls, mhz) {
+            (Some(syscalls), Some(mhz)) => {
+                say!(
+                    "checking: {pairs} pairs of runs, plain and under a {rules}-comparison seccomp filter"
+                );
+                match mitbench::tax::check::check(command, syscalls, rules, pairs, mhz) {
+                    Ok(result) => estimate.check = Some(result),
+                    Err(message) => estimate.check_unsupported = Some(message),
+                }
+            }
+            _ => {
+                estimate.check_unsupported = Some(
+                    "it needs the syscall count and the TSC rate, and this machine gave not both"
+                        .into(),
+                )
+            }
+        }
+    }
     if json {
         return print_json(&estimate);
     }

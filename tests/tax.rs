@@ -75,3 +75,47 @@ fn a_command_that_cannot_start_exits_2() {
     let out = mitbench(&["tax"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--check` sets a measured difference beside the prediction, and the
+/// prediction is the counted syscalls times the measured toll.
+#[test]
+fn the_check_predicts_from_the_count_and_measures_pairs() {
+    let tax = {
+        let out = mitbench(&[
+            "tax",
+            "--json",
+            "--check",
+            "--pairs",
+            "4",
+            "--",
+            "dd",
+            "if=/dev/zero",
+            "of=/dev/null",
+            "bs=1",
+            "count=20000",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let check = &tax["check"];
+    let Some(syscalls) = row(&tax, "syscall")["count"].as_u64() else {
+        // No syscall count here: the check cannot run, and says so.
+        assert!(tax["check_unsupported"].is_string(), "{tax}");
+        return;
+    };
+    assert_eq!(check["syscalls"], syscalls);
+    assert_eq!(check["pairs"], 4);
+    assert_eq!(check["rules"], 64);
+    let toll = check["toll_per_syscall_ns"].as_f64().unwrap();
+    let predicted = check["predicted_ms"].as_f64().unwrap();
+    assert!(toll.is_finite());
+    assert!((syscalls as f64 * toll / 1e6 - predicted).abs() <= predicted.abs() * 1e-9);
+    for key in ["measured_cpu_ms", "measured_wall_ms"] {
+        assert!(check[key].as_f64().unwrap().is_finite(), "{key}");
+    }
+}

@@ -75,5 +75,26 @@ pub fn render(tax: &Tax) -> String {
         );
     }
     let _ = writeln!(out, "counts include {}", c.includes);
+    if let Some(why) = &tax.check_unsupported {
+        let _ = writeln!(out, "check: unsupported: {why}");
+    }
+    if let Some(k) = &tax.check {
+        let _ = writeln!(
+            out,
+            "check: a {}-comparison argument-reading seccomp filter adds {} ns per syscall \
+             (getpid, plain and filtered rounds alternating); predicted extra CPU time {} \
+             syscalls x that = {} ms; measured over {} pairs of runs: {} ms CPU, {} ms wall; \
+             measured / predicted = {}",
+            k.rules,
+            interval(Some(k.toll_per_syscall_ns), k.toll_ci95_ns, 1),
+            k.syscalls,
+            interval(Some(k.predicted_ms), k.predicted_ci95_ms, 2),
+            k.pairs,
+            interval(Some(k.measured_cpu_ms), k.measured_cpu_ci95_ms, 2),
+            interval(Some(k.measured_wall_ms), k.measured_wall_ci95_ms, 2),
+            k.measured_over_predicted
+                .map_or("-".into(), |r| format!("{r:.2}")),
+        );
+    }
     out
 }

@@ -157,7 +157,7 @@ fn counter(
 }
 
 /// User plus system seconds of this process's waited-for children.
-fn children_cpu_s() -> f64 {
+pub(super) fn children_cpu_s() -> f64 {
     // SAFETY: getrusage fills the struct it is given.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();

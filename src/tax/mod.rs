@@ -3,7 +3,9 @@
 //! it runs ([`count`]), and each count is multiplied by what one crossing
 //! costs on this machine, from a run of this boot ([`estimate`]).
 
+pub mod check;
 pub mod count;
+pub mod inject;
 mod tracefs;
 
 use crate::results::RunDocument;
@@ -81,6 +83,12 @@ pub struct Tax {
     pub rows: Vec<TaxRow>,
     /// Every priced crossing together, percent of the CPU time.
     pub share_pct: Option<f64>,
+    /// With `--check`: the estimate against a toll injected and measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<check::Check>,
+    /// Why `--check` could not run here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check_unsupported: Option<String>,
 }
 
 /// The counts priced by the tolls in `tolls`.
@@ -140,5 +148,7 @@ pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Ta
         counted,
         tolls_from,
         rows,
+        check: None,
+        check_unsupported: None,
     }
 }
