@@ -296,6 +296,32 @@ impl History {
             })
     }
 
+    /// The newest run of boot `boot_id` that measured every one of `rows`
+    /// ("probe", "variant"): the per-record table answers which runs have
+    /// them, so no stored document is read whole to find out.
+    pub fn newest_measuring(
+        &self,
+        boot_id: &str,
+        rows: &[(&str, &str)],
+    ) -> Result<Option<i64>, HistoryError> {
+        let wanted: Vec<String> = rows.iter().map(|(p, v)| format!("{p} {v}")).collect();
+        let wanted = serde_json::Value::from(wanted).to_string();
+        self.conn
+            .query_row(
+                "SELECT r.id FROM runs r
+                 WHERE json_extract(r.document, '$.inventory.identity.boot_id') = ?1
+                   AND (SELECT COUNT(DISTINCT c.probe || ' ' || c.variant) FROM records c
+                        WHERE c.run_id = r.id AND c.ticks IS NOT NULL
+                          AND c.probe || ' ' || c.variant IN (SELECT value FROM json_each(?2)))
+                       = json_array_length(?2)
+                 ORDER BY r.id DESC LIMIT 1",
+                params![boot_id, wanted],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))
+    }
+
     pub fn load(&self, id: i64) -> Result<RunDocument, HistoryError> {
         let text: String = self
             .conn

@@ -619,7 +619,12 @@ fn tax(
         Ok(counted) => counted,
         Err(message) => return fail(2, message),
     };
-    let (tolls, from) = match tolls_of_this_boot(store) {
+    let machine = Inventory::collect(std::path::Path::new("/"));
+    let stored = match open_history(store) {
+        Ok(Some(history)) => mitbench::tax::tolls_in(&history, &machine.identity.boot_id),
+        _ => None,
+    };
+    let (tolls, from) = match stored {
         Some(found) => found,
         None => {
             say!("no stored run of this boot measured the tolls: measuring them now (quick)");
@@ -634,9 +639,7 @@ fn tax(
                 .map_err(|e| match e {
                     PlanError::Usage(m) | PlanError::Machine(m) => m,
                 })
-                .and_then(|plan| {
-                    run::execute(&plan, Inventory::collect(std::path::Path::new("/")))
-                });
+                .and_then(|plan| run::execute(&plan, machine));
             match measured {
                 Ok(doc) => (doc, "a quick run made for this estimate".to_string()),
                 Err(message) => return fail(1, format!("measuring the tolls failed: {message}")),
@@ -673,25 +676,6 @@ fn tax(
         return print_json(&estimate);
     }
     print_out(&export::tax::render(&estimate))
-}
-
-/// The newest stored run of this boot that measured every toll.
-fn tolls_of_this_boot(store: &HistoryArgs) -> Option<(RunDocument, String)> {
-    let history = open_history(store).ok()??;
-    let boot = Inventory::collect(std::path::Path::new("/"))
-        .identity
-        .boot_id;
-    let runs = history.list().ok()?;
-    runs.iter().rev().take(20).find_map(|run| {
-        let doc = history.load(run.id).ok()?;
-        let has_all = mitbench::tax::TOLLS.iter().all(|t| {
-            doc.results
-                .iter()
-                .any(|r| r.id == t.probe && r.variant == t.variant && r.cost.is_some())
-        });
-        (doc.inventory.identity.boot_id == boot && has_all)
-            .then(|| (doc, format!("stored run {} ({})", run.id, run.started_at)))
-    })
 }
 
 /// Many runs in one table (see `compare::fleet`).

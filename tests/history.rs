@@ -136,3 +136,31 @@ fn runs_are_named_by_id_last_and_file() {
         Err(HistoryError::NoSuchRun(_))
     ));
 }
+
+/// The newest run of a boot with every named row measured is found from
+/// the per-record table; a missing row, an unmeasured one or another boot
+/// finds none.
+#[test]
+fn the_newest_run_of_a_boot_with_given_rows_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let doc = fixture();
+    let boot = doc.inventory.identity.boot_id.clone();
+    let first = history.store(&doc).unwrap();
+    let mut other_boot = fixture();
+    other_boot.inventory.identity.boot_id = "another boot".into();
+    history.store(&other_boot).unwrap();
+    let rows = [("os/getpid", "syscall"), ("os/getpid", "libc")];
+    assert_eq!(history.newest_measuring(&boot, &rows).unwrap(), Some(first));
+    let second = history.store(&doc).unwrap();
+    assert_eq!(
+        history.newest_measuring(&boot, &rows).unwrap(),
+        Some(second)
+    );
+    assert_eq!(
+        history.newest_measuring("no such boot", &rows).unwrap(),
+        None
+    );
+    let missing = [("os/getpid", "syscall"), ("os/nothing", "here")];
+    assert_eq!(history.newest_measuring(&boot, &missing).unwrap(), None);
+}

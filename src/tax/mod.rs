@@ -8,6 +8,7 @@ pub mod count;
 pub mod inject;
 mod tracefs;
 
+use crate::history::History;
 use crate::results::RunDocument;
 use count::Counted;
 use serde::Serialize;
@@ -54,6 +55,16 @@ pub const TOLLS: [TollSource; 4] = [
 /// The probes `mitbench tax` measures when no run of this boot has them.
 pub fn toll_probes() -> Vec<String> {
     TOLLS.iter().map(|t| t.probe.to_string()).collect()
+}
+
+/// The newest stored run of boot `boot_id` that measured every toll, and
+/// how to name it; None when there is none or the history cannot say.
+pub fn tolls_in(history: &History, boot_id: &str) -> Option<(RunDocument, String)> {
+    let rows: Vec<(&str, &str)> = TOLLS.iter().map(|t| (t.probe, t.variant)).collect();
+    let id = history.newest_measuring(boot_id, &rows).ok()??;
+    let doc = history.load(id).ok()?;
+    let name = format!("stored run {id} ({})", doc.started_at);
+    Some((doc, name))
 }
 
 #[derive(Debug, Clone, Serialize)]
