@@ -52,14 +52,16 @@ const SOFTWARE: [(&str, Software, &str); 2] = [
     ("page fault", Software::PAGE_FAULTS, "software: page-faults"),
 ];
 
-fn open(mut builder: Builder<'_>) -> std::io::Result<Counter> {
+/// A counter on this thread and every task it starts afterwards, off
+/// until enabled.
+fn open(mut builder: Builder<'_>) -> Result<Counter, String> {
     builder
         .observe_self()
         .any_cpu()
         .inherit(true)
         .exclude_kernel(false)
         .enabled(false);
-    builder.build()
+    builder.build().map_err(|e| format!("perf_event_open: {e}"))
 }
 
 /// Runs `command` to its end with every crossing counter on it.
@@ -70,25 +72,12 @@ pub fn run_counted(command: &[String]) -> Result<Counted, String> {
     let ids = super::tracefs::tracepoint_ids(&TRACEPOINTS.map(|(_, name)| name));
     let mut counters: Vec<(Count, Option<Counter>)> = Vec::new();
     for (kind, event, source) in SOFTWARE {
-        let opened = open(Builder::new(event));
-        counters.push(counter(kind, source.to_string(), opened));
+        counters.push(counter(kind, source.to_string(), open(Builder::new(event))));
     }
     for ((kind, name), id) in TRACEPOINTS.iter().zip(ids) {
         let source = format!("tracepoint: {}", name.replace('/', ":"));
-        let opened = id
-            .and_then(|id| open(Builder::new(Tracepoint::with_id(id))).map_err(|e| e.to_string()));
-        match opened {
-            Ok(c) => counters.push(counter(kind, source, Ok(c))),
-            Err(why) => counters.push((
-                Count {
-                    kind,
-                    source,
-                    count: None,
-                    unsupported: Some(why),
-                },
-                None,
-            )),
-        }
+        let counted = id.and_then(|id| open(Builder::new(Tracepoint::with_id(id))));
+        counters.push(counter(kind, source, counted));
     }
     for (_, c) in counters.iter_mut() {
         if let Some(c) = c {
@@ -129,31 +118,23 @@ pub fn run_counted(command: &[String]) -> Result<Counted, String> {
     })
 }
 
+/// A counter that opened, or why it did not.
 fn counter(
     kind: &'static str,
     source: String,
-    opened: std::io::Result<Counter>,
+    opened: Result<Counter, String>,
 ) -> (Count, Option<Counter>) {
-    match opened {
-        Ok(c) => (
-            Count {
-                kind,
-                source,
-                count: None,
-                unsupported: None,
-            },
-            Some(c),
-        ),
-        Err(e) => (
-            Count {
-                kind,
-                source,
-                count: None,
-                unsupported: Some(format!("perf_event_open: {e}")),
-            },
-            None,
-        ),
-    }
+    let (counter, unsupported) = match opened {
+        Ok(c) => (Some(c), None),
+        Err(why) => (None, Some(why)),
+    };
+    let count = Count {
+        kind,
+        source,
+        count: None,
+        unsupported,
+    };
+    (count, counter)
 }
 
 /// User plus system seconds of this process's waited-for children.
