@@ -7,6 +7,7 @@ use crate::compare::{RowChange, Verdict};
 use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint, step_name};
 use crate::results::{AmortizationFit, Record, RunDocument};
 use plotters::coord::Shift;
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use serde::Serialize;
@@ -335,57 +336,33 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
     let mut steps: Vec<f64> = all().map(|p| p.step as f64).collect();
     steps.sort_by(f64::total_cmp);
     steps.dedup();
-    let x_axis = || (x.0..x.1).log_scale().with_key_points(steps.clone());
-    let x_label = |v: &f64| step_label(*v, &unit);
+    let x_axis = Axis {
+        span: x,
+        steps: &steps,
+        unit: &unit,
+    };
     let svg = svg(620, id, |root, legend| {
         let (top, bottom) = root.split_vertically(340);
-        let mut upper = ChartBuilder::on(&top)
-            .caption(format!("{id}: what a co-runner waits"), ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                x_axis(),
-                (waits.0..waits.1)
-                    .log_scale()
-                    .with_key_points(log_ticks(waits.0, waits.1)),
-            )?;
-        upper
-            .configure_mesh()
-            .x_label_formatter(&x_label)
-            .x_desc(format!("{unit} between chances to run"))
-            .y_label_formatter(&value_label)
-            .y_desc("co-runner wait p99, µs")
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
+        let mut upper = latency_panel(
+            &top,
+            (format!("{id}: what a co-runner waits"), 18),
+            &x_axis,
+            (waits, "co-runner wait p99, µs".into()),
+            series,
+            |p| (p.wait_p99_us, p.wait_p99_ci95_us),
+        )?;
         upper.draw_series([PathElement::new(
             [(x.0, budget), (x.1, budget)],
             RED.stroke_width(2),
         )])?;
         legend.add(Mark::Line(RED), format!("budget {budget:.0} µs"));
         for (i, s) in series.iter().enumerate() {
-            let c = series_colour(i);
-            let wait = |p: &LatencyPoint| (p.step as f64, p.wait_p99_us);
-            upper.draw_series(s.points.iter().filter_map(|p| {
-                let [lo, hi] = p.wait_p99_ci95_us?;
-                Some(PathElement::new(
-                    [(p.step as f64, lo), (p.step as f64, hi)],
-                    c.stroke_width(1),
-                ))
-            }))?;
-            upper.draw_series(LineSeries::new(
-                s.points.iter().map(wait),
-                c.stroke_width(2),
-            ))?;
-            upper.draw_series(s.points.iter().map(|p| Circle::new(wait(p), 4, c.filled())))?;
-            legend.add(
-                Mark::Dot(c),
-                if s.group.is_empty() {
-                    id.to_string()
-                } else {
-                    s.group.clone()
-                },
-            );
+            let name = if s.group.is_empty() {
+                id.to_string()
+            } else {
+                s.group.clone()
+            };
+            legend.add(Mark::Dot(series_colour(i)), name);
         }
         if let Some((b, what)) = &seed {
             upper.draw_series([PathElement::new(
@@ -394,45 +371,14 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
             )])?;
             legend.add(Mark::Line(SEED_MARK), what.clone());
         }
-
-        let mut lower = ChartBuilder::on(&bottom)
-            .caption(
-                format!("{id}: what each {} costs", first.item),
-                ("sans-serif", 16),
-            )
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                x_axis(),
-                (costs.0..costs.1)
-                    .log_scale()
-                    .with_key_points(log_ticks(costs.0, costs.1)),
-            )?;
-        lower
-            .configure_mesh()
-            .x_label_formatter(&x_label)
-            .x_desc(format!("{unit} between chances to run"))
-            .y_label_formatter(&value_label)
-            .y_desc(format!("ticks per {}", first.item))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        for (i, s) in series.iter().enumerate() {
-            let c = series_colour(i);
-            let cost = |p: &LatencyPoint| (p.step as f64, p.ticks);
-            lower.draw_series(s.points.iter().filter_map(|p| {
-                let [lo, hi] = p.ticks_ci95?;
-                Some(PathElement::new(
-                    [(p.step as f64, lo), (p.step as f64, hi)],
-                    c.stroke_width(1),
-                ))
-            }))?;
-            lower.draw_series(LineSeries::new(
-                s.points.iter().map(cost),
-                c.stroke_width(2),
-            ))?;
-            lower.draw_series(s.points.iter().map(|p| Circle::new(cost(p), 4, c.filled())))?;
-        }
+        latency_panel(
+            &bottom,
+            (format!("{id}: what each {} costs", first.item), 16),
+            &x_axis,
+            (costs, format!("ticks per {}", first.item)),
+            series,
+            |p| (p.ticks, p.ticks_ci95),
+        )?;
         Ok(())
     })?;
     Ok(Plot {
@@ -445,6 +391,61 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
             series.len()
         ),
     })
+}
+
+/// The step axis the two panels of a latency plot share.
+struct Axis<'a> {
+    span: (f64, f64),
+    steps: &'a [f64],
+    unit: &'a str,
+}
+
+type LogLog = Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>;
+
+/// One panel of a latency plot: each series' `value` at each step on log
+/// axes, a line through the points and a 95% whisker at each; the chart is
+/// returned for what else the panel shows.
+fn latency_panel<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    (caption, caption_size): (String, u32),
+    x: &Axis<'_>,
+    (y, y_desc): ((f64, f64), String),
+    series: &[&LatencyAdvice],
+    value: impl Fn(&LatencyPoint) -> (f64, Option<[f64; 2]>),
+) -> Result<ChartContext<'a, SVGBackend<'b>, LogLog>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", caption_size))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (x.span.0..x.span.1)
+                .log_scale()
+                .with_key_points(x.steps.to_vec()),
+            (y.0..y.1).log_scale().with_key_points(log_ticks(y.0, y.1)),
+        )?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&|v| step_label(*v, x.unit))
+        .x_desc(format!("{} between chances to run", x.unit))
+        .y_label_formatter(&value_label)
+        .y_desc(y_desc)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let c = series_colour(i);
+        let at = |p: &LatencyPoint| (p.step as f64, value(p).0);
+        chart.draw_series(s.points.iter().filter_map(|p| {
+            let [lo, hi] = value(p).1?;
+            Some(PathElement::new(
+                [(p.step as f64, lo), (p.step as f64, hi)],
+                c.stroke_width(1),
+            ))
+        }))?;
+        chart.draw_series(LineSeries::new(s.points.iter().map(at), c.stroke_width(2)))?;
+        chart.draw_series(s.points.iter().map(|p| Circle::new(at(p), 4, c.filled())))?;
+    }
+    Ok(chart)
 }
 
 /// A log-axis tick as the step's unit reads: 4 KiB for bytes.
