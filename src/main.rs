@@ -14,6 +14,7 @@ use mitbench::inventory::Inventory;
 use mitbench::probes::{self, Placement};
 use mitbench::results::{RunDocument, advice};
 use mitbench::run::{self, PlanError, RunOptions};
+use mitbench::tax::workloads::Workload;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -161,6 +162,19 @@ enum Command {
         /// The command and its arguments
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
+    },
+    /// Run one of the workloads shipped to try `mitbench tax` on, each heavy in one kind of crossing
+    #[command(
+        after_help = "e.g. `mitbench tax --check -- mitbench workload pingpong`. The workload runs in this \
+                      process and prints nothing; exit 0 when it did all its work, 1 when a call failed."
+    )]
+    Workload {
+        /// Which crossing to cross many times
+        #[arg(value_enum)]
+        kind: Workload,
+        /// How many times [default: a few tenths of a second's worth]
+        #[arg(value_name = "COUNT", value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
     },
     /// Compare two runs: what changed on the machine, which rows moved beyond noise, and why
     #[command(
@@ -340,6 +354,12 @@ fn main() -> ExitCode {
             json,
             check.then_some((usize::from(pairs), usize::from(rules))),
         ),
+        Some(Command::Workload { kind, count }) => {
+            match kind.run(count.unwrap_or_else(|| kind.default_count())) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(1, format!("the {} workload failed: {e}", kind.name())),
+            }
+        }
         Some(Command::Fleet {
             runs,
             threshold,
@@ -646,27 +666,32 @@ fn tax(
             }
         }
     };
-    let syscalls = counted
-        .counts
-        .iter()
-        .find(|c| c.kind == "syscall")
-        .and_then(|c| c.count);
+    let count_of = |kind: &str| {
+        counted
+            .counts
+            .iter()
+            .find(|c| c.kind == kind)
+            .and_then(|c| c.count)
+    };
+    let check_counts = count_of("syscall")
+        .zip(count_of("context switch"))
+        .map(|(syscalls, switches)| mitbench::tax::check::Counted { syscalls, switches });
     let mhz = tolls.inventory.tsc_mhz;
     let mut estimate = mitbench::tax::estimate(counted, &tolls, from);
     if let Some((pairs, rules)) = check {
-        match (syscalls, mhz) {
-            (Some(syscalls), Some(mhz)) => {
+        match (check_counts, mhz) {
+            (Some(counts), Some(mhz)) => {
                 say!(
                     "checking: {pairs} pairs of runs, plain and under a {rules}-comparison seccomp filter"
                 );
-                match mitbench::tax::check::check(command, syscalls, rules, pairs, mhz) {
+                match mitbench::tax::check::check(command, counts, rules, pairs, mhz) {
                     Ok(result) => estimate.check = Some(result),
                     Err(message) => estimate.check_unsupported = Some(message),
                 }
             }
             _ => {
                 estimate.check_unsupported = Some(
-                    "it needs the syscall count and the TSC rate, and this machine gave not both"
+                    "it needs the syscall and context-switch counts and the TSC rate, and this machine gave not all three"
                         .into(),
                 )
             }

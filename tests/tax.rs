@@ -115,7 +115,44 @@ fn the_check_predicts_from_the_count_and_measures_pairs() {
     let predicted = check["predicted_ms"].as_f64().unwrap();
     assert!(toll.is_finite());
     assert!((syscalls as f64 * toll / 1e6 - predicted).abs() <= predicted.abs() * 1e-9);
+    // The toll is taken between the two regimes by the workload's switches
+    // per syscall, over the reference ping-pong's 0.5.
+    let switches = row(&tax, "context switch")["count"].as_u64().unwrap();
+    let weight = check["switching_weight"].as_f64().unwrap();
+    let expected = (switches as f64 / syscalls as f64 / 0.5).min(1.0);
+    assert!((weight - expected).abs() < 1e-12, "{weight} vs {expected}");
+    for key in ["hot_toll_ns", "switching_toll_ns"] {
+        assert!(check[key].as_f64().unwrap().is_finite(), "{key}");
+    }
     for key in ["measured_cpu_ms", "measured_wall_ms"] {
         assert!(check[key].as_f64().unwrap().is_finite(), "{key}");
     }
+}
+
+/// The shipped workloads do what they say: each is heavy in its own kind
+/// of crossing, by at least the count asked for.
+#[test]
+fn the_shipped_workloads_cross_what_they_name() {
+    let expect = [
+        ("syscalls", "2000", "syscall", 2000),
+        ("pingpong", "1000", "context switch", 2000),
+        ("eventfd-pingpong", "1000", "context switch", 2000),
+        ("faults", "2000", "page fault", 2000),
+        ("threads", "100", "thread or process creation", 100),
+    ];
+    let exe = env!("CARGO_BIN_EXE_mitbench");
+    for (workload, count, kind, at_least) in expect {
+        let tax = tax_of(&[exe, "workload", workload, count]);
+        assert_eq!(tax["counted"]["exit_code"], 0, "{workload}");
+        let crossed = row(&tax, kind);
+        match crossed["count"].as_u64() {
+            Some(n) => assert!(
+                n >= at_least,
+                "{workload}: {n} of {kind}, {at_least} expected"
+            ),
+            None => assert!(crossed["unsupported"].is_string(), "{workload}: {crossed}"),
+        }
+    }
+    let out = mitbench(&["workload", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
 }

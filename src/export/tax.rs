@@ -81,11 +81,21 @@ pub fn render(tax: &Tax) -> String {
     if let Some(k) = &tax.check {
         let _ = writeln!(
             out,
-            "check: a {}-comparison argument-reading seccomp filter adds {} ns per syscall \
-             (getpid, plain and filtered rounds alternating); predicted extra CPU time {} \
+            "check: a {}-comparison argument-reading seccomp filter adds {} ns per syscall on \
+             back-to-back getpids and {} ns in a same-CPU eventfd ping-pong between two processes \
+             (plain and filtered rounds alternating); this workload switches context {:.2} times per syscall, so its toll is \
+             taken {:.0}% of the way to the ping-pong's: {} ns; predicted extra CPU time {} \
              syscalls x that = {} ms; measured over {} pairs of runs: {} ms CPU, {} ms wall; \
              measured / predicted = {}",
             k.rules,
+            interval(Some(k.hot_toll_ns), k.hot_toll_ci95_ns, 1),
+            interval(Some(k.switching_toll_ns), k.switching_toll_ci95_ns, 1),
+            if k.syscalls > 0 {
+                k.switches as f64 / k.syscalls as f64
+            } else {
+                0.0
+            },
+            k.switching_weight * 100.0,
             interval(Some(k.toll_per_syscall_ns), k.toll_ci95_ns, 1),
             k.syscalls,
             interval(Some(k.predicted_ms), k.predicted_ci95_ms, 2),

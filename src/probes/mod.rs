@@ -94,7 +94,7 @@ mod doorbell;
 pub mod failures;
 mod floor;
 mod indirect;
-mod memory;
+pub(crate) mod memory;
 mod os;
 pub mod section;
 pub mod syscall;

@@ -7,6 +7,7 @@ pub mod check;
 pub mod count;
 pub mod inject;
 mod tracefs;
+pub mod workloads;
 
 use crate::history::History;
 use crate::results::RunDocument;

@@ -11,6 +11,8 @@ mod tlb;
 
 use super::AnyProbe;
 
+pub(crate) use region::{Region, page_size};
+
 pub fn probes() -> Vec<&'static dyn AnyProbe> {
     let mut probes: Vec<&'static dyn AnyProbe> = vec![
         &fault::Fault,
