@@ -14,6 +14,7 @@ use mitbench::inventory::Inventory;
 use mitbench::probes::{self, Placement};
 use mitbench::results::{RunDocument, advice};
 use mitbench::run::{self, PlanError, RunOptions};
+use mitbench::tax::count::Target;
 use mitbench::tax::workloads::Workload;
 use std::io::Write;
 use std::path::PathBuf;
@@ -149,8 +150,17 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Also test the estimate: run the command in pairs, plain and under a seccomp filter that adds a known toll to every syscall, and set the measured difference beside the predicted one
-        #[arg(long)]
+        #[arg(long, conflicts_with = "pid")]
         check: bool,
+        /// Stop the command (SIGTERM, then SIGKILL 2 s later) when it runs longer than this, e.g. 30s, 5m; what it did until then is still counted and priced
+        #[arg(long, value_name = "DURATION", value_parser = duration_arg, conflicts_with = "pid")]
+        timeout: Option<Duration>,
+        /// Count a process that is already running, instead of a command, for --for
+        #[arg(long, value_name = "PID", requires = "for_duration", value_parser = clap::value_parser!(i32).range(1..))]
+        pid: Option<i32>,
+        /// With --pid: how long to count, e.g. 10s, 1m (less when the process ends first)
+        #[arg(long = "for", id = "for_duration", value_name = "DURATION", value_parser = duration_arg, requires = "pid")]
+        for_duration: Option<Duration>,
         /// Pairs of runs for --check
         #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(2..=1000))]
         pairs: u16,
@@ -160,7 +170,12 @@ enum Command {
         #[command(flatten)]
         store: HistoryArgs,
         /// The command and its arguments
-        #[arg(last = true, required = true, value_name = "COMMAND")]
+        #[arg(
+            last = true,
+            required_unless_present = "pid",
+            conflicts_with = "pid",
+            value_name = "COMMAND"
+        )]
         command: Vec<String>,
     },
     /// Run one of the workloads shipped to try `mitbench tax` on, each heavy in one kind of crossing
@@ -319,6 +334,31 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A duration for `tax --timeout` and `--for`: a number with an optional
+/// unit, s (the default), m or h; above 0 and at most 7 days.
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len()),
+    );
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' does not start with a number"))?;
+    let seconds = value
+        * match unit.trim() {
+            "" | "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            other => return Err(format!("unknown unit '{other}': use s, m or h")),
+        };
+    if seconds > 0.0 && seconds <= 7.0 * 86400.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!("'{text}' is outside 0s..7 days"))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -344,16 +384,25 @@ fn main() -> ExitCode {
         Some(Command::Tax {
             json,
             check,
+            timeout,
+            pid,
+            for_duration,
             pairs,
             rules,
             store,
             command,
-        }) => tax(
-            &store,
-            &command,
-            json,
-            check.then_some((usize::from(pairs), usize::from(rules))),
-        ),
+        }) => {
+            let workload = match (pid, for_duration) {
+                (Some(pid), Some(duration)) => Target::Running { pid, duration },
+                _ => Target::Command { command, timeout },
+            };
+            tax(
+                &store,
+                &workload,
+                json,
+                check.then_some((usize::from(pairs), usize::from(rules))),
+            )
+        }
         Some(Command::Workload { kind, count }) => {
             match kind.run(count.unwrap_or_else(|| kind.default_count())) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -628,17 +677,29 @@ fn export_run(
     }
 }
 
-/// Counts a command's crossings and prices them (see `mitbench::tax`).
+/// Counts a workload's crossings and prices them (see `mitbench::tax`).
 fn tax(
     store: &HistoryArgs,
-    command: &[String],
+    target: &Target,
     json: bool,
     check: Option<(usize, usize)>,
 ) -> ExitCode {
-    let counted = match mitbench::tax::count::run_counted(command) {
+    let counted = match mitbench::tax::count::count(target) {
         Ok(counted) => counted,
         Err(message) => return fail(2, message),
     };
+    // What was counted is priced and printed whatever ended the workload;
+    // the exit code says how it ended.
+    let ending = if counted.interrupted {
+        say!("interrupted: the counts are up to the workload's end");
+        ExitCode::from(130)
+    } else if counted.timed_out {
+        say!("timed out: the workload was stopped; the counts are up to then");
+        ExitCode::from(124)
+    } else {
+        ExitCode::SUCCESS
+    };
+    let check = check.filter(|_| ending == ExitCode::SUCCESS);
     let machine = Inventory::collect(std::path::Path::new("/"));
     let stored = match open_history(store) {
         Ok(Some(history)) => mitbench::tax::tolls_in(&history, &machine.identity.boot_id),
@@ -678,7 +739,11 @@ fn tax(
         .map(|(syscalls, switches)| mitbench::tax::check::Counted { syscalls, switches });
     let mhz = tolls.inventory.tsc_mhz;
     let mut estimate = mitbench::tax::estimate(counted, &tolls, from);
-    if let Some((pairs, rules)) = check {
+    let command = match target {
+        Target::Command { command, .. } => Some(command),
+        Target::Running { .. } => None,
+    };
+    if let (Some((pairs, rules)), Some(command)) = (check, command) {
         match (check_counts, mhz) {
             (Some(counts), Some(mhz)) => {
                 say!(
@@ -697,10 +762,16 @@ fn tax(
             }
         }
     }
-    if json {
-        return print_json(&estimate);
+    let printed = if json {
+        print_json(&estimate)
+    } else {
+        print_out(&export::tax::render(&estimate))
+    };
+    if printed == ExitCode::SUCCESS {
+        ending
+    } else {
+        printed
     }
-    print_out(&export::tax::render(&estimate))
 }
 
 /// Many runs in one table (see `compare::fleet`).

@@ -156,3 +156,123 @@ fn the_shipped_workloads_cross_what_they_name() {
     let out = mitbench(&["workload", "nonsense"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Whether a process is gone (reaped, not even a zombie).
+fn gone(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks the pid exists.
+    unsafe { libc::kill(pid, 0) != 0 }
+}
+
+/// `--timeout` stops the workload and what it left running, keeps what was
+/// counted, and exits 124.
+#[test]
+fn a_workload_past_its_timeout_is_stopped_and_its_counts_kept() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = common::command(&[
+        "tax",
+        "--json",
+        "--timeout",
+        "0.3",
+        "--",
+        "sh",
+        "-c",
+        "sleep 300 & echo $!; exec sleep 300",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let orphan: i32 = first.trim().parse().unwrap();
+    let mut json = String::new();
+    out.read_to_string(&mut json).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(124));
+    let tax: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(tax["counted"]["timed_out"], true);
+    assert_eq!(tax["counted"]["leftovers_stopped"], 1, "{tax}");
+    assert!(row(&tax, "context switch")["count"].as_u64().is_some());
+    assert!(
+        gone(orphan),
+        "the background sleep {orphan} was left running"
+    );
+}
+
+/// SIGINT sent to mitbench alone reaches the workload, and what was
+/// counted is still printed; the exit code is 130.
+#[test]
+fn an_interrupt_is_passed_on_and_the_counts_printed() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = common::command(&[
+        "tax",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 300",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(first.trim(), "ready");
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut json = String::new();
+    out.read_to_string(&mut json).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let tax: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(tax["counted"]["interrupted"], true);
+    assert_eq!(tax["counted"]["exit_signal"], libc::SIGINT);
+}
+
+/// `--pid --for` counts a running process and its children, ends early
+/// when the process does, and a pid that does not exist is bad input.
+#[test]
+fn a_running_process_is_counted_for_a_while() {
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let pid = sleeper.id().to_string();
+    let out = mitbench(&["tax", "--json", "--pid", &pid, "--for", "0.2"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tax["counted"]["command"][0], "sleep");
+    assert!(tax["counted"]["includes"].as_str().unwrap().contains(&pid));
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+
+    // A process that ends first ends the count: a shell whose only work is
+    // a short sleep, counted for far longer.
+    let mut short = std::process::Command::new("sh")
+        .args(["-c", "sleep 0.3"])
+        .spawn()
+        .unwrap();
+    let pid = short.id().to_string();
+    let waiter = std::thread::spawn(move || short.wait().unwrap());
+    let out = mitbench(&["tax", "--json", "--pid", &pid, "--for", "600"]);
+    waiter.join().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        tax["counted"]["includes"]
+            .as_str()
+            .unwrap()
+            .contains("it ended after")
+    );
+
+    let out = mitbench(&["tax", "--pid", "2147483647", "--for", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no process 2147483647"));
+    let out = mitbench(&["tax", "--pid", "1"]);
+    assert_eq!(out.status.code(), Some(2), "--pid needs --for");
+}

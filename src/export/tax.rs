@@ -1,6 +1,7 @@
 //! `mitbench tax` in the terminal: per kind of crossing, the count, its
 //! rate, what one costs here, and the share of the workload's CPU time.
 
+use crate::export::terminal::terminal_safe;
 use crate::tax::Tax;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 use std::fmt::Write as _;
@@ -8,12 +9,20 @@ use std::fmt::Write as _;
 pub fn render(tax: &Tax) -> String {
     let c = &tax.counted;
     let mut out = String::new();
+    let ended = if c.timed_out {
+        "stopped at --timeout".to_string()
+    } else if let Some(code) = c.exit_code {
+        format!("exit {code}")
+    } else if let Some(signal) = c.exit_signal {
+        format!("ended by signal {signal}")
+    } else {
+        "still running".to_string()
+    };
+    let interrupted = if c.interrupted { ", interrupted" } else { "" };
     let _ = writeln!(
         out,
-        "workload: {} (exit {}); wall {:.3} s, CPU {:.3} s (user + system, whole process tree)",
-        c.command.join(" "),
-        c.exit_code
-            .map_or_else(|| "by a signal".to_string(), |code| code.to_string()),
+        "workload: {} ({ended}{interrupted}); wall {:.3} s, CPU {:.3} s (user + system, whole process tree)",
+        terminal_safe(&c.command.join(" "), false),
         c.wall_s,
         c.cpu_s
     );

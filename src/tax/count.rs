@@ -5,11 +5,12 @@
 //! every Linux; syscalls, forks and TLB flushes are kernel tracepoints,
 //! whose ids live in tracefs.
 
+use super::supervise::Watch;
 use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, Counter};
 use serde::Serialize;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One kind of crossing and how it was counted.
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +29,15 @@ pub struct Counted {
     pub command: Vec<String>,
     /// The workload's exit status (None when a signal ended it).
     pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub exit_signal: Option<i32>,
+    /// It ran past `--timeout` and was stopped; the counts are up to then.
+    pub timed_out: bool,
+    /// Ctrl-C (SIGINT or SIGTERM) came while it ran; the counts are up to
+    /// its end.
+    pub interrupted: bool,
+    /// Descendants still running when it ended, stopped by mitbench.
+    pub leftovers_stopped: usize,
     pub wall_s: f64,
     /// User and system time of the workload's whole process tree.
     pub cpu_s: f64,
@@ -52,81 +62,118 @@ const SOFTWARE: [(&str, Software, &str); 2] = [
     ("page fault", Software::PAGE_FAULTS, "software: page-faults"),
 ];
 
-/// A counter on this thread and every task it starts afterwards, off
-/// until enabled.
-fn open(mut builder: Builder<'_>) -> Result<Counter, String> {
-    builder
-        .observe_self()
-        .any_cpu()
-        .inherit(true)
-        .exclude_kernel(false)
-        .enabled(false);
-    builder.build().map_err(|e| format!("perf_event_open: {e}"))
+/// Whose crossings are counted.
+pub enum Target {
+    /// A command mitbench starts and watches to its end, or to `timeout`.
+    Command {
+        command: Vec<String>,
+        timeout: Option<Duration>,
+    },
+    /// A process already running, for `duration` or until it ends.
+    Running { pid: i32, duration: Duration },
 }
 
-/// Runs `command` to its end with every crossing counter on it.
-pub fn run_counted(command: &[String]) -> Result<Counted, String> {
-    let (program, args) = command
-        .split_first()
-        .ok_or("no command to run: give one after --")?;
-    let ids = super::tracefs::tracepoint_ids(&TRACEPOINTS.map(|(_, name)| name));
-    let mut counters: Vec<(Count, Option<Counter>)> = Vec::new();
-    for (kind, event, source) in SOFTWARE {
-        counters.push(counter(kind, source.to_string(), open(Builder::new(event))));
+/// Counts `target`'s crossings.
+pub fn count(target: &Target) -> Result<Counted, String> {
+    match target {
+        Target::Command { command, timeout } => run_counted(command, *timeout),
+        Target::Running { pid, duration } => super::attach::count_running(*pid, *duration),
     }
-    for ((kind, name), id) in TRACEPOINTS.iter().zip(ids) {
-        let source = format!("tracepoint: {}", name.replace('/', ":"));
-        let counted = id.and_then(|id| open(Builder::new(Tracepoint::with_id(id))));
-        counters.push(counter(kind, source, counted));
+}
+
+/// Every kind's counters: one per observed task (a kind whose counter
+/// did not open on some task is not counted at all, rather than in part).
+pub(super) struct Counters {
+    kinds: Vec<(Count, Vec<Counter>)>,
+}
+
+impl Counters {
+    /// Counters on each of `tasks` (None: the calling thread) and on every
+    /// task they start afterwards, off until enabled.
+    pub(super) fn open(tasks: &[Option<i32>]) -> Counters {
+        let ids = super::tracefs::tracepoint_ids(&TRACEPOINTS.map(|(_, name)| name));
+        let mut kinds = Vec::new();
+        for (kind, event, source) in SOFTWARE {
+            kinds.push(on_each(kind, source.to_string(), tasks, || {
+                Ok(Builder::new(event))
+            }));
+        }
+        for ((kind, name), id) in TRACEPOINTS.iter().zip(ids) {
+            let source = format!("tracepoint: {}", name.replace('/', ":"));
+            kinds.push(on_each(kind, source, tasks, || {
+                id.clone().map(|id| Builder::new(Tracepoint::with_id(id)))
+            }));
+        }
+        Counters { kinds }
     }
-    for (_, c) in counters.iter_mut() {
-        if let Some(c) = c {
+
+    pub(super) fn enable(&mut self) {
+        for c in self.kinds.iter_mut().flat_map(|(_, c)| c) {
             let _ = c.enable();
         }
     }
-    let started = Instant::now();
-    let before = children_cpu_s();
-    let status = Command::new(program).args(args).status();
-    let wall_s = started.elapsed().as_secs_f64();
-    for (_, c) in counters.iter_mut() {
-        if let Some(c) = c {
+
+    pub(super) fn disable(&mut self) {
+        for c in self.kinds.iter_mut().flat_map(|(_, c)| c) {
             let _ = c.disable();
         }
     }
-    let status = status.map_err(|e| format!("cannot run {program}: {e}"))?;
-    let counts = counters
-        .into_iter()
-        .map(|(mut count, c)| {
-            if let Some(mut c) = c {
-                match c.read() {
-                    Ok(n) => count.count = Some(n),
-                    Err(e) => count.unsupported = Some(format!("reading the counter: {e}")),
+
+    /// The counts, with `fallback` asked for each kind perf_event could
+    /// not count.
+    pub(super) fn read(self, fallback: impl Fn(&mut Count)) -> Vec<Count> {
+        self.kinds
+            .into_iter()
+            .map(|(mut count, counters)| {
+                if count.unsupported.is_none() {
+                    let mut total = 0;
+                    for mut c in counters {
+                        match c.read() {
+                            Ok(n) => total += n,
+                            Err(e) => {
+                                count.unsupported = Some(format!("reading the counter: {e}"));
+                                break;
+                            }
+                        }
+                    }
+                    if count.unsupported.is_none() {
+                        count.count = Some(total);
+                    }
                 }
-            }
-            count
-        })
-        .collect();
-    Ok(Counted {
-        command: command.to_vec(),
-        exit_code: status.code(),
-        wall_s,
-        cpu_s: children_cpu_s() - before,
-        counts,
-        includes: "the workload's whole process tree, and mitbench's own start of it and \
-                   wait for it (a handful of syscalls and context switches)"
-            .into(),
-    })
+                if count.count.is_none() {
+                    fallback(&mut count);
+                }
+                count
+            })
+            .collect()
+    }
 }
 
-/// A counter that opened, or why it did not.
-fn counter(
+/// One kind's counters on each task, or why they did not all open.
+fn on_each(
     kind: &'static str,
     source: String,
-    opened: Result<Counter, String>,
-) -> (Count, Option<Counter>) {
-    let (counter, unsupported) = match opened {
-        Ok(c) => (Some(c), None),
-        Err(why) => (None, Some(why)),
+    tasks: &[Option<i32>],
+    builder: impl Fn() -> Result<Builder<'static>, String>,
+) -> (Count, Vec<Counter>) {
+    let opened: Result<Vec<Counter>, String> = tasks
+        .iter()
+        .map(|&task| {
+            let mut b = builder()?;
+            match task {
+                None => b.observe_self(),
+                Some(tid) => b.observe_pid(tid),
+            };
+            b.any_cpu()
+                .inherit(true)
+                .exclude_kernel(false)
+                .enabled(false);
+            b.build().map_err(|e| format!("perf_event_open: {e}"))
+        })
+        .collect();
+    let (counters, unsupported) = match opened {
+        Ok(c) => (c, None),
+        Err(why) => (Vec::new(), Some(why)),
     };
     let count = Count {
         kind,
@@ -134,11 +181,110 @@ fn counter(
         count: None,
         unsupported,
     };
-    (count, counter)
+    (count, counters)
 }
 
-/// User plus system seconds of this process's waited-for children.
-pub(super) fn children_cpu_s() -> f64 {
+/// Runs `command` to its end (or to `timeout`, or Ctrl-C) with every
+/// crossing counter on it.
+fn run_counted(command: &[String], timeout: Option<Duration>) -> Result<Counted, String> {
+    let (program, args) = command
+        .split_first()
+        .ok_or("no command to run: give one after --")?;
+    let mut counters = Counters::open(&[None]);
+    let watch = Watch::start().map_err(|e| format!("watching the workload: {e}"))?;
+    counters.enable();
+    let tlb_before = tlb_shootdowns();
+    let before = children_usage();
+    let started = Instant::now();
+    let waited = watch
+        .spawn(Command::new(program).args(args))
+        .and_then(|mut child| watch.wait(&mut child, timeout));
+    let wall_s = started.elapsed().as_secs_f64();
+    counters.disable();
+    drop(watch);
+    let (status, ending) = waited.map_err(|e| format!("cannot run {program}: {e}"))?;
+    let usage = children_usage().since(&before);
+    let tlb = tlb_before
+        .zip(tlb_shootdowns())
+        .map(|(a, b)| b.saturating_sub(a));
+    let counts = counters.read(|count| {
+        let by_usage = match count.kind {
+            "context switch" => Some((
+                usage.switches,
+                "getrusage: voluntary + involuntary context switches of the waited-for process tree",
+            )),
+            "page fault" => Some((
+                usage.faults,
+                "getrusage: minor + major page faults of the waited-for process tree",
+            )),
+            "TLB flush" => tlb.map(|n| (n, TLB_FALLBACK)),
+            _ => None,
+        };
+        fall_back(count, by_usage);
+    });
+    let mut includes = "the workload's whole process tree, and mitbench's own start of it and \
+                        wait for it (a handful of syscalls and context switches)"
+        .to_string();
+    if ending.leftovers > 0 {
+        includes.push_str(&format!(
+            "; {} descendant(s) still running when the workload ended were stopped",
+            ending.leftovers
+        ));
+    }
+    Ok(Counted {
+        command: command.to_vec(),
+        exit_code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        exit_signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        timed_out: ending.timed_out,
+        interrupted: ending.interrupted,
+        leftovers_stopped: ending.leftovers,
+        wall_s,
+        cpu_s: usage.cpu_s,
+        counts,
+        includes,
+    })
+}
+
+pub(super) const TLB_FALLBACK: &str = "/proc/interrupts TLB: shootdown interrupts received on \
+    every CPU, whatever caused them (a different, narrower event than the tracepoint's flushes)";
+
+/// Where perf_event could not count a kind: `by` is what the kernel keeps
+/// anyway for that kind, and where it comes from.
+pub(super) fn fall_back(count: &mut Count, by: Option<(u64, &str)>) {
+    let perf_said = count.unsupported.take().unwrap_or_default();
+    match by {
+        Some((n, source)) => {
+            count.count = Some(n);
+            count.source = format!("{source} (perf_event: {perf_said})");
+        }
+        None => {
+            count.unsupported = Some(format!(
+                "{perf_said}; without it nothing here counts every {} of the workload",
+                count.kind
+            ))
+        }
+    }
+}
+
+/// What the kernel accounts to this process's waited-for children.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Usage {
+    pub cpu_s: f64,
+    pub switches: u64,
+    pub faults: u64,
+}
+
+impl Usage {
+    fn since(&self, before: &Usage) -> Usage {
+        Usage {
+            cpu_s: self.cpu_s - before.cpu_s,
+            switches: self.switches.saturating_sub(before.switches),
+            faults: self.faults.saturating_sub(before.faults),
+        }
+    }
+}
+
+pub(super) fn children_usage() -> Usage {
     // SAFETY: getrusage fills the struct it is given.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
@@ -146,5 +292,28 @@ pub(super) fn children_cpu_s() -> f64 {
         usage
     };
     let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    s(usage.ru_utime) + s(usage.ru_stime)
+    let n = |v: libc::c_long| u64::try_from(v).unwrap_or(0);
+    Usage {
+        cpu_s: s(usage.ru_utime) + s(usage.ru_stime),
+        switches: n(usage.ru_nvcsw) + n(usage.ru_nivcsw),
+        faults: n(usage.ru_minflt) + n(usage.ru_majflt),
+    }
+}
+
+/// User plus system seconds of this process's waited-for children.
+pub(super) fn children_cpu_s() -> f64 {
+    children_usage().cpu_s
+}
+
+/// The TLB shootdown interrupts every CPU has received since boot, from
+/// the `TLB:` line of /proc/interrupts.
+pub(super) fn tlb_shootdowns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/interrupts").ok()?;
+    let line = text.lines().find(|l| l.trim_start().starts_with("TLB:"))?;
+    Some(
+        line.split_whitespace()
+            .skip(1)
+            .map_while(|field| field.parse::<u64>().ok())
+            .sum(),
+    )
 }

@@ -3,9 +3,11 @@
 //! it runs ([`count`]), and each count is multiplied by what one crossing
 //! costs on this machine, from a run of this boot ([`estimate`]).
 
+mod attach;
 pub mod check;
 pub mod count;
 pub mod inject;
+mod supervise;
 mod tracefs;
 pub mod workloads;
 

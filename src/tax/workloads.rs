@@ -115,11 +115,17 @@ fn pingpong(count: u64, channel: Channel) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     if child == 0 {
+        // Ends of the parent's side closed, so either side sees the other
+        // go; and the partner dies with the parent, never outliving it.
+        drop((ping_write, pong_read));
+        // SAFETY: prctl with constant arguments.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
         let ok =
             (0..count).all(|_| receive(&ping_read, len).is_ok() && send(&pong_write, len).is_ok());
         // SAFETY: ends the child without running the parent's exit handlers.
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
+    drop((ping_read, pong_write));
     let mut result = Ok(());
     for _ in 0..count {
         result = send(&ping_write, len).and_then(|()| receive(&pong_read, len));

@@ -1,0 +1,206 @@
+//! `mitbench tax --pid PID --for DURATION`: counting a process that is
+//! already running. Counters go on each of its threads (and, inherited, on
+//! what they start from then on); its CPU time and the /proc figures the
+//! fallback needs are read at the start and then every [`SAMPLE`], so a
+//! process that ends early still has figures up to its last sample.
+//! mitbench's own thread is not counted here: it sleeps in `poll` on a
+//! pidfd, which wakes it when the process ends.
+
+use super::count::{Count, Counted, Counters, TLB_FALLBACK, fall_back, tlb_shootdowns};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+/// How often the process's /proc figures are read.
+const SAMPLE: Duration = Duration::from_millis(100);
+
+/// What /proc says the process has done since it started.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sample {
+    cpu_s: f64,
+    faults: u64,
+    switches: u64,
+}
+
+pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
+    if sample(pid).is_none() {
+        return Err(format!("no process {pid} (or its /proc is unreadable)"));
+    }
+    let command = command_line(pid);
+    let processes = with_descendants(pid);
+    let tasks: Vec<Option<i32>> = processes
+        .iter()
+        .flat_map(|&p| threads(p))
+        .map(Some)
+        .collect();
+    let mut counters = Counters::open(&tasks);
+    // SAFETY: pidfd_open on a pid; checked below.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if pidfd < 0 {
+        return Err(format!(
+            "cannot watch process {pid}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: the descriptor was just created and is owned here.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    counters.enable();
+    let tlb_before = tlb_shootdowns();
+    let started = Instant::now();
+    let tree_sample = || {
+        let samples = processes.iter().filter_map(|&p| sample(p));
+        samples.fold(Sample::default(), |sum, s| Sample {
+            cpu_s: sum.cpu_s + s.cpu_s,
+            faults: sum.faults + s.faults,
+            switches: sum.switches + s.switches,
+        })
+    };
+    let first = tree_sample();
+    let mut last = first;
+    let mut ended = false;
+    while !ended {
+        let left = duration.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        let mut fd = libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let wait_ms = left.min(SAMPLE).as_millis().max(1) as i32;
+        // SAFETY: one valid pollfd.
+        ended = unsafe { libc::poll(&mut fd, 1, wait_ms) } > 0;
+        // A process of the tree that has ended drops out of the sum: keep
+        // the sample from before it did.
+        if !ended {
+            let now = tree_sample();
+            if now.cpu_s >= last.cpu_s {
+                last = now;
+            }
+        }
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    counters.disable();
+    let tlb = tlb_before
+        .zip(tlb_shootdowns())
+        .map(|(a, b)| b.saturating_sub(a));
+    let counts: Vec<Count> = counters.read(|count| {
+        let by_proc = match count.kind {
+            "context switch" => Some((
+                last.switches.saturating_sub(first.switches),
+                "/proc/PID/task/*/status: voluntary + nonvoluntary context switches of its threads",
+            )),
+            "page fault" => Some((
+                last.faults.saturating_sub(first.faults),
+                "/proc/PID/stat: minor + major page faults",
+            )),
+            "TLB flush" => tlb.map(|n| (n, TLB_FALLBACK)),
+            _ => None,
+        };
+        fall_back(count, by_proc);
+    });
+    let mut includes = format!(
+        "process {pid} and its descendants at the start ({} process(es), {} thread(s)) and what \
+         they started after",
+        processes.len(),
+        tasks.len()
+    );
+    if ended {
+        includes.push_str(&format!(
+            "; it ended after {wall_s:.1} s, its CPU time is up to the last sample before"
+        ));
+    }
+    Ok(Counted {
+        command,
+        exit_code: None,
+        exit_signal: None,
+        timed_out: false,
+        interrupted: false,
+        leftovers_stopped: 0,
+        wall_s,
+        cpu_s: last.cpu_s - first.cpu_s,
+        counts,
+        includes,
+    })
+}
+
+/// `pid` and every process below it now, parents first.
+fn with_descendants(pid: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter_map(|p| Some((p, super::supervise::parent_of(p)?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut tree = vec![pid];
+    let mut next = 0;
+    while next < tree.len() {
+        let parent = tree[next];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        next += 1;
+    }
+    tree
+}
+
+/// The process's thread ids.
+fn threads(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The command line as its words, or `[pid N]` where it is unreadable.
+fn command_line(pid: i32) -> Vec<String> {
+    let words: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default()
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    if words.is_empty() {
+        vec![format!("[pid {pid}]")]
+    } else {
+        words
+    }
+}
+
+/// The process's figures now; None once it has gone.
+fn sample(pid: i32) -> Option<Sample> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name's closing parenthesis, from the state
+    // (field 3): minflt 10, majflt 12, utime 14, stime 15.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let switches = threads(pid)
+        .into_iter()
+        .filter_map(|tid| std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok())
+        .map(|status| {
+            status
+                .lines()
+                .filter(|l| {
+                    l.starts_with("voluntary_ctxt_switches:")
+                        || l.starts_with("nonvoluntary_ctxt_switches:")
+                })
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum();
+    Some(Sample {
+        cpu_s: (field(14)? + field(15)?) as f64 / hz,
+        faults: field(10)? + field(12)?,
+        switches,
+    })
+}
