@@ -67,20 +67,9 @@ fn deny_filter() -> Vec<libc::sock_filter> {
     program
 }
 
-#[test]
-fn a_run_under_a_container_profile_measures_what_it_may() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
+/// Starts `command` under the profile and without CAP_SYS_NICE.
+fn lock_down(command: &mut std::process::Command) {
     let program = deny_filter();
-    let mut command = common::command(&QUICK_RUN);
-    command
-        .args(["--probe", "os/getpid", "--probe", "syscall/batch-devnull"])
-        .args([
-            "--probe",
-            "section/chunked",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
     // SAFETY: prctl is async-signal-safe; the program lives until exec.
     unsafe {
         command.pre_exec(move || {
@@ -102,6 +91,22 @@ fn a_run_under_a_container_profile_measures_what_it_may() {
             Ok(())
         });
     }
+}
+
+#[test]
+fn a_run_under_a_container_profile_measures_what_it_may() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut command = common::command(&QUICK_RUN);
+    command
+        .args(["--probe", "os/getpid", "--probe", "syscall/batch-devnull"])
+        .args([
+            "--probe",
+            "section/chunked",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+    lock_down(&mut command);
     let out = command.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -163,5 +168,37 @@ fn a_run_under_a_container_profile_measures_what_it_may() {
         chunked["notes"].to_string().contains("SCHED_OTHER"),
         "{}",
         chunked["notes"]
+    );
+}
+
+/// `mitbench tax` where perf_event_open is refused: context switches and
+/// page faults still counted, from getrusage, and said so; syscalls
+/// unsupported with the reason.
+#[test]
+fn tax_under_a_container_profile_falls_back_and_says_so() {
+    let exe = env!("CARGO_BIN_EXE_mitbench");
+    let mut command = common::command(&["tax", "--json", "--", exe, "workload", "faults", "2000"]);
+    lock_down(&mut command);
+    let out = command.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counts = tax["counted"]["counts"].as_array().unwrap();
+    let kind = |k: &str| counts.iter().find(|c| c["kind"] == k).unwrap();
+    let faults = kind("page fault");
+    assert!(faults["count"].as_u64().unwrap() >= 2000, "{faults}");
+    assert!(
+        faults["source"].as_str().unwrap().starts_with("getrusage"),
+        "{faults}"
+    );
+    assert!(kind("context switch")["count"].is_u64());
+    let syscalls = kind("syscall");
+    assert!(syscalls["count"].is_null());
+    // Refused at perf_event_open, or before it: the tracepoint's id needs
+    // tracefs, and mounting it needs the refused mount and unshare.
+    let why = syscalls["unsupported"].as_str().unwrap();
+    assert!(
+        why.contains("perf_event_open") || why.contains("tracefs"),
+        "{why}"
     );
 }
