@@ -1,8 +1,9 @@
 //! The command line: parse, dispatch, exit codes. Exit 0 on success, 1 when
 //! the machine cannot run mitbench or output cannot be written, 2 on bad
 //! input (before anything runs, or runs that cannot be compared), 3 when
-//! `compare --fail-above` finds a row slower by more than it allows, 130
-//! when Ctrl-C ended a run.
+//! `compare --fail-above` finds a row slower by more than it allows, 124
+//! when `tax --timeout` stopped the workload, 130 when Ctrl-C ended a run
+//! or a `tax` workload.
 
 use clap::{Args, Parser, Subcommand};
 use mitbench::compare::{self, RunComparison};
@@ -142,8 +143,13 @@ enum Command {
         after_help = "Counts the command's syscalls, context switches, page faults, thread and process \
                       creations and TLB flushes (its whole process tree, with perf_event counters), and \
                       prices each by what one costs on this machine: from the newest stored run of this \
-                      boot that measured it, else from a quick run made now.\n\nExit codes: 0 counted \
-                      (whatever the command's own exit); 2 the command cannot be started."
+                      boot that measured it, else from a quick run made now. Where perf_event is \
+                      refused, context switches and page faults come from getrusage (or /proc with \
+                      --pid) and TLB shootdowns from /proc/interrupts, each labelled.\n\nCtrl-C reaches \
+                      the command and the counts up to its end are still printed; what the command \
+                      leaves running when it ends is stopped.\n\nExit codes: 0 counted (whatever the \
+                      command's own exit); 2 the command cannot be started, or no such --pid; 124 \
+                      stopped at --timeout; 130 interrupted."
     )]
     Tax {
         /// Print the estimate as JSON

@@ -196,6 +196,13 @@ fn tax_under_a_container_profile_falls_back_and_says_so() {
     assert!(syscalls["count"].is_null());
     // Refused at perf_event_open, or before it: the tracepoint's id needs
     // tracefs, and mounting it needs the refused mount and unshare.
+    // The profile's filter is named in the syscall toll.
+    let named = tax["mitigations"].as_array().unwrap();
+    assert!(
+        named.iter().any(|m| m["mitigation"] == "seccomp filters"
+            && m["kinds"] == serde_json::json!(["syscall"])),
+        "{named:?}"
+    );
     let why = syscalls["unsupported"].as_str().unwrap();
     assert!(
         why.contains("perf_event_open") || why.contains("tracefs"),

@@ -2,7 +2,7 @@
 //! beyond noise, and which mitigation each move is consistent with. The
 //! comparison is a model of its own; `export::compare` renders it.
 
-mod attribution;
+pub mod attribution;
 mod fleet;
 mod inventory_diff;
 

@@ -84,6 +84,25 @@ pub fn render(tax: &Tax) -> String {
         );
     }
     let _ = writeln!(out, "counts include {}", c.includes);
+    if !tax.mitigations.is_empty() {
+        let _ = writeln!(
+            out,
+            "named mitigations in force in these tolls (consistent with, from the attribution table):"
+        );
+    }
+    for m in &tax.mitigations {
+        let part = match m.part_ns {
+            Some(ns) => format!("{ns:.1} ns of each crossing ({})", m.part_from),
+            None => m.part_from.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} [{}]: {}; part: {part}",
+            m.mitigation,
+            m.kinds.join(", "),
+            terminal_safe(&m.evidence, false)
+        );
+    }
     if let Some(why) = &tax.check_unsupported {
         let _ = writeln!(out, "check: unsupported: {why}");
     }
@@ -94,23 +113,23 @@ pub fn render(tax: &Tax) -> String {
              back-to-back getpids and {} ns in a same-CPU eventfd ping-pong between two processes \
              (plain and filtered rounds alternating); this workload switches context {:.2} times per syscall, so its toll is \
              taken {:.0}% of the way to the ping-pong's: {} ns; predicted extra CPU time {} \
-             syscalls x that = {} ms; measured over {} pairs of runs: {} ms CPU, {} ms wall; \
+             syscalls x that = {} ms; measured over {} pairs of runs (lower quartile of each side): {} ms CPU, {} ms wall; \
              measured / predicted = {}",
             k.rules,
-            interval(Some(k.hot_toll_ns), k.hot_toll_ci95_ns, 1),
-            interval(Some(k.switching_toll_ns), k.switching_toll_ci95_ns, 1),
+            interval(Some(k.hot_toll_ns), Some(k.hot_toll_ci95_ns), 1),
+            interval(Some(k.switching_toll_ns), Some(k.switching_toll_ci95_ns), 1),
             if k.syscalls > 0 {
                 k.switches as f64 / k.syscalls as f64
             } else {
                 0.0
             },
             k.switching_weight * 100.0,
-            interval(Some(k.toll_per_syscall_ns), k.toll_ci95_ns, 1),
+            interval(Some(k.toll_per_syscall_ns), Some(k.toll_ci95_ns), 1),
             k.syscalls,
-            interval(Some(k.predicted_ms), k.predicted_ci95_ms, 2),
+            interval(Some(k.predicted_ms), Some(k.predicted_ci95_ms), 2),
             k.pairs,
-            interval(Some(k.measured_cpu_ms), k.measured_cpu_ci95_ms, 2),
-            interval(Some(k.measured_wall_ms), k.measured_wall_ci95_ms, 2),
+            interval(Some(k.measured_cpu_ms), Some(k.measured_cpu_ci95_ms), 2),
+            interval(Some(k.measured_wall_ms), Some(k.measured_wall_ci95_ms), 2),
             k.measured_over_predicted
                 .map_or("-".into(), |r| format!("{r:.2}")),
         );

@@ -79,7 +79,8 @@ pub fn collect(root: &Root) -> Identity {
     }
 }
 
-fn process_controls(status: &str) -> BTreeMap<String, String> {
+/// The inherited controls (seccomp, speculation) of a /proc/PID/status.
+pub fn process_controls(status: &str) -> BTreeMap<String, String> {
     status
         .lines()
         .filter_map(|line| {

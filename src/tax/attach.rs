@@ -26,6 +26,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
         return Err(format!("no process {pid} (or its /proc is unreadable)"));
     }
     let command = command_line(pid);
+    let controls = super::count::controls_of(&pid.to_string());
     let processes = with_descendants(pid);
     let tasks: Vec<Option<i32>> = processes
         .iter()
@@ -121,6 +122,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
         cpu_s: last.cpu_s - first.cpu_s,
         counts,
         includes,
+        controls,
     })
 }
 

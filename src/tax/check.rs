@@ -1,9 +1,17 @@
 //! `mitbench tax --check`: the estimate tested against a toll mitbench can
 //! switch for the workload alone. The workload runs in pairs, once plain
 //! and once under an argument-reading seccomp filter ([`super::inject`]),
-//! in alternating order; the median of the pairs' CPU-time differences,
+//! in alternating order; the difference of the two sides' quiet CPU time,
 //! with its bootstrap interval, is set beside the prediction: the
 //! workload's syscalls times what the filter adds to one syscall.
+//!
+//! Every difference here is of the two sides' lower quartiles
+//! ([`stats::quantile_difference`]), not a median of per-pair differences:
+//! on a guest whose host switches it between a fast and a slow state, a
+//! half-second run lands in either, and one pair's difference is then the
+//! state's, not the filter's. Noise only ever adds time, so the lower
+//! quarter of each side is where both were measured in the same, quiet,
+//! state.
 //!
 //! That toll is measured here in two regimes, because one crossing prices
 //! another: on back-to-back getpid calls, and in a ping-pong between two
@@ -14,7 +22,7 @@
 
 use super::count::children_cpu_s;
 use super::inject;
-use crate::harness::{Harness, Settings, stats};
+use crate::harness::{Harness, Settings, affinity, stats};
 use crate::sys;
 use serde::Serialize;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -25,6 +33,8 @@ use std::time::Instant;
 /// Rounds of plain and filtered measurements for the filter's toll.
 const TOLL_ROUNDS: usize = 12;
 const RESAMPLES: usize = 2000;
+/// The quantile of each side compared: see the module comment.
+const QUIET_QUANTILE: f64 = 0.25;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
@@ -32,52 +42,62 @@ pub struct Check {
     pub rules: usize,
     pub pairs: usize,
     /// What the filter adds to one syscall, ns, with 95% intervals over
-    /// rounds: on back-to-back getpid calls, and on a same-CPU eventfd
-    /// ping-pong (a context switch every two syscalls), where it runs with
-    /// colder predictors and caches.
+    /// rounds: on back-to-back getpid calls, and in a same-CPU eventfd
+    /// ping-pong between two processes (a context switch every two
+    /// syscalls).
     pub hot_toll_ns: f64,
-    pub hot_toll_ci95_ns: Option<[f64; 2]>,
+    pub hot_toll_ci95_ns: [f64; 2],
     pub switching_toll_ns: f64,
-    pub switching_toll_ci95_ns: Option<[f64; 2]>,
+    pub switching_toll_ci95_ns: [f64; 2],
     /// The workload's context switches per syscall over the ping-pong's
     /// (0.5), at most 1: how far its toll is taken from the hot one
     /// towards the switching one.
     pub switching_weight: f64,
-    /// The toll the prediction uses: hot + (switching - hot) x weight.
+    /// The toll the prediction uses: hot + (switching - hot) x weight; its
+    /// interval is the two intervals so combined (a conservative bound).
     pub toll_per_syscall_ns: f64,
-    pub toll_ci95_ns: Option<[f64; 2]>,
+    pub toll_ci95_ns: [f64; 2],
     /// The counted run's syscalls and context switches.
     pub syscalls: u64,
     pub switches: u64,
     /// syscalls x toll, ms.
     pub predicted_ms: f64,
-    pub predicted_ci95_ms: Option<[f64; 2]>,
-    /// Median over pairs of filtered minus plain, ms, with 95% intervals.
+    pub predicted_ci95_ms: [f64; 2],
+    /// Filtered minus plain, lower quartile of each side's runs, ms, with
+    /// 95% bootstrap intervals.
     pub measured_cpu_ms: f64,
-    pub measured_cpu_ci95_ms: Option<[f64; 2]>,
+    pub measured_cpu_ci95_ms: [f64; 2],
     pub measured_wall_ms: f64,
-    pub measured_wall_ci95_ms: Option<[f64; 2]>,
+    pub measured_wall_ci95_ms: [f64; 2],
     /// measured CPU difference / predicted.
     pub measured_over_predicted: Option<f64>,
 }
 
-fn median_with_ci(values: &[f64]) -> (f64, Option<[f64; 2]>) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let ci = (values.len() >= 5).then(|| {
-        let (lo, hi) = stats::bootstrap_median_ci(values, 0.95, RESAMPLES, 0x7a5);
-        [lo, hi]
-    });
-    (stats::median(&sorted), ci)
+/// `filtered`'s quiet figure minus `plain`'s, with its 95% interval.
+fn quiet_difference(plain: &[f64], filtered: &[f64]) -> Result<(f64, [f64; 2]), String> {
+    stats::quantile_difference(plain, filtered, QUIET_QUANTILE, 0.95, RESAMPLES, 0x7a5)
+        .map(|(d, (lo, hi))| (d, [lo, hi]))
+        .ok_or_else(|| "no runs to compare".to_string())
 }
 
-/// What the filter adds to one syscall, ns, in one round of each regime.
-struct TollRound {
-    /// On back-to-back getpid calls: predictors and caches warm.
-    hot: f64,
-    /// In `mitbench workload eventfd-pingpong`: a context switch every two
-    /// syscalls.
-    switching: f64,
+/// Plain and filtered figures of one measurement, one per run or round.
+#[derive(Default)]
+struct Sides {
+    plain: Vec<f64>,
+    filtered: Vec<f64>,
+}
+
+impl Sides {
+    fn push(&mut self, plain: f64, filtered: f64) {
+        self.plain.push(plain);
+        self.filtered.push(filtered);
+    }
+
+    /// Filtered minus plain, quiet state, scaled by `scale`.
+    fn difference(&self, scale: f64) -> Result<(f64, [f64; 2]), String> {
+        let (d, [lo, hi]) = quiet_difference(&self.plain, &self.filtered)?;
+        Ok((d * scale, [lo * scale, hi * scale]))
+    }
 }
 
 /// Round trips per switching round, and the syscalls and context switches
@@ -86,10 +106,19 @@ const PINGPONG_TRIPS: u64 = 20_000;
 const PINGPONG_SYSCALLS: f64 = 4.0;
 const PINGPONG_SWITCHES_PER_SYSCALL: f64 = 0.5;
 
-/// The filter's toll in alternating plain and filtered rounds of both
-/// regimes.
-fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Vec<TollRound>, String> {
-    let hot = hot_tolls_ns(program, tsc_mhz)?;
+/// The filter's toll per syscall in both regimes, ns, with intervals:
+/// (hot, switching).
+type Tolls = ((f64, [f64; 2]), (f64, [f64; 2]));
+
+fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Tolls, String> {
+    // Every measurement of the toll on one CPU: the filtered thread and the
+    // ping-pong processes inherit this thread's affinity. The two vCPUs of
+    // a guest can run at different speeds, and plain on one and filtered on
+    // the other would time the CPUs, not the filter.
+    let cpu = affinity::current_cpu().unwrap_or(0);
+    let _pinned =
+        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    let hot = getpid_ticks(program, tsc_mhz)?.difference(1000.0 / tsc_mhz)?;
     let exe = std::env::current_exe().map_err(|e| format!("finding mitbench's own binary: {e}"))?;
     let pingpong = [
         exe.to_string_lossy().into_owned(),
@@ -97,26 +126,21 @@ fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Vec<TollR
         "eventfd-pingpong".into(),
         PINGPONG_TRIPS.to_string(),
     ];
-    let per_syscall_ns = |cpu_s: f64| cpu_s * 1e9 / (PINGPONG_TRIPS as f64 * PINGPONG_SYSCALLS);
-    hot.into_iter()
-        .enumerate()
-        .map(|(round, hot)| {
-            let (plain, filtered) = in_alternating_order(round, &pingpong, program)?;
-            if plain.0 <= 0.0 || filtered.0 <= 0.0 {
-                return Err("the reference ping-pong used no CPU time: it did not run".into());
-            }
-            Ok(TollRound {
-                hot,
-                switching: per_syscall_ns(filtered.0 - plain.0),
-            })
-        })
-        .collect()
+    let mut cpu = Sides::default();
+    for round in 0..TOLL_ROUNDS {
+        let (plain, filtered) = in_alternating_order(round, &pingpong, program)?;
+        if plain.0 <= 0.0 || filtered.0 <= 0.0 {
+            return Err("the reference ping-pong used no CPU time: it did not run".into());
+        }
+        cpu.push(plain.0, filtered.0);
+    }
+    let switching = cpu.difference(1e9 / (PINGPONG_TRIPS as f64 * PINGPONG_SYSCALLS))?;
+    Ok((hot, switching))
 }
 
-/// What the filter adds to one getpid, ns, per round: rounds alternate
-/// between this thread (plain) and a thread of its own that installed the
-/// filter, which ends with the thread.
-fn hot_tolls_ns(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Vec<f64>, String> {
+/// Ticks per getpid in alternating rounds: plain on this thread, filtered
+/// on a thread of its own that installed the filter, which ends with it.
+fn getpid_ticks(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Sides, String> {
     let settings = Settings {
         budget_s: 0.05,
         warmup_s: 0.005,
@@ -151,7 +175,7 @@ fn hot_tolls_ns(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Vec<f64>,
                 }
             }
         });
-        let mut deltas = Vec::new();
+        let mut sides = Sides::default();
         for _ in 0..TOLL_ROUNDS {
             let plain = ticks(harness)?;
             // A thread that ended has said why (a refused filter) before.
@@ -159,9 +183,9 @@ fn hot_tolls_ns(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Vec<f64>,
             let filtered = answered
                 .recv()
                 .map_err(|_| "the filtered thread ended".to_string())??;
-            deltas.push((filtered - plain) * 1000.0 / tsc_mhz);
+            sides.push(plain, filtered);
         }
-        Ok(deltas)
+        Ok(sides)
     })
 }
 
@@ -230,21 +254,22 @@ pub fn check(
 ) -> Result<Check, String> {
     let Counted { syscalls, switches } = counted;
     let program = inject::every_syscall_filter(rules);
-    let rounds = filter_tolls(&program, tsc_mhz)?;
+    let ((hot, hot_ci), (switching, switching_ci)) = filter_tolls(&program, tsc_mhz)?;
     let weight = switching_weight(syscalls, switches);
-    let per_round = |f: &dyn Fn(&TollRound) -> f64| -> Vec<f64> { rounds.iter().map(f).collect() };
-    let (hot, hot_ci) = median_with_ci(&per_round(&|r| r.hot));
-    let (switching, switching_ci) = median_with_ci(&per_round(&|r| r.switching));
-    let (toll, toll_ci) = median_with_ci(&per_round(&|r| r.hot + (r.switching - r.hot) * weight));
-    let mut cpu_ms = Vec::new();
-    let mut wall_ms = Vec::new();
+    let between = |h: f64, s: f64| h + (s - h) * weight;
+    let toll = between(hot, switching);
+    let toll_ci = [
+        between(hot_ci[0], switching_ci[0]),
+        between(hot_ci[1], switching_ci[1]),
+    ];
+    let (mut cpu, mut wall) = (Sides::default(), Sides::default());
     for pair in 0..pairs {
         let (plain, filtered) = in_alternating_order(pair, command, &program)?;
-        cpu_ms.push((filtered.0 - plain.0) * 1e3);
-        wall_ms.push((filtered.1 - plain.1) * 1e3);
+        cpu.push(plain.0, filtered.0);
+        wall.push(plain.1, filtered.1);
     }
-    let (measured_cpu_ms, measured_cpu_ci95_ms) = median_with_ci(&cpu_ms);
-    let (measured_wall_ms, measured_wall_ci95_ms) = median_with_ci(&wall_ms);
+    let (measured_cpu_ms, measured_cpu_ci95_ms) = cpu.difference(1e3)?;
+    let (measured_wall_ms, measured_wall_ci95_ms) = wall.difference(1e3)?;
     let ms = |ns: f64| syscalls as f64 * ns / 1e6;
     let predicted_ms = ms(toll);
     Ok(Check {
@@ -260,7 +285,7 @@ pub fn check(
         syscalls,
         switches,
         predicted_ms,
-        predicted_ci95_ms: toll_ci.map(|[lo, hi]| [ms(lo), ms(hi)]),
+        predicted_ci95_ms: [ms(toll_ci[0]), ms(toll_ci[1])],
         measured_cpu_ms,
         measured_cpu_ci95_ms,
         measured_wall_ms,

@@ -9,6 +9,7 @@ use super::supervise::Watch;
 use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, Counter};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,16 @@ pub struct Counted {
     pub counts: Vec<Count>,
     /// What the counts hold beyond the workload.
     pub includes: String,
+    /// The workload's seccomp and speculation controls, from its /proc
+    /// status (a command's are mitbench's, which it inherits).
+    pub controls: BTreeMap<String, String>,
+}
+
+/// The process controls of `/proc/{who}/status`; empty where unreadable.
+pub(super) fn controls_of(who: &str) -> BTreeMap<String, String> {
+    std::fs::read_to_string(format!("/proc/{who}/status"))
+        .map(|status| crate::inventory::identity::process_controls(&status))
+        .unwrap_or_default()
 }
 
 /// The tracepoints counted, by the kind of crossing they mark.
@@ -242,6 +253,7 @@ fn run_counted(command: &[String], timeout: Option<Duration>) -> Result<Counted,
         cpu_s: usage.cpu_s,
         counts,
         includes,
+        controls: controls_of("self"),
     })
 }
 

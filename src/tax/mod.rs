@@ -7,6 +7,7 @@ mod attach;
 pub mod check;
 pub mod count;
 pub mod inject;
+pub mod named;
 mod supervise;
 mod tracefs;
 pub mod workloads;
@@ -97,6 +98,9 @@ pub struct Tax {
     pub rows: Vec<TaxRow>,
     /// Every priced crossing together, percent of the CPU time.
     pub share_pct: Option<f64>,
+    /// The named mitigations in force in these tolls, and the part of a
+    /// toll measured for each where this machine could.
+    pub mitigations: Vec<named::InForce>,
     /// With `--check`: the estimate against a toll injected and measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<check::Check>,
@@ -159,6 +163,7 @@ pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Ta
     let priced: Vec<f64> = rows.iter().filter_map(|r| r.share_pct).collect();
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
+        mitigations: named::in_force(tolls, &counted.controls),
         counted,
         tolls_from,
         rows,

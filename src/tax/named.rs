@@ -1,0 +1,197 @@
+//! Which named mitigations are in force in the tolls `mitbench tax`
+//! prices, and the part of a toll an in-run A/B of this machine measured
+//! for one. Machine-wide mitigations (the kernel's, from its vulnerability
+//! files) are in every crossing and cannot be switched inside one boot: a
+//! toll holds them, and only `mitbench compare` against a boot without one
+//! separates it. Per-process controls (seccomp filters, speculation
+//! controls) are read from the workload's own status; where the tolls' run
+//! measured that control on and off, its part is given. Attribution says
+//! "consistent with", never more: it comes from the table in
+//! [`crate::compare::attribution`].
+
+use super::TOLLS;
+use crate::compare::attribution::{self, Mitigation};
+use crate::results::RunDocument;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One mitigation in force and the tolls it is part of.
+#[derive(Debug, Clone, Serialize)]
+pub struct InForce {
+    pub mitigation: &'static str,
+    /// The kinds of crossing whose toll it is part of.
+    pub kinds: Vec<&'static str>,
+    /// What says it is in force: a vulnerability file's line, or a line of
+    /// the workload's /proc status.
+    pub evidence: String,
+    /// Its part of one crossing, ns, where an in-run A/B measured it here.
+    pub part_ns: Option<f64>,
+    /// Which rows measured that part, or why nothing here can.
+    pub part_from: String,
+}
+
+/// The mitigations in force for a workload with these process `controls`
+/// (from its /proc status), with the tolls from `tolls`.
+pub fn in_force(tolls: &RunDocument, controls: &BTreeMap<String, String>) -> Vec<InForce> {
+    let mut found = Vec::new();
+    for (file, line) in &tolls.inventory.cpu.vulnerabilities {
+        let mechanism = line.starts_with("Mitigation")
+            || line
+                .strip_prefix("Vulnerable:")
+                .is_some_and(|rest| !rest.trim().is_empty());
+        if !mechanism {
+            continue;
+        }
+        for m in attribution::switched_by(file) {
+            let evidence = format!("{file}: {line}");
+            push(&mut found, m, taxed(m), evidence, None, machine_wide());
+        }
+    }
+    let field = |key: &str| controls.get(key).map(String::as_str);
+    if let Some(n) = field("Seccomp_filters").filter(|n| *n != "0") {
+        push(
+            &mut found,
+            named("seccomp filters"),
+            // A filter runs on syscalls only; the other tolls' probes make
+            // syscalls to cross, but the crossing they price is not one.
+            vec!["syscall"],
+            format!("Seccomp_filters: {n} (inherited by the workload)"),
+            None,
+            "a filter cannot be taken off a process, so its part is not separable here; \
+             `--check` measures what one more filter adds"
+                .into(),
+        );
+    }
+    if let Some(state) = field("Speculation_Store_Bypass").filter(|s| s.contains("mitigated")) {
+        let part = ab_delta_ns(tolls, "syscall/specctrl-getpid", "store_bypass=disable");
+        let from = match part {
+            Some(_) => "syscall/specctrl-getpid: store_bypass=disable against unchanged".into(),
+            None => "not measured: the tolls' run has no syscall/specctrl-getpid rows".into(),
+        };
+        push(
+            &mut found,
+            named("SSBD (speculative store bypass disable)"),
+            // What its A/B here measures: a syscall with it on and off.
+            vec!["syscall"],
+            format!("Speculation_Store_Bypass: {state}"),
+            part,
+            from,
+        );
+    }
+    if let Some(state) = field("SpeculationIndirectBranch").filter(|s| s.contains("disabled")) {
+        let ibpb = named("IBPB");
+        push(
+            &mut found,
+            ibpb,
+            taxed(ibpb),
+            format!("SpeculationIndirectBranch: {state}"),
+            None,
+            "not measured: mitbench has no in-run A/B of a context switch with it yet".into(),
+        );
+    }
+    found
+}
+
+fn machine_wide() -> String {
+    "machine-wide: only `mitbench compare` with a boot without it separates it".into()
+}
+
+fn named(name: &str) -> &'static Mitigation {
+    attribution::MITIGATIONS
+        .iter()
+        .find(|m| m.name == name)
+        .expect("a mitigation of the attribution table")
+}
+
+/// The kinds of crossing whose toll's probe `m` taxes.
+fn taxed(m: &Mitigation) -> Vec<&'static str> {
+    TOLLS
+        .iter()
+        .filter(|t| attribution::taxes(m, t.probe))
+        .map(|t| t.kind)
+        .collect()
+}
+
+/// Adds `m`, in the tolls of `kinds`; one entry per mitigation, the first
+/// evidence kept and the others appended.
+fn push(
+    found: &mut Vec<InForce>,
+    m: &'static Mitigation,
+    kinds: Vec<&'static str>,
+    evidence: String,
+    part_ns: Option<f64>,
+    part_from: String,
+) {
+    if kinds.is_empty() {
+        return;
+    }
+    match found.iter_mut().find(|f| f.mitigation == m.name) {
+        Some(seen) => seen.evidence.push_str(&format!("; {evidence}")),
+        None => found.push(InForce {
+            mitigation: m.name,
+            kinds,
+            evidence,
+            part_ns,
+            part_from,
+        }),
+    }
+}
+
+/// The measured difference of `variant` from its probe's baseline, ns per
+/// item, in `doc`.
+fn ab_delta_ns(doc: &RunDocument, probe: &str, variant: &str) -> Option<f64> {
+    let record = doc
+        .results
+        .iter()
+        .find(|r| r.id == probe && r.variant == variant)?;
+    let delta_ticks = record.vs_baseline.as_ref()?.delta_ticks;
+    let mhz = doc.inventory.tsc_mhz?;
+    Some(delta_ticks * 1000.0 / mhz)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> RunDocument {
+        serde_json::from_str(include_str!("../../tests/fixtures/run-a.json")).unwrap()
+    }
+
+    #[test]
+    fn the_workloads_own_controls_are_named_with_the_tolls_they_are_in() {
+        let controls: BTreeMap<String, String> = [
+            ("Seccomp_filters", "2"),
+            ("Speculation_Store_Bypass", "thread force mitigated"),
+            ("SpeculationIndirectBranch", "conditional force disabled"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let found = in_force(&fixture(), &controls);
+        let get = |name: &str| found.iter().find(|f| f.mitigation == name);
+        let seccomp = get("seccomp filters").expect("seccomp named");
+        assert_eq!(seccomp.kinds, ["syscall"]);
+        assert!(seccomp.part_ns.is_none());
+        let ibpb = get("IBPB").expect("IBPB named");
+        assert!(ibpb.kinds.contains(&"context switch"));
+        assert!(ibpb.evidence.contains("conditional force disabled"));
+        let ssbd = get("SSBD (speculative store bypass disable)").expect("SSBD named");
+        assert_eq!(ssbd.kinds, ["syscall"]);
+        // Not in force: nothing said of it.
+        let quiet: BTreeMap<String, String> = [("Seccomp_filters", "0")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let machine_only = in_force(&fixture(), &quiet);
+        assert!(
+            machine_only
+                .iter()
+                .all(|f| f.mitigation != "seccomp filters")
+        );
+        assert!(
+            machine_only
+                .iter()
+                .all(|f| f.part_from.starts_with("machine-wide"))
+        );
+    }
+}
