@@ -7,8 +7,40 @@ mod common;
 
 use common::mitbench;
 
+/// A history holding one quick run of the tolls, made once for all the
+/// tests here, so each `tax` prices from it instead of measuring again.
+/// It lives in cargo's scratch directory for tests, made afresh by each
+/// run of this file (a static is never dropped, so a temporary directory
+/// would be left in /tmp).
+fn tolls_history() -> &'static str {
+    static HISTORY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HISTORY.get_or_init(|| {
+        let path = format!("{}/tax-tolls.sqlite", env!("CARGO_TARGET_TMPDIR"));
+        let _ = std::fs::remove_file(&path);
+        let mut args = vec!["run", "--quick", "--quiet", "--history", &path];
+        for probe in ["os/getpid", "os/ctxswitch", "memory/fault", "os/thread"] {
+            args.extend(["--probe", probe]);
+        }
+        let out = mitbench(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        path
+    })
+}
+
+/// `mitbench tax --history (the tolls) ARGS`.
+fn tax_command(args: &[&str]) -> std::process::Command {
+    common::command(&[&["tax", "--history", tolls_history()][..], args].concat())
+}
+
 fn tax_of(command: &[&str]) -> serde_json::Value {
-    let out = mitbench(&[&["tax", "--json", "--"][..], command].concat());
+    let out = tax_command(&[&["--json", "--"][..], command].concat())
+        .output()
+        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -81,8 +113,7 @@ fn a_command_that_cannot_start_exits_2() {
 #[test]
 fn the_check_predicts_from_the_count_and_measures_pairs() {
     let tax = {
-        let out = mitbench(&[
-            "tax",
+        let out = tax_command(&[
             "--json",
             "--check",
             "--pairs",
@@ -93,7 +124,9 @@ fn the_check_predicts_from_the_count_and_measures_pairs() {
             "of=/dev/null",
             "bs=1",
             "count=20000",
-        ]);
+        ])
+        .output()
+        .unwrap();
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -111,8 +144,8 @@ fn the_check_predicts_from_the_count_and_measures_pairs() {
     assert_eq!(check["syscalls"], syscalls);
     assert_eq!(check["pairs"], 4);
     assert_eq!(check["rules"], 64);
-    let toll = check["toll_per_syscall_ns"].as_f64().unwrap();
-    let predicted = check["predicted_ms"].as_f64().unwrap();
+    let toll = check["toll_per_syscall_ns"]["value"].as_f64().unwrap();
+    let predicted = check["predicted_ms"]["value"].as_f64().unwrap();
     assert!(toll.is_finite());
     assert!((syscalls as f64 * toll / 1e6 - predicted).abs() <= predicted.abs() * 1e-9);
     // The toll is taken between the two regimes by the workload's switches
@@ -121,11 +154,15 @@ fn the_check_predicts_from_the_count_and_measures_pairs() {
     let weight = check["switching_weight"].as_f64().unwrap();
     let expected = (switches as f64 / syscalls as f64 / 0.5).min(1.0);
     assert!((weight - expected).abs() < 1e-12, "{weight} vs {expected}");
-    for key in ["hot_toll_ns", "switching_toll_ns"] {
-        assert!(check[key].as_f64().unwrap().is_finite(), "{key}");
-    }
-    for key in ["measured_cpu_ms", "measured_wall_ms"] {
-        assert!(check[key].as_f64().unwrap().is_finite(), "{key}");
+    for key in [
+        "hot_toll_ns",
+        "switching_toll_ns",
+        "measured_cpu_ms",
+        "measured_wall_ms",
+    ] {
+        let value = check[key]["value"].as_f64().unwrap();
+        let [lo, hi] = [0, 1].map(|i| check[key]["ci95"][i].as_f64().unwrap());
+        assert!(value.is_finite() && lo <= hi, "{key}: {}", check[key]);
     }
 }
 
@@ -163,33 +200,45 @@ fn gone(pid: i32) -> bool {
     unsafe { libc::kill(pid, 0) != 0 }
 }
 
+/// Runs `mitbench tax --json ARGS` whose workload prints one line first;
+/// `then` gets that line and mitbench's pid while the workload runs.
+/// Returns mitbench's exit code and its JSON.
+fn tax_after_first_line(
+    args: &[&str],
+    then: impl FnOnce(&str, i32),
+) -> (Option<i32>, serde_json::Value) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = tax_command(&[&["--json"][..], args].concat())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    then(first.trim(), child.id() as i32);
+    let mut json = String::new();
+    out.read_to_string(&mut json).unwrap();
+    let code = child.wait().unwrap().code();
+    (code, serde_json::from_str(&json).unwrap())
+}
+
 /// `--timeout` stops the workload and what it left running, keeps what was
 /// counted, and exits 124.
 #[test]
 fn a_workload_past_its_timeout_is_stopped_and_its_counts_kept() {
-    use std::io::{BufRead, BufReader, Read};
-    let mut child = common::command(&[
-        "tax",
-        "--json",
-        "--timeout",
-        "0.3",
-        "--",
-        "sh",
-        "-c",
-        "sleep 300 & echo $!; exec sleep 300",
-    ])
-    .stdout(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
-    let orphan: i32 = first.trim().parse().unwrap();
-    let mut json = String::new();
-    out.read_to_string(&mut json).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(124));
-    let tax: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut orphan = 0;
+    let (code, tax) = tax_after_first_line(
+        &[
+            "--timeout",
+            "0.3",
+            "--",
+            "sh",
+            "-c",
+            "sleep 300 & echo $!; exec sleep 300",
+        ],
+        |line, _| orphan = line.parse().unwrap(),
+    );
+    assert_eq!(code, Some(124));
     assert_eq!(tax["counted"]["timed_out"], true);
     assert_eq!(tax["counted"]["leftovers_stopped"], 1, "{tax}");
     assert!(row(&tax, "context switch")["count"].as_u64().is_some());
@@ -203,28 +252,15 @@ fn a_workload_past_its_timeout_is_stopped_and_its_counts_kept() {
 /// counted is still printed; the exit code is 130.
 #[test]
 fn an_interrupt_is_passed_on_and_the_counts_printed() {
-    use std::io::{BufRead, BufReader, Read};
-    let mut child = common::command(&[
-        "tax",
-        "--json",
-        "--",
-        "sh",
-        "-c",
-        "echo ready; exec sleep 300",
-    ])
-    .stdout(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
-    assert_eq!(first.trim(), "ready");
-    // SAFETY: a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let mut json = String::new();
-    out.read_to_string(&mut json).unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    let tax: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (code, tax) = tax_after_first_line(
+        &["--", "sh", "-c", "echo ready; exec sleep 300"],
+        |line, mitbench| {
+            assert_eq!(line, "ready");
+            // SAFETY: a signal to our own child.
+            unsafe { libc::kill(mitbench, libc::SIGINT) };
+        },
+    );
+    assert_eq!(code, Some(130));
     assert_eq!(tax["counted"]["interrupted"], true);
     assert_eq!(tax["counted"]["exit_signal"], libc::SIGINT);
 }
@@ -238,7 +274,9 @@ fn a_running_process_is_counted_for_a_while() {
         .spawn()
         .unwrap();
     let pid = sleeper.id().to_string();
-    let out = mitbench(&["tax", "--json", "--pid", &pid, "--for", "0.2"]);
+    let out = tax_command(&["--json", "--pid", &pid, "--for", "0.2"])
+        .output()
+        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -259,7 +297,9 @@ fn a_running_process_is_counted_for_a_while() {
         .unwrap();
     let pid = short.id().to_string();
     let waiter = std::thread::spawn(move || short.wait().unwrap());
-    let out = mitbench(&["tax", "--json", "--pid", &pid, "--for", "600"]);
+    let out = tax_command(&["--json", "--pid", &pid, "--for", "600"])
+        .output()
+        .unwrap();
     waiter.join().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

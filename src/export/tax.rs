@@ -50,6 +50,9 @@ pub fn render(tax: &Tax) -> String {
         (Some(v), None) => format!("{v:.digits$}"),
         _ => "-".into(),
     };
+    let estimate = |e: crate::tax::check::Estimate, digits: usize| {
+        interval(Some(e.value), Some(e.ci95), digits)
+    };
     for r in &tax.rows {
         let count = match (&r.count, &r.unsupported) {
             (Some(n), _) => n.to_string(),
@@ -109,27 +112,28 @@ pub fn render(tax: &Tax) -> String {
     if let Some(k) = &tax.check {
         let _ = writeln!(
             out,
-            "check: a {}-comparison argument-reading seccomp filter adds {} ns per syscall on \
-             back-to-back getpids and {} ns in a same-CPU eventfd ping-pong between two processes \
-             (plain and filtered rounds alternating); this workload switches context {:.2} times per syscall, so its toll is \
-             taken {:.0}% of the way to the ping-pong's: {} ns; predicted extra CPU time {} \
-             syscalls x that = {} ms; measured over {} pairs of runs (lower quartile of each side): {} ms CPU, {} ms wall; \
-             measured / predicted = {}",
+            "check, everything on CPU {}: a {}-comparison argument-reading seccomp filter adds \
+             {} ns per syscall on back-to-back getpids and {} ns in an eventfd ping-pong between \
+             two processes (plain and filtered rounds alternating); this workload switches context \
+             {:.2} times per syscall, so its toll is taken {:.0}% of the way to the ping-pong's: \
+             {} ns; predicted extra CPU time {} syscalls x that = {} ms; measured over {} pairs of \
+             runs (lower quartile of each side): {} ms CPU, {} ms wall; measured / predicted = {}",
+            k.cpu,
             k.rules,
-            interval(Some(k.hot_toll_ns), Some(k.hot_toll_ci95_ns), 1),
-            interval(Some(k.switching_toll_ns), Some(k.switching_toll_ci95_ns), 1),
+            estimate(k.hot_toll_ns, 1),
+            estimate(k.switching_toll_ns, 1),
             if k.syscalls > 0 {
                 k.switches as f64 / k.syscalls as f64
             } else {
                 0.0
             },
             k.switching_weight * 100.0,
-            interval(Some(k.toll_per_syscall_ns), Some(k.toll_ci95_ns), 1),
+            estimate(k.toll_per_syscall_ns, 1),
             k.syscalls,
-            interval(Some(k.predicted_ms), Some(k.predicted_ci95_ms), 2),
+            estimate(k.predicted_ms, 2),
             k.pairs,
-            interval(Some(k.measured_cpu_ms), Some(k.measured_cpu_ci95_ms), 2),
-            interval(Some(k.measured_wall_ms), Some(k.measured_wall_ci95_ms), 2),
+            estimate(k.measured_cpu_ms, 2),
+            estimate(k.measured_wall_ms, 2),
             k.measured_over_predicted
                 .map_or("-".into(), |r| format!("{r:.2}")),
         );

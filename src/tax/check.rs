@@ -40,43 +40,68 @@ const QUIET_QUANTILE: f64 = 0.25;
 pub struct Check {
     /// Comparisons in the injected filter.
     pub rules: usize,
+    /// The CPU every run and measurement of the check was pinned to.
+    pub cpu: usize,
     pub pairs: usize,
-    /// What the filter adds to one syscall, ns, with 95% intervals over
-    /// rounds: on back-to-back getpid calls, and in a same-CPU eventfd
-    /// ping-pong between two processes (a context switch every two
-    /// syscalls).
-    pub hot_toll_ns: f64,
-    pub hot_toll_ci95_ns: [f64; 2],
-    pub switching_toll_ns: f64,
-    pub switching_toll_ci95_ns: [f64; 2],
+    /// What the filter adds to one syscall, ns: on back-to-back getpid
+    /// calls, and in a same-CPU eventfd ping-pong between two processes (a
+    /// context switch every two syscalls).
+    pub hot_toll_ns: Estimate,
+    pub switching_toll_ns: Estimate,
     /// The workload's context switches per syscall over the ping-pong's
     /// (0.5), at most 1: how far its toll is taken from the hot one
     /// towards the switching one.
     pub switching_weight: f64,
     /// The toll the prediction uses: hot + (switching - hot) x weight; its
     /// interval is the two intervals so combined (a conservative bound).
-    pub toll_per_syscall_ns: f64,
-    pub toll_ci95_ns: [f64; 2],
+    pub toll_per_syscall_ns: Estimate,
     /// The counted run's syscalls and context switches.
     pub syscalls: u64,
     pub switches: u64,
     /// syscalls x toll, ms.
-    pub predicted_ms: f64,
-    pub predicted_ci95_ms: [f64; 2],
-    /// Filtered minus plain, lower quartile of each side's runs, ms, with
-    /// 95% bootstrap intervals.
-    pub measured_cpu_ms: f64,
-    pub measured_cpu_ci95_ms: [f64; 2],
-    pub measured_wall_ms: f64,
-    pub measured_wall_ci95_ms: [f64; 2],
+    pub predicted_ms: Estimate,
+    /// Filtered minus plain, lower quartile of each side's runs, ms.
+    pub measured_cpu_ms: Estimate,
+    pub measured_wall_ms: Estimate,
     /// measured CPU difference / predicted.
     pub measured_over_predicted: Option<f64>,
 }
 
+/// A figure and its 95% interval.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Estimate {
+    pub value: f64,
+    pub ci95: [f64; 2],
+}
+
+impl Estimate {
+    fn map(self, f: impl Fn(f64) -> f64) -> Estimate {
+        Estimate {
+            value: f(self.value),
+            ci95: [f(self.ci95[0]), f(self.ci95[1])],
+        }
+    }
+
+    /// `self` + (`other` - `self`) x `weight`, interval ends alike.
+    fn towards(self, other: Estimate, weight: f64) -> Estimate {
+        let between = |a: f64, b: f64| a + (b - a) * weight;
+        Estimate {
+            value: between(self.value, other.value),
+            ci95: [
+                between(self.ci95[0], other.ci95[0]),
+                between(self.ci95[1], other.ci95[1]),
+            ],
+        }
+    }
+}
+
 /// `filtered`'s quiet figure minus `plain`'s, with its 95% interval.
-fn quiet_difference(plain: &[f64], filtered: &[f64]) -> Result<(f64, [f64; 2]), String> {
+fn quiet_difference(plain: &[f64], filtered: &[f64]) -> Result<Estimate, String> {
     stats::quantile_difference(plain, filtered, QUIET_QUANTILE, 0.95, RESAMPLES, 0x7a5)
-        .map(|(d, (lo, hi))| (d, [lo, hi]))
+        .map(|(value, (lo, hi))| Estimate {
+            value,
+            ci95: [lo, hi],
+        })
         .ok_or_else(|| "no runs to compare".to_string())
 }
 
@@ -94,9 +119,8 @@ impl Sides {
     }
 
     /// Filtered minus plain, quiet state, scaled by `scale`.
-    fn difference(&self, scale: f64) -> Result<(f64, [f64; 2]), String> {
-        let (d, [lo, hi]) = quiet_difference(&self.plain, &self.filtered)?;
-        Ok((d * scale, [lo * scale, hi * scale]))
+    fn difference(&self, scale: f64) -> Result<Estimate, String> {
+        Ok(quiet_difference(&self.plain, &self.filtered)?.map(|v| v * scale))
     }
 }
 
@@ -106,18 +130,10 @@ const PINGPONG_TRIPS: u64 = 20_000;
 const PINGPONG_SYSCALLS: f64 = 4.0;
 const PINGPONG_SWITCHES_PER_SYSCALL: f64 = 0.5;
 
-/// The filter's toll per syscall in both regimes, ns, with intervals:
-/// (hot, switching).
-type Tolls = ((f64, [f64; 2]), (f64, [f64; 2]));
+/// The filter's toll per syscall in both regimes, ns: (hot, switching).
+type Tolls = (Estimate, Estimate);
 
 fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Tolls, String> {
-    // Every measurement of the toll on one CPU: the filtered thread and the
-    // ping-pong processes inherit this thread's affinity. The two vCPUs of
-    // a guest can run at different speeds, and plain on one and filtered on
-    // the other would time the CPUs, not the filter.
-    let cpu = affinity::current_cpu().unwrap_or(0);
-    let _pinned =
-        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
     let hot = getpid_ticks(program, tsc_mhz)?.difference(1000.0 / tsc_mhz)?;
     let exe = std::env::current_exe().map_err(|e| format!("finding mitbench's own binary: {e}"))?;
     let pingpong = [
@@ -253,44 +269,43 @@ pub fn check(
     tsc_mhz: f64,
 ) -> Result<Check, String> {
     let Counted { syscalls, switches } = counted;
+    // The whole check on one CPU: the filtered thread, the ping-pong
+    // processes and the workload's runs inherit this thread's affinity. The
+    // two vCPUs of a guest can run at different speeds, and plain on one
+    // and filtered on the other would time the CPUs, not the filter (dd's
+    // measured/predicted moved 1.06-1.45 over five runs unpinned, 0.94-1.09
+    // pinned, on this guest in a noisy hour).
+    let cpu = affinity::current_cpu().unwrap_or(0);
+    let _pinned =
+        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
     let program = inject::every_syscall_filter(rules);
-    let ((hot, hot_ci), (switching, switching_ci)) = filter_tolls(&program, tsc_mhz)?;
+    let (hot, switching) = filter_tolls(&program, tsc_mhz)?;
     let weight = switching_weight(syscalls, switches);
-    let between = |h: f64, s: f64| h + (s - h) * weight;
-    let toll = between(hot, switching);
-    let toll_ci = [
-        between(hot_ci[0], switching_ci[0]),
-        between(hot_ci[1], switching_ci[1]),
-    ];
-    let (mut cpu, mut wall) = (Sides::default(), Sides::default());
+    let toll = hot.towards(switching, weight);
+    let (mut cpu_time, mut wall) = (Sides::default(), Sides::default());
     for pair in 0..pairs {
         let (plain, filtered) = in_alternating_order(pair, command, &program)?;
-        cpu.push(plain.0, filtered.0);
+        cpu_time.push(plain.0, filtered.0);
         wall.push(plain.1, filtered.1);
     }
-    let (measured_cpu_ms, measured_cpu_ci95_ms) = cpu.difference(1e3)?;
-    let (measured_wall_ms, measured_wall_ci95_ms) = wall.difference(1e3)?;
-    let ms = |ns: f64| syscalls as f64 * ns / 1e6;
-    let predicted_ms = ms(toll);
+    let measured_cpu_ms = cpu_time.difference(1e3)?;
+    let measured_wall_ms = wall.difference(1e3)?;
+    let predicted_ms = toll.map(|ns| syscalls as f64 * ns / 1e6);
     Ok(Check {
         rules,
+        cpu,
         pairs,
         hot_toll_ns: hot,
-        hot_toll_ci95_ns: hot_ci,
         switching_toll_ns: switching,
-        switching_toll_ci95_ns: switching_ci,
         switching_weight: weight,
         toll_per_syscall_ns: toll,
-        toll_ci95_ns: toll_ci,
         syscalls,
         switches,
         predicted_ms,
-        predicted_ci95_ms: [ms(toll_ci[0]), ms(toll_ci[1])],
         measured_cpu_ms,
-        measured_cpu_ci95_ms,
         measured_wall_ms,
-        measured_wall_ci95_ms,
-        measured_over_predicted: (predicted_ms > 0.0).then(|| measured_cpu_ms / predicted_ms),
+        measured_over_predicted: (predicted_ms.value > 0.0)
+            .then(|| measured_cpu_ms.value / predicted_ms.value),
     })
 }
 
