@@ -167,6 +167,9 @@ enum Command {
         /// With --pid: how long to count, e.g. 10s, 1m (less when the process ends first)
         #[arg(long = "for", id = "for_duration", value_name = "DURATION", value_parser = duration_arg, requires = "pid")]
         for_duration: Option<Duration>,
+        /// Also write the estimate as a self-contained HTML page to FILE
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
         /// Pairs of runs for --check
         #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(2..=1000))]
         pairs: u16,
@@ -389,6 +392,7 @@ fn main() -> ExitCode {
         }) => export_run(&stored, &run, format, &output),
         Some(Command::Tax {
             json,
+            html,
             check,
             timeout,
             pid,
@@ -405,7 +409,7 @@ fn main() -> ExitCode {
             tax(
                 &store,
                 &workload,
-                json,
+                TaxOutput { json, html },
                 check.then_some((usize::from(pairs), usize::from(rules))),
             )
         }
@@ -683,13 +687,36 @@ fn export_run(
     }
 }
 
+/// Where a tax estimate goes: stdout as JSON or a table, and maybe a page.
+struct TaxOutput {
+    json: bool,
+    html: Option<PathBuf>,
+}
+
 /// Counts a workload's crossings and prices them (see `mitbench::tax`).
 fn tax(
     store: &HistoryArgs,
     target: &Target,
-    json: bool,
+    output: TaxOutput,
     check: Option<(usize, usize)>,
 ) -> ExitCode {
+    // A page that cannot be written is found out before the workload runs.
+    let html = match output
+        .html
+        .as_deref()
+        .map(|path| Ok::<_, String>((path, run::temp_file_beside(path, "html")?)))
+    {
+        Some(Err(message)) => return fail(2, message),
+        Some(Ok(target)) => Some(target),
+        None => None,
+    };
+    if let Some((_, temp)) = &html {
+        // After the count, a Ctrl-C only cuts the tolls' measurement short;
+        // a second one exits at once, and must not leave the page's
+        // temporary file behind.
+        mitbench::harness::interrupt::remove_on_abort(temp.path());
+        mitbench::harness::interrupt::install();
+    }
     let counted = match mitbench::tax::count::count(target) {
         Ok(counted) => counted,
         Err(message) => return fail(2, message),
@@ -768,11 +795,19 @@ fn tax(
             }
         }
     }
-    let printed = if json {
+    let printed = if output.json {
         print_json(&estimate)
     } else {
         print_out(&export::tax::render(&estimate))
     };
+    if let Some((path, temp)) = html {
+        let written = export::tax::render_html(&estimate)
+            .and_then(|page| export::write_bytes_atomically(&page, temp, path));
+        match written {
+            Ok(()) => say!("estimate written to {}", path.display()),
+            Err(e) => return fail(1, format!("writing {} failed: {e}", path.display())),
+        }
+    }
     if printed == ExitCode::SUCCESS {
         ending
     } else {

@@ -316,3 +316,50 @@ fn a_running_process_is_counted_for_a_while() {
     let out = mitbench(&["tax", "--pid", "1"]);
     assert_eq!(out.status.code(), Some(2), "--pid needs --for");
 }
+
+/// `--html` writes the estimate as one self-contained page beside the table:
+/// every kind of crossing in it, no script, nothing fetched.
+#[test]
+fn the_estimate_is_also_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("tax.html");
+    let out = tax_command(&[
+        "--html",
+        page.to_str().unwrap(),
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=1",
+        "count=1000",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for kind in [
+        "syscall",
+        "context switch",
+        "page fault",
+        "thread or process creation",
+        "TLB flush",
+    ] {
+        assert!(html.contains(&format!("<td>{kind}</td>")), "{kind} missing");
+    }
+    assert!(html.contains("<code>dd if="), "the command is shown");
+    assert!(!html.contains("<script") && !html.contains("src=\"http"));
+    // Only the page is left in the directory: no temporary file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    // A page that cannot be written is bad input, found before the workload
+    // runs.
+    let out = tax_command(&["--html", "/", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,15 +1,65 @@
-//! `mitbench tax` in the terminal: per kind of crossing, the count, its
-//! rate, what one costs here, and the share of the workload's CPU time.
+//! `mitbench tax` rendered: in the terminal, and as a self-contained page.
+//! Both show per kind of crossing the count, its rate, what one costs here,
+//! and the share of the workload's CPU time, then the mitigations named in
+//! the tolls and the check; the wording of every figure is made once here.
 
+use super::ExportError;
+use super::html::render_page;
 use crate::export::terminal::terminal_safe;
-use crate::tax::Tax;
+use crate::tax::check::{Check, Estimate};
+use crate::tax::named::InForce;
+use crate::tax::{Tax, TaxRow};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use serde::Serialize;
 use std::fmt::Write as _;
 
-pub fn render(tax: &Tax) -> String {
+const HEADER: [&str; 7] = [
+    "crossing",
+    "count",
+    "per CPU-s",
+    "toll (ns)",
+    "total (ms)",
+    "share of CPU",
+    "toll from",
+];
+
+const ESTIMATE_CAVEAT: &str = "an estimate: count x the cost of one crossing measured in \
+    isolation; a crossing in a real workload may cost more, with colder caches and predictors";
+
+fn interval(value: Option<f64>, ci: Option<[f64; 2]>, digits: usize) -> String {
+    match (value, ci) {
+        (Some(v), Some([lo, hi])) => format!("{v:.digits$} [{lo:.digits$}, {hi:.digits$}]"),
+        (Some(v), None) => format!("{v:.digits$}"),
+        _ => "-".into(),
+    }
+}
+
+fn estimate(e: Estimate, digits: usize) -> String {
+    interval(Some(e.value), Some(e.ci95), digits)
+}
+
+/// A row's cells, in [`HEADER`]'s order.
+fn cells(r: &TaxRow) -> [String; 7] {
+    let count = match (&r.count, &r.unsupported) {
+        (Some(n), _) => n.to_string(),
+        (None, Some(_)) => "unsupported".into(),
+        (None, None) => "-".into(),
+    };
+    [
+        r.kind.to_string(),
+        count,
+        r.per_cpu_second.map_or("-".into(), |v| format!("{v:.0}")),
+        interval(r.toll_ns, r.toll_ci95_ns, 0),
+        interval(r.total_ms, r.total_ci95_ms, 2),
+        r.share_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+        r.toll_from.clone(),
+    ]
+}
+
+/// How the workload's run ended, as a phrase.
+fn ended(tax: &Tax) -> String {
     let c = &tax.counted;
-    let mut out = String::new();
-    let ended = if c.timed_out {
+    let how = if c.timed_out {
         "stopped at --timeout".to_string()
     } else if let Some(code) = c.exit_code {
         format!("exit {code}")
@@ -18,11 +68,58 @@ pub fn render(tax: &Tax) -> String {
     } else {
         "still running".to_string()
     };
-    let interrupted = if c.interrupted { ", interrupted" } else { "" };
+    if c.interrupted {
+        format!("{how}, interrupted")
+    } else {
+        how
+    }
+}
+
+fn part(m: &InForce) -> String {
+    match m.part_ns {
+        Some(ns) => format!("{ns:.1} ns of each crossing ({})", m.part_from),
+        None => m.part_from.clone(),
+    }
+}
+
+fn check_sentence(k: &Check) -> String {
+    let switches_per_syscall = if k.syscalls > 0 {
+        k.switches as f64 / k.syscalls as f64
+    } else {
+        0.0
+    };
+    format!(
+        "everything on CPU {}: a {}-comparison argument-reading seccomp filter adds {} ns per \
+         syscall on back-to-back getpids and {} ns in an eventfd ping-pong between two processes \
+         (plain and filtered rounds alternating); this workload switches context {:.2} times per \
+         syscall, so its toll is taken {:.0}% of the way to the ping-pong's: {} ns; predicted \
+         extra CPU time {} syscalls x that = {} ms; measured over {} pairs of runs (lower \
+         quartile of each side): {} ms CPU, {} ms wall; measured / predicted = {}",
+        k.cpu,
+        k.rules,
+        estimate(k.hot_toll_ns, 1),
+        estimate(k.switching_toll_ns, 1),
+        switches_per_syscall,
+        k.switching_weight * 100.0,
+        estimate(k.toll_per_syscall_ns, 1),
+        k.syscalls,
+        estimate(k.predicted_ms, 2),
+        k.pairs,
+        estimate(k.measured_cpu_ms, 2),
+        estimate(k.measured_wall_ms, 2),
+        k.measured_over_predicted
+            .map_or("-".into(), |r| format!("{r:.2}")),
+    )
+}
+
+pub fn render(tax: &Tax) -> String {
+    let c = &tax.counted;
+    let mut out = String::new();
     let _ = writeln!(
         out,
-        "workload: {} ({ended}{interrupted}); wall {:.3} s, CPU {:.3} s (user + system, whole process tree)",
+        "workload: {} ({}); wall {:.3} s, CPU {:.3} s (user + system, whole process tree)",
         terminal_safe(&c.command.join(" "), false),
+        ended(tax),
         c.wall_s,
         c.cpu_s
     );
@@ -31,59 +128,24 @@ pub fn render(tax: &Tax) -> String {
     table
         .load_style(presets::UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header([
-            "crossing",
-            "count",
-            "per CPU-s",
-            "toll (ns)",
-            "total (ms)",
-            "share of CPU",
-            "toll from",
-        ]);
+        .set_header(HEADER);
     for column in 1..6 {
         if let Some(col) = table.column_mut(column) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let interval = |value: Option<f64>, ci: Option<[f64; 2]>, digits: usize| match (value, ci) {
-        (Some(v), Some([lo, hi])) => format!("{v:.digits$} [{lo:.digits$}, {hi:.digits$}]"),
-        (Some(v), None) => format!("{v:.digits$}"),
-        _ => "-".into(),
-    };
-    let estimate = |e: crate::tax::check::Estimate, digits: usize| {
-        interval(Some(e.value), Some(e.ci95), digits)
-    };
     for r in &tax.rows {
-        let count = match (&r.count, &r.unsupported) {
-            (Some(n), _) => n.to_string(),
-            (None, Some(_)) => "unsupported".into(),
-            (None, None) => "-".into(),
-        };
-        table.add_row(vec![
-            r.kind.to_string(),
-            count,
-            r.per_cpu_second.map_or("-".into(), |v| format!("{v:.0}")),
-            interval(r.toll_ns, r.toll_ci95_ns, 0),
-            interval(r.total_ms, r.total_ci95_ms, 2),
-            r.share_pct.map_or("-".into(), |v| format!("{v:.1}%")),
-            r.toll_from.clone(),
-        ]);
+        table.add_row(cells(r));
     }
     let _ = writeln!(out, "{table}");
     for r in tax.rows.iter().filter(|r| r.unsupported.is_some()) {
-        let _ = writeln!(
-            out,
-            "{}: unsupported: {}",
-            r.kind,
-            r.unsupported.as_deref().unwrap_or_default()
-        );
+        let why = r.unsupported.as_deref().unwrap_or_default();
+        let _ = writeln!(out, "{}: unsupported: {why}", r.kind);
     }
     if let Some(share) = tax.share_pct {
         let _ = writeln!(
             out,
-            "priced crossings together: {share:.1}% of the workload's CPU time (an estimate: \
-             count x the cost of one crossing measured in isolation; a crossing in a real \
-             workload may cost more, with colder caches and predictors)"
+            "priced crossings together: {share:.1}% of the workload's CPU time ({ESTIMATE_CAVEAT})"
         );
     }
     let _ = writeln!(out, "counts include {}", c.includes);
@@ -94,49 +156,106 @@ pub fn render(tax: &Tax) -> String {
         );
     }
     for m in &tax.mitigations {
-        let part = match m.part_ns {
-            Some(ns) => format!("{ns:.1} ns of each crossing ({})", m.part_from),
-            None => m.part_from.clone(),
-        };
         let _ = writeln!(
             out,
-            "  {} [{}]: {}; part: {part}",
+            "  {} [{}]: {}; part: {}",
             m.mitigation,
             m.kinds.join(", "),
-            terminal_safe(&m.evidence, false)
+            terminal_safe(&m.evidence, false),
+            part(m)
         );
     }
     if let Some(why) = &tax.check_unsupported {
         let _ = writeln!(out, "check: unsupported: {why}");
     }
     if let Some(k) = &tax.check {
-        let _ = writeln!(
-            out,
-            "check, everything on CPU {}: a {}-comparison argument-reading seccomp filter adds \
-             {} ns per syscall on back-to-back getpids and {} ns in an eventfd ping-pong between \
-             two processes (plain and filtered rounds alternating); this workload switches context \
-             {:.2} times per syscall, so its toll is taken {:.0}% of the way to the ping-pong's: \
-             {} ns; predicted extra CPU time {} syscalls x that = {} ms; measured over {} pairs of \
-             runs (lower quartile of each side): {} ms CPU, {} ms wall; measured / predicted = {}",
-            k.cpu,
-            k.rules,
-            estimate(k.hot_toll_ns, 1),
-            estimate(k.switching_toll_ns, 1),
-            if k.syscalls > 0 {
-                k.switches as f64 / k.syscalls as f64
-            } else {
-                0.0
-            },
-            k.switching_weight * 100.0,
-            estimate(k.toll_per_syscall_ns, 1),
-            k.syscalls,
-            estimate(k.predicted_ms, 2),
-            k.pairs,
-            estimate(k.measured_cpu_ms, 2),
-            estimate(k.measured_wall_ms, 2),
-            k.measured_over_predicted
-                .map_or("-".into(), |r| format!("{r:.2}")),
-        );
+        let _ = writeln!(out, "check, {}", check_sentence(k));
     }
     out
+}
+
+#[derive(Serialize)]
+struct Page<'a> {
+    workload: String,
+    ended: String,
+    wall: String,
+    cpu: String,
+    tolls_from: &'a str,
+    rows: Vec<PageRow>,
+    share: Option<String>,
+    includes: &'a str,
+    mitigations: Vec<PageMitigation<'a>>,
+    check: Option<String>,
+    check_unsupported: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct PageRow {
+    kind: String,
+    count: String,
+    rate: String,
+    toll: String,
+    total: String,
+    share: String,
+    toll_from: String,
+    /// How the kind was counted, from the workload's counts.
+    source: String,
+}
+
+#[derive(Serialize)]
+struct PageMitigation<'a> {
+    mitigation: &'a str,
+    kinds: &'a [&'static str],
+    evidence: &'a str,
+    part: String,
+}
+
+/// The estimate as one self-contained page (no script, no fetch).
+pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
+    let c = &tax.counted;
+    let rows = tax
+        .rows
+        .iter()
+        .map(|r| {
+            let [kind, count, rate, toll, total, share, toll_from] = cells(r);
+            let source = c
+                .counts
+                .iter()
+                .find(|count| count.kind == r.kind)
+                .map_or_else(String::new, |count| count.source.clone());
+            PageRow {
+                kind,
+                count,
+                rate,
+                toll,
+                total,
+                share,
+                toll_from,
+                source,
+            }
+        })
+        .collect();
+    let page = Page {
+        workload: c.command.join(" "),
+        ended: ended(tax),
+        wall: format!("{:.3} s", c.wall_s),
+        cpu: format!("{:.3} s", c.cpu_s),
+        tolls_from: &tax.tolls_from,
+        rows,
+        share: tax.share_pct.map(|s| format!("{s:.1}%")),
+        includes: &c.includes,
+        mitigations: tax
+            .mitigations
+            .iter()
+            .map(|m| PageMitigation {
+                mitigation: m.mitigation,
+                kinds: &m.kinds,
+                evidence: &m.evidence,
+                part: part(m),
+            })
+            .collect(),
+        check: tax.check.as_ref().map(check_sentence),
+        check_unsupported: tax.check_unsupported.as_deref(),
+    };
+    render_page("tax.html", &page)
 }
