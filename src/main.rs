@@ -18,7 +18,7 @@ use mitbench::run::{self, PlanError, RunOptions};
 use mitbench::tax::count::Target;
 use mitbench::tax::workloads::Workload;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -701,14 +701,9 @@ fn tax(
     check: Option<(usize, usize)>,
 ) -> ExitCode {
     // A page that cannot be written is found out before the workload runs.
-    let html = match output
-        .html
-        .as_deref()
-        .map(|path| Ok::<_, String>((path, run::temp_file_beside(path, "html")?)))
-    {
-        Some(Err(message)) => return fail(2, message),
-        Some(Ok(target)) => Some(target),
-        None => None,
+    let html = match page_target(output.html.as_deref()) {
+        Ok(target) => target,
+        Err(message) => return fail(2, message),
     };
     if let Some((_, temp)) = &html {
         // After the count, a Ctrl-C only cuts the tolls' measurement short;
@@ -800,13 +795,10 @@ fn tax(
     } else {
         print_out(&export::tax::render(&estimate))
     };
-    if let Some((path, temp)) = html {
-        let written = export::tax::render_html(&estimate)
-            .and_then(|page| export::write_bytes_atomically(&page, temp, path));
-        match written {
-            Ok(()) => say!("estimate written to {}", path.display()),
-            Err(e) => return fail(1, format!("writing {} failed: {e}", path.display())),
-        }
+    if let Some(target) = html
+        && let Err(code) = write_page(target, export::tax::render_html(&estimate), "estimate")
+    {
+        return code;
     }
     if printed == ExitCode::SUCCESS {
         ending
@@ -841,6 +833,28 @@ fn fleet(
     print_out(&export::fleet::render(&fleet, style))
 }
 
+/// The file an `--html FILE` page goes to and the temporary file beside it
+/// it is written through; found unwritable before any work is done.
+fn page_target(path: Option<&Path>) -> Result<Option<(&Path, tempfile::NamedTempFile)>, String> {
+    path.map(|path| Ok((path, run::temp_file_beside(path, "html")?)))
+        .transpose()
+}
+
+/// Writes a rendered page (`what` names it in the message) into place.
+fn write_page(
+    (path, temp): (&Path, tempfile::NamedTempFile),
+    page: Result<Vec<u8>, export::ExportError>,
+    what: &str,
+) -> Result<(), ExitCode> {
+    match page.and_then(|page| export::write_bytes_atomically(&page, temp, path)) {
+        Ok(()) => {
+            say!("{what} written to {}", path.display());
+            Ok(())
+        }
+        Err(e) => Err(fail(1, format!("writing {} failed: {e}", path.display()))),
+    }
+}
+
 /// Where a comparison goes: stdout as JSON or a table, and maybe a page.
 struct CompareOutput {
     json: bool,
@@ -856,14 +870,9 @@ fn compare_runs(
     fail_above: Option<f64>,
     output: &CompareOutput,
 ) -> ExitCode {
-    let html = match output
-        .html
-        .as_deref()
-        .map(|path| Ok::<_, String>((path, run::temp_file_beside(path, "html")?)))
-    {
-        Some(Err(message)) => return fail(2, message),
-        Some(Ok(target)) => Some(target),
-        None => None,
+    let html = match page_target(output.html.as_deref()) {
+        Ok(target) => target,
+        Err(message) => return fail(2, message),
     };
     let docs = match resolve(store, &[old, new]) {
         Ok(docs) => docs,
@@ -889,13 +898,14 @@ fn compare_runs(
             return code;
         }
     }
-    if let Some((path, temp)) = html {
-        let written = export::compare_html::render(&comparison)
-            .and_then(|page| export::write_bytes_atomically(&page, temp, path));
-        match written {
-            Ok(()) => say!("comparison written to {}", path.display()),
-            Err(e) => return fail(1, format!("writing {} failed: {e}", path.display())),
-        }
+    if let Some(target) = html
+        && let Err(code) = write_page(
+            target,
+            export::compare_html::render(&comparison),
+            "comparison",
+        )
+    {
+        return code;
     }
     match (fail_above, comparison.worst_slowdown_pct()) {
         (Some(limit), Some(worst)) if worst > limit => {

@@ -37,17 +37,19 @@ fn tax_command(args: &[&str]) -> std::process::Command {
     common::command(&[&["tax", "--history", tolls_history()][..], args].concat())
 }
 
-fn tax_of(command: &[&str]) -> serde_json::Value {
-    let out = tax_command(&[&["--json", "--"][..], command].concat())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The JSON of a `tax --json` that exited 0.
+fn json_of(out: std::process::Output) -> serde_json::Value {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn tax_of(command: &[&str]) -> serde_json::Value {
+    json_of(
+        tax_command(&[&["--json", "--"][..], command].concat())
+            .output()
+            .unwrap(),
+    )
 }
 
 fn row<'a>(tax: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
@@ -127,13 +129,7 @@ fn the_check_predicts_from_the_count_and_measures_pairs() {
         ])
         .output()
         .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        json_of(out)
     };
     let check = &tax["check"];
     let Some(syscalls) = row(&tax, "syscall")["count"].as_u64() else {
@@ -274,16 +270,11 @@ fn a_running_process_is_counted_for_a_while() {
         .spawn()
         .unwrap();
     let pid = sleeper.id().to_string();
-    let out = tax_command(&["--json", "--pid", &pid, "--for", "0.2"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let tax = json_of(
+        tax_command(&["--json", "--pid", &pid, "--for", "0.2"])
+            .output()
+            .unwrap(),
     );
-    let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(tax["counted"]["command"][0], "sleep");
     assert!(tax["counted"]["includes"].as_str().unwrap().contains(&pid));
     sleeper.kill().unwrap();
@@ -335,12 +326,7 @@ fn the_estimate_is_also_a_page() {
     ])
     .output()
     .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0));
     let html = std::fs::read_to_string(&page).unwrap();
     for kind in [
         "syscall",
