@@ -51,7 +51,11 @@ fn cells(r: &TaxRow) -> [String; 7] {
         r.per_cpu_second.map_or("-".into(), |v| format!("{v:.0}")),
         interval(r.toll_ns, r.toll_ci95_ns, 0),
         interval(r.total_ms, r.total_ci95_ms, 2),
-        r.share_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+        match (r.share_pct, r.share_ci95_pct) {
+            (Some(v), Some([lo, hi])) => format!("{v:.1}% [{lo:.1}, {hi:.1}]"),
+            (Some(v), None) => format!("{v:.1}%"),
+            _ => "-".into(),
+        },
         r.toll_from.clone(),
     ]
 }

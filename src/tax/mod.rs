@@ -84,8 +84,10 @@ pub struct TaxRow {
     /// count x toll, ms, with the toll's interval carried through.
     pub total_ms: Option<f64>,
     pub total_ci95_ms: Option<[f64; 2]>,
-    /// Of the workload's CPU time, percent.
+    /// Of the workload's CPU time, percent, with the total's interval
+    /// carried through.
     pub share_pct: Option<f64>,
+    pub share_ci95_pct: Option<[f64; 2]>,
     pub unsupported: Option<String>,
 }
 
@@ -141,6 +143,11 @@ pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Ta
             let count = c.count;
             let ms = |ns: f64| count.map(|n| n as f64 * ns / 1e6);
             let total_ms = priced.as_ref().and_then(|p| ms(p.0));
+            let total_ci95_ms = priced
+                .as_ref()
+                .and_then(|p| p.1)
+                .and_then(|[lo, hi]| Some([ms(lo)?, ms(hi)?]));
+            let pct = |ms: f64| (cpu_s > 0.0).then(|| ms / 1e3 / cpu_s * 100.0);
             TaxRow {
                 kind: c.kind,
                 count,
@@ -149,13 +156,9 @@ pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Ta
                 toll_ci95_ns: priced.as_ref().and_then(|p| p.1),
                 toll_from,
                 total_ms,
-                total_ci95_ms: priced
-                    .as_ref()
-                    .and_then(|p| p.1)
-                    .and_then(|[lo, hi]| Some([ms(lo)?, ms(hi)?])),
-                share_pct: total_ms
-                    .filter(|_| cpu_s > 0.0)
-                    .map(|ms| ms / 1e3 / cpu_s * 100.0),
+                total_ci95_ms,
+                share_pct: total_ms.and_then(pct),
+                share_ci95_pct: total_ci95_ms.and_then(|[lo, hi]| Some([pct(lo)?, pct(hi)?])),
                 unsupported: c.unsupported.clone(),
             }
         })
