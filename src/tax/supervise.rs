@@ -91,7 +91,16 @@ impl Watch {
         // SAFETY: pidfd_open on our own unreaped child.
         let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
         if pidfd < 0 {
-            return Err(io::Error::last_os_error());
+            // A kernel before 5.3: no timeout and no passing on, but the
+            // workload is still waited for (the terminal's Ctrl-C reaches
+            // it by itself), never left running.
+            let status = reap(pid)?;
+            let leftovers = stop_descendants();
+            let ending = Ending {
+                leftovers,
+                ..Ending::default()
+            };
+            return Ok((status, ending));
         }
         // SAFETY: the descriptor was just created and is owned here.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
@@ -106,6 +115,7 @@ impl Watch {
             });
             match self.poll(&pidfd, wait_ms)? {
                 Woken::Exited => break,
+                Woken::Nothing => {}
                 Woken::Signal {
                     signal,
                     from_terminal,
@@ -169,7 +179,11 @@ impl Watch {
                 });
             }
         }
-        Ok(Woken::Exited)
+        if fds[0].revents != 0 {
+            return Ok(Woken::Exited);
+        }
+        // A signal already taken by another reader, or nothing: wait on.
+        Ok(Woken::Nothing)
     }
 }
 
@@ -185,6 +199,7 @@ impl Drop for Watch {
 
 enum Woken {
     Exited,
+    Nothing,
     Signal { signal: i32, from_terminal: bool },
     Timeout,
 }
