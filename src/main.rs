@@ -719,7 +719,7 @@ fn tax(
     // What was counted is priced and printed whatever ended the workload;
     // the exit code says how it ended.
     let ending = if counted.interrupted {
-        say!("interrupted: the counts are up to the workload's end");
+        say!("interrupted: the counts are up to then");
         ExitCode::from(130)
     } else if counted.timed_out {
         say!("timed out: the workload was stopped; the counts are up to then");

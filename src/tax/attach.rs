@@ -4,10 +4,12 @@
 //! fallback needs are read at the start and then every [`SAMPLE`], so a
 //! process that ends early still has figures up to its last sample.
 //! mitbench's own thread is not counted here: it sleeps in `poll` on a
-//! pidfd, which wakes it when the process ends.
+//! pidfd, which wakes it when the process ends, and on Ctrl-C, which ends
+//! the count (the process is not mitbench's to stop) and prints it.
 
 use super::count::{Count, Counted, Counters, TLB_FALLBACK, fall_back, tlb_shootdowns};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use super::supervise::{Watch, Woken};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// How often the process's /proc figures are read.
@@ -33,6 +35,11 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
         .flat_map(|&p| threads(p))
         .map(Some)
         .collect();
+    if tasks.is_empty() {
+        // No counter would open, and the counts would read zero, not
+        // unknown.
+        return Err(format!("cannot list the threads of process {pid}"));
+    }
     let mut counters = Counters::open(&tasks);
     // SAFETY: pidfd_open on a pid; checked below.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -44,6 +51,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
     }
     // SAFETY: the descriptor was just created and is owned here.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    let watch = Watch::start().map_err(|e| format!("watching for Ctrl-C: {e}"))?;
     counters.enable();
     let tlb_before = tlb_shootdowns();
     let started = Instant::now();
@@ -58,19 +66,22 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
     let first = tree_sample();
     let mut last = first;
     let mut ended = false;
-    while !ended {
+    let mut interrupted = false;
+    while !ended && !interrupted {
         let left = duration.saturating_sub(started.elapsed());
         if left.is_zero() {
             break;
         }
-        let mut fd = libc::pollfd {
-            fd: pidfd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
         let wait_ms = left.min(SAMPLE).as_millis().max(1) as i32;
-        // SAFETY: one valid pollfd.
-        ended = unsafe { libc::poll(&mut fd, 1, wait_ms) } > 0;
+        match watch
+            .poll(&pidfd, wait_ms)
+            .map_err(|e| format!("watching process {pid}: {e}"))?
+        {
+            Woken::Exited => ended = true,
+            // Ctrl-C ends the count, not the process: it is not ours.
+            Woken::Signal { .. } => interrupted = true,
+            Woken::Timeout | Woken::Nothing => {}
+        }
         // A process of the tree that has ended drops out of the sum: keep
         // the sample from before it did.
         if !ended {
@@ -116,7 +127,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
         exit_code: None,
         exit_signal: None,
         timed_out: false,
-        interrupted: false,
+        interrupted,
         leftovers_stopped: 0,
         wall_s,
         cpu_s: last.cpu_s - first.cpu_s,

@@ -145,7 +145,9 @@ impl Watch {
         Ok((status, ending))
     }
 
-    fn poll(&self, pidfd: &OwnedFd, wait_ms: i32) -> io::Result<Woken> {
+    /// Sleeps until `pidfd`'s process ends, SIGINT or SIGTERM comes, or
+    /// `wait_ms` pass (-1: no limit).
+    pub(super) fn poll(&self, pidfd: &OwnedFd, wait_ms: i32) -> io::Result<Woken> {
         let mut fds = [
             libc::pollfd {
                 fd: pidfd.as_raw_fd(),
@@ -197,7 +199,7 @@ impl Drop for Watch {
     }
 }
 
-enum Woken {
+pub(super) enum Woken {
     Exited,
     Nothing,
     Signal { signal: i32, from_terminal: bool },
