@@ -766,7 +766,14 @@ fn tax(
         .zip(count_of("context switch"))
         .map(|(syscalls, switches)| mitbench::tax::check::Counted { syscalls, switches });
     let mhz = tolls.inventory.tsc_mhz;
-    let mut estimate = mitbench::tax::estimate(counted, &tolls, from);
+    // Skipped after Ctrl-C or a timeout: the user wants out.
+    let observer = if ending == ExitCode::SUCCESS {
+        say!("measuring what counting cost the workload");
+        mitbench::tax::observer::correct(&counted)
+    } else {
+        Err("not measured: the count was cut short".into())
+    };
+    let mut estimate = mitbench::tax::estimate(counted, &tolls, from, observer);
     let command = match target {
         Target::Command { command, .. } => Some(command),
         Target::Running { .. } => None,

@@ -77,6 +77,26 @@ fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
                 .is_some_and(|s| !s.is_empty())
         ),
     }
+    // The shares are of the CPU time without the counters where their cost
+    // could be measured, and say why not where it could not.
+    match tax["without_counters"].as_object() {
+        Some(o) => {
+            for key in ["per_syscall_ns", "per_switch_ns", "cpu_s"] {
+                assert!(o[key]["value"].as_f64().unwrap().is_finite(), "{key}");
+            }
+            let cpu_s = o["cpu_s"]["value"].as_f64().unwrap();
+            let rate = row(&tax, "syscall")["per_cpu_second"].as_f64();
+            if let (Some(rate), Some(n)) = (rate, syscalls["count"].as_f64())
+                && cpu_s > 0.0
+            {
+                assert!(
+                    (rate - n / cpu_s).abs() <= rate * 1e-9,
+                    "rate of {n} in {cpu_s}"
+                );
+            }
+        }
+        None => assert!(tax["without_counters_unsupported"].is_string(), "{tax}"),
+    }
     for r in tax["rows"].as_array().unwrap() {
         if let (Some(n), Some(toll), Some(total)) = (
             r["count"].as_f64(),

@@ -86,6 +86,25 @@ fn part(m: &InForce) -> String {
     }
 }
 
+/// What counting cost the counted run and what the shares are of.
+fn observer_sentence(tax: &Tax) -> String {
+    match (&tax.without_counters, &tax.without_counters_unsupported) {
+        (Some(o), _) => format!(
+            "rates and shares are of the workload's CPU time without the counters, {} s \
+             (counting added {} ns to each syscall and {} ns to each context switch here, \
+             measured on the shipped workloads plain and counted)",
+            estimate(o.cpu_s, 3),
+            estimate(o.per_syscall_ns, 0),
+            estimate(o.per_switch_ns, 0),
+        ),
+        (None, why) => format!(
+            "rates and shares are of the counted run's CPU time, which the counters slowed \
+             (their cost: {})",
+            why.as_deref().unwrap_or("not measured")
+        ),
+    }
+}
+
 fn check_sentence(k: &Check) -> String {
     let switches_per_syscall = if k.syscalls > 0 {
         k.switches as f64 / k.syscalls as f64
@@ -153,6 +172,7 @@ pub fn render(tax: &Tax) -> String {
         );
     }
     let _ = writeln!(out, "counts include {}", c.includes);
+    let _ = writeln!(out, "{}", observer_sentence(tax));
     if !tax.mitigations.is_empty() {
         let _ = writeln!(
             out,
@@ -188,6 +208,7 @@ struct Page<'a> {
     rows: Vec<PageRow>,
     share: Option<String>,
     includes: &'a str,
+    observer: String,
     mitigations: Vec<PageMitigation<'a>>,
     check: Option<String>,
     check_unsupported: Option<&'a str>,
@@ -248,6 +269,7 @@ pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
         rows,
         share: tax.share_pct.map(|s| format!("{s:.1}%")),
         includes: &c.includes,
+        observer: observer_sentence(tax),
         mitigations: tax
             .mitigations
             .iter()

@@ -96,7 +96,7 @@ impl Estimate {
 }
 
 /// `filtered`'s quiet figure minus `plain`'s, with its 95% interval.
-fn quiet_difference(plain: &[f64], filtered: &[f64]) -> Result<Estimate, String> {
+pub(super) fn quiet_difference(plain: &[f64], filtered: &[f64]) -> Result<Estimate, String> {
     stats::quantile_difference(plain, filtered, QUIET_QUANTILE, 0.95, RESAMPLES, 0x7a5)
         .map(|(value, (lo, hi))| Estimate {
             value,
@@ -206,7 +206,7 @@ fn getpid_ticks(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Sides, St
 }
 
 /// A run's CPU seconds (user + system, its whole tree) and wall seconds.
-type Spent = (f64, f64);
+pub(super) type Spent = (f64, f64);
 
 /// One plain and one filtered run of `command`, the first of them by turns
 /// so a trend over time cancels: (plain, filtered).
@@ -235,7 +235,10 @@ fn switching_weight(syscalls: u64, switches: u64) -> f64 {
 }
 
 /// One run of the workload, its output dropped: (CPU s, wall s).
-fn run_once(command: &[String], program: Option<&[libc::sock_filter]>) -> Result<Spent, String> {
+pub(super) fn run_once(
+    command: &[String],
+    program: Option<&[libc::sock_filter]>,
+) -> Result<Spent, String> {
     let (name, args) = command.split_first().ok_or("no command")?;
     let mut run = Command::new(name);
     run.args(args).stdout(Stdio::null()).stderr(Stdio::null());

@@ -197,7 +197,10 @@ fn on_each(
 
 /// Runs `command` to its end (or to `timeout`, or Ctrl-C) with every
 /// crossing counter on it.
-fn run_counted(command: &[String], timeout: Option<Duration>) -> Result<Counted, String> {
+pub(super) fn run_counted(
+    command: &[String],
+    timeout: Option<Duration>,
+) -> Result<Counted, String> {
     let (program, args) = command
         .split_first()
         .ok_or("no command to run: give one after --")?;

@@ -8,6 +8,7 @@ pub mod check;
 pub mod count;
 pub mod inject;
 pub mod named;
+pub mod observer;
 mod supervise;
 mod tracefs;
 pub mod workloads;
@@ -100,6 +101,13 @@ pub struct Tax {
     pub rows: Vec<TaxRow>,
     /// Every priced crossing together, percent of the CPU time.
     pub share_pct: Option<f64>,
+    /// What counting cost the counted run, and its CPU time without the
+    /// counters, which rates and shares are of; or why it could not be
+    /// measured (then they are of the counted run's CPU time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_counters: Option<observer::Correction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_counters_unsupported: Option<String>,
     /// The named mitigations in force in these tolls, and the part of a
     /// toll measured for each where this machine could.
     pub mitigations: Vec<named::InForce>,
@@ -111,9 +119,19 @@ pub struct Tax {
     pub check_unsupported: Option<String>,
 }
 
-/// The counts priced by the tolls in `tolls`.
-pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Tax {
-    let cpu_s = counted.cpu_s;
+/// The counts priced by the tolls in `tolls`, as shares of the workload's
+/// CPU time without the counters where `observer` could measure their
+/// cost (else of the counted run's, and `observer` says why).
+pub fn estimate(
+    counted: Counted,
+    tolls: &RunDocument,
+    tolls_from: String,
+    observer: Result<observer::Correction, String>,
+) -> Tax {
+    let cpu_s = match &observer {
+        Ok(correction) if correction.cpu_s.value > 0.0 => correction.cpu_s.value,
+        _ => counted.cpu_s,
+    };
     let rows: Vec<TaxRow> = counted
         .counts
         .iter()
@@ -167,6 +185,8 @@ pub fn estimate(counted: Counted, tolls: &RunDocument, tolls_from: String) -> Ta
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
         mitigations: named::in_force(tolls, &counted.controls),
+        without_counters_unsupported: observer.as_ref().err().cloned(),
+        without_counters: observer.ok(),
         counted,
         tolls_from,
         rows,

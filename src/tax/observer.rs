@@ -1,0 +1,126 @@
+//! What counting costs the counted run, measured here, and the workload's
+//! CPU time with it taken out. The counters are an observer that costs:
+//! the `raw_syscalls` tracepoint adds to every syscall while it is counted,
+//! and inherited counters are switched with every task. A share of CPU
+//! time is only honest against the time the workload spends without them.
+//!
+//! Both costs are measured on the shipped workloads, each run plain and
+//! counted in alternating order on one CPU: `workload syscalls` gives the
+//! cost per counted syscall; `workload eventfd-pingpong`, after its
+//! syscalls' part, the cost per counted context switch. Differences are of
+//! each side's lower quartile, as in `--check`.
+
+use super::check::{Estimate, quiet_difference, run_once};
+use super::count::{self, Counted};
+use crate::harness::affinity;
+use serde::Serialize;
+
+/// Rounds of each side, and the work in one run of each workload.
+const ROUNDS: usize = 6;
+const SYSCALLS: u64 = 200_000;
+const PINGPONG_TRIPS: u64 = 20_000;
+
+/// The counters' cost to a counted run, and the workload's CPU time
+/// without them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Correction {
+    /// CPU ns that counting adds to one syscall and to one context switch.
+    pub per_syscall_ns: Estimate,
+    pub per_switch_ns: Estimate,
+    /// The counted run's CPU time, less its syscalls and switches times
+    /// those costs, s (the interval from the costs' intervals).
+    pub cpu_s: Estimate,
+}
+
+/// One workload run plain and counted: (plain CPU s, counted CPU s, the
+/// counted run's syscalls and switches).
+fn both(command: &[String], turn: usize) -> Result<(f64, f64, u64, u64), String> {
+    let counted = || -> Result<Counted, String> { count::run_counted(command, None) };
+    let (plain, counted) = if turn.is_multiple_of(2) {
+        let plain = run_once(command, None)?.0;
+        (plain, counted()?)
+    } else {
+        let counted = counted()?;
+        (run_once(command, None)?.0, counted)
+    };
+    let of = |kind: &str| {
+        counted
+            .counts
+            .iter()
+            .find(|c| c.kind == kind)
+            .and_then(|c| c.count)
+            .ok_or_else(|| format!("the {kind} count is unavailable"))
+    };
+    Ok((plain, counted.cpu_s, of("syscall")?, of("context switch")?))
+}
+
+/// Measures the costs and takes them out of `counted`'s CPU time; None
+/// where the counts it needs are unavailable.
+pub fn correct(counted: &Counted) -> Result<Correction, String> {
+    let total = |kind: &str| {
+        counted
+            .counts
+            .iter()
+            .find(|c| c.kind == kind)
+            .and_then(|c| c.count)
+    };
+    let (Some(syscalls), Some(switches)) = (total("syscall"), total("context switch")) else {
+        return Err("it needs the syscall and context-switch counts".into());
+    };
+    let cpu = affinity::current_cpu().unwrap_or(0);
+    let _pinned =
+        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| format!("finding mitbench's own binary: {e}"))?;
+    let workload = |kind: &str, n: u64| {
+        vec![
+            exe.to_string_lossy().into_owned(),
+            "workload".into(),
+            kind.into(),
+            n.to_string(),
+        ]
+    };
+    let calls = workload("syscalls", SYSCALLS);
+    let pingpong = workload("eventfd-pingpong", PINGPONG_TRIPS);
+    let (mut plain, mut with) = (Vec::new(), Vec::new());
+    let (mut pp_plain, mut pp_with) = (Vec::new(), Vec::new());
+    let (mut pp_calls, mut pp_switches) = (0, 0);
+    for turn in 0..ROUNDS {
+        let (p, c, n, _) = both(&calls, turn)?;
+        plain.push(p * 1e9 / n as f64);
+        with.push(c * 1e9 / n as f64);
+        let (p, c, n, s) = both(&pingpong, turn)?;
+        pp_plain.push(p * 1e9);
+        pp_with.push(c * 1e9);
+        (pp_calls, pp_switches) = (pp_calls.max(n), pp_switches.max(s));
+    }
+    let per_syscall_ns = quiet_difference(&plain, &with)?;
+    if pp_switches == 0 {
+        return Err("the reference ping-pong counted no switches".into());
+    }
+    // The ping-pong's added time, less its syscalls' part, per switch.
+    let pp = quiet_difference(&pp_plain, &pp_with)?;
+    let per_switch =
+        |added: f64, per_call: f64| (added - pp_calls as f64 * per_call) / pp_switches as f64;
+    let per_switch_ns = Estimate {
+        value: per_switch(pp.value, per_syscall_ns.value),
+        ci95: [
+            per_switch(pp.ci95[0], per_syscall_ns.ci95[1]),
+            per_switch(pp.ci95[1], per_syscall_ns.ci95[0]),
+        ],
+    };
+    let without = |per_call: f64, per_switch: f64| {
+        counted.cpu_s - (syscalls as f64 * per_call + switches as f64 * per_switch) / 1e9
+    };
+    let cpu_s = Estimate {
+        value: without(per_syscall_ns.value, per_switch_ns.value),
+        ci95: [
+            without(per_syscall_ns.ci95[1], per_switch_ns.ci95[1]),
+            without(per_syscall_ns.ci95[0], per_switch_ns.ci95[0]),
+        ],
+    };
+    Ok(Correction {
+        per_syscall_ns,
+        per_switch_ns,
+        cpu_s,
+    })
+}
