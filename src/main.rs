@@ -755,15 +755,8 @@ fn tax(
             }
         }
     };
-    let count_of = |kind: &str| {
-        counted
-            .counts
-            .iter()
-            .find(|c| c.kind == kind)
-            .and_then(|c| c.count)
-    };
-    let check_counts = count_of("syscall")
-        .zip(count_of("context switch"))
+    let check_counts = counted
+        .syscalls_and_switches()
         .map(|(syscalls, switches)| mitbench::tax::check::Counted { syscalls, switches });
     let mhz = tolls.inventory.tsc_mhz;
     // Skipped after Ctrl-C or a timeout: the user wants out.

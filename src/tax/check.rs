@@ -22,6 +22,7 @@
 
 use super::count::children_cpu_s;
 use super::inject;
+use super::workloads::Workload;
 use crate::harness::{Harness, Settings, affinity, stats};
 use crate::sys;
 use serde::Serialize;
@@ -135,13 +136,7 @@ type Tolls = (Estimate, Estimate);
 
 fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Tolls, String> {
     let hot = getpid_ticks(program, tsc_mhz)?.difference(1000.0 / tsc_mhz)?;
-    let exe = std::env::current_exe().map_err(|e| format!("finding mitbench's own binary: {e}"))?;
-    let pingpong = [
-        exe.to_string_lossy().into_owned(),
-        "workload".into(),
-        "eventfd-pingpong".into(),
-        PINGPONG_TRIPS.to_string(),
-    ];
+    let pingpong = Workload::EventfdPingpong.command(PINGPONG_TRIPS)?;
     let mut cpu = Sides::default();
     for round in 0..TOLL_ROUNDS {
         let (plain, filtered) = in_alternating_order(round, &pingpong, program)?;

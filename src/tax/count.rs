@@ -50,6 +50,22 @@ pub struct Counted {
     pub controls: BTreeMap<String, String>,
 }
 
+impl Counted {
+    /// The count of one kind of crossing, where it was counted.
+    pub fn count_of(&self, kind: &str) -> Option<u64> {
+        self.counts
+            .iter()
+            .find(|c| c.kind == kind)
+            .and_then(|c| c.count)
+    }
+
+    /// (syscalls, context switches), where both were counted.
+    pub fn syscalls_and_switches(&self) -> Option<(u64, u64)> {
+        self.count_of("syscall")
+            .zip(self.count_of("context switch"))
+    }
+}
+
 /// The process controls of `/proc/{who}/status`; empty where unreadable.
 pub(super) fn controls_of(who: &str) -> BTreeMap<String, String> {
     std::fs::read_to_string(format!("/proc/{who}/status"))

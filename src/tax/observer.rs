@@ -12,6 +12,7 @@
 
 use super::check::{Estimate, quiet_difference, run_once};
 use super::count::{self, Counted};
+use super::workloads::Workload;
 use crate::harness::affinity;
 use serde::Serialize;
 
@@ -43,44 +44,23 @@ fn both(command: &[String], turn: usize) -> Result<(f64, f64, u64, u64), String>
         let counted = counted()?;
         (run_once(command, None)?.0, counted)
     };
-    let of = |kind: &str| {
-        counted
-            .counts
-            .iter()
-            .find(|c| c.kind == kind)
-            .and_then(|c| c.count)
-            .ok_or_else(|| format!("the {kind} count is unavailable"))
-    };
-    Ok((plain, counted.cpu_s, of("syscall")?, of("context switch")?))
+    let (syscalls, switches) = counted
+        .syscalls_and_switches()
+        .ok_or("a reference workload's syscalls or switches went uncounted")?;
+    Ok((plain, counted.cpu_s, syscalls, switches))
 }
 
 /// Measures the costs and takes them out of `counted`'s CPU time; None
 /// where the counts it needs are unavailable.
 pub fn correct(counted: &Counted) -> Result<Correction, String> {
-    let total = |kind: &str| {
-        counted
-            .counts
-            .iter()
-            .find(|c| c.kind == kind)
-            .and_then(|c| c.count)
-    };
-    let (Some(syscalls), Some(switches)) = (total("syscall"), total("context switch")) else {
-        return Err("it needs the syscall and context-switch counts".into());
-    };
+    let (syscalls, switches) = counted
+        .syscalls_and_switches()
+        .ok_or("it needs the syscall and context-switch counts")?;
     let cpu = affinity::current_cpu().unwrap_or(0);
     let _pinned =
         affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
-    let exe = std::env::current_exe().map_err(|e| format!("finding mitbench's own binary: {e}"))?;
-    let workload = |kind: &str, n: u64| {
-        vec![
-            exe.to_string_lossy().into_owned(),
-            "workload".into(),
-            kind.into(),
-            n.to_string(),
-        ]
-    };
-    let calls = workload("syscalls", SYSCALLS);
-    let pingpong = workload("eventfd-pingpong", PINGPONG_TRIPS);
+    let calls = Workload::Syscalls.command(SYSCALLS)?;
+    let pingpong = Workload::EventfdPingpong.command(PINGPONG_TRIPS)?;
     let (mut plain, mut with) = (Vec::new(), Vec::new());
     let (mut pp_plain, mut pp_with) = (Vec::new(), Vec::new());
     let (mut pp_calls, mut pp_switches) = (0, 0);

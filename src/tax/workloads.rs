@@ -44,6 +44,19 @@ impl Workload {
         }
     }
 
+    /// The command line that runs this workload `count` times with this
+    /// mitbench binary.
+    pub fn command(self, count: u64) -> Result<Vec<String>, String> {
+        let exe =
+            std::env::current_exe().map_err(|e| format!("finding mitbench's own binary: {e}"))?;
+        Ok(vec![
+            exe.to_string_lossy().into_owned(),
+            "workload".into(),
+            self.name().into(),
+            count.to_string(),
+        ])
+    }
+
     pub fn run(self, count: u64) -> io::Result<()> {
         match self {
             Workload::Syscalls => syscalls(count),
