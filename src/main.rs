@@ -705,13 +705,14 @@ fn tax(
         Ok(target) => target,
         Err(message) => return fail(2, message),
     };
+    // During the count Ctrl-C is the workload's (see tax::supervise); after
+    // it, a first Ctrl-C only cuts the tolls' measurement short and the
+    // counts are still printed, a second exits at once, and must not leave
+    // the page's temporary file behind.
     if let Some((_, temp)) = &html {
-        // After the count, a Ctrl-C only cuts the tolls' measurement short;
-        // a second one exits at once, and must not leave the page's
-        // temporary file behind.
         mitbench::harness::interrupt::remove_on_abort(temp.path());
-        mitbench::harness::interrupt::install();
     }
+    mitbench::harness::interrupt::install();
     let counted = match mitbench::tax::count::count(target) {
         Ok(counted) => counted,
         Err(message) => return fail(2, message),
