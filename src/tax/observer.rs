@@ -50,8 +50,9 @@ fn both(command: &[String], turn: usize) -> Result<(f64, f64, u64, u64), String>
     Ok((plain, counted.cpu_s, syscalls, switches))
 }
 
-/// Measures the costs and takes them out of `counted`'s CPU time; None
-/// where the counts it needs are unavailable.
+/// Measures the costs and takes them out of `counted`'s CPU time; an
+/// error says why where it cannot (the counts it needs are unavailable,
+/// or a reference run failed).
 pub fn correct(counted: &Counted) -> Result<Correction, String> {
     let (syscalls, switches) = counted
         .syscalls_and_switches()
