@@ -11,6 +11,7 @@ use perf_event::{Builder, Counter};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// One kind of crossing and how it was counted.
@@ -118,7 +119,12 @@ impl Counters {
     /// Counters on each of `tasks` (None: the calling thread) and on every
     /// task they start afterwards, off until enabled.
     pub(super) fn open(tasks: &[Option<i32>]) -> Counters {
-        let ids = super::tracefs::tracepoint_ids(&TRACEPOINTS.map(|(_, name)| name));
+        // The ids are fixed for the boot, and finding one may start a child
+        // that mounts tracefs privately: once per process, not once per
+        // counted run (tax's observer measurement counts a dozen runs).
+        static IDS: OnceLock<Vec<Result<u64, String>>> = OnceLock::new();
+        let ids =
+            IDS.get_or_init(|| super::tracefs::tracepoint_ids(&TRACEPOINTS.map(|(_, name)| name)));
         let mut kinds = Vec::new();
         for (kind, event, source) in SOFTWARE {
             kinds.push(on_each(kind, source.to_string(), tasks, || {
