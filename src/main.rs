@@ -756,9 +756,7 @@ fn tax(
             }
         }
     };
-    let check_counts = counted
-        .syscalls_and_switches()
-        .map(|(syscalls, switches)| mitbench::tax::check::Counted { syscalls, switches });
+    let check_counts = counted.syscalls_and_switches();
     let mhz = tolls.inventory.tsc_mhz;
     // Skipped after Ctrl-C or a timeout: the user wants out.
     let observer = if ending == ExitCode::SUCCESS {

@@ -203,20 +203,44 @@ fn getpid_ticks(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Sides, St
 /// A run's CPU seconds (user + system, its whole tree) and wall seconds.
 pub(super) type Spent = (f64, f64);
 
-/// One plain and one filtered run of `command`, the first of them by turns
-/// so a trend over time cancels: (plain, filtered).
+/// `a` and `b`, the first of them by turns so a trend over time cancels:
+/// (a's result, b's).
+pub(super) fn in_turn<A, B>(
+    turn: usize,
+    a: impl FnOnce() -> Result<A, String>,
+    b: impl FnOnce() -> Result<B, String>,
+) -> Result<(A, B), String> {
+    if turn.is_multiple_of(2) {
+        let a = a()?;
+        Ok((a, b()?))
+    } else {
+        let b = b()?;
+        Ok((a()?, b))
+    }
+}
+
+/// One plain and one filtered run of `command`, by turns: (plain, filtered).
 fn in_alternating_order(
     turn: usize,
     command: &[String],
     program: &[libc::sock_filter],
 ) -> Result<(Spent, Spent), String> {
-    if turn.is_multiple_of(2) {
-        let plain = run_once(command, None)?;
-        Ok((plain, run_once(command, Some(program))?))
-    } else {
-        let filtered = run_once(command, Some(program))?;
-        Ok((run_once(command, None)?, filtered))
-    }
+    in_turn(
+        turn,
+        || run_once(command, None),
+        || run_once(command, Some(program)),
+    )
+}
+
+/// Pins the calling thread, and what it starts from then on, to the CPU it
+/// is on: (that CPU, the guard that unpins). The two vCPUs of a guest can
+/// run at different speeds, and two sides of a comparison on different
+/// CPUs would time the CPUs.
+pub(super) fn pin_here() -> Result<(usize, affinity::PinGuard), String> {
+    let cpu = affinity::current_cpu().unwrap_or(0);
+    let guard =
+        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    Ok((cpu, guard))
 }
 
 /// How far a workload is from back-to-back syscalls towards the
@@ -261,21 +285,16 @@ pub(super) fn run_once(
 /// `switches` context switches.
 pub fn check(
     command: &[String],
-    counted: Counted,
+    (syscalls, switches): (u64, u64),
     rules: usize,
     pairs: usize,
     tsc_mhz: f64,
 ) -> Result<Check, String> {
-    let Counted { syscalls, switches } = counted;
     // The whole check on one CPU: the filtered thread, the ping-pong
-    // processes and the workload's runs inherit this thread's affinity. The
-    // two vCPUs of a guest can run at different speeds, and plain on one
-    // and filtered on the other would time the CPUs, not the filter (dd's
+    // processes and the workload's runs inherit this thread's affinity (dd's
     // measured/predicted moved 1.06-1.45 over five runs unpinned, 0.94-1.09
     // pinned, on this guest in a noisy hour).
-    let cpu = affinity::current_cpu().unwrap_or(0);
-    let _pinned =
-        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    let (cpu, _pinned) = pin_here()?;
     let program = inject::every_syscall_filter(rules);
     let (hot, switching) = filter_tolls(&program, tsc_mhz)?;
     let weight = switching_weight(syscalls, switches);
@@ -305,11 +324,4 @@ pub fn check(
         measured_over_predicted: (predicted_ms.value > 0.0)
             .then(|| measured_cpu_ms.value / predicted_ms.value),
     })
-}
-
-/// What the counted run gives the check.
-#[derive(Debug, Clone, Copy)]
-pub struct Counted {
-    pub syscalls: u64,
-    pub switches: u64,
 }

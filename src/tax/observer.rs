@@ -10,10 +10,9 @@
 //! syscalls' part, the cost per counted context switch. Differences are of
 //! each side's lower quartile, as in `--check`.
 
-use super::check::{Estimate, quiet_difference, run_once};
+use super::check::{Estimate, in_turn, pin_here, quiet_difference, run_once};
 use super::count::{self, Counted};
 use super::workloads::Workload;
-use crate::harness::affinity;
 use serde::Serialize;
 
 /// Rounds of each side, and the work in one run of each workload.
@@ -36,18 +35,15 @@ pub struct Correction {
 /// One workload run plain and counted: (plain CPU s, counted CPU s, the
 /// counted run's syscalls and switches).
 fn both(command: &[String], turn: usize) -> Result<(f64, f64, u64, u64), String> {
-    let counted = || -> Result<Counted, String> { count::run_counted(command, None) };
-    let (plain, counted) = if turn.is_multiple_of(2) {
-        let plain = run_once(command, None)?.0;
-        (plain, counted()?)
-    } else {
-        let counted = counted()?;
-        (run_once(command, None)?.0, counted)
-    };
+    let (plain, counted) = in_turn(
+        turn,
+        || run_once(command, None),
+        || count::run_counted(command, None),
+    )?;
     let (syscalls, switches) = counted
         .syscalls_and_switches()
         .ok_or("a reference workload's syscalls or switches went uncounted")?;
-    Ok((plain, counted.cpu_s, syscalls, switches))
+    Ok((plain.0, counted.cpu_s, syscalls, switches))
 }
 
 /// Measures the costs and takes them out of `counted`'s CPU time; an
@@ -57,9 +53,7 @@ pub fn correct(counted: &Counted) -> Result<Correction, String> {
     let (syscalls, switches) = counted
         .syscalls_and_switches()
         .ok_or("it needs the syscall and context-switch counts")?;
-    let cpu = affinity::current_cpu().unwrap_or(0);
-    let _pinned =
-        affinity::pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    let _pinned = pin_here()?;
     let calls = Workload::Syscalls.command(SYSCALLS)?;
     let pingpong = Workload::EventfdPingpong.command(PINGPONG_TRIPS)?;
     let (mut plain, mut with) = (Vec::new(), Vec::new());
