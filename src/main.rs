@@ -729,32 +729,9 @@ fn tax(
         ExitCode::SUCCESS
     };
     let check = check.filter(|_| ending == ExitCode::SUCCESS);
-    let machine = Inventory::collect(std::path::Path::new("/"));
-    let stored = match open_history(store) {
-        Ok(Some(history)) => mitbench::tax::tolls_in(&history, &machine.identity.boot_id),
-        _ => None,
-    };
-    let (tolls, from) = match stored {
-        Some(found) => found,
-        None => {
-            say!("no stored run of this boot measured the tolls: measuring them now (quick)");
-            let options = RunOptions {
-                quick: true,
-                quiet: true,
-                patterns: mitbench::tax::toll_probes(),
-                latency_budget: advice::DEFAULT_BUDGET,
-                ..RunOptions::default()
-            };
-            let measured = run::plan(options)
-                .map_err(|e| match e {
-                    PlanError::Usage(m) | PlanError::Machine(m) => m,
-                })
-                .and_then(|plan| run::execute(&plan, machine));
-            match measured {
-                Ok(doc) => (doc, "a quick run made for this estimate".to_string()),
-                Err(message) => return fail(1, format!("measuring the tolls failed: {message}")),
-            }
-        }
+    let (tolls, from) = match tolls_for_tax(store) {
+        Ok(found) => found,
+        Err(message) => return fail(1, format!("measuring the tolls failed: {message}")),
     };
     let check_counts = counted.syscalls_and_switches();
     let mhz = tolls.inventory.tsc_mhz;
@@ -804,6 +781,33 @@ fn tax(
     } else {
         printed
     }
+}
+
+/// The run `tax` prices crossings by, and how to name it: the newest
+/// stored run of this boot that measured every toll, else a quick run of
+/// those probes made now.
+fn tolls_for_tax(store: &HistoryArgs) -> Result<(RunDocument, String), String> {
+    let machine = Inventory::collect(std::path::Path::new("/"));
+    let stored = match open_history(store) {
+        Ok(Some(history)) => mitbench::tax::tolls_in(&history, &machine.identity.boot_id),
+        _ => None,
+    };
+    if let Some(found) = stored {
+        return Ok(found);
+    }
+    say!("no stored run of this boot measured the tolls: measuring them now (quick)");
+    let options = RunOptions {
+        quick: true,
+        quiet: true,
+        patterns: mitbench::tax::toll_probes(),
+        latency_budget: advice::DEFAULT_BUDGET,
+        ..RunOptions::default()
+    };
+    let plan = run::plan(options).map_err(|e| match e {
+        PlanError::Usage(m) | PlanError::Machine(m) => m,
+    })?;
+    let doc = run::execute(&plan, machine)?;
+    Ok((doc, "a quick run made for this estimate".to_string()))
 }
 
 /// Many runs in one table (see `compare::fleet`).
