@@ -246,7 +246,10 @@ fn a_workload_past_its_timeout_is_stopped_and_its_counts_kept() {
     let (code, tax) = tax_after_first_line(
         &[
             "--timeout",
-            "0.3",
+            // A bound, not a measurement: the timeout has to fall after the
+            // shell has started its background sleep and printed its pid,
+            // which takes milliseconds; 2 s leaves a slow machine room.
+            "2",
             "--",
             "sh",
             "-c",
@@ -301,17 +304,19 @@ fn a_running_process_is_counted_for_a_while() {
     sleeper.wait().unwrap();
 
     // A process that ends first ends the count: a shell whose only work is
-    // a short sleep, counted for far longer.
+    // a short sleep, counted for far longer. It is reaped only after the
+    // count, so whether it ends before mitbench attaches (a zombie then) or
+    // while it counts, the pid is there and the count ends early: nothing
+    // here depends on how fast this machine starts mitbench.
     let mut short = std::process::Command::new("sh")
         .args(["-c", "sleep 0.3"])
         .spawn()
         .unwrap();
     let pid = short.id().to_string();
-    let waiter = std::thread::spawn(move || short.wait().unwrap());
     let out = tax_command(&["--json", "--pid", &pid, "--for", "600"])
         .output()
         .unwrap();
-    waiter.join().unwrap();
+    short.wait().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
