@@ -1,15 +1,12 @@
 //! A comparison of two runs, for a terminal or for pasting into a review
 //! (Markdown). Both come from the same rows; nothing is computed here.
 
+use super::text_table;
 use crate::compare::{RunComparison, Verdict};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{ContentArrangement, Table};
 use std::fmt::Write as _;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Terminal,
-    Markdown,
-}
+pub use super::text_table::Style;
 
 const HEADER: [&str; 6] = [
     "probe",
@@ -21,19 +18,7 @@ const HEADER: [&str; 6] = [
 ];
 
 fn table(style: Style) -> Table {
-    let mut t = Table::new();
-    t.load_style(match style {
-        Style::Terminal => presets::UTF8_BORDERS_ONLY,
-        Style::Markdown => presets::ASCII_MARKDOWN,
-    });
-    t.set_content_arrangement(ContentArrangement::Disabled);
-    t.set_header(HEADER);
-    for column in 2..5 {
-        if let Some(c) = t.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
+    text_table::table(style, ContentArrangement::Disabled, HEADER, 2..5)
 }
 
 fn signed(pct: f64) -> String {

@@ -3,9 +3,9 @@
 //! the cost with its run-to-run interval and an arrow where the run
 //! differs from the first column beyond noise.
 
-use super::compare::Style;
+use super::text_table::{self, Style};
 use crate::compare::{Fleet, Verdict};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::ContentArrangement;
 use std::fmt::Write as _;
 
 pub fn render(fleet: &Fleet, style: Style) -> String {
@@ -38,12 +38,6 @@ pub fn render(fleet: &Fleet, style: Style) -> String {
             let _ = writeln!(out, "{indent}differs from group 1 in {}", what.join("; "));
         }
     }
-    let mut table = Table::new();
-    table.load_style(match style {
-        Style::Terminal => presets::UTF8_BORDERS_ONLY,
-        Style::Markdown => presets::ASCII_MARKDOWN,
-    });
-    table.set_content_arrangement(ContentArrangement::Disabled);
     let mut header = vec!["probe".to_string(), "variant".to_string()];
     // A column is named by its host, and by the run's name too where one
     // host has several runs here.
@@ -61,12 +55,12 @@ pub fn render(fleet: &Fleet, style: Style) -> String {
         }
     }));
     header.push("differs".into());
-    table.set_header(header);
-    for column in 2..2 + fleet.runs.len() {
-        if let Some(c) = table.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let mut table = text_table::table(
+        style,
+        ContentArrangement::Disabled,
+        header,
+        2..2 + fleet.runs.len(),
+    );
     for row in &fleet.rows {
         let mut cells = vec![row.id.clone(), row.variant.clone()];
         for (cell, verdict) in row.cells.iter().zip(&row.against_first) {

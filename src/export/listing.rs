@@ -1,21 +1,21 @@
 //! `mitbench list` as a table.
 
+use super::text_table::{Style, table};
 use crate::probes::Listed;
-use comfy_table::{ContentArrangement, Table, presets};
+use comfy_table::{ContentArrangement, presets};
 
 pub fn render_listing(listing: &[Listed]) -> String {
-    let mut table = Table::new();
-    table
-        .load_style(presets::UTF8_HORIZONTAL_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "probe",
-            "seed",
-            "item",
-            "variants (* baseline)",
-            "requirements",
-            "here",
-        ]);
+    let header = [
+        "probe",
+        "seed",
+        "item",
+        "variants (* baseline)",
+        "requirements",
+        "here",
+    ];
+    // Rules between rows only: a probe's cells wrap over several lines.
+    let mut table = table(Style::Terminal, ContentArrangement::Dynamic, header, []);
+    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
     // Without a terminal there is no width to wrap to; the summaries would
     // make every row hundreds of columns wide.
     if !table.is_tty() {
@@ -100,19 +100,16 @@ fn flag_sets(listing: &[Listed]) -> String {
 
 /// The runs `mitbench history` lists.
 pub fn render_history(runs: &[crate::history::StoredRun]) -> String {
-    let mut table = Table::new();
-    table
-        .load_style(presets::UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "id",
-            "started",
-            "host",
-            "kernel",
-            "mitigation words",
-            "probes",
-            "rows",
-        ]);
+    let header = [
+        "id",
+        "started",
+        "host",
+        "kernel",
+        "mitigation words",
+        "probes",
+        "rows",
+    ];
+    let mut table = table(Style::Terminal, ContentArrangement::Dynamic, header, []);
     for r in runs {
         table.add_row(vec![
             r.id.to_string(),

@@ -17,6 +17,7 @@ mod plots;
 pub mod table;
 pub mod tax;
 pub mod terminal;
+pub mod text_table;
 
 pub use csv::CsvExporter;
 pub use html::HtmlExporter;

@@ -3,8 +3,9 @@
 //! the probe's baseline.
 
 use super::table::format_cost;
+use super::text_table::{Style, table};
 use crate::results::Record;
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{ContentArrangement, Table};
 
 /// How to read every phase table.
 const READING: &str = "  Phases are wall time on the measuring thread's clock, from one mark to the next: whatever else \
@@ -86,11 +87,13 @@ fn probe_table(rows: &[&Record]) -> Table {
     header.push("total".into());
     header.push(format!("saving vs {baseline}"));
 
-    let mut table = Table::new();
-    table
-        .load_style(presets::UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header);
+    let right_aligned = 1..=phases.len() + 2;
+    let mut table = table(
+        Style::Terminal,
+        ContentArrangement::Dynamic,
+        header,
+        right_aligned,
+    );
     for r in rows.iter().filter(|r| r.cost.is_some()) {
         let mut cells = vec![r.variant.clone()];
         for &name in &phases {
@@ -111,11 +114,6 @@ fn probe_table(rows: &[&Record]) -> Table {
         cells.push(r.cost_ticks().map_or("-".into(), format_cost));
         cells.push(saving(r));
         table.add_row(cells);
-    }
-    for column in 1..=phases.len() + 2 {
-        if let Some(c) = table.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
     }
     table
 }

@@ -1,11 +1,12 @@
 //! The terminal report: one table per family, then what the columns mean.
 
+use super::text_table::{Style, table};
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
 use crate::probes::Role;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{ContentArrangement, Table};
 use std::fmt::Write as _;
 
 /// The tables a terminal shows.
@@ -169,18 +170,9 @@ pub fn cells(r: &Record) -> [String; 9] {
 }
 
 fn family_table(records: &[&Record]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_style(presets::UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(COLUMNS);
+    let mut table = table(Style::Terminal, ContentArrangement::Dynamic, COLUMNS, 2..=7);
     for r in records {
         table.add_row(cells(r));
-    }
-    for column in 2..=7 {
-        if let Some(c) = table.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
     }
     table
 }

@@ -5,11 +5,12 @@
 
 use super::ExportError;
 use super::html::render_page;
+use super::text_table::{Style, table};
 use crate::export::terminal::terminal_safe;
 use crate::tax::check::{Check, Estimate};
 use crate::tax::named::InForce;
 use crate::tax::{Tax, TaxRow};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::ContentArrangement;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -147,16 +148,7 @@ pub fn render(tax: &Tax) -> String {
         c.cpu_s
     );
     let _ = writeln!(out, "tolls from: {}", tax.tolls_from);
-    let mut table = Table::new();
-    table
-        .load_style(presets::UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(HEADER);
-    for column in 1..6 {
-        if let Some(col) = table.column_mut(column) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let mut table = table(Style::Terminal, ContentArrangement::Disabled, HEADER, 1..6);
     for r in &tax.rows {
         table.add_row(cells(r));
     }
