@@ -467,6 +467,33 @@ fn step_label(v: f64, unit: &str) -> String {
     }
 }
 
+/// The names of a horizontal bar chart's rows, first row on top: the
+/// segmented y axis counts from the bottom.
+struct RowLabels(Vec<String>);
+
+impl RowLabels {
+    fn rows(&self) -> i32 {
+        self.0.len() as i32
+    }
+
+    /// Room for the widest name, about 7 px a character.
+    fn area_width(&self) -> u32 {
+        let widest = self.0.iter().map(|l| l.chars().count()).max().unwrap_or(4);
+        (widest as u32 * 7 + 16).min(300)
+    }
+
+    fn of(&self, segment: &SegmentValue<i32>) -> String {
+        match segment {
+            SegmentValue::CenterOf(i) => self
+                .0
+                .get((self.rows() - 1 - *i) as usize)
+                .cloned()
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
 /// One horizontal bar: a ratio drawn from 1, with its 95% interval.
 struct Bar {
     label: String,
@@ -483,7 +510,8 @@ fn ratio_bars(
     bars: &[Bar],
     legend_entries: Vec<(Mark, String)>,
 ) -> std::io::Result<String> {
-    let n = bars.len() as i32;
+    let labels = RowLabels(bars.iter().map(|b| b.label.clone()).collect());
+    let n = labels.rows();
     let x = log_span(
         bars.iter().flat_map(|b| {
             let [lo, hi] = b.ci.unwrap_or([b.ratio; 2]);
@@ -491,11 +519,6 @@ fn ratio_bars(
         }),
         1.15,
     );
-    let widest = bars
-        .iter()
-        .map(|b| b.label.chars().count())
-        .max()
-        .unwrap_or(4) as u32;
     let height = 90 + BAR_PITCH * bars.len() as u32;
     svg(height, title, |root, legend| {
         for (mark, text) in legend_entries {
@@ -505,7 +528,7 @@ fn ratio_bars(
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
-            .y_label_area_size((widest * 7 + 16).min(300))
+            .y_label_area_size(labels.area_width())
             .build_cartesian_2d(
                 (x.0..x.1).log_scale().with_key_points(log_ticks(x.0, x.1)),
                 (0..n - 1).into_segmented(),
@@ -513,13 +536,7 @@ fn ratio_bars(
         chart
             .configure_mesh()
             .y_labels(bars.len())
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => bars
-                    .get((n - 1 - *i) as usize)
-                    .map(|b| b.label.clone())
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
+            .y_label_formatter(&|v| labels.of(v))
             .x_label_formatter(&value_label)
             .x_desc(x_desc)
             .light_line_style(WHITE.mix(0.0))
@@ -655,13 +672,8 @@ pub fn phase_shares(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
             phases.push(&p.name);
         }
     }
-    let n = rows.len() as i32;
-    let widest = rows
-        .iter()
-        .map(|r| r.variant.chars().count())
-        .max()
-        .unwrap_or(4) as u32;
-    let names: Vec<String> = rows.iter().map(|r| r.variant.clone()).collect();
+    let labels = RowLabels(rows.iter().map(|r| r.variant.clone()).collect());
+    let n = labels.rows();
     let height = (90 + BAR_PITCH * rows.len() as u32).max(60 + 20 * phases.len() as u32);
     let svg = svg(height, id, |root, legend| {
         let mut chart = ChartBuilder::on(root)
@@ -671,18 +683,12 @@ pub fn phase_shares(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
             )
             .margin(12)
             .x_label_area_size(36)
-            .y_label_area_size((widest * 7 + 16).min(300))
+            .y_label_area_size(labels.area_width())
             .build_cartesian_2d(0.0..100.0, (0..n - 1).into_segmented())?;
         chart
             .configure_mesh()
             .y_labels(rows.len())
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => names
-                    .get((n - 1 - *i) as usize)
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
+            .y_label_formatter(&|v| labels.of(v))
             .x_label_formatter(&value_label)
             .x_desc("share of the item's cost, % (each phase's median over rounds)")
             .light_line_style(WHITE.mix(0.0))
