@@ -487,13 +487,8 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(doc) => doc,
         Err(message) => return fail(1, message),
     };
-    match TableExporter.render(&doc) {
-        Ok(table) => {
-            let table = String::from_utf8_lossy(&table);
-            let table = export::terminal::terminal_safe(&table, true);
-            let _ = std::io::stdout().write_all(table.as_bytes());
-        }
-        Err(e) => return fail(1, format!("rendering the table failed: {e}")),
+    if let Err(failed) = print_table(&doc) {
+        return failed;
     }
     // One output that cannot be written (a full disk) costs that file, not
     // the others or the history: each is tried, and the run exits 1 after.
@@ -649,15 +644,21 @@ fn history_show(store: &HistoryArgs, run: &RunRef) -> ExitCode {
         Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(2, e),
     };
-    match TableExporter.render(&doc) {
-        Ok(table) => {
-            let table = String::from_utf8_lossy(&table);
-            let table = export::terminal::terminal_safe(&table, true);
-            let _ = std::io::stdout().write_all(table.as_bytes());
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(1, format!("rendering the table failed: {e}")),
+    match print_table(&doc) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failed) => failed,
     }
+}
+
+/// A run's table on stdout, made safe for the terminal (a stored run may
+/// hold control characters in its names).
+fn print_table(doc: &RunDocument) -> Result<(), ExitCode> {
+    let table = TableExporter
+        .render(doc)
+        .map_err(|e| fail(1, format!("rendering the table failed: {e}")))?;
+    let table = String::from_utf8_lossy(&table);
+    let _ = std::io::stdout().write_all(export::terminal::terminal_safe(&table, true).as_bytes());
+    Ok(())
 }
 
 /// Writes a stored or saved run in `format`, the advice recomputed for
