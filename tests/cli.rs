@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{NO_HISTORY_HOME, copy_tree, mitbench};
+use common::{NO_HISTORY_HOME, copy_tree, mitbench, refused};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -21,20 +21,13 @@ fn fixture(name: &str) -> String {
 
 #[test]
 fn unknown_probe_exits_2_with_the_closest_ids() {
-    let out = mitbench(&["run", "--probe", "os/getpd"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("no probe matches 'os/getpd'; closest: os/getpid"),
-        "{}",
-        stderr(&out)
+    refused(
+        &["run", "--probe", "os/getpd"],
+        "no probe matches 'os/getpd'; closest: os/getpid",
     );
-    assert!(out.stdout.is_empty(), "nothing may run");
-    let out = mitbench(&["run", "--probe", "os/*", "--probe", "zzz"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("families: harness, os"),
-        "{}",
-        stderr(&out)
+    refused(
+        &["run", "--probe", "os/*", "--probe", "zzz"],
+        "families: harness, os",
     );
 }
 
@@ -68,41 +61,31 @@ fn invalid_values_exit_2_with_a_reason() {
             "is not a directory",
         ),
     ] {
-        let out = mitbench(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains(reason), "{args:?}: {}", stderr(&out));
-        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+        refused(args, reason);
     }
 }
 
 #[test]
 fn unwritable_outputs_fail_before_measuring() {
-    let out = mitbench(&[
-        "run",
-        "--probe",
-        "os/fork",
-        "--json",
-        "/no/such/dir/out.json",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("cannot write --json /no/such/dir/out.json"),
-        "{}",
-        stderr(&out)
+    refused(
+        &[
+            "run",
+            "--probe",
+            "os/fork",
+            "--json",
+            "/no/such/dir/out.json",
+        ],
+        "cannot write --json /no/such/dir/out.json",
     );
-    assert!(out.stdout.is_empty(), "measured before failing");
     let dir = tempfile::tempdir().unwrap();
-    let out = mitbench(&["run", "--json", dir.path().to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("it is a directory"));
-    let out = mitbench(&["run", "--round-log", "/no/such/dir/rounds.log"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("cannot write --round-log /no/such/dir/rounds.log"),
-        "{}",
-        stderr(&out)
+    refused(
+        &["run", "--json", dir.path().to_str().unwrap()],
+        "it is a directory",
     );
-    assert!(out.stdout.is_empty(), "measured before failing");
+    refused(
+        &["run", "--round-log", "/no/such/dir/rounds.log"],
+        "cannot write --round-log /no/such/dir/rounds.log",
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{QUICK_RUN, mitbench};
+use common::{QUICK_RUN, mitbench, written_by};
 use mitbench::export::{Exporter, MAX_LABEL_CHARS, OpenMetricsExporter, escape_label};
 use mitbench::results::load::document_from_file;
 use std::io::{Read, Write};
@@ -268,15 +268,11 @@ fn node_exporter_serves_a_real_runs_metrics() {
     };
 
     // `export` writes the same file from the saved JSON.
-    let again = dir.path().join("again.prom");
-    let out = mitbench(&[
-        "export",
-        "openmetrics",
-        json.to_str().unwrap(),
-        again.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(std::fs::read_to_string(&again).unwrap(), file);
+    let again = written_by(
+        &["export", "openmetrics", json.to_str().unwrap()],
+        &dir.path().join("again.prom"),
+    );
+    assert_eq!(String::from_utf8(again).unwrap(), file);
 
     let Some(binary) = tool("prometheus-node-exporter", "prometheus-node-exporter") else {
         return;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{QUICK_RUN, mitbench};
+use common::{QUICK_RUN, mitbench, refused, written_by};
 use mitbench::harness::stats::Amortization;
 use mitbench::results::AmortizationFit;
 use mitbench::results::advice::{self, LatencyPoint, advise, parse_budget};
@@ -302,18 +302,11 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
     csv_holds_every_record(&csv, &doc);
     markdown_tables_hold_every_record(&std::fs::read_to_string(&markdown).unwrap(), &doc);
     // `export` writes the same CSV from the saved JSON.
-    let again_csv = dir.path().join("again.csv");
-    let out = mitbench(&[
-        "export",
-        "csv",
-        json.to_str().unwrap(),
-        again_csv.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        std::fs::read(&csv).unwrap(),
-        std::fs::read(&again_csv).unwrap()
+    let again_csv = written_by(
+        &["export", "csv", json.to_str().unwrap()],
+        &dir.path().join("again.csv"),
     );
+    assert_eq!(std::fs::read(&csv).unwrap(), again_csv);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg"), "no plot");
     assert!(!page.contains("<script"), "the page must need no script");
@@ -324,36 +317,27 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
 
     // `report` on the saved JSON gives the same page for the same budget,
     // and another budget changes the advice.
-    let again = dir.path().join("again.html");
-    let out = mitbench(&[
-        "report",
-        json.to_str().unwrap(),
-        "-o",
-        again.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let tight = dir.path().join("tight.html");
-    let out = mitbench(&[
-        "report",
-        json.to_str().unwrap(),
-        "-o",
-        tight.to_str().unwrap(),
-        "--latency-budget",
-        "1us",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        std::fs::read_to_string(&tight)
-            .unwrap()
-            .contains("1 µs latency budget")
+    let report = |extra: &[&str], name: &str| {
+        let page = written_by(
+            &[&["report", json.to_str().unwrap()], extra, &["-o"]].concat(),
+            &dir.path().join(name),
+        );
+        String::from_utf8(page).unwrap()
+    };
+    assert_eq!(report(&[], "again.html"), page);
+    let tight = report(&["--latency-budget", "1us"], "tight.html");
+    assert!(tight.contains("1 µs latency budget"));
+    let never = dir.path().join("never.html");
+    refused(
+        &[
+            "report",
+            "/nonexistent/run.json",
+            "-o",
+            never.to_str().unwrap(),
+        ],
+        "cannot read /nonexistent/run.json",
     );
-    let out = mitbench(&[
-        "report",
-        "/nonexistent/run.json",
-        "-o",
-        again.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!never.exists());
 
     let Some(browser) = chromium() else {
         assert!(

@@ -2,6 +2,9 @@
 //! a two-state machine's quiet figure, the interval's coverage, and the
 //! paired comparison. Each runs in milliseconds to a second.
 
+mod common;
+
+use common::assert_coverage;
 use mitbench::harness::rounds::{self, Basis, Pair, RoundFigure};
 use mitbench::harness::states::StateModel;
 
@@ -85,10 +88,11 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
         let (lo, hi) = e.ci95.unwrap();
         covered += usize::from(lo <= truth && truth <= hi);
     }
-    let coverage = covered as f64 / trials as f64;
-    assert!(
-        (0.90..=0.99).contains(&coverage),
-        "coverage {coverage} over {trials} trials"
+    assert_coverage(
+        "rounds' median interval",
+        covered,
+        trials as usize,
+        0.90..=0.99,
     );
 }
 

@@ -1,5 +1,8 @@
 //! Statistics against inputs whose answers are known.
 
+mod common;
+
+use common::assert_coverage;
 use mitbench::harness::per_item_costs;
 use mitbench::harness::stats;
 use mitbench::harness::stats::{
@@ -49,39 +52,26 @@ fn tukey_counts_planted_outliers() {
     assert_eq!(out.total(), 6);
 }
 
-/// The share of seeded trials whose 95% interval holds the true median.
-fn coverage(
-    trials: usize,
-    n: usize,
-    true_median: f64,
-    draw: impl Fn(&mut fastrand::Rng) -> f64,
-) -> f64 {
+/// How many of 300 seeded trials' 95% intervals (of 101 draws each) hold
+/// the true median.
+fn median_ci_hits(true_median: f64, draw: impl Fn(&mut fastrand::Rng) -> f64) -> usize {
     let mut rng = fastrand::Rng::with_seed(7);
-    let hits = (0..trials)
+    (0..300)
         .filter(|&trial| {
-            let sample: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+            let sample: Vec<f64> = (0..101).map(|_| draw(&mut rng)).collect();
             let (lo, hi) = bootstrap_median_ci(&sample, 0.95, 400, trial as u64);
             lo <= true_median && true_median <= hi
         })
-        .count();
-    hits as f64 / trials as f64
+        .count()
 }
 
 #[test]
 fn bootstrap_ci_covers_the_true_median_about_95_percent() {
-    let normal_coverage = coverage(300, 101, 10.0, |rng| 10.0 + 2.0 * normal(rng));
-    assert!(
-        (0.90..=0.99).contains(&normal_coverage),
-        "normal coverage {normal_coverage}"
-    );
+    let normal_hits = median_ci_hits(10.0, |rng| 10.0 + 2.0 * normal(rng));
+    assert_coverage("normal", normal_hits, 300, 0.90..=0.99);
     // Right-skewed, like latencies: exponential with median ln 2.
-    let exp_coverage = coverage(300, 101, std::f64::consts::LN_2, |rng| {
-        -(1.0 - rng.f64()).ln()
-    });
-    assert!(
-        (0.90..=0.99).contains(&exp_coverage),
-        "exponential coverage {exp_coverage}"
-    );
+    let exponential_hits = median_ci_hits(std::f64::consts::LN_2, |rng| -(1.0 - rng.f64()).ln());
+    assert_coverage("exponential", exponential_hits, 300, 0.90..=0.99);
 }
 
 #[test]
@@ -290,13 +280,8 @@ fn amortization_intervals_cover_the_planted_costs_about_95_percent() {
         per_call += usize::from(fit.per_batch_ci95.0 <= 2250.0 && 2250.0 <= fit.per_batch_ci95.1);
         per_page += usize::from(fit.per_item_ci95.0 <= 150.0 && 150.0 <= fit.per_item_ci95.1);
     }
-    for (name, hits) in [("per call", per_call), ("per page", per_page)] {
-        let coverage = hits as f64 / trials as f64;
-        assert!(
-            (0.91..=0.99).contains(&coverage),
-            "{name} coverage {coverage}"
-        );
-    }
+    assert_coverage("per call", per_call, trials, 0.91..=0.99);
+    assert_coverage("per page", per_page, trials, 0.91..=0.99);
 }
 
 /// Two-state samples: a quiet figure plus noise, and in a share of the runs
@@ -333,6 +318,6 @@ fn a_low_quantile_difference_sees_through_a_slow_state() {
         assert!(lo <= d && d <= hi);
         covered += usize::from(lo <= TRUTH && TRUTH <= hi);
     }
-    assert!(covered >= 170, "covered {covered} of 200");
+    assert_coverage("quartile difference", covered, 200, 0.85..=1.0);
     assert!(stats::quantile_difference(&[], &[1.0], 0.25, 0.95, 10, 1).is_none());
 }

@@ -140,3 +140,37 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Runs mitbench with `args` and asserts it refused them as bad input: exit
+/// 2, `reason` in its stderr, and nothing on stdout (nothing was measured).
+pub fn refused(args: &[&str], reason: &str) {
+    let out = mitbench(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(reason), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+}
+
+/// Runs mitbench with `args` followed by the path `to` (`export KIND RUN`,
+/// `report RUN -o`), asserts it succeeded, and returns the file's bytes.
+pub fn written_by(args: &[&str], to: &std::path::Path) -> Vec<u8> {
+    let out = mitbench(&[args, &[to.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    std::fs::read(to).unwrap()
+}
+
+/// Asserts that `hits` of `trials` intervals covered the truth within the
+/// share `range`: a 95% interval should, give or take the trials' own
+/// binomial spread.
+pub fn assert_coverage(
+    what: &str,
+    hits: usize,
+    trials: usize,
+    range: std::ops::RangeInclusive<f64>,
+) {
+    let coverage = hits as f64 / trials as f64;
+    assert!(
+        range.contains(&coverage),
+        "{what}: coverage {coverage} over {trials} trials, expected {range:?}"
+    );
+}
