@@ -360,6 +360,14 @@ pub trait Config: fmt::Display + Serialize + PartialEq + Send + Sync {
     fn seed_choice(&self) -> Option<&'static str> {
         None
     }
+
+    /// Whether the variant runs work on a second CPU beside the measuring
+    /// one (a cross-CPU partner, a remote thread to shoot down); the
+    /// harness then says "needs a second CPU" where there is none, before
+    /// the probe's own check.
+    fn needs_second_cpu(&self) -> bool {
+        false
+    }
 }
 
 /// The variant whose extra cost over `reference` is the probe's toll;
@@ -474,7 +482,7 @@ impl<P: Probe> AnyProbe for P {
 
     fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), Unsupported> {
         match self.configs().get(variant.index) {
-            Some(config) => Probe::check(self, config, placement),
+            Some(config) => check_config(self, config, placement),
             None => Err(no_such_variant(variant)),
         }
     }
@@ -483,11 +491,23 @@ impl<P: Probe> AnyProbe for P {
         let Some(config) = self.configs().into_iter().nth(variant.index) else {
             return Outcome::Unsupported(no_such_variant(variant));
         };
-        match Probe::check(self, &config, placement) {
+        match check_config(self, &config, placement) {
             Ok(()) => self.measure(&config, placement, harness),
             Err(why) => Outcome::Unsupported(why),
         }
     }
+}
+
+/// What the config declares it needs, then what the probe checks itself.
+fn check_config<P: Probe>(
+    probe: &P,
+    config: &P::Config,
+    placement: &Placement,
+) -> Result<(), Unsupported> {
+    if config.needs_second_cpu() {
+        placement.second_cpu()?;
+    }
+    Probe::check(probe, config, placement)
 }
 
 fn no_such_variant(variant: &Variant) -> Unsupported {

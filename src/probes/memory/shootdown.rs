@@ -63,6 +63,10 @@ impl Config for Flush {
     fn role(&self) -> Role {
         Role::baseline_if(*self == SHOOTDOWN_BASELINE)
     }
+
+    fn needs_second_cpu(&self) -> bool {
+        self.remote
+    }
 }
 
 const SHOOTDOWN_BASELINE: Flush = Flush {
@@ -78,13 +82,6 @@ impl Probe for Shootdown {
             .into_iter()
             .flat_map(|op| [false, true].map(|remote| Flush { op, remote }))
             .collect()
-    }
-
-    fn check(&self, flush: &Flush, placement: &Placement) -> Result<(), Unsupported> {
-        if flush.remote {
-            placement.second_cpu()?;
-        }
-        Ok(())
     }
 
     fn measure(&self, flush: &Flush, placement: &Placement, harness: &Harness) -> Outcome {

@@ -43,6 +43,10 @@ impl Config for PingPong {
     fn role(&self) -> Role {
         Role::baseline_if(self.kind == Kind::Futex && !self.cross_cpu)
     }
+
+    fn needs_second_cpu(&self) -> bool {
+        self.cross_cpu
+    }
 }
 
 impl Probe for ContextSwitch {
@@ -53,13 +57,6 @@ impl Probe for ContextSwitch {
             .into_iter()
             .flat_map(|cross_cpu| Kind::ALL.map(|kind| PingPong { kind, cross_cpu }))
             .collect()
-    }
-
-    fn check(&self, config: &PingPong, placement: &Placement) -> Result<(), Unsupported> {
-        if config.cross_cpu {
-            placement.second_cpu()?;
-        }
-        Ok(())
     }
 
     fn measure(&self, config: &PingPong, placement: &Placement, harness: &Harness) -> Outcome {
