@@ -4,7 +4,7 @@
 
 mod pingpong;
 mod spawn;
-mod syscall;
+pub mod syscall;
 
 use super::AnyProbe;
 

@@ -25,11 +25,7 @@ impl Probe for Getpid {
     fn measure(&self, path: &GetpidPath, placement: &Placement, harness: &Harness) -> Outcome {
         let failures = Failures::new();
         let measurement = match path {
-            GetpidPath::Syscall => harness.measure_each(|| {
-                let pid = sys::syscall0(libc::SYS_getpid);
-                failures.check_raw("getpid", pid);
-                pid
-            }),
+            GetpidPath::Syscall => harness.measure_each(|| raw_getpid(&failures)),
             // SAFETY: getpid has no preconditions.
             GetpidPath::Libc => harness.measure_each(|| unsafe { libc::getpid() }),
             GetpidPath::Cached => {
@@ -39,6 +35,15 @@ impl Probe for Getpid {
         };
         failures.outcome(measurement, vec![placement.cpu])
     }
+}
+
+/// The null syscall as every probe that times one makes it: the raw
+/// instruction (no libc wrapper to move the figure), a failure noted.
+#[inline(always)]
+pub fn raw_getpid(failures: &Failures) -> i64 {
+    let pid = sys::syscall0(libc::SYS_getpid);
+    failures.check_raw("getpid", pid);
+    pid
 }
 
 probe! {

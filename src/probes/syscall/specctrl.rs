@@ -8,10 +8,10 @@
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
+use crate::probes::os::syscall::raw_getpid;
 use crate::probes::{
     Config, Declaration, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
 };
-use crate::sys;
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;
@@ -218,11 +218,7 @@ fn controlled_measurement(
     }
     let failures = Failures::new();
     let measurement = match workload {
-        Workload::Getpid => harness.measure_each(|| {
-            let pid = sys::syscall0(libc::SYS_getpid);
-            failures.check_raw("getpid", pid);
-            pid
-        }),
+        Workload::Getpid => harness.measure_each(|| raw_getpid(&failures)),
         Workload::StoreLoad => {
             let slots = black_box([0usize, 3, 5, 1, 7, 2, 6, 4]);
             let mut buf = [0usize; 8];
