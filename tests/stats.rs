@@ -223,14 +223,17 @@ fn block_medians_expose_a_shift_mid_measurement() {
     assert_eq!(block_medians(&[1.0, 2.0], 4), vec![1.0, 2.0]);
 }
 
+/// Batch sizes as memory/mprotect's range curve has them: 1 to 512 pages.
+fn range_batches() -> Vec<f64> {
+    (0..10).map(|k| f64::from(1 << k)).collect()
+}
+
 #[test]
 fn amortization_fit_recovers_planted_per_call_and_per_page_costs() {
     // An mprotect-like curve: 150 ticks per page plus 2,250 per call,
     // measured at B = 1..512 with 1% multiplicative noise.
     let mut rng = fastrand::Rng::with_seed(9);
-    let batches: Vec<f64> = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-        .map(f64::from)
-        .to_vec();
+    let batches = range_batches();
     let costs: Vec<f64> = batches
         .iter()
         .map(|b| (150.0 + 2250.0 / b) * (1.0 + 0.01 * normal(&mut rng)))
@@ -266,9 +269,7 @@ fn amortization_fit_recovers_planted_per_call_and_per_page_costs() {
 fn amortization_intervals_cover_the_planted_costs_about_95_percent() {
     // Additive noise of sd 20 ticks on every point, 400 seeded trials.
     let mut rng = fastrand::Rng::with_seed(21);
-    let batches: Vec<f64> = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-        .map(f64::from)
-        .to_vec();
+    let batches = range_batches();
     let (mut per_call, mut per_page) = (0, 0);
     let trials = 400;
     for _ in 0..trials {
