@@ -160,7 +160,14 @@ pub fn temp_file_beside(path: &Path, flag: &str) -> Result<tempfile::NamedTempFi
         .prefix(".mitbench-")
         .suffix(&format!(".{flag}.tmp"))
         .tempfile_in(dir)
-        .map_err(|e| format!("cannot write --{flag} {}: {e}", path.display()))
+        .map_err(|e| {
+            // tempfile appends ` at path "<its temporary file>"` to the OS's
+            // reason (and keeps no errno to rebuild it from); the user named
+            // the output, not that file.
+            let text = e.to_string();
+            let reason = text.split(" at path \"").next().unwrap_or(&text);
+            format!("cannot write --{flag} {}: {reason}", path.display())
+        })
 }
 
 /// Measures every selected variant in rounds (see [`crate::schedule`]).

@@ -67,7 +67,7 @@ fn invalid_values_exit_2_with_a_reason() {
 
 #[test]
 fn unwritable_outputs_fail_before_measuring() {
-    refused(
+    let stderr = refused(
         &[
             "run",
             "--probe",
@@ -75,8 +75,9 @@ fn unwritable_outputs_fail_before_measuring() {
             "--json",
             "/no/such/dir/out.json",
         ],
-        "cannot write --json /no/such/dir/out.json",
+        "cannot write --json /no/such/dir/out.json: No such file or directory",
     );
+    assert!(!stderr.contains(".tmp"), "names a temporary file: {stderr}");
     let dir = tempfile::tempdir().unwrap();
     refused(
         &["run", "--json", dir.path().to_str().unwrap()],

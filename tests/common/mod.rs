@@ -143,12 +143,14 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 
 /// Runs mitbench with `args` and asserts it refused them as bad input: exit
 /// 2, `reason` in its stderr, and nothing on stdout (nothing was measured).
-pub fn refused(args: &[&str], reason: &str) {
+/// Returns the stderr.
+pub fn refused(args: &[&str], reason: &str) -> String {
     let out = mitbench(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(stderr.contains(reason), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    stderr
 }
 
 /// Runs mitbench with `args` followed by the path `to` (`export KIND RUN`,
