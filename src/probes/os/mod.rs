@@ -4,7 +4,7 @@
 
 mod pingpong;
 mod spawn;
-pub mod syscall;
+pub(crate) mod syscall;
 
 use super::AnyProbe;
 

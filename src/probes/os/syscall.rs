@@ -37,8 +37,9 @@ impl Probe for Getpid {
     }
 }
 
-/// The null syscall as every probe that times one makes it: the raw
-/// instruction (no libc wrapper to move the figure), a failure noted.
+/// The null syscall as os/getpid and the specctrl getpid workload time it:
+/// the raw instruction (no libc wrapper to move the figure), a failure
+/// noted.
 #[inline(always)]
 pub fn raw_getpid(failures: &Failures) -> i64 {
     let pid = sys::syscall0(libc::SYS_getpid);
