@@ -278,10 +278,8 @@ pub fn change_interval(old_rounds: &[f64], new_rounds: &[f64], seed: u64) -> Opt
         .map(|(o, n)| (n / o - 1.0) * 100.0)
         .collect();
     ratios.sort_by(f64::total_cmp);
-    Some([
-        stats::quantile(&ratios, 0.025),
-        stats::quantile(&ratios, 0.975),
-    ])
+    let (lo, hi) = stats::central_interval(&ratios, 0.95);
+    Some([lo, hi])
 }
 
 /// A change interval from rounds with the machines' drift added to each

@@ -10,7 +10,7 @@
 //! own within-round bootstrap medians. The rounds' spread is what a next run
 //! differs by; pooled samples would hide it behind their sheer number.
 
-use super::stats::{median, quantile};
+use super::stats::{central_interval, median};
 use serde::{Deserialize, Serialize};
 
 /// Fewer rounds than this give no interval.
@@ -109,8 +109,7 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
             .iter()
             .filter(|r| r.replicates.len() >= 2)
             .map(|r| {
-                let lo = quantile(&r.replicates, 0.025);
-                let hi = quantile(&r.replicates, 0.975);
+                let (lo, hi) = central_interval(&r.replicates, 0.95);
                 (r.figure - lo).max(hi - r.figure)
             })
             .collect();
@@ -149,7 +148,7 @@ fn two_level_ci(rounds: &[&RoundFigure], seed: u64) -> (f64, f64) {
         medians.push(median(&draw));
     }
     medians.sort_by(f64::total_cmp);
-    (quantile(&medians, 0.025), quantile(&medians, 0.975))
+    central_interval(&medians, 0.95)
 }
 
 /// A round of a variant and the baseline's round nearest to it in time:

@@ -19,6 +19,13 @@ pub fn median(sorted: &[f64]) -> f64 {
     quantile(sorted, 0.5)
 }
 
+/// The central `confidence` interval of sorted draws (a bootstrap
+/// distribution): the percentile interval.
+pub fn central_interval(sorted: &[f64], confidence: f64) -> (f64, f64) {
+    let alpha = (1.0 - confidence) / 2.0;
+    (quantile(sorted, alpha), quantile(sorted, 1.0 - alpha))
+}
+
 /// Median absolute deviation from `center`, unscaled (in the data's unit).
 pub fn mad(values: &[f64], center: f64) -> f64 {
     let mut dev: Vec<f64> = values.iter().map(|v| (v - center).abs()).collect();
@@ -84,9 +91,7 @@ pub fn bootstrap_median_ci(
     resamples: usize,
     seed: u64,
 ) -> (f64, f64) {
-    let medians = bootstrap_medians(values, resamples, seed);
-    let alpha = (1.0 - confidence) / 2.0;
-    (quantile(&medians, alpha), quantile(&medians, 1.0 - alpha))
+    central_interval(&bootstrap_medians(values, resamples, seed), confidence)
 }
 
 /// The medians of `resamples` bootstrap resamples of `values`, sorted.
@@ -138,14 +143,7 @@ pub fn quantile_difference(
         })
         .collect();
     differences.sort_by(f64::total_cmp);
-    let alpha = (1.0 - confidence) / 2.0;
-    Some((
-        at(b) - at(a),
-        (
-            quantile(&differences, alpha),
-            quantile(&differences, 1.0 - alpha),
-        ),
-    ))
+    Some((at(b) - at(a), central_interval(&differences, confidence)))
 }
 
 /// Median of unsorted data, which is left as it is; None when empty.
@@ -351,7 +349,7 @@ impl Summary {
         Summary {
             n: sorted.len(),
             median,
-            ci95: (quantile(&replicates, 0.025), quantile(&replicates, 0.975)),
+            ci95: central_interval(&replicates, 0.95),
             mad: mad(&sorted, median),
             p99: quantile(&sorted, 0.99),
             min: sorted[0],
