@@ -4,6 +4,7 @@
 //! The CLI in `main.rs` is a thin layer over this library; tests use it too.
 
 pub mod compare;
+pub mod duration;
 pub mod export;
 pub mod harness;
 pub mod history;

@@ -7,6 +7,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use mitbench::compare::{self, RunComparison};
+use mitbench::duration;
 use mitbench::export::compare::Style;
 use mitbench::export::{self, Exporter, Format, TableExporter};
 use mitbench::harness::affinity;
@@ -346,26 +347,14 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
 /// A duration for `tax --timeout` and `--for`: a number with an optional
 /// unit, s (the default), m or h; above 0 and at most 7 days.
 fn duration_arg(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(text.len()),
-    );
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' does not start with a number"))?;
-    let seconds = value
-        * match unit.trim() {
-            "" | "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            other => return Err(format!("unknown unit '{other}': use s, m or h")),
-        };
-    if seconds > 0.0 && seconds <= 7.0 * 86400.0 {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(format!("'{text}' is outside 0s..7 days"))
-    }
+    const WORKLOAD_TIME: duration::Syntax = duration::Syntax {
+        units: &[(&["s"], 1e9), (&["m"], 60e9), (&["h"], 3600e9)],
+        bare: duration::Bare::In(1e9),
+        min_ns: 0.0,
+        max_ns: 7.0 * 86400e9,
+        range: "0s..7 days",
+    };
+    WORKLOAD_TIME.parse(text)
 }
 
 fn main() -> ExitCode {

@@ -22,6 +22,7 @@
 //! switch, which the per-batch time does not hold).
 
 use super::{AmortizationFit, RunDocument};
+use crate::duration::{Bare, Syntax};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -371,24 +372,19 @@ fn fmt_ticks(t: f64) -> String {
 /// Reads a latency budget: a number and a unit, `ns`, `us` (or `µs`), `ms`
 /// or `s` (`50us`, `1.5ms`); between 1 ns and 10 s.
 pub fn parse_budget(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("'{text}' has no unit: write e.g. 50us, 2ms"))?;
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' does not start with a number"))?;
-    let ns_per = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        other => return Err(format!("unknown unit '{other}': use ns, us, ms or s")),
+    const BUDGET: Syntax = Syntax {
+        units: &[
+            (&["ns"], 1.0),
+            (&["us", "µs"], 1e3),
+            (&["ms"], 1e6),
+            (&["s"], 1e9),
+        ],
+        bare: Bare::Refused {
+            example: "50us, 2ms",
+        },
+        min_ns: 1.0,
+        max_ns: 10e9,
+        range: "1ns..10s",
     };
-    let ns = value * ns_per;
-    if !(1.0..=10e9).contains(&ns) {
-        return Err(format!("'{text}' is outside 1ns..10s"));
-    }
-    Ok(Duration::from_nanos(ns.round() as u64))
+    BUDGET.parse(text)
 }
