@@ -8,8 +8,8 @@
 //! the count (the process is not mitbench's to stop) and prints it.
 
 use super::count::{Count, Counted, Counters, TLB_FALLBACK, fall_back, tlb_shootdowns};
+use super::procs;
 use super::supervise::{Watch, Woken};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// How often the process's /proc figures are read.
@@ -41,16 +41,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
         return Err(format!("cannot list the threads of process {pid}"));
     }
     let mut counters = Counters::open(&tasks);
-    // SAFETY: pidfd_open on a pid; checked below.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if pidfd < 0 {
-        return Err(format!(
-            "cannot watch process {pid}: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: the descriptor was just created and is owned here.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    let pidfd = procs::pidfd(pid).map_err(|e| format!("cannot watch process {pid}: {e}"))?;
     let watch = Watch::start().map_err(|e| format!("watching for Ctrl-C: {e}"))?;
     counters.enable();
     let tlb_before = tlb_shootdowns();
@@ -139,14 +130,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
 
 /// `pid` and every process below it now, parents first.
 fn with_descendants(pid: i32) -> Vec<i32> {
-    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-                .filter_map(|p| Some((p, super::supervise::parent_of(p)?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let parents = procs::with_parents();
     let mut tree = vec![pid];
     let mut next = 0;
     while next < tree.len() {
@@ -164,13 +148,7 @@ fn with_descendants(pid: i32) -> Vec<i32> {
 
 /// The process's thread ids.
 fn threads(pid: i32) -> Vec<i32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+    procs::numbered(&format!("/proc/{pid}/task"))
 }
 
 /// The command line as its words, or `[pid N]` where it is unreadable.

@@ -9,6 +9,7 @@ pub mod count;
 pub mod inject;
 pub mod named;
 pub mod observer;
+mod procs;
 mod supervise;
 mod tracefs;
 pub mod workloads;

@@ -10,6 +10,7 @@
 //! subreaper while the workload runs, so descendants the workload leaves
 //! running are adopted, stopped and reaped, not left behind.
 
+use super::procs;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -88,9 +89,7 @@ impl Watch {
     /// stops and reaps what it left running. Returns its wait status.
     pub fn wait(&self, child: &mut Child, timeout: Option<Duration>) -> io::Result<(i32, Ending)> {
         let pid = child.id() as libc::pid_t;
-        // SAFETY: pidfd_open on our own unreaped child.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        if pidfd < 0 {
+        let Ok(pidfd) = procs::pidfd(pid) else {
             // A kernel before 5.3: no timeout and no passing on, but the
             // workload is still waited for (the terminal's Ctrl-C reaches
             // it by itself), never left running.
@@ -101,9 +100,7 @@ impl Watch {
                 ..Ending::default()
             };
             return Ok((status, ending));
-        }
-        // SAFETY: the descriptor was just created and is owned here.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+        };
         let mut ending = Ending::default();
         let started = Instant::now();
         let mut deadline = timeout.map(|t| started + t);
@@ -247,19 +244,9 @@ fn stop_descendants() -> usize {
 /// This process's children, from every process's parent in /proc.
 fn own_children() -> Vec<libc::pid_t> {
     let me = std::process::id() as libc::pid_t;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
-        .filter(|&pid| parent_of(pid) == Some(me))
+    procs::with_parents()
+        .into_iter()
+        .filter(|&(_, parent)| parent == me)
+        .map(|(pid, _)| pid)
         .collect()
-}
-
-/// The parent pid in /proc/PID/stat: the field after the state, past the
-/// command name's closing parenthesis (a name may hold spaces and ')').
-pub(super) fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(1)?.parse().ok()
 }
