@@ -7,7 +7,9 @@
 //! pidfd, which wakes it when the process ends, and on Ctrl-C, which ends
 //! the count (the process is not mitbench's to stop) and prints it.
 
-use super::count::{Count, Counted, Counters, TLB_FALLBACK, fall_back, tlb_shootdowns};
+use super::count::{
+    Count, Counted, Counters, TLB_FALLBACK, fall_back, tlb_shootdowns, tlb_shootdowns_since,
+};
 use super::procs;
 use super::supervise::{Watch, Woken};
 use std::time::{Duration, Instant};
@@ -84,9 +86,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
     }
     let wall_s = started.elapsed().as_secs_f64();
     counters.disable();
-    let tlb = tlb_before
-        .zip(tlb_shootdowns())
-        .map(|(a, b)| b.saturating_sub(a));
+    let tlb = tlb_shootdowns_since(tlb_before);
     let counts: Vec<Count> = counters.read(|count| {
         let by_proc = match count.kind {
             "context switch" => Some((

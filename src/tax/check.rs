@@ -20,7 +20,7 @@
 //! (measured in C too, so not an artefact of the harness). A workload's toll
 //! is taken between the two by its own context switches per syscall.
 
-use super::count::children_cpu_s;
+use super::count::children_usage;
 use super::inject;
 use super::workloads::Workload;
 use crate::harness::{Harness, Settings, affinity, stats};
@@ -268,7 +268,7 @@ pub(super) fn run_once(
             run.pre_exec(move || inject::install(&program));
         }
     }
-    let before = children_cpu_s();
+    let before = children_usage().cpu_s;
     let started = Instant::now();
     let status = run
         .status()
@@ -278,7 +278,10 @@ pub(super) fn run_once(
     if let Some(signal) = status.signal() {
         return Err(format!("{name} was ended by signal {signal}"));
     }
-    Ok((children_cpu_s() - before, started.elapsed().as_secs_f64()))
+    Ok((
+        children_usage().cpu_s - before,
+        started.elapsed().as_secs_f64(),
+    ))
 }
 
 /// Runs the check for a workload whose counted run made `syscalls` and

@@ -240,9 +240,7 @@ pub(super) fn run_counted(
     drop(watch);
     let (status, ending) = waited.map_err(|e| format!("cannot run {program}: {e}"))?;
     let usage = children_usage().since(&before);
-    let tlb = tlb_before
-        .zip(tlb_shootdowns())
-        .map(|(a, b)| b.saturating_sub(a));
+    let tlb = tlb_shootdowns_since(tlb_before);
     let counts = counters.read(|count| {
         let by_usage = match count.kind {
             "context switch" => Some((
@@ -337,11 +335,6 @@ pub(super) fn children_usage() -> Usage {
     }
 }
 
-/// User plus system seconds of this process's waited-for children.
-pub(super) fn children_cpu_s() -> f64 {
-    children_usage().cpu_s
-}
-
 /// The TLB shootdown interrupts every CPU has received since boot, from
 /// the `TLB:` line of /proc/interrupts.
 pub(super) fn tlb_shootdowns() -> Option<u64> {
@@ -353,4 +346,11 @@ pub(super) fn tlb_shootdowns() -> Option<u64> {
             .map_while(|field| field.parse::<u64>().ok())
             .sum(),
     )
+}
+
+/// The shootdown interrupts since `before` read [`tlb_shootdowns`].
+pub(super) fn tlb_shootdowns_since(before: Option<u64>) -> Option<u64> {
+    before
+        .zip(tlb_shootdowns())
+        .map(|(before, now)| now.saturating_sub(before))
 }
