@@ -96,32 +96,37 @@ impl Estimate {
     }
 }
 
-/// `filtered`'s quiet figure minus `plain`'s, with its 95% interval.
-pub(super) fn quiet_difference(plain: &[f64], filtered: &[f64]) -> Result<Estimate, String> {
-    stats::quantile_difference(plain, filtered, QUIET_QUANTILE, 0.95, RESAMPLES, 0x7a5)
-        .map(|(value, (lo, hi))| Estimate {
-            value,
-            ci95: [lo, hi],
-        })
-        .ok_or_else(|| "no runs to compare".to_string())
-}
-
-/// Plain and filtered figures of one measurement, one per run or round.
+/// One figure measured plain and with something added (the filter here,
+/// the counters in [`super::observer`]), one value per run or round.
 #[derive(Default)]
-struct Sides {
+pub(super) struct Sides {
     plain: Vec<f64>,
-    filtered: Vec<f64>,
+    with: Vec<f64>,
 }
 
 impl Sides {
-    fn push(&mut self, plain: f64, filtered: f64) {
+    pub(super) fn push(&mut self, plain: f64, with: f64) {
         self.plain.push(plain);
-        self.filtered.push(filtered);
+        self.with.push(with);
     }
 
-    /// Filtered minus plain, quiet state, scaled by `scale`.
-    fn difference(&self, scale: f64) -> Result<Estimate, String> {
-        Ok(quiet_difference(&self.plain, &self.filtered)?.map(|v| v * scale))
+    /// What the addition adds, in the quiet state (see the module
+    /// comment), scaled by `scale`, with its 95% interval.
+    pub(super) fn difference(&self, scale: f64) -> Result<Estimate, String> {
+        let (value, (lo, hi)) = stats::quantile_difference(
+            &self.plain,
+            &self.with,
+            QUIET_QUANTILE,
+            0.95,
+            RESAMPLES,
+            0x7a5,
+        )
+        .ok_or("no runs to compare")?;
+        Ok(Estimate {
+            value,
+            ci95: [lo, hi],
+        }
+        .map(|v| v * scale))
     }
 }
 

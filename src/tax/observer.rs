@@ -10,7 +10,7 @@
 //! syscalls' part, the cost per counted context switch. Differences are of
 //! each side's lower quartile, as in `--check`.
 
-use super::check::{Estimate, in_turn, pin_here, quiet_difference, run_once};
+use super::check::{Estimate, Sides, in_turn, pin_here, run_once};
 use super::count::{self, Counted};
 use super::workloads::Workload;
 use serde::Serialize;
@@ -56,24 +56,22 @@ pub fn correct(counted: &Counted) -> Result<Correction, String> {
     let _pinned = pin_here()?;
     let calls = Workload::Syscalls.command(SYSCALLS)?;
     let pingpong = Workload::EventfdPingpong.command(PINGPONG_TRIPS)?;
-    let (mut plain, mut with) = (Vec::new(), Vec::new());
-    let (mut pp_plain, mut pp_with) = (Vec::new(), Vec::new());
+    // CPU ns per syscall of the syscalls workload; CPU ns of a ping-pong run.
+    let (mut per_call, mut pp_run) = (Sides::default(), Sides::default());
     let (mut pp_calls, mut pp_switches) = (0, 0);
     for turn in 0..ROUNDS {
         let (p, c, n, _) = both(&calls, turn)?;
-        plain.push(p * 1e9 / n as f64);
-        with.push(c * 1e9 / n as f64);
+        per_call.push(p * 1e9 / n as f64, c * 1e9 / n as f64);
         let (p, c, n, s) = both(&pingpong, turn)?;
-        pp_plain.push(p * 1e9);
-        pp_with.push(c * 1e9);
+        pp_run.push(p * 1e9, c * 1e9);
         (pp_calls, pp_switches) = (pp_calls.max(n), pp_switches.max(s));
     }
-    let per_syscall_ns = quiet_difference(&plain, &with)?;
+    let per_syscall_ns = per_call.difference(1.0)?;
     if pp_switches == 0 {
         return Err("the reference ping-pong counted no switches".into());
     }
     // The ping-pong's added time, less its syscalls' part, per switch.
-    let pp = quiet_difference(&pp_plain, &pp_with)?;
+    let pp = pp_run.difference(1.0)?;
     let per_switch =
         |added: f64, per_call: f64| (added - pp_calls as f64 * per_call) / pp_switches as f64;
     let per_switch_ns = Estimate {
