@@ -167,6 +167,8 @@ fn the_check_predicts_from_the_count_and_measures_pairs() {
     // The toll is taken between the two regimes by the workload's switches
     // per syscall, over the reference ping-pong's 0.5.
     let switches = row(&tax, "context switch")["count"].as_u64().unwrap();
+    let per_syscall = check["switches_per_syscall"].as_f64().unwrap();
+    assert!((per_syscall - switches as f64 / syscalls as f64).abs() < 1e-12);
     let weight = check["switching_weight"].as_f64().unwrap();
     let expected = (switches as f64 / syscalls as f64 / 0.5).min(1.0);
     assert!((weight - expected).abs() < 1e-12, "{weight} vs {expected}");

@@ -107,11 +107,6 @@ fn observer_sentence(tax: &Tax) -> String {
 }
 
 fn check_sentence(k: &Check) -> String {
-    let switches_per_syscall = if k.syscalls > 0 {
-        k.switches as f64 / k.syscalls as f64
-    } else {
-        0.0
-    };
     format!(
         "everything on CPU {}: a {}-comparison argument-reading seccomp filter adds {} ns per \
          syscall on back-to-back getpids and {} ns in an eventfd ping-pong between two processes \
@@ -123,7 +118,7 @@ fn check_sentence(k: &Check) -> String {
         k.rules,
         estimate(k.hot_toll_ns, 1),
         estimate(k.switching_toll_ns, 1),
-        switches_per_syscall,
+        k.switches_per_syscall,
         k.switching_weight * 100.0,
         estimate(k.toll_per_syscall_ns, 1),
         k.syscalls,

@@ -49,9 +49,10 @@ pub struct Check {
     /// context switch every two syscalls).
     pub hot_toll_ns: Estimate,
     pub switching_toll_ns: Estimate,
-    /// The workload's context switches per syscall over the ping-pong's
-    /// (0.5), at most 1: how far its toll is taken from the hot one
-    /// towards the switching one.
+    /// The counted run's context switches per syscall (0 without syscalls).
+    pub switches_per_syscall: f64,
+    /// Those over the ping-pong's (0.5), at most 1: how far the workload's
+    /// toll is taken from the hot one towards the switching one.
     pub switching_weight: f64,
     /// The toll the prediction uses: hot + (switching - hot) x weight; its
     /// interval is the two intervals so combined (a conservative bound).
@@ -248,14 +249,19 @@ pub(super) fn pin_here() -> Result<(usize, affinity::PinGuard), String> {
     Ok((cpu, guard))
 }
 
-/// How far a workload is from back-to-back syscalls towards the
-/// ping-pong's regime, 0 to 1: its context switches per syscall over the
-/// ping-pong's.
-fn switching_weight(syscalls: u64, switches: u64) -> f64 {
+/// A workload's context switches per syscall, 0 without syscalls.
+fn switches_per_syscall(syscalls: u64, switches: u64) -> f64 {
     if syscalls == 0 {
         return 0.0;
     }
-    (switches as f64 / syscalls as f64 / PINGPONG_SWITCHES_PER_SYSCALL).min(1.0)
+    switches as f64 / syscalls as f64
+}
+
+/// How far a workload is from back-to-back syscalls towards the
+/// ping-pong's regime, 0 to 1: its context switches per syscall over the
+/// ping-pong's.
+fn switching_weight(switches_per_syscall: f64) -> f64 {
+    (switches_per_syscall / PINGPONG_SWITCHES_PER_SYSCALL).min(1.0)
 }
 
 /// One run of the workload, its output dropped: (CPU s, wall s).
@@ -305,7 +311,8 @@ pub fn check(
     let (cpu, _pinned) = pin_here()?;
     let program = inject::every_syscall_filter(rules);
     let (hot, switching) = filter_tolls(&program, tsc_mhz)?;
-    let weight = switching_weight(syscalls, switches);
+    let per_syscall = switches_per_syscall(syscalls, switches);
+    let weight = switching_weight(per_syscall);
     let toll = hot.towards(switching, weight);
     let (mut cpu_time, mut wall) = (Sides::default(), Sides::default());
     for pair in 0..pairs {
@@ -322,6 +329,7 @@ pub fn check(
         pairs,
         hot_toll_ns: hot,
         switching_toll_ns: switching,
+        switches_per_syscall: per_syscall,
         switching_weight: weight,
         toll_per_syscall_ns: toll,
         syscalls,
