@@ -27,16 +27,19 @@ const HEADER: [&str; 7] = [
 const ESTIMATE_CAVEAT: &str = "an estimate: count x the cost of one crossing measured in \
     isolation; a crossing in a real workload may cost more, with colder caches and predictors";
 
-fn interval(value: Option<f64>, ci: Option<[f64; 2]>, digits: usize) -> String {
+/// "12.3 [11.0, 14.1]", the value followed by `unit` ("%" for a share).
+fn interval(value: Option<f64>, ci: Option<[f64; 2]>, digits: usize, unit: &str) -> String {
     match (value, ci) {
-        (Some(v), Some([lo, hi])) => format!("{v:.digits$} [{lo:.digits$}, {hi:.digits$}]"),
-        (Some(v), None) => format!("{v:.digits$}"),
+        (Some(v), Some([lo, hi])) => {
+            format!("{v:.digits$}{unit} [{lo:.digits$}, {hi:.digits$}]")
+        }
+        (Some(v), None) => format!("{v:.digits$}{unit}"),
         _ => "-".into(),
     }
 }
 
 fn estimate(e: Estimate, digits: usize) -> String {
-    interval(Some(e.value), Some(e.ci95), digits)
+    interval(Some(e.value), Some(e.ci95), digits, "")
 }
 
 /// A row's cells, in [`HEADER`]'s order.
@@ -50,13 +53,9 @@ fn cells(r: &TaxRow) -> [String; 7] {
         r.kind.to_string(),
         count,
         r.per_cpu_second.map_or("-".into(), |v| format!("{v:.0}")),
-        interval(r.toll_ns, r.toll_ci95_ns, 0),
-        interval(r.total_ms, r.total_ci95_ms, 2),
-        match (r.share_pct, r.share_ci95_pct) {
-            (Some(v), Some([lo, hi])) => format!("{v:.1}% [{lo:.1}, {hi:.1}]"),
-            (Some(v), None) => format!("{v:.1}%"),
-            _ => "-".into(),
-        },
+        interval(r.toll_ns, r.toll_ci95_ns, 0, ""),
+        interval(r.total_ms, r.total_ci95_ms, 2, ""),
+        interval(r.share_pct, r.share_ci95_pct, 1, "%"),
         r.toll_from.clone(),
     ]
 }
