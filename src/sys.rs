@@ -66,6 +66,17 @@ pub fn pipe(flags: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// An eventfd with counter 0, close-on-exec.
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall wrapper.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just created and is owned from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// Puts the calling thread (not the process) under SCHED_FIFO at
 /// `priority`; the setting ends with the thread.
 pub fn set_fifo(priority: i32) -> io::Result<()> {

@@ -6,7 +6,7 @@ use super::Unsupported;
 use super::failures::Failures;
 use crate::sys::retry_eintr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub trait Doorbell: Send + Sync {
@@ -126,16 +126,7 @@ struct EventFd(OwnedFd, Failures);
 
 impl EventFd {
     fn open() -> io::Result<EventFd> {
-        // SAFETY: plain syscall wrapper.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd was just created and is owned here.
-        Ok(EventFd(
-            unsafe { OwnedFd::from_raw_fd(fd) },
-            Failures::new(),
-        ))
+        Ok(EventFd(crate::sys::eventfd()?, Failures::new()))
     }
 }
 

@@ -7,7 +7,7 @@ use crate::harness::affinity;
 use crate::sys;
 use clap::ValueEnum;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Workload {
@@ -92,13 +92,7 @@ impl Channel {
         match self {
             Channel::Pipe => sys::pipe(0),
             Channel::EventFd => {
-                // SAFETY: plain syscall wrapper.
-                let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                // SAFETY: fd was just created and is owned here.
-                let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                let fd = sys::eventfd()?;
                 Ok((fd.try_clone()?, fd))
             }
         }
