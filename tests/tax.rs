@@ -318,8 +318,7 @@ fn a_running_process_is_counted_for_a_while() {
         .output()
         .unwrap();
     short.wait().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let tax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tax = json_of(out);
     assert!(
         tax["counted"]["includes"]
             .as_str()
