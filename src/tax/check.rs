@@ -137,12 +137,18 @@ const PINGPONG_TRIPS: u64 = 20_000;
 const PINGPONG_SYSCALLS: f64 = 4.0;
 const PINGPONG_SWITCHES_PER_SYSCALL: f64 = 0.5;
 
+/// The reference switching workload, one run of it: an eventfd ping-pong
+/// between two processes on one CPU, [`PINGPONG_TRIPS`] round trips.
+pub(super) fn reference_pingpong() -> Result<Vec<String>, String> {
+    Workload::EventfdPingpong.command(PINGPONG_TRIPS)
+}
+
 /// The filter's toll per syscall in both regimes, ns: (hot, switching).
 type Tolls = (Estimate, Estimate);
 
 fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Tolls, String> {
     let hot = getpid_ticks(program, tsc_mhz)?.difference(1000.0 / tsc_mhz)?;
-    let pingpong = Workload::EventfdPingpong.command(PINGPONG_TRIPS)?;
+    let pingpong = reference_pingpong()?;
     let mut cpu = Sides::default();
     for round in 0..TOLL_ROUNDS {
         let (plain, filtered) = in_alternating_order(round, &pingpong, program)?;

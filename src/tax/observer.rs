@@ -10,15 +10,15 @@
 //! syscalls' part, the cost per counted context switch. Differences are of
 //! each side's lower quartile, as in `--check`.
 
-use super::check::{Estimate, Sides, in_turn, pin_here, run_once};
+use super::check::{Estimate, Sides, in_turn, pin_here, reference_pingpong, run_once};
 use super::count::{self, Counted};
 use super::workloads::Workload;
 use serde::Serialize;
 
-/// Rounds of each side, and the work in one run of each workload.
+/// Rounds of each side, and the syscalls in one run of the syscalls
+/// workload (the ping-pong is the check's reference run).
 const ROUNDS: usize = 6;
 const SYSCALLS: u64 = 200_000;
-const PINGPONG_TRIPS: u64 = 20_000;
 
 /// The counters' cost to a counted run, and the workload's CPU time
 /// without them.
@@ -55,7 +55,7 @@ pub fn correct(counted: &Counted) -> Result<Correction, String> {
         .ok_or("it needs the syscall and context-switch counts")?;
     let _pinned = pin_here()?;
     let calls = Workload::Syscalls.command(SYSCALLS)?;
-    let pingpong = Workload::EventfdPingpong.command(PINGPONG_TRIPS)?;
+    let pingpong = reference_pingpong()?;
     // CPU ns per syscall of the syscalls workload; CPU ns of a ping-pong run.
     let (mut per_call, mut pp_run) = (Sides::default(), Sides::default());
     let (mut pp_calls, mut pp_switches) = (0, 0);
