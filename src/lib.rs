@@ -13,6 +13,8 @@ pub mod probes;
 pub mod results;
 pub mod run;
 pub mod schedule;
+pub mod stats;
 pub mod sys;
 pub mod tax;
 pub mod thunks;
+pub mod unsupported;

@@ -372,8 +372,8 @@ pub fn meets_target(e: &rounds::Estimate, s: &crate::harness::Settings) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::stats::{LineFit, Summary};
     use crate::harness::{Measurement, Settings};
+    use crate::stats::{LineFit, Summary};
 
     /// A round whose samples sit within 0.5% above `figure`, read beside a
     /// canary of `canary` ticks.

@@ -6,9 +6,9 @@
 mod common;
 
 use common::{QUICK_RUN, mitbench, refused, written_by};
-use mitbench::harness::stats::Amortization;
 use mitbench::results::AmortizationFit;
 use mitbench::results::advice::{self, LatencyPoint, advise, parse_budget};
+use mitbench::stats::Amortization;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

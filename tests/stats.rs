@@ -4,8 +4,8 @@ mod common;
 
 use common::assert_coverage;
 use mitbench::harness::per_item_costs;
-use mitbench::harness::stats;
-use mitbench::harness::stats::{
+use mitbench::stats;
+use mitbench::stats::{
     Summary, block_medians, bootstrap_median_ci, fit_amortization, fit_line, fit_slope_through,
     mad, median, quantile, tukey_outliers,
 };

@@ -11,9 +11,9 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::harness::rounds::Basis;
-use crate::harness::stats;
 use crate::probes::Role;
 use crate::results::{Record, RunDocument};
+use crate::stats;
 use serde::Serialize;
 
 /// Default: a change below 2% is `~` whatever its interval.

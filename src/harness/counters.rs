@@ -5,7 +5,7 @@
 //! by trying, once, and an absent PMU is reported with the kernel's error,
 //! never filled in.
 
-use crate::probes::{Kind, Unsupported};
+use crate::unsupported::{Kind, Unsupported};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::{Deserialize, Serialize};

@@ -32,15 +32,14 @@ pub mod machine;
 pub mod phases;
 pub mod rounds;
 pub mod states;
-pub mod stats;
 pub mod tsc;
 
-use crate::probes::Unsupported;
+use crate::stats::{self, LineFit, Summary};
+use crate::unsupported::Unsupported;
 use counters::{CounterReport, CounterSet};
 use machine::{Live, Machine};
 use phases::{Laps, PhaseCost};
 use serde::{Deserialize, Serialize};
-use stats::{LineFit, Summary};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! phase named at the mark, so the phases tile the batch with no gap and a
 //! sample's phases add up to its whole (less the harness's own call).
 
-use super::stats::{self, median};
 use super::tsc;
+use crate::stats::{self, median};
 use serde::{Deserialize, Serialize};
 
 /// The phase stopwatch a batch is handed; see the module comment.

@@ -10,7 +10,7 @@
 //! own within-round bootstrap medians. The rounds' spread is what a next run
 //! differs by; pooled samples would hide it behind their sheer number.
 
-use super::stats::{central_interval, median};
+use crate::stats::{central_interval, median};
 use serde::{Deserialize, Serialize};
 
 /// Fewer rounds than this give no interval.
@@ -209,7 +209,7 @@ pub fn median_with_ci(values: &[f64], seed: u64) -> (f64, Option<(f64, f64)>) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let ci = (values.len() >= MIN_ROUNDS_FOR_CI)
-        .then(|| super::stats::bootstrap_median_ci(values, 0.95, RESAMPLES, seed));
+        .then(|| crate::stats::bootstrap_median_ci(values, 0.95, RESAMPLES, seed));
     (median(&sorted), ci)
 }
 

@@ -13,7 +13,7 @@
 //! quantile of all readings: noise only ever adds time), or below the gap
 //! a clean two-cluster split finds, whichever is lower.
 
-use super::stats::quantile;
+use crate::stats::quantile;
 use serde::{Deserialize, Serialize};
 
 /// A reading this far above the fast reference is no longer quiet. The

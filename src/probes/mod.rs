@@ -102,9 +102,7 @@ pub mod teardown;
 pub mod thread;
 pub mod wake_latency;
 
-mod unsupported;
-
-pub use unsupported::{Kind, Unsupported};
+pub use crate::unsupported::{Kind, Unsupported};
 
 use crate::harness::{Harness, Measurement};
 use serde::{Deserialize, Serialize};

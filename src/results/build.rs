@@ -10,10 +10,10 @@ use super::record::{
 use crate::harness::phases::PhaseCost;
 use crate::harness::rounds::{self, Basis, Pair};
 use crate::harness::states::StateModel;
-use crate::harness::stats;
 use crate::harness::{Settings, tsc::TscFrequency};
 use crate::probes::{Figure, Role};
 use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
+use crate::stats;
 
 /// What records are computed with: the run's state model, clock and
 /// settings.

@@ -13,8 +13,8 @@ pub use record::{Comparison, Cost, Counters, Record};
 
 use crate::harness::Settings;
 use crate::harness::states::MachineStates;
-use crate::harness::stats::{self, Amortization};
 use crate::inventory::Inventory;
+use crate::stats::{self, Amortization};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears. 2: figures from

@@ -23,7 +23,8 @@
 use super::count::children_usage;
 use super::inject;
 use super::workloads::Workload;
-use crate::harness::{Harness, Settings, affinity, stats};
+use crate::harness::{Harness, Settings, affinity};
+use crate::stats;
 use crate::sys;
 use serde::Serialize;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
