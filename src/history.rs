@@ -209,7 +209,7 @@ impl History {
                 doc.started_at,
                 doc.inventory.identity.hostname,
                 doc.inventory.kernel.release,
-                crate::compare::mitigation_words(&doc.inventory.kernel.cmdline).join(" "),
+                crate::inventory::mitigation_words(&doc.inventory.kernel.cmdline).join(" "),
                 probes.join(" "),
                 doc.results.len() as i64,
                 doc.schema,

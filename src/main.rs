@@ -16,7 +16,7 @@ use mitbench::inventory::Inventory;
 use mitbench::probes::{self, Placement};
 use mitbench::results::{RunDocument, advice};
 use mitbench::run::{self, PlanError, RunOptions};
-use mitbench::tax::count::Target;
+use mitbench::tax::Target;
 use mitbench::tax::workloads::Workload;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -544,7 +544,7 @@ fn inventory(json: bool, root: PathBuf) -> ExitCode {
     if json {
         return print_json(&inventory);
     }
-    print_out(&inventory.render())
+    print_out(&export::inventory::render(&inventory))
 }
 
 fn print_json(value: &impl serde::Serialize) -> ExitCode {
@@ -703,7 +703,7 @@ fn tax(
         mitbench::harness::interrupt::remove_on_abort(temp.path());
     }
     mitbench::harness::interrupt::install();
-    let counted = match mitbench::tax::count::count(target) {
+    let counted = match mitbench::tax::count(target) {
         Ok(counted) => counted,
         Err(message) => return fail(2, message),
     };

@@ -97,7 +97,7 @@ impl Tree {
         std::fs::write(&path, bytes).unwrap();
         let inventory = Inventory::collect(&self.root);
         serde_json::to_string(&inventory).unwrap();
-        inventory.render();
+        mitbench::export::inventory::render(&inventory);
     }
 }
 

@@ -48,7 +48,7 @@ pub fn inventory_changes(old: &RunDocument, new: &RunDocument) -> Vec<InventoryC
     );
     single("rustc", &old.build.rustc, &new.build.rustc, false);
     let words = |cmdline: &str| -> BTreeMap<String, String> {
-        super::mitigation_words(cmdline)
+        crate::inventory::mitigation_words(cmdline)
             .into_iter()
             .map(|w| match w.split_once('=') {
                 Some((k, v)) => (k.to_string(), v.to_string()),

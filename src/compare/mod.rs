@@ -6,7 +6,7 @@ pub mod attribution;
 mod fleet;
 mod inventory_diff;
 
-pub use attribution::{MITIGATIONS, Mitigation, mitigation_words};
+pub use attribution::{MITIGATIONS, Mitigation};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 

@@ -138,7 +138,7 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         finished_at: doc.finished_at.clone(),
         interrupted: doc.interrupted,
         machine_states: doc.machine_states.summary.clone(),
-        inventory: doc.inventory.render(),
+        inventory: super::inventory::render(&doc.inventory),
         unsupported: doc
             .results
             .iter()

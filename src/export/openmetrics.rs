@@ -231,7 +231,7 @@ impl Exporter for OpenMetricsExporter {
                 label("preemption", &inv.kernel.preemption.model),
                 label(
                     "mitigation_words",
-                    &crate::compare::mitigation_words(&inv.kernel.cmdline).join(" "),
+                    &crate::inventory::mitigation_words(&inv.kernel.cmdline).join(" "),
                 ),
             ],
             1.0,

@@ -2,7 +2,7 @@
 //! per item and its share of the whole, and what the variant saves against
 //! the probe's baseline.
 
-use super::table::format_cost;
+use super::number::format_cost;
 use super::text_table::{Style, table};
 use crate::results::Record;
 use comfy_table::{ContentArrangement, Table};

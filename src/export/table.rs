@@ -1,5 +1,6 @@
 //! The terminal report: one table per family, then what the columns mean.
 
+use super::number::format_cost;
 use super::text_table::{Style, table};
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
@@ -262,32 +263,6 @@ fn note(r: &Record) -> String {
     notes.join("; ")
 }
 
-/// Enough digits to read, no false precision.
-pub fn format_cost(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude >= 1000.0 {
-        let whole = format!("{:.0}", value.abs());
-        let mut grouped = String::new();
-        for (i, ch) in whole.chars().enumerate() {
-            if i > 0 && (whole.len() - i) % 3 == 0 {
-                grouped.push(',');
-            }
-            grouped.push(ch);
-        }
-        if value < 0.0 {
-            format!("-{grouped}")
-        } else {
-            grouped
-        }
-    } else if magnitude >= 100.0 {
-        format!("{value:.0}")
-    } else if magnitude >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    }
-}
-
 /// A count without decimals, other figures as costs.
 fn format_figure(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
@@ -310,16 +285,6 @@ fn format_ratio(ratio: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn costs_get_digits_by_magnitude() {
-        assert_eq!(format_cost(0.783), "0.78");
-        assert_eq!(format_cost(33.66), "33.7");
-        assert_eq!(format_cost(247.98), "248");
-        assert_eq!(format_cost(5380.0), "5,380");
-        assert_eq!(format_cost(397_321.4), "397,321");
-        assert_eq!(format_cost(-1234.0), "-1,234");
-    }
 
     #[test]
     fn ratios_keep_small_ones_readable() {

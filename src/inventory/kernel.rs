@@ -207,3 +207,61 @@ fn read_ring_buffer() -> Option<String> {
     buf.truncate(read);
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
+
+/// The kernel command line's words that set mitigations.
+const MITIGATION_PARAMETERS: &[&str] = &[
+    "mitigations",
+    "nopti",
+    "pti",
+    "nospectre_v1",
+    "nospectre_v2",
+    "spectre_v2",
+    "spectre_v2_user",
+    "spectre_bhi",
+    "spec_store_bypass_disable",
+    "nospec_store_bypass_disable",
+    "ssbd",
+    "l1tf",
+    "l1d_flush",
+    "mds",
+    "tsx",
+    "tsx_async_abort",
+    "mmio_stale_data",
+    "retbleed",
+    "spec_rstack_overflow",
+    "srbds",
+    "gather_data_sampling",
+    "reg_file_data_sampling",
+    "nosmt",
+    "noibrs",
+    "noibpb",
+    "kpti",
+];
+
+/// The mitigation words of a kernel command line, in its order.
+pub fn mitigation_words(cmdline: &str) -> Vec<String> {
+    cmdline
+        .split_whitespace()
+        .filter(|word| {
+            let name = word.split_once('=').map_or(*word, |(name, _)| name);
+            MITIGATION_PARAMETERS.contains(&name)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_words_are_the_mitigation_parameters() {
+        let words = mitigation_words(
+            "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro mitigations=auto,nosmt nopti spectre_v2=retpoline quiet",
+        );
+        assert_eq!(
+            words,
+            ["mitigations=auto,nosmt", "nopti", "spectre_v2=retpoline"]
+        );
+    }
+}

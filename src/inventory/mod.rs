@@ -11,12 +11,11 @@ mod root;
 
 pub use cpu::{Cpu, RELEVANT_FLAGS};
 pub use facilities::Facilities;
-pub use kernel::{Kernel, Preemption, parse_config};
+pub use kernel::{Kernel, Preemption, mitigation_words, parse_config};
 pub use root::{Root, UNKNOWN};
 
 use crate::harness::tsc::{self, TscFrequency};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -81,100 +80,5 @@ impl Inventory {
             source: self.tsc_mhz_source.clone(),
             calibrated_mhz: self.tsc_calibrated_mhz,
         })
-    }
-
-    /// A human-readable listing, one fact per line.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let cpu = &self.cpu;
-        let k = &self.kernel;
-        let f = &self.facilities;
-        // Values are the machine's text: a newline or an escape sequence
-        // in them is shown, not obeyed (the JSON keeps them exact).
-        let mut line = |key: &str, value: &str| {
-            let value = crate::export::terminal::terminal_safe(value, false);
-            let _ = writeln!(out, "{key:<22} {value}");
-        };
-        line(
-            "root",
-            &format!(
-                "{}{}",
-                self.root,
-                if self.live { " (live system)" } else { "" }
-            ),
-        );
-        line("cpu", &cpu.model_name);
-        line(
-            "cpu id",
-            &format!(
-                "vendor {} family {} model {} stepping {} microcode {}",
-                cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.microcode
-            ),
-        );
-        line("cpus online", &cpu.online);
-        let flags = if cpu.flags.is_empty() {
-            UNKNOWN.to_string()
-        } else {
-            cpu.flags
-                .iter()
-                .map(|(name, on)| format!("{}{name}", if *on { "+" } else { "-" }))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        line("cpu flags", &flags);
-        line(
-            "smt",
-            &format!("control {}, active {}", cpu.smt_control, cpu.smt_active),
-        );
-        line("hypervisor", &cpu.hypervisor);
-        let tsc = match (self.tsc_mhz, self.tsc_calibrated_mhz) {
-            (Some(mhz), Some(cal)) => format!(
-                "{mhz:.3} MHz from {} (calibrated: {cal:.3} MHz)",
-                self.tsc_mhz_source
-            ),
-            (Some(mhz), None) => format!("{mhz:.3} MHz from {}", self.tsc_mhz_source),
-            (None, _) => UNKNOWN.to_string(),
-        };
-        line("tsc", &tsc);
-        line(
-            "clocksource",
-            &format!(
-                "{} (available: {})",
-                k.clocksource, k.available_clocksources
-            ),
-        );
-        line("kernel", &k.release);
-        line("kernel version", &k.version);
-        line("cmdline", &k.cmdline);
-        line(
-            "preemption",
-            &format!("{} ({})", k.preemption.model, k.preemption.source),
-        );
-        line("perf_event_paranoid", &f.perf_event_paranoid);
-        line("pmu", &f.pmu);
-        line("seccomp", &f.seccomp);
-        line("io_uring", &f.io_uring);
-        let _ = writeln!(
-            out,
-            "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"
-        );
-        if cpu.vulnerabilities.is_empty() {
-            let _ = writeln!(out, "  {UNKNOWN}");
-        }
-        for (name, text) in &cpu.vulnerabilities {
-            let _ = writeln!(out, "  {name:<26} {text}");
-        }
-        let _ = writeln!(
-            out,
-            "\nmitigation-related kernel config ({}):",
-            k.config_source
-        );
-        if k.mitigation_config.is_empty() {
-            let _ = writeln!(out, "  {UNKNOWN}");
-        }
-        for (key, value) in &k.mitigation_config {
-            let _ = writeln!(out, "  {key}={value}");
-        }
-        out
     }
 }

@@ -90,25 +90,6 @@ const SOFTWARE: [(&str, Software, &str); 2] = [
     ("page fault", Software::PAGE_FAULTS, "software: page-faults"),
 ];
 
-/// Whose crossings are counted.
-pub enum Target {
-    /// A command mitbench starts and watches to its end, or to `timeout`.
-    Command {
-        command: Vec<String>,
-        timeout: Option<Duration>,
-    },
-    /// A process already running, for `duration` or until it ends.
-    Running { pid: i32, duration: Duration },
-}
-
-/// Counts `target`'s crossings.
-pub fn count(target: &Target) -> Result<Counted, String> {
-    match target {
-        Target::Command { command, timeout } => run_counted(command, *timeout),
-        Target::Running { pid, duration } => super::attach::count_running(*pid, *duration),
-    }
-}
-
 /// Every kind's counters: one per observed task (a kind whose counter
 /// did not open on some task is not counted at all, rather than in part).
 pub(super) struct Counters {

@@ -18,6 +18,26 @@ use crate::history::History;
 use crate::results::RunDocument;
 use count::Counted;
 use serde::Serialize;
+use std::time::Duration;
+
+/// Whose crossings are counted.
+pub enum Target {
+    /// A command mitbench starts and watches to its end, or to `timeout`.
+    Command {
+        command: Vec<String>,
+        timeout: Option<Duration>,
+    },
+    /// A process already running, for `duration` or until it ends.
+    Running { pid: i32, duration: Duration },
+}
+
+/// Counts `target`'s crossings.
+pub fn count(target: &Target) -> Result<Counted, String> {
+    match target {
+        Target::Command { command, timeout } => count::run_counted(command, *timeout),
+        Target::Running { pid, duration } => attach::count_running(*pid, *duration),
+    }
+}
 
 /// What one crossing of a kind costs, and which measured row says so.
 pub struct TollSource {

@@ -1,0 +1,101 @@
+//! What the machine is, as text for a terminal: `mitbench inventory` and
+//! the report's machine section.
+
+use super::terminal::terminal_safe;
+use crate::inventory::{Inventory, UNKNOWN};
+use std::fmt::Write as _;
+
+/// An inventory as a human-readable listing, one fact per line.
+pub fn render(inventory: &Inventory) -> String {
+    let mut out = String::new();
+    let cpu = &inventory.cpu;
+    let k = &inventory.kernel;
+    let f = &inventory.facilities;
+    // Values are the machine's text: a newline or an escape sequence
+    // in them is shown, not obeyed (the JSON keeps them exact).
+    let mut line = |key: &str, value: &str| {
+        let value = terminal_safe(value, false);
+        let _ = writeln!(out, "{key:<22} {value}");
+    };
+    line(
+        "root",
+        &format!(
+            "{}{}",
+            inventory.root,
+            if inventory.live { " (live system)" } else { "" }
+        ),
+    );
+    line("cpu", &cpu.model_name);
+    line(
+        "cpu id",
+        &format!(
+            "vendor {} family {} model {} stepping {} microcode {}",
+            cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.microcode
+        ),
+    );
+    line("cpus online", &cpu.online);
+    let flags = if cpu.flags.is_empty() {
+        UNKNOWN.to_string()
+    } else {
+        cpu.flags
+            .iter()
+            .map(|(name, on)| format!("{}{name}", if *on { "+" } else { "-" }))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    line("cpu flags", &flags);
+    line(
+        "smt",
+        &format!("control {}, active {}", cpu.smt_control, cpu.smt_active),
+    );
+    line("hypervisor", &cpu.hypervisor);
+    let tsc = match (inventory.tsc_mhz, inventory.tsc_calibrated_mhz) {
+        (Some(mhz), Some(cal)) => format!(
+            "{mhz:.3} MHz from {} (calibrated: {cal:.3} MHz)",
+            inventory.tsc_mhz_source
+        ),
+        (Some(mhz), None) => format!("{mhz:.3} MHz from {}", inventory.tsc_mhz_source),
+        (None, _) => UNKNOWN.to_string(),
+    };
+    line("tsc", &tsc);
+    line(
+        "clocksource",
+        &format!(
+            "{} (available: {})",
+            k.clocksource, k.available_clocksources
+        ),
+    );
+    line("kernel", &k.release);
+    line("kernel version", &k.version);
+    line("cmdline", &k.cmdline);
+    line(
+        "preemption",
+        &format!("{} ({})", k.preemption.model, k.preemption.source),
+    );
+    line("perf_event_paranoid", &f.perf_event_paranoid);
+    line("pmu", &f.pmu);
+    line("seccomp", &f.seccomp);
+    line("io_uring", &f.io_uring);
+    let _ = writeln!(
+        out,
+        "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"
+    );
+    if cpu.vulnerabilities.is_empty() {
+        let _ = writeln!(out, "  {UNKNOWN}");
+    }
+    for (name, text) in &cpu.vulnerabilities {
+        let _ = writeln!(out, "  {name:<26} {text}");
+    }
+    let _ = writeln!(
+        out,
+        "\nmitigation-related kernel config ({}):",
+        k.config_source
+    );
+    if k.mitigation_config.is_empty() {
+        let _ = writeln!(out, "  {UNKNOWN}");
+    }
+    for (key, value) in &k.mitigation_config {
+        let _ = writeln!(out, "  {key}={value}");
+    }
+    out
+}

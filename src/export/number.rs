@@ -1,0 +1,43 @@
+//! How a figure is written in every text rendering: enough digits to
+//! read, thousands grouped, no false precision.
+
+/// Enough digits to read, no false precision.
+pub fn format_cost(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude >= 1000.0 {
+        let whole = format!("{:.0}", value.abs());
+        let mut grouped = String::new();
+        for (i, ch) in whole.chars().enumerate() {
+            if i > 0 && (whole.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(ch);
+        }
+        if value < 0.0 {
+            format!("-{grouped}")
+        } else {
+            grouped
+        }
+    } else if magnitude >= 100.0 {
+        format!("{value:.0}")
+    } else if magnitude >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_get_digits_by_magnitude() {
+        assert_eq!(format_cost(0.783), "0.78");
+        assert_eq!(format_cost(33.66), "33.7");
+        assert_eq!(format_cost(247.98), "248");
+        assert_eq!(format_cost(5380.0), "5,380");
+        assert_eq!(format_cost(397_321.4), "397,321");
+        assert_eq!(format_cost(-1234.0), "-1,234");
+    }
+}
