@@ -1,10 +1,12 @@
 //! mitbench: what the security mitigations on this machine cost, where, and
 //! how much of it batching wins back.
 //!
-//! The CLI in `main.rs` is a thin layer over this library; tests use it too.
+//! `main.rs` parses the command line ([`cli`]) and hands it to [`commands`];
+//! everything else is this library, which the tests use too.
 
+pub mod cli;
+pub mod commands;
 pub mod compare;
-pub mod duration;
 pub mod export;
 pub mod harness;
 pub mod history;

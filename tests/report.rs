@@ -6,8 +6,9 @@
 mod common;
 
 use common::{QUICK_RUN, mitbench, refused, written_by};
+use mitbench::cli::values::latency_budget as parse_budget;
 use mitbench::results::AmortizationFit;
-use mitbench::results::advice::{self, LatencyPoint, advise, parse_budget};
+use mitbench::results::advice::{self, LatencyPoint, advise};
 use mitbench::stats::Amortization;
 use std::path::{Path, PathBuf};
 use std::process::Command;

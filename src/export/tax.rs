@@ -130,7 +130,8 @@ fn check_sentence(k: &Check) -> String {
     )
 }
 
-pub fn render(tax: &Tax) -> String {
+/// The estimate as text: a table in `style` among sentences.
+pub fn render(tax: &Tax, style: Style) -> String {
     let c = &tax.counted;
     let mut out = String::new();
     let _ = writeln!(
@@ -142,7 +143,7 @@ pub fn render(tax: &Tax) -> String {
         c.cpu_s
     );
     let _ = writeln!(out, "tolls from: {}", tax.tolls_from);
-    let mut table = table(Style::Terminal, ContentArrangement::Disabled, HEADER, 1..6);
+    let mut table = table(style, ContentArrangement::Disabled, HEADER, 1..6);
     for r in &tax.rows {
         table.add_row(cells(r));
     }

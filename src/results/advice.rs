@@ -22,7 +22,6 @@
 //! switch, which the per-batch time does not hold).
 
 use super::{AmortizationFit, RunDocument};
-use crate::duration::{Bare, Syntax};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -367,24 +366,4 @@ fn fmt_ticks(t: f64) -> String {
     } else {
         format!("{t:.1}")
     }
-}
-
-/// Reads a latency budget: a number and a unit, `ns`, `us` (or `µs`), `ms`
-/// or `s` (`50us`, `1.5ms`); between 1 ns and 10 s.
-pub fn parse_budget(text: &str) -> Result<Duration, String> {
-    const BUDGET: Syntax = Syntax {
-        units: &[
-            (&["ns"], 1.0),
-            (&["us", "µs"], 1e3),
-            (&["ms"], 1e6),
-            (&["s"], 1e9),
-        ],
-        bare: Bare::Refused {
-            example: "50us, 2ms",
-        },
-        min_ns: 1.0,
-        max_ns: 10e9,
-        range: "1ns..10s",
-    };
-    BUDGET.parse(text)
 }

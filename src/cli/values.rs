@@ -1,0 +1,96 @@
+//! Readers for the values options take: each turns the text a user typed
+//! into a typed value or a sentence saying what is wrong, before anything
+//! runs. clap shows the sentence under the option's name.
+
+use super::duration::{Bare, Syntax};
+use std::time::Duration;
+
+/// A percentage above 0 and below 100 (`--threshold`, `--target-ci`,
+/// `--fail-above`).
+pub fn percentage(text: &str) -> Result<f64, String> {
+    let value = number(text)?;
+    if value.is_finite() && value > 0.0 && value < 100.0 {
+        Ok(value)
+    } else {
+        Err("must be a percentage above 0 and below 100".into())
+    }
+}
+
+/// Seconds above 0 and at most an hour (`--budget`).
+pub fn seconds(text: &str) -> Result<f64, String> {
+    let value = number(text)?;
+    if value.is_finite() && value > 0.0 && value <= 3600.0 {
+        Ok(value)
+    } else {
+        Err("must be a number of seconds above 0 and at most 3600".into())
+    }
+}
+
+fn number(text: &str) -> Result<f64, String> {
+    text.parse()
+        .map_err(|_| format!("'{text}' is not a number"))
+}
+
+/// How long a workload may run or be watched (`tax --timeout`, `--for`):
+/// a number with an optional unit, s (the default), m or h; above 0 and at
+/// most 7 days.
+pub fn workload_time(text: &str) -> Result<Duration, String> {
+    const WORKLOAD_TIME: Syntax = Syntax {
+        units: &[(&["s"], 1e9), (&["m"], 60e9), (&["h"], 3600e9)],
+        bare: Bare::In(1e9),
+        min_ns: 0.0,
+        max_ns: 7.0 * 86400e9,
+        range: "0s..7 days",
+    };
+    WORKLOAD_TIME.parse(text)
+}
+
+/// A latency budget (`--latency-budget`): a number and a unit, `ns`, `us`
+/// (or `µs`), `ms` or `s` (`50us`, `1.5ms`); between 1 ns and 10 s.
+pub fn latency_budget(text: &str) -> Result<Duration, String> {
+    const BUDGET: Syntax = Syntax {
+        units: &[
+            (&["ns"], 1.0),
+            (&["us", "µs"], 1e3),
+            (&["ms"], 1e6),
+            (&["s"], 1e9),
+        ],
+        bare: Bare::Refused {
+            example: "50us, 2ms",
+        },
+        min_ns: 1.0,
+        max_ns: 10e9,
+        range: "1ns..10s",
+    };
+    BUDGET.parse(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_are_inside_0_to_100() {
+        assert_eq!(percentage("2.5"), Ok(2.5));
+        for bad in ["0", "100", "-1", "nan", "inf", "two"] {
+            assert!(percentage(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn seconds_are_above_0_and_at_most_an_hour() {
+        assert_eq!(seconds("0.5"), Ok(0.5));
+        assert_eq!(seconds("3600"), Ok(3600.0));
+        for bad in ["0", "3600.5", "-3", "NaN", ""] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn workload_time_takes_bare_seconds_and_minutes() {
+        assert_eq!(workload_time("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(workload_time("2m"), Ok(Duration::from_secs(120)));
+        assert!(workload_time("8d").is_err());
+        assert!(workload_time("0").is_err());
+    }
+}

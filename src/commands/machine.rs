@@ -1,0 +1,50 @@
+//! Commands about the machine rather than a run: `list`, `inventory`, and
+//! the shipped `workload`s.
+
+use super::output::{Exit, fail, print_json, print_out};
+use crate::export;
+use crate::harness::affinity;
+use crate::inventory::Inventory;
+use crate::probes::{self, Placement};
+use crate::tax::workloads::Workload;
+use std::path::Path;
+
+pub fn list(json: bool) -> Exit {
+    let allowed = affinity::allowed_cpus().unwrap_or_default();
+    let placement = Placement {
+        cpu: allowed.last().copied().unwrap_or(0),
+        allowed,
+    };
+    let listing = probes::listing(&placement);
+    if json {
+        return print_json(&listing);
+    }
+    print_out(&export::render_listing(&listing))
+}
+
+pub fn inventory(json: bool, root: &Path) -> Exit {
+    if !root.is_dir() {
+        return fail(
+            Exit::USAGE,
+            format!(
+                "invalid value for --root: {} is not a directory",
+                root.display()
+            ),
+        );
+    }
+    let inventory = Inventory::collect(root);
+    if json {
+        return print_json(&inventory);
+    }
+    print_out(&export::inventory::render(&inventory))
+}
+
+pub fn workload(kind: Workload, count: Option<u64>) -> Exit {
+    match kind.run(count.unwrap_or_else(|| kind.default_count())) {
+        Ok(()) => Exit::SUCCESS,
+        Err(e) => fail(
+            Exit::FAILURE,
+            format!("the {} workload failed: {e}", kind.name()),
+        ),
+    }
+}

@@ -1,0 +1,99 @@
+//! How a command ends and what it writes: its exit status, its result on
+//! stdout (made safe for the terminal), its errors on stderr, and the
+//! pages it writes atomically beside the result.
+
+use crate::export::{self, ExportError, Exporter, TableExporter};
+use crate::results::RunDocument;
+use std::io::Write;
+use std::path::Path;
+use tempfile::NamedTempFile;
+
+/// The process's exit status. 0 success, 1 when the machine cannot run
+/// mitbench or output cannot be written, 2 on bad input (before anything
+/// runs, or runs that cannot be compared), 3 when `compare --fail-above`
+/// finds a row slower than it allows, 124 when `tax --timeout` stopped the
+/// workload, 130 when Ctrl-C ended a run or a `tax` workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit(pub u8);
+
+impl Exit {
+    pub const SUCCESS: Exit = Exit(0);
+    pub const FAILURE: Exit = Exit(1);
+    pub const USAGE: Exit = Exit(2);
+    pub const ABOVE_LIMIT: Exit = Exit(3);
+    pub const TIMED_OUT: Exit = Exit(124);
+    pub const INTERRUPTED: Exit = Exit(130);
+
+    pub fn is_success(self) -> bool {
+        self == Exit::SUCCESS
+    }
+}
+
+/// Says `error: message` on stderr and returns `code`.
+pub fn fail(code: Exit, message: impl std::fmt::Display) -> Exit {
+    say!("error: {message}");
+    code
+}
+
+/// Writes `text` to stdout. A reader that closed the pipe early (`| head`)
+/// wanted no more: that ends the command quietly with status 0, as a
+/// finished listing would; any other write error is reported.
+pub fn print_out(text: &str) -> Exit {
+    // Whatever of the machine's text a rendering let through is shown, not
+    // obeyed by the terminal.
+    let text = export::terminal::terminal_safe(text, true);
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Exit::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::SUCCESS,
+        Err(e) => fail(Exit::FAILURE, format!("writing to stdout failed: {e}")),
+    }
+}
+
+pub fn print_json(value: &impl serde::Serialize) -> Exit {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => print_out(&(text + "\n")),
+        Err(e) => fail(Exit::FAILURE, format!("serialising JSON failed: {e}")),
+    }
+}
+
+/// A run's table on stdout, made safe for the terminal (a stored run may
+/// hold control characters in its names).
+pub fn print_table(doc: &RunDocument) -> Result<(), Exit> {
+    let table = TableExporter
+        .render(doc)
+        .map_err(|e| fail(Exit::FAILURE, format!("rendering the table failed: {e}")))?;
+    let table = String::from_utf8_lossy(&table);
+    let _ = std::io::stdout().write_all(export::terminal::terminal_safe(&table, true).as_bytes());
+    Ok(())
+}
+
+/// The file an `--html FILE` page goes to and the temporary file beside it
+/// it is written through; found unwritable before any work is done.
+pub type PageTarget<'a> = Option<(&'a Path, NamedTempFile)>;
+
+pub fn page_target(path: Option<&Path>) -> Result<PageTarget<'_>, String> {
+    path.map(|path| Ok((path, crate::run::temp_file_beside(path, "html")?)))
+        .transpose()
+}
+
+/// Writes a rendered page (`what` names it in the message) into place.
+pub fn write_page(
+    (path, temp): (&Path, NamedTempFile),
+    page: Result<Vec<u8>, ExportError>,
+    what: &str,
+) -> Result<(), Exit> {
+    match page.and_then(|page| export::write_bytes_atomically(&page, temp, path)) {
+        Ok(()) => {
+            say!("{what} written to {}", path.display());
+            Ok(())
+        }
+        Err(e) => Err(fail(
+            Exit::FAILURE,
+            format!("writing {} failed: {e}", path.display()),
+        )),
+    }
+}

@@ -1,0 +1,157 @@
+//! `mitbench run` (and mitbench with no command): plan, measure, print the
+//! tables, write the outputs asked for, store the run.
+
+use super::output::{Exit, fail, print_table};
+use super::stored::store_in_history;
+use crate::cli::RunArgs;
+use crate::export::{self, Format};
+use crate::inventory::Inventory;
+use crate::results::advice;
+use crate::run::{self, PlanError, RunOptions};
+use std::path::Path;
+
+pub fn run(args: RunArgs) -> Exit {
+    let mut plan = match run::plan(options(&args)) {
+        Ok(plan) => plan,
+        Err(PlanError::Usage(message)) => return fail(Exit::USAGE, message),
+        Err(PlanError::Machine(message)) => return fail(Exit::FAILURE, message),
+    };
+    let inventory = Inventory::collect(Path::new("/"));
+    let doc = match run::execute(&plan, inventory) {
+        Ok(doc) => doc,
+        Err(message) => return fail(Exit::FAILURE, message),
+    };
+    if let Err(failed) = print_table(&doc) {
+        return failed;
+    }
+    // One output that cannot be written (a full disk) costs that file, not
+    // the others or the history: each is tried, and the run exits 1 after.
+    let mut write_failed = false;
+    for output in std::mem::take(&mut plan.outputs) {
+        let (format, path) = (output.format, output.path);
+        if withheld(format, doc.interrupted) {
+            say!(
+                "{} not written: the run was interrupted, so {} keeps the last whole run's metrics",
+                format.what(),
+                path.display()
+            );
+            continue;
+        }
+        match export::write_atomically(format.exporter(), &doc, output.temp, &path) {
+            Ok(()) => say!("{} written to {}", format.what(), path.display()),
+            Err(e) => {
+                say!(
+                    "error: writing {} failed, nothing was left there: {e}",
+                    path.display()
+                );
+                write_failed = true;
+            }
+        }
+    }
+    if !args.no_history {
+        store_in_history(&args.store, &doc);
+    }
+    ending(write_failed, doc.interrupted)
+}
+
+/// The run's options from its command line.
+fn options(args: &RunArgs) -> RunOptions {
+    RunOptions {
+        quick: args.quick,
+        patterns: args.probes.clone(),
+        outputs: [
+            (Format::Json, &args.json),
+            (Format::Html, &args.html),
+            (Format::Csv, &args.export_csv),
+            (Format::Markdown, &args.export_markdown),
+            (Format::OpenMetrics, &args.openmetrics),
+        ]
+        .into_iter()
+        .filter_map(|(format, path)| Some((format, path.clone()?)))
+        .collect(),
+        cpu: args.cpu,
+        target_ci: args.target_ci,
+        budget: args.budget,
+        quiet: args.quiet,
+        seed: args.seed,
+        round_log: args.round_log.clone(),
+        latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
+    }
+}
+
+/// Whether an output is left unwritten because the run was interrupted:
+/// a scrape would read a partial run as the host's figures, so the metrics
+/// file keeps the last whole run's; every other file says in its content
+/// that the run was interrupted.
+fn withheld(format: Format, interrupted: bool) -> bool {
+    interrupted && format == Format::OpenMetrics
+}
+
+/// How a run ends: an output that failed outweighs an interruption.
+fn ending(write_failed: bool, interrupted: bool) -> Exit {
+    if write_failed {
+        Exit::FAILURE
+    } else if interrupted {
+        Exit::INTERRUPTED
+    } else {
+        Exit::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    #[test]
+    fn an_interrupted_run_withholds_only_its_metrics() {
+        for format in [Format::Json, Format::Html, Format::Csv, Format::Markdown] {
+            assert!(!withheld(format, true), "{format:?}");
+        }
+        assert!(withheld(Format::OpenMetrics, true));
+        assert!(!withheld(Format::OpenMetrics, false));
+    }
+
+    #[test]
+    fn a_failed_write_outweighs_an_interruption() {
+        assert_eq!(ending(false, false), Exit::SUCCESS);
+        assert_eq!(ending(false, true), Exit::INTERRUPTED);
+        assert_eq!(ending(true, true), Exit::FAILURE);
+        assert_eq!(ending(true, false), Exit::FAILURE);
+    }
+
+    #[test]
+    fn every_output_flag_becomes_one_output_in_its_format() {
+        let cli = Cli::try_parse_from([
+            "mitbench",
+            "--json",
+            "a.json",
+            "--html",
+            "a.html",
+            "--export-csv",
+            "a.csv",
+            "--export-markdown",
+            "a.md",
+            "--openmetrics",
+            "a.prom",
+        ])
+        .unwrap();
+        let outputs = options(&cli.run).outputs;
+        let formats: Vec<Format> = outputs.iter().map(|(f, _)| *f).collect();
+        assert_eq!(
+            formats,
+            [
+                Format::Json,
+                Format::Html,
+                Format::Csv,
+                Format::Markdown,
+                Format::OpenMetrics
+            ]
+        );
+        assert_eq!(outputs[4].1, Path::new("a.prom"));
+        let bare = options(&Cli::try_parse_from(["mitbench"]).unwrap().run);
+        assert!(bare.outputs.is_empty());
+        assert_eq!(bare.latency_budget, advice::DEFAULT_BUDGET);
+    }
+}

@@ -1,0 +1,101 @@
+//! Commands over stored and saved runs: `history`, `history show`,
+//! `report` and `export`, and the history every command shares.
+
+use super::output::{Exit, fail, print_json, print_out, print_table};
+use crate::cli::{HistoryArgs, StoredRunArgs};
+use crate::export::{self, Format};
+use crate::history::{History, HistoryError, RunRef};
+use crate::results::{RunDocument, advice};
+use std::path::Path;
+
+/// The history, when it exists; `None` where there is none yet (a run
+/// named by a file needs none).
+pub fn open_history(store: &HistoryArgs) -> Result<Option<History>, HistoryError> {
+    let path = store.path()?;
+    if !path.exists() {
+        return Ok(None);
+    }
+    History::open(&path, false).map(Some)
+}
+
+/// The runs named, in order; the history is opened once, and only when a
+/// name is not a file.
+pub fn resolve(store: &HistoryArgs, runs: &[&RunRef]) -> Result<Vec<RunDocument>, HistoryError> {
+    let history = if runs.iter().any(|r| !matches!(r, RunRef::File(_))) {
+        open_history(store)?
+    } else {
+        None
+    };
+    runs.iter().map(|r| r.resolve(history.as_ref())).collect()
+}
+
+/// Stores a finished run; a history that cannot take it costs a warning,
+/// never the run (its tables are printed and its JSON written already).
+pub fn store_in_history(store: &HistoryArgs, doc: &RunDocument) {
+    let stored = store
+        .path()
+        .and_then(|path| History::open(&path, true))
+        .and_then(|mut history| {
+            let id = history.store(doc)?;
+            Ok((id, history.path().to_path_buf()))
+        });
+    match stored {
+        Ok((id, path)) => say!("stored as run {id} in {}", path.display()),
+        Err(e) => say!("warning: the run was not stored in the history: {e}"),
+    }
+}
+
+pub fn history_list(store: &HistoryArgs, json: bool) -> Exit {
+    let runs = match open_history(store) {
+        Ok(Some(history)) => history.list(),
+        Ok(None) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    };
+    let runs = match runs {
+        Ok(runs) => runs,
+        Err(e) => return fail(Exit::FAILURE, e),
+    };
+    if json {
+        return print_json(&runs);
+    }
+    if runs.is_empty() {
+        return print_out("no runs stored yet: `mitbench run` stores each run\n");
+    }
+    print_out(&export::render_history(&runs))
+}
+
+pub fn history_show(store: &HistoryArgs, run: &RunRef) -> Exit {
+    let doc = match resolve(store, &[run]) {
+        Ok(mut docs) => docs.remove(0),
+        Err(e) => return fail(Exit::USAGE, e),
+    };
+    match print_table(&doc) {
+        Ok(()) => Exit::SUCCESS,
+        Err(failed) => failed,
+    }
+}
+
+/// Writes a stored or saved run in `format`, the advice recomputed for
+/// the budget asked for.
+pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: &Path) -> Exit {
+    let mut doc = match resolve(&stored.store, &[run]) {
+        Ok(mut docs) => docs.remove(0),
+        Err(e) => return fail(Exit::USAGE, e),
+    };
+    let budget = stored.latency_budget.unwrap_or(advice::DEFAULT_BUDGET);
+    advice::advise_document(&mut doc, budget);
+    let temp = match crate::run::temp_file_beside(output, "output") {
+        Ok(temp) => temp,
+        Err(message) => return fail(Exit::USAGE, message),
+    };
+    match export::write_atomically(format.exporter(), &doc, temp, output) {
+        Ok(()) => {
+            say!("{} written to {}", format.what(), output.display());
+            Exit::SUCCESS
+        }
+        Err(e) => fail(
+            Exit::FAILURE,
+            format!("writing {} failed: {e}", output.display()),
+        ),
+    }
+}

@@ -1,0 +1,190 @@
+//! `mitbench tax`: count a workload's crossings, price them by the tolls of
+//! a run of this boot, correct for the counters' own cost, and with
+//! `--check` test the estimate against an injected toll.
+
+use super::output::{Exit, fail, page_target, print_json, print_out, write_page};
+use super::stored::open_history;
+use crate::cli::{HistoryArgs, Page, Printed};
+use crate::export;
+use crate::harness::interrupt;
+use crate::inventory::Inventory;
+use crate::results::{RunDocument, advice};
+use crate::run::{self, PlanError, RunOptions};
+use crate::tax::{self, Target, count::Counted};
+use std::path::Path;
+
+/// Counts a workload's crossings and prices them (see `crate::tax`).
+/// `check` is (pairs, rules) for `--check`.
+pub fn tax(
+    store: &HistoryArgs,
+    target: &Target,
+    printed: Printed,
+    page: Page,
+    check: Option<(usize, usize)>,
+) -> Exit {
+    // A page that cannot be written is found out before the workload runs.
+    let html = match page_target(page.html.as_deref()) {
+        Ok(target) => target,
+        Err(message) => return fail(Exit::USAGE, message),
+    };
+    // During the count Ctrl-C is the workload's (see tax::supervise); after
+    // it, a first Ctrl-C only cuts the tolls' measurement short and the
+    // counts are still printed, a second exits at once, and must not leave
+    // the page's temporary file behind.
+    if let Some((_, temp)) = &html {
+        interrupt::remove_on_abort(temp.path());
+    }
+    interrupt::install();
+    let counted = match tax::count(target) {
+        Ok(counted) => counted,
+        Err(message) => return fail(Exit::USAGE, message),
+    };
+    // What was counted is priced and printed whatever ended the workload;
+    // the exit code says how it ended.
+    let ending = ending(&counted);
+    match ending {
+        Exit::INTERRUPTED => say!("interrupted: the counts are up to then"),
+        Exit::TIMED_OUT => say!("timed out: the workload was stopped; the counts are up to then"),
+        _ => {}
+    }
+    let (tolls, from) = match tolls(store) {
+        Ok(found) => found,
+        Err(message) => {
+            return fail(
+                Exit::FAILURE,
+                format!("measuring the tolls failed: {message}"),
+            );
+        }
+    };
+    let check_counts = counted.syscalls_and_switches();
+    let mhz = tolls.inventory.tsc_mhz;
+    // Skipped after Ctrl-C or a timeout: the user wants out.
+    let observer = if ending.is_success() {
+        say!("measuring what counting cost the workload");
+        tax::observer::correct(&counted)
+    } else {
+        Err("not measured: the count was cut short".into())
+    };
+    let mut estimate = tax::estimate(counted, &tolls, from, observer);
+    let command = match target {
+        Target::Command { command, .. } => Some(command),
+        Target::Running { .. } => None,
+    };
+    if let (Some((pairs, rules)), Some(command), true) = (check, command, ending.is_success()) {
+        match (check_counts, mhz) {
+            (Some(counts), Some(mhz)) => {
+                say!(
+                    "checking: {pairs} pairs of runs, plain and under a {rules}-comparison seccomp filter"
+                );
+                match tax::check::check(command, counts, rules, pairs, mhz) {
+                    Ok(result) => estimate.check = Some(result),
+                    Err(message) => estimate.check_unsupported = Some(message),
+                }
+            }
+            _ => {
+                estimate.check_unsupported = Some(
+                    "it needs the syscall and context-switch counts and the TSC rate, and this machine gave not all three"
+                        .into(),
+                )
+            }
+        }
+    }
+    let shown = if printed.json {
+        print_json(&estimate)
+    } else {
+        print_out(&export::tax::render(&estimate, printed.style()))
+    };
+    if let Some(target) = html
+        && let Err(code) = write_page(target, export::tax::render_html(&estimate), "estimate")
+    {
+        return code;
+    }
+    if shown.is_success() { ending } else { shown }
+}
+
+/// How the count ended, as the exit status the estimate is printed with.
+fn ending(counted: &Counted) -> Exit {
+    if counted.interrupted {
+        Exit::INTERRUPTED
+    } else if counted.timed_out {
+        Exit::TIMED_OUT
+    } else {
+        Exit::SUCCESS
+    }
+}
+
+/// The run `tax` prices crossings by, and how to name it.
+fn tolls(store: &HistoryArgs) -> Result<(RunDocument, String), String> {
+    let machine = Inventory::collect(Path::new("/"));
+    let stored = match open_history(store) {
+        Ok(Some(history)) => tax::tolls_in(&history, &machine.identity.boot_id),
+        _ => None,
+    };
+    stored_or_measured(stored, || {
+        say!("no stored run of this boot measured the tolls: measuring them now (quick)");
+        measure_tolls(machine)
+    })
+}
+
+/// The newest stored run of this boot that measured every toll where there
+/// is one; else `measure` makes a run now.
+fn stored_or_measured(
+    stored: Option<(RunDocument, String)>,
+    measure: impl FnOnce() -> Result<RunDocument, String>,
+) -> Result<(RunDocument, String), String> {
+    match stored {
+        Some(found) => Ok(found),
+        None => Ok((measure()?, "a quick run made for this estimate".to_string())),
+    }
+}
+
+/// A quick run of the toll probes only.
+fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
+    let options = RunOptions {
+        quick: true,
+        quiet: true,
+        patterns: tax::toll_probes(),
+        latency_budget: advice::DEFAULT_BUDGET,
+        ..RunOptions::default()
+    };
+    let plan = run::plan(options).map_err(|e| match e {
+        PlanError::Usage(m) | PlanError::Machine(m) => m,
+    })?;
+    run::execute(&plan, machine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored_run() -> RunDocument {
+        crate::results::load::document_from_file(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/run-a.json"
+        )))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_stored_run_of_this_boot_is_used_without_measuring() {
+        let found = stored_or_measured(Some((stored_run(), "run 7".into())), || {
+            panic!("measured although a stored run had the tolls")
+        })
+        .unwrap();
+        assert_eq!(found.1, "run 7");
+    }
+
+    #[test]
+    fn without_one_the_tolls_are_measured_and_named_so() {
+        let mut measured = 0;
+        let found = stored_or_measured(None, || {
+            measured += 1;
+            Ok(stored_run())
+        })
+        .unwrap();
+        assert_eq!(measured, 1);
+        assert_eq!(found.1, "a quick run made for this estimate");
+        let failed = stored_or_measured(None, || Err("no CPU".into()));
+        assert_eq!(failed.err().as_deref(), Some("no CPU"));
+    }
+}
