@@ -1,0 +1,112 @@
+//! Horizontal bars of ratios from 1, with their intervals, and the row
+//! labels the bar charts share.
+
+use super::*;
+
+/// The names of a horizontal bar chart's rows, first row on top: the
+/// segmented y axis counts from the bottom.
+pub(super) struct RowLabels(pub(super) Vec<String>);
+
+impl RowLabels {
+    pub(super) fn rows(&self) -> i32 {
+        self.0.len() as i32
+    }
+
+    /// Room for the widest name, about 7 px a character.
+    pub(super) fn area_width(&self) -> u32 {
+        let widest = self.0.iter().map(|l| l.chars().count()).max().unwrap_or(4);
+        (widest as u32 * 7 + 16).min(300)
+    }
+
+    pub(super) fn of(&self, segment: &SegmentValue<i32>) -> String {
+        match segment {
+            SegmentValue::CenterOf(i) => self
+                .0
+                .get((self.rows() - 1 - *i) as usize)
+                .cloned()
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// One horizontal bar: a ratio drawn from 1, with its 95% interval.
+pub(super) struct Bar {
+    pub(super) label: String,
+    pub(super) ratio: f64,
+    pub(super) ci: Option<[f64; 2]>,
+    pub(super) colour: RGBColor,
+}
+
+/// Horizontal bars of ratios on a log axis from 1, so 2x and 0.5x are as
+/// long, each with its whisker; the first bar on top.
+pub(super) fn ratio_bars(
+    title: &str,
+    x_desc: &str,
+    bars: &[Bar],
+    legend_entries: Vec<(Mark, String)>,
+) -> std::io::Result<String> {
+    let labels = RowLabels(bars.iter().map(|b| b.label.clone()).collect());
+    let n = labels.rows();
+    let x = log_span(
+        bars.iter().flat_map(|b| {
+            let [lo, hi] = b.ci.unwrap_or([b.ratio; 2]);
+            [lo, hi, 1.0]
+        }),
+        1.15,
+    );
+    let height = 90 + BAR_PITCH * bars.len() as u32;
+    svg(height, title, |root, legend| {
+        for (mark, text) in legend_entries {
+            legend.add(mark, text);
+        }
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(labels.area_width())
+            .build_cartesian_2d(
+                (x.0..x.1).log_scale().with_key_points(log_ticks(x.0, x.1)),
+                (0..n - 1).into_segmented(),
+            )?;
+        chart
+            .configure_mesh()
+            .y_labels(bars.len())
+            .y_label_formatter(&|v| labels.of(v))
+            .x_label_formatter(&value_label)
+            .x_desc(x_desc)
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (row, b) in bars.iter().enumerate() {
+            let i = n - 1 - row as i32;
+            let (from, to) = if b.ratio >= 1.0 {
+                (1.0, b.ratio)
+            } else {
+                (b.ratio, 1.0)
+            };
+            let mut rect = Rectangle::new(
+                [
+                    (from, SegmentValue::Exact(i)),
+                    (to, SegmentValue::Exact(i + 1)),
+                ],
+                b.colour.filled(),
+            );
+            rect.set_margin(4, 4, 0, 0);
+            chart.draw_series([rect])?;
+            if let Some([lo, hi]) = b.ci {
+                chart.draw_series([PathElement::new(
+                    [
+                        (lo, SegmentValue::CenterOf(i)),
+                        (hi, SegmentValue::CenterOf(i)),
+                    ],
+                    BLACK.stroke_width(2),
+                )])?;
+            }
+        }
+        chart.draw_series([PathElement::new(
+            [(1.0, SegmentValue::Exact(0)), (1.0, SegmentValue::Last)],
+            BLACK.stroke_width(1),
+        )])?;
+        Ok(())
+    })
+}
