@@ -3,46 +3,24 @@
 //! comparison is a model of its own; `export::compare` renders it.
 
 pub mod attribution;
+mod change;
 mod fleet;
 mod inventory_diff;
 
 pub use attribution::{MITIGATIONS, Mitigation};
+pub use change::{Verdict, change_interval, verdict, widened};
+
+use attribution::{attribute, in_run};
+use change::{interval_from_cis, percent_change};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::harness::rounds::Basis;
-use crate::probes::Role;
 use crate::results::{Record, RunDocument};
-use crate::stats;
 use serde::Serialize;
 
 /// Default: a change below 2% is `~` whatever its interval.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
-const RESAMPLES: usize = 2000;
-/// Rounds a side needs for its own bootstrap; fewer, and the interval is
-/// built from the two runs' published intervals instead.
-const MIN_ROUNDS: usize = 3;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Verdict {
-    #[serde(rename = "slower")]
-    Slower,
-    #[serde(rename = "faster")]
-    Faster,
-    /// No change beyond noise, or one below the threshold.
-    #[serde(rename = "~")]
-    Same,
-}
-
-impl Verdict {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Verdict::Slower => "slower",
-            Verdict::Faster => "faster",
-            Verdict::Same => "~",
-        }
-    }
-}
 
 /// A run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -214,10 +192,6 @@ fn label(doc: &RunDocument, name: &str) -> RunLabel {
     }
 }
 
-fn percent_change(old: f64, new: f64) -> f64 {
-    (new / old - 1.0) * 100.0
-}
-
 fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
     let (a, b) = (&old.inventory, &new.inventory);
     let mut warnings = Vec::new();
@@ -257,68 +231,6 @@ fn headline_rounds(record: &Record) -> Vec<f64> {
         .map(|r| r.ticks)
         .filter(|t| t.is_finite() && *t > 0.0)
         .collect()
-}
-
-/// The 95% interval of new/old - 1 in percent: the two runs' rounds
-/// resampled independently, the ratio of the medians each time.
-pub fn change_interval(old_rounds: &[f64], new_rounds: &[f64], seed: u64) -> Option<[f64; 2]> {
-    if old_rounds.len() < MIN_ROUNDS || new_rounds.len() < MIN_ROUNDS {
-        return None;
-    }
-    let olds = stats::bootstrap_medians(old_rounds, RESAMPLES, seed);
-    let mut news = stats::bootstrap_medians(new_rounds, RESAMPLES, seed ^ 0x9e37_79b9_7f4a_7c15);
-    // Both come back sorted; pairing them in order would pair quantiles and
-    // shrink the interval to nothing. The two resamplings are independent,
-    // so any fixed pairing of a shuffled side is a valid draw.
-    fastrand::Rng::with_seed(seed).shuffle(&mut news);
-    let mut ratios: Vec<f64> = olds
-        .iter()
-        .zip(&news)
-        .filter(|(o, _)| **o > 0.0)
-        .map(|(o, n)| (n / o - 1.0) * 100.0)
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let (lo, hi) = stats::central_interval(&ratios, 0.95);
-    Some([lo, hi])
-}
-
-/// A change interval from rounds with the machines' drift added to each
-/// side in quadrature: both runs measured the row inside one stretch of
-/// their machine's time, and `drift_pct` is how far the speed of such a
-/// stretch moves (relative to each run's figure, so scaled by new/old).
-pub fn widened(ci: [f64; 2], change_pct: f64, drift_pct: f64) -> [f64; 2] {
-    let drift = drift_pct * (1.0 + change_pct / 100.0).abs();
-    [
-        change_pct - (change_pct - ci[0]).max(0.0).hypot(drift),
-        change_pct + (ci[1] - change_pct).max(0.0).hypot(drift),
-    ]
-}
-
-/// Where rounds are too few: the widest ratio the two intervals allow.
-fn interval_from_cis(old: Option<[f64; 2]>, new: Option<[f64; 2]>) -> Option<[f64; 2]> {
-    let (o, n) = (old?, new?);
-    (o[0] > 0.0).then(|| [(n[0] / o[1] - 1.0) * 100.0, (n[1] / o[0] - 1.0) * 100.0])
-}
-
-pub fn verdict(change_pct: f64, ci: Option<[f64; 2]>, threshold_pct: f64) -> Verdict {
-    let beyond_noise = |above: bool| match ci {
-        Some([lo, hi]) => {
-            if above {
-                lo > 0.0
-            } else {
-                hi < 0.0
-            }
-        }
-        // No interval: nothing shows the change is more than noise.
-        None => false,
-    };
-    if change_pct > threshold_pct && beyond_noise(true) {
-        Verdict::Slower
-    } else if change_pct < -threshold_pct && beyond_noise(false) {
-        Verdict::Faster
-    } else {
-        Verdict::Same
-    }
 }
 
 fn row_change(old: &Record, new: &Record, threshold_pct: f64) -> Option<RowChange> {
@@ -385,80 +297,4 @@ fn gap(old: Option<&Record>, new: Option<&Record>) -> RowGap {
         old: side(old),
         new: side(new),
     }
-}
-
-/// Marks each changed row with the mitigations an inventory change can
-/// explain it by, groups them, and lists the rows nothing explains.
-fn attribute(
-    rows: &mut [RowChange],
-    inventory: &[InventoryChange],
-) -> (Vec<Explanation>, Vec<String>) {
-    let mut explained: Vec<Explanation> = Vec::new();
-    let mut unexplained = Vec::new();
-    let broad: Vec<&InventoryChange> = inventory.iter().filter(|c| c.moves_any_row).collect();
-    for row in rows.iter_mut().filter(|r| r.verdict != Verdict::Same) {
-        let name = format!("{} {}", row.id, row.variant);
-        for change in inventory {
-            for m in attribution::switched_by(&change.key) {
-                if !attribution::taxes(m, &row.id) {
-                    continue;
-                }
-                if !row.consistent_with.iter().any(|c| c == m.name) {
-                    row.consistent_with.push(m.name.to_string());
-                }
-                let entry = match explained.iter_mut().find(|e| e.mitigation == m.name) {
-                    Some(entry) => entry,
-                    None => {
-                        explained.push(Explanation {
-                            mitigation: m.name.to_string(),
-                            why: m.why.to_string(),
-                            source: m.source.to_string(),
-                            because: Vec::new(),
-                            rows: Vec::new(),
-                        });
-                        explained.last_mut().expect("just pushed")
-                    }
-                };
-                if !entry.because.contains(&change.key) {
-                    entry.because.push(change.key.clone());
-                }
-                if !entry.rows.contains(&name) {
-                    entry.rows.push(name.clone());
-                }
-            }
-        }
-        if row.consistent_with.is_empty() {
-            for change in &broad {
-                row.consistent_with.push(change.key.clone());
-            }
-        }
-        if row.consistent_with.is_empty() {
-            unexplained.push(name);
-        }
-    }
-    (explained, unexplained)
-}
-
-/// The new run's compared variants of probes that attribute by
-/// construction: the same code with one thing changed, in one run.
-fn in_run(doc: &RunDocument) -> Vec<InRun> {
-    doc.results
-        .iter()
-        .filter(|r| {
-            r.family == "cflags"
-                || r.id.starts_with("syscall/specctrl")
-                || r.id == "syscall/seccomp"
-        })
-        .filter(|r| r.role == Role::Compared)
-        .filter_map(|r| {
-            let vs = r.vs_baseline.as_ref()?;
-            Some(InRun {
-                id: r.id.clone(),
-                variant: r.variant.clone(),
-                baseline: r.baseline.clone()?,
-                ratio: vs.ratio,
-                ratio_ci95: vs.ratio_ci95,
-            })
-        })
-        .collect()
 }
