@@ -7,6 +7,7 @@ mod common;
 
 use common::{QUICK_RUN, mitbench, refused, written_by};
 use mitbench::cli::values::latency_budget as parse_budget;
+use mitbench::probes::StepUnit;
 use mitbench::results::AmortizationFit;
 use mitbench::results::advice::{self, LatencyPoint, advise};
 use mitbench::stats::Amortization;
@@ -91,7 +92,15 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
         ]
     };
     let budget = Duration::from_micros(30);
-    let a = advice::advise_latency("p/q", "", "entries", "entry", points(), budget, None);
+    let a = advice::advise_latency(
+        "p/q",
+        "",
+        StepUnit::Entries,
+        "entry",
+        points(),
+        budget,
+        None,
+    );
     // 256's median wait (28 us) fits, its interval's upper end (31) does not.
     assert_eq!(a.largest_within_budget, Some(16));
     assert_eq!(a.cost_vs_cheapest, Some(2.0));
@@ -99,7 +108,15 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
     assert!(!a.summary.contains("would allow"), "{}", a.summary);
 
     // A fit that allows more than the measured wait is called out.
-    let a = advice::advise_latency("p/q", "", "entries", "entry", points(), budget, Some(300));
+    let a = advice::advise_latency(
+        "p/q",
+        "",
+        StepUnit::Entries,
+        "entry",
+        points(),
+        budget,
+        Some(300),
+    );
     assert!(
         a.summary.contains("would allow up to 300 entries"),
         "{}",
@@ -110,7 +127,7 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
     let a = advice::advise_latency(
         "p/q",
         "",
-        "entries",
+        StepUnit::Entries,
         "entry",
         points(),
         Duration::from_micros(60),
@@ -121,7 +138,7 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
     let a = advice::advise_latency(
         "p/q",
         "g",
-        "bytes",
+        StepUnit::Bytes,
         "buffer",
         points(),
         Duration::from_micros(1),

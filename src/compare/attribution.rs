@@ -198,15 +198,19 @@ pub(super) fn attribute(
     (explained, unexplained)
 }
 
+/// Probes (globs) whose compared variants are the same code with one
+/// thing changed, in one run: attributed by construction.
+pub const IN_RUN_AB: &[&str] = &["cflags/*", "syscall/specctrl-*", "syscall/seccomp"];
+
 /// The new run's compared variants of probes that attribute by
 /// construction: the same code with one thing changed, in one run.
 pub(super) fn in_run(doc: &RunDocument) -> Vec<InRun> {
     doc.results
         .iter()
         .filter(|r| {
-            r.family == "cflags"
-                || r.id.starts_with("syscall/specctrl")
-                || r.id == "syscall/seccomp"
+            IN_RUN_AB
+                .iter()
+                .any(|glob| wildmatch::WildMatch::new(glob).matches(&r.id))
         })
         .filter(|r| r.role == Role::Compared)
         .filter_map(|r| {

@@ -142,16 +142,46 @@ impl Batched {
 pub struct LatencyStep {
     pub group: String,
     pub step: u64,
-    pub unit: String,
+    pub unit: StepUnit,
 }
 
 impl LatencyStep {
-    pub fn new(group: &str, step: u64, unit: &str) -> LatencyStep {
+    pub fn new(group: &str, step: u64, unit: StepUnit) -> LatencyStep {
         LatencyStep {
             group: group.to_string(),
             step,
-            unit: unit.to_string(),
+            unit,
         }
+    }
+}
+
+/// What a latency step counts; the JSON writes it as its plural.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepUnit {
+    Entries,
+    Bytes,
+}
+
+impl StepUnit {
+    pub fn plural(self) -> &'static str {
+        match self {
+            StepUnit::Entries => "entries",
+            StepUnit::Bytes => "bytes",
+        }
+    }
+
+    pub fn singular(self) -> &'static str {
+        match self {
+            StepUnit::Entries => "entry",
+            StepUnit::Bytes => "byte",
+        }
+    }
+}
+
+impl fmt::Display for StepUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.plural())
     }
 }
 

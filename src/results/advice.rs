@@ -22,6 +22,7 @@
 //! switch, which the per-batch time does not hold).
 
 use super::{AmortizationFit, RunDocument};
+use crate::probes::StepUnit;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -202,8 +203,8 @@ impl LatencyPoint {
 pub struct LatencyAdvice {
     pub id: String,
     pub group: String,
-    /// What a step counts ("entries", "bytes").
-    pub unit: String,
+    /// What a step counts.
+    pub unit: StepUnit,
     pub item: String,
     pub latency_budget_us: f64,
     /// Every measured step, smallest first.
@@ -222,7 +223,7 @@ pub struct LatencyAdvice {
 /// Latency advice for every series of two or more steps with a measured
 /// co-runner wait.
 pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyAdvice> {
-    let mut series: Vec<(&str, &str, &str, &str, Vec<LatencyPoint>)> = Vec::new();
+    let mut series: Vec<(&str, &str, StepUnit, &str, Vec<LatencyPoint>)> = Vec::new();
     for r in &doc.results {
         let (Some(step), Some(wait), Some(cost)) =
             (&r.latency_step, r.co_runner_wait_p99(), &r.cost)
@@ -239,7 +240,7 @@ pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyA
         };
         match series.iter_mut().find(|s| s.0 == r.id && s.1 == step.group) {
             Some(s) => s.4.push(point),
-            None => series.push((&r.id, &step.group, &step.unit, &r.item, vec![point])),
+            None => series.push((&r.id, &step.group, step.unit, &r.item, vec![point])),
         }
     }
     series
@@ -261,7 +262,7 @@ pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyA
 pub fn advise_latency(
     id: &str,
     group: &str,
-    unit: &str,
+    unit: StepUnit,
     item: &str,
     points: Vec<LatencyPoint>,
     budget: Duration,
@@ -321,7 +322,7 @@ pub fn advise_latency(
     LatencyAdvice {
         id: id.to_string(),
         group: group.to_string(),
-        unit: unit.to_string(),
+        unit,
         item: item.to_string(),
         latency_budget_us: budget_us,
         points,
@@ -343,20 +344,13 @@ fn wait_text(p: &LatencyPoint) -> String {
 }
 
 /// "K=4096 entries" or "4 KiB".
-pub fn step_name(step: u64, unit: &str) -> String {
+pub fn step_name(step: u64, unit: StepUnit) -> String {
+    let bytes = unit == StepUnit::Bytes;
     match step {
-        s if unit == "bytes" && s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
-        s if unit == "bytes" && s >= 1 << 10 && s % (1 << 10) == 0 => format!("{} KiB", s >> 10),
-        1 => format!("1 {}", singular(unit)),
+        s if bytes && s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
+        s if bytes && s >= 1 << 10 && s % (1 << 10) == 0 => format!("{} KiB", s >> 10),
+        1 => format!("1 {}", unit.singular()),
         s => format!("{s} {unit}"),
-    }
-}
-
-/// "entries" -> "entry", "bytes" -> "byte".
-fn singular(plural: &str) -> String {
-    match plural.strip_suffix("ies") {
-        Some(stem) => format!("{stem}y"),
-        None => plural.strip_suffix('s').unwrap_or(plural).to_string(),
     }
 }
 

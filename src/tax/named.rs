@@ -63,10 +63,11 @@ pub fn in_force(tolls: &RunDocument, controls: &BTreeMap<String, String>) -> Vec
         );
     }
     if let Some(state) = field("Speculation_Store_Bypass").filter(|s| s.contains("mitigated")) {
-        let part = ab_delta_ns(tolls, "syscall/specctrl-getpid", "store_bypass=disable");
+        let (probe, variant) = SSBD_ROW;
+        let part = ab_delta_ns(tolls, probe, variant);
         let from = match part {
-            Some(_) => "syscall/specctrl-getpid: store_bypass=disable against unchanged".into(),
-            None => "not measured: the tolls' run has no syscall/specctrl-getpid rows".into(),
+            Some(_) => format!("{probe}: {variant} against unchanged"),
+            None => format!("not measured: the tolls' run has no {probe} rows"),
         };
         push(
             &mut found,
@@ -139,6 +140,10 @@ fn push(
 
 /// The measured difference of `variant` from its probe's baseline, ns per
 /// item, in `doc`.
+/// The in-run A/B row that measures SSBD's part of a syscall: (probe,
+/// variant), checked against the registry by tests/names.rs.
+pub const SSBD_ROW: (&str, &str) = ("syscall/specctrl-getpid", "store_bypass=disable");
+
 fn ab_delta_ns(doc: &RunDocument, probe: &str, variant: &str) -> Option<f64> {
     let record = doc
         .results

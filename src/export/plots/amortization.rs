@@ -47,7 +47,7 @@ pub fn amortization(
             )?;
         chart
             .configure_mesh()
-            .x_label_formatter(&|v| step_label(*v, ""))
+            .x_label_formatter(&|v| step_label(*v, None))
             .x_desc("batch size B (items per batch)")
             .y_label_formatter(&value_label)
             .y_desc(format!("ticks per {}", fit.item))

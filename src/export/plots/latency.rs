@@ -10,7 +10,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
     let Some(first) = series.first() else {
         return Err(std::io::Error::other(format!("no latency series for {id}")));
     };
-    let unit = first.unit.clone();
+    let unit = first.unit;
     let budget = first.latency_budget_us;
     let all = || series.iter().flat_map(|s| s.points.iter());
     let x = log_span(all().map(|p| p.step as f64), 1.6);
@@ -34,7 +34,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
     let x_axis = Axis {
         span: x,
         steps: &steps,
-        unit: &unit,
+        unit,
     };
     let svg = svg(620, id, |root, legend| {
         let (top, bottom) = root.split_vertically(340);
@@ -92,7 +92,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
 struct Axis<'a> {
     span: (f64, f64),
     steps: &'a [f64],
-    unit: &'a str,
+    unit: StepUnit,
 }
 
 type LogLog = Cartesian2d<WithKeyPoints<LogCoord<f64>>, WithKeyPoints<LogCoord<f64>>>;
@@ -121,7 +121,7 @@ fn latency_panel<'a, 'b>(
         )?;
     chart
         .configure_mesh()
-        .x_label_formatter(&|v| step_label(*v, x.unit))
+        .x_label_formatter(&|v| step_label(*v, Some(x.unit)))
         .x_desc(format!("{} between chances to run", x.unit))
         .y_label_formatter(&value_label)
         .y_desc(y_desc)

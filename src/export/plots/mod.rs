@@ -4,7 +4,8 @@
 //! shares of phased probes. A plot is an SVG string and a caption.
 
 use crate::compare::{RowChange, Verdict};
-use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint, step_name};
+use crate::probes::StepUnit;
+use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint};
 use crate::results::{AmortizationFit, Record, RunDocument};
 use plotters::coord::Shift;
 use plotters::coord::combinators::{LogCoord, WithKeyPoints};
@@ -194,12 +195,12 @@ fn log_span(values: impl Iterator<Item = f64>, margin: f64) -> (f64, f64) {
 }
 
 /// A log-axis tick as the step's unit reads: 4 KiB for bytes.
-fn step_label(v: f64, unit: &str) -> String {
+fn step_label(v: f64, unit: Option<StepUnit>) -> String {
     let rounded = v.round();
     if (rounded - v).abs() > 1e-6 * v.max(1.0) {
         return format!("{v:.2}");
     }
-    if unit == "bytes" {
+    if unit == Some(StepUnit::Bytes) {
         match rounded as u64 {
             b if b >= 1 << 20 => {
                 format!("{:.3} MiB", b as f64 / f64::from(1u32 << 20)).replace(".000", "")
@@ -208,7 +209,7 @@ fn step_label(v: f64, unit: &str) -> String {
             b => format!("{b} B"),
         }
     } else {
-        step_name(rounded as u64, "").trim_end().to_string()
+        format!("{}", rounded as u64)
     }
 }
 

@@ -19,7 +19,7 @@ use super::algorithms::{self, Algorithm, Hasher, Output};
 use crate::harness::{Harness, tsc};
 use crate::probes::wake_latency::WakeLatency;
 use crate::probes::{
-    Config, Figure, LatencyStep, Outcome, Placement, Probe, Role, Unsupported,
+    Config, Figure, LatencyStep, Outcome, Placement, Probe, Role, StepUnit, Unsupported,
     measure_in_own_thread,
 };
 use serde::Serialize;
@@ -104,7 +104,7 @@ impl Config for Chunking {
         Some(LatencyStep::new(
             self.policy.name(),
             self.chunk as u64,
-            "bytes",
+            StepUnit::Bytes,
         ))
     }
 

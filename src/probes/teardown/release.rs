@@ -12,7 +12,8 @@ use super::index::{Index, Policy};
 use crate::harness::{Harness, tsc};
 use crate::probes::corunner::CoRunner;
 use crate::probes::{
-    Batched, Config, Declaration, Figure, LatencyStep, Outcome, Placement, Probe, Role, Unsupported,
+    Batched, Config, Declaration, Figure, LatencyStep, Outcome, Placement, Probe, Role, StepUnit,
+    Unsupported,
 };
 use crate::stats::quantile;
 use serde::Serialize;
@@ -117,7 +118,7 @@ impl Config for Releasing {
 
     fn latency_step(&self) -> Option<LatencyStep> {
         self.batch()
-            .map(|b| LatencyStep::new(&b.group, b.size, "entries"))
+            .map(|b| LatencyStep::new(&b.group, b.size, StepUnit::Entries))
     }
 
     fn seed_choice(&self) -> Option<&'static str> {
