@@ -266,6 +266,10 @@ fn build_identity() {
     let output = |program: &str, args: &[&str]| {
         Command::new(program)
             .args(args)
+            // `git status` refreshes .git/index where it may; that write
+            // would rerun this script (it watches the index) and rebuild
+            // mitbench and every C flag set on the next cargo command.
+            .env("GIT_OPTIONAL_LOCKS", "0")
             .output()
             .ok()
             .filter(|o| o.status.success())

@@ -43,7 +43,7 @@ fn assert_refused(id: &str, variant: &str, syscall: i64) {
             .spawn(|| {
                 affinity::pin_current_thread_forever(placement.cpu).unwrap();
                 if let Err(e) = seccompiler::apply_filter(&program) {
-                    eprintln!("skipped: installing a seccomp filter failed: {e}");
+                    common::skipped(&format!("installing a seccomp filter failed: {e}"));
                     return None;
                 }
                 Some(probe.run(&v, &placement, &common::tiny_harness()))
