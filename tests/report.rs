@@ -92,15 +92,11 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
         ]
     };
     let budget = Duration::from_micros(30);
-    let a = advice::advise_latency(
-        "p/q",
-        "",
-        StepUnit::Entries,
-        "entry",
-        points(),
-        budget,
-        None,
-    );
+    // A series of K entries, each an entry of work.
+    let entries = |budget, fit| {
+        advice::advise_latency("p/q", "", StepUnit::Entries, "entry", points(), budget, fit)
+    };
+    let a = entries(budget, None);
     // 256's median wait (28 us) fits, its interval's upper end (31) does not.
     assert_eq!(a.largest_within_budget, Some(16));
     assert_eq!(a.cost_vs_cheapest, Some(2.0));
@@ -108,15 +104,7 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
     assert!(!a.summary.contains("would allow"), "{}", a.summary);
 
     // A fit that allows more than the measured wait is called out.
-    let a = advice::advise_latency(
-        "p/q",
-        "",
-        StepUnit::Entries,
-        "entry",
-        points(),
-        budget,
-        Some(300),
-    );
+    let a = entries(budget, Some(300));
     assert!(
         a.summary.contains("would allow up to 300 entries"),
         "{}",
@@ -124,15 +112,7 @@ fn latency_advice_holds_the_upper_end_of_the_measured_wait_to_the_budget() {
     );
 
     // Without an interval the figure itself is held to the budget.
-    let a = advice::advise_latency(
-        "p/q",
-        "",
-        StepUnit::Entries,
-        "entry",
-        points(),
-        Duration::from_micros(60),
-        None,
-    );
+    let a = entries(Duration::from_micros(60), None);
     assert_eq!(a.largest_within_budget, Some(4096));
 
     let a = advice::advise_latency(

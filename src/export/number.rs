@@ -27,6 +27,17 @@ pub fn format_cost(value: f64) -> String {
     }
 }
 
+/// A ratio with two decimals, more where it is small, none where large.
+pub fn format_ratio(ratio: f64) -> String {
+    if ratio.abs() >= 100.0 {
+        format!("{ratio:.0}")
+    } else if ratio.abs() >= 0.01 {
+        format!("{ratio:.2}")
+    } else {
+        format!("{ratio:.4}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +50,12 @@ mod tests {
         assert_eq!(format_cost(5380.0), "5,380");
         assert_eq!(format_cost(397_321.4), "397,321");
         assert_eq!(format_cost(-1234.0), "-1,234");
+    }
+
+    #[test]
+    fn ratios_keep_small_ones_readable() {
+        assert_eq!(format_ratio(7.2048), "7.20");
+        assert_eq!(format_ratio(0.0074), "0.0074");
+        assert_eq!(format_ratio(123.4), "123");
     }
 }

@@ -1,6 +1,6 @@
 //! The terminal report: one table per family, then what the columns mean.
 
-use super::number::format_cost;
+use super::number::{format_cost, format_ratio};
 use super::text_table::{Style, table};
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
@@ -269,27 +269,5 @@ fn format_figure(value: f64) -> String {
         format_cost(value).trim_end_matches(".00").to_string()
     } else {
         format_cost(value)
-    }
-}
-
-fn format_ratio(ratio: f64) -> String {
-    if ratio.abs() >= 100.0 {
-        format!("{ratio:.0}")
-    } else if ratio.abs() >= 0.01 {
-        format!("{ratio:.2}")
-    } else {
-        format!("{ratio:.4}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ratios_keep_small_ones_readable() {
-        assert_eq!(format_ratio(7.2048), "7.20");
-        assert_eq!(format_ratio(0.0074), "0.0074");
-        assert_eq!(format_ratio(123.4), "123");
     }
 }
