@@ -3,11 +3,11 @@
 
 use crate::export::Format;
 use crate::harness::states::{self, MachineStates, StateModel};
-use crate::harness::{Harness, Settings, affinity, interrupt, tsc};
+use crate::harness::{Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
 use crate::probes::{self, AnyProbe, Placement};
 use crate::results::{self, RunDocument, RunSettings};
-use crate::schedule::Scheduler;
+use crate::schedule::forks::{self, Job, Merged};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -30,6 +30,12 @@ pub struct RunOptions {
     pub round_log: Option<PathBuf>,
     /// The latency budget the advice is given for.
     pub latency_budget: std::time::Duration,
+    /// Passes over the probes, each in a fresh process; None: the
+    /// default for the run's kind (standard or quick).
+    pub forks: Option<usize>,
+    /// The program a fork runs as (`PROGRAM __worker`): mitbench itself.
+    /// None runs the forks one after another in this process.
+    pub worker: Option<PathBuf>,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -53,12 +59,19 @@ pub struct Plan {
     pub probes: Vec<&'static dyn AnyProbe>,
     pub placement: Placement,
     pub settings: Settings,
+    pub forks: usize,
     pub options: RunOptions,
     /// Each output and its temporary sibling, created already.
     pub outputs: Vec<PendingOutput>,
     /// The --round-log file, opened for appending already.
     pub round_log: Option<std::fs::File>,
 }
+
+/// Forks of a standard and of a quick run: enough processes for their
+/// spread to say how far the next run may land, few enough that each
+/// fork's share of a variant's budget still makes several rounds.
+pub const STANDARD_FORKS: usize = 3;
+pub const QUICK_FORKS: usize = 2;
 
 pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     let probes = probes::select(&options.patterns).map_err(|miss| {
@@ -132,10 +145,16 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         ),
         None => None,
     };
+    let forks = options.forks.unwrap_or(if options.quick {
+        QUICK_FORKS
+    } else {
+        STANDARD_FORKS
+    });
     Ok(Plan {
         probes,
         placement: Placement { cpu, allowed },
         settings,
+        forks,
         options,
         outputs,
         round_log,
@@ -182,13 +201,8 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     let tsc = inventory
         .tsc()
         .ok_or("the TSC frequency is unknown: no kernel figure and calibration failed")?;
-    let harness = Harness::new(plan.settings.clone(), tsc.mhz);
     let _pinned = affinity::pin_current_thread(plan.placement.cpu)
         .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?;
-    let round_log = plan
-        .round_log
-        .as_ref()
-        .map(|file| Box::new(file) as Box<dyn std::io::Write + '_>);
     let order_seed = plan.options.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -196,26 +210,43 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     });
     let steal_before = states::cpu_steal(plan.placement.cpu);
 
-    let total = plan.probes.iter().map(|p| p.variants().len() as u64).sum();
-    let progress = progress_bar(total, plan.options.quiet);
-    let mut scheduler = Scheduler::new(&harness, &plan.placement, round_log);
-    let mut measured = Vec::new();
-    for (index, probe) in plan.probes.iter().enumerate() {
+    let per_fork: u64 = plan.probes.iter().map(|p| p.variants().len() as u64).sum();
+    let progress = progress_bar(per_fork * plan.forks as u64, plan.options.quiet);
+    let run_clock = std::time::Instant::now();
+    let mut merged = Merged::default();
+    for fork in 0..plan.forks {
         if interrupt::requested() {
             break;
         }
-        progress.set_message(probe.declaration().id.to_string());
-        let done_before = progress.position();
-        let probe_seed = order_seed.wrapping_add(index as u64);
-        let rounds = scheduler.run_probe(*probe, probe_seed, |stopped| {
-            progress.set_position(done_before + stopped as u64);
-        });
-        progress.set_position(done_before + rounds.variants.len() as u64);
-        measured.push(rounds);
+        let job = Job {
+            probes: plan
+                .probes
+                .iter()
+                .map(|p| p.declaration().id.to_string())
+                .collect(),
+            settings: Job::share(&plan.settings, plan.forks),
+            cpu: plan.placement.cpu,
+            allowed: plan.placement.allowed.clone(),
+            tsc_mhz: tsc.mhz,
+            // Each fork draws its own order of rounds.
+            order_seed: order_seed.wrapping_add((fork as u64) << 32),
+            fork,
+            counting: fork + 1 == plan.forks,
+            round_log: plan.options.round_log.clone(),
+        };
+        progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
+        let done_before = per_fork * fork as u64;
+        let on_progress = |done: u64| progress.set_position(done_before + done);
+        let offset_s = run_clock.elapsed().as_secs_f64();
+        let rounds = match &plan.options.worker {
+            Some(exe) => forks::spawn(exe, &job, on_progress)?,
+            None => forks::work(&job, on_progress)?,
+        };
+        merged.add(&plan.probes, fork, offset_s, rounds);
     }
     progress.finish_and_clear();
 
-    let model = StateModel::fit(&scheduler.canaries);
+    let model = StateModel::fit(&merged.canaries);
     let steal_pct = steal_before
         .zip(states::cpu_steal(plan.placement.cpu))
         .and_then(|((s0, t0), (s1, t1))| {
@@ -223,8 +254,8 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         });
     let machine_states = MachineStates::new(
         model,
-        &scheduler.canaries,
-        &scheduler.canary_times,
+        &merged.canaries,
+        &merged.canary_times,
         steal_pct,
         plan.placement.cpu,
     );
@@ -234,7 +265,8 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         settings: &plan.settings,
         drift_interval_pct: machine_states.drift_interval_pct,
     };
-    let records: Vec<_> = measured
+    let records: Vec<_> = merged
+        .probes
         .iter()
         .flat_map(|p| results::probe_records(p, &context))
         .collect();
@@ -252,6 +284,8 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             allowed_cpus: plan.placement.allowed.clone(),
             harness: plan.settings.clone(),
             order_seed,
+            forks: plan.forks,
+            fresh_processes: plan.options.worker.is_some(),
         },
         machine_states,
         inventory,
@@ -273,7 +307,7 @@ fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30.cyan/blue} {pos}/{len} variants done [{elapsed}] {msg}",
+        "{bar:30.cyan/blue} {pos}/{len} variant rounds done [{elapsed}, about {eta} left] {msg}",
     ) {
         bar.set_style(style.progress_chars("=> "));
     }

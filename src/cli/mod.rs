@@ -202,6 +202,10 @@ pub enum Command {
         #[command(flatten)]
         store: HistoryArgs,
     },
+    /// One fork of a run: a job on stdin, its rounds on stdout (started by
+    /// `mitbench run` itself, never by a user)
+    #[command(name = "__worker", hide = true)]
+    Worker,
 }
 
 #[derive(Subcommand)]
@@ -260,6 +264,9 @@ pub struct RunArgs {
     /// Time budget per probe variant, all its rounds together, in seconds [default: 3, --quick 0.5]
     #[arg(long, value_name = "SECS", value_parser = values::seconds, allow_negative_numbers = true)]
     pub budget: Option<f64>,
+    /// Passes over the probes, each in a fresh process, sharing each variant's budget; the interval is read across them [default: 3, --quick 2]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub forks: Option<u16>,
     /// Seed of the random order of rounds, to repeat a run's order [default: from the clock]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

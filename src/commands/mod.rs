@@ -31,6 +31,7 @@ pub fn dispatch(cli: Cli) -> Exit {
     match cli.command {
         None => run::run(cli.run),
         Some(Command::Run(args)) => run::run(args),
+        Some(Command::Worker) => run::serve_worker(),
         Some(Command::List { json }) => machine::list(json),
         Some(Command::Inventory { json, root }) => machine::inventory(json, &root),
         Some(Command::Workload { kind, count }) => machine::workload(kind, count),

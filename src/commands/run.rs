@@ -76,6 +76,23 @@ fn options(args: &RunArgs) -> RunOptions {
         seed: args.seed,
         round_log: args.round_log.clone(),
         latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
+        forks: args.forks.map(usize::from),
+        worker: worker(),
+    }
+}
+
+/// This program, to run each fork in a fresh process of; None where the
+/// kernel cannot say (the forks then run in this process, and the run
+/// document says so).
+pub(super) fn worker() -> Option<std::path::PathBuf> {
+    std::env::current_exe().ok()
+}
+
+/// `mitbench __worker`: one fork of a run started by `mitbench run`.
+pub fn serve_worker() -> Exit {
+    match crate::schedule::forks::serve() {
+        Ok(()) => Exit::SUCCESS,
+        Err(message) => fail(Exit::FAILURE, message),
     }
 }
 

@@ -145,6 +145,7 @@ fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
         quiet: true,
         patterns: tax::toll_probes(),
         latency_budget: advice::DEFAULT_BUDGET,
+        worker: super::run::worker(),
         ..RunOptions::default()
     };
     let plan = run::plan(options).map_err(|e| match e {

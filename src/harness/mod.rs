@@ -113,7 +113,7 @@ impl Settings {
 
 /// The outcome of one round of one probe variant. Costs are TSC ticks per
 /// item.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
     pub per_item: Summary,
     /// Ticks per sample against items per sample, through per-size medians.

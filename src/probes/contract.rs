@@ -235,7 +235,7 @@ pub trait Config: fmt::Display + Serialize + PartialEq + Send + Sync {
 
 /// The variant whose extra cost over `reference` is the probe's toll;
 /// every variant is reported with the share of that toll it avoids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Toll<C> {
     pub toll: C,
     pub reference: C,

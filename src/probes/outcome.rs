@@ -7,7 +7,7 @@ use crate::harness::Measurement;
 use serde::{Deserialize, Serialize};
 
 /// A successful measurement and the facts needed to read it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measured {
     pub measurement: Measurement,
     /// Every CPU the measured work ran on, measuring thread first.

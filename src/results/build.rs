@@ -258,6 +258,7 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
     let s = &measurement.per_item;
     RoundRow {
         pass: round.pass,
+        fork: round.fork,
         started_s: round.started_s,
         ticks: s.median,
         ci95_ticks: [s.ci95.0, s.ci95.1],

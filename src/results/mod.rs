@@ -57,6 +57,19 @@ pub struct RunSettings {
     pub harness: Settings,
     /// Seed of the random order of rounds; probe k uses seed + k.
     pub order_seed: u64,
+    /// Passes over the probes, each in a process of its own (see
+    /// `crate::schedule::forks`); 1 in documents that predate forks.
+    #[serde(default = "one")]
+    pub forks: usize,
+    /// Whether each fork was a fresh process (`mitbench __worker`), or the
+    /// forks ran one after another in the measuring process (the library
+    /// called without a worker program, as tests do).
+    #[serde(default)]
+    pub fresh_processes: bool,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Everything one run produced; what `--json` writes.

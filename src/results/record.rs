@@ -221,6 +221,9 @@ pub struct Rounds {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoundRow {
     pub pass: usize,
+    /// Which fork (worker process) the round ran in.
+    #[serde(default)]
+    pub fork: usize,
     pub started_s: f64,
     /// The round's median cost per item and its own 95% interval.
     pub ticks: f64,

@@ -19,6 +19,8 @@
 //! measured variant gets one counting round with perf counters attached,
 //! whose timing never enters a figure.
 
+pub mod forks;
+
 use crate::harness::Harness;
 use crate::harness::rounds::{self, RoundFigure};
 use crate::harness::states::StateModel;
@@ -55,7 +57,7 @@ impl Stop {
 }
 
 /// One round of one variant.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Round {
     /// Which pass over the probe's variants it was part of.
     pub pass: usize,
@@ -65,8 +67,10 @@ pub struct Round {
     pub canary_before: Option<f64>,
     pub canary_after: Option<f64>,
     pub measured: Measured,
-    /// The process the round ran in.
+    /// The process the round ran in, and which of the run's forks (fresh
+    /// worker processes, in order) that was.
     pub worker_pid: u32,
+    pub fork: usize,
 }
 
 impl Round {
@@ -89,7 +93,7 @@ impl Round {
 }
 
 /// Everything one variant's rounds produced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VariantRounds {
     pub variant: Variant,
     pub rounds: Vec<Round>,
@@ -161,6 +165,10 @@ pub struct Scheduler<'a> {
     pub canary_times: Vec<f64>,
     last_canary: Option<f64>,
     round_log: Option<Box<dyn Write + 'a>>,
+    /// Which of the run's forks this process is.
+    pub fork: usize,
+    /// Whether each measured variant gets its counting round here.
+    pub counting: bool,
 }
 
 impl<'a> Scheduler<'a> {
@@ -177,6 +185,8 @@ impl<'a> Scheduler<'a> {
             canary_times: Vec::new(),
             last_canary: None,
             round_log,
+            fork: 0,
+            counting: true,
         }
     }
 
@@ -237,7 +247,7 @@ impl<'a> Scheduler<'a> {
             self.decide(&mut variants, &model, pass, span_s);
             on_pass(variants.iter().filter(|v| !v.active()).count());
         }
-        if !machine.stop_requested() {
+        if self.counting && !machine.stop_requested() {
             for v in variants.iter_mut().filter(|v| !v.rounds.is_empty()) {
                 let harness = self.harness.for_round(v.base_batch(), true);
                 if let Outcome::Measured(m) = probe.run(&v.variant, self.placement, &harness) {
@@ -276,6 +286,7 @@ impl<'a> Scheduler<'a> {
                     canary_after,
                     measured: *measured,
                     worker_pid: std::process::id(),
+                    fork: self.fork,
                 };
                 self.log(probe.declaration().id, &v.variant, &round);
                 v.rounds.push(round);
@@ -411,6 +422,7 @@ mod tests {
                 figures: Vec::new(),
             },
             worker_pid: 1,
+            fork: 0,
         }
     }
 

@@ -1,0 +1,308 @@
+//! Forks: a run is several passes over its probes, each in a fresh worker
+//! process (JMH's forks). What one process fixes for its whole life, its
+//! address-space layout, where its code and buffers fall in the caches, a
+//! predictor mode it settles into, is drawn anew in each, and the passes
+//! are spread over the run's minutes, so a variant's rounds see what the
+//! next run will see: other processes and other moments. The figure's
+//! interval is then read across forks (see `crate::results::spread`).
+//!
+//! A worker is mitbench itself (`mitbench __worker`, not shown in help): it
+//! reads its [`Job`] as JSON on stdin, writes one progress line per pass
+//! and then its [`ForkRounds`] as one JSON line on stdout. It dies with the
+//! parent (PR_SET_PDEATHSIG), and a Ctrl-C at the terminal reaches both:
+//! the worker ends its round in flight and returns what it measured, the
+//! parent starts no further fork.
+
+use super::{ProbeRounds, Scheduler, VariantRounds};
+use crate::harness::{Harness, Settings, affinity, interrupt};
+use crate::probes::{self, AnyProbe, Placement, Toll};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The hidden subcommand a worker process is started with.
+pub const WORKER_COMMAND: &str = "__worker";
+
+/// What one fork measures, and how.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    /// Probe ids, in the run's order.
+    pub probes: Vec<String>,
+    /// The run's settings with this fork's share of the budget.
+    pub settings: Settings,
+    pub cpu: usize,
+    pub allowed: Vec<usize>,
+    pub tsc_mhz: f64,
+    pub order_seed: u64,
+    pub fork: usize,
+    /// Whether each measured variant gets its counting round in this fork
+    /// (the last one: counters are read once per variant, not per fork).
+    pub counting: bool,
+    /// `--round-log`, appended to by the worker.
+    pub round_log: Option<PathBuf>,
+}
+
+impl Job {
+    /// The settings of one of `forks` forks: the run's budget, rounds and
+    /// span shared out among them, so the whole run keeps its time.
+    pub fn share(settings: &Settings, forks: usize) -> Settings {
+        let forks = forks.max(1);
+        Settings {
+            budget_s: settings.budget_s / forks as f64,
+            min_rounds: settings.min_rounds.div_ceil(forks).max(2),
+            max_rounds: settings.max_rounds.div_ceil(forks).max(2),
+            min_span_s: settings.min_span_s / forks as f64,
+            ..settings.clone()
+        }
+    }
+}
+
+/// One probe's rounds from one fork.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForkProbe {
+    pub id: String,
+    pub toll: Option<Toll<usize>>,
+    pub variants: Vec<VariantRounds>,
+    pub order_seed: u64,
+}
+
+/// Everything one fork measured, its times in seconds since the fork began.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForkRounds {
+    pub probes: Vec<ForkProbe>,
+    pub canaries: Vec<f64>,
+    pub canary_times: Vec<f64>,
+}
+
+/// A line a worker writes on stdout.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Line {
+    /// Variants of this fork stopped so far.
+    Progress(u64),
+    Done(Box<ForkRounds>),
+}
+
+/// Measures `job` in this process. `on_progress` is told how many of the
+/// job's variants have stopped, after every pass.
+pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, String> {
+    let selected: Vec<&'static dyn AnyProbe> = job
+        .probes
+        .iter()
+        .map(|id| {
+            probes::registry()
+                .into_iter()
+                .find(|p| p.declaration().id == id)
+                .ok_or_else(|| format!("no probe {id}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let harness = Harness::new(job.settings.clone(), job.tsc_mhz);
+    let placement = Placement {
+        cpu: job.cpu,
+        allowed: job.allowed.clone(),
+    };
+    let round_log = match &job.round_log {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("cannot append to {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let mut scheduler = Scheduler::new(
+        &harness,
+        &placement,
+        round_log.map(|f| Box::new(f) as Box<dyn Write>),
+    );
+    scheduler.fork = job.fork;
+    scheduler.counting = job.counting;
+    let mut done = 0;
+    let mut measured = Vec::new();
+    for (index, probe) in selected.into_iter().enumerate() {
+        if interrupt::requested() {
+            break;
+        }
+        let seed = job.order_seed.wrapping_add(index as u64);
+        let rounds = scheduler.run_probe(probe, seed, |stopped| {
+            on_progress(done + stopped as u64);
+        });
+        done += rounds.variants.len() as u64;
+        on_progress(done);
+        measured.push(ForkProbe {
+            id: rounds.declaration.id.to_string(),
+            toll: rounds.toll,
+            variants: rounds.variants,
+            order_seed: rounds.order_seed,
+        });
+    }
+    Ok(ForkRounds {
+        probes: measured,
+        canaries: scheduler.canaries,
+        canary_times: scheduler.canary_times,
+    })
+}
+
+/// `mitbench __worker`: one fork, its job on stdin, its lines on stdout.
+pub fn serve() -> Result<(), String> {
+    let job: Job = serde_json::from_reader(std::io::stdin().lock())
+        .map_err(|e| format!("reading the worker's job: {e}"))?;
+    interrupt::install();
+    let _pinned = affinity::pin_current_thread(job.cpu)
+        .map_err(|e| format!("pinning to CPU {} failed: {e}", job.cpu))?;
+    let mut stdout = std::io::stdout().lock();
+    let mut write = |line: &Line| -> Result<(), String> {
+        let text = serde_json::to_string(line).map_err(|e| e.to_string())?;
+        writeln!(stdout, "{text}")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| format!("writing to the parent: {e}"))
+    };
+    let mut failed = None;
+    let rounds = work(&job, |done| {
+        if failed.is_none() {
+            failed = write(&Line::Progress(done)).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    write(&Line::Done(Box::new(rounds)))
+}
+
+/// Runs `job` in a fresh process of `exe`, passing its progress on.
+pub fn spawn(
+    exe: &Path,
+    job: &Job,
+    mut on_progress: impl FnMut(u64),
+) -> Result<ForkRounds, String> {
+    let mut command = Command::new(exe);
+    command
+        .arg(WORKER_COMMAND)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork
+    // and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("starting a worker ({}) failed: {e}", exe.display()))?;
+    let job_text = serde_json::to_vec(job).map_err(|e| e.to_string())?;
+    let written = child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(&job_text);
+    let mut result = None;
+    if written.is_ok() {
+        let stdout = child.stdout.take().expect("stdout is piped");
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            match serde_json::from_str::<Line>(&line) {
+                Ok(Line::Progress(done)) => on_progress(done),
+                Ok(Line::Done(rounds)) => result = Some(*rounds),
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("a worker wrote what mitbench cannot read: {e}"));
+                }
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for a worker failed: {e}"))?;
+    match result {
+        Some(rounds) => Ok(rounds),
+        None => Err(format!("a worker ended without its rounds ({status})")),
+    }
+}
+
+/// The forks' rounds folded into one [`ProbeRounds`] per probe, in the
+/// plan's order, every time on the run's clock.
+#[derive(Default)]
+pub struct Merged {
+    pub probes: Vec<ProbeRounds>,
+    pub canaries: Vec<f64>,
+    pub canary_times: Vec<f64>,
+}
+
+impl Merged {
+    /// Adds fork `fork`, which began `offset_s` seconds into the run.
+    pub fn add(
+        &mut self,
+        plan: &[&'static dyn AnyProbe],
+        fork: usize,
+        offset_s: f64,
+        rounds: ForkRounds,
+    ) {
+        self.canaries.extend(rounds.canaries);
+        self.canary_times
+            .extend(rounds.canary_times.iter().map(|t| t + offset_s));
+        for measured in rounds.probes {
+            let Some(probe) = plan.iter().find(|p| p.declaration().id == measured.id) else {
+                continue;
+            };
+            let index = match self
+                .probes
+                .iter()
+                .position(|p| p.declaration.id == measured.id)
+            {
+                Some(index) => index,
+                None => {
+                    self.probes.push(ProbeRounds {
+                        declaration: *probe.declaration(),
+                        toll: measured.toll,
+                        variants: Vec::new(),
+                        order_seed: measured.order_seed,
+                    });
+                    self.probes.len() - 1
+                }
+            };
+            let merged = &mut self.probes[index];
+            for mut variant in measured.variants {
+                for round in &mut variant.rounds {
+                    round.started_s += offset_s;
+                    round.fork = fork;
+                }
+                match merged
+                    .variants
+                    .iter_mut()
+                    .find(|v| v.variant.name == variant.variant.name)
+                {
+                    Some(existing) => existing.absorb(variant),
+                    None => merged.variants.push(variant),
+                }
+            }
+        }
+        // The plan's order, whatever order the forks finished probes in.
+        self.probes.sort_by_key(|p| {
+            plan.iter()
+                .position(|q| q.declaration().id == p.declaration.id)
+        });
+    }
+}
+
+impl VariantRounds {
+    /// Takes a later fork's rounds of the same variant: the rounds appended,
+    /// time added, the counting round and why it stopped from the later
+    /// fork where it has them, the first reason it could not run kept.
+    fn absorb(&mut self, later: VariantRounds) {
+        self.rounds.extend(later.rounds);
+        self.elapsed_s += later.elapsed_s;
+        self.counting = later.counting.or(self.counting.take());
+        self.stopped = later.stopped.or(self.stopped);
+        if self.unsupported.is_none() {
+            self.unsupported = later.unsupported;
+        }
+    }
+}
