@@ -264,6 +264,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         tsc: &tsc,
         settings: &plan.settings,
         drift_interval_pct: machine_states.drift_interval_pct,
+        spread: &results::spread::RunSpread::of(&merged.probes, &machine_states.model),
     };
     let records: Vec<_> = merged
         .probes

@@ -5,10 +5,11 @@
 //! The headline is the median of the quiet rounds' figures. Timing noise
 //! only ever adds, and on a guest its host slows now and then, the quiet
 //! state is the one the next run will find again; the median of all rounds
-//! moves with the share of slow time. Its 95% interval is a two-level
-//! bootstrap: resample the rounds, then, for each resampled round, one of its
-//! own within-round bootstrap medians. The rounds' spread is what a next run
-//! differs by; pooled samples would hide it behind their sheer number.
+//! moves with the share of slow time. Its 95% interval is a bootstrap over
+//! the rounds' figures: each round's figure already carries its own
+//! sampling noise, so resampling inside the rounds as well would count that
+//! noise twice. The rounds' spread is what a next run differs by; pooled
+//! samples would hide it behind their sheer number.
 
 use crate::stats::{central_interval, median};
 use serde::{Deserialize, Serialize};
@@ -57,7 +58,7 @@ impl Basis {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Estimate {
     pub cost: f64,
-    /// Two-level bootstrap 95% interval of `cost`; None under
+    /// Bootstrap 95% interval of `cost` over the used rounds; None under
     /// [`MIN_ROUNDS_FOR_CI`] rounds.
     pub ci95: Option<(f64, f64)>,
     pub basis: Basis,
@@ -80,6 +81,14 @@ impl Estimate {
         self.ci95
             .map(|(lo, hi)| (self.cost - lo).max(hi - self.cost))
     }
+}
+
+/// A stable seed per probe, so a re-analysis gives the same intervals and
+/// the stopping rule judges a variant's interval as its record does.
+pub fn seed_of(id: &str) -> u64 {
+    id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// The headline and the figures beside it; None without rounds.
@@ -118,7 +127,8 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
     };
     Some(Estimate {
         cost: median(&used_figures),
-        ci95: (used.len() >= MIN_ROUNDS_FOR_CI).then(|| two_level_ci(&used, seed)),
+        ci95: (used.len() >= MIN_ROUNDS_FOR_CI)
+            .then(|| crate::stats::bootstrap_median_ci(&used_figures, 0.95, RESAMPLES, seed)),
         basis,
         rounds_used: used.len(),
         rounds: rounds.len(),
@@ -127,28 +137,6 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         slow_share: slow.len() as f64 / rounds.len() as f64,
         within_round_half_width: (!half_widths.is_empty()).then(|| median(&half_widths)),
     })
-}
-
-/// See the module comment. `replicates` must be sorted or not, either works.
-fn two_level_ci(rounds: &[&RoundFigure], seed: u64) -> (f64, f64) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let k = rounds.len();
-    let mut draw = vec![0.0; k];
-    let mut medians = Vec::with_capacity(RESAMPLES);
-    for _ in 0..RESAMPLES {
-        for slot in draw.iter_mut() {
-            let round = rounds[rng.usize(..k)];
-            *slot = if round.replicates.is_empty() {
-                round.figure
-            } else {
-                round.replicates[rng.usize(..round.replicates.len())]
-            };
-        }
-        draw.sort_by(f64::total_cmp);
-        medians.push(median(&draw));
-    }
-    medians.sort_by(f64::total_cmp);
-    central_interval(&medians, 0.95)
 }
 
 /// A round of a variant and the baseline's round nearest to it in time:

@@ -144,12 +144,13 @@ pub struct MachineStates {
     pub drift_block_medians: Vec<f64>,
     pub drift_pct: Option<f64>,
     /// 95% half-width, in percent, of where the machine's quiet speed may
-    /// sit in any one stretch of the run: Student's t over the stretches'
-    /// canary medians (t for their count less one, times their standard
-    /// deviation over their mean). A variant is measured inside one such
-    /// stretch, so its figure carries that stretch's speed; every headline
-    /// interval is widened by this term (see `Cost::run_to_run_ci95_ticks`).
-    /// None when the run was too short to have the stretches.
+    /// sit in another stretch of time: a prediction from the stretches'
+    /// canary medians (Student's t for their count k less one, times their
+    /// standard deviation over their mean, times sqrt(1 + 1/k)). A variant's
+    /// rounds of one fork share a stretch, so its figure carries that
+    /// stretch's speed; the rounds' interval is widened by this term (see
+    /// `Cost::run_to_run_ci95_ticks`). None when the run had too few quiet
+    /// readings for three stretches.
     #[serde(default)]
     pub drift_interval_pct: Option<f64>,
     /// The one line under the tables.
@@ -227,46 +228,46 @@ impl MachineStates {
     }
 }
 
-/// Stretches of time the drift is read over, and the fewest quiet readings
-/// one needs for its median to mean something.
+/// Stretches of time the drift is read over: as many as the quiet
+/// readings allow, from eight down to three, each with at least the fewest
+/// readings its median needs to mean something. A run with long slow
+/// stretches still gets a drift figure from fewer stretches (and a wider
+/// t), rather than none, which would have counted as no drift at all.
 const DRIFT_BLOCKS: usize = 8;
-const MIN_PER_DRIFT_BLOCK: usize = 20;
+const MIN_DRIFT_BLOCKS: usize = 3;
+const MIN_PER_DRIFT_BLOCK: usize = 12;
 
-/// Medians of the quiet readings in `DRIFT_BLOCKS` equal stretches of the
-/// run's time; empty when the run is too short to have them.
+/// Medians of the quiet readings in equal stretches of the run's time;
+/// empty when the run has too few quiet readings for three.
 fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64> {
     let end = times.iter().copied().fold(0.0, f64::max);
     if end <= 0.0 {
         return Vec::new();
     }
-    let mut blocks: Vec<Vec<f64>> = vec![Vec::new(); DRIFT_BLOCKS];
-    for (&reading, &t) in readings.iter().zip(times) {
-        if model.is_quiet(reading) {
-            let b = ((t / end * DRIFT_BLOCKS as f64) as usize).min(DRIFT_BLOCKS - 1);
-            blocks[b].push(reading);
+    for count in (MIN_DRIFT_BLOCKS..=DRIFT_BLOCKS).rev() {
+        let mut blocks: Vec<Vec<f64>> = vec![Vec::new(); count];
+        for (&reading, &t) in readings.iter().zip(times) {
+            if model.is_quiet(reading) {
+                let b = ((t / end * count as f64) as usize).min(count - 1);
+                blocks[b].push(reading);
+            }
+        }
+        if blocks.iter().all(|b| b.len() >= MIN_PER_DRIFT_BLOCK) {
+            return blocks
+                .into_iter()
+                .map(|mut b| {
+                    b.sort_by(f64::total_cmp);
+                    quantile(&b, 0.5)
+                })
+                .collect();
         }
     }
-    if blocks.iter().any(|b| b.len() < MIN_PER_DRIFT_BLOCK) {
-        return Vec::new();
-    }
-    blocks
-        .into_iter()
-        .map(|mut b| {
-            b.sort_by(f64::total_cmp);
-            quantile(&b, 0.5)
-        })
-        .collect()
+    Vec::new()
 }
-
-/// Student's t for a two-sided 95% interval with `DRIFT_BLOCKS - 1`
-/// degrees of freedom: eight stretches give a rough standard deviation, and
-/// the wider factor pays for that.
-const T95_DRIFT: f64 = 2.365;
-const _: () = assert!(DRIFT_BLOCKS == 8, "T95_DRIFT is t(0.975, 7)");
 
 /// See [`MachineStates::drift_interval_pct`].
 pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
-    if block_medians.len() != DRIFT_BLOCKS {
+    if block_medians.len() < MIN_DRIFT_BLOCKS {
         return None;
     }
     let n = block_medians.len() as f64;
@@ -276,7 +277,9 @@ pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
         .map(|m| (m - mean).powi(2))
         .sum::<f64>()
         / (n - 1.0);
-    (mean > 0.0).then(|| T95_DRIFT * var.sqrt() / mean * 100.0)
+    let t = crate::stats::student_t_975(block_medians.len() - 1);
+    let predict_one = (1.0 + 1.0 / n).sqrt();
+    (mean > 0.0).then(|| t * var.sqrt() * predict_one / mean * 100.0)
 }
 
 /// Steal and total jiffies of one CPU from /proc/stat.

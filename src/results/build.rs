@@ -3,15 +3,17 @@
 //! controls, the probe's toll). Exporters read the result and compute
 //! nothing.
 
+use super::record::NextRunFrom;
 use super::record::{
     Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds, Throughput,
     TollRecovered,
 };
+use super::spread::{self, RunSpread};
 use crate::harness::phases::PhaseCost;
-use crate::harness::rounds::{self, Basis, Pair};
+use crate::harness::rounds::{self, Pair};
 use crate::harness::states::StateModel;
 use crate::harness::{Settings, tsc::TscFrequency};
-use crate::probes::{Figure, Role};
+use crate::probes::{Figure, FigureRole, Role};
 use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
 use crate::stats;
 
@@ -23,12 +25,14 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     /// The run's [`crate::harness::states::MachineStates::drift_interval_pct`].
     pub drift_interval_pct: Option<f64>,
+    /// Every variant's spread across forks.
+    pub spread: &'a RunSpread,
 }
 
 /// The records of one probe, in its variants' order: each variant's
 /// figures from its rounds, then what each is read against.
 pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
-    let seed = seed_of(probe.declaration.id);
+    let seed = rounds::seed_of(probe.declaration.id);
     let base = probe
         .variants
         .iter()
@@ -50,6 +54,7 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
             (index, record)
         })
         .unzip();
+    set_headline_ratios(&mut records);
     mark_layout_spread(&mut records);
     if let Some(toll) = probe.toll {
         let cost_of = |index: usize| {
@@ -70,6 +75,38 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
         }
     }
     records
+}
+
+/// Sets each comparison's headline ratio beside its paired one, and says
+/// why where the paired interval does not hold it: the pairs are read in
+/// time and process beside each other, the headline figures each over all
+/// of their own rounds, so the two differ where the variant and its
+/// baseline did not have their rounds in the same states or forks.
+fn set_headline_ratios(records: &mut [Record]) {
+    let Some(base) = records
+        .iter()
+        .find(|r| r.role == Role::Baseline)
+        .and_then(|r| r.cost.as_ref())
+        .map(|c| c.ticks)
+        .filter(|&t| t > 0.0)
+    else {
+        return;
+    };
+    for r in records.iter_mut() {
+        let (Some(cost), Some(vs)) = (&r.cost, r.vs_baseline.as_mut()) else {
+            continue;
+        };
+        let ratio = cost.ticks / base;
+        let holds = vs.ratio_ci95.map(|[lo, hi]| lo <= ratio && ratio <= hi);
+        vs.headline_ratio = Some(ratio);
+        vs.holds_headline_ratio = holds;
+        if holds == Some(false) {
+            r.notes.push(format!(
+                "x base is the median over {} pairs of rounds run side by side ({} pairs);                  the headline figures' ratio, {ratio:.3}, lies outside its interval: the two                  headlines come from rounds in other states or forks",
+                vs.pairs, vs.basis
+            ));
+        }
+    }
 }
 
 /// Sets the layout spread on every record of a probe that has layout
@@ -97,13 +134,6 @@ fn mark_layout_spread(records: &mut [Record]) {
             within_spread,
         });
     }
-}
-
-/// A stable seed per probe, so a re-analysis gives the same intervals.
-fn seed_of(id: &str) -> u64 {
-    id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
 }
 
 fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u64) -> Record {
@@ -149,19 +179,23 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     let Some(estimate) = rounds::estimate(&v.figures(cx.model), cx.model.two_states, seed) else {
         return record;
     };
-    let used: Vec<&Round> = v
-        .rounds
-        .iter()
-        .filter(|r| estimate.basis != Basis::QuietRounds || r.quiet(cx.model))
-        .collect();
-    record.cost = Some(cost(&estimate, &used, cx));
+    let used = spread::used_rounds(v, cx.model);
+    let next_run = cx.spread.get(declaration.id, &v.variant.name);
+    record.cost = Some(cost(&estimate, &used, next_run, cx));
+    if record.cost.as_ref().map(|c| c.next_run_from) == Some(NextRunFrom::RoundsOnly) {
+        record.notes.push(format!(
+            "interval from {}",
+            NextRunFrom::RoundsOnly.describe()
+        ));
+    }
     record.cpus = v.rounds[0].measured.cpus.clone();
     record.notes = first_seen(
         v.rounds
             .iter()
             .flat_map(|r| r.measured.notes.iter().cloned()),
     );
-    record.figures = figures_over(&used, seed);
+    let all: Vec<&Round> = v.rounds.iter().collect();
+    record.figures = figures_over(&used, &all, seed);
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
         .iter()
@@ -196,7 +230,12 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
 }
 
 /// The headline cost from the rounds' estimate, and the figures beside it.
-fn cost(estimate: &rounds::Estimate, used: &[&Round], cx: &Context) -> Cost {
+fn cost(
+    estimate: &rounds::Estimate,
+    used: &[&Round],
+    next_run: Option<spread::NextRun>,
+    cx: &Context,
+) -> Cost {
     let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
     let ticks = estimate.cost;
     let pct = |half: f64| (ticks.abs() > 0.0).then(|| half / ticks.abs() * 100.0);
@@ -207,11 +246,21 @@ fn cost(estimate: &rounds::Estimate, used: &[&Round], cx: &Context) -> Cost {
             Some(r.measured.measurement.per_item.median / canary)
         })
         .collect();
-    let run_to_run = estimate.ci95.map(|(lo, hi)| {
+    let in_run = estimate.ci95.map(|(lo, hi)| {
         let drift = cx.drift_interval_pct.unwrap_or(0.0) / 100.0 * ticks.abs();
         let widen = |half: f64| half.hypot(drift);
         [ticks - widen(ticks - lo), ticks + widen(hi - ticks)]
     });
+    let forks = next_run.map(|n| n.interval(ticks));
+    let run_to_run = match (forks, in_run) {
+        (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
+        (one, other) => one.or(other),
+    };
+    let next_run_from = match (forks, cx.drift_interval_pct) {
+        (Some(_), _) => NextRunFrom::Forks,
+        (None, Some(_)) => NextRunFrom::RoundsAndDrift,
+        (None, None) => NextRunFrom::RoundsOnly,
+    };
     Cost {
         ticks,
         ns: to_ns(ticks),
@@ -231,7 +280,18 @@ fn cost(estimate: &rounds::Estimate, used: &[&Round], cx: &Context) -> Cost {
         slow_round_share: estimate.slow_share,
         within_round_ci_half_width_pct: estimate.within_round_half_width.and_then(pct),
         in_canaries: stats::median_of(&in_canaries),
+        forks: next_run.map_or_else(|| fork_count(used), |n| n.forks),
+        between_forks_pct: next_run.map(|n| n.sd_log * 100.0),
+        between_forks_df: next_run.map(|n| n.df),
+        next_run_from,
     }
+}
+
+fn fork_count(rounds: &[&Round]) -> usize {
+    let mut forks: Vec<usize> = rounds.iter().map(|r| r.fork).collect();
+    forks.sort_unstable();
+    forks.dedup();
+    forks.len()
 }
 
 fn rounds_of(v: &VariantRounds, model: &StateModel) -> Rounds {
@@ -305,7 +365,10 @@ fn derived(
 }
 
 /// Ratio and difference against the baseline from pairs of rounds: each
-/// round of `v` with the baseline's round that started nearest to it.
+/// round of `v` with the baseline's round of the same pass of the same
+/// fork, which ran beside it in time and in the same process. A round
+/// whose pass has no baseline round (the baseline's budget ran out first)
+/// stays unpaired rather than be set against a round minutes away.
 fn compare(
     v: &VariantRounds,
     base: &VariantRounds,
@@ -316,15 +379,14 @@ fn compare(
         .rounds
         .iter()
         .filter_map(|round| {
-            let nearest = base.rounds.iter().min_by(|a, b| {
-                (a.started_s - round.started_s)
-                    .abs()
-                    .total_cmp(&(b.started_s - round.started_s).abs())
-            })?;
+            let beside = base
+                .rounds
+                .iter()
+                .find(|b| b.fork == round.fork && b.pass == round.pass)?;
             Some(Pair {
                 variant: round.measured.measurement.per_item.median,
-                baseline: nearest.measured.measurement.per_item.median,
-                quiet: round.quiet(model) && nearest.quiet(model),
+                baseline: beside.measured.measurement.per_item.median,
+                quiet: round.quiet(model) && beside.quiet(model),
             })
         })
         .collect();
@@ -336,6 +398,8 @@ fn compare(
         delta_ci95_ticks: p.delta_ci95.map(|(lo, hi)| [lo, hi]),
         pairs: p.pairs,
         basis: p.basis,
+        headline_ratio: None,
+        holds_headline_ratio: None,
     })
 }
 
@@ -365,13 +429,22 @@ fn toll_recovered_interval(
 }
 
 /// Each figure a probe measured beside the cost, as the median over rounds
-/// with its interval from five rounds on.
-fn figures_over(rounds: &[&Round], seed: u64) -> Vec<Figure> {
-    let all = || rounds.iter().flat_map(|r| r.measured.figures.iter());
-    first_seen(all().map(|f| (f.name.as_str(), f.unit.as_str(), f.role)))
+/// with its interval from five rounds on: over the `used` rounds, the
+/// headline's, except a co-runner's wait, which is over `all` rounds: a
+/// co-runner waits in the slow state too, and the latency advice must not
+/// leave those waits out.
+fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<Figure> {
+    let seen = || all.iter().flat_map(|r| r.measured.figures.iter());
+    first_seen(seen().map(|f| (f.name.as_str(), f.unit.as_str(), f.role)))
         .into_iter()
         .filter_map(|(name, unit, role)| {
-            let values: Vec<f64> = all()
+            let over = match role {
+                FigureRole::CoRunnerWaitP99 => all,
+                FigureRole::Plain => used,
+            };
+            let values: Vec<f64> = over
+                .iter()
+                .flat_map(|r| r.measured.figures.iter())
                 .filter(|f| f.name == name)
                 .map(|f| f.value)
                 .filter(|v| v.is_finite())
@@ -482,6 +555,8 @@ mod tests {
                 delta_ci95_ticks: None,
                 pairs: 10,
                 basis: "all".into(),
+                headline_ratio: None,
+                holds_headline_ratio: None,
             }),
             layout: None,
             derived: Derived::default(),

@@ -7,6 +7,7 @@ pub mod advice;
 mod build;
 pub mod load;
 pub mod record;
+pub mod spread;
 
 pub use build::{Context, probe_records};
 pub use record::{Comparison, Cost, Counters, Record};

@@ -84,7 +84,8 @@ pub struct Cost {
     /// The median of the rounds `estimator` names: the quiet-state cost.
     pub ticks: f64,
     pub ns: f64,
-    /// A two-level bootstrap 95% interval: rounds, then samples in them.
+    /// A bootstrap 95% interval of the median over the used rounds: how
+    /// precisely this run pins its own figure down.
     pub ci95_ticks: Option<[f64; 2]>,
     pub ci95_ns: Option<[f64; 2]>,
     /// The interval's half-width as a percentage of the cost.
@@ -116,18 +117,55 @@ pub struct Cost {
     /// short to measure it.
     #[serde(default)]
     pub machine_drift_pct: Option<f64>,
-    /// `ci95_ticks` widened by `machine_drift_pct` (half-widths added in
-    /// quadrature): the interval a next run's figure is read against. The
-    /// rounds of one variant share one stretch of the machine's time, so
-    /// their spread alone cannot show how the machine's speed moves between
-    /// stretches; this is the interval the table prints and `compare` uses.
-    /// Equal to `ci95_ticks` where the drift is unmeasured.
+    /// Where the next run's figure may land (95%): on each side the wider
+    /// of the forks' prediction interval (see `results::spread`) and
+    /// `ci95_ticks` widened by `machine_drift_pct` in quadrature. The table
+    /// prints it and `compare` reads it; `next_run_from` says what it
+    /// stands on.
     #[serde(default)]
     pub run_to_run_ci95_ticks: Option<[f64; 2]>,
     #[serde(default)]
     pub run_to_run_ci95_ns: Option<[f64; 2]>,
     #[serde(default)]
     pub run_to_run_half_width_pct: Option<f64>,
+    /// Forks the figure has rounds from, and the spread of their figures
+    /// (standard deviation of a fork's figure, percent) with its degrees
+    /// of freedom, its probe's and the run's pooled in.
+    #[serde(default)]
+    pub forks: usize,
+    #[serde(default)]
+    pub between_forks_pct: Option<f64>,
+    #[serde(default)]
+    pub between_forks_df: Option<f64>,
+    /// What `run_to_run_ci95_ticks` stands on.
+    #[serde(default)]
+    pub next_run_from: NextRunFrom,
+}
+
+/// What a figure's interval for the next run stands on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NextRunFrom {
+    /// The forks' spread (the wider side where rounds and drift say more).
+    Forks,
+    /// One fork: the rounds' interval and the machine's drift.
+    RoundsAndDrift,
+    /// One fork and no drift measured: the rounds alone, which cannot see
+    /// how far another process or minute moves the figure.
+    #[default]
+    RoundsOnly,
+}
+
+impl NextRunFrom {
+    pub fn describe(self) -> &'static str {
+        match self {
+            NextRunFrom::Forks => "the spread across forks",
+            NextRunFrom::RoundsAndDrift => "this run's rounds and the machine's drift",
+            NextRunFrom::RoundsOnly => {
+                "this run's rounds only: one fork and no drift measured, so another process or minute may land outside it"
+            }
+        }
+    }
 }
 
 impl Cost {
@@ -154,6 +192,13 @@ pub struct Comparison {
     pub pairs: usize,
     /// "quiet": pairs of two quiet rounds; "all": every pair.
     pub basis: String,
+    /// The headline figures' own ratio (this cost over the baseline's),
+    /// and whether `ratio_ci95` holds it; where it does not, the record's
+    /// notes say why.
+    #[serde(default)]
+    pub headline_ratio: Option<f64>,
+    #[serde(default)]
+    pub holds_headline_ratio: Option<bool>,
 }
 
 /// How far placement alone moved the figure (the largest |ratio - 1| of a

@@ -221,6 +221,7 @@ impl<'a> Scheduler<'a> {
             v.unsupported = probe.check(&v.variant, self.placement).err();
         }
         let machine = self.harness.machine.clone();
+        let seed = rounds::seed_of(probe.declaration().id);
         let mut rng = fastrand::Rng::with_seed(order_seed);
         let started = machine.now();
         let mut pass = 0;
@@ -244,7 +245,7 @@ impl<'a> Scheduler<'a> {
             }
             let model = StateModel::fit(&self.canaries);
             let span_s = self.seconds_since(started);
-            self.decide(&mut variants, &model, pass, span_s);
+            self.decide(&mut variants, &model, pass, span_s, seed);
             on_pass(variants.iter().filter(|v| !v.active()).count());
         }
         if self.counting && !machine.stop_requested() {
@@ -315,6 +316,7 @@ impl<'a> Scheduler<'a> {
         model: &StateModel,
         passes: usize,
         span_s: f64,
+        seed: u64,
     ) {
         let s = &self.harness.settings;
         let settled = passes >= s.min_rounds && span_s >= s.min_span_s;
@@ -326,7 +328,7 @@ impl<'a> Scheduler<'a> {
                 Some(Stop::MaxRounds)
             } else if v.elapsed_s >= v.budget_s(s.budget_s) {
                 Some(Stop::Budget)
-            } else if settled && target_met(v, model, s) {
+            } else if settled && target_met(v, model, s, seed) {
                 Some(Stop::TargetMet)
             } else {
                 None
@@ -365,8 +367,15 @@ impl<'a> Scheduler<'a> {
 
 /// Whether a variant's round-level interval is within target, with enough
 /// quiet rounds behind it when the machine has two states.
-pub fn target_met(v: &VariantRounds, model: &StateModel, s: &crate::harness::Settings) -> bool {
-    rounds::estimate(&v.figures(model), model.two_states, 0).is_some_and(|e| meets_target(&e, s))
+/// `seed` is the probe's ([`rounds::seed_of`]), the one its record's
+/// interval is drawn with.
+pub fn target_met(
+    v: &VariantRounds,
+    model: &StateModel,
+    s: &crate::harness::Settings,
+    seed: u64,
+) -> bool {
+    rounds::estimate(&v.figures(model), model.two_states, seed).is_some_and(|e| meets_target(&e, s))
 }
 
 /// [`target_met`] for an estimate already made: the stopping rule and the
@@ -454,14 +463,15 @@ mod tests {
     fn the_target_needs_enough_tight_rounds() {
         let s = Settings::standard();
         let tight = variant("a", false, &[100.0; 12], 300.0);
-        assert!(target_met(&tight, &one_state(), &s));
+        assert!(target_met(&tight, &one_state(), &s, 0));
         let few = variant("a", false, &[100.0; 3], 300.0);
-        assert!(!target_met(&few, &one_state(), &s), "three rounds");
+        assert!(!target_met(&few, &one_state(), &s, 0), "three rounds");
         let spread: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i % 2)).collect();
         assert!(!target_met(
             &variant("a", false, &spread, 300.0),
             &one_state(),
-            &s
+            &s,
+            0
         ));
     }
 
@@ -473,11 +483,12 @@ mod tests {
         let model = StateModel::fit(&canaries);
         assert!(model.two_states);
         let slow_only = variant("a", false, &[100.0; 12], 400.0);
-        assert!(!target_met(&slow_only, &model, &s));
+        assert!(!target_met(&slow_only, &model, &s, 0));
         assert!(target_met(
             &variant("a", false, &[100.0; 12], 300.0),
             &model,
-            &s
+            &s,
+            0
         ));
     }
 
@@ -500,7 +511,7 @@ mod tests {
         variants[3].elapsed_s = 3.5;
         variants[4].rounds[0] = round(10.0, 300.0);
         variants[4].rounds[1] = round(200.0, 300.0);
-        scheduler.decide(&mut variants, &one_state(), 12, 2.0);
+        scheduler.decide(&mut variants, &one_state(), 12, 2.0, 0);
         let stops: Vec<Option<Stop>> = variants.iter().map(|v| v.stopped).collect();
         assert_eq!(
             stops,
@@ -514,7 +525,7 @@ mod tests {
         );
         // Too early: the probe's rounds span less than min_span_s.
         let mut early = vec![variant("settled", false, &[50.0; 12], 300.0)];
-        scheduler.decide(&mut early, &one_state(), 12, 0.1);
+        scheduler.decide(&mut early, &one_state(), 12, 0.1, 0);
         assert_eq!(early[0].stopped, None);
     }
 }
