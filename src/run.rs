@@ -2,7 +2,7 @@
 //! variant on a pinned thread, then hand back the document to report.
 
 use crate::export::Format;
-use crate::harness::states::{self, MachineStates, StateModel};
+use crate::harness::states;
 use crate::harness::{Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
 use crate::probes::{self, AnyProbe, Placement};
@@ -246,31 +246,13 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     }
     progress.finish_and_clear();
 
-    let model = StateModel::fit(&merged.canaries);
     let steal_pct = steal_before
         .zip(states::cpu_steal(plan.placement.cpu))
         .and_then(|((s0, t0), (s1, t1))| {
             (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
         });
-    let machine_states = MachineStates::new(
-        model,
-        &merged.canaries,
-        &merged.canary_times,
-        steal_pct,
-        plan.placement.cpu,
-    );
-    let context = results::Context {
-        model: &machine_states.model,
-        tsc: &tsc,
-        settings: &plan.settings,
-        drift_interval_pct: machine_states.drift_interval_pct,
-        spread: &results::spread::RunSpread::of(&merged.probes, &machine_states.model),
-    };
-    let records: Vec<_> = merged
-        .probes
-        .iter()
-        .flat_map(|p| results::probe_records(p, &context))
-        .collect();
+    let (machine_states, records) =
+        results::analyse(&merged, &tsc, &plan.settings, steal_pct, plan.placement.cpu);
     let mut doc = RunDocument {
         schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -320,10 +320,6 @@ pub struct Summary {
     /// Medians of consecutive quarters of the samples, in the order taken.
     /// They agree within noise when the machine held still.
     pub block_medians: Vec<f64>,
-    /// The bootstrap medians the interval was read from, sorted: what the
-    /// round-level bootstrap draws from for this round's own noise.
-    #[serde(skip)]
-    pub replicates: Vec<f64>,
 }
 
 impl Summary {
@@ -356,7 +352,6 @@ impl Summary {
             max: sorted[sorted.len() - 1],
             outliers: tukey_outliers(&sorted),
             block_medians: block_medians(values, Self::BLOCKS),
-            replicates,
         }
     }
 

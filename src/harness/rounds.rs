@@ -11,7 +11,7 @@
 //! noise twice. The rounds' spread is what a next run differs by; pooled
 //! samples would hide it behind their sheer number.
 
-use crate::stats::{central_interval, median};
+use crate::stats::median;
 use serde::{Deserialize, Serialize};
 
 /// Fewer rounds than this give no interval.
@@ -24,9 +24,9 @@ const RESAMPLES: usize = 2000;
 pub struct RoundFigure {
     /// The round's median cost per item, ticks.
     pub figure: f64,
-    /// Bootstrap medians of the round's own samples; empty when it had too
-    /// few for one.
-    pub replicates: Vec<f64>,
+    /// The round's own 95% interval of its median; None when it had too
+    /// few samples for one.
+    pub ci95: Option<(f64, f64)>,
     /// Whether the canaries on both sides of the round read quiet.
     pub quiet: bool,
 }
@@ -116,10 +116,9 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
     let half_widths: Vec<f64> = {
         let mut h: Vec<f64> = rounds
             .iter()
-            .filter(|r| r.replicates.len() >= 2)
-            .map(|r| {
-                let (lo, hi) = central_interval(&r.replicates, 0.95);
-                (r.figure - lo).max(hi - r.figure)
+            .filter_map(|r| {
+                let (lo, hi) = r.ci95?;
+                Some((r.figure - lo).max(hi - r.figure))
             })
             .collect();
         h.sort_by(f64::total_cmp);
@@ -208,7 +207,7 @@ mod tests {
     fn round(figure: f64, quiet: bool) -> RoundFigure {
         RoundFigure {
             figure,
-            replicates: vec![figure * 0.999, figure, figure * 1.001],
+            ci95: Some((figure * 0.999, figure * 1.001)),
             quiet,
         }
     }

@@ -14,6 +14,7 @@ pub use record::{Comparison, Cost, Counters, Record};
 
 use crate::harness::Settings;
 use crate::harness::states::MachineStates;
+use crate::harness::tsc::TscFrequency;
 use crate::inventory::Inventory;
 use crate::stats::{self, Amortization};
 use serde::{Deserialize, Serialize};
@@ -135,6 +136,34 @@ pub struct AmortizationFit {
 
 /// Fits the amortization model to every series of three or more batch
 /// sizes: the measured variants of one probe that share a batch group.
+/// The machine's states over a run and every variant's record, from the
+/// run's rounds and canary readings (its forks merged): the one analysis a
+/// live run and the synthetic machine share.
+pub fn analyse(
+    run: &crate::schedule::forks::Merged,
+    tsc: &TscFrequency,
+    settings: &Settings,
+    steal_pct: Option<f64>,
+    cpu: usize,
+) -> (MachineStates, Vec<Record>) {
+    let model = crate::harness::states::StateModel::fit(&run.canaries);
+    let machine_states =
+        MachineStates::new(model, &run.canaries, &run.canary_times, steal_pct, cpu);
+    let context = Context {
+        model: &machine_states.model,
+        tsc,
+        settings,
+        drift_interval_pct: machine_states.drift_interval_pct,
+        spread: &spread::RunSpread::of(&run.probes, &machine_states.model),
+    };
+    let records = run
+        .probes
+        .iter()
+        .flat_map(|p| probe_records(p, &context))
+        .collect();
+    (machine_states, records)
+}
+
 pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
     /// The (batch size, cost per item) points of one probe's group.
     struct Series<'a> {

@@ -86,7 +86,7 @@ impl Round {
         let per_item = &self.measured.measurement.per_item;
         RoundFigure {
             figure: per_item.median,
-            replicates: per_item.replicates.clone(),
+            ci95: per_item.has_ci().then_some(per_item.ci95),
             quiet: self.quiet(model),
         }
     }
