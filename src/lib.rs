@@ -16,6 +16,7 @@ pub mod results;
 pub mod run;
 pub mod schedule;
 pub mod stats;
+pub mod synthetic;
 pub mod sys;
 pub mod tax;
 pub mod thunks;

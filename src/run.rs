@@ -73,6 +73,14 @@ pub struct Plan {
 pub const STANDARD_FORKS: usize = 3;
 pub const QUICK_FORKS: usize = 2;
 
+/// The most time a standard and a quick run spend in rounds, all variants
+/// together, unless `--budget` sets each variant's: each variant's budget
+/// is at most its share of this. The rest of a run (starting the forks,
+/// the counting rounds, the analysis) comes on top: a default run in 5
+/// minutes, a quick one in 60 s.
+pub const STANDARD_MEASURING_S: f64 = 220.0;
+pub const QUICK_MEASURING_S: f64 = 36.0;
+
 pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     let probes = probes::select(&options.patterns).map_err(|miss| {
         let hint = if miss.closest.is_empty() {
@@ -115,7 +123,21 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     if let Some(pct) = options.target_ci {
         settings.target_ci_pct = pct;
     }
-    if let Some(seconds) = options.budget {
+    let budget = match options.budget {
+        Some(seconds) => Some(seconds),
+        None => {
+            // The whole run's measuring time shared out: a large selection
+            // gives each variant less, so the default suite keeps its time.
+            let variants: usize = probes.iter().map(|p| p.variants().len()).sum();
+            let run_s = if options.quick {
+                QUICK_MEASURING_S
+            } else {
+                STANDARD_MEASURING_S
+            };
+            Some(settings.budget_s.min(run_s / variants.max(1) as f64))
+        }
+    };
+    if let Some(seconds) = budget {
         settings.budget_s = seconds;
         settings.warmup_s = settings.warmup_s.min(seconds / 5.0);
     }

@@ -350,6 +350,31 @@ fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
         assert!((hi - lo) / 2.0 <= s.tolerance(e.cost));
         assert!(close(e.cost, truth, 1.0), "{} {}", v.variant.name, e.cost);
     }
+    // Every round of "dearer" has the baseline's round of its pass beside
+    // it, and their ratios find 150/100, as the headlines' own ratio does.
+    let dearer = &rounds.variants[1];
+    let with_a_base_round = dearer
+        .rounds
+        .iter()
+        .filter(|r| rounds.variants[0].rounds.iter().any(|b| b.pass == r.pass))
+        .count();
+    let merged = mitbench::schedule::forks::Merged {
+        probes: vec![rounds.clone()],
+        canaries: canaries.clone(),
+        canary_times: vec![0.0; canaries.len()],
+    };
+    let tsc = mitbench::harness::tsc::TscFrequency {
+        mhz: 2000.0,
+        source: "test".into(),
+        calibrated_mhz: None,
+    };
+    let (_, records) = mitbench::results::analyse(&merged, &tsc, &s, None, 0);
+    let vs = records[1].vs_baseline.as_ref().expect("a comparison");
+    assert_eq!(vs.pairs, with_a_base_round);
+    assert!(vs.pairs >= s.min_rounds, "{}", vs.pairs);
+    assert!(close(vs.ratio, 1.5, 1.0), "x base {}", vs.ratio);
+    assert!(close(vs.delta_ticks, 50.0, 2.0), "delta {}", vs.delta_ticks);
+    assert_eq!(vs.holds_headline_ratio, Some(true), "{vs:?}");
 }
 
 #[test]

@@ -21,6 +21,7 @@ fn two_state_round(rng: &mut fastrand::Rng, slow: bool, truth: f64) -> (f64, Rou
             figure,
             ci95: Some((figure * 0.999, figure * 1.001)),
             quiet: false,
+            fork: 0,
         },
     )
 }
@@ -78,6 +79,7 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
                     figure,
                     ci95: Some((figure - 0.25, figure + 0.25)),
                     quiet: true,
+                    fork: 0,
                 }
             })
             .collect();

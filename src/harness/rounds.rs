@@ -29,6 +29,8 @@ pub struct RoundFigure {
     pub ci95: Option<(f64, f64)>,
     /// Whether the canaries on both sides of the round read quiet.
     pub quiet: bool,
+    /// The fork (worker process) it ran in.
+    pub fork: usize,
 }
 
 /// Which rounds the headline figure is the median of.
@@ -110,7 +112,6 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         v.sort_by(f64::total_cmp);
         v
     };
-    let used_figures = figures(&mut used.iter().copied());
     let all = figures(&mut rounds.iter());
     let slow = figures(&mut rounds.iter().filter(|r| !r.quiet));
     let half_widths: Vec<f64> = {
@@ -124,10 +125,10 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         h.sort_by(f64::total_cmp);
         h
     };
+    let by_fork = by_fork(&used);
     Some(Estimate {
-        cost: median(&used_figures),
-        ci95: (used.len() >= MIN_ROUNDS_FOR_CI)
-            .then(|| crate::stats::bootstrap_median_ci(&used_figures, 0.95, RESAMPLES, seed)),
+        cost: across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
+        ci95: (used.len() >= MIN_ROUNDS_FOR_CI).then(|| stratified_ci(&by_fork, seed)),
         basis,
         rounds_used: used.len(),
         rounds: rounds.len(),
@@ -136,6 +137,57 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         slow_share: slow.len() as f64 / rounds.len() as f64,
         within_round_half_width: (!half_widths.is_empty()).then(|| median(&half_widths)),
     })
+}
+
+/// The used rounds' figures by fork, each fork's sorted.
+fn by_fork(used: &[&RoundFigure]) -> Vec<Vec<f64>> {
+    let mut forks: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
+    for r in used {
+        forks.entry(r.fork).or_default().push(r.figure);
+    }
+    forks
+        .into_values()
+        .map(|mut f| {
+            f.sort_by(f64::total_cmp);
+            f
+        })
+        .collect()
+}
+
+/// The headline from each fork's median: their geometric mean. Within a
+/// process the median shrugs off a disturbed round; across processes each
+/// counts once, however many of its rounds were quiet, so the figure is
+/// not pulled towards whichever fork the slow state spared, and it is the
+/// mean the forks' spread (and so the interval for the next run) is of.
+pub fn across_forks(fork_medians: &[f64]) -> f64 {
+    if let [one] = fork_medians {
+        *one
+    } else if fork_medians.iter().all(|m| *m > 0.0) {
+        let logs: f64 = fork_medians.iter().map(|m| m.ln()).sum();
+        (logs / fork_medians.len() as f64).exp()
+    } else {
+        fork_medians.iter().sum::<f64>() / fork_medians.len() as f64
+    }
+}
+
+/// 95% bootstrap interval of [`across_forks`]: each fork's rounds
+/// resampled within the fork.
+fn stratified_ci(by_fork: &[Vec<f64>], seed: u64) -> (f64, f64) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut draws = Vec::with_capacity(RESAMPLES);
+    let mut medians = vec![0.0; by_fork.len()];
+    let mut sample = Vec::new();
+    for _ in 0..RESAMPLES {
+        for (fork, slot) in by_fork.iter().zip(medians.iter_mut()) {
+            sample.clear();
+            sample.extend((0..fork.len()).map(|_| fork[rng.usize(..fork.len())]));
+            sample.sort_by(f64::total_cmp);
+            *slot = median(&sample);
+        }
+        draws.push(across_forks(&medians));
+    }
+    draws.sort_by(f64::total_cmp);
+    crate::stats::central_interval(&draws, 0.95)
 }
 
 /// A round of a variant and the baseline's round nearest to it in time:
@@ -209,6 +261,7 @@ mod tests {
             figure,
             ci95: Some((figure * 0.999, figure * 1.001)),
             quiet,
+            fork: 0,
         }
     }
 
@@ -268,5 +321,44 @@ mod tests {
         let all = paired(&pairs, false, 1).unwrap();
         assert_eq!((all.pairs, all.basis.as_str()), (40, "all"));
         assert!(paired(&[], true, 1).is_none());
+    }
+
+    #[test]
+    fn the_interval_counts_each_rounds_noise_once() {
+        // Rounds that agree exactly, each with a wide interval of its own:
+        // the rounds' figures already carry their sampling noise, so the
+        // headline's interval is theirs and nothing is added for it.
+        let rounds: Vec<RoundFigure> = (0..12)
+            .map(|_| RoundFigure {
+                figure: 100.0,
+                ci95: Some((90.0, 110.0)),
+                quiet: true,
+                fork: 0,
+            })
+            .collect();
+        let e = estimate(&rounds, false, 1).unwrap();
+        let (lo, hi) = e.ci95.unwrap();
+        assert!(
+            (lo - 100.0).abs() < 1e-9 && (hi - 100.0).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        assert_eq!(e.within_round_half_width, Some(10.0));
+    }
+
+    #[test]
+    fn the_headline_weighs_each_fork_once() {
+        // Fork 0 has nine quiet rounds at 100, fork 1 one at 110: the
+        // headline is their geometric mean, not the median of ten rounds.
+        let mut rounds: Vec<RoundFigure> = (0..9).map(|_| round(100.0, true)).collect();
+        rounds.push(RoundFigure {
+            fork: 1,
+            ..round(110.0, true)
+        });
+        let e = estimate(&rounds, false, 1).unwrap();
+        assert!(
+            (e.cost - (100.0f64 * 110.0).sqrt()).abs() < 1e-9,
+            "{}",
+            e.cost
+        );
     }
 }

@@ -452,4 +452,30 @@ mod tests {
         assert!(model.two_states, "{model:?}");
         assert!(model.is_quiet(305.0) && !model.is_quiet(326.0));
     }
+
+    #[test]
+    fn a_run_with_long_slow_stretches_still_measures_its_drift() {
+        // 120 readings over 60 s; slow (400) in all but the first 16
+        // readings of each 20 s: 48 quiet readings, too few for eight
+        // stretches of twelve, enough for three. Unmeasured, the drift
+        // counted as none and the noisiest runs printed the narrowest
+        // intervals.
+        let times: Vec<f64> = (0..120).map(|i| f64::from(i) * 0.5).collect();
+        let readings: Vec<f64> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i % 40 < 16 {
+                    300.0 * (1.0 + 0.03 * t / 60.0)
+                } else {
+                    400.0
+                }
+            })
+            .collect();
+        let model = StateModel::fit(&readings);
+        assert!(model.two_states);
+        let states = MachineStates::new(model, &readings, &times, None, 1);
+        assert_eq!(states.drift_block_medians.len(), 3, "{states:?}");
+        assert!(states.drift_interval_pct.is_some_and(|p| p > 0.0));
+    }
 }

@@ -182,6 +182,14 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     let used = spread::used_rounds(v, cx.model);
     let next_run = cx.spread.get(declaration.id, &v.variant.name);
     record.cost = Some(cost(&estimate, &used, next_run, cx));
+    let all: Vec<&Round> = v.rounds.iter().collect();
+    let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
+    if forks_used < forks_run {
+        record.notes.push(format!(
+            "the headline stands on {forks_used} of the {forks_run} forks: the others' rounds \
+             were all in the slow state, and a process-level effect of theirs is not in it"
+        ));
+    }
     if record.cost.as_ref().map(|c| c.next_run_from) == Some(NextRunFrom::RoundsOnly) {
         record.notes.push(format!(
             "interval from {}",
@@ -194,7 +202,6 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             .iter()
             .flat_map(|r| r.measured.notes.iter().cloned()),
     );
-    let all: Vec<&Round> = v.rounds.iter().collect();
     record.figures = figures_over(&used, &all, seed);
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
@@ -593,5 +600,23 @@ mod tests {
         ];
         mark_layout_spread(&mut none);
         assert!(none[1].layout.is_none());
+    }
+
+    #[test]
+    fn a_co_runners_wait_is_read_over_every_round() {
+        // The headline uses the quiet rounds; a co-runner also waits while
+        // the machine is slow, and the advice must see those waits.
+        let with_wait = |wait: f64| {
+            let mut round = crate::synthetic::round_at(100.0, 0, 0.0, 0, [300.0, 300.0]);
+            round.measured.figures = vec![Figure::co_runner_wait_p99("wait", wait)];
+            round
+        };
+        let quiet: Vec<Round> = (0..5).map(|_| with_wait(10.0)).collect();
+        let slow: Vec<Round> = (0..6).map(|_| with_wait(100.0)).collect();
+        let used: Vec<&Round> = quiet.iter().collect();
+        let all: Vec<&Round> = quiet.iter().chain(&slow).collect();
+        let figures = figures_over(&used, &all, 1);
+        assert_eq!(figures[0].value, 100.0, "{figures:?}");
+        assert_eq!(figures[0].role, FigureRole::CoRunnerWaitP99);
     }
 }

@@ -87,6 +87,7 @@ impl Round {
         RoundFigure {
             figure: per_item.median,
             ci95: per_item.has_ci().then_some(per_item.ci95),
+            fork: self.fork,
             quiet: self.quiet(model),
         }
     }

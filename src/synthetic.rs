@@ -1,0 +1,402 @@
+//! A synthetic machine: runs made of rounds whose noise is known, seeded
+//! and without a clock, for testing what mitbench prints against the truth
+//! in milliseconds. It has the three kinds of noise seen on cloud guests:
+//!
+//! - the quiet speed drifts over minutes (a mean-reverting random walk of
+//!   the log speed), so back-to-back runs differ by a few percent;
+//! - some figures sit at one of two levels per process, drawn anew in
+//!   each fork (a layout or predictor mode a process settles into);
+//! - a slow state (the host's) holds a share of the time, switching on
+//!   and off between canary readings (a two-state Markov chain), read by
+//!   the canary that brackets each round, which now and then misreads it.
+//!
+//! A run here goes through [`crate::results::analyse`], the analysis a
+//! live run gets, so an interval or a verdict is tested as it is printed.
+
+use crate::harness::tsc::TscFrequency;
+use crate::harness::{Measurement, Settings};
+use crate::probes::{Declaration, Measured, Role, Variant};
+use crate::results::{self, Record};
+use crate::schedule::forks::Merged;
+use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
+use crate::stats::{LineFit, Summary, TukeyOutliers};
+use std::collections::BTreeMap;
+
+/// How the synthetic machine behaves.
+#[derive(Debug, Clone)]
+pub struct Noise {
+    /// Standard deviation of the log quiet speed's step per minute, and
+    /// the minutes over which it reverts to the mean.
+    pub drift_per_minute: f64,
+    pub reversion_minutes: f64,
+    /// Share of the time in the slow state, how much slower it is, and
+    /// how likely the state is to have switched from one canary reading to
+    /// the next (the host switches every 0.1-1 s; a round takes ~20 ms).
+    pub slow_share: f64,
+    pub slowdown: f64,
+    pub switch_per_reading: f64,
+    /// Share of canary readings taken in the other state than the round's.
+    pub canary_misread: f64,
+    /// Relative standard deviation of a round's figure inside one state.
+    pub round_noise: f64,
+}
+
+impl Noise {
+    /// A guest like the ones mitbench was built on: back-to-back runs a
+    /// few percent apart, a slow state 1.2x in `slow_share` of the time.
+    pub fn cloud_guest(slow_share: f64) -> Noise {
+        Noise {
+            drift_per_minute: 0.02,
+            reversion_minutes: 10.0,
+            slow_share,
+            slowdown: 1.2,
+            switch_per_reading: 0.1,
+            canary_misread: 0.03,
+            round_noise: 0.006,
+        }
+    }
+}
+
+/// One variant of a synthetic probe.
+#[derive(Debug, Clone)]
+pub struct Truth {
+    pub name: &'static str,
+    /// Its quiet cost at the machine's mean speed, ticks.
+    pub ticks: f64,
+    /// Where it sits at one of two levels per process: how much higher
+    /// the upper level is (0.3 = 30%); each fork draws one, evenly.
+    pub second_level: Option<f64>,
+    pub baseline: bool,
+}
+
+/// A probe of the synthetic machine.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub declaration: Declaration,
+    pub variants: Vec<Truth>,
+}
+
+/// How a synthetic run is laid out.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub forks: usize,
+    /// Passes over the variants in each fork: each variant's rounds there.
+    pub passes: usize,
+    /// Seconds the whole run spans on the machine's clock: its rounds and
+    /// all else a live run does between them.
+    pub run_s: f64,
+}
+
+const CANARY_TICKS: f64 = 275.0;
+const CANARY_NOISE: f64 = 0.004;
+const TSC_MHZ: f64 = 2600.0;
+
+/// A synthetic run: its records, as a live run's are made, and each
+/// variant's true figure in it.
+pub struct Run {
+    pub records: Vec<Record>,
+    /// (probe id, variant) -> the figure its rounds would give were every
+    /// one of them quiet and free of noise (the truth times the machine's
+    /// speed and the process's level then), taken as the headline is: the
+    /// median in each fork, their geometric mean. What the headline should
+    /// find, whatever the slow state hid.
+    pub truth: BTreeMap<(String, String), f64>,
+    /// The run's seconds on the machine's clock.
+    pub span_s: f64,
+}
+
+/// A synthetic machine, seeded; runs made one after another follow its
+/// drifting speed, as back-to-back runs would.
+pub struct Machine {
+    rng: fastrand::Rng,
+    noise: Noise,
+    log_speed: f64,
+    slow: bool,
+}
+
+impl Machine {
+    pub fn new(noise: Noise, seed: u64) -> Machine {
+        let mut machine = Machine {
+            rng: fastrand::Rng::with_seed(seed),
+            noise,
+            log_speed: 0.0,
+            slow: false,
+        };
+        machine.slow = machine.rng.f64() < machine.noise.slow_share;
+        // Start anywhere in the walk's stationary spread.
+        let stationary =
+            machine.noise.drift_per_minute * (machine.noise.reversion_minutes / 2.0).sqrt();
+        machine.log_speed = stationary * machine.normal();
+        machine
+    }
+
+    /// A standard normal draw (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let u = self.rng.f64().max(f64::MIN_POSITIVE);
+        let v = self.rng.f64();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// Moves the speed on by `seconds`.
+    fn elapse(&mut self, seconds: f64) {
+        let minutes = seconds / 60.0;
+        let keep = (-minutes / self.noise.reversion_minutes).exp();
+        self.log_speed =
+            self.log_speed * keep + self.noise.drift_per_minute * minutes.sqrt() * self.normal();
+    }
+
+    /// The state after one more canary reading's time: a two-state chain
+    /// whose stationary slow share is `slow_share`.
+    fn step_state(&mut self) {
+        let p = self.noise.slow_share;
+        let switch = 2.0 * self.noise.switch_per_reading;
+        let leave = if self.slow {
+            switch * (1.0 - p)
+        } else {
+            switch * p
+        };
+        if self.rng.f64() < leave.min(1.0) {
+            self.slow = !self.slow;
+        }
+    }
+
+    fn canary(&mut self) -> f64 {
+        let misread = self.rng.f64() < self.noise.canary_misread;
+        let state = if self.slow != misread {
+            self.noise.slowdown
+        } else {
+            1.0
+        };
+        // Noise only ever adds time.
+        CANARY_TICKS * self.log_speed.exp() * state * (1.0 + CANARY_NOISE * self.normal().abs())
+    }
+
+    /// One run of `probes` laid out as `layout`, analysed with `settings`.
+    pub fn run(&mut self, probes: &[Probe], layout: Layout, settings: &Settings) -> Run {
+        let mut merged = Merged::default();
+        let mut clean: BTreeMap<(String, String), BTreeMap<usize, Vec<f64>>> = BTreeMap::new();
+        let mut clock = 0.0;
+        let variants_total: usize = probes.iter().map(|p| p.variants.len()).sum();
+        let round_s = layout.run_s / (layout.forks * layout.passes * variants_total) as f64;
+        for fork in 0..layout.forks {
+            let mut last_canary = None;
+            for probe in probes {
+                let levels: Vec<f64> = probe
+                    .variants
+                    .iter()
+                    .map(|v| match v.second_level {
+                        Some(up) if self.rng.bool() => 1.0 + up,
+                        _ => 1.0,
+                    })
+                    .collect();
+                let mut variants: Vec<VariantRounds> =
+                    probe.variants.iter().map(variant_rounds).collect();
+                for pass in 0..layout.passes {
+                    let mut order: Vec<usize> = (0..probe.variants.len()).collect();
+                    self.rng.shuffle(&mut order);
+                    for i in order {
+                        self.elapse(round_s);
+                        clock += round_s;
+                        let before = match last_canary {
+                            Some(c) => c,
+                            None => self.canary(),
+                        };
+                        let speed = self.log_speed.exp();
+                        let quiet_figure = probe.variants[i].ticks * levels[i] * speed;
+                        clean
+                            .entry((
+                                probe.declaration.id.to_string(),
+                                probe.variants[i].name.to_string(),
+                            ))
+                            .or_default()
+                            .entry(fork)
+                            .or_default()
+                            .push(quiet_figure);
+                        let state = if self.slow { self.noise.slowdown } else { 1.0 };
+                        let figure =
+                            quiet_figure * state * (1.0 + self.noise.round_noise * self.normal());
+                        self.step_state();
+                        let after = self.canary();
+                        last_canary = Some(after);
+                        merged.canaries.extend([before, after]);
+                        merged.canary_times.extend([clock - round_s, clock]);
+                        variants[i].rounds.push(round_at(
+                            figure,
+                            pass,
+                            clock,
+                            fork,
+                            [before, after],
+                        ));
+                        variants[i].elapsed_s += round_s;
+                    }
+                }
+                for v in &mut variants {
+                    v.stopped = Some(Stop::Budget);
+                }
+                merged.probes.push(ProbeRounds {
+                    declaration: probe.declaration,
+                    toll: None,
+                    variants,
+                    order_seed: 0,
+                });
+            }
+        }
+        merged.probes = merge_forks(merged.probes);
+        let tsc = TscFrequency {
+            mhz: TSC_MHZ,
+            source: "synthetic".into(),
+            calibrated_mhz: None,
+        };
+        let (_, records) = results::analyse(&merged, &tsc, settings, None, 0);
+        Run {
+            records,
+            truth: clean
+                .into_iter()
+                .map(|(key, forks)| {
+                    let medians: Vec<f64> = forks
+                        .into_values()
+                        .map(|mut figures| {
+                            figures.sort_by(f64::total_cmp);
+                            crate::stats::median(&figures)
+                        })
+                        .collect();
+                    (key, crate::harness::rounds::across_forks(&medians))
+                })
+                .collect(),
+            span_s: clock,
+        }
+    }
+}
+
+/// The forks' [`ProbeRounds`] of one probe as one, rounds in order.
+fn merge_forks(per_fork: Vec<ProbeRounds>) -> Vec<ProbeRounds> {
+    let mut merged: Vec<ProbeRounds> = Vec::new();
+    for probe in per_fork {
+        match merged
+            .iter_mut()
+            .find(|p| p.declaration.id == probe.declaration.id)
+        {
+            Some(into) => {
+                for (a, b) in into.variants.iter_mut().zip(probe.variants) {
+                    a.rounds.extend(b.rounds);
+                    a.elapsed_s += b.elapsed_s;
+                }
+            }
+            None => merged.push(probe),
+        }
+    }
+    merged
+}
+
+fn variant_rounds(truth: &Truth) -> VariantRounds {
+    VariantRounds {
+        variant: Variant {
+            index: 0,
+            name: truth.name.to_string(),
+            role: Role::baseline_if(truth.baseline),
+            params: serde_json::Value::Null,
+            batch: None,
+            bytes_per_item: None,
+            latency_step: None,
+            seed_choice: None,
+        },
+        rounds: Vec::new(),
+        counting: None,
+        unsupported: None,
+        stopped: None,
+        elapsed_s: 0.0,
+    }
+}
+
+/// A round whose median is `figure`, inside a 0.2% interval of its own.
+pub fn round_at(
+    figure: f64,
+    pass: usize,
+    at_s: f64,
+    fork: usize,
+    [before, after]: [f64; 2],
+) -> Round {
+    let half = figure * 0.001;
+    Round {
+        pass,
+        started_s: at_s,
+        canary_before: Some(before),
+        canary_after: Some(after),
+        measured: Measured {
+            measurement: Measurement {
+                per_item: Summary {
+                    n: 100,
+                    median: figure,
+                    ci95: (figure - half, figure + half),
+                    mad: half,
+                    p99: figure * 1.01,
+                    min: figure * 0.99,
+                    max: figure * 1.02,
+                    outliers: TukeyOutliers::default(),
+                    block_medians: Vec::new(),
+                },
+                fit: LineFit {
+                    slope: figure,
+                    intercept: 0.0,
+                    r2: 1.0,
+                },
+                size_medians: Vec::new(),
+                base_batch: 1,
+                items: 100,
+                dropped_migrated: 0,
+                dropped_backwards: 0,
+                elapsed_s: 0.01,
+                budget_s: 3.0,
+                interrupted: false,
+                counters: None,
+                phases: Vec::new(),
+                phase_marks: None,
+            },
+            cpus: vec![0],
+            notes: Vec::new(),
+            figures: Vec::new(),
+        },
+        worker_pid: fork as u32 + 1,
+        fork,
+    }
+}
+
+/// The probes the synthetic machine's tests use: a syscall-like probe
+/// (hundreds of ticks, all variants at one level), an indirect-call-like
+/// one (a few ticks, two variants at one of two levels per process), and
+/// a batch-like one with a wide range of costs.
+pub fn guest_probes() -> Vec<Probe> {
+    let truth = |name, ticks, second_level, baseline| Truth {
+        name,
+        ticks,
+        second_level,
+        baseline,
+    };
+    vec![
+        Probe {
+            declaration: Declaration::new("synthetic/syscall", "none", "call"),
+            variants: vec![
+                truth("raw", 270.0, None, true),
+                truth("libc", 380.0, None, false),
+                truth("filtered", 420.0, None, false),
+            ],
+        },
+        Probe {
+            declaration: Declaration::new("synthetic/call", "none", "call"),
+            variants: vec![
+                truth("direct", 1.2, None, true),
+                truth("indirect", 3.4, Some(0.35), false),
+                truth("wrapper", 3.6, Some(0.17), false),
+                truth("thunk", 25.0, None, false),
+            ],
+        },
+        Probe {
+            declaration: Declaration::new("synthetic/batch", "none", "page"),
+            variants: vec![
+                truth("B=1", 5400.0, None, true),
+                truth("B=8", 900.0, None, false),
+                truth("B=64", 300.0, None, false),
+            ],
+        },
+    ]
+}
