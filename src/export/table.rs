@@ -123,13 +123,15 @@ pub fn family_advice<'a>(
 }
 
 /// What the columns mean, under the tables.
-pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's quiet state, the median \
-    of the rounds the canary classed quiet (of all rounds when the machine showed one state). ticks: \
-    TSC reference cycles, not core cycles. ±CI: half-width of its 95% interval, as a percentage of \
-    it: the spread of this run's rounds and the drift of the machine's quiet speed between stretches \
-    of the run (the machine line) together, so a next run's figure is read against it. rounds: quiet \
-    rounds used / all rounds. × base and Δ ticks: the median over pairs of rounds adjacent in time \
-    of the ratio and difference to the probe's baseline, ± the half-width of their 95% interval.";
+pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's quiet state: the median \
+    of the rounds the canary classed quiet in each fork (fresh worker process), their geometric mean \
+    across forks (all rounds when the machine showed one state). ticks: TSC reference cycles, not \
+    core cycles. ±CI: half-width of the 95% interval where the next run's figure may land, as a \
+    percentage of it: from the spread of the forks' figures (other processes, other minutes), and \
+    at least this run's rounds with the drift of the machine's quiet speed (the machine line). \
+    rounds: quiet rounds used / all rounds. × base and Δ ticks: the median over pairs of rounds run \
+    side by side (same pass, same fork) of the ratio and difference to the probe's baseline, ± the \
+    half-width of their 95% interval.";
 
 /// The columns of a family's table, as the terminal and the HTML report
 /// show them.

@@ -4,14 +4,22 @@
 //! what was measured is still reported. A second signal ends the process at
 //! once, as a user pressing Ctrl-C twice expects, and removes the files
 //! registered with [`remove_on_abort`] first, since no destructor runs then.
+//!
+//! A run's forks are worker processes in a process group of their own, so
+//! the terminal's Ctrl-C reaches only mitbench; the first signal is passed
+//! on to the worker in flight ([`forward_to`]), which ends its round and
+//! hands back what it measured. A second ends mitbench, and the worker
+//! with it (it dies with its parent).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Once, OnceLock};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// The worker process the first signal is passed on to; 0 for none.
+static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
 /// Files to unlink if a second signal ends the process: one slot per
 /// output a run writes (--json, --html, --export-csv, --export-markdown,
@@ -38,8 +46,25 @@ pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
 
+/// Passes the first signal on to `pid` from now on (None: to no one). A
+/// signal that came before the call is passed on at once.
+pub fn forward_to(pid: Option<i32>) {
+    let pid = pid.unwrap_or(0);
+    FORWARD_TO.store(pid, Ordering::SeqCst);
+    if pid > 0 && requested() {
+        // SAFETY: kill with a valid pid and signal.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+    }
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
-    if REQUESTED.swap(true, Ordering::Relaxed) {
+    if !REQUESTED.swap(true, Ordering::Relaxed) {
+        let worker = FORWARD_TO.load(Ordering::SeqCst);
+        if worker > 0 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe { libc::kill(worker, libc::SIGINT) };
+        }
+    } else {
         // Second signal: remove the registered file, restore the default
         // action and die by it. A OnceLock read is an atomic load, and
         // unlink, signal and raise are async-signal-safe.

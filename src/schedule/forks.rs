@@ -9,9 +9,10 @@
 //! A worker is mitbench itself (`mitbench __worker`, not shown in help): it
 //! reads its [`Job`] as JSON on stdin, writes one progress line per pass
 //! and then its [`ForkRounds`] as one JSON line on stdout. It dies with the
-//! parent (PR_SET_PDEATHSIG), and a Ctrl-C at the terminal reaches both:
-//! the worker ends its round in flight and returns what it measured, the
-//! parent starts no further fork.
+//! parent (PR_SET_PDEATHSIG) and has a process group of its own; the first
+//! Ctrl-C mitbench gets is passed on to it, so the worker ends its round in
+//! flight and returns what it measured, and the parent starts no further
+//! fork.
 
 use super::{ProbeRounds, Scheduler, VariantRounds};
 use crate::harness::{Harness, Settings, affinity, interrupt};
@@ -187,7 +188,9 @@ pub fn spawn(
     // and exec.
     unsafe {
         command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            // A group of its own: the terminal's Ctrl-C reaches mitbench
+            // only, which passes one on (see harness::interrupt).
+            if libc::setpgid(0, 0) != 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -196,6 +199,18 @@ pub fn spawn(
     let mut child = command
         .spawn()
         .map_err(|e| format!("starting a worker ({}) failed: {e}", exe.display()))?;
+    interrupt::forward_to(i32::try_from(child.id()).ok());
+    let rounds = read_worker(&mut child, job, &mut on_progress);
+    interrupt::forward_to(None);
+    rounds
+}
+
+/// Sends `job` to a started worker and reads its lines to its end.
+fn read_worker(
+    child: &mut std::process::Child,
+    job: &Job,
+    on_progress: &mut impl FnMut(u64),
+) -> Result<ForkRounds, String> {
     let job_text = serde_json::to_vec(job).map_err(|e| e.to_string())?;
     let written = child
         .stdin
