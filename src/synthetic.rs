@@ -46,7 +46,7 @@ impl Noise {
     /// few percent apart, a slow state 1.2x in `slow_share` of the time.
     pub fn cloud_guest(slow_share: f64) -> Noise {
         Noise {
-            drift_per_minute: 0.02,
+            drift_per_minute: 0.01,
             reversion_minutes: 10.0,
             slow_share,
             slowdown: 1.2,
@@ -101,8 +101,8 @@ pub struct Run {
     /// median in each fork, their geometric mean. What the headline should
     /// find, whatever the slow state hid.
     pub truth: BTreeMap<(String, String), f64>,
-    /// The run's seconds on the machine's clock.
-    pub span_s: f64,
+    /// When it ran on the machine's clock, with its drift figure.
+    pub time: Option<crate::compare::RunTime>,
 }
 
 /// A synthetic machine, seeded; runs made one after another follow its
@@ -112,6 +112,8 @@ pub struct Machine {
     noise: Noise,
     log_speed: f64,
     slow: bool,
+    /// Seconds since the machine started, at the end of the last run.
+    clock_s: f64,
 }
 
 impl Machine {
@@ -121,6 +123,7 @@ impl Machine {
             noise,
             log_speed: 0.0,
             slow: false,
+            clock_s: 0.0,
         };
         machine.slow = machine.rng.f64() < machine.noise.slow_share;
         // Start anywhere in the walk's stationary spread.
@@ -247,7 +250,9 @@ impl Machine {
             source: "synthetic".into(),
             calibrated_mhz: None,
         };
-        let (_, records) = results::analyse(&merged, &tsc, settings, None, 0);
+        let (states, records) = results::analyse(&merged, &tsc, settings, None, 0);
+        let started_s = self.clock_s;
+        self.clock_s += clock;
         Run {
             records,
             truth: clean
@@ -263,7 +268,7 @@ impl Machine {
                     (key, crate::harness::rounds::across_forks(&medians))
                 })
                 .collect(),
-            span_s: clock,
+            time: crate::compare::RunTime::new(started_s, self.clock_s, states.drift_interval_pct),
         }
     }
 }

@@ -471,23 +471,20 @@ fn a_slow_drift_of_the_quiet_speed_is_measured() {
 }
 
 #[test]
-fn the_drift_interval_predicts_one_stretch_with_students_t() {
-    // Eight stretches alternating 99 and 101: mean 100, sample standard
-    // deviation sqrt(8/7); where one more stretch may sit is t(0.975, 7)
-    // times that times sqrt(1 + 1/8) = 2.68%.
-    let blocks: Vec<f64> = (0..8)
-        .map(|i| if i % 2 == 0 { 99.0 } else { 101.0 })
-        .collect();
+fn the_drift_interval_extrapolates_the_step_between_stretches_to_the_next_run() {
+    // Eight stretches each 0.5% above the last: a step of ln(1.005); by the
+    // next run (eight stretches on) sqrt(8) steps, times t(0.975, 7).
+    let blocks: Vec<f64> = (0..8).map(|i| 100.0 * 1.005f64.powi(i)).collect();
     let pct = mitbench::harness::states::drift_interval_pct(&blocks).unwrap();
-    let expected = 2.365 * (8.0f64 / 7.0).sqrt() * (1.0f64 + 1.0 / 8.0).sqrt();
+    let expected = 2.365 * 8.0f64.sqrt() * 1.005f64.ln() * 100.0;
     assert!((pct - expected).abs() < 1e-9, "{pct}");
     assert_eq!(
         mitbench::harness::states::drift_interval_pct(&[100.0; 8]),
         Some(0.0)
     );
-    // Five stretches (99, 101, 99, 101, 99): mean 99.8, sd sqrt(1.2), t(4).
+    // Five stretches: t(4) and sqrt(5).
     let five = mitbench::harness::states::drift_interval_pct(&blocks[..5]).unwrap();
-    let expected = 2.776 * 1.2f64.sqrt() * (1.2f64).sqrt() / 99.8 * 100.0;
+    let expected = 2.776 * 5.0f64.sqrt() * 1.005f64.ln() * 100.0;
     assert!((five - expected).abs() < 1e-9, "{five}");
     // Two stretches say nothing.
     assert_eq!(

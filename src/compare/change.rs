@@ -1,15 +1,7 @@
-//! The arithmetic of a change between two runs: new over old in percent,
-//! its 95% interval (from both runs' rounds, or from their published
-//! intervals where rounds are too few), widened by the machines' drift, and
-//! the verdict it gives.
+//! A change between two runs: new over old in percent, and the verdict its
+//! interval (see [`super::noise`]) and the threshold give.
 
-use crate::stats;
 use serde::Serialize;
-
-const RESAMPLES: usize = 2000;
-/// Rounds a side needs for its own bootstrap; fewer, and the interval is
-/// built from the two runs' published intervals instead.
-const MIN_ROUNDS: usize = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
@@ -36,47 +28,9 @@ pub(super) fn percent_change(old: f64, new: f64) -> f64 {
     (new / old - 1.0) * 100.0
 }
 
-/// The 95% interval of new/old - 1 in percent: the two runs' rounds
-/// resampled independently, the ratio of the medians each time.
-pub fn change_interval(old_rounds: &[f64], new_rounds: &[f64], seed: u64) -> Option<[f64; 2]> {
-    if old_rounds.len() < MIN_ROUNDS || new_rounds.len() < MIN_ROUNDS {
-        return None;
-    }
-    let olds = stats::bootstrap_medians(old_rounds, RESAMPLES, seed);
-    let mut news = stats::bootstrap_medians(new_rounds, RESAMPLES, seed ^ 0x9e37_79b9_7f4a_7c15);
-    // Both come back sorted; pairing them in order would pair quantiles and
-    // shrink the interval to nothing. The two resamplings are independent,
-    // so any fixed pairing of a shuffled side is a valid draw.
-    fastrand::Rng::with_seed(seed).shuffle(&mut news);
-    let mut ratios: Vec<f64> = olds
-        .iter()
-        .zip(&news)
-        .filter(|(o, _)| **o > 0.0)
-        .map(|(o, n)| (n / o - 1.0) * 100.0)
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let (lo, hi) = stats::central_interval(&ratios, 0.95);
-    Some([lo, hi])
-}
-
-/// A change interval from rounds with the machines' drift added to each
-/// side in quadrature: both runs measured the row inside one stretch of
-/// their machine's time, and `drift_pct` is how far the speed of such a
-/// stretch moves (relative to each run's figure, so scaled by new/old).
-pub fn widened(ci: [f64; 2], change_pct: f64, drift_pct: f64) -> [f64; 2] {
-    let drift = drift_pct * (1.0 + change_pct / 100.0).abs();
-    [
-        change_pct - (change_pct - ci[0]).max(0.0).hypot(drift),
-        change_pct + (ci[1] - change_pct).max(0.0).hypot(drift),
-    ]
-}
-
-/// Where rounds are too few: the widest ratio the two intervals allow.
-pub(super) fn interval_from_cis(old: Option<[f64; 2]>, new: Option<[f64; 2]>) -> Option<[f64; 2]> {
-    let (o, n) = (old?, new?);
-    (o[0] > 0.0).then(|| [(n[0] / o[1] - 1.0) * 100.0, (n[1] / o[0] - 1.0) * 100.0])
-}
-
+/// The verdict on a change of `change_pct` with its 95% interval `ci`:
+/// beyond noise when the interval excludes no change, and beyond the
+/// threshold.
 pub fn verdict(change_pct: f64, ci: Option<[f64; 2]>, threshold_pct: f64) -> Verdict {
     let beyond_noise = |above: bool| match ci {
         Some([lo, hi]) => {

@@ -6,17 +6,19 @@ pub mod attribution;
 mod change;
 mod fleet;
 mod inventory_diff;
+pub mod noise;
 
 pub use attribution::{MITIGATIONS, Mitigation};
-pub use change::{Verdict, change_interval, verdict, widened};
+pub use change::{Verdict, verdict};
+pub use noise::{Evidence, RunTime};
 
 use attribution::{attribute, in_run};
-use change::{interval_from_cis, percent_change};
+use change::percent_change;
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::harness::rounds::Basis;
-use crate::results::{Record, RunDocument};
+use crate::results::{Cost, Record, RunDocument};
 use serde::Serialize;
 
 /// Default: a change below 2% is `~` whatever its interval.
@@ -44,18 +46,30 @@ pub struct RowChange {
     pub new_ticks: f64,
     pub old_ns: f64,
     pub new_ns: f64,
-    /// new / old - 1, in percent.
+    /// new / old - 1, in percent (each side's geometric mean over its runs).
     pub change_pct: f64,
-    /// 95% interval of the change: a bootstrap over both runs' rounds
-    /// widened by both runs' machine drift, or where either has too few
-    /// rounds, from their published run-to-run intervals.
+    /// 95% interval of the change: the change plus and minus how far the
+    /// row moves between runs when nothing changed (see [`noise`]).
     pub change_ci95_pct: Option<[f64; 2]>,
-    /// The two runs' machine-drift terms together (in quadrature), in
-    /// percent: what the interval was widened by. None where neither run
-    /// measured its drift.
-    pub machine_drift_pct: Option<f64>,
-    /// "rounds" or "intervals": what the interval came from.
-    pub interval_from: &'static str,
+    /// The smallest change this comparison could have flagged on this row,
+    /// percent: the noise or the threshold, whichever is larger.
+    pub smallest_detectable_pct: Option<f64>,
+    /// Where the smallest detectable change is above the threshold: runs a
+    /// side would need for a change of the threshold to be seen.
+    pub runs_to_resolve: Option<usize>,
+    /// What the noise was learned from: "intervals" (each run's own),
+    /// "history: N runs" (earlier runs of the same host, boot, build and
+    /// process controls), "run sets" (the sides' own spread).
+    pub noise_from: Vec<String>,
+    /// Runs on each side.
+    pub runs: [usize; 2],
+    /// The machine's drift between when the two sides ran, as a 95%
+    /// half-width in percent: part of the noise, and one that more runs a
+    /// side do not average away unless the sides alternate.
+    pub walk_pct: Option<f64>,
+    /// Why the row cannot have a verdict although it has figures (one side
+    /// the slow state's figure, a change below the tick's resolution).
+    pub note: Option<String>,
     pub verdict: Verdict,
     /// Mitigations an inventory change switched that tax this row.
     pub consistent_with: Vec<String>,
@@ -138,48 +152,139 @@ pub fn compare(
     new_name: &str,
     threshold_pct: f64,
 ) -> RunComparison {
-    let inventory = inventory_changes(old, new);
-    let mut rows = Vec::new();
-    let mut gaps = Vec::new();
-    for n in &new.results {
-        match old
-            .results
-            .iter()
-            .find(|o| o.id == n.id && o.variant == n.variant)
-        {
-            Some(o) => match row_change(o, n, threshold_pct) {
-                Some(row) => rows.push(row),
-                None => gaps.push(gap(Some(o), Some(n))),
-            },
-            None => gaps.push(gap(None, Some(n))),
+    compare_sets(
+        &Side::one(old, old_name),
+        &Side::one(new, new_name),
+        threshold_pct,
+        &|_, _| None,
+    )
+}
+
+/// One side of a comparison: one run, or a set of runs of the same
+/// selection, and how the user named it.
+pub struct Side<'a> {
+    pub name: String,
+    pub runs: Vec<&'a RunDocument>,
+}
+
+impl<'a> Side<'a> {
+    pub fn one(doc: &'a RunDocument, name: &str) -> Side<'a> {
+        Side {
+            name: name.to_string(),
+            runs: vec![doc],
         }
     }
-    for o in &old.results {
-        if !new
-            .results
+
+    fn first(&self) -> &'a RunDocument {
+        self.runs[0]
+    }
+
+    /// When each run ran; empty unless every run says.
+    fn times(&self) -> Vec<RunTime> {
+        let seconds = |text: &str| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .ok()
+                .map(|t| t.timestamp_millis() as f64 / 1000.0)
+        };
+        self.runs
             .iter()
-            .any(|n| n.id == o.id && n.variant == o.variant)
-        {
+            .map(|doc| {
+                RunTime::new(
+                    seconds(&doc.started_at)?,
+                    seconds(&doc.finished_at)?,
+                    doc.machine_states.drift_interval_pct,
+                )
+            })
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default()
+    }
+}
+
+/// Two sides of one run or more each. `learned` gives, per (probe,
+/// variant), what the history has seen the row do between runs of the
+/// same conditions (see [`noise`]).
+pub fn compare_sets(
+    old: &Side,
+    new: &Side,
+    threshold_pct: f64,
+    learned: &dyn Fn(&str, &str) -> Option<Evidence>,
+) -> RunComparison {
+    let (first_old, first_new) = (old.first(), new.first());
+    let inventory = inventory_changes(first_old, first_new);
+    let (old_times, new_times) = (old.times(), new.times());
+    let mut rows = Vec::new();
+    let mut gaps = Vec::new();
+    for n in &first_new.results {
+        let olds: Vec<Option<&Record>> = old
+            .runs
+            .iter()
+            .map(|d| find(d, &n.id, &n.variant))
+            .collect();
+        let news: Vec<Option<&Record>> = new
+            .runs
+            .iter()
+            .map(|d| find(d, &n.id, &n.variant))
+            .collect();
+        match (present(&olds), present(&news)) {
+            (Some(o), Some(nw)) => rows.push(row_change(
+                &o,
+                &nw,
+                threshold_pct,
+                learned(&n.id, &n.variant),
+                [&old_times, &new_times],
+            )),
+            _ => gaps.push(gap(olds[0], news[0])),
+        }
+    }
+    for o in &first_old.results {
+        if find(first_new, &o.id, &o.variant).is_none() {
             gaps.push(gap(Some(o), None));
         }
     }
     let (explained, unexplained) = attribute(&mut rows, &inventory);
+    let mut warnings = warnings(first_old, first_new);
+    for side in [old, new] {
+        warnings.extend(set_warnings(side));
+    }
     RunComparison {
-        old: label(old, old_name),
-        new: label(new, new_name),
+        old: label(first_old, &old.name),
+        new: label(first_new, &new.name),
         threshold_pct,
-        warnings: warnings(old, new),
+        warnings,
         canary_change_pct: percent_change(
-            old.machine_states.model.quiet_canary,
-            new.machine_states.model.quiet_canary,
+            first_old.machine_states.model.quiet_canary,
+            first_new.machine_states.model.quiet_canary,
         ),
         inventory,
         rows,
         gaps,
         explained,
         unexplained,
-        in_run: in_run(new),
+        in_run: in_run(first_new),
     }
+}
+
+fn find<'d>(doc: &'d RunDocument, id: &str, variant: &str) -> Option<&'d Record> {
+    doc.results
+        .iter()
+        .find(|r| r.id == id && r.variant == variant)
+}
+
+/// Every run's record of a row, where every run measured it.
+fn present<'d>(side: &[Option<&'d Record>]) -> Option<Vec<&'d Record>> {
+    side.iter()
+        .map(|r| r.filter(|r| r.cost.is_some()))
+        .collect()
+}
+
+/// A set whose runs differ in machine, boot or build is not one set.
+fn set_warnings(side: &Side) -> Vec<String> {
+    let first = side.first();
+    side.runs[1..]
+        .iter()
+        .flat_map(|doc| warnings(first, doc))
+        .map(|w| format!("within {}: {w}", side.name))
+        .collect()
 }
 
 fn label(doc: &RunDocument, name: &str) -> RunLabel {
@@ -217,63 +322,129 @@ fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
     warnings
 }
 
-/// The round figures the headline cost is the median of.
-fn headline_rounds(record: &Record) -> Vec<f64> {
-    let quiet_only = record
-        .cost
-        .as_ref()
-        .is_some_and(|c| c.estimator == Basis::QuietRounds);
-    record
-        .rounds
-        .each
-        .iter()
-        .filter(|r| !quiet_only || r.state == "quiet")
-        .map(|r| r.ticks)
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .collect()
+/// The geometric mean of a side's figures.
+fn side_figure(values: impl Iterator<Item = f64>) -> f64 {
+    let logs: Vec<f64> = values.map(f64::ln).collect();
+    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
 }
 
-fn row_change(old: &Record, new: &Record, threshold_pct: f64) -> Option<RowChange> {
-    let (oc, nc) = (old.cost.as_ref()?, new.cost.as_ref()?);
-    let seed = old
-        .id
-        .bytes()
-        .chain(old.variant.bytes())
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-    let from_rounds = change_interval(&headline_rounds(old), &headline_rounds(new), seed);
-    let change_pct = percent_change(oc.ticks, nc.ticks);
-    let drift = match (oc.machine_drift_pct, nc.machine_drift_pct) {
-        (None, None) => None,
-        (o, n) => Some(o.unwrap_or(0.0).hypot(n.unwrap_or(0.0))),
+/// Below this many ticks apart two figures are not told apart, whatever
+/// the noise: a tenth of a tick is under the timer's resolution after the
+/// fixed cost is fitted out (`Settings::abs_tolerance_ticks`).
+const RESOLUTION_TICKS: f64 = 0.1;
+
+/// One row's change between a side of runs and another (each a record of
+/// the row per run, every one with a figure).
+/// `times` are when each side's runs ran (empty where unknown): the
+/// machine's walk between them is part of the noise.
+pub fn row_change(
+    old: &[&Record],
+    new: &[&Record],
+    threshold_pct: f64,
+    learned: Option<Evidence>,
+    times: [&[RunTime]; 2],
+) -> RowChange {
+    let cost = |r: &&Record| r.cost.clone().expect("rows with a figure");
+    let (oc, nc): (Vec<_>, Vec<_>) = (
+        old.iter().map(cost).collect(),
+        new.iter().map(cost).collect(),
+    );
+    let old_ticks = side_figure(oc.iter().map(|c| c.ticks));
+    let new_ticks = side_figure(nc.iter().map(|c| c.ticks));
+    let old_ns = side_figure(oc.iter().map(|c| c.ns));
+    let new_ns = side_figure(nc.iter().map(|c| c.ns));
+    let (a, b) = (oc.len(), nc.len());
+    let mut noise_from = Vec::new();
+    // A run whose interval stands on forks gives its forks' spread, and the
+    // machine's walk is reckoned from when the runs ran; an older one gives
+    // its whole interval, walk and all.
+    let walk_known = times[0].len() == a && times[1].len() == b;
+    let intervals: Vec<Evidence> = oc
+        .iter()
+        .chain(&nc)
+        .filter_map(
+            |c| match (walk_known, c.between_forks_pct, c.between_forks_df) {
+                (true, Some(pct), Some(df)) if c.forks > 0 => Some(Evidence {
+                    var: (pct / 100.0).powi(2) / c.forks as f64,
+                    df,
+                }),
+                _ => Evidence::from_interval(c.ticks, c.interval_ticks()?, c.between_forks_df),
+            },
+        )
+        .collect();
+    if !intervals.is_empty() {
+        noise_from.push("intervals".to_string());
+    }
+    let sets: Vec<Evidence> = [&oc, &nc]
+        .iter()
+        .filter_map(|side| Evidence::from_runs(&side.iter().map(|c| c.ticks).collect::<Vec<_>>()))
+        .collect();
+    if !sets.is_empty() {
+        noise_from.push("run sets".to_string());
+    }
+    if let Some(h) = learned {
+        noise_from.push(format!("history: {} runs", h.df as usize + 1));
+    }
+    let evidence = Evidence::pooled(intervals.into_iter().chain(sets).chain(learned));
+    let change_log = (new_ticks / old_ticks).ln();
+    let change_pct = change_log.exp_m1() * 100.0;
+    let walk = if walk_known {
+        noise::walk_variance(times[0], times[1])
+    } else {
+        0.0
     };
-    let (ci, interval_from) = match from_rounds {
-        Some(ci) => (
-            Some(widened(ci, change_pct, drift.unwrap_or(0.0))),
-            "rounds",
-        ),
-        None => (
-            interval_from_cis(oc.interval_ticks(), nc.interval_ticks()),
-            "intervals",
-        ),
+    if walk > 0.0 {
+        noise_from.push("the machine's drift between the runs".to_string());
+    }
+    let noise = noise::threshold(evidence, a, b, walk);
+    let ci = noise.map(|n| {
+        [
+            (change_log - n).exp_m1() * 100.0,
+            (change_log + n).exp_m1() * 100.0,
+        ]
+    });
+    let slow_state = |side: &[Cost]| side.iter().any(|c| c.estimator == Basis::NoQuietRound);
+    let note = if slow_state(&oc) != slow_state(&nc) {
+        Some(
+            "one side's figure is the slow state's (no quiet round), the other's the quiet \
+             state's: not comparable"
+                .to_string(),
+        )
+    } else if (new_ticks - old_ticks).abs() < RESOLUTION_TICKS {
+        Some(format!(
+            "{:.2} ticks apart: under the timer's resolution ({RESOLUTION_TICKS} tick)",
+            (new_ticks - old_ticks).abs()
+        ))
+    } else {
+        None
     };
-    Some(RowChange {
-        family: new.family.clone(),
-        id: new.id.clone(),
-        variant: new.variant.clone(),
-        item: new.item.clone(),
-        old_ticks: oc.ticks,
-        new_ticks: nc.ticks,
-        old_ns: oc.ns,
-        new_ns: nc.ns,
+    let floor_log = (threshold_pct / 100.0).ln_1p();
+    let verdict = match note {
+        Some(_) => Verdict::Same,
+        None => verdict(change_pct, ci, threshold_pct),
+    };
+    RowChange {
+        family: new[0].family.clone(),
+        id: new[0].id.clone(),
+        variant: new[0].variant.clone(),
+        item: new[0].item.clone(),
+        old_ticks,
+        new_ticks,
+        old_ns,
+        new_ns,
         change_pct,
         change_ci95_pct: ci,
-        machine_drift_pct: drift,
-        interval_from,
-        verdict: verdict(change_pct, ci, threshold_pct),
+        smallest_detectable_pct: noise.map(|n| n.max(floor_log).exp_m1() * 100.0),
+        runs_to_resolve: evidence
+            .filter(|_| noise.is_some_and(|n| n > floor_log))
+            .and_then(|e| e.runs_to_resolve(floor_log)),
+        walk_pct: (walk > 0.0).then(|| 1.96 * walk.sqrt() * 100.0),
+        noise_from,
+        runs: [a, b],
+        note,
+        verdict,
         consistent_with: Vec::new(),
-    })
+    }
 }
 
 fn why_not(record: &Record) -> String {

@@ -8,17 +8,28 @@ use std::fmt::Write as _;
 
 pub use super::text_table::Style;
 
-const HEADER: [&str; 6] = [
+const HEADER: [&str; 7] = [
     "probe",
     "variant",
     "old",
     "new",
     "change (95% CI)",
+    "detectable",
     "verdict",
 ];
 
 fn table(style: Style) -> Table {
-    text_table::table(style, ContentArrangement::Disabled, HEADER, 2..5)
+    text_table::table(style, ContentArrangement::Disabled, HEADER, 2..6)
+}
+
+/// The smallest change the row could show, and the runs a side would need
+/// to see the threshold.
+fn detectable(r: &crate::compare::RowChange) -> String {
+    match (r.smallest_detectable_pct, r.runs_to_resolve) {
+        (Some(pct), Some(n)) if n > 1 => format!("±{pct:.1}% ({n} runs: threshold)"),
+        (Some(pct), _) => format!("±{pct:.1}%"),
+        (None, _) => "-".to_string(),
+    }
 }
 
 fn signed(pct: f64) -> String {
@@ -82,16 +93,29 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
                 format!("{:.1}", r.old_ticks),
                 format!("{:.1}", r.new_ticks),
                 format!("{} {ci}", signed(r.change_pct)),
-                r.verdict.symbol().to_string(),
+                detectable(r),
+                match &r.note {
+                    Some(_) => format!("{} (note)", r.verdict.symbol()),
+                    None => r.verdict.symbol().to_string(),
+                },
             ]);
         }
         let _ = writeln!(out, "{t}");
     }
     let _ = writeln!(
         out,
-        "\ncosts in TSC ticks per item, the headline figure of each run; change = new/old - 1 with a 95% interval: a bootstrap over both runs' rounds, widened by how far each machine's quiet speed drifted over its run; ~: within noise or below {}%",
+        "\ncosts in TSC ticks per item, the headline figure of each run (the geometric mean of a side's runs); change = new/old - 1 with a 95% interval: the change plus and minus how far the row moves between runs when nothing changed, learned from each run's own interval, a run set's spread and the history's earlier runs of the same host, boot, build and process controls, so a row that did not change is marked in about 5% of comparisons; detectable: the smallest change this comparison could mark, and where that is above the threshold the runs a side would need to see the threshold; ~: within noise or below {}%",
         cmp.threshold_pct
     );
+    for r in cmp.rows.iter().filter(|r| r.note.is_some()) {
+        let _ = writeln!(
+            out,
+            "{} {}: {}",
+            r.id,
+            r.variant,
+            r.note.as_deref().unwrap_or_default()
+        );
+    }
 
     heading(&mut out, "Attribution (consistent with, not proof)");
     if cmp.explained.is_empty() && cmp.unexplained.is_empty() {

@@ -151,8 +151,10 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
             .collect(),
         legend: format!(
             "Costs in TSC ticks per item, the headline figure of each run. Change = new/old - 1 \
-             with a 95% interval: a bootstrap over both runs' rounds, widened by how far each \
-             machine's quiet speed drifted over its run. ~: within noise or below {}%. \
+             with a 95% interval: the change plus and minus how far the row moves between runs \
+             when nothing changed (each run's own interval, a run set's spread, the history's \
+             earlier runs of the same conditions), so a row that did not change is marked in \
+             about 5% of comparisons. ~: within noise or below {}%. \
              Attribution names the mitigations an inventory change switched that tax the row: \
              consistent with, not proof.",
             cmp.threshold_pct

@@ -143,14 +143,14 @@ pub struct MachineStates {
     /// no interval from one run covers what comes after it.
     pub drift_block_medians: Vec<f64>,
     pub drift_pct: Option<f64>,
-    /// 95% half-width, in percent, of where the machine's quiet speed may
-    /// sit in another stretch of time: a prediction from the stretches'
-    /// canary medians (Student's t for their count k less one, times their
-    /// standard deviation over their mean, times sqrt(1 + 1/k)). A variant's
-    /// rounds of one fork share a stretch, so its figure carries that
-    /// stretch's speed; the rounds' interval is widened by this term (see
-    /// `Cost::run_to_run_ci95_ticks`). None when the run had too few quiet
-    /// readings for three stretches.
+    /// 95% half-width, in percent, of how far the machine's quiet speed may
+    /// move by the next run: the quiet speed wanders like a random walk, so
+    /// the step between consecutive stretches of this run (the root mean
+    /// square of the log ratios of their canary medians) grows to sqrt(k)
+    /// steps between one run of k stretches and the next, times Student's
+    /// t for k - 1. Every figure's interval for the next run includes it
+    /// (see `Cost::run_to_run_ci95_ticks`). None when the run had too few
+    /// quiet readings for three stretches.
     #[serde(default)]
     pub drift_interval_pct: Option<f64>,
     /// The one line under the tables.
@@ -270,16 +270,17 @@ pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
     if block_medians.len() < MIN_DRIFT_BLOCKS {
         return None;
     }
-    let n = block_medians.len() as f64;
-    let mean = block_medians.iter().sum::<f64>() / n;
-    let var = block_medians
-        .iter()
-        .map(|m| (m - mean).powi(2))
-        .sum::<f64>()
-        / (n - 1.0);
-    let t = crate::stats::student_t_975(block_medians.len() - 1);
-    let predict_one = (1.0 + 1.0 / n).sqrt();
-    (mean > 0.0).then(|| t * var.sqrt() * predict_one / mean * 100.0)
+    if block_medians.iter().any(|m| *m <= 0.0) {
+        return None;
+    }
+    let k = block_medians.len();
+    let steps: Vec<f64> = block_medians
+        .windows(2)
+        .map(|pair| (pair[1] / pair[0]).ln())
+        .collect();
+    let step = (steps.iter().map(|s| s * s).sum::<f64>() / steps.len() as f64).sqrt();
+    let t = crate::stats::student_t_975(k - 1);
+    Some(t * (k as f64).sqrt() * step * 100.0)
 }
 
 /// Steal and total jiffies of one CPU from /proc/stat.

@@ -258,7 +258,10 @@ fn cost(
         let widen = |half: f64| half.hypot(drift);
         [ticks - widen(ticks - lo), ticks + widen(hi - ticks)]
     });
-    let forks = next_run.map(|n| n.interval(ticks));
+    // The forks' spread holds the processes and the moments of this run;
+    // the machine's drift by the next run comes on top, in quadrature.
+    let drift_log = cx.drift_interval_pct.unwrap_or(0.0) / 100.0;
+    let forks = next_run.map(|n| n.interval(ticks, drift_log));
     let run_to_run = match (forks, in_run) {
         (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
         (one, other) => one.or(other),

@@ -7,9 +7,10 @@
 //! on a log scale, is the variant's between-run noise as this run saw it.
 //!
 //! Three forks give a variant two degrees of freedom, too few to trust
-//! alone; so a variant's spread is pooled with its probe's (whole probes
-//! move together between runs), and a probe's with the run's, each lower
-//! level weighing in as a few pseudo-degrees of freedom: a variant whose
+//! alone; so a variant's spread is pooled with its probe's (the median of
+//! its variants': whole probes move together between runs), and a probe's
+//! with the run's, each weighing in as a few pseudo-degrees of freedom: a
+//! variant whose
 //! own forks disagree (a figure at one of two levels per process) still
 //! widens its own interval, and one whose three forks agree by chance does
 //! not get a needle. The interval is a prediction interval for the next
@@ -23,7 +24,7 @@ use std::collections::BTreeMap;
 
 /// Pseudo-degrees of freedom a variant borrows from its probe, and a probe
 /// from the run.
-const VARIANT_PRIOR_DF: f64 = 4.0;
+const VARIANT_PRIOR_DF: f64 = 2.0;
 const PROBE_PRIOR_DF: f64 = 4.0;
 
 /// Squared deviations of log fork figures from their variant's mean, and
@@ -52,13 +53,6 @@ impl ForkSpread {
         }
     }
 
-    fn plus(self, other: ForkSpread) -> ForkSpread {
-        ForkSpread {
-            ss: self.ss + other.ss,
-            df: self.df + other.df,
-        }
-    }
-
     /// The spread pooled with `prior` (a variance) worth `weight`
     /// pseudo-degrees of freedom: (variance, degrees of freedom).
     fn with_prior(self, prior: Option<(f64, f64)>, weight: f64) -> Option<(f64, f64)> {
@@ -81,10 +75,12 @@ pub struct NextRun {
 }
 
 impl NextRun {
-    /// The 95% prediction interval of the next run's figure around `cost`.
-    pub fn interval(&self, cost: f64) -> [f64; 2] {
+    /// The 95% prediction interval of the next run's figure around `cost`,
+    /// with `drift_log` (a 95% half-width on the log scale: how far the
+    /// machine's speed may move by then) added in quadrature.
+    pub fn interval(&self, cost: f64, drift_log: f64) -> [f64; 2] {
         let t = student_t_975(self.df.floor().max(1.0) as usize);
-        let half = t * self.sd_log * (2.0 / self.forks as f64).sqrt();
+        let half = (t * self.sd_log * (2.0 / self.forks as f64).sqrt()).hypot(drift_log);
         [cost * (-half).exp(), cost * half.exp()]
     }
 }
@@ -144,17 +140,27 @@ impl RunSpread {
                     .collect()
             })
             .collect();
-        let probe_spreads: Vec<ForkSpread> = own
-            .iter()
-            .map(|vs| vs.iter().fold(ForkSpread::default(), |a, v| a.plus(v.2)))
-            .collect();
-        let run = probe_spreads
-            .iter()
-            .fold(ForkSpread::default(), |a, p| a.plus(*p));
-        let run_prior = (run.df > 0.0).then(|| (run.ss / run.df, run.df));
+        // Priors are medians of the variants' own variances, not their
+        // pooled sum: a variant at one of two levels per process has a
+        // spread of its own that must not widen every other row.
+        let median_of = |spreads: &mut dyn Iterator<Item = ForkSpread>| -> Option<(f64, f64)> {
+            let mut vars = Vec::new();
+            let mut df = 0.0;
+            for s in spreads.filter(|s| s.df > 0.0) {
+                vars.push(s.ss / s.df);
+                df += s.df;
+            }
+            vars.sort_by(f64::total_cmp);
+            (!vars.is_empty()).then(|| (stats::median(&vars), df))
+        };
+        let run_prior = median_of(&mut own.iter().flatten().map(|v| v.2));
         let mut by_variant = BTreeMap::new();
-        for ((probe, variants), spread) in probes.iter().zip(&own).zip(probe_spreads) {
-            let probe_prior = spread.with_prior(run_prior, PROBE_PRIOR_DF);
+        for (probe, variants) in probes.iter().zip(&own) {
+            let probe_prior = median_of(&mut variants.iter().map(|v| v.2))
+                .and_then(|(var, df)| {
+                    ForkSpread { ss: var * df, df }.with_prior(run_prior, PROBE_PRIOR_DF)
+                })
+                .or(run_prior);
             for (name, forks, own) in variants {
                 if *forks < 2 {
                     continue;
@@ -216,7 +222,7 @@ mod tests {
             df: 6.0,
             forks: 3,
         };
-        let [lo, hi] = next.interval(100.0);
+        let [lo, hi] = next.interval(100.0, 0.0);
         let half = 2.447 * 0.02 * (2.0f64 / 3.0).sqrt();
         assert!((hi - 100.0 * half.exp()).abs() < 1e-9);
         assert!((lo - 100.0 * (-half).exp()).abs() < 1e-9);

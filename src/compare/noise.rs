@@ -1,0 +1,221 @@
+//! How far a row's figure moves between runs when nothing changed, and so
+//! how large a change must be before a verdict calls it one.
+//!
+//! Three kinds of evidence say how far one run's figure (its log) strays,
+//! each as a variance with its degrees of freedom:
+//!
+//! - each run's own interval: the table's interval is a 95% prediction of
+//!   the next run's figure (`Cost::run_to_run_ci95_ticks`), so its half-width
+//!   over t(df)·sqrt(2) is the standard deviation of one run's figure, with
+//!   the degrees of freedom the interval stood on;
+//! - the history: the spread of the row's figure over earlier runs of the
+//!   same host, boot, build and process controls (criterion's noise
+//!   threshold, learned instead of fixed);
+//! - a run set's own runs: their sample variance.
+//!
+//! They are pooled by their degrees of freedom. That is the noise a run
+//! draws afresh (its processes, its rounds), which averages out over the
+//! runs of a set. The machine's quiet speed also wanders like a random walk
+//! (`machine_states.drift_interval_pct`), which does not average out: two
+//! sides run far apart in time differ by more than two run back to back,
+//! and sides that alternate (A B A B) by less. So its share is computed
+//! from when each run ran ([`RunTime`]). A change is beyond noise when its
+//! log exceeds the two-sided 95% point of both together, so a row that did
+//! not change is flagged in about 5% of comparisons.
+
+use crate::stats::student_t_975;
+use serde::Serialize;
+
+/// Degrees of freedom an interval is taken to stand on where its record
+/// does not say (documents before forks).
+const INTERVAL_DF_UNKNOWN: f64 = 4.0;
+
+/// A variance of one run's log figure and its degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Evidence {
+    pub var: f64,
+    pub df: f64,
+}
+
+impl Evidence {
+    /// From a run's prediction interval `[lo, hi]` of `cost`, which stood on
+    /// `df` degrees of freedom.
+    pub fn from_interval(cost: f64, [lo, hi]: [f64; 2], df: Option<f64>) -> Option<Evidence> {
+        if !(cost > 0.0 && lo > 0.0 && hi >= cost && lo <= cost) {
+            return None;
+        }
+        let half = (hi / cost).ln().max((cost / lo).ln());
+        let df = df.unwrap_or(INTERVAL_DF_UNKNOWN).max(1.0);
+        let sd = half / (student_t_975(df.floor() as usize) * std::f64::consts::SQRT_2);
+        Some(Evidence { var: sd * sd, df })
+    }
+
+    /// The sample variance of runs' figures; None under two runs.
+    pub fn from_runs(figures: &[f64]) -> Option<Evidence> {
+        let logs: Vec<f64> = figures
+            .iter()
+            .filter(|f| **f > 0.0)
+            .map(|f| f.ln())
+            .collect();
+        if logs.len() < 2 {
+            return None;
+        }
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let df = (logs.len() - 1) as f64;
+        Some(Evidence {
+            var: logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / df,
+            df,
+        })
+    }
+
+    /// Several pieces pooled by their degrees of freedom.
+    pub fn pooled(parts: impl IntoIterator<Item = Evidence>) -> Option<Evidence> {
+        let (ss, df) = parts
+            .into_iter()
+            .filter(|e| e.var.is_finite() && e.df > 0.0)
+            .fold((0.0, 0.0), |(ss, df), e| (ss + e.var * e.df, df + e.df));
+        (df > 0.0).then(|| Evidence { var: ss / df, df })
+    }
+
+    pub fn sd(&self) -> f64 {
+        self.var.sqrt()
+    }
+
+    /// The smallest log change between a side of `a` runs and one of `b`
+    /// this evidence calls beyond noise.
+    pub fn threshold(&self, a: usize, b: usize) -> f64 {
+        let t = student_t_975(self.df.floor().max(1.0) as usize);
+        t * self.sd() * (1.0 / a as f64 + 1.0 / b as f64).sqrt()
+    }
+
+    /// Runs a side would need for `threshold_log` to be beyond noise.
+    pub fn runs_to_resolve(&self, threshold_log: f64) -> Option<usize> {
+        (threshold_log > 0.0).then(|| {
+            (1..=1000)
+                .find(|&n| self.threshold(n, n) <= threshold_log)
+                .unwrap_or(1000)
+        })
+    }
+}
+
+/// When a run ran, in seconds on one clock, and how far the machine's
+/// speed moves per second of it: the random walk's variance rate, from the
+/// run's own drift figure (a 95% half-width for one run's length).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunTime {
+    pub mid_s: f64,
+    pub walk_var_per_s: f64,
+}
+
+impl RunTime {
+    /// From a run's start and end (seconds) and its drift figure (percent,
+    /// a 95% half-width by the next run); None where either is unknown.
+    pub fn new(started_s: f64, finished_s: f64, drift_pct: Option<f64>) -> Option<RunTime> {
+        let span = finished_s - started_s;
+        let sd = drift_pct? / 100.0 / 1.96;
+        (span > 0.0).then(|| RunTime {
+            mid_s: (started_s + finished_s) / 2.0,
+            walk_var_per_s: sd * sd / span,
+        })
+    }
+}
+
+/// The variance of the difference between the mean of the machine's log
+/// speed at `new` and at `old` (a Brownian motion: Cov(W_s, W_t) =
+/// q·min(s, t)), q the sides' mean rate. Zero where times are unknown.
+pub fn walk_variance(old: &[RunTime], new: &[RunTime]) -> f64 {
+    let all: Vec<&RunTime> = old.iter().chain(new).collect();
+    if all.is_empty() {
+        return 0.0;
+    }
+    let q = all.iter().map(|r| r.walk_var_per_s).sum::<f64>() / all.len() as f64;
+    let origin = all.iter().map(|r| r.mid_s).fold(f64::INFINITY, f64::min);
+    let cov = |xs: &[RunTime], ys: &[RunTime]| -> f64 {
+        let mut sum = 0.0;
+        for x in xs {
+            for y in ys {
+                sum += (x.mid_s - origin).min(y.mid_s - origin);
+            }
+        }
+        sum / (xs.len() * ys.len()) as f64
+    };
+    (q * (cov(new, new) + cov(old, old) - 2.0 * cov(old, new))).max(0.0)
+}
+
+/// The smallest log change between a side of `a` runs and one of `b` that
+/// is beyond the pooled noise `evidence` and the machine's walk between
+/// when the sides ran (`walk_var`, see [`walk_variance`]).
+pub fn threshold(evidence: Option<Evidence>, a: usize, b: usize, walk_var: f64) -> Option<f64> {
+    let runs = evidence.map(|e| e.threshold(a, b));
+    let walk = 1.96 * walk_var.sqrt();
+    match runs {
+        Some(r) => Some(r.hypot(walk)),
+        None => (walk > 0.0).then_some(walk),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_gives_the_spread_of_one_runs_figure() {
+        // A 95% prediction half-width of ln(1.1) on 10 df: sd of one run's
+        // figure ln(1.1) / (2.228 * sqrt 2).
+        let e = Evidence::from_interval(100.0, [100.0 / 1.1, 110.0], Some(10.0)).unwrap();
+        let sd = 1.1f64.ln() / (2.228 * std::f64::consts::SQRT_2);
+        assert!((e.sd() - sd).abs() < 1e-12);
+        assert_eq!(e.df, 10.0);
+        // Two such runs: the threshold is the interval's half-width again.
+        assert!((e.threshold(1, 1) - 1.1f64.ln()).abs() < 1e-12);
+        assert!(Evidence::from_interval(100.0, [120.0, 130.0], None).is_none());
+    }
+
+    #[test]
+    fn pooling_weighs_by_degrees_of_freedom() {
+        let p = Evidence::pooled([
+            Evidence { var: 1.0, df: 3.0 },
+            Evidence { var: 4.0, df: 1.0 },
+        ])
+        .unwrap();
+        assert_eq!((p.var, p.df), (7.0 / 4.0, 4.0));
+        assert!(Evidence::pooled([]).is_none());
+    }
+
+    #[test]
+    fn more_runs_resolve_smaller_changes() {
+        let e = Evidence {
+            var: 0.01f64.powi(2),
+            df: 20.0,
+        };
+        assert!(e.threshold(3, 3) < e.threshold(1, 1));
+        let n = e.runs_to_resolve(0.01).unwrap();
+        assert!(e.threshold(n, n) <= 0.01 && e.threshold(n - 1, n - 1) > 0.01);
+        let runs = Evidence::from_runs(&[100.0, 100.0, 100.0]).unwrap();
+        assert_eq!((runs.var, runs.df), (0.0, 2.0));
+    }
+
+    #[test]
+    fn the_walk_grows_with_time_apart_and_shrinks_when_sides_alternate() {
+        let at = |mid_s: f64| RunTime {
+            mid_s,
+            walk_var_per_s: 1.0,
+        };
+        // One run each, 60 s apart: q * 60.
+        assert!((walk_variance(&[at(0.0)], &[at(60.0)]) - 60.0).abs() < 1e-9);
+        // Three back to back a side, 60 s each: further apart on average.
+        let back_to_back = walk_variance(
+            &[at(0.0), at(60.0), at(120.0)],
+            &[at(180.0), at(240.0), at(300.0)],
+        );
+        assert!(back_to_back > 60.0, "{back_to_back}");
+        // Alternating A B A B A B: less than one pair back to back.
+        let alternating = walk_variance(
+            &[at(0.0), at(120.0), at(240.0)],
+            &[at(60.0), at(180.0), at(300.0)],
+        );
+        assert!(alternating < 60.0, "{alternating}");
+        let run = RunTime::new(0.0, 100.0, Some(1.96)).unwrap();
+        assert!((run.walk_var_per_s - 1e-4 / 100.0).abs() < 1e-15);
+    }
+}
