@@ -10,7 +10,8 @@ use std::time::Duration;
 
 /// Each step takes the database from version i to i + 1 (`PRAGMA
 /// user_version`); an older database is brought forward, never dropped.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         started_at TEXT NOT NULL,
@@ -35,7 +36,33 @@ const MIGRATIONS: &[&str] = &["
         unsupported_kind TEXT
     );
     CREATE INDEX records_by_row ON records (probe, variant);
-"];
+",
+    "
+    -- What a run's figures are comparable within (see `conditions_of`), and
+    -- the run set a run belongs to (`mitbench run --runs N`): the id of the
+    -- set's first run. Both empty for runs stored before.
+    ALTER TABLE runs ADD COLUMN conditions TEXT;
+    ALTER TABLE runs ADD COLUMN set_id INTEGER;
+    CREATE INDEX runs_by_conditions ON runs (conditions);
+    CREATE INDEX records_by_run ON records (run_id);
+",
+];
+
+/// What a run's figures can be compared within without a change to explain
+/// them: the host, the installation, the boot, the build, quick or not, and
+/// the process controls inherited across exec (a seccomp filter, SSBD).
+pub fn conditions_of(doc: &RunDocument) -> String {
+    let id = &doc.inventory.identity;
+    serde_json::json!([
+        id.hostname,
+        id.machine_id,
+        id.boot_id,
+        doc.build.git_commit,
+        doc.settings.quick,
+        id.process_controls,
+    ])
+    .to_string()
+}
 
 /// How long a run waits for another mitbench holding the database.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
@@ -187,6 +214,16 @@ impl History {
 
     /// Stores a run; returns its id.
     pub fn store(&mut self, doc: &RunDocument) -> Result<i64, HistoryError> {
+        self.store_in_set(doc, None)
+    }
+
+    /// Stores a run as part of the set `set_id` (its first run's id; None:
+    /// the run starts a set of its own, or stands alone).
+    pub fn store_in_set(
+        &mut self,
+        doc: &RunDocument,
+        set_id: Option<i64>,
+    ) -> Result<i64, HistoryError> {
         let document = serde_json::to_string(doc).map_err(|e| LoadError::Malformed {
             what: "this run".into(),
             detail: e.to_string(),
@@ -203,8 +240,9 @@ impl History {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite)?;
         tx.execute(
-            "INSERT INTO runs (started_at, host, kernel, mitigations, probes, rows, schema, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO runs (started_at, host, kernel, mitigations, probes, rows, schema, document,
+                               conditions, set_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 doc.started_at,
                 doc.inventory.identity.hostname,
@@ -213,7 +251,9 @@ impl History {
                 probes.join(" "),
                 doc.results.len() as i64,
                 doc.schema,
-                document
+                document,
+                conditions_of(doc),
+                set_id,
             ],
         )
         .map_err(sqlite)?;
@@ -322,9 +362,82 @@ impl History {
             .map_err(|e| self.sqlite(e))
     }
 
-    pub fn load(&self, id: i64) -> Result<RunDocument, HistoryError> {
-        let text: String = self
+    /// What the history has seen each row (probe, variant) do between runs
+    /// of `conditions`, leaving out runs that started at one of `except`
+    /// (the runs being compared): the spread of the row's log figure over
+    /// at least three runs.
+    pub fn learned_noise(
+        &self,
+        conditions: &str,
+        except: &[&str],
+    ) -> Result<std::collections::BTreeMap<(String, String), crate::compare::Evidence>, HistoryError>
+    {
+        let except = serde_json::Value::from(except.to_vec()).to_string();
+        let mut query = self
             .conn
+            .prepare(
+                "SELECT c.probe, c.variant, c.ticks FROM records c JOIN runs r ON r.id = c.run_id
+                 WHERE r.conditions = ?1 AND c.ticks > 0
+                   AND r.started_at NOT IN (SELECT value FROM json_each(?2))",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let mut by_row: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+        let rows = query
+            .query_map(params![conditions, except], |r| {
+                Ok((
+                    (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
+                    r.get::<_, f64>(2)?,
+                ))
+            })
+            .map_err(|e| self.sqlite(e))?;
+        for row in rows {
+            let (key, ticks) = row.map_err(|e| self.sqlite(e))?;
+            by_row.entry(key).or_default().push(ticks);
+        }
+        Ok(by_row
+            .into_iter()
+            .filter(|(_, figures)| figures.len() >= 3)
+            .filter_map(|(key, figures)| {
+                Some((key, crate::compare::Evidence::from_runs(&figures)?))
+            })
+            .collect())
+    }
+
+    /// The ids of the runs from `from` to `to` (either order), oldest first.
+    pub fn ids_between(&self, from: i64, to: i64) -> Result<Vec<i64>, HistoryError> {
+        let (lo, hi) = (from.min(to), from.max(to));
+        let mut query = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id")
+            .map_err(|e| self.sqlite(e))?;
+        let ids = query
+            .query_map(params![lo, hi], |r| r.get(0))
+            .and_then(|rows| rows.collect::<Result<Vec<i64>, _>>())
+            .map_err(|e| self.sqlite(e))?;
+        Ok(ids)
+    }
+
+    /// The id a name stands for: an id that exists, or `last~N`.
+    pub fn id_of(&self, run: &RunRef) -> Result<i64, HistoryError> {
+        match run {
+            RunRef::Id(id) => self
+                .conn
+                .query_row("SELECT id FROM runs WHERE id = ?1", params![id], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(|e| self.sqlite(e))?
+                .ok_or_else(|| HistoryError::NoSuchRun(id.to_string())),
+            RunRef::Last(back) => self.nth_last(*back),
+            RunRef::File(path) => Err(HistoryError::NoSuchRun(format!(
+                "{} (a file cannot bound a range of the history)",
+                path.display()
+            ))),
+        }
+    }
+
+    fn load_text(&self, id: i64) -> Result<String, HistoryError> {
+        self.conn
             .query_row(
                 "SELECT document FROM runs WHERE id = ?1",
                 params![id],
@@ -332,7 +445,11 @@ impl History {
             )
             .optional()
             .map_err(|e| self.sqlite(e))?
-            .ok_or_else(|| HistoryError::NoSuchRun(id.to_string()))?;
+            .ok_or_else(|| HistoryError::NoSuchRun(id.to_string()))
+    }
+
+    pub fn load(&self, id: i64) -> Result<RunDocument, HistoryError> {
+        let text = self.load_text(id)?;
         Ok(load::document_from_str(&text, &format!("run {id}"))?)
     }
 }
@@ -378,6 +495,66 @@ impl RunRef {
             RunRef::Last(back) => {
                 let history = history()?;
                 history.load(history.nth_last(*back)?)
+            }
+        }
+    }
+}
+
+/// One side of a comparison as the command line names it: one run, a
+/// range of the history (`last~9..last~5`, `12..15`), or several runs
+/// separated by commas (`a.json,b.json,c.json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SideRef {
+    Runs(Vec<RunRef>),
+    Range(RunRef, RunRef),
+}
+
+impl SideRef {
+    pub fn parse(text: &str) -> Result<SideRef, String> {
+        // A range is two history names; a path with ".." in it is a file.
+        if let Some((from, to)) = text.split_once("..") {
+            let (from, to) = (RunRef::parse(from), RunRef::parse(to));
+            if let (Ok(from), Ok(to)) = (&from, &to)
+                && !matches!(from, RunRef::File(_))
+                && !matches!(to, RunRef::File(_))
+            {
+                return Ok(SideRef::Range(from.clone(), to.clone()));
+            }
+        }
+        text.split(',')
+            .map(RunRef::parse)
+            .collect::<Result<Vec<_>, _>>()
+            .map(SideRef::Runs)
+    }
+
+    /// Whether naming it needs the history (a name that is not a file).
+    pub fn needs_history(&self) -> bool {
+        match self {
+            SideRef::Range(..) => true,
+            SideRef::Runs(runs) => runs.iter().any(|r| !matches!(r, RunRef::File(_))),
+        }
+    }
+
+    /// The runs it names, oldest first for a range.
+    pub fn resolve(&self, history: Option<&History>) -> Result<Vec<RunDocument>, HistoryError> {
+        match self {
+            SideRef::Runs(runs) => runs.iter().map(|r| r.resolve(history)).collect(),
+            SideRef::Range(from, to) => {
+                let history = history.ok_or_else(|| HistoryError::NoSuchRun(self.to_string()))?;
+                let ids = history.ids_between(history.id_of(from)?, history.id_of(to)?)?;
+                ids.into_iter().map(|id| history.load(id)).collect()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SideRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SideRef::Range(from, to) => write!(f, "{from}..{to}"),
+            SideRef::Runs(runs) => {
+                let names: Vec<String> = runs.iter().map(ToString::to_string).collect();
+                f.write_str(&names.join(","))
             }
         }
     }

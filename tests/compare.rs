@@ -261,3 +261,79 @@ fn a_fleet_groups_hosts_by_inventory_and_marks_what_differs() {
         "cannot read /nonexistent.json",
     );
 }
+
+#[test]
+fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("h.sqlite");
+    let history = history.to_str().unwrap();
+    let set = [
+        "run",
+        "--quick",
+        "--quiet",
+        "--budget",
+        "0.05",
+        "--forks",
+        "2",
+        "--probe",
+        "os/getpid",
+        "--runs",
+        "3",
+        "--history",
+        history,
+    ];
+    for _ in 0..2 {
+        let out = mitbench(&set);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("run set stored as runs"));
+    }
+    let out = mitbench(&[
+        "compare",
+        "last~5..last~3",
+        "last~2..last",
+        "--history",
+        history,
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = cmp["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert_eq!(row["runs"], serde_json::json!([3, 3]), "{row}");
+        let smallest = row["smallest_detectable_pct"]
+            .as_f64()
+            .expect("a detectable change");
+        assert!(smallest >= compare::DEFAULT_THRESHOLD_PCT, "{row}");
+        assert!(
+            row["noise_from"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == "run sets")
+        );
+    }
+    // The table says it too.
+    let out = mitbench(&[
+        "compare",
+        "last~5..last~3",
+        "last~2..last",
+        "--history",
+        history,
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("detectable") && table.contains("between runs:"),
+        "{table}"
+    );
+    // --runs keeps its runs in the history: it refuses what would lose them.
+    refused(&["run", "--runs", "2", "--no-history"], "--no-history");
+}

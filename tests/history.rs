@@ -164,3 +164,82 @@ fn the_newest_run_of_a_boot_with_given_rows_is_found() {
     let missing = [("os/getpid", "syscall"), ("os/nothing", "here")];
     assert_eq!(history.newest_measuring(&boot, &missing).unwrap(), None);
 }
+
+#[test]
+fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let base = fixture();
+    // Four runs of one condition, the first row 1% apart each time; a fifth
+    // under a seccomp filter, which is another condition.
+    for (i, factor) in [1.0, 1.01, 1.02, 1.03].into_iter().enumerate() {
+        let mut doc = base.clone();
+        doc.started_at = format!("2026-11-23T10:0{i}:00+00:00");
+        if let Some(cost) = doc.results[0].cost.as_mut() {
+            cost.ticks *= factor;
+        }
+        history.store(&doc).unwrap();
+    }
+    let mut filtered = base.clone();
+    filtered
+        .inventory
+        .identity
+        .process_controls
+        .insert("Seccomp_filters".into(), "1".into());
+    history.store(&filtered).unwrap();
+    let conditions = mitbench::history::conditions_of(&base);
+    assert_ne!(conditions, mitbench::history::conditions_of(&filtered));
+    let learned = history.learned_noise(&conditions, &[]).unwrap();
+    let first = &base.results[0];
+    let e = learned[&(first.id.clone(), first.variant.clone())];
+    assert_eq!(
+        e.df, 3.0,
+        "four runs of the condition, not the filtered one"
+    );
+    assert!(e.sd() > 0.005 && e.sd() < 0.02, "{}", e.sd());
+    // The runs being compared are left out: three left, still enough.
+    let except = ["2026-11-23T10:00:00+00:00"];
+    let learned = history.learned_noise(&conditions, &except).unwrap();
+    assert_eq!(learned[&(first.id.clone(), first.variant.clone())].df, 2.0);
+    // Under three runs, nothing is learned.
+    let except = ["2026-11-23T10:00:00+00:00", "2026-11-23T10:01:00+00:00"];
+    assert!(
+        history
+            .learned_noise(&conditions, &except)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_side_is_a_run_a_range_of_the_history_or_a_list() {
+    use mitbench::history::SideRef;
+    assert_eq!(
+        SideRef::parse("last~5..last~3"),
+        Ok(SideRef::Range(RunRef::Last(5), RunRef::Last(3)))
+    );
+    assert_eq!(
+        SideRef::parse("12..14"),
+        Ok(SideRef::Range(RunRef::Id(12), RunRef::Id(14)))
+    );
+    // A path with ".." in it is a file, not a range.
+    assert_eq!(
+        SideRef::parse("../runs/a.json"),
+        Ok(SideRef::Runs(vec![RunRef::File("../runs/a.json".into())]))
+    );
+    assert!(matches!(SideRef::parse("a.json,b.json"), Ok(SideRef::Runs(r)) if r.len() == 2));
+    assert!(SideRef::parse("last~x").is_err());
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    for _ in 0..4 {
+        history.store(&fixture()).unwrap();
+    }
+    let side = SideRef::parse("last~2..last").unwrap();
+    assert_eq!(side.resolve(Some(&history)).unwrap().len(), 3);
+    assert!(
+        SideRef::parse("last~9..last")
+            .unwrap()
+            .resolve(Some(&history))
+            .is_err()
+    );
+}

@@ -7,7 +7,7 @@ pub mod values;
 
 use crate::export::Format;
 use crate::export::text_table::Style;
-use crate::history::{self, HistoryError, RunRef};
+use crate::history::{self, HistoryError, RunRef, SideRef};
 use crate::tax::workloads::Workload;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -178,17 +178,23 @@ pub enum Command {
     /// Compare two runs: what changed on the machine, which rows moved beyond noise, and why
     #[command(
         after_help = "A run is a history id, `last`, `last~N` (N runs before the last), or a JSON file \
-                            written by `mitbench run --json`.\n\nExit codes: 0 compared; 2 a run cannot be \
-                            read or is of another schema; 3 with --fail-above, a row is slower by more than \
-                            PCT beyond noise."
+                            written by `mitbench run --json`. A side may be a set of runs: a range of the \
+                            history (`last~5..last~3`, `12..14`) or names separated by commas; sets compare \
+                            each side's runs together (`mitbench run --runs N` makes one). A row is marked \
+                            when its change is beyond how far it moves between runs: learned from each run's \
+                            forks, the sets' own runs, the history's earlier runs of the same host, boot, \
+                            build and process controls, and the machine's drift between when the sides ran; \
+                            each row says the smallest change it could have marked.\n\nExit codes: 0 \
+                            compared; 2 a run cannot be read or is of another schema; 3 with --fail-above, a \
+                            row is slower by more than PCT beyond noise."
     )]
     Compare {
-        /// The earlier run
-        #[arg(value_parser = RunRef::parse)]
-        old: RunRef,
-        /// The later run
-        #[arg(value_parser = RunRef::parse)]
-        new: RunRef,
+        /// The earlier run, or a set of runs: `A..B` (a range of the history) or `a,b,c`
+        #[arg(value_parser = SideRef::parse)]
+        old: SideRef,
+        /// The later run, or a set of runs
+        #[arg(value_parser = SideRef::parse)]
+        new: SideRef,
         /// A change smaller than PCT% is `~` whatever its interval [default: 2]
         #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
         threshold: Option<f64>,
@@ -267,6 +273,9 @@ pub struct RunArgs {
     /// Passes over the probes, each in a fresh process, sharing each variant's budget; the interval is read across them [default: 3, --quick 2]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub forks: Option<u16>,
+    /// Measure N runs back to back, each stored in the history as one set for `mitbench compare` [default: 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub runs: Option<u16>,
     /// Seed of the random order of rounds, to repeat a run's order [default: from the clock]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

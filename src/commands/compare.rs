@@ -2,16 +2,18 @@
 //! host).
 
 use super::output::{Exit, fail, page_target, print_json, print_out, write_page};
-use super::stored::resolve;
+use super::stored::{open_history, resolve};
 use crate::cli::{HistoryArgs, Page, Printed};
-use crate::compare;
+use crate::compare::{self, Evidence, Side};
 use crate::export;
 use crate::history::RunRef;
+use crate::history::{SideRef, conditions_of};
 use crate::results::RunDocument;
+use std::collections::BTreeMap;
 
 pub fn compare_runs(
     store: &HistoryArgs,
-    [old, new]: [&RunRef; 2],
+    [old, new]: [&SideRef; 2],
     threshold: Option<f64>,
     fail_above: Option<f64>,
     printed: Printed,
@@ -21,16 +23,33 @@ pub fn compare_runs(
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
-    let [old_doc, new_doc]: [RunDocument; 2] = match resolve(store, &[old, new]) {
-        Ok(docs) => docs.try_into().expect("two names resolve to two runs"),
-        Err(e) => return fail(Exit::USAGE, e),
+    let history = match open_history(store) {
+        Ok(history) => history,
+        Err(e) if old.needs_history() || new.needs_history() => return fail(Exit::USAGE, e),
+        // Runs named by files need no history; one that cannot be read
+        // only teaches nothing.
+        Err(_) => None,
     };
-    let comparison = compare::compare(
-        &old_doc,
-        &old.to_string(),
-        &new_doc,
-        &new.to_string(),
+    let sides = [old, new].map(|side| side.resolve(history.as_ref()));
+    let [old_docs, new_docs] = match sides {
+        [Ok(o), Ok(n)] => [o, n],
+        [Err(e), _] | [_, Err(e)] => return fail(Exit::USAGE, e),
+    };
+    if old_docs.is_empty() || new_docs.is_empty() {
+        return fail(Exit::USAGE, "a side of the comparison names no run");
+    }
+    let learned = learned_noise(history.as_ref(), &old_docs, &new_docs);
+    let comparison = compare::compare_sets(
+        &Side {
+            name: old.to_string(),
+            runs: old_docs.iter().collect(),
+        },
+        &Side {
+            name: new.to_string(),
+            runs: new_docs.iter().collect(),
+        },
         threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
+        &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
     );
     let shown = if printed.json {
         print_json(&comparison)
@@ -56,6 +75,27 @@ pub fn compare_runs(
         }
         None => Exit::SUCCESS,
     }
+}
+
+/// What the history has seen each row do between earlier runs of the old
+/// side's conditions (host, boot, build, process controls), the compared
+/// runs left out; empty without a history.
+fn learned_noise(
+    history: Option<&crate::history::History>,
+    old: &[RunDocument],
+    new: &[RunDocument],
+) -> BTreeMap<(String, String), Evidence> {
+    let Some(history) = history else {
+        return BTreeMap::new();
+    };
+    let compared: Vec<&str> = old
+        .iter()
+        .chain(new)
+        .map(|d| d.started_at.as_str())
+        .collect();
+    history
+        .learned_noise(&conditions_of(&old[0]), &compared)
+        .unwrap_or_default()
 }
 
 /// `--fail-above LIMIT`: the sentence that fails the comparison when its

@@ -11,7 +11,44 @@ use crate::run::{self, PlanError, RunOptions};
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> Exit {
-    let mut plan = match run::plan(options(&args)) {
+    let runs = args.runs.map_or(1, usize::from);
+    if runs == 1 {
+        return run_once(&args, None).0;
+    }
+    if args.no_history {
+        return fail(
+            Exit::USAGE,
+            "--runs stores its runs in the history as one set; it cannot go with --no-history",
+        );
+    }
+    if !options(&args).outputs.is_empty() {
+        return fail(
+            Exit::USAGE,
+            "--runs makes several runs and an output file holds one: write any of them from the \
+             history with `mitbench export FORMAT RUN FILE`",
+        );
+    }
+    let (mut set, mut last) = (None, None);
+    for i in 1..=runs {
+        say!("run {i} of {runs}");
+        let (exit, stored) = run_once(&args, set);
+        set = set.or(stored);
+        last = stored.or(last);
+        if !exit.is_success() {
+            return exit;
+        }
+    }
+    if let (Some(first), Some(last)) = (set, last) {
+        say!("run set stored as runs {first}..{last}: `mitbench compare {first}..{last} OTHER`");
+    }
+    Exit::SUCCESS
+}
+
+/// One run, stored as part of `set` where given; its exit status and the
+/// id it was stored as.
+fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
+    let fail = |code, message: String| (fail(code, message), None);
+    let mut plan = match run::plan(options(args)) {
         Ok(plan) => plan,
         Err(PlanError::Usage(message)) => return fail(Exit::USAGE, message),
         Err(PlanError::Machine(message)) => return fail(Exit::FAILURE, message),
@@ -22,7 +59,7 @@ pub fn run(args: RunArgs) -> Exit {
         Err(message) => return fail(Exit::FAILURE, message),
     };
     if let Err(failed) = print_table(&doc) {
-        return failed;
+        return (failed, None);
     }
     // One output that cannot be written (a full disk) costs that file, not
     // the others or the history: each is tried, and the run exits 1 after.
@@ -48,10 +85,12 @@ pub fn run(args: RunArgs) -> Exit {
             }
         }
     }
-    if !args.no_history {
-        store_in_history(&args.store, &doc);
-    }
-    ending(write_failed, doc.interrupted)
+    let stored = if args.no_history {
+        None
+    } else {
+        store_in_history(&args.store, &doc, set)
+    };
+    (ending(write_failed, doc.interrupted), stored)
 }
 
 /// The run's options from its command line.

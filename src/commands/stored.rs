@@ -29,19 +29,26 @@ pub fn resolve(store: &HistoryArgs, runs: &[&RunRef]) -> Result<Vec<RunDocument>
     runs.iter().map(|r| r.resolve(history.as_ref())).collect()
 }
 
-/// Stores a finished run; a history that cannot take it costs a warning,
-/// never the run (its tables are printed and its JSON written already).
-pub fn store_in_history(store: &HistoryArgs, doc: &RunDocument) {
+/// Stores a finished run, in run set `set` where given; a history that
+/// cannot take it costs a warning, never the run (its tables are printed
+/// and its JSON written already). Returns the id it was stored as.
+pub fn store_in_history(store: &HistoryArgs, doc: &RunDocument, set: Option<i64>) -> Option<i64> {
     let stored = store
         .path()
         .and_then(|path| History::open(&path, true))
         .and_then(|mut history| {
-            let id = history.store(doc)?;
+            let id = history.store_in_set(doc, set)?;
             Ok((id, history.path().to_path_buf()))
         });
     match stored {
-        Ok((id, path)) => say!("stored as run {id} in {}", path.display()),
-        Err(e) => say!("warning: the run was not stored in the history: {e}"),
+        Ok((id, path)) => {
+            say!("stored as run {id} in {}", path.display());
+            Some(id)
+        }
+        Err(e) => {
+            say!("warning: the run was not stored in the history: {e}");
+            None
+        }
     }
 }
 

@@ -117,6 +117,12 @@ pub struct RunComparison {
     /// how far the machine's own speed moved.
     pub canary_change_pct: f64,
     pub inventory: Vec<InventoryChange>,
+    /// How far this machine's figures move between runs, as the history
+    /// has seen it: the median row's 95% half-width, percent, over the
+    /// most earlier runs of the old side's conditions any row had. None
+    /// where the history knows fewer than three such runs.
+    pub between_runs_pct: Option<f64>,
+    pub history_runs: Option<usize>,
     pub rows: Vec<RowChange>,
     /// Rows in one run only, or unsupported or unmeasured in one.
     pub gaps: Vec<RowGap>,
@@ -241,6 +247,15 @@ pub fn compare_sets(
             gaps.push(gap(Some(o), None));
         }
     }
+    let learned_rows: Vec<Evidence> = first_new
+        .results
+        .iter()
+        .filter_map(|r| learned(&r.id, &r.variant))
+        .collect();
+    let mut spreads: Vec<f64> = learned_rows.iter().map(|e| 1.96 * e.sd() * 100.0).collect();
+    spreads.sort_by(f64::total_cmp);
+    let between_runs_pct = (!spreads.is_empty()).then(|| crate::stats::median(&spreads));
+    let history_runs = learned_rows.iter().map(|e| e.df as usize + 1).max();
     let (explained, unexplained) = attribute(&mut rows, &inventory);
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {
@@ -256,6 +271,8 @@ pub fn compare_sets(
             first_new.machine_states.model.quiet_canary,
         ),
         inventory,
+        between_runs_pct,
+        history_runs,
         rows,
         gaps,
         explained,

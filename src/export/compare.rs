@@ -67,6 +67,17 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
         signed(cmp.canary_change_pct)
     );
 
+    let _ = match (cmp.between_runs_pct, cmp.history_runs) {
+        (Some(pct), Some(runs)) => writeln!(
+            out,
+            "between runs: the history holds {runs} earlier runs of the same host, boot, build and process controls; between them the median row moved ±{pct:.1}% (95%)"
+        ),
+        _ => writeln!(
+            out,
+            "between runs: the history holds fewer than three earlier runs of the same host, boot, build and process controls, so each row's noise comes from the runs' own forks and drift"
+        ),
+    };
+
     heading(&mut out, "What changed on the machine");
     if cmp.inventory.is_empty() {
         let _ = writeln!(
