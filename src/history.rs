@@ -362,16 +362,14 @@ impl History {
             .map_err(|e| self.sqlite(e))
     }
 
-    /// What the history has seen each row (probe, variant) do between runs
-    /// of `conditions`, leaving out runs that started at one of `except`
-    /// (the runs being compared): the spread of the row's log figure over
-    /// at least three runs.
-    pub fn learned_noise(
+    /// Each row's (probe, variant) headline figures over the stored runs of
+    /// `conditions`, leaving out runs that started at one of `except` (the
+    /// runs being compared): what `compare` learns a row's noise from.
+    pub fn row_figures(
         &self,
         conditions: &str,
         except: &[&str],
-    ) -> Result<std::collections::BTreeMap<(String, String), crate::compare::Evidence>, HistoryError>
-    {
+    ) -> Result<std::collections::BTreeMap<(String, String), Vec<f64>>, HistoryError> {
         let except = serde_json::Value::from(except.to_vec()).to_string();
         let mut query = self
             .conn
@@ -394,13 +392,7 @@ impl History {
             let (key, ticks) = row.map_err(|e| self.sqlite(e))?;
             by_row.entry(key).or_default().push(ticks);
         }
-        Ok(by_row
-            .into_iter()
-            .filter(|(_, figures)| figures.len() >= 3)
-            .filter_map(|(key, figures)| {
-                Some((key, crate::compare::Evidence::from_runs(&figures)?))
-            })
-            .collect())
+        Ok(by_row)
     }
 
     /// The ids of the runs from `from` to `to` (either order), oldest first.

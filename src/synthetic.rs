@@ -369,39 +369,50 @@ pub fn round_at(
 /// The probes the synthetic machine's tests use: a syscall-like probe
 /// (hundreds of ticks, all variants at one level), an indirect-call-like
 /// one (a few ticks, two variants at one of two levels per process), and
-/// a batch-like one with a wide range of costs.
+/// a batch-like one with a wide range of costs; each probe's first variant
+/// is its baseline.
 pub fn guest_probes() -> Vec<Probe> {
-    let truth = |name, ticks, second_level, baseline| Truth {
-        name,
-        ticks,
-        second_level,
-        baseline,
+    let probe = |id, item, variants: &[(&'static str, f64, Option<f64>)]| Probe {
+        declaration: Declaration::new(id, "none", item),
+        variants: variants
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, ticks, second_level))| Truth {
+                name,
+                ticks,
+                second_level,
+                baseline: i == 0,
+            })
+            .collect(),
     };
     vec![
-        Probe {
-            declaration: Declaration::new("synthetic/syscall", "none", "call"),
-            variants: vec![
-                truth("raw", 270.0, None, true),
-                truth("libc", 380.0, None, false),
-                truth("filtered", 420.0, None, false),
+        probe(
+            "synthetic/syscall",
+            "call",
+            &[
+                ("raw", 270.0, None),
+                ("libc", 380.0, None),
+                ("filtered", 420.0, None),
             ],
-        },
-        Probe {
-            declaration: Declaration::new("synthetic/call", "none", "call"),
-            variants: vec![
-                truth("direct", 1.2, None, true),
-                truth("indirect", 3.4, Some(0.35), false),
-                truth("wrapper", 3.6, Some(0.17), false),
-                truth("thunk", 25.0, None, false),
+        ),
+        probe(
+            "synthetic/call",
+            "call",
+            &[
+                ("direct", 1.2, None),
+                ("indirect", 3.4, Some(0.35)),
+                ("wrapper", 3.6, Some(0.17)),
+                ("thunk", 25.0, None),
             ],
-        },
-        Probe {
-            declaration: Declaration::new("synthetic/batch", "none", "page"),
-            variants: vec![
-                truth("B=1", 5400.0, None, true),
-                truth("B=8", 900.0, None, false),
-                truth("B=64", 300.0, None, false),
+        ),
+        probe(
+            "synthetic/batch",
+            "page",
+            &[
+                ("B=1", 5400.0, None),
+                ("B=8", 900.0, None),
+                ("B=64", 300.0, None),
             ],
-        },
+        ),
     ]
 }

@@ -291,14 +291,14 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
         );
         assert!(String::from_utf8_lossy(&out.stderr).contains("run set stored as runs"));
     }
-    let out = mitbench(&[
+    let compare_sets = [
         "compare",
         "last~5..last~3",
         "last~2..last",
         "--history",
         history,
-        "--json",
-    ]);
+    ];
+    let out = mitbench(&[&compare_sets[..], &["--json"]].concat());
     assert!(
         out.status.success(),
         "{}",
@@ -322,13 +322,7 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
         );
     }
     // The table says it too.
-    let out = mitbench(&[
-        "compare",
-        "last~5..last~3",
-        "last~2..last",
-        "--history",
-        history,
-    ]);
+    let out = mitbench(&compare_sets);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
         table.contains("detectable") && table.contains("between runs:"),

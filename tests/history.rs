@@ -189,9 +189,12 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
     history.store(&filtered).unwrap();
     let conditions = mitbench::history::conditions_of(&base);
     assert_ne!(conditions, mitbench::history::conditions_of(&filtered));
-    let learned = history.learned_noise(&conditions, &[]).unwrap();
+    let learned = |except: &[&str]| {
+        mitbench::compare::noise::learned(history.row_figures(&conditions, except).unwrap())
+    };
+    let learned_all = learned(&[]);
     let first = &base.results[0];
-    let e = learned[&(first.id.clone(), first.variant.clone())];
+    let e = learned_all[&(first.id.clone(), first.variant.clone())];
     assert_eq!(
         e.df, 3.0,
         "four runs of the condition, not the filtered one"
@@ -199,16 +202,13 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
     assert!(e.sd() > 0.005 && e.sd() < 0.02, "{}", e.sd());
     // The runs being compared are left out: three left, still enough.
     let except = ["2026-11-23T10:00:00+00:00"];
-    let learned = history.learned_noise(&conditions, &except).unwrap();
-    assert_eq!(learned[&(first.id.clone(), first.variant.clone())].df, 2.0);
+    assert_eq!(
+        learned(&except)[&(first.id.clone(), first.variant.clone())].df,
+        2.0
+    );
     // Under three runs, nothing is learned.
     let except = ["2026-11-23T10:00:00+00:00", "2026-11-23T10:01:00+00:00"];
-    assert!(
-        history
-            .learned_noise(&conditions, &except)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(learned(&except).is_empty());
 }
 
 #[test]

@@ -93,9 +93,10 @@ fn learned_noise(
         .chain(new)
         .map(|d| d.started_at.as_str())
         .collect();
-    history
-        .learned_noise(&conditions_of(&old[0]), &compared)
-        .unwrap_or_default()
+    let figures = history
+        .row_figures(&conditions_of(&old[0]), &compared)
+        .unwrap_or_default();
+    compare::noise::learned(figures)
 }
 
 /// `--fail-above LIMIT`: the sentence that fails the comparison when its

@@ -98,6 +98,21 @@ impl Evidence {
     }
 }
 
+/// Fewest earlier runs a row's noise is learned from.
+const MIN_LEARNED_RUNS: usize = 3;
+
+/// Each row's noise from its earlier runs' figures, where it has at least
+/// three (see `History::row_figures`).
+pub fn learned<K: Ord>(
+    figures: std::collections::BTreeMap<K, Vec<f64>>,
+) -> std::collections::BTreeMap<K, Evidence> {
+    figures
+        .into_iter()
+        .filter(|(_, f)| f.len() >= MIN_LEARNED_RUNS)
+        .filter_map(|(key, f)| Some((key, Evidence::from_runs(&f)?)))
+        .collect()
+}
+
 /// When a run ran, in seconds on one clock, and how far the machine's
 /// speed moves per second of it: the random walk's variance rate, from the
 /// run's own drift figure (a 95% half-width for one run's length).

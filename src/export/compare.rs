@@ -24,9 +24,9 @@ fn table(style: Style) -> Table {
 
 /// The smallest change the row could show, and the runs a side would need
 /// to see the threshold.
-fn detectable(r: &crate::compare::RowChange) -> String {
+fn detectable(r: &crate::compare::RowChange, threshold_pct: f64) -> String {
     match (r.smallest_detectable_pct, r.runs_to_resolve) {
-        (Some(pct), Some(n)) if n > 1 => format!("±{pct:.1}% ({n} runs: threshold)"),
+        (Some(pct), Some(n)) if n > 1 => format!("±{pct:.1}% ({threshold_pct}%: {n} runs a side)"),
         (Some(pct), _) => format!("±{pct:.1}%"),
         (None, _) => "-".to_string(),
     }
@@ -104,7 +104,7 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
                 format!("{:.1}", r.old_ticks),
                 format!("{:.1}", r.new_ticks),
                 format!("{} {ci}", signed(r.change_pct)),
-                detectable(r),
+                detectable(r, cmp.threshold_pct),
                 match &r.note {
                     Some(_) => format!("{} (note)", r.verdict.symbol()),
                     None => r.verdict.symbol().to_string(),

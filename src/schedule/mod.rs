@@ -393,47 +393,11 @@ pub fn meets_target(e: &rounds::Estimate, s: &crate::harness::Settings) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::{Measurement, Settings};
-    use crate::stats::{LineFit, Summary};
+    use crate::harness::Settings;
 
-    /// A round whose samples sit within 0.5% above `figure`, read beside a
-    /// canary of `canary` ticks.
+    /// A round of `figure` ticks, read beside a canary of `canary` ticks.
     fn round(figure: f64, canary: f64) -> Round {
-        let values: Vec<f64> = (0..50)
-            .map(|i| figure * (1.0 + 0.001 * f64::from(i % 5)))
-            .collect();
-        Round {
-            pass: 0,
-            started_s: 0.0,
-            canary_before: Some(canary),
-            canary_after: Some(canary),
-            measured: Measured {
-                measurement: Measurement {
-                    per_item: Summary::of(&values, 50),
-                    fit: LineFit {
-                        slope: figure,
-                        intercept: 0.0,
-                        r2: 1.0,
-                    },
-                    base_batch: 1,
-                    items: 50,
-                    dropped_migrated: 0,
-                    dropped_backwards: 0,
-                    elapsed_s: 0.01,
-                    budget_s: 3.0,
-                    interrupted: false,
-                    counters: None,
-                    phases: Vec::new(),
-                    phase_marks: None,
-                    size_medians: Vec::new(),
-                },
-                cpus: vec![0],
-                notes: Vec::new(),
-                figures: Vec::new(),
-            },
-            worker_pid: 1,
-            fork: 0,
-        }
+        crate::synthetic::round_at(figure, 0, 0.0, 0, [canary, canary])
     }
 
     fn variant(name: &str, baseline: bool, figures: &[f64], canary: f64) -> VariantRounds {
