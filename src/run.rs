@@ -247,8 +247,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
                 .map(|p| p.declaration().id.to_string())
                 .collect(),
             settings: Job::share(&plan.settings, plan.forks),
-            cpu: plan.placement.cpu,
-            allowed: plan.placement.allowed.clone(),
+            placement: plan.placement.clone(),
             tsc_mhz: tsc.mhz,
             // Each fork draws its own order of rounds.
             order_seed: order_seed.wrapping_add((fork as u64) << 32),

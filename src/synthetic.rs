@@ -372,47 +372,57 @@ pub fn round_at(
 /// a batch-like one with a wide range of costs; each probe's first variant
 /// is its baseline.
 pub fn guest_probes() -> Vec<Probe> {
-    let probe = |id, item, variants: &[(&'static str, f64, Option<f64>)]| Probe {
-        declaration: Declaration::new(id, "none", item),
-        variants: variants
-            .iter()
-            .enumerate()
-            .map(|(i, &(name, ticks, second_level))| Truth {
-                name,
-                ticks,
-                second_level,
-                baseline: i == 0,
-            })
-            .collect(),
-    };
-    vec![
-        probe(
-            "synthetic/syscall",
-            "call",
-            &[
-                ("raw", 270.0, None),
-                ("libc", 380.0, None),
-                ("filtered", 420.0, None),
-            ],
-        ),
-        probe(
-            "synthetic/call",
-            "call",
-            &[
-                ("direct", 1.2, None),
-                ("indirect", 3.4, Some(0.35)),
-                ("wrapper", 3.6, Some(0.17)),
-                ("thunk", 25.0, None),
-            ],
-        ),
-        probe(
-            "synthetic/batch",
-            "page",
-            &[
-                ("B=1", 5400.0, None),
-                ("B=8", 900.0, None),
-                ("B=64", 300.0, None),
-            ],
-        ),
-    ]
+    GUEST
+        .iter()
+        .map(|&(id, item, variants)| Probe {
+            declaration: Declaration::new(id, "none", item),
+            variants: variants
+                .iter()
+                .enumerate()
+                .map(|(i, &(name, ticks, second_level))| Truth {
+                    name,
+                    ticks,
+                    second_level,
+                    baseline: i == 0,
+                })
+                .collect(),
+        })
+        .collect()
 }
+
+/// (probe, item, [(variant, ticks, second level)]) of [`guest_probes`].
+type ProbeTable = [(
+    &'static str,
+    &'static str,
+    &'static [(&'static str, f64, Option<f64>)],
+); 3];
+const GUEST: ProbeTable = [
+    (
+        "synthetic/syscall",
+        "call",
+        &[
+            ("raw", 270.0, None),
+            ("libc", 380.0, None),
+            ("filtered", 420.0, None),
+        ],
+    ),
+    (
+        "synthetic/call",
+        "call",
+        &[
+            ("direct", 1.2, None),
+            ("indirect", 3.4, Some(0.35)),
+            ("wrapper", 3.6, Some(0.17)),
+            ("thunk", 25.0, None),
+        ],
+    ),
+    (
+        "synthetic/batch",
+        "page",
+        &[
+            ("B=1", 5400.0, None),
+            ("B=8", 900.0, None),
+            ("B=64", 300.0, None),
+        ],
+    ),
+];

@@ -420,9 +420,8 @@ const FLOOR_RUN: [&str; 7] = [
 
 #[test]
 fn runs_are_kept_in_the_history_and_compared_by_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let history = dir.path().join("h.sqlite");
-    let history = history.to_str().unwrap();
+    let (_dir, history) = common::temp_history();
+    let history = history.as_str();
     for _ in 0..2 {
         let out = mitbench(&[&FLOOR_RUN[..], &["--history", history]].concat());
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -264,24 +264,12 @@ fn a_fleet_groups_hosts_by_inventory_and_marks_what_differs() {
 
 #[test]
 fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
-    let dir = tempfile::tempdir().unwrap();
-    let history = dir.path().join("h.sqlite");
-    let history = history.to_str().unwrap();
-    let set = [
-        "run",
-        "--quick",
-        "--quiet",
-        "--budget",
-        "0.05",
-        "--forks",
-        "2",
-        "--probe",
-        "os/getpid",
-        "--runs",
-        "3",
-        "--history",
-        history,
-    ];
+    let (_dir, history) = common::temp_history();
+    let history = history.as_str();
+    let set: Vec<&str> = "run --quick --quiet --budget 0.05 --forks 2 --probe os/getpid --runs 3"
+        .split(' ')
+        .chain(["--history", history])
+        .collect();
     for _ in 0..2 {
         let out = mitbench(&set);
         assert!(

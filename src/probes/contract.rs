@@ -378,7 +378,7 @@ fn no_such_variant(variant: &Variant) -> Unsupported {
 }
 
 /// The CPUs a run may use.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Placement {
     /// Where the measuring thread is pinned.
     pub cpu: usize,

@@ -33,8 +33,7 @@ pub struct Job {
     pub probes: Vec<String>,
     /// The run's settings with this fork's share of the budget.
     pub settings: Settings,
-    pub cpu: usize,
-    pub allowed: Vec<usize>,
+    pub placement: Placement,
     pub tsc_mhz: f64,
     pub order_seed: u64,
     pub fork: usize,
@@ -100,10 +99,6 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
         })
         .collect::<Result<_, _>>()?;
     let harness = Harness::new(job.settings.clone(), job.tsc_mhz);
-    let placement = Placement {
-        cpu: job.cpu,
-        allowed: job.allowed.clone(),
-    };
     let round_log = match &job.round_log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -115,7 +110,7 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     };
     let mut scheduler = Scheduler::new(
         &harness,
-        &placement,
+        &job.placement,
         round_log.map(|f| Box::new(f) as Box<dyn Write>),
     );
     scheduler.fork = job.fork;
@@ -151,8 +146,9 @@ pub fn serve() -> Result<(), String> {
     let job: Job = serde_json::from_reader(std::io::stdin().lock())
         .map_err(|e| format!("reading the worker's job: {e}"))?;
     interrupt::install();
-    let _pinned = affinity::pin_current_thread(job.cpu)
-        .map_err(|e| format!("pinning to CPU {} failed: {e}", job.cpu))?;
+    let cpu = job.placement.cpu;
+    let _pinned = affinity::pin_current_thread(cpu)
+        .map_err(|e| format!("pinning to CPU {cpu} failed: {e}"))?;
     let mut stdout = std::io::stdout().lock();
     let mut write = |line: &Line| -> Result<(), String> {
         let text = serde_json::to_string(line).map_err(|e| e.to_string())?;

@@ -176,3 +176,12 @@ pub fn assert_coverage(
         "{what}: coverage {coverage} over {trials} trials, expected {range:?}"
     );
 }
+
+/// A history of the test's own: its directory, which the caller keeps alive
+/// while it is used, and its path as the command line takes it.
+#[allow(dead_code)] // not every test crate keeps a history
+pub fn temp_history() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite").display().to_string();
+    (dir, path)
+}
