@@ -125,7 +125,7 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         h.sort_by(f64::total_cmp);
         h
     };
-    let by_fork = by_fork(&used);
+    let by_fork = by_fork(used.iter().map(|r| (r.fork, r.figure)));
     Some(Estimate {
         cost: across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
         ci95: (used.len() >= MIN_ROUNDS_FOR_CI).then(|| stratified_ci(&by_fork, seed)),
@@ -139,11 +139,12 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
     })
 }
 
-/// The used rounds' figures by fork, each fork's sorted.
-fn by_fork(used: &[&RoundFigure]) -> Vec<Vec<f64>> {
+/// Round figures, given as (fork, figure), grouped by fork in fork order,
+/// each fork's sorted.
+pub fn by_fork(rounds: impl IntoIterator<Item = (usize, f64)>) -> Vec<Vec<f64>> {
     let mut forks: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
-    for r in used {
-        forks.entry(r.fork).or_default().push(r.figure);
+    for (fork, figure) in rounds {
+        forks.entry(fork).or_default().push(figure);
     }
     forks
         .into_values()

@@ -17,6 +17,7 @@
 //! run's figure: t(df) times the spread times sqrt(1/F + 1/F), since both
 //! this run's and the next run's figures are of F forks.
 
+use crate::harness::rounds;
 use crate::harness::states::StateModel;
 use crate::schedule::{ProbeRounds, Round, VariantRounds};
 use crate::stats::{self, student_t_975};
@@ -89,20 +90,14 @@ impl NextRun {
 /// rounds the headline uses there (the quiet ones where the machine showed
 /// two states and the variant has any).
 pub fn fork_figures(rounds: &[&Round]) -> Vec<f64> {
-    let mut by_fork: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for r in rounds {
-        by_fork
-            .entry(r.fork)
-            .or_default()
-            .push(r.measured.measurement.per_item.median);
-    }
-    by_fork
-        .into_values()
-        .map(|mut figures| {
-            figures.sort_by(f64::total_cmp);
-            stats::median(&figures)
-        })
-        .collect()
+    rounds::by_fork(
+        rounds
+            .iter()
+            .map(|r| (r.fork, r.measured.measurement.per_item.median)),
+    )
+    .iter()
+    .map(|figures| stats::median(figures))
+    .collect()
 }
 
 /// The rounds a variant's headline is the median of.
