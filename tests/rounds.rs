@@ -97,17 +97,21 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
 
 #[test]
 fn pairs_in_the_same_state_cancel_the_state() {
-    // The baseline and the variant slow together; their ratio does not.
+    // The baseline and the variant slow together, and sit at a level of
+    // their process's together (three forks: 1.0, 1.3, 0.9); their ratio
+    // does neither.
     let mut rng = fastrand::Rng::with_seed(3);
     let pairs: Vec<Pair> = (0..100)
-        .map(|_| {
+        .map(|i| {
             let slow = rng.bool();
-            let factor = if slow { 1.35 } else { 1.0 };
+            let fork = i % 3;
+            let factor = if slow { 1.35 } else { 1.0 } * [1.0, 1.3, 0.9][fork];
             let noise = 1.0 + 0.002 * rng.f64();
             Pair {
                 variant: 150.0 * factor * noise,
                 baseline: 100.0 * factor,
                 quiet: !slow,
+                fork,
             }
         })
         .collect();
@@ -116,8 +120,9 @@ fn pairs_in_the_same_state_cancel_the_state() {
     let (lo, hi) = p.ratio_ci95.unwrap();
     assert!(lo <= p.ratio && p.ratio <= hi && hi - lo < 0.01);
     assert_eq!(p.basis, "quiet");
+    // The difference carries each fork's level: 50 x (1.0 + 1.3 + 0.9) / 3.
     assert!(
-        (p.delta - 50.0).abs() < 0.5,
+        (p.delta - 50.0 * 3.2 / 3.0).abs() < 0.5,
         "quiet pairs' difference: {}",
         p.delta
     );

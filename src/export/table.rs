@@ -129,9 +129,10 @@ pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's qu
     core cycles. ±CI: half-width of the 95% interval where the next run's figure may land, as a \
     percentage of it: from the spread of the forks' figures (other processes, other minutes), and \
     at least this run's rounds with the drift of the machine's quiet speed (the machine line). \
-    rounds: quiet rounds used / all rounds. × base and Δ ticks: the median over pairs of rounds run \
-    side by side (same pass, same fork) of the ratio and difference to the probe's baseline, ± the \
-    half-width of their 95% interval.";
+    rounds: quiet rounds used / all rounds. × base and Δ ticks: the ratio and difference to the \
+    probe's baseline from pairs of rounds run side by side (same pass, same fork), read as the \
+    headlines are (medians in each fork, across forks their mean), ± the half-width of their 95% \
+    interval.";
 
 /// The columns of a family's table, as the terminal and the HTML report
 /// show them.

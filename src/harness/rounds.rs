@@ -197,6 +197,8 @@ fn stratified_ci(by_fork: &[Vec<f64>], seed: u64) -> (f64, f64) {
 pub struct Pair {
     pub variant: f64,
     pub baseline: f64,
+    /// The fork both rounds ran in.
+    pub fork: usize,
     /// Both rounds were classed quiet.
     pub quiet: bool,
 }
@@ -228,10 +230,34 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
     if used.is_empty() {
         return None;
     }
-    let ratios: Vec<f64> = used.iter().map(|p| p.variant / p.baseline).collect();
-    let deltas: Vec<f64> = used.iter().map(|p| p.variant - p.baseline).collect();
-    let (ratio, ratio_ci95) = median_with_ci(&ratios, seed);
-    let (delta, delta_ci95) = median_with_ci(&deltas, seed ^ 0x5a5a);
+    let mut by_fork: std::collections::BTreeMap<usize, Vec<Pair>> = Default::default();
+    for p in &used {
+        by_fork.entry(p.fork).or_default().push(*p);
+    }
+    let forks: Vec<Vec<Pair>> = by_fork.into_values().collect();
+    let (ratio, delta) = paired_figures(&forks);
+    let (ratio_ci95, delta_ci95) = if used.len() >= MIN_ROUNDS_FOR_CI {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let (mut ratios, mut deltas) =
+            (Vec::with_capacity(RESAMPLES), Vec::with_capacity(RESAMPLES));
+        for _ in 0..RESAMPLES {
+            let drawn: Vec<Vec<Pair>> = forks
+                .iter()
+                .map(|f| (0..f.len()).map(|_| f[rng.usize(..f.len())]).collect())
+                .collect();
+            let (r, d) = paired_figures(&drawn);
+            ratios.push(r);
+            deltas.push(d);
+        }
+        ratios.sort_by(f64::total_cmp);
+        deltas.sort_by(f64::total_cmp);
+        (
+            Some(crate::stats::central_interval(&ratios, 0.95)),
+            Some(crate::stats::central_interval(&deltas, 0.95)),
+        )
+    } else {
+        (None, None)
+    };
     Some(Paired {
         ratio,
         ratio_ci95,
@@ -240,6 +266,29 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         pairs: used.len(),
         basis: basis.to_string(),
     })
+}
+
+/// The ratio and difference of pairs read as the headlines are: in each
+/// fork the variant's median over the baseline's (and less it), then the
+/// geometric mean of the ratios and the mean of the differences across
+/// forks. So × base is the two headlines' own ratio where both stand on
+/// the same rounds, and a process-level shift both share cancels in it.
+fn paired_figures(forks: &[Vec<Pair>]) -> (f64, f64) {
+    let (mut ratios, mut deltas) = (Vec::new(), Vec::new());
+    for fork in forks {
+        let med = |side: fn(&Pair) -> f64| {
+            let mut v: Vec<f64> = fork.iter().map(side).collect();
+            v.sort_by(f64::total_cmp);
+            median(&v)
+        };
+        let (variant, baseline) = (med(|p| p.variant), med(|p| p.baseline));
+        ratios.push(variant / baseline);
+        deltas.push(variant - baseline);
+    }
+    (
+        across_forks(&ratios),
+        deltas.iter().sum::<f64>() / deltas.len() as f64,
+    )
 }
 
 /// Median and, from [`MIN_ROUNDS_FOR_CI`] values on, its bootstrap 95%
@@ -306,12 +355,14 @@ mod tests {
             .map(|_| Pair {
                 variant: 200.0,
                 baseline: 100.0,
+                fork: 0,
                 quiet: true,
             })
             .collect();
         pairs.extend((0..30).map(|_| Pair {
             variant: 330.0,
             baseline: 130.0,
+            fork: 0,
             quiet: false,
         }));
         let p = paired(&pairs, true, 1).unwrap();

@@ -396,6 +396,7 @@ fn compare(
             Some(Pair {
                 variant: round.measured.measurement.per_item.median,
                 baseline: beside.measured.measurement.per_item.median,
+                fork: round.fork,
                 quiet: round.quiet(model) && beside.quiet(model),
             })
         })
