@@ -13,8 +13,21 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
+
+/// The tests here one at a time: a run killed by a second Ctrl-C leaves its
+/// worker to die with it, and that worker, re-parented to this process
+/// once another test made it a subreaper, would be reaped by that test's
+/// check for mitbench's orphans as if it were one of its own.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Starts `mitbench run` on `probes` with its round log on a FIFO in
 /// `dir`, and the lines it writes there, as they come.
@@ -149,12 +162,14 @@ fn interrupt_run(probes: &[&str]) {
 
 #[test]
 fn ctrl_c_during_ping_pong_and_fork() {
+    let _one = one_at_a_time();
     interrupt_run(&["os/ctxswitch"]);
     interrupt_run(&["os/fork"]);
 }
 
 #[test]
 fn a_second_ctrl_c_exits_at_once_and_leaves_no_temporary_file() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let (child, log) = start(dir.path(), &["os/getpid"]);
     wait_for_rounds(&log, 1);
