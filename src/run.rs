@@ -223,8 +223,15 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     let tsc = inventory
         .tsc()
         .ok_or("the TSC frequency is unknown: no kernel figure and calibration failed")?;
-    let _pinned = affinity::pin_current_thread(plan.placement.cpu)
-        .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?;
+    // The forks measure in workers pinned to the CPU; this process only
+    // waits for them, and pinned there it would wake on the measured CPU.
+    let _pinned = match plan.options.worker {
+        Some(_) => None,
+        None => Some(
+            affinity::pin_current_thread(plan.placement.cpu)
+                .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?,
+        ),
+    };
     let order_seed = plan.options.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -253,6 +260,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             order_seed: order_seed.wrapping_add((fork as u64) << 32),
             fork,
             counting: fork + 1 == plan.forks,
+            progress: !progress.is_hidden(),
             round_log: plan.options.round_log.clone(),
         };
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));

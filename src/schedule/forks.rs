@@ -42,6 +42,9 @@ pub struct Job {
     pub counting: bool,
     /// `--round-log`, appended to by the worker.
     pub round_log: Option<PathBuf>,
+    /// Whether a progress line goes to the parent after every pass (only
+    /// where a bar shows it: each line wakes the parent).
+    pub progress: bool,
 }
 
 impl Job {
@@ -158,7 +161,7 @@ pub fn serve() -> Result<(), String> {
     };
     let mut failed = None;
     let rounds = work(&job, |done| {
-        if failed.is_none() {
+        if job.progress && failed.is_none() {
             failed = write(&Line::Progress(done)).err();
         }
     })?;
