@@ -17,7 +17,7 @@ use change::percent_change;
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
-use crate::harness::rounds::Basis;
+use crate::harness::rounds::{Basis, across_forks};
 use crate::results::{Cost, Record, RunDocument};
 use serde::Serialize;
 
@@ -339,12 +339,6 @@ fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
     warnings
 }
 
-/// The geometric mean of a side's figures.
-fn side_figure(values: impl Iterator<Item = f64>) -> f64 {
-    let logs: Vec<f64> = values.map(f64::ln).collect();
-    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
-}
-
 /// Below this many ticks apart two figures are not told apart, whatever
 /// the noise: a tenth of a tick is under the timer's resolution after the
 /// fixed cost is fitted out (`Settings::abs_tolerance_ticks`).
@@ -366,10 +360,14 @@ pub fn row_change(
         old.iter().map(cost).collect(),
         new.iter().map(cost).collect(),
     );
-    let old_ticks = side_figure(oc.iter().map(|c| c.ticks));
-    let new_ticks = side_figure(nc.iter().map(|c| c.ticks));
-    let old_ns = side_figure(oc.iter().map(|c| c.ns));
-    let new_ns = side_figure(nc.iter().map(|c| c.ns));
+    // A side's figure is its runs' geometric mean, as a run's is its forks'.
+    let side_figure = |side: &[Cost], of: fn(&Cost) -> f64| {
+        across_forks(&side.iter().map(of).collect::<Vec<_>>())
+    };
+    let old_ticks = side_figure(&oc, |c| c.ticks);
+    let new_ticks = side_figure(&nc, |c| c.ticks);
+    let old_ns = side_figure(&oc, |c| c.ns);
+    let new_ns = side_figure(&nc, |c| c.ns);
     let (a, b) = (oc.len(), nc.len());
     let mut noise_from = Vec::new();
     // A run whose interval stands on forks gives its forks' spread, and the

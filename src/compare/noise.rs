@@ -23,6 +23,7 @@
 //! log exceeds the two-sided 95% point of both together, so a row that did
 //! not change is flagged in about 5% of comparisons.
 
+use crate::results::spread::ForkSpread;
 use crate::stats::student_t_975;
 use serde::Serialize;
 
@@ -52,19 +53,11 @@ impl Evidence {
 
     /// The sample variance of runs' figures; None under two runs.
     pub fn from_runs(figures: &[f64]) -> Option<Evidence> {
-        let logs: Vec<f64> = figures
-            .iter()
-            .filter(|f| **f > 0.0)
-            .map(|f| f.ln())
-            .collect();
-        if logs.len() < 2 {
-            return None;
-        }
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        let df = (logs.len() - 1) as f64;
-        Some(Evidence {
-            var: logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / df,
-            df,
+        // The same log spread the forks' figures are read with.
+        let spread = ForkSpread::of(figures);
+        (spread.df > 0.0).then(|| Evidence {
+            var: spread.ss / spread.df,
+            df: spread.df,
         })
     }
 

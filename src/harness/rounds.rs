@@ -47,6 +47,16 @@ pub enum Basis {
 }
 
 impl Basis {
+    /// Which rounds a variant's headline is taken from: the quiet ones
+    /// where the machine showed two states and the variant has any.
+    pub fn of(two_states: bool, any_quiet: bool) -> Basis {
+        match (two_states, any_quiet) {
+            (false, _) => Basis::AllRounds,
+            (true, false) => Basis::NoQuietRound,
+            (true, true) => Basis::QuietRounds,
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Basis::QuietRounds => "median of the quiet-state rounds",
@@ -100,12 +110,10 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         return None;
     }
     let quiet: Vec<&RoundFigure> = rounds.iter().filter(|r| r.quiet).collect();
-    let (basis, used): (Basis, Vec<&RoundFigure>) = if !two_states {
-        (Basis::AllRounds, rounds.iter().collect())
-    } else if quiet.is_empty() {
-        (Basis::NoQuietRound, rounds.iter().collect())
-    } else {
-        (Basis::QuietRounds, quiet)
+    let basis = Basis::of(two_states, !quiet.is_empty());
+    let used: Vec<&RoundFigure> = match basis {
+        Basis::QuietRounds => quiet,
+        Basis::AllRounds | Basis::NoQuietRound => rounds.iter().collect(),
     };
     let figures = |set: &mut dyn Iterator<Item = &RoundFigure>| -> Vec<f64> {
         let mut v: Vec<f64> = set.map(|r| r.figure).collect();

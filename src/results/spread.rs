@@ -17,7 +17,7 @@
 //! run's figure: t(df) times the spread times sqrt(1/F + 1/F), since both
 //! this run's and the next run's figures are of F forks.
 
-use crate::harness::rounds;
+use crate::harness::rounds::{self, Basis};
 use crate::harness::states::StateModel;
 use crate::schedule::{ProbeRounds, Round, VariantRounds};
 use crate::stats::{self, student_t_975};
@@ -103,10 +103,9 @@ pub fn fork_figures(rounds: &[&Round]) -> Vec<f64> {
 /// The rounds a variant's headline is the median of.
 pub fn used_rounds<'a>(v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Round> {
     let quiet: Vec<&Round> = v.rounds.iter().filter(|r| r.quiet(model)).collect();
-    if model.two_states && !quiet.is_empty() {
-        quiet
-    } else {
-        v.rounds.iter().collect()
+    match Basis::of(model.two_states, !quiet.is_empty()) {
+        Basis::QuietRounds => quiet,
+        Basis::AllRounds | Basis::NoQuietRound => v.rounds.iter().collect(),
     }
 }
 
