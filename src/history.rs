@@ -376,7 +376,8 @@ impl History {
             .prepare(
                 "SELECT c.probe, c.variant, c.ticks FROM records c JOIN runs r ON r.id = c.run_id
                  WHERE r.conditions = ?1 AND c.ticks > 0
-                   AND r.started_at NOT IN (SELECT value FROM json_each(?2))",
+                   AND r.started_at NOT IN (SELECT value FROM json_each(?2))
+                 ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
         let mut by_row: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();

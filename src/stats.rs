@@ -19,6 +19,24 @@ pub fn median(sorted: &[f64]) -> f64 {
     quantile(sorted, 0.5)
 }
 
+/// The root mean square of steps (changes from one reading to the next,
+/// centred on zero) leaving out those beyond three deviations of the
+/// median step's size (a normal step's median absolute value is 0.6745 of
+/// its deviation), and how many it kept. One odd reading between steady
+/// ones steps away and back, and squared, those two steps alone would pass
+/// for a spread the readings around them do not have.
+pub fn clipped_rms_step(steps: &[f64]) -> Option<(f64, usize)> {
+    let mut sizes: Vec<f64> = steps.iter().map(|s| s.abs()).collect();
+    if sizes.is_empty() || sizes.iter().any(|s| !s.is_finite()) {
+        return None;
+    }
+    sizes.sort_by(f64::total_cmp);
+    let limit = 3.0 * median(&sizes) / 0.6745;
+    let kept: Vec<f64> = sizes.into_iter().filter(|s| *s <= limit).collect();
+    let rms = (kept.iter().map(|s| s * s).sum::<f64>() / kept.len() as f64).sqrt();
+    Some((rms, kept.len()))
+}
+
 /// The central `confidence` interval of sorted draws (a bootstrap
 /// distribution): the percentile interval.
 pub fn central_interval(sorted: &[f64], confidence: f64) -> (f64, f64) {

@@ -268,7 +268,11 @@ impl Machine {
                     (key, crate::harness::rounds::across_forks(&medians))
                 })
                 .collect(),
-            time: crate::compare::RunTime::new(started_s, self.clock_s, states.drift_interval_pct),
+            time: crate::compare::RunTime::new(
+                started_s,
+                self.clock_s,
+                &states.drift_block_medians,
+            ),
         }
     }
 }

@@ -306,7 +306,8 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|f| f == "run sets")
+                .any(|f| f == "run sets" || f == "forks"),
+            "the sets' own runs say how far a run strays: {row}"
         );
     }
     // The table says it too.

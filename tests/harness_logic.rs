@@ -486,6 +486,14 @@ fn the_drift_interval_extrapolates_the_step_between_stretches_to_the_next_run() 
     let five = mitbench::harness::states::drift_interval_pct(&blocks[..5]).unwrap();
     let expected = 2.776 * 5.0f64.sqrt() * 1.005f64.ln() * 100.0;
     assert!((five - expected).abs() < 1e-9, "{five}");
+    // One stretch away and back (a burst the canary's split missed) is not
+    // a walk: the steady stretches around it say the speed held.
+    let mut odd = [274.2; 8];
+    odd[5] = 288.4;
+    assert_eq!(
+        mitbench::harness::states::drift_interval_pct(&odd),
+        Some(0.0)
+    );
     // Two stretches say nothing.
     assert_eq!(
         mitbench::harness::states::drift_interval_pct(&blocks[..2]),

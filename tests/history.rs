@@ -194,17 +194,18 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
     };
     let learned_all = learned(&[]);
     let first = &base.results[0];
-    let e = learned_all[&(first.id.clone(), first.variant.clone())];
+    let l = learned_all[&(first.id.clone(), first.variant.clone())];
     assert_eq!(
-        e.df, 3.0,
+        l.runs, 4,
         "four runs of the condition, not the filtered one"
     );
+    let e = l.evidence;
     assert!(e.sd() > 0.005 && e.sd() < 0.02, "{}", e.sd());
     // The runs being compared are left out: three left, still enough.
     let except = ["2026-11-23T10:00:00+00:00"];
     assert_eq!(
-        learned(&except)[&(first.id.clone(), first.variant.clone())].df,
-        2.0
+        learned(&except)[&(first.id.clone(), first.variant.clone())].runs,
+        3
     );
     // Under three runs, nothing is learned.
     let except = ["2026-11-23T10:00:00+00:00", "2026-11-23T10:01:00+00:00"];

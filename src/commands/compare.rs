@@ -4,7 +4,7 @@
 use super::output::{Exit, fail, page_target, print_json, print_out, write_page};
 use super::stored::{open_history, resolve};
 use crate::cli::{HistoryArgs, Page, Printed};
-use crate::compare::{self, Evidence, Side};
+use crate::compare::{self, Side};
 use crate::export;
 use crate::history::RunRef;
 use crate::history::{SideRef, conditions_of};
@@ -84,7 +84,7 @@ fn learned_noise(
     history: Option<&crate::history::History>,
     old: &[RunDocument],
     new: &[RunDocument],
-) -> BTreeMap<(String, String), Evidence> {
+) -> BTreeMap<(String, String), compare::Learned> {
     let Some(history) = history else {
         return BTreeMap::new();
     };

@@ -10,7 +10,7 @@ pub mod noise;
 
 pub use attribution::{MITIGATIONS, Mitigation};
 pub use change::{Verdict, verdict};
-pub use noise::{Evidence, RunTime};
+pub use noise::{Evidence, Learned, RunTime};
 
 use attribution::{attribute, in_run};
 use change::percent_change;
@@ -63,6 +63,9 @@ pub struct RowChange {
     pub noise_from: Vec<String>,
     /// Runs on each side.
     pub runs: [usize; 2],
+    /// Which noise set the smallest detectable change: the larger of what
+    /// the compared runs say of themselves and what the history has seen.
+    pub decided_by: Option<NoiseSource>,
     /// The machine's drift between when the two sides ran, as a 95%
     /// half-width in percent: part of the noise, and one that more runs a
     /// side do not average away unless the sides alternate.
@@ -73,6 +76,17 @@ pub struct RowChange {
     pub verdict: Verdict,
     /// Mitigations an inventory change switched that tax this row.
     pub consistent_with: Vec<String>,
+}
+
+/// Where the noise a verdict is held to comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSource {
+    /// The compared runs: their forks' spread, the sets' spread and the
+    /// machine's drift between when they ran.
+    TheseRuns,
+    /// The history's earlier runs of the same conditions.
+    History,
 }
 
 /// A row that cannot be compared, and why.
@@ -198,7 +212,7 @@ impl<'a> Side<'a> {
                 RunTime::new(
                     seconds(&doc.started_at)?,
                     seconds(&doc.finished_at)?,
-                    doc.machine_states.drift_interval_pct,
+                    &doc.machine_states.drift_block_medians,
                 )
             })
             .collect::<Option<Vec<_>>>()
@@ -213,7 +227,7 @@ pub fn compare_sets(
     old: &Side,
     new: &Side,
     threshold_pct: f64,
-    learned: &dyn Fn(&str, &str) -> Option<Evidence>,
+    learned: &dyn Fn(&str, &str) -> Option<Learned>,
 ) -> RunComparison {
     let (first_old, first_new) = (old.first(), new.first());
     let inventory = inventory_changes(first_old, first_new);
@@ -247,15 +261,18 @@ pub fn compare_sets(
             gaps.push(gap(Some(o), None));
         }
     }
-    let learned_rows: Vec<Evidence> = first_new
+    let learned_rows: Vec<Learned> = first_new
         .results
         .iter()
         .filter_map(|r| learned(&r.id, &r.variant))
         .collect();
-    let mut spreads: Vec<f64> = learned_rows.iter().map(|e| 1.96 * e.sd() * 100.0).collect();
+    let mut spreads: Vec<f64> = learned_rows
+        .iter()
+        .map(|l| 1.96 * l.evidence.sd() * 100.0)
+        .collect();
     spreads.sort_by(f64::total_cmp);
     let between_runs_pct = (!spreads.is_empty()).then(|| crate::stats::median(&spreads));
-    let history_runs = learned_rows.iter().map(|e| e.df as usize + 1).max();
+    let history_runs = learned_rows.iter().map(|l| l.runs).max();
     let (explained, unexplained) = attribute(&mut rows, &inventory);
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {
@@ -352,9 +369,13 @@ pub fn row_change(
     old: &[&Record],
     new: &[&Record],
     threshold_pct: f64,
-    learned: Option<Evidence>,
+    learned: Option<Learned>,
     times: [&[RunTime]; 2],
 ) -> RowChange {
+    let (old, old_times) = quiet_runs(old, times[0]);
+    let (new, new_times) = quiet_runs(new, times[1]);
+    let (old, new) = (&old[..], &new[..]);
+    let times = [&old_times[..], &new_times[..]];
     let cost = |r: &&Record| r.cost.clone().expect("rows with a figure");
     let (oc, nc): (Vec<_>, Vec<_>) = (
         old.iter().map(cost).collect(),
@@ -370,48 +391,70 @@ pub fn row_change(
     let new_ns = side_figure(&nc, |c| c.ns);
     let (a, b) = (oc.len(), nc.len());
     let mut noise_from = Vec::new();
-    // A run whose interval stands on forks gives its forks' spread, and the
-    // machine's walk is reckoned from when the runs ran; an older one gives
-    // its whole interval, walk and all.
     let walk_known = times[0].len() == a && times[1].len() == b;
-    let intervals: Vec<Evidence> = oc
-        .iter()
-        .chain(&nc)
-        .filter_map(
-            |c| match (walk_known, c.between_forks_pct, c.between_forks_df) {
-                (true, Some(pct), Some(df)) if c.forks > 0 => Some(Evidence {
-                    var: (pct / 100.0).powi(2) / c.forks as f64,
-                    df,
-                }),
-                _ => Evidence::from_interval(c.ticks, c.interval_ticks()?, c.between_forks_df),
-            },
-        )
-        .collect();
-    if !intervals.is_empty() {
-        noise_from.push("intervals".to_string());
-    }
     let sets: Vec<Evidence> = [&oc, &nc]
         .iter()
         .filter_map(|side| Evidence::from_runs(&side.iter().map(|c| c.ticks).collect::<Vec<_>>()))
         .collect();
-    if !sets.is_empty() {
-        noise_from.push("run sets".to_string());
-    }
-    if let Some(h) = learned {
-        noise_from.push(format!("history: {} runs", h.df as usize + 1));
-    }
-    let evidence = Evidence::pooled(intervals.into_iter().chain(sets).chain(learned));
+    // What the compared runs say of themselves. Where every run has forks
+    // and says when it ran, the model is whole: a run's figure strays by
+    // its forks' spread over its forks, and the sides by the machine's walk
+    // between when they ran. A set's own spread is left out there: it holds
+    // the walk within the set, which the walk term counts already (pooled
+    // with it, three alternating runs a side saw a 3% toll in 75% of the
+    // synthetic machine's comparisons, six a side in 91%). Older documents
+    // give their whole intervals, drift and all, and the sets their spread.
+    let walk = walk_known
+        .then(|| noise::Walk::between(times[0], times[1]))
+        .flatten();
+    let forks = walk.and(forks_evidence(old.iter().chain(new).copied()));
+    let (evidence, walk) = match (forks, walk) {
+        (Some(forks), Some(walk)) => {
+            noise_from.push("forks".to_string());
+            if walk.var > 0.0 {
+                noise_from.push("the machine's drift between the runs".to_string());
+            }
+            (Some(forks), walk)
+        }
+        _ => {
+            let intervals: Vec<Evidence> = oc
+                .iter()
+                .chain(&nc)
+                .filter_map(|c| {
+                    Evidence::from_interval(c.ticks, c.interval_ticks()?, c.between_forks_df)
+                })
+                .collect();
+            if !intervals.is_empty() {
+                noise_from.push("intervals".to_string());
+            }
+            if !sets.is_empty() {
+                noise_from.push("run sets".to_string());
+            }
+            let pooled = Evidence::pooled(intervals.into_iter().chain(sets.iter().copied()));
+            (pooled, noise::Walk::default())
+        }
+    };
     let change_log = (new_ticks / old_ticks).ln();
     let change_pct = change_log.exp_m1() * 100.0;
-    let walk = if walk_known {
-        noise::walk_variance(times[0], times[1])
-    } else {
-        0.0
+    let own = noise::threshold(evidence, a, b, walk);
+    // The history's runs moved by everything that moves a run, the walk
+    // included, so what they saw stands on its own (with the sets' own
+    // spread); a change must clear it and what these runs say of
+    // themselves, and the larger of the two decides.
+    let history = learned.and_then(|h| {
+        noise_from.push(format!("history: {} runs", h.runs));
+        if !sets.is_empty() && !noise_from.iter().any(|f| f == "run sets") {
+            noise_from.push("run sets".to_string());
+        }
+        let seen = Evidence::pooled(std::iter::once(h.evidence).chain(sets.iter().copied()))?;
+        Some((seen.threshold(a, b), seen))
+    });
+    let (noise, decided_by, evidence) = match (own, history) {
+        (Some(o), Some((h, seen))) if h > o => (Some(h), Some(NoiseSource::History), Some(seen)),
+        (None, Some((h, seen))) => (Some(h), Some(NoiseSource::History), Some(seen)),
+        (Some(o), _) => (Some(o), Some(NoiseSource::TheseRuns), evidence),
+        (None, None) => (None, None, evidence),
     };
-    if walk > 0.0 {
-        noise_from.push("the machine's drift between the runs".to_string());
-    }
-    let noise = noise::threshold(evidence, a, b, walk);
     let ci = noise.map(|n| {
         [
             (change_log - n).exp_m1() * 100.0,
@@ -453,13 +496,74 @@ pub fn row_change(
         runs_to_resolve: evidence
             .filter(|_| noise.is_some_and(|n| n > floor_log))
             .and_then(|e| e.runs_to_resolve(floor_log)),
-        walk_pct: (walk > 0.0).then(|| 1.96 * walk.sqrt() * 100.0),
+        walk_pct: (walk.var > 0.0).then(|| 1.96 * walk.var.sqrt() * 100.0),
         noise_from,
+        decided_by,
         runs: [a, b],
         note,
         verdict,
         consistent_with: Vec::new(),
     }
+}
+
+/// A set's runs whose figure is the quiet state's, with when each ran,
+/// where it has any: a run the slow state held throughout this row gives
+/// the slow state's figure, which its set's other runs do not (alone on a
+/// side, it gets a note instead).
+fn quiet_runs<'r>(records: &[&'r Record], times: &[RunTime]) -> (Vec<&'r Record>, Vec<RunTime>) {
+    let quiet = |r: &Record| {
+        r.cost
+            .as_ref()
+            .is_some_and(|c| c.estimator != Basis::NoQuietRound)
+    };
+    if !records.iter().any(|r| quiet(r)) {
+        return (records.to_vec(), times.to_vec());
+    }
+    let kept: Vec<usize> = (0..records.len()).filter(|&i| quiet(records[i])).collect();
+    (
+        kept.iter().map(|&i| records[i]).collect(),
+        if times.len() == records.len() {
+            kept.iter().map(|&i| times[i]).collect()
+        } else {
+            Vec::new()
+        },
+    )
+}
+
+/// The spread of one run's figure from its forks: each run's fork figures
+/// (the medians of the rounds its headline uses, fork by fork), their
+/// squared log deviations pooled over every run of both sides, over the
+/// forks a run's figure averages (a fork whose rounds were all slow-state
+/// ones gives none). None where a run has no rounds, or none has two forks.
+fn forks_evidence<'r>(records: impl Iterator<Item = &'r Record>) -> Option<Evidence> {
+    let mut pooled = crate::results::spread::ForkSpread::default();
+    let mut forks = Vec::new();
+    for record in records {
+        let quiet_only = record.cost.as_ref()?.estimator == Basis::QuietRounds;
+        let figures: Vec<f64> = crate::harness::rounds::by_fork(
+            record
+                .rounds
+                .each
+                .iter()
+                .filter(|r| !quiet_only || r.state == "quiet")
+                .map(|r| (r.fork, r.ticks)),
+        )
+        .iter()
+        .map(|f| crate::stats::median(f))
+        .collect();
+        if figures.is_empty() {
+            return None;
+        }
+        let spread = crate::results::spread::ForkSpread::of(&figures);
+        pooled.ss += spread.ss;
+        pooled.df += spread.df;
+        forks.push(figures.len() as f64);
+    }
+    let per_run = forks.iter().sum::<f64>() / forks.len() as f64;
+    (pooled.df > 0.0).then(|| Evidence {
+        var: pooled.ss / pooled.df / per_run,
+        df: pooled.df,
+    })
 }
 
 fn why_not(record: &Record) -> String {

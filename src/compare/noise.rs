@@ -8,20 +8,23 @@
 //!   the next run's figure (`Cost::run_to_run_ci95_ticks`), so its half-width
 //!   over t(df)·sqrt(2) is the standard deviation of one run's figure, with
 //!   the degrees of freedom the interval stood on;
+//! - a run set's own runs: their sample variance;
 //! - the history: the spread of the row's figure over earlier runs of the
 //!   same host, boot, build and process controls (criterion's noise
-//!   threshold, learned instead of fixed);
-//! - a run set's own runs: their sample variance.
+//!   threshold, learned instead of fixed).
 //!
-//! They are pooled by their degrees of freedom. That is the noise a run
-//! draws afresh (its processes, its rounds), which averages out over the
-//! runs of a set. The machine's quiet speed also wanders like a random walk
+//! The first two are what the compared runs say of themselves, pooled by
+//! their degrees of freedom. That is the noise a run draws afresh (its
+//! processes, its rounds), which averages out over the runs of a set. The
+//! machine's quiet speed also wanders like a random walk
 //! (`machine_states.drift_interval_pct`), which does not average out: two
 //! sides run far apart in time differ by more than two run back to back,
 //! and sides that alternate (A B A B) by less. So its share is computed
-//! from when each run ran ([`RunTime`]). A change is beyond noise when its
-//! log exceeds the two-sided 95% point of both together, so a row that did
-//! not change is flagged in about 5% of comparisons.
+//! from when each run ran ([`RunTime`]). The history's runs moved by all
+//! of it, the walk included, and stand on their own (with the sets'
+//! spread). A change is beyond noise when its log exceeds the two-sided
+//! 95% point of the compared runs' noise and of the history's, so a row
+//! that did not change is flagged in at most about 5% of comparisons.
 
 use crate::results::spread::ForkSpread;
 use crate::stats::student_t_975;
@@ -61,6 +64,30 @@ impl Evidence {
         })
     }
 
+    /// The spread of one run's figure from runs in the order they ran, read
+    /// from the steps between neighbours (von Neumann's mean square
+    /// successive difference, halved): a drift that carries the history's
+    /// runs far apart over days does not count, only how far a run lands
+    /// from the one before it; and one odd run (a figure the slow state
+    /// took) is left out by its two steps (`stats::clipped_rms_step`). Its
+    /// degrees of freedom are those of a normal sample's MSSD over the
+    /// steps kept, 2m^2/(3m-1) for m steps. None under two steps kept.
+    pub fn from_successive(figures: &[f64]) -> Option<Evidence> {
+        if figures.len() < 3 || figures.iter().any(|f| f.is_nan() || *f <= 0.0) {
+            return None;
+        }
+        let steps: Vec<f64> = figures
+            .windows(2)
+            .map(|pair| (pair[1] / pair[0]).ln())
+            .collect();
+        let (rms, kept) = crate::stats::clipped_rms_step(&steps)?;
+        let m = kept as f64;
+        (kept >= 2).then(|| Evidence {
+            var: rms * rms / 2.0,
+            df: 2.0 * m * m / (3.0 * m - 1.0),
+        })
+    }
+
     /// Several pieces pooled by their degrees of freedom.
     pub fn pooled(parts: impl IntoIterator<Item = Evidence>) -> Option<Evidence> {
         let (ss, df) = parts
@@ -94,72 +121,119 @@ impl Evidence {
 /// Fewest earlier runs a row's noise is learned from.
 const MIN_LEARNED_RUNS: usize = 3;
 
-/// Each row's noise from its earlier runs' figures, where it has at least
-/// three (see `History::row_figures`).
+/// What the history has seen a row do between runs of one condition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Learned {
+    pub evidence: Evidence,
+    /// The earlier runs it was learned from.
+    pub runs: usize,
+}
+
+/// Each row's noise from its earlier runs' figures in the order they ran,
+/// where it has at least three (see `History::row_figures`).
 pub fn learned<K: Ord>(
     figures: std::collections::BTreeMap<K, Vec<f64>>,
-) -> std::collections::BTreeMap<K, Evidence> {
+) -> std::collections::BTreeMap<K, Learned> {
     figures
         .into_iter()
         .filter(|(_, f)| f.len() >= MIN_LEARNED_RUNS)
-        .filter_map(|(key, f)| Some((key, Evidence::from_runs(&f)?)))
+        .filter_map(|(key, f)| {
+            let evidence = Evidence::from_successive(&f)?;
+            Some((
+                key,
+                Learned {
+                    evidence,
+                    runs: f.len(),
+                },
+            ))
+        })
         .collect()
 }
 
 /// When a run ran, in seconds on one clock, and how far the machine's
 /// speed moves per second of it: the random walk's variance rate, from the
-/// run's own drift figure (a 95% half-width for one run's length).
+/// step between the run's stretches of time (`states::walk_step`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunTime {
     pub mid_s: f64,
-    pub walk_var_per_s: f64,
+    /// The walk's variance per second and the steps it was read from (its
+    /// degrees of freedom); None where the run had too few quiet readings.
+    pub walk: Option<(f64, f64)>,
 }
 
 impl RunTime {
-    /// From a run's start and end (seconds) and its drift figure (percent,
-    /// a 95% half-width by the next run); None where either is unknown.
-    pub fn new(started_s: f64, finished_s: f64, drift_pct: Option<f64>) -> Option<RunTime> {
+    /// From a run's start and end (seconds) and the canary medians of its
+    /// equal stretches of time; None where the times are unknown.
+    pub fn new(started_s: f64, finished_s: f64, drift_block_medians: &[f64]) -> Option<RunTime> {
         let span = finished_s - started_s;
-        let sd = drift_pct? / 100.0 / 1.96;
+        let stretch_s = span / drift_block_medians.len() as f64;
         (span > 0.0).then(|| RunTime {
             mid_s: (started_s + finished_s) / 2.0,
-            walk_var_per_s: sd * sd / span,
+            walk: crate::harness::states::walk_step(drift_block_medians)
+                .map(|(step, steps)| (step * step / stretch_s, steps as f64)),
         })
     }
 }
 
-/// The variance of the difference between the mean of the machine's log
-/// speed at `new` and at `old` (a Brownian motion: Cov(W_s, W_t) =
-/// q·min(s, t)), q the sides' mean rate. Zero where times are unknown.
-pub fn walk_variance(old: &[RunTime], new: &[RunTime]) -> f64 {
-    let all: Vec<&RunTime> = old.iter().chain(new).collect();
-    if all.is_empty() {
-        return 0.0;
-    }
-    let q = all.iter().map(|r| r.walk_var_per_s).sum::<f64>() / all.len() as f64;
-    let origin = all.iter().map(|r| r.mid_s).fold(f64::INFINITY, f64::min);
-    let cov = |xs: &[RunTime], ys: &[RunTime]| -> f64 {
-        let mut sum = 0.0;
-        for x in xs {
-            for y in ys {
-                sum += (x.mid_s - origin).min(y.mid_s - origin);
-            }
+/// The machine's walk between when two sides ran: the variance of the
+/// difference between the mean of its log speed at `new` and at `old` (a
+/// Brownian motion: Cov(W_s, W_t) = q·min(s, t)), q the sides' mean rate,
+/// with the degrees of freedom q was read on. Zero where times are unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Walk {
+    pub var: f64,
+    pub df: f64,
+}
+
+impl Walk {
+    /// None where no run of either side read its walk.
+    pub fn between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
+        let all: Vec<&RunTime> = old.iter().chain(new).collect();
+        let rates: Vec<(f64, f64)> = all.iter().filter_map(|r| r.walk).collect();
+        if rates.is_empty() {
+            return None;
         }
-        sum / (xs.len() * ys.len()) as f64
-    };
-    (q * (cov(new, new) + cov(old, old) - 2.0 * cov(old, new))).max(0.0)
+        let q = rates.iter().map(|(q, _)| q).sum::<f64>() / rates.len() as f64;
+        let origin = all.iter().map(|r| r.mid_s).fold(f64::INFINITY, f64::min);
+        let cov = |xs: &[RunTime], ys: &[RunTime]| -> f64 {
+            let mut sum = 0.0;
+            for x in xs {
+                for y in ys {
+                    sum += (x.mid_s - origin).min(y.mid_s - origin);
+                }
+            }
+            sum / (xs.len() * ys.len()) as f64
+        };
+        Some(Walk {
+            var: (q * (cov(new, new) + cov(old, old) - 2.0 * cov(old, new))).max(0.0),
+            df: rates.iter().map(|(_, df)| df).sum(),
+        })
+    }
 }
 
 /// The smallest log change between a side of `a` runs and one of `b` that
-/// is beyond the pooled noise `evidence` and the machine's walk between
-/// when the sides ran (`walk_var`, see [`walk_variance`]).
-pub fn threshold(evidence: Option<Evidence>, a: usize, b: usize, walk_var: f64) -> Option<f64> {
-    let runs = evidence.map(|e| e.threshold(a, b));
-    let walk = 1.96 * walk_var.sqrt();
-    match runs {
-        Some(r) => Some(r.hypot(walk)),
-        None => (walk > 0.0).then_some(walk),
+/// is beyond the pooled noise `evidence` and the machine's `walk` between
+/// when the sides ran: Student's t at the two variances' Welch-Satterthwaite
+/// degrees of freedom, since both are estimates from a handful of runs and
+/// stretches, and a normal quantile there would flag more than 5%.
+pub fn threshold(evidence: Option<Evidence>, a: usize, b: usize, walk: Walk) -> Option<f64> {
+    let runs = evidence.map(|e| (e.var * (1.0 / a as f64 + 1.0 / b as f64), e.df));
+    let parts: Vec<(f64, f64)> = runs
+        .into_iter()
+        .chain((walk.var > 0.0).then_some((walk.var, walk.df.max(1.0))))
+        .filter(|(v, df)| v.is_finite() && *df > 0.0)
+        .collect();
+    if parts.is_empty() {
+        return None;
     }
+    let var: f64 = parts.iter().map(|(v, _)| v).sum();
+    let spread: f64 = parts.iter().map(|(v, df)| v * v / df).sum();
+    let df = if spread > 0.0 {
+        var * var / spread
+    } else {
+        1e6
+    };
+    Some(crate::stats::student_t_975(df.floor().max(1.0) as usize) * var.sqrt())
 }
 
 #[cfg(test)]
@@ -177,6 +251,25 @@ mod tests {
         // Two such runs: the threshold is the interval's half-width again.
         assert!((e.threshold(1, 1) - 1.1f64.ln()).abs() < 1e-12);
         assert!(Evidence::from_interval(100.0, [120.0, 130.0], None).is_none());
+    }
+
+    #[test]
+    fn successive_runs_give_the_spread_without_a_slow_trend() {
+        // A steady rise of 1% a run: no run lands further than 1% from the
+        // one before, however far the first and last are apart.
+        let rising: Vec<f64> = (0..10).map(|i| 100.0 * 1.01f64.powi(i)).collect();
+        let e = Evidence::from_successive(&rising).unwrap();
+        assert!((e.var - 1.01f64.ln().powi(2) / 2.0).abs() < 1e-12);
+        assert!(e.var < Evidence::from_runs(&rising).unwrap().var / 10.0);
+        // Nine steps: 2 * 81 / 26 degrees of freedom.
+        assert!((e.df - 162.0 / 26.0).abs() < 1e-12);
+        // One run far off the others steps away and back: left out.
+        let mut odd = vec![100.0, 101.0, 100.0, 101.0, 100.0, 101.0, 100.0];
+        odd[3] = 130.0;
+        let e = Evidence::from_successive(&odd).unwrap();
+        assert!((e.var - 1.01f64.ln().powi(2) / 2.0).abs() < 1e-12, "{e:?}");
+        assert!(Evidence::from_successive(&[100.0, 101.0]).is_none());
+        assert!(Evidence::from_successive(&[100.0, 0.0, 101.0]).is_none());
     }
 
     #[test]
@@ -207,8 +300,10 @@ mod tests {
     fn the_walk_grows_with_time_apart_and_shrinks_when_sides_alternate() {
         let at = |mid_s: f64| RunTime {
             mid_s,
-            walk_var_per_s: 1.0,
+            walk: Some((1.0, 7.0)),
         };
+        let walk_variance =
+            |old: &[RunTime], new: &[RunTime]| Walk::between(old, new).map_or(0.0, |w| w.var);
         // One run each, 60 s apart: q * 60.
         assert!((walk_variance(&[at(0.0)], &[at(60.0)]) - 60.0).abs() < 1e-9);
         // Three back to back a side, 60 s each: further apart on average.
@@ -223,7 +318,18 @@ mod tests {
             &[at(60.0), at(180.0), at(300.0)],
         );
         assert!(alternating < 60.0, "{alternating}");
-        let run = RunTime::new(0.0, 100.0, Some(1.96)).unwrap();
-        assert!((run.walk_var_per_s - 1e-4 / 100.0).abs() < 1e-15);
+        // Four stretches of 25 s, each 1% above the last.
+        let medians: Vec<f64> = (0..4).map(|i| 100.0 * 1.01f64.powi(i)).collect();
+        let run = RunTime::new(0.0, 100.0, &medians).unwrap();
+        let (rate, steps) = run.walk.unwrap();
+        assert!((rate - 1.01f64.ln().powi(2) / 25.0).abs() < 1e-15);
+        assert_eq!(steps, 3.0);
+        assert!(
+            RunTime::new(0.0, 100.0, &medians[..2])
+                .unwrap()
+                .walk
+                .is_none()
+        );
+        assert!(RunTime::new(100.0, 100.0, &medians).is_none());
     }
 }

@@ -115,7 +115,7 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
     }
     let _ = writeln!(
         out,
-        "\ncosts in TSC ticks per item, the headline figure of each run (the geometric mean of a side's runs); change = new/old - 1 with a 95% interval: the change plus and minus how far the row moves between runs when nothing changed, learned from each run's own interval, a run set's spread and the history's earlier runs of the same host, boot, build and process controls, so a row that did not change is marked in about 5% of comparisons; detectable: the smallest change this comparison could mark, and where that is above the threshold the runs a side would need to see the threshold; ~: within noise or below {}%",
+        "\ncosts in TSC ticks per item, the headline figure of each run (the geometric mean of a side's runs); change = new/old - 1 with a 95% interval: the change plus and minus how far the row moves between runs when nothing changed, from each run's own interval, a run set's spread and the machine's drift between the runs, and from the history's earlier runs of the same host, boot, build and process controls where it holds three or more (the larger of the two decides), so a row that did not change is marked in at most about 5% of comparisons; detectable: the smallest change this comparison could mark, and where that is above the threshold the runs a side would need to see the threshold; ~: within noise or below {}%",
         cmp.threshold_pct
     );
     for r in cmp.rows.iter().filter(|r| r.note.is_some()) {
