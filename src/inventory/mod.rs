@@ -8,6 +8,7 @@ mod facilities;
 pub mod identity;
 mod kernel;
 mod root;
+pub mod switches;
 
 pub use cpu::{Cpu, RELEVANT_FLAGS};
 pub use facilities::Facilities;
