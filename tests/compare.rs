@@ -296,7 +296,13 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
     let rows = cmp["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     for row in rows {
-        assert_eq!(row["runs"], serde_json::json!([3, 3]), "{row}");
+        // A run whose row is the slow state's figure is left out of its
+        // set where the set's others are quiet ones.
+        let runs = row["runs"].as_array().unwrap();
+        assert!(
+            runs.iter().all(|n| (1..=3).contains(&n.as_u64().unwrap())),
+            "{row}"
+        );
         let smallest = row["smallest_detectable_pct"]
             .as_f64()
             .expect("a detectable change");

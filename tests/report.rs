@@ -379,6 +379,16 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         dom.contains("wins back 90%"),
         "the advice is not on the page"
     );
+    // The answer first: the summary, with the tolls this run measured,
+    // above the machine and the tables.
+    let summary = dom.find("id=\"summary\"").expect("a summary section");
+    assert!(
+        summary < dom.find("id=\"machine\"").unwrap(),
+        "the summary is not first"
+    );
+    for toll in ["null syscall", "mprotect", "thread + channel"] {
+        assert!(dom[summary..].contains(toll), "the summary lacks {toll:?}");
+    }
     if waited {
         for part in [
             "teardown/index-2^16: what a co-runner waits",

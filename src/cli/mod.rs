@@ -181,10 +181,12 @@ pub enum Command {
                             written by `mitbench run --json`. A side may be a set of runs: a range of the \
                             history (`last~5..last~3`, `12..14`) or names separated by commas; sets compare \
                             each side's runs together (`mitbench run --runs N` makes one). A row is marked \
-                            when its change is beyond how far it moves between runs: learned from each run's \
-                            forks, the sets' own runs, the history's earlier runs of the same host, boot, \
-                            build and process controls, and the machine's drift between when the sides ran; \
-                            each row says the smallest change it could have marked.\n\nExit codes: 0 \
+                            when its change is beyond how far it moves between runs, the larger of what the \
+                            compared runs say (their forks, and the machine's drift between when the sides \
+                            ran) and what the history has seen of the row over earlier runs of the same \
+                            host, boot, build and process controls; so a row that did not change is marked \
+                            in at most about 5% of comparisons, and each row says the smallest change it \
+                            could have marked.\n\nExit codes: 0 \
                             compared; 2 a run cannot be read or is of another schema; 3 with --fail-above, a \
                             row is slower by more than PCT beyond noise."
     )]
@@ -221,6 +223,9 @@ pub enum HistoryCommand {
         /// A history id, `last`, `last~N`, or a JSON file
         #[arg(value_parser = RunRef::parse)]
         run: RunRef,
+        /// Tables at their natural width with every note whole
+        #[arg(long)]
+        wide: bool,
     },
 }
 
@@ -285,6 +290,10 @@ pub struct RunArgs {
     /// No progress bar
     #[arg(long, short)]
     pub quiet: bool,
+    /// Tables at their natural width with every note whole, instead of
+    /// keeping to the terminal (100 columns where stdout is not one)
+    #[arg(long)]
+    pub wide: bool,
     /// Also write the HTML report (self-contained, plots inline) to FILE
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

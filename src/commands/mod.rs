@@ -37,7 +37,7 @@ pub fn dispatch(cli: Cli) -> Exit {
         Some(Command::Workload { kind, count }) => machine::workload(kind, count),
         Some(Command::History { show, json, store }) => match show {
             None => stored::history_list(&store, json),
-            Some(HistoryCommand::Show { run }) => stored::history_show(&store, &run),
+            Some(HistoryCommand::Show { run, wide }) => stored::history_show(&store, &run, wide),
         },
         Some(Command::Report {
             run,

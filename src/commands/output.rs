@@ -62,8 +62,9 @@ pub fn print_json(value: &impl serde::Serialize) -> Exit {
 
 /// A run's table on stdout, made safe for the terminal (a stored run may
 /// hold control characters in its names).
-pub fn print_table(doc: &RunDocument) -> Result<(), Exit> {
-    let table = TableExporter
+pub fn print_table(doc: &RunDocument, wide: bool) -> Result<(), Exit> {
+    let width = (!wide).then(export::text_table::terminal_width);
+    let table = TableExporter { width }
         .render(doc)
         .map_err(|e| fail(Exit::FAILURE, format!("rendering the table failed: {e}")))?;
     let table = String::from_utf8_lossy(&table);

@@ -58,7 +58,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         Ok(doc) => doc,
         Err(message) => return fail(Exit::FAILURE, message),
     };
-    if let Err(failed) = print_table(&doc) {
+    if let Err(failed) = print_table(&doc, args.wide) {
         return (failed, None);
     }
     // One output that cannot be written (a full disk) costs that file, not

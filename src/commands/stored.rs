@@ -71,12 +71,12 @@ pub fn history_list(store: &HistoryArgs, json: bool) -> Exit {
     print_out(&export::render_history(&runs))
 }
 
-pub fn history_show(store: &HistoryArgs, run: &RunRef) -> Exit {
+pub fn history_show(store: &HistoryArgs, run: &RunRef, wide: bool) -> Exit {
     let doc = match resolve(store, &[run]) {
         Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(Exit::USAGE, e),
     };
-    match print_table(&doc) {
+    match print_table(&doc, wide) {
         Ok(()) => Exit::SUCCESS,
         Err(failed) => failed,
     }

@@ -19,7 +19,11 @@ const HEADER: [&str; 7] = [
 ];
 
 fn table(style: Style) -> Table {
-    text_table::table(style, ContentArrangement::Disabled, HEADER, 2..6)
+    let mut table = text_table::table(style, ContentArrangement::Disabled, HEADER, 2..6);
+    if style == Style::Terminal {
+        text_table::fit(&mut table, Some(text_table::terminal_width()));
+    }
+    table
 }
 
 /// The smallest change the row could show, and the runs a side would need

@@ -61,6 +61,9 @@ pub fn render(fleet: &Fleet, style: Style) -> String {
         header,
         2..2 + fleet.runs.len(),
     );
+    if style == Style::Terminal {
+        text_table::fit(&mut table, Some(text_table::terminal_width()));
+    }
     for row in &fleet.rows {
         let mut cells = vec![row.id.clone(), row.variant.clone()];
         for (cell, verdict) in row.cells.iter().zip(&row.against_first) {

@@ -41,6 +41,8 @@ struct Page {
     finished_at: String,
     interrupted: bool,
     machine_states: String,
+    summary: crate::results::summary::Summary,
+    summary_rows: Vec<[String; 3]>,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
     budget_us: String,
@@ -115,6 +117,7 @@ fn family_plots(doc: &RunDocument, records: &[&Record]) -> Result<Vec<Plot>, Exp
 }
 
 fn page(doc: &RunDocument) -> Result<Page, ExportError> {
+    let summary = crate::results::summary::of(doc);
     let mut families = Vec::new();
     for (family, records) in doc.by_family() {
         let plots = family_plots(doc, &records)?;
@@ -138,6 +141,8 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         finished_at: doc.finished_at.clone(),
         interrupted: doc.interrupted,
         machine_states: doc.machine_states.summary.clone(),
+        summary_rows: super::summary::rows(&summary),
+        summary,
         inventory: super::inventory::render(&doc.inventory),
         unsupported: doc
             .results

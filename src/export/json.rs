@@ -5,9 +5,23 @@ use crate::results::RunDocument;
 
 pub struct JsonExporter;
 
+/// The document with its summary first: what a reader wants is on top,
+/// and a program reading it back as a run document skips it (the summary
+/// is made from the records again wherever it is shown).
+#[derive(serde::Serialize)]
+struct WithSummary<'d> {
+    summary: crate::results::summary::Summary,
+    #[serde(flatten)]
+    doc: &'d RunDocument,
+}
+
 impl Exporter for JsonExporter {
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        let mut bytes = serde_json::to_vec_pretty(doc)?;
+        let with = WithSummary {
+            summary: crate::results::summary::of(doc),
+            doc,
+        };
+        let mut bytes = serde_json::to_vec_pretty(&with)?;
         bytes.push(b'\n');
         Ok(bytes)
     }

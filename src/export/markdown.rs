@@ -17,6 +17,7 @@ impl Exporter for MarkdownExporter {
             "# mitbench: {}\n",
             cell(&doc.inventory.identity.hostname)
         );
+        out.push_str(&super::summary::markdown(&crate::results::summary::of(doc)));
         for line in header_lines(doc) {
             let _ = writeln!(out, "{}  ", cell(&line));
         }

@@ -16,6 +16,7 @@ mod number;
 mod openmetrics;
 mod phase_table;
 mod plots;
+pub mod summary;
 pub mod table;
 pub mod tax;
 pub mod terminal;

@@ -14,7 +14,7 @@ start-up is paid in its creator's first wait (the signal, or the join where ther
 
 /// One table per probe of `records` that has phases, each under a caption,
 /// and how to read them; empty when none has.
-pub fn render(records: &[&Record]) -> String {
+pub fn render(records: &[&Record], width: Option<usize>) -> String {
     let mut out = String::new();
     let mut ids: Vec<&str> = records
         .iter()
@@ -24,14 +24,25 @@ pub fn render(records: &[&Record]) -> String {
     ids.dedup();
     for id in ids {
         let rows: Vec<&Record> = records.iter().copied().filter(|r| r.id == id).collect();
-        out.push_str(&caption(id, &rows));
-        out.push_str(&probe_table(&rows).to_string());
+        wrapped(&mut out, &caption(id, &rows), width);
+        let mut table = probe_table(&rows);
+        super::text_table::fit(&mut table, width);
+        out.push_str(&table.to_string());
         out.push('\n');
     }
     if !out.is_empty() {
-        out.push_str(READING);
+        wrapped(&mut out, READING, width);
     }
     out
+}
+
+/// `text` (an indented paragraph) wrapped to `width`, onto `out`.
+fn wrapped(out: &mut String, text: &str, width: Option<usize>) {
+    let width = width.unwrap_or(usize::MAX);
+    for line in super::text_table::wrap("  ", text.trim(), 4, width) {
+        out.push_str(&line);
+        out.push('\n');
+    }
 }
 
 fn caption(id: &str, rows: &[&Record]) -> String {

@@ -1,38 +1,55 @@
 //! The terminal report: one table per family, then what the columns mean.
 
 use super::number::{format_cost, format_ratio};
-use super::text_table::{Style, table};
+use super::text_table::{DEFAULT_WIDTH, Style, fit, table, wrap};
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
 use crate::probes::Role;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
-use comfy_table::{ContentArrangement, Table};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 use std::fmt::Write as _;
 
-/// The tables a terminal shows.
-pub struct TableExporter;
+/// The tables a terminal shows, keeping to `width` columns (long notes
+/// become short tags, long cells wrap), or at their natural width where
+/// `width` is None (`--wide`, every note whole).
+pub struct TableExporter {
+    pub width: Option<usize>,
+}
 
 impl Exporter for TableExporter {
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        Ok(render(doc).into_bytes())
+        Ok(render(doc, self.width).into_bytes())
     }
 }
 
-fn render(doc: &RunDocument) -> String {
+fn render(doc: &RunDocument, width: Option<usize>) -> String {
     let mut out = String::new();
+    let text_width = width.unwrap_or(usize::MAX);
+    let say = |out: &mut String, first: &str, text: &str, indent: usize| {
+        for line in wrap(first, text, indent, text_width) {
+            let _ = writeln!(out, "{line}");
+        }
+    };
     for line in header_lines(doc) {
-        let _ = writeln!(out, "{line}");
+        say(&mut out, "", &line, 2);
     }
+    let mut tags_used: Vec<Tag> = Vec::new();
     for (family, records) in doc.by_family() {
-        let _ = writeln!(out, "\n{} — {}", family.name, family.title);
-        let _ = writeln!(out, "{}", family_table(&records));
-        out.push_str(&super::phase_table::render(&records));
+        let _ = writeln!(out);
+        say(
+            &mut out,
+            "",
+            &format!("{} — {}", family.name, family.title),
+            2,
+        );
+        let _ = writeln!(out, "{}", family_table(&records, width, &mut tags_used));
+        out.push_str(&super::phase_table::render(&records, width));
         for a in doc.fits_among(&records) {
-            let _ = writeln!(out, "  {}", fit_line(a));
+            say(&mut out, " ", &fit_line(a), 4);
         }
         for advice in family_advice(doc, &records) {
-            let _ = writeln!(out, "  advice: {advice}");
+            say(&mut out, "  advice:", advice, 4);
         }
     }
     if doc.interrupted {
@@ -41,8 +58,30 @@ fn render(doc: &RunDocument) -> String {
             "\ninterrupted: the run stopped early; the rows above are what was measured."
         );
     }
-    let _ = writeln!(out, "\n{}", doc.machine_states.summary);
-    let _ = writeln!(out, "{LEGEND}");
+    let _ = writeln!(out);
+    say(&mut out, "", &doc.machine_states.summary, 2);
+    say(&mut out, "", LEGEND, 0);
+    if !tags_used.is_empty() {
+        let tags: Vec<String> = tags_used
+            .iter()
+            .map(|t| format!("{}: {}", t.short(), t.means()))
+            .collect();
+        say(
+            &mut out,
+            "tags:",
+            &format!(
+                "{}. The whole notes: `mitbench history show RUN --wide`, the JSON, HTML and Markdown.",
+                tags.join("; ")
+            ),
+            2,
+        );
+    }
+    // The answer last, where the terminal leaves the reader.
+    let _ = writeln!(out);
+    let summary_width = width.unwrap_or(DEFAULT_WIDTH);
+    for line in super::summary::lines(&crate::results::summary::of(doc), summary_width) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 
@@ -173,12 +212,132 @@ pub fn cells(r: &Record) -> [String; 9] {
     ]
 }
 
-fn family_table(records: &[&Record]) -> Table {
-    let mut table = table(Style::Terminal, ContentArrangement::Dynamic, COLUMNS, 2..=7);
+fn family_table(records: &[&Record], width: Option<usize>, tags_used: &mut Vec<Tag>) -> Table {
+    if width.is_none() {
+        let mut table = table(
+            Style::Terminal,
+            ContentArrangement::Disabled,
+            COLUMNS,
+            2..=7,
+        );
+        for r in records {
+            table.add_row(cells(r));
+        }
+        return table;
+    }
+    // Keeping to a width: each probe's id on a row of its own above its
+    // variants, so the widest column is a variant's name, not both names.
+    let mut table = table(
+        Style::Terminal,
+        ContentArrangement::Dynamic,
+        &COLUMNS[1..],
+        1..=6,
+    );
+    fit(&mut table, width);
+    // Names whole; the note column is the one that wraps.
+    let names = records
+        .iter()
+        .map(|r| r.id.chars().count().max(r.variant.chars().count() + 2))
+        .max()
+        .unwrap_or(0)
+        .min(width.unwrap_or(usize::MAX) / 3);
+    if let Some(column) = table.column_mut(0) {
+        // The boundary counts the cell's padding, one column each side.
+        column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+            u16::try_from(names + 2).unwrap_or(u16::MAX),
+        )));
+    }
+    let mut probe = "";
     for r in records {
-        table.add_row(cells(r));
+        if r.id != probe {
+            probe = &r.id;
+            table.add_row([r.id.as_str()]);
+        }
+        let mut row = cells(r);
+        row[1] = format!("  {}", row[1]);
+        if r.is_baseline() && r.cost.is_some() {
+            row[6] = "base".to_string();
+        }
+        row[8] = short_note(r, tags_used);
+        table.add_row(row[1..].to_vec());
     }
     table
+}
+
+/// A note too long for a table that keeps to the terminal, as a tag; the
+/// line under the tables says what each tag used means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    TargetMissed,
+    SlowState,
+    LayoutSpread,
+    Dropped,
+    MoreNotes,
+}
+
+impl Tag {
+    fn short(self) -> &'static str {
+        match self {
+            Tag::TargetMissed => "ci-miss",
+            Tag::SlowState => "slow",
+            Tag::LayoutSpread => "layout",
+            Tag::Dropped => "dropped",
+            Tag::MoreNotes => "+note",
+        }
+    }
+
+    fn means(self) -> &'static str {
+        match self {
+            Tag::TargetMissed => {
+                "the CI target was not met (budget, rounds or the final state split)"
+            }
+            Tag::SlowState => "no round in the quiet state, the slow state's figure",
+            Tag::LayoutSpread => "within the spread code placement alone gives",
+            Tag::Dropped => "samples dropped (CPU changed or the clock went backwards)",
+            Tag::MoreNotes => "the record has a note",
+        }
+    }
+}
+
+/// The note column with its long parts as tags: figures stay (rates,
+/// throughput, waits, the toll recovered, the CPUs), the rest is tagged.
+fn short_note(r: &Record, tags_used: &mut Vec<Tag>) -> String {
+    if let Some(why) = &r.unsupported {
+        let reason = if why.reason.chars().count() <= 40 {
+            why.reason.as_str()
+        } else {
+            why.kind_name()
+        };
+        return format!("unsupported: {reason}");
+    }
+    let mut parts = figure_notes(r);
+    let mut tag = |t: Tag, parts: &mut Vec<String>| {
+        if !tags_used.contains(&t) {
+            tags_used.push(t);
+        }
+        parts.push(t.short().to_string());
+    };
+    if r.layout
+        .as_ref()
+        .is_some_and(|l| l.within_spread == Some(true))
+    {
+        tag(Tag::LayoutSpread, &mut parts);
+    }
+    if r.rounds.interrupted {
+        parts.push("interrupted".to_string());
+    } else if r.cost.as_ref().is_some_and(|c| !c.target_met) {
+        tag(Tag::TargetMissed, &mut parts);
+    }
+    if r.cost.as_ref().map(|c| c.estimator) == Some(Basis::NoQuietRound) {
+        tag(Tag::SlowState, &mut parts);
+    }
+    if r.rounds.dropped_migrated + r.rounds.dropped_backwards > 0 {
+        tag(Tag::Dropped, &mut parts);
+    }
+    if !r.notes.is_empty() {
+        tag(Tag::MoreNotes, &mut parts);
+    }
+    parts.join("; ")
 }
 
 /// The difference to the baseline with the half-width of its interval.
@@ -200,20 +359,7 @@ fn note(r: &Record) -> String {
     if let Some(why) = &r.unsupported {
         return format!("unsupported: {}", why.reason);
     }
-    let mut notes = Vec::new();
-    if let Some(rate) = &r.derived.rate {
-        notes.push(format!("{:.1} {}", rate.millions_per_s, rate.unit));
-    }
-    if let Some(t) = &r.derived.throughput {
-        notes.push(format!(
-            "{} MiB/s, {:.2} ticks/B",
-            format_cost(t.mib_per_s),
-            t.ticks_per_byte
-        ));
-    }
-    for f in &r.figures {
-        notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
-    }
+    let mut notes = figure_notes(r);
     if let Some(layout) = &r.layout {
         let spread = layout.spread_pct;
         match (layout.within_spread, r.role) {
@@ -225,12 +371,6 @@ fn note(r: &Record) -> String {
             }
             _ => {}
         }
-    }
-    if let Some(toll) = &r.derived.toll_recovered {
-        let interval = toll
-            .ci95_pct
-            .map_or(String::new(), |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
-        notes.push(format!("{:.0}%{interval} of toll recovered", toll.pct));
     }
     if r.rounds.interrupted {
         notes.push("interrupted".to_string());
@@ -246,10 +386,6 @@ fn note(r: &Record) -> String {
     if r.cost.as_ref().map(|c| c.estimator) == Some(Basis::NoQuietRound) {
         notes.push("no round in the quiet state: slow-state figure".to_string());
     }
-    if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
-        let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
-        notes.push(format!("CPUs {}", cpus.join("+")));
-    }
     notes.extend(r.notes.iter().cloned());
     if r.rounds.dropped_migrated > 0 {
         notes.push(format!(
@@ -264,6 +400,36 @@ fn note(r: &Record) -> String {
         ));
     }
     notes.join("; ")
+}
+
+/// The figures a note shows beside the cost: rate, throughput, figures
+/// measured beside it, the toll recovered, the CPUs a co-runner used.
+fn figure_notes(r: &Record) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(rate) = &r.derived.rate {
+        notes.push(format!("{:.1} {}", rate.millions_per_s, rate.unit));
+    }
+    if let Some(t) = &r.derived.throughput {
+        notes.push(format!(
+            "{} MiB/s, {:.2} ticks/B",
+            format_cost(t.mib_per_s),
+            t.ticks_per_byte
+        ));
+    }
+    for f in &r.figures {
+        notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
+    }
+    if let Some(toll) = &r.derived.toll_recovered {
+        let interval = toll
+            .ci95_pct
+            .map_or(String::new(), |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
+        notes.push(format!("{:.0}%{interval} of toll recovered", toll.pct));
+    }
+    if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
+        let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
+        notes.push(format!("CPUs {}", cpus.join("+")));
+    }
+    notes
 }
 
 /// A count without decimals, other figures as costs.

@@ -144,6 +144,9 @@ pub fn render(tax: &Tax, style: Style) -> String {
     );
     let _ = writeln!(out, "tolls from: {}", tax.tolls_from);
     let mut table = table(style, ContentArrangement::Disabled, HEADER, 1..6);
+    if style == Style::Terminal {
+        super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
+    }
     for r in &tax.rows {
         table.add_row(cells(r));
     }

@@ -3,11 +3,28 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Row, Table, presets};
 
+/// Columns a table and its text keep to where no terminal says: what a
+/// pasted report, a log or a pager shows without scrolling.
+pub const DEFAULT_WIDTH: usize = 100;
+
 /// Where a table is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
     Terminal,
     Markdown,
+}
+
+/// Columns of the terminal stdout is, or [`DEFAULT_WIDTH`] where stdout
+/// is a pipe or a file (or the terminal does not say).
+pub fn terminal_width() -> usize {
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes one winsize into the struct it is given.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    if ok && size.ws_col >= 40 {
+        usize::from(size.ws_col)
+    } else {
+        DEFAULT_WIDTH
+    }
 }
 
 /// A table with `header` in `style`, figures in `right_aligned` columns;
@@ -33,4 +50,58 @@ pub fn table(
         }
     }
     table
+}
+
+/// `text` in lines of at most `width` columns, the first after `first`
+/// and the rest indented by `indent`, broken at spaces.
+pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut words_here = 0;
+    for word in text.split_whitespace() {
+        let space = usize::from(!line.is_empty() && !line.ends_with(' '));
+        if words_here > 0 && line.chars().count() + space + word.chars().count() > width {
+            lines.push(line);
+            line = " ".repeat(indent);
+            words_here = 0;
+        }
+        if !line.is_empty() && !line.ends_with(' ') {
+            line.push(' ');
+        }
+        line.push_str(word);
+        words_here += 1;
+    }
+    lines.push(line);
+    lines
+}
+
+/// A table that keeps to `width` columns, wrapping long cells, or keeps
+/// its natural width where `width` is None (`--wide`).
+pub fn fit(table: &mut Table, width: Option<usize>) {
+    if let Some(width) = width {
+        table
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    } else {
+        table.set_content_arrangement(ContentArrangement::Disabled);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_lines_keep_to_the_width_and_indent() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let lines = wrap("label:", text, 4, 20);
+        assert!(lines.len() > 2, "{lines:?}");
+        for l in &lines {
+            assert!(l.chars().count() <= 20, "{l:?}");
+        }
+        assert!(lines[1].starts_with("    ") && !lines[1].starts_with("     "));
+        let joined: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(joined[0], "label:");
+        assert_eq!(joined[1..].join(" "), text);
+    }
 }

@@ -8,6 +8,7 @@ mod build;
 pub mod load;
 pub mod record;
 pub mod spread;
+pub mod summary;
 
 pub use build::{Context, probe_records};
 pub use record::{Comparison, Cost, Counters, Record};

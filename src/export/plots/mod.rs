@@ -80,7 +80,7 @@ impl Legend {
                     c.filled(),
                 ))?,
             }
-            for line in wrap(text, LEGEND_CHARS) {
+            for line in super::text_table::wrap("", text, 0, LEGEND_CHARS) {
                 area.draw(&Text::new(line, (28, y), font.clone()))?;
                 y += 15;
             }
@@ -88,21 +88,6 @@ impl Legend {
         }
         Ok(())
     }
-}
-
-/// `text` in lines of at most `width` characters, broken between words.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        match lines.last_mut() {
-            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines
 }
 
 /// Draws `draw` into an SVG of `height`, the plot on the left and the

@@ -1,0 +1,208 @@
+//! The summary of a run (`results::summary`) as text lines that fit a
+//! width, as Markdown, and as an HTML section: the same entries, laid out.
+
+use super::number::format_cost;
+use super::text_table::wrap;
+use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
+use std::fmt::Write as _;
+
+/// Columns the label takes before a toll's figures.
+const LABEL: usize = 19;
+
+/// One figure as a reader reads it: "retpoline adds +9.9 ns ±0.3".
+fn quantity(q: &Quantity) -> String {
+    // Times in the unit that keeps them short: 37,421 ns reads 37.4 us.
+    let (scale, unit) = match q.unit {
+        Unit::Ns | Unit::Us => {
+            let ns = if q.unit == Unit::Ns { 1.0 } else { 1e3 };
+            match (q.value * ns).abs() {
+                v if v >= 1e6 => (ns / 1e6, " ms"),
+                v if v >= 1e4 => (ns / 1e3, " us"),
+                _ => (ns, " ns"),
+            }
+        }
+        Unit::Times => (1.0, "x"),
+        Unit::Batch => (1.0, ""),
+    };
+    let value = match q.unit {
+        Unit::Batch => format!("{:.0}", q.value),
+        _ => format!("{}{unit}", format_cost(q.value * scale)),
+    };
+    let signed = if q.what.ends_with('+') && q.value >= 0.0 {
+        format!("+{value}")
+    } else {
+        value
+    };
+    let spread = q
+        .ci95
+        .map(|[lo, hi]| (hi - q.value).max(q.value - lo).abs())
+        .filter(|half| half.is_finite() && *half > 0.0)
+        .map_or_else(String::new, |half| {
+            format!(" ±{}", two_digits(half * scale))
+        });
+    format!("{} {signed}{spread}", q.what.trim_end_matches('+'))
+}
+
+/// A spread to two significant digits (0.0042, 0.31, 27, 1,200).
+fn two_digits(x: f64) -> String {
+    if x >= 100.0 {
+        format_cost(x)
+    } else {
+        let decimals = (1.0 - x.log10().floor()).max(0.0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+/// Where a toll's figures come from: each probe once, with its variants.
+fn sources(toll: &Toll) -> String {
+    let froms: Vec<&crate::results::summary::From> = match &toll.outcome {
+        Outcome::Measured { figures } => figures.iter().map(|q| &q.from).collect(),
+        Outcome::Unsupported { from, .. } => vec![from],
+    };
+    let mut probes: Vec<(&str, Vec<&str>)> = Vec::new();
+    for f in froms {
+        match probes.iter_mut().find(|(p, _)| *p == f.probe) {
+            Some((_, variants)) if !variants.contains(&f.variant.as_str()) => {
+                variants.push(&f.variant)
+            }
+            Some(_) => {}
+            None => probes.push((&f.probe, vec![&f.variant])),
+        }
+    }
+    probes
+        .iter()
+        .map(|(p, v)| format!("{p} {}", v.join(",")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn body(toll: &Toll) -> String {
+    match &toll.outcome {
+        Outcome::Measured { figures } => {
+            figures.iter().map(quantity).collect::<Vec<_>>().join("; ")
+        }
+        Outcome::Unsupported { reason, .. } => format!("unsupported: {reason}"),
+    }
+}
+
+/// The summary in lines of at most `width` columns (a word longer than
+/// the width stays whole).
+pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
+    let mut out = vec![format!(
+        "What the mitigations cost on this machine ({})",
+        summary.machine
+    )];
+    let in_force: Vec<String> = summary
+        .in_force
+        .iter()
+        .map(|f| match short(&f.line) {
+            what if what.chars().count() <= 20 => format!("{} ({what})", f.vulnerability),
+            _ => f.vulnerability.clone(),
+        })
+        .collect();
+    out.extend(wrap(
+        "in force:",
+        &if in_force.is_empty() {
+            "none the vulnerability files name".to_string()
+        } else {
+            in_force.join(", ")
+        },
+        2,
+        width,
+    ));
+    if !summary.command_line.is_empty() {
+        out.extend(wrap(
+            "command line:",
+            &summary.command_line.join(" "),
+            2,
+            width,
+        ));
+    }
+    for toll in &summary.tolls {
+        let label = format!("{:<LABEL$}", toll.kind.label());
+        let text = format!("{} [{}]", body(toll), sources(toll));
+        out.extend(wrap(&label, &text, LABEL + 1, width));
+    }
+    out.extend(wrap(
+        "not measured:",
+        &format!(
+            "the kernel's own entry and return mitigations. {}",
+            next_step(summary, "`")
+        ),
+        2,
+        width,
+    ));
+    out
+}
+
+/// The boots that would measure the kernel's own mitigations, each
+/// parameter between `quote`s.
+fn next_step(summary: &Summary, quote: &str) -> String {
+    format!(
+        "Boot with {}, then {}.",
+        summary
+            .next_step
+            .boots
+            .iter()
+            .map(|b| format!("{quote}{b}{quote}"))
+            .collect::<Vec<_>>()
+            .join(" or "),
+        summary.next_step.then
+    )
+}
+
+/// A vulnerability line without its "Mitigation: " and past its first
+/// clause: what the kernel does, in a few words.
+fn short(line: &str) -> String {
+    let text = line
+        .strip_prefix("Mitigation: ")
+        .or_else(|| line.strip_prefix("Vulnerable: "))
+        .unwrap_or(line);
+    text.split(';').next().unwrap_or(text).trim().to_string()
+}
+
+/// The summary as Markdown: a heading, the mitigations, a table of tolls.
+pub fn markdown(summary: &Summary) -> String {
+    // Text from the machine stays on its line and out of the code spans.
+    let text = |t: &str| t.replace(['\n', '\r'], " ").replace('`', "'");
+    let mut out = format!(
+        "## What the mitigations cost on this machine ({})\n\n",
+        summary.machine
+    );
+    for f in &summary.in_force {
+        let _ = writeln!(
+            out,
+            "- in force: `{}`: {} (off: `{}`)",
+            text(&f.vulnerability),
+            text(&f.line),
+            f.off
+        );
+    }
+    if !summary.command_line.is_empty() {
+        let _ = writeln!(
+            out,
+            "- command line: `{}`",
+            text(&summary.command_line.join(" "))
+        );
+    }
+    out.push('\n');
+    for [label, figures, from] in rows(summary) {
+        let _ = writeln!(out, "- **{label}**: {figures} (`{from}`)");
+    }
+    let _ = writeln!(
+        out,
+        "\nNot measured here: the kernel's own entry and return mitigations. {}\n",
+        next_step(summary, "`")
+    );
+    out
+}
+
+/// Each toll as the table rows of the report and the Markdown export
+/// show it: label, figures, and where they come from.
+pub fn rows(summary: &Summary) -> Vec<[String; 3]> {
+    summary
+        .tolls
+        .iter()
+        .map(|t| [t.kind.label().to_string(), body(t), sources(t)])
+        .collect()
+}

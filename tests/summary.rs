@@ -1,0 +1,173 @@
+//! The one-screen summary, from a stored real run of the default suite
+//! (`tests/fixtures/default-run.json`: `mitbench run --json` on a 2-vCPU
+//! AMD EPYC guest, each record's rounds left out to keep it small).
+
+use mitbench::export::Exporter;
+use mitbench::export::summary;
+use mitbench::export::table::TableExporter;
+use mitbench::results::RunDocument;
+use mitbench::results::summary::{Outcome, TollKind, of};
+
+fn fixture() -> RunDocument {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/default-run.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn every_entry_names_a_measured_record_of_the_run() {
+    let doc = fixture();
+    let s = of(&doc);
+    let kinds: Vec<TollKind> = s.tolls.iter().map(|t| t.kind).collect();
+    for kind in [
+        TollKind::NullSyscall,
+        TollKind::IndirectCall,
+        TollKind::PipelineBulk,
+        TollKind::Seccomp,
+        TollKind::PageTableChange,
+        TollKind::Shootdown,
+        TollKind::ThreadChannel,
+        TollKind::CryptoSection,
+        TollKind::Teardown,
+    ] {
+        assert!(kinds.contains(&kind), "{kind:?} missing from {kinds:?}");
+    }
+    for toll in &s.tolls {
+        let Outcome::Measured { figures } = &toll.outcome else {
+            continue;
+        };
+        assert!(!figures.is_empty());
+        for q in figures {
+            assert!(q.value.is_finite(), "{q:?}");
+            let variant = q.from.variant.trim_end_matches('*');
+            assert!(
+                doc.results.iter().any(|r| r.id == q.from.probe
+                    && r.variant.starts_with(variant)
+                    && r.cost.is_some()),
+                "{:?} names no measured record: {q:?}",
+                toll.kind
+            );
+            if let Some([lo, hi]) = q.ci95 {
+                assert!(lo <= q.value && q.value <= hi, "{q:?}");
+            }
+        }
+    }
+    // The null syscall is the getpid record's own figure.
+    let getpid = doc
+        .results
+        .iter()
+        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+        .unwrap();
+    let Outcome::Measured { figures } = &s.tolls[0].outcome else {
+        panic!("the null syscall was measured")
+    };
+    assert_eq!(figures[0].value, getpid.cost.as_ref().unwrap().ns);
+}
+
+#[test]
+fn a_run_without_a_family_leaves_its_lines_out() {
+    let mut doc = fixture();
+    doc.results
+        .retain(|r| r.family != "section" && r.family != "teardown");
+    let kinds: Vec<TollKind> = of(&doc).tolls.iter().map(|t| t.kind).collect();
+    assert!(!kinds.contains(&TollKind::CryptoSection), "{kinds:?}");
+    assert!(!kinds.contains(&TollKind::Teardown), "{kinds:?}");
+    assert!(kinds.contains(&TollKind::NullSyscall));
+}
+
+#[test]
+fn a_toll_the_machine_could_not_measure_says_why_in_one_line() {
+    let mut doc = fixture();
+    let thread = doc
+        .results
+        .iter_mut()
+        .find(|r| r.id == "thread/churn-T1" && r.variant == "eventfd")
+        .unwrap();
+    thread.cost = None;
+    thread.unsupported = Some(mitbench::probes::Unsupported::missing(
+        "eventfd",
+        "eventfd is not available",
+    ));
+    let s = of(&doc);
+    let toll = s
+        .tolls
+        .iter()
+        .find(|t| t.kind == TollKind::ThreadChannel)
+        .unwrap();
+    assert!(
+        matches!(&toll.outcome, Outcome::Unsupported { reason, .. } if reason.contains("eventfd"))
+    );
+    let lines = summary::lines(&s, 100);
+    let line = lines
+        .iter()
+        .find(|l| l.starts_with("thread + channel"))
+        .unwrap();
+    assert!(
+        line.contains("unsupported: eventfd is not available"),
+        "{line}"
+    );
+}
+
+#[test]
+fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
+    let doc = fixture();
+    let lines = summary::lines(&of(&doc), 100);
+    assert!(
+        lines.len() <= 25,
+        "{} lines:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+    for l in &lines {
+        assert!(l.chars().count() <= 100, "{l}");
+    }
+    for width in [80, 100, 132] {
+        let text = TableExporter { width: Some(width) }.render(&doc).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        for l in text.lines() {
+            assert!(l.chars().count() <= width, "{width}: {l}");
+        }
+        // The summary is the last thing printed, whole.
+        let summary = summary::lines(&of(&doc), width);
+        let last: Vec<&str> = text.trim_end().lines().rev().take(summary.len()).collect();
+        let last: Vec<String> = last.into_iter().rev().map(str::to_string).collect();
+        assert_eq!(last, summary, "no summary at the end at {width} columns");
+    }
+    // --wide: every note whole, in one row.
+    let wide = String::from_utf8(TableExporter { width: None }.render(&doc).unwrap()).unwrap();
+    let notes: Vec<&str> = doc
+        .results
+        .iter()
+        .filter(|r| r.cost.as_ref().is_some_and(|c| !c.target_met))
+        .map(|_| "CI target not met")
+        .collect();
+    if !notes.is_empty() {
+        assert!(wide.contains("CI target not met"));
+    }
+}
+
+#[test]
+fn the_json_and_the_markdown_begin_with_the_summary() {
+    let doc = fixture();
+    let json = mitbench::export::JsonExporter.render(&doc).unwrap();
+    let text = String::from_utf8(json.clone()).unwrap();
+    assert!(text.starts_with("{\n  \"summary\": {"), "{}", &text[..80]);
+    let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let tolls = value["summary"]["tolls"].as_array().unwrap();
+    assert!(
+        tolls
+            .iter()
+            .all(|t| t["kind"].is_string() && t["status"].is_string())
+    );
+    // A program reading it back as a run document skips it.
+    let back: RunDocument = serde_json::from_slice(&json).unwrap();
+    assert_eq!(back.results.len(), doc.results.len());
+    let md = mitbench::export::MarkdownExporter.render(&doc).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    let summary_at = md.find("## What the mitigations cost").unwrap();
+    let first_family = md.find("\n## ").unwrap();
+    assert!(summary_at <= first_family + 1, "the summary is not first");
+}
