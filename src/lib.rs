@@ -11,6 +11,7 @@ pub mod export;
 pub mod harness;
 pub mod history;
 pub mod inventory;
+pub mod plan;
 pub mod probes;
 pub mod results;
 pub mod run;

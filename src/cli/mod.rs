@@ -48,6 +48,25 @@ pub enum Command {
         #[arg(long, value_name = "DIR", default_value = "/")]
         root: PathBuf,
     },
+    /// Print the boots that separate the kernel's mitigations in force here: each as its
+    /// whole command line, how to make it once, and what to run on it
+    #[command(
+        after_help = "mitbench never reboots or changes a boot setting. The plan is read from \
+                      /sys/devices/system/cpu/vulnerabilities and /proc/cmdline: the present boot, \
+                      one with mitigations=off, and one per mitigation in force with only that one \
+                      switched off (the kernel's documented parameters)."
+    )]
+    Plan {
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+        /// Runs a set on each boot should have
+        #[arg(long, value_name = "N", default_value_t = crate::plan::DEFAULT_RUNS)]
+        runs: usize,
+        /// Read /proc and /sys under this directory instead of /
+        #[arg(long, value_name = "DIR", default_value = "/")]
+        root: PathBuf,
+    },
     /// List the stored runs, or reprint one: `history show RUN`
     History {
         #[command(subcommand)]

@@ -39,6 +39,26 @@ pub fn inventory(json: bool, root: &Path) -> Exit {
     print_out(&export::inventory::render(&inventory))
 }
 
+pub fn plan(json: bool, runs: usize, root: &Path) -> Exit {
+    if !root.is_dir() {
+        return fail(
+            Exit::USAGE,
+            format!(
+                "invalid value for --root: {} is not a directory",
+                root.display()
+            ),
+        );
+    }
+    let plan = crate::plan::plan(&Inventory::collect(root), runs.max(1));
+    if json {
+        return print_json(&plan);
+    }
+    print_out(&export::plan::render(
+        &plan,
+        export::text_table::terminal_width(),
+    ))
+}
+
 pub fn workload(kind: Workload, count: Option<u64>) -> Exit {
     match kind.run(count.unwrap_or_else(|| kind.default_count())) {
         Ok(()) => Exit::SUCCESS,

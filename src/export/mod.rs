@@ -15,6 +15,7 @@ mod markdown;
 mod number;
 mod openmetrics;
 mod phase_table;
+pub mod plan;
 mod plots;
 pub mod summary;
 pub mod table;

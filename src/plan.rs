@@ -1,0 +1,169 @@
+//! Which boots separate the kernel's mitigations in force on this machine:
+//! the present boot, one with `mitigations=off`, and one per mitigation in
+//! force with only that one switched off, each as its whole kernel command
+//! line. mitbench never reboots or changes a boot setting; the plan says
+//! how a user makes each boot once, and what to run on it.
+
+use crate::inventory::{Inventory, switches};
+use serde::Serialize;
+
+/// Runs a set on each boot is made of, unless the user asks otherwise.
+pub const DEFAULT_RUNS: usize = 5;
+
+/// The probes every kernel entry and return mitigation taxes: they cross
+/// into the kernel at least once per item (the attribution table's
+/// kernel crossings).
+pub const SELECTION: &[&str] = &["os", "syscall", "memory", "thread"];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The CPU and the kernel release.
+    pub machine: String,
+    /// The present kernel command line, as /proc/cmdline says.
+    pub present: String,
+    pub in_force: Vec<InForce>,
+    pub boots: Vec<Boot>,
+    /// What to run on each boot.
+    pub run: String,
+    /// Ways to make a boot with another command line once.
+    pub how: Vec<String>,
+    /// Why there is nothing to separate, where that is so.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InForce {
+    pub vulnerability: String,
+    pub line: String,
+    pub off: String,
+}
+
+/// One boot of the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Boot {
+    /// "present", "mitigations=off", or "without <vulnerability>".
+    pub name: String,
+    /// The parameter this boot adds to the present command line (none for
+    /// the present boot).
+    pub adds: Option<String>,
+    /// The whole command line, without the boot loader's own BOOT_IMAGE=.
+    pub cmdline: String,
+}
+
+/// The plan for the machine `inventory` describes, with `runs` runs a set.
+pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
+    let present = inventory.kernel.cmdline.trim().to_string();
+    let in_force: Vec<InForce> = switches::in_force(&inventory.cpu.vulnerabilities)
+        .into_iter()
+        .map(|f| InForce {
+            vulnerability: f.switch.vulnerability.to_string(),
+            line: f.line,
+            off: f.switch.off.to_string(),
+        })
+        .collect();
+    let base = without_boot_image(&present);
+    let already_off = crate::inventory::mitigation_words(&present)
+        .iter()
+        .any(|w| w == "mitigations=off");
+    let mut boots = vec![Boot {
+        name: "present".to_string(),
+        adds: None,
+        cmdline: base.clone(),
+    }];
+    let note = if already_off {
+        Some(
+            "this boot runs with mitigations=off: the boot to compare it with is one without \
+             that word"
+                .to_string(),
+        )
+    } else if in_force.is_empty() {
+        Some("no vulnerability file says a mitigation is in force here".to_string())
+    } else {
+        None
+    };
+    if note.is_none() {
+        boots.push(boot("mitigations=off", "mitigations=off", &base));
+        for f in &in_force {
+            boots.push(boot(&format!("without {}", f.vulnerability), &f.off, &base));
+        }
+    }
+    let probes: Vec<String> = SELECTION.iter().map(|p| format!("--probe {p}")).collect();
+    Plan {
+        machine: format!(
+            "{}, kernel {}",
+            inventory.cpu.model_name, inventory.kernel.release
+        ),
+        present,
+        in_force,
+        boots,
+        run: format!("mitbench run --runs {runs} {}", probes.join(" ")),
+        how: vec![
+            "kexec: kexec -l /boot/vmlinuz-$(uname -r) --initrd=/boot/initrd.img-$(uname -r) \
+             --append=\"<command line>\" && systemctl kexec"
+                .to_string(),
+            "GRUB: a menu entry with the command line in /etc/grub.d/40_custom, update-grub, \
+             then grub-reboot \"<entry title>\" && reboot (one boot, then the default again)"
+                .to_string(),
+            "systemd-boot: an entry with `options <command line>`, then bootctl set-oneshot \
+             <entry>.conf && reboot"
+                .to_string(),
+        ],
+        note,
+    }
+}
+
+fn boot(name: &str, word: &str, base: &str) -> Boot {
+    Boot {
+        name: name.to_string(),
+        adds: Some(word.to_string()),
+        cmdline: with_word(base, word),
+    }
+}
+
+/// The command line without the boot loader's BOOT_IMAGE= (GRUB adds it
+/// itself; kexec and other loaders take the rest).
+fn without_boot_image(cmdline: &str) -> String {
+    cmdline
+        .split_whitespace()
+        .filter(|w| !w.starts_with("BOOT_IMAGE="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `cmdline` with `word` in place of any word of the same parameter (the
+/// kernel takes the last, but one of each reads plainly), else appended
+/// before a `--` that ends the kernel's part.
+pub fn with_word(cmdline: &str, word: &str) -> String {
+    let name = |w: &str| w.split_once('=').map_or(w, |(n, _)| n).to_string();
+    let wanted = name(word);
+    let mut words: Vec<&str> = cmdline.split_whitespace().collect();
+    let end = words.iter().position(|w| *w == "--").unwrap_or(words.len());
+    if let Some(i) = words[..end].iter().position(|w| name(w) == wanted) {
+        words[i] = word;
+    } else {
+        words.insert(end, word);
+    }
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_replaces_its_own_parameter_or_joins_before_the_init_arguments() {
+        assert_eq!(
+            with_word("ro mitigations=auto,nosmt quiet", "mitigations=off"),
+            "ro mitigations=off quiet"
+        );
+        assert_eq!(
+            with_word("ro quiet -- --init-arg", "spectre_v2=off"),
+            "ro quiet spectre_v2=off -- --init-arg"
+        );
+        assert_eq!(with_word("", "nospectre_v1"), "nospectre_v1");
+        assert_eq!(
+            without_boot_image("BOOT_IMAGE=/vmlinuz root=/dev/sda ro"),
+            "root=/dev/sda ro"
+        );
+    }
+}

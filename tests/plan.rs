@@ -1,0 +1,140 @@
+//! `mitbench plan` on fixture trees of /proc and /sys: an Intel CPU with
+//! PTI, IBRS and MDS clearing; an AMD Zen 2 with retbleed's untrained
+//! return thunk and SRSO's safe RET; the AMD EPYC guest mitbench is built
+//! on; a boot with mitigations=off.
+
+mod common;
+use common::mitbench;
+use mitbench::inventory::Inventory;
+use mitbench::plan::plan;
+use std::path::Path;
+
+fn fixture(name: &str) -> Inventory {
+    Inventory::collect(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+}
+
+/// The parameter each boot adds, in order.
+fn adds(name: &str) -> Vec<String> {
+    plan(&fixture(name), 5)
+        .boots
+        .iter()
+        .filter_map(|b| b.adds.clone())
+        .collect()
+}
+
+#[test]
+fn an_intel_cpu_with_pti_and_mds_clearing_gets_a_boot_without_each() {
+    let p = plan(&fixture("intel-pti-ibrs"), 5);
+    let adds = adds("intel-pti-ibrs");
+    for word in [
+        "mitigations=off",
+        "pti=off",
+        "mds=off",
+        "spectre_v2=off",
+        "l1tf=off",
+    ] {
+        assert!(
+            adds.contains(&word.to_string()),
+            "{word} missing from {adds:?}"
+        );
+    }
+    assert_eq!(p.boots[0].name, "present");
+    // The present spectre_v2=ibrs gives way to spectre_v2=off; the boot
+    // loader's BOOT_IMAGE is left to the boot loader.
+    let v2 = p
+        .boots
+        .iter()
+        .find(|b| b.adds.as_deref() == Some("spectre_v2=off"))
+        .unwrap();
+    assert_eq!(
+        v2.cmdline,
+        "root=/dev/mapper/vg-root ro spectre_v2=off quiet splash"
+    );
+    for boot in &p.boots {
+        assert!(!boot.cmdline.contains("BOOT_IMAGE"), "{}", boot.cmdline);
+        // Only the boot's own word differs from the present line.
+        let present: Vec<&str> = p.boots[0].cmdline.split_whitespace().collect();
+        let differ = boot
+            .cmdline
+            .split_whitespace()
+            .filter(|w| !present.contains(w))
+            .count();
+        assert!(differ <= 1, "{}", boot.cmdline);
+    }
+    assert!(p.run.contains("--runs 5") && p.run.contains("--probe os"));
+}
+
+#[test]
+fn an_amd_zen_2_gets_boots_without_its_return_thunk_and_safe_ret() {
+    let adds = adds("amd-zen2-retbleed");
+    assert_eq!(
+        adds,
+        [
+            "mitigations=off",
+            "nospectre_v1",
+            "spectre_v2=off",
+            "spec_store_bypass_disable=off",
+            "retbleed=off",
+            "spec_rstack_overflow=off"
+        ]
+    );
+}
+
+#[test]
+fn this_guest_gets_a_boot_without_srsos_safe_ret() {
+    let p = plan(&fixture("amd-epyc-guest"), 3);
+    let adds: Vec<&str> = p.boots.iter().filter_map(|b| b.adds.as_deref()).collect();
+    assert_eq!(
+        adds,
+        [
+            "mitigations=off",
+            "nospectre_v1",
+            "spectre_v2=off",
+            "spec_rstack_overflow=off"
+        ]
+    );
+    // mitigations=auto,... is replaced, and words after `--` (the init's)
+    // stay after it.
+    let off = &p.boots[1].cmdline;
+    assert!(off.starts_with("mitigations=off "), "{off}");
+    let srso = p.boots.last().unwrap();
+    let kernel_part = srso.cmdline.split(" -- ").next().unwrap();
+    assert!(
+        kernel_part.ends_with("spec_rstack_overflow=off"),
+        "{}",
+        srso.cmdline
+    );
+}
+
+#[test]
+fn a_boot_with_mitigations_off_says_what_to_compare_it_with() {
+    let p = plan(&fixture("mitigations-off"), 5);
+    assert_eq!(p.boots.len(), 1);
+    assert!(p.note.as_deref().unwrap().contains("mitigations=off"));
+}
+
+#[test]
+fn the_command_prints_each_boot_whole_and_refuses_a_missing_root() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/amd-zen2-retbleed"
+    );
+    let out = mitbench(&["plan", "--root", root]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("root=UUID=3f1c2a5e-0d7b-4e51-9a8e-1b2c3d4e5f60 ro quiet retbleed=off"),
+        "{text}"
+    );
+    assert!(text.contains("never reboots"), "{text}");
+    let json = mitbench(&["plan", "--root", root, "--json", "--runs", "3"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["boots"].as_array().unwrap().len(), 7);
+    assert!(value["run"].as_str().unwrap().contains("--runs 3"));
+    let missing = mitbench(&["plan", "--root", "/nonexistent/root"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
