@@ -4,7 +4,8 @@
 //! line. mitbench never reboots or changes a boot setting; the plan says
 //! how a user makes each boot once, and what to run on it.
 
-use crate::inventory::{Inventory, switches};
+use crate::inventory::Inventory;
+use crate::inventory::switches::{self, InForce};
 use serde::Serialize;
 
 /// Runs a set on each boot is made of, unless the user asks otherwise.
@@ -31,13 +32,6 @@ pub struct Plan {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct InForce {
-    pub vulnerability: String,
-    pub line: String,
-    pub off: String,
-}
-
 /// One boot of the plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct Boot {
@@ -53,14 +47,7 @@ pub struct Boot {
 /// The plan for the machine `inventory` describes, with `runs` runs a set.
 pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
     let present = inventory.kernel.cmdline.trim().to_string();
-    let in_force: Vec<InForce> = switches::in_force(&inventory.cpu.vulnerabilities)
-        .into_iter()
-        .map(|f| InForce {
-            vulnerability: f.switch.vulnerability.to_string(),
-            line: f.line,
-            off: f.switch.off.to_string(),
-        })
-        .collect();
+    let in_force = switches::in_force(&inventory.cpu.vulnerabilities);
     let base = without_boot_image(&present);
     let already_off = crate::inventory::mitigation_words(&present)
         .iter()

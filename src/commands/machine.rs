@@ -22,17 +22,25 @@ pub fn list(json: bool) -> Exit {
     print_out(&export::render_listing(&listing))
 }
 
-pub fn inventory(json: bool, root: &Path) -> Exit {
+/// The machine under `root` (a fixture tree, or /), where it is a directory.
+fn machine_at(root: &Path) -> Result<Inventory, Exit> {
     if !root.is_dir() {
-        return fail(
+        return Err(fail(
             Exit::USAGE,
             format!(
                 "invalid value for --root: {} is not a directory",
                 root.display()
             ),
-        );
+        ));
     }
-    let inventory = Inventory::collect(root);
+    Ok(Inventory::collect(root))
+}
+
+pub fn inventory(json: bool, root: &Path) -> Exit {
+    let inventory = match machine_at(root) {
+        Ok(inventory) => inventory,
+        Err(exit) => return exit,
+    };
     if json {
         return print_json(&inventory);
     }
@@ -40,16 +48,10 @@ pub fn inventory(json: bool, root: &Path) -> Exit {
 }
 
 pub fn plan(json: bool, runs: usize, root: &Path) -> Exit {
-    if !root.is_dir() {
-        return fail(
-            Exit::USAGE,
-            format!(
-                "invalid value for --root: {} is not a directory",
-                root.display()
-            ),
-        );
-    }
-    let plan = crate::plan::plan(&Inventory::collect(root), runs.max(1));
+    let plan = match machine_at(root) {
+        Ok(inventory) => crate::plan::plan(&inventory, runs.max(1)),
+        Err(exit) => return exit,
+    };
     if json {
         return print_json(&plan);
     }

@@ -108,12 +108,13 @@ pub const SWITCHES: &[Switch] = &[
 ];
 
 /// A mitigation the running kernel has in force, from its vulnerability
-/// file, with the switch that turns it off.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// file, with the boot parameter that turns it off.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct InForce {
-    pub switch: Switch,
+    pub vulnerability: String,
     /// The file's text ("Mitigation: Retpolines; ...").
     pub line: String,
+    pub off: String,
 }
 
 /// The mitigations in force by the vulnerability files (name -> text):
@@ -130,8 +131,9 @@ pub fn in_force(vulnerabilities: &BTreeMap<String, String>) -> Vec<InForce> {
                 .strip_prefix("Vulnerable:")
                 .is_some_and(|rest| !rest.trim().is_empty());
             (line.starts_with("Mitigation") || partial).then(|| InForce {
-                switch: *switch,
+                vulnerability: switch.vulnerability.to_string(),
                 line: line.to_string(),
+                off: switch.off.to_string(),
             })
         })
         .collect()
@@ -160,7 +162,7 @@ mod tests {
             ),
             ("a_future_one", "Mitigation: something new"),
         ]));
-        let offs: Vec<&str> = found.iter().map(|f| f.switch.off).collect();
+        let offs: Vec<&str> = found.iter().map(|f| f.off.as_str()).collect();
         assert_eq!(offs, ["spectre_v2=off", "spec_rstack_overflow=off"]);
     }
 

@@ -5,7 +5,7 @@
 //! (terminal, Markdown, HTML) and the JSON all start with it.
 
 use super::{Record, RunDocument};
-use crate::inventory::switches;
+use crate::inventory::switches::{self, InForce};
 use crate::probes::FigureRole;
 use serde::Serialize;
 
@@ -21,14 +21,6 @@ pub struct Summary {
     pub tolls: Vec<Toll>,
     /// What the run cannot tell, and the boots that would.
     pub next_step: NextStep,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct InForce {
-    pub vulnerability: String,
-    pub line: String,
-    /// The boot parameter that turns it off.
-    pub off: String,
 }
 
 /// Which record a figure comes from.
@@ -118,14 +110,7 @@ pub struct NextStep {
 
 /// The summary of `doc`.
 pub fn of(doc: &RunDocument) -> Summary {
-    let in_force: Vec<InForce> = switches::in_force(&doc.inventory.cpu.vulnerabilities)
-        .into_iter()
-        .map(|f| InForce {
-            vulnerability: f.switch.vulnerability.to_string(),
-            line: f.line,
-            off: f.switch.off.to_string(),
-        })
-        .collect();
+    let in_force = switches::in_force(&doc.inventory.cpu.vulnerabilities);
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let run = Lookup { doc, mhz };
     let tolls = [
@@ -330,22 +315,19 @@ impl<'d> Lookup<'d> {
                 },
             })
         };
-        [
+        present([
             q("per call", fit.fit.per_batch, fit.fit.per_batch_ci95),
             q(
                 &format!("per {}", fit.item),
                 fit.fit.per_item,
                 fit.fit.per_item_ci95,
             ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+        ])
     }
 
     fn null_syscall(&self) -> Option<Toll> {
         self.toll(TollKind::NullSyscall, "os/getpid", &["syscall"], |r| {
-            self.cost("getpid", r[0]).into_iter().collect()
+            present([self.cost("getpid", r[0])])
         })
     }
 
@@ -355,14 +337,11 @@ impl<'d> Lookup<'d> {
             "indirect/call",
             &["indirect", "retpoline", "return-thunk"],
             |r| {
-                [
+                present([
                     self.cost("plain", r[0]),
                     self.added("retpoline +", r[1]),
                     self.added("return thunk +", r[2]),
-                ]
-                .into_iter()
-                .flatten()
-                .collect()
+                ])
             },
         )
     }
@@ -394,11 +373,7 @@ impl<'d> Lookup<'d> {
             TollKind::SpeculationControl,
             "syscall/specctrl-storeload",
             &["store_bypass=enable", "store_bypass=disable"],
-            |r| {
-                self.times("store-load loop, SSBD on vs off", r[1], r[0])
-                    .into_iter()
-                    .collect()
-            },
+            |r| present([self.times("store-load loop, SSBD on vs off", r[1], r[0])]),
         )
     }
 
@@ -408,13 +383,10 @@ impl<'d> Lookup<'d> {
             "syscall/seccomp",
             &["number/F=1/R=1", "args/F=1/R=1", "args/F=1/R=50"],
             |r| {
-                let mut figures: Vec<Quantity> = [
+                let mut figures: Vec<Quantity> = present([
                     self.added("one filter +", r[0]),
                     self.added("reading arguments +", r[1]),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
+                ]);
                 // From one rule to fifty: what each further rule costs.
                 if let (Some(a), Some(b)) = (r[1].cost.as_ref(), r[2].cost.as_ref())
                     && let Some(v) = self.ns((b.ticks - a.ticks) / 49.0)
@@ -456,13 +428,10 @@ impl<'d> Lookup<'d> {
             "memory/shootdown",
             &["mprotect/alone", "mprotect/remote"],
             |r| {
-                [
+                present([
                     self.cost("mprotect, one CPU", r[0]),
                     self.added("a remote CPU +", r[1]),
-                ]
-                .into_iter()
-                .flatten()
-                .collect()
+                ])
             },
         )
     }
@@ -472,12 +441,7 @@ impl<'d> Lookup<'d> {
             TollKind::ThreadChannel,
             "thread/churn-T1",
             &["eventfd", "tls"],
-            |r| {
-                [self.cost("with eventfd", r[0]), self.cost("with TLS", r[1])]
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            },
+            |r| present([self.cost("with eventfd", r[0]), self.cost("with TLS", r[1])]),
         )
     }
 
@@ -487,14 +451,11 @@ impl<'d> Lookup<'d> {
             "section/chunked",
             &["never/16MiB", "every/4KiB", "waiting/4KiB"],
             |r| {
-                [
+                present([
                     self.wait_p99("co-runner p99 wait: never yielding", r[0]),
                     self.wait_p99("yielding every 4 KiB", r[1]),
                     self.wait_p99("only when waited for", r[2]),
-                ]
-                .into_iter()
-                .flatten()
-                .collect()
+                ])
             },
         )
     }
@@ -505,16 +466,18 @@ impl<'d> Lookup<'d> {
             "teardown/index-2^19",
             &["K=1", "K=4096"],
             |r| {
-                [
+                present([
                     self.wait_p99("lookup p99 wait at K=1", r[0]),
                     self.wait_p99("at K=4096", r[1]),
-                ]
-                .into_iter()
-                .flatten()
-                .collect()
+                ])
             },
         )
     }
+}
+
+/// The figures a toll could read, without the ones its records lack.
+fn present<const N: usize>(figures: [Option<Quantity>; N]) -> Vec<Quantity> {
+    figures.into_iter().flatten().collect()
 }
 
 fn from(r: &Record) -> From {
