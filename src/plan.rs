@@ -8,6 +8,17 @@ use crate::inventory::Inventory;
 use crate::inventory::switches::{self, InForce};
 use serde::Serialize;
 
+/// Ways to make a boot with another command line once, for the user to
+/// take: mitbench never reboots.
+pub const HOW_TO_BOOT: &[&str] = &[
+    "kexec: kexec -l /boot/vmlinuz-$(uname -r) --initrd=/boot/initrd.img-$(uname -r) \
+     --append=\"<command line>\" && systemctl kexec",
+    "GRUB: a menu entry with the command line in /etc/grub.d/40_custom, update-grub, then \
+     grub-reboot \"<entry title>\" && reboot (one boot, then the default again)",
+    "systemd-boot: an entry with `options <command line>`, then bootctl set-oneshot \
+     <entry>.conf && reboot",
+];
+
 /// Runs a set on each boot is made of, unless the user asks otherwise.
 pub const DEFAULT_RUNS: usize = 5;
 
@@ -20,14 +31,10 @@ pub const SELECTION: &[&str] = &["os", "syscall", "memory", "thread"];
 pub struct Plan {
     /// The CPU and the kernel release.
     pub machine: String,
-    /// The present kernel command line, as /proc/cmdline says.
-    pub present: String,
     pub in_force: Vec<InForce>,
     pub boots: Vec<Boot>,
     /// What to run on each boot.
     pub run: String,
-    /// Ways to make a boot with another command line once.
-    pub how: Vec<String>,
     /// Why there is nothing to separate, where that is so.
     pub note: Option<String>,
 }
@@ -80,21 +87,9 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
             "{}, kernel {}",
             inventory.cpu.model_name, inventory.kernel.release
         ),
-        present,
         in_force,
         boots,
         run: format!("mitbench run --runs {runs} {}", probes.join(" ")),
-        how: vec![
-            "kexec: kexec -l /boot/vmlinuz-$(uname -r) --initrd=/boot/initrd.img-$(uname -r) \
-             --append=\"<command line>\" && systemctl kexec"
-                .to_string(),
-            "GRUB: a menu entry with the command line in /etc/grub.d/40_custom, update-grub, \
-             then grub-reboot \"<entry title>\" && reboot (one boot, then the default again)"
-                .to_string(),
-            "systemd-boot: an entry with `options <command line>`, then bootctl set-oneshot \
-             <entry>.conf && reboot"
-                .to_string(),
-        ],
         note,
     }
 }

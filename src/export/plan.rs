@@ -50,7 +50,7 @@ pub fn render(plan: &Plan, width: usize) -> String {
         2,
     );
     let _ = writeln!(out, "\nto make a boot once (mitbench never reboots):");
-    for how in &plan.how {
+    for how in crate::plan::HOW_TO_BOOT {
         say(&mut out, "  -", how, 4);
     }
     out

@@ -1,110 +1,33 @@
 //! The kernel's own switches for its mitigations: for each vulnerability
 //! file under /sys/devices/system/cpu/vulnerabilities, the boot parameter
 //! that turns its mitigation off (Documentation/admin-guide/
-//! kernel-parameters.txt) and the mitigation it stands for in the
-//! attribution table. Only another boot can measure what these cost; this
-//! table says which boots would.
+//! kernel-parameters.txt). Only another boot can measure what these cost;
+//! this table says which boots would (`mitbench plan`, and the summary's
+//! last line).
 
 use std::collections::BTreeMap;
 
-/// One vulnerability file and the boot parameter that switches its
-/// mitigation off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Switch {
-    /// The file's name under /sys/devices/system/cpu/vulnerabilities.
-    pub vulnerability: &'static str,
-    /// The kernel command-line word that turns the mitigation off.
-    pub off: &'static str,
-    /// What the kernel does while it is on, in a few words.
-    pub what: &'static str,
-}
-
-pub const SWITCHES: &[Switch] = &[
-    Switch {
-        vulnerability: "meltdown",
-        off: "pti=off",
-        what: "page-table isolation on every kernel entry",
-    },
-    Switch {
-        vulnerability: "spectre_v1",
-        off: "nospectre_v1",
-        what: "swapgs barriers and user-pointer masking",
-    },
-    Switch {
-        vulnerability: "spectre_v2",
-        off: "spectre_v2=off",
-        what: "retpolines or IBRS in the kernel, RSB filling",
-    },
-    Switch {
-        vulnerability: "spec_store_bypass",
-        off: "spec_store_bypass_disable=off",
-        what: "speculative store bypass disabled for tasks that ask",
-    },
-    Switch {
-        vulnerability: "l1tf",
-        off: "l1tf=off",
-        what: "page-table entry inversion and L1D flushes",
-    },
-    Switch {
-        vulnerability: "mds",
-        off: "mds=off",
-        what: "CPU buffers cleared (VERW) on every return to user",
-    },
-    Switch {
-        vulnerability: "tsx_async_abort",
-        off: "tsx_async_abort=off",
-        what: "CPU buffers cleared on return to user",
-    },
-    Switch {
-        vulnerability: "mmio_stale_data",
-        off: "mmio_stale_data=off",
-        what: "CPU buffers cleared on return to user",
-    },
-    Switch {
-        vulnerability: "reg_file_data_sampling",
-        off: "reg_file_data_sampling=off",
-        what: "register files cleared on return to user",
-    },
-    Switch {
-        vulnerability: "retbleed",
-        off: "retbleed=off",
-        what: "return thunks or IBRS on kernel returns",
-    },
-    Switch {
-        vulnerability: "spec_rstack_overflow",
-        off: "spec_rstack_overflow=off",
-        what: "the safe-RET sequence on every kernel return",
-    },
-    Switch {
-        vulnerability: "srbds",
-        off: "srbds=off",
-        what: "RDRAND and RDSEED serialised by microcode",
-    },
-    Switch {
-        vulnerability: "gather_data_sampling",
-        off: "gather_data_sampling=off",
-        what: "AVX gather instructions slowed by microcode",
-    },
-    Switch {
-        vulnerability: "indirect_target_selection",
-        off: "indirect_target_selection=off",
-        what: "indirect branches moved to safe cache lines",
-    },
-    Switch {
-        vulnerability: "tsa",
-        off: "tsa=off",
-        what: "CPU buffers cleared on return to user",
-    },
-    Switch {
-        vulnerability: "vmscape",
-        off: "vmscape=off",
-        what: "a prediction barrier on exits to a VM's user space",
-    },
-    Switch {
-        vulnerability: "itlb_multihit",
-        off: "kvm.nx_huge_pages=off",
-        what: "KVM's huge pages split for executable guest memory",
-    },
+/// Each vulnerability file (its name under
+/// /sys/devices/system/cpu/vulnerabilities) and the kernel command-line
+/// word that turns its mitigation off.
+pub const SWITCHES: &[(&str, &str)] = &[
+    ("meltdown", "pti=off"),
+    ("spectre_v1", "nospectre_v1"),
+    ("spectre_v2", "spectre_v2=off"),
+    ("spec_store_bypass", "spec_store_bypass_disable=off"),
+    ("l1tf", "l1tf=off"),
+    ("mds", "mds=off"),
+    ("tsx_async_abort", "tsx_async_abort=off"),
+    ("mmio_stale_data", "mmio_stale_data=off"),
+    ("reg_file_data_sampling", "reg_file_data_sampling=off"),
+    ("retbleed", "retbleed=off"),
+    ("spec_rstack_overflow", "spec_rstack_overflow=off"),
+    ("srbds", "srbds=off"),
+    ("gather_data_sampling", "gather_data_sampling=off"),
+    ("indirect_target_selection", "indirect_target_selection=off"),
+    ("tsa", "tsa=off"),
+    ("vmscape", "vmscape=off"),
+    ("itlb_multihit", "kvm.nx_huge_pages=off"),
 ];
 
 /// A mitigation the running kernel has in force, from its vulnerability
@@ -125,15 +48,15 @@ pub struct InForce {
 pub fn in_force(vulnerabilities: &BTreeMap<String, String>) -> Vec<InForce> {
     SWITCHES
         .iter()
-        .filter_map(|switch| {
-            let line = vulnerabilities.get(switch.vulnerability)?.trim();
+        .filter_map(|&(vulnerability, off)| {
+            let line = vulnerabilities.get(vulnerability)?.trim();
             let partial = line
                 .strip_prefix("Vulnerable:")
                 .is_some_and(|rest| !rest.trim().is_empty());
             (line.starts_with("Mitigation") || partial).then(|| InForce {
-                vulnerability: switch.vulnerability.to_string(),
+                vulnerability: vulnerability.to_string(),
                 line: line.to_string(),
-                off: switch.off.to_string(),
+                off: off.to_string(),
             })
         })
         .collect()
@@ -168,13 +91,13 @@ mod tests {
 
     #[test]
     fn every_switch_names_its_own_file_once() {
-        let mut names: Vec<&str> = SWITCHES.iter().map(|s| s.vulnerability).collect();
+        let mut names: Vec<&str> = SWITCHES.iter().map(|(file, _)| *file).collect();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), SWITCHES.len());
-        for s in SWITCHES {
-            let word = s.off.split_once('=').map_or(s.off, |(name, _)| name);
-            assert!(!word.is_empty() && !s.off.contains(' '), "{s:?}");
+        for (file, off) in SWITCHES {
+            let word = off.split_once('=').map_or(*off, |(name, _)| name);
+            assert!(!word.is_empty() && !off.contains(' '), "{file}: {off}");
         }
     }
 }

@@ -99,6 +99,116 @@ impl TollKind {
     }
 }
 
+/// Where a toll's figures come from: a probe, the variants it reads (all
+/// measured, or the toll says why not), and each figure.
+struct TollSpec {
+    kind: TollKind,
+    probe: &'static str,
+    variants: &'static [&'static str],
+    figures: &'static [FigureSpec],
+}
+
+struct FigureSpec {
+    what: &'static str,
+    /// Which of the spec's variants it reads.
+    record: usize,
+    reads: Reads,
+}
+
+/// What a figure reads from its record.
+#[derive(Clone, Copy)]
+enum Reads {
+    /// The record's own cost.
+    Cost,
+    /// What it adds to its baseline, from pairs of rounds.
+    Added,
+    /// Its cost over another variant's of the spec.
+    Over(usize),
+    /// A same-CPU co-runner's p99 wait beside it.
+    WaitP99,
+    /// The record's series (a batch group): its fitted toll per call, its
+    /// cost per item, the batch that wins back 90% of the toll.
+    FitPerCall(&'static str),
+    FitPerItem(&'static str),
+    WinBack(&'static str),
+    /// The step from another variant's cost to this one's, over `steps`.
+    Step {
+        from: usize,
+        steps: f64,
+    },
+}
+
+const fn toll(
+    kind: TollKind,
+    probe: &'static str,
+    variants: &'static [&'static str],
+    figures: &'static [FigureSpec],
+) -> TollSpec {
+    TollSpec {
+        kind,
+        probe,
+        variants,
+        figures,
+    }
+}
+
+const fn figure(what: &'static str, record: usize, reads: Reads) -> FigureSpec {
+    FigureSpec {
+        what,
+        record,
+        reads,
+    }
+}
+
+/// The tolls of the summary, in the order it prints them: a table, one
+/// toll to a paragraph (kept as written, not as rustfmt would fold it).
+#[rustfmt::skip]
+const TOLLS: &[TollSpec] = &[
+    toll(TollKind::NullSyscall, "os/getpid", &["syscall"], &[figure("getpid", 0, Reads::Cost)]),
+    toll(TollKind::IndirectCall, "indirect/call", &["indirect", "retpoline", "return-thunk"], &[
+        figure("plain", 0, Reads::Cost),
+        figure("retpoline +", 1, Reads::Added),
+        figure("return thunk +", 2, Reads::Added),
+    ]),
+    toll(TollKind::PipelineBulk, "indirect/pipeline-64", &["retpoline/B=1"], &[
+        figure("retpoline toll a bulk", 0, Reads::FitPerCall("retpoline")),
+        figure("90% back at bulk", 0, Reads::WinBack("retpoline")),
+    ]),
+    toll(TollKind::SpeculationControl, "syscall/specctrl-storeload",
+        &["store_bypass=enable", "store_bypass=disable"],
+        &[figure("store-load loop, SSBD on vs off", 1, Reads::Over(0))]),
+    toll(TollKind::Seccomp, "syscall/seccomp",
+        &["number/F=1/R=1", "args/F=1/R=1", "args/F=1/R=50"], &[
+        figure("one filter +", 0, Reads::Added),
+        figure("reading arguments +", 1, Reads::Added),
+        // From one rule to fifty: what each further rule costs.
+        figure("per rule", 2, Reads::Step { from: 1, steps: 49.0 }),
+    ]),
+    toll(TollKind::PageTableChange, "memory/mprotect", &["B=1"], &[
+        figure("per call", 0, Reads::FitPerCall("")),
+        figure("per page", 0, Reads::FitPerItem("")),
+        figure("90% back at pages a call", 0, Reads::WinBack("")),
+    ]),
+    toll(TollKind::Shootdown, "memory/shootdown", &["mprotect/alone", "mprotect/remote"], &[
+        figure("mprotect, one CPU", 0, Reads::Cost),
+        figure("a remote CPU +", 1, Reads::Added),
+    ]),
+    toll(TollKind::ThreadChannel, "thread/churn-T1", &["eventfd", "tls"], &[
+        figure("with eventfd", 0, Reads::Cost),
+        figure("with TLS", 1, Reads::Cost),
+    ]),
+    toll(TollKind::CryptoSection, "section/chunked",
+        &["never/16MiB", "every/4KiB", "waiting/4KiB"], &[
+        figure("co-runner p99 wait: never yielding", 0, Reads::WaitP99),
+        figure("yielding every 4 KiB", 1, Reads::WaitP99),
+        figure("only when waited for", 2, Reads::WaitP99),
+    ]),
+    toll(TollKind::Teardown, "teardown/index-2^19", &["K=1", "K=4096"], &[
+        figure("lookup p99 wait at K=1", 0, Reads::WaitP99),
+        figure("at K=4096", 1, Reads::WaitP99),
+    ]),
+];
+
 /// What only another boot can measure.
 #[derive(Debug, Clone, Serialize)]
 pub struct NextStep {
@@ -113,21 +223,7 @@ pub fn of(doc: &RunDocument) -> Summary {
     let in_force = switches::in_force(&doc.inventory.cpu.vulnerabilities);
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let run = Lookup { doc, mhz };
-    let tolls = [
-        run.null_syscall(),
-        run.indirect_call(),
-        run.pipeline_bulk(),
-        run.speculation_control(),
-        run.seccomp(),
-        run.page_table_change(),
-        run.shootdown(),
-        run.thread_channel(),
-        run.crypto_section(),
-        run.teardown(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let tolls = TOLLS.iter().filter_map(|spec| run.toll(spec)).collect();
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     Summary {
@@ -188,16 +284,16 @@ impl<'d> Lookup<'d> {
         Some(Ok(found))
     }
 
-    fn toll(
-        &self,
-        kind: TollKind,
-        probe: &str,
-        variants: &[&str],
-        figures: impl FnOnce(&[&'d Record]) -> Vec<Quantity>,
-    ) -> Option<Toll> {
-        let outcome = match self.all(probe, variants)? {
+    /// A toll as its spec reads it from this run; None where the run did
+    /// not measure its records (or they gave no figure).
+    fn toll(&self, spec: &TollSpec) -> Option<Toll> {
+        let outcome = match self.all(spec.probe, spec.variants)? {
             Ok(records) => {
-                let figures = figures(&records);
+                let figures: Vec<Quantity> = spec
+                    .figures
+                    .iter()
+                    .filter_map(|f| self.figure(spec.probe, f, &records))
+                    .collect();
                 if figures.is_empty() {
                     return None;
                 }
@@ -205,7 +301,41 @@ impl<'d> Lookup<'d> {
             }
             Err(why) => why,
         };
-        Some(Toll { kind, outcome })
+        Some(Toll {
+            kind: spec.kind,
+            outcome,
+        })
+    }
+
+    fn figure(&self, probe: &str, f: &FigureSpec, records: &[&Record]) -> Option<Quantity> {
+        let r = records[f.record];
+        let series = |group: &str| From {
+            probe: probe.to_string(),
+            variant: if group.is_empty() {
+                "B=*".to_string()
+            } else {
+                format!("{group}/B=*")
+            },
+        };
+        match f.reads {
+            Reads::Cost => self.cost(f.what, r),
+            Reads::Added => self.added(f.what, r),
+            Reads::Over(base) => self.times(f.what, r, records[base]),
+            Reads::WaitP99 => self.wait_p99(f.what, r),
+            Reads::FitPerCall(group) => self.fit(f.what, probe, group, series(group), true),
+            Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
+            Reads::WinBack(group) => self.win_back(f.what, probe, group, series(group)),
+            Reads::Step { from, steps } => {
+                let (a, b) = (records[from].cost.as_ref()?, r.cost.as_ref()?);
+                Some(Quantity {
+                    what: f.what.to_string(),
+                    value: self.ns((b.ticks - a.ticks) / steps)?,
+                    unit: Unit::Ns,
+                    ci95: None,
+                    from: self::from(r),
+                })
+            }
+        }
     }
 
     fn ns(&self, ticks: f64) -> Option<f64> {
@@ -268,13 +398,7 @@ impl<'d> Lookup<'d> {
     }
 
     /// A series' batch that wins back 90% of its per-batch toll.
-    fn win_back(
-        &self,
-        what: &str,
-        probe: &str,
-        group: &str,
-        from_variant: &str,
-    ) -> Option<Quantity> {
+    fn win_back(&self, what: &str, probe: &str, group: &str, from: From) -> Option<Quantity> {
         let advice = self
             .doc
             .advice
@@ -285,199 +409,37 @@ impl<'d> Lookup<'d> {
             value: advice.batch_to_win_back as f64,
             unit: Unit::Batch,
             ci95: None,
-            from: From {
-                probe: probe.to_string(),
-                variant: from_variant.to_string(),
-            },
+            from,
         })
     }
 
-    /// A series' fitted toll per batch (per call) and per item, in ns.
-    fn fit(&self, probe: &str, group: &str, from_variant: &str) -> Vec<Quantity> {
-        let Some(fit) = self
+    /// A series' fitted toll per batch (per call), or per item, in ns.
+    fn fit(
+        &self,
+        what: &str,
+        probe: &str,
+        group: &str,
+        from: From,
+        per_call: bool,
+    ) -> Option<Quantity> {
+        let fit = self
             .doc
             .amortization
             .iter()
-            .find(|f| f.id == probe && f.group == group)
-        else {
-            return Vec::new();
+            .find(|f| f.id == probe && f.group == group)?;
+        let (value, (lo, hi)) = if per_call {
+            (fit.fit.per_batch, fit.fit.per_batch_ci95)
+        } else {
+            (fit.fit.per_item, fit.fit.per_item_ci95)
         };
-        let ns = |ticks: f64| self.ns(ticks);
-        let q = |what: &str, v: f64, (lo, hi): (f64, f64)| -> Option<Quantity> {
-            Some(Quantity {
-                what: what.to_string(),
-                value: ns(v)?,
-                unit: Unit::Ns,
-                ci95: Some([ns(lo)?, ns(hi)?]),
-                from: From {
-                    probe: probe.to_string(),
-                    variant: from_variant.to_string(),
-                },
-            })
-        };
-        present([
-            q("per call", fit.fit.per_batch, fit.fit.per_batch_ci95),
-            q(
-                &format!("per {}", fit.item),
-                fit.fit.per_item,
-                fit.fit.per_item_ci95,
-            ),
-        ])
-    }
-
-    fn null_syscall(&self) -> Option<Toll> {
-        self.toll(TollKind::NullSyscall, "os/getpid", &["syscall"], |r| {
-            present([self.cost("getpid", r[0])])
+        Some(Quantity {
+            what: what.to_string(),
+            value: self.ns(value)?,
+            unit: Unit::Ns,
+            ci95: Some([self.ns(lo)?, self.ns(hi)?]),
+            from,
         })
     }
-
-    fn indirect_call(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::IndirectCall,
-            "indirect/call",
-            &["indirect", "retpoline", "return-thunk"],
-            |r| {
-                present([
-                    self.cost("plain", r[0]),
-                    self.added("retpoline +", r[1]),
-                    self.added("return thunk +", r[2]),
-                ])
-            },
-        )
-    }
-
-    fn pipeline_bulk(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::PipelineBulk,
-            "indirect/pipeline-64",
-            &["retpoline/B=1"],
-            |_| {
-                let mut figures = self.fit("indirect/pipeline-64", "retpoline", "retpoline/B=*");
-                figures.retain(|q| q.what == "per call");
-                if let Some(q) = figures.first_mut() {
-                    q.what = "retpoline toll a bulk".to_string();
-                }
-                figures.extend(self.win_back(
-                    "90% back at bulk",
-                    "indirect/pipeline-64",
-                    "retpoline",
-                    "retpoline/B=*",
-                ));
-                figures
-            },
-        )
-    }
-
-    fn speculation_control(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::SpeculationControl,
-            "syscall/specctrl-storeload",
-            &["store_bypass=enable", "store_bypass=disable"],
-            |r| present([self.times("store-load loop, SSBD on vs off", r[1], r[0])]),
-        )
-    }
-
-    fn seccomp(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::Seccomp,
-            "syscall/seccomp",
-            &["number/F=1/R=1", "args/F=1/R=1", "args/F=1/R=50"],
-            |r| {
-                let mut figures: Vec<Quantity> = present([
-                    self.added("one filter +", r[0]),
-                    self.added("reading arguments +", r[1]),
-                ]);
-                // From one rule to fifty: what each further rule costs.
-                if let (Some(a), Some(b)) = (r[1].cost.as_ref(), r[2].cost.as_ref())
-                    && let Some(v) = self.ns((b.ticks - a.ticks) / 49.0)
-                {
-                    figures.push(Quantity {
-                        what: "per rule".to_string(),
-                        value: v,
-                        unit: Unit::Ns,
-                        ci95: None,
-                        from: from(r[2]),
-                    });
-                }
-                figures
-            },
-        )
-    }
-
-    fn page_table_change(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::PageTableChange,
-            "memory/mprotect",
-            &["B=1"],
-            |_| {
-                let mut figures = self.fit("memory/mprotect", "", "B=*");
-                figures.extend(self.win_back(
-                    "90% back at pages a call",
-                    "memory/mprotect",
-                    "",
-                    "B=*",
-                ));
-                figures
-            },
-        )
-    }
-
-    fn shootdown(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::Shootdown,
-            "memory/shootdown",
-            &["mprotect/alone", "mprotect/remote"],
-            |r| {
-                present([
-                    self.cost("mprotect, one CPU", r[0]),
-                    self.added("a remote CPU +", r[1]),
-                ])
-            },
-        )
-    }
-
-    fn thread_channel(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::ThreadChannel,
-            "thread/churn-T1",
-            &["eventfd", "tls"],
-            |r| present([self.cost("with eventfd", r[0]), self.cost("with TLS", r[1])]),
-        )
-    }
-
-    fn crypto_section(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::CryptoSection,
-            "section/chunked",
-            &["never/16MiB", "every/4KiB", "waiting/4KiB"],
-            |r| {
-                present([
-                    self.wait_p99("co-runner p99 wait: never yielding", r[0]),
-                    self.wait_p99("yielding every 4 KiB", r[1]),
-                    self.wait_p99("only when waited for", r[2]),
-                ])
-            },
-        )
-    }
-
-    fn teardown(&self) -> Option<Toll> {
-        self.toll(
-            TollKind::Teardown,
-            "teardown/index-2^19",
-            &["K=1", "K=4096"],
-            |r| {
-                present([
-                    self.wait_p99("lookup p99 wait at K=1", r[0]),
-                    self.wait_p99("at K=4096", r[1]),
-                ])
-            },
-        )
-    }
-}
-
-/// The figures a toll could read, without the ones its records lack.
-fn present<const N: usize>(figures: [Option<Quantity>; N]) -> Vec<Quantity> {
-    figures.into_iter().flatten().collect()
 }
 
 fn from(r: &Record) -> From {
