@@ -315,7 +315,7 @@ fn a_three_percent_toll_is_seen_with_alternating_runs_as_far_as_the_walk_allows(
         0.85,
         0.05,
     );
-    verdicts(TRIALS / 2, 6, 6, 1.03, true).hold("3% toll, six alternating runs a side", 0.95, 0.05);
+    verdicts(TRIALS / 4, 6, 6, 1.03, true).hold("3% toll, six alternating runs a side", 0.95, 0.05);
 }
 
 #[test]
@@ -330,12 +330,8 @@ fn sets_run_back_to_back_do_not_pass_the_machines_drift_for_a_toll() {
 #[test]
 fn a_history_of_the_machine_keeps_false_alarms_down_and_sees_a_ten_percent_toll() {
     // Eight earlier runs of the same machine: the history's spread of each
-    // row stands beside what the compared runs say of themselves.
-    let aa = verdicts_after(8, TRIALS / 2, 1, 1, 1.0, false);
-    let rows = aa.tolled_rows + aa.other_rows;
-    let rate = (aa.seen * aa.tolled_rows as f64 + aa.alarms * aa.other_rows as f64) / rows as f64;
-    eprintln!("A/A after a history of eight runs: {rate:.3} of {rows} rows marked");
-    assert!(rate <= 0.05, "A/A false alarms with a history {rate:.3}");
+    // row stands beside what the compared runs say of themselves. The
+    // rows the toll does not touch are the A/A comparison.
     verdicts_after(8, TRIALS / 2, 1, 1, 1.10, false).hold(
         "10% toll, one run a side, a history of eight runs",
         0.95,
