@@ -16,11 +16,7 @@ pub fn render_listing(listing: &[Listed]) -> String {
     // Rules between rows only: a probe's cells wrap over several lines.
     let mut table = table(Style::Terminal, ContentArrangement::Dynamic, header, []);
     table.load_style(presets::UTF8_HORIZONTAL_ONLY);
-    // Without a terminal there is no width to wrap to; the summaries would
-    // make every row hundreds of columns wide.
-    if !table.is_tty() {
-        table.set_width(120);
-    }
+    super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
     for listed in listing {
         let info = &listed.declaration;
         let variants: Vec<String> = listed
@@ -110,6 +106,7 @@ pub fn render_history(runs: &[crate::history::StoredRun]) -> String {
         "rows",
     ];
     let mut table = table(Style::Terminal, ContentArrangement::Dynamic, header, []);
+    super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
     for r in runs {
         table.add_row(vec![
             r.id.to_string(),
