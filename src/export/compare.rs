@@ -18,21 +18,30 @@ const HEADER: [&str; 7] = [
     "verdict",
 ];
 
+/// A Markdown table has every column; a terminal one keeps to its width:
+/// each probe's id heads its variants and the figures are written short.
 fn table(style: Style) -> Table {
-    let mut table = text_table::table(style, ContentArrangement::Disabled, HEADER, 2..6);
-    if style == Style::Terminal {
-        text_table::fit(&mut table, Some(text_table::terminal_width()));
+    match style {
+        Style::Markdown => text_table::table(style, ContentArrangement::Disabled, HEADER, 2..6),
+        Style::Terminal => {
+            let mut table =
+                text_table::table(style, ContentArrangement::Dynamic, &HEADER[1..], 1..5);
+            text_table::fit(&mut table, Some(text_table::terminal_width()));
+            table
+        }
     }
-    table
 }
 
 /// The smallest change the row could show, and the runs a side would need
 /// to see the threshold.
-fn detectable(r: &crate::compare::RowChange, threshold_pct: f64) -> String {
-    match (r.smallest_detectable_pct, r.runs_to_resolve) {
-        (Some(pct), Some(n)) if n > 1 => format!("±{pct:.1}% ({threshold_pct}%: {n} runs a side)"),
-        (Some(pct), _) => format!("±{pct:.1}%"),
-        (None, _) => "-".to_string(),
+fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -> String {
+    match (r.smallest_detectable_pct, r.runs_to_resolve, style) {
+        (Some(pct), Some(n), Style::Markdown) if n > 1 => {
+            format!("±{pct:.1}% ({threshold_pct}%: {n} runs a side)")
+        }
+        (Some(pct), Some(n), Style::Terminal) if n > 1 => format!("±{pct:.1}%, {n} runs"),
+        (Some(pct), _, _) => format!("±{pct:.1}%"),
+        (None, _, _) => "-".to_string(),
     }
 }
 
@@ -41,6 +50,14 @@ fn signed(pct: f64) -> String {
 }
 
 pub fn render(cmp: &RunComparison, style: Style) -> String {
+    let out = render_lines(cmp, style);
+    match style {
+        Style::Markdown => out,
+        Style::Terminal => text_table::wrap_prose(&out, text_table::terminal_width()),
+    }
+}
+
+fn render_lines(cmp: &RunComparison, style: Style) -> String {
     let mut out = String::new();
     let heading = |out: &mut String, text: &str| {
         let _ = match style {
@@ -97,29 +114,42 @@ pub fn render(cmp: &RunComparison, style: Style) -> String {
     for (family, rows) in cmp.by_family() {
         heading(&mut out, &format!("{} ({})", family.name, family.title));
         let mut t = table(style);
+        let mut probe = "";
         for r in rows {
             let ci = r.change_ci95_pct.map_or_else(
                 || "no interval".to_string(),
-                |[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)),
+                |[lo, hi]| match style {
+                    Style::Markdown => format!("[{}, {}]", signed(lo), signed(hi)),
+                    Style::Terminal => format!("[{lo:+.1}, {hi:+.1}]"),
+                },
             );
-            t.add_row(vec![
+            let mut row = vec![
                 r.id.clone(),
                 r.variant.clone(),
                 format!("{:.1}", r.old_ticks),
                 format!("{:.1}", r.new_ticks),
                 format!("{} {ci}", signed(r.change_pct)),
-                detectable(r, cmp.threshold_pct),
+                detectable(r, cmp.threshold_pct, style),
                 match &r.note {
                     Some(_) => format!("{} (note)", r.verdict.symbol()),
                     None => r.verdict.symbol().to_string(),
                 },
-            ]);
+            ];
+            if style == Style::Terminal {
+                if r.id != probe {
+                    probe = &r.id;
+                    t.add_row([r.id.as_str()]);
+                }
+                row.remove(0);
+                row[0] = format!("  {}", row[0]);
+            }
+            t.add_row(row);
         }
         let _ = writeln!(out, "{t}");
     }
     let _ = writeln!(
         out,
-        "\ncosts in TSC ticks per item, the headline figure of each run (the geometric mean of a side's runs); change = new/old - 1 with a 95% interval: the change plus and minus how far the row moves between runs when nothing changed, from each run's own interval, a run set's spread and the machine's drift between the runs, and from the history's earlier runs of the same host, boot, build and process controls where it holds three or more (the larger of the two decides), so a row that did not change is marked in at most about 5% of comparisons; detectable: the smallest change this comparison could mark, and where that is above the threshold the runs a side would need to see the threshold; ~: within noise or below {}%",
+        "\ncosts in TSC ticks per item, the headline figure of each run (the geometric mean of a side's runs); change = new/old - 1 with a 95% interval (in percent): the change plus and minus how far the row moves between runs when nothing changed, from each run's own interval, a run set's spread and the machine's drift between the runs, and from the history's earlier runs of the same host, boot, build and process controls where it holds three or more (the larger of the two decides), so a row that did not change is marked in at most about 5% of comparisons; detectable: the smallest change this comparison could mark, and where that is above the threshold the runs a side would need to see the threshold (N runs); ~: within noise or below {}%",
         cmp.threshold_pct
     );
     for r in cmp.rows.iter().filter(|r| r.note.is_some()) {

@@ -75,6 +75,25 @@ pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String>
     lines
 }
 
+/// `text` with its prose lines wrapped to `width` (continuations indented
+/// by two); table lines, already laid out to the width, stay as they are.
+pub fn wrap_prose(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let is_table = line.chars().next().is_some_and(|c| "│┌└╞├┆╭╰".contains(c));
+        if is_table || line.chars().count() <= width {
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            for part in wrap("", line, 2, width) {
+                out.push_str(&part);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// A table that keeps to `width` columns, wrapping long cells, or keeps
 /// its natural width where `width` is None (`--wide`).
 pub fn fit(table: &mut Table, width: Option<usize>) {
