@@ -540,17 +540,14 @@ fn forks_evidence<'r>(records: impl Iterator<Item = &'r Record>) -> Option<Evide
     let mut forks = Vec::new();
     for record in records {
         let quiet_only = record.cost.as_ref()?.estimator == Basis::QuietRounds;
-        let figures: Vec<f64> = crate::harness::rounds::by_fork(
+        let figures = crate::results::spread::fork_figures(
             record
                 .rounds
                 .each
                 .iter()
                 .filter(|r| !quiet_only || r.state == "quiet")
                 .map(|r| (r.fork, r.ticks)),
-        )
-        .iter()
-        .map(|f| crate::stats::median(f))
-        .collect();
+        );
         if figures.is_empty() {
             return None;
         }

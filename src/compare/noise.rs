@@ -73,7 +73,7 @@ impl Evidence {
     /// degrees of freedom are those of a normal sample's MSSD over the
     /// steps kept, 2m^2/(3m-1) for m steps. None under two steps kept.
     pub fn from_successive(figures: &[f64]) -> Option<Evidence> {
-        if figures.len() < 3 || figures.iter().any(|f| f.is_nan() || *f <= 0.0) {
+        if figures.len() < MIN_LEARNED_RUNS || figures.iter().any(|f| f.is_nan() || *f <= 0.0) {
             return None;
         }
         let steps: Vec<f64> = figures
@@ -118,7 +118,7 @@ impl Evidence {
     }
 }
 
-/// Fewest earlier runs a row's noise is learned from.
+/// Fewest runs a spread is read from successive runs of (two steps).
 const MIN_LEARNED_RUNS: usize = 3;
 
 /// What the history has seen a row do between runs of one condition.
@@ -136,7 +136,6 @@ pub fn learned<K: Ord>(
 ) -> std::collections::BTreeMap<K, Learned> {
     figures
         .into_iter()
-        .filter(|(_, f)| f.len() >= MIN_LEARNED_RUNS)
         .filter_map(|(key, f)| {
             let evidence = Evidence::from_successive(&f)?;
             Some((

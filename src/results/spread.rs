@@ -88,16 +88,12 @@ impl NextRun {
 
 /// The figure of each fork a variant has rounds in: the median of the
 /// rounds the headline uses there (the quiet ones where the machine showed
-/// two states and the variant has any).
-pub fn fork_figures(rounds: &[&Round]) -> Vec<f64> {
-    rounds::by_fork(
-        rounds
-            .iter()
-            .map(|r| (r.fork, r.measured.measurement.per_item.median)),
-    )
-    .iter()
-    .map(|figures| stats::median(figures))
-    .collect()
+/// two states and the variant has any), given as (fork, round's figure).
+pub fn fork_figures(rounds: impl IntoIterator<Item = (usize, f64)>) -> Vec<f64> {
+    rounds::by_fork(rounds)
+        .iter()
+        .map(|figures| stats::median(figures))
+        .collect()
 }
 
 /// The rounds a variant's headline is the median of.
@@ -124,7 +120,11 @@ impl RunSpread {
                     .iter()
                     .filter(|v| v.unsupported.is_none())
                     .map(|v| {
-                        let figures = fork_figures(&used_rounds(v, model));
+                        let figures = fork_figures(
+                            used_rounds(v, model)
+                                .iter()
+                                .map(|r| (r.fork, r.measured.measurement.per_item.median)),
+                        );
                         (
                             v.variant.name.clone(),
                             figures.len(),

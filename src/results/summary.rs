@@ -247,22 +247,19 @@ struct Lookup<'d> {
     mhz: Option<f64>,
 }
 
-/// A record's figure, or why there is none.
-enum Found<'d> {
-    Measured(&'d Record),
-    Unsupported(Outcome),
-}
-
 impl<'d> Lookup<'d> {
-    fn record(&self, probe: &str, variant: &str) -> Option<Found<'d>> {
+    /// A record with a figure, or the toll's outcome where the machine
+    /// could not measure it; None where the run has no such record or it
+    /// was not measured (interrupted).
+    fn record(&self, probe: &str, variant: &str) -> Option<Result<&'d Record, Outcome>> {
         let r = self
             .doc
             .results
             .iter()
             .find(|r| r.id == probe && r.variant == variant)?;
         match (&r.cost, &r.unsupported) {
-            (Some(_), _) => Some(Found::Measured(r)),
-            (None, Some(u)) => Some(Found::Unsupported(Outcome::Unsupported {
+            (Some(_), _) => Some(Ok(r)),
+            (None, Some(u)) => Some(Err(Outcome::Unsupported {
                 reason: u.reason.clone(),
                 from: from(r),
             })),
@@ -277,8 +274,8 @@ impl<'d> Lookup<'d> {
         let mut found = Vec::new();
         for v in variants {
             match self.record(probe, v)? {
-                Found::Measured(r) => found.push(r),
-                Found::Unsupported(why) => return Some(Err(why)),
+                Ok(r) => found.push(r),
+                Err(why) => return Some(Err(why)),
             }
         }
         Some(Ok(found))
