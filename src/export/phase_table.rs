@@ -39,10 +39,7 @@ pub fn render(records: &[&Record], width: Option<usize>) -> String {
 /// `text` (an indented paragraph) wrapped to `width`, onto `out`.
 fn wrapped(out: &mut String, text: &str, width: Option<usize>) {
     let width = width.unwrap_or(usize::MAX);
-    for line in super::text_table::wrap("  ", text.trim(), 4, width) {
-        out.push_str(&line);
-        out.push('\n');
-    }
+    super::text_table::write_wrapped(out, "  ", text.trim(), 4, width);
 }
 
 fn caption(id: &str, rows: &[&Record]) -> String {

@@ -2,16 +2,14 @@
 //! lines stay whole, one to a line, for copying.
 
 use super::terminal::terminal_safe;
-use super::text_table::wrap;
+use super::text_table::write_wrapped;
 use crate::plan::Plan;
 use std::fmt::Write as _;
 
 pub fn render(plan: &Plan, width: usize) -> String {
     let mut out = String::new();
     let say = |out: &mut String, first: &str, text: &str, indent: usize| {
-        for line in wrap(first, &terminal_safe(text, false), indent, width) {
-            let _ = writeln!(out, "{line}");
-        }
+        write_wrapped(out, first, &terminal_safe(text, false), indent, width)
     };
     say(
         &mut out,

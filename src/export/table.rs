@@ -1,7 +1,7 @@
 //! The terminal report: one table per family, then what the columns mean.
 
 use super::number::{format_cost, format_ratio};
-use super::text_table::{DEFAULT_WIDTH, Style, fit, table, wrap};
+use super::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
 use super::{ExportError, Exporter};
 use crate::harness::rounds::Basis;
 use crate::probes::Role;
@@ -27,9 +27,7 @@ fn render(doc: &RunDocument, width: Option<usize>) -> String {
     let mut out = String::new();
     let text_width = width.unwrap_or(usize::MAX);
     let say = |out: &mut String, first: &str, text: &str, indent: usize| {
-        for line in wrap(first, text, indent, text_width) {
-            let _ = writeln!(out, "{line}");
-        }
+        write_wrapped(out, first, text, indent, text_width)
     };
     for line in header_lines(doc) {
         say(&mut out, "", &line, 2);

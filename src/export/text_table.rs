@@ -75,6 +75,14 @@ pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String>
     lines
 }
 
+/// `text` wrapped as [`wrap`] does, each line onto `out`.
+pub fn write_wrapped(out: &mut String, first: &str, text: &str, indent: usize, width: usize) {
+    for line in wrap(first, text, indent, width) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+}
+
 /// `text` with its prose lines wrapped to `width` (continuations indented
 /// by two); table lines, already laid out to the width, stay as they are.
 pub fn wrap_prose(text: &str, width: usize) -> String {
@@ -85,10 +93,7 @@ pub fn wrap_prose(text: &str, width: usize) -> String {
             out.push_str(line);
             out.push('\n');
         } else {
-            for part in wrap("", line, 2, width) {
-                out.push_str(&part);
-                out.push('\n');
-            }
+            write_wrapped(&mut out, "", line, 2, width);
         }
     }
     out
