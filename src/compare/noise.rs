@@ -187,7 +187,16 @@ pub struct Walk {
 impl Walk {
     /// None where no run of either side read its walk.
     pub fn between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
-        let all: Vec<&RunTime> = old.iter().chain(new).collect();
+        Walk::of(&[(-1.0, old), (1.0, new)])
+    }
+
+    /// The walk's share of a weighted sum of sets' figures, each set's
+    /// figure the mean over its runs (`terms`: weight, when its runs ran):
+    /// q·Σ_i Σ_j w_i·w_j·Cov(set i, set j). A difference of two sets
+    /// ([`Walk::between`]) is one such sum; an attribution's residual,
+    /// which weighs several boots, another. None where no run read its walk.
+    pub fn of(terms: &[(f64, &[RunTime])]) -> Option<Walk> {
+        let all: Vec<&RunTime> = terms.iter().flat_map(|(_, runs)| runs.iter()).collect();
         let rates: Vec<(f64, f64)> = all.iter().filter_map(|r| r.walk).collect();
         if rates.is_empty() {
             return None;
@@ -203,8 +212,14 @@ impl Walk {
             }
             sum / (xs.len() * ys.len()) as f64
         };
+        let mut var = 0.0;
+        for (wi, xs) in terms.iter().filter(|(_, runs)| !runs.is_empty()) {
+            for (wj, ys) in terms.iter().filter(|(_, runs)| !runs.is_empty()) {
+                var += wi * wj * cov(xs, ys);
+            }
+        }
         Some(Walk {
-            var: (q * (cov(new, new) + cov(old, old) - 2.0 * cov(old, new))).max(0.0),
+            var: (q * var).max(0.0),
             df: rates.iter().map(|(_, df)| df).sum(),
         })
     }
@@ -216,7 +231,17 @@ impl Walk {
 /// degrees of freedom, since both are estimates from a handful of runs and
 /// stretches, and a normal quantile there would flag more than 5%.
 pub fn threshold(evidence: Option<Evidence>, a: usize, b: usize, walk: Walk) -> Option<f64> {
-    let runs = evidence.map(|e| (e.var * (1.0 / a as f64 + 1.0 / b as f64), e.df));
+    half_width(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk)
+}
+
+/// The 95% half-width of a figure whose variance is the runs' noise
+/// `evidence` times `weight` plus the machine's `walk`: Student's t at
+/// the two variances' Welch-Satterthwaite degrees of freedom times its
+/// standard deviation. A difference of two sides weighs the runs' noise
+/// by 1/a + 1/b (in logs); a sum of set figures in nanoseconds weighs it
+/// by each weight times figure, squared, over the set's runs.
+pub fn half_width(evidence: Option<Evidence>, weight: f64, walk: Walk) -> Option<f64> {
+    let runs = evidence.map(|e| (e.var * weight, e.df));
     let parts: Vec<(f64, f64)> = runs
         .into_iter()
         .chain((walk.var > 0.0).then_some((walk.var, walk.df.max(1.0))))
