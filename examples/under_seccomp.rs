@@ -11,8 +11,6 @@
 //! Reading an argument keeps the kernel from caching the verdict per
 //! syscall number, so the program really runs on every call.
 
-use std::ffi::CString;
-
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let rules = match args.first().map(|a| a.parse::<usize>()) {
@@ -34,18 +32,7 @@ fn main() {
         eprintln!("installing the filter failed: {e}");
         std::process::exit(1);
     }
-    let argv: Vec<CString> = args
-        .iter()
-        .map(|a| CString::new(a.as_str()).expect("no NUL in arguments"))
-        .collect();
-    let mut pointers: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    pointers.push(std::ptr::null());
-    // SAFETY: a NULL-terminated argv of valid C strings.
-    unsafe { libc::execvp(pointers[0], pointers.as_ptr()) };
-    eprintln!(
-        "cannot run {}: {}",
-        args[0],
-        std::io::Error::last_os_error()
-    );
+    let error = mitbench::tax::inject::exec(&args);
+    eprintln!("cannot run {}: {error}", args[0]);
     std::process::exit(127);
 }

@@ -48,3 +48,48 @@ pub fn install(program: &[libc::sock_filter]) -> std::io::Result<()> {
         Ok(())
     }
 }
+
+/// `prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE)`:
+/// Speculative Store Bypass disabled for the calling thread, inherited by
+/// what it starts and kept across exec. Refused where the kernel does not
+/// let tasks choose (its spec_store_bypass file not "... via prctl").
+pub fn disable_store_bypass() -> std::io::Result<()> {
+    const PR_SET_SPECULATION_CTRL: libc::c_int = 53;
+    const PR_SPEC_STORE_BYPASS: libc::c_ulong = 0;
+    const PR_SPEC_DISABLE: libc::c_ulong = 1 << 2;
+    // SAFETY: sets a per-task control of the calling thread only.
+    let refused = unsafe {
+        libc::prctl(
+            PR_SET_SPECULATION_CTRL,
+            PR_SPEC_STORE_BYPASS,
+            PR_SPEC_DISABLE,
+            0,
+            0,
+        )
+    } != 0;
+    if refused {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Replaces this process with `command` (searched in PATH); returns only
+/// the error when that fails.
+pub fn exec(command: &[String]) -> std::io::Error {
+    let argv: Result<Vec<std::ffi::CString>, _> = command
+        .iter()
+        .map(|a| std::ffi::CString::new(a.as_str()))
+        .collect();
+    let Ok(argv) = argv else {
+        return std::io::Error::new(std::io::ErrorKind::InvalidInput, "a NUL in an argument");
+    };
+    if argv.is_empty() {
+        return std::io::Error::new(std::io::ErrorKind::InvalidInput, "no command");
+    }
+    let mut pointers: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    pointers.push(std::ptr::null());
+    // SAFETY: a NULL-terminated argv of valid C strings that outlive the call.
+    unsafe { libc::execvp(pointers[0], pointers.as_ptr()) };
+    std::io::Error::last_os_error()
+}
