@@ -4,6 +4,7 @@
 //! `main.rs` parses the command line ([`cli`]) and hands it to [`commands`];
 //! everything else is this library, which the tests use too.
 
+pub mod attribute;
 pub mod cli;
 pub mod commands;
 pub mod compare;

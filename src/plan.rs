@@ -104,7 +104,7 @@ fn boot(name: &str, word: &str, base: &str) -> Boot {
 
 /// The command line without the boot loader's BOOT_IMAGE= (GRUB adds it
 /// itself; kexec and other loaders take the rest).
-fn without_boot_image(cmdline: &str) -> String {
+pub fn without_boot_image(cmdline: &str) -> String {
     cmdline
         .split_whitespace()
         .filter(|w| !w.starts_with("BOOT_IMAGE="))

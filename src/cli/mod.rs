@@ -229,6 +229,36 @@ pub enum Command {
         #[command(flatten)]
         store: HistoryArgs,
     },
+    /// Break each row's toll down by mitigation over run sets made under the boots of
+    /// `mitbench plan` (or under wrappers that set a process control)
+    #[command(
+        after_help = "Each SET is a run set as compare reads one: a range of the history (`4..8`), or \
+                      runs separated by commas (ids, `last~N`, JSON files). Each set's boot is \
+                      recognised by its command line and vulnerability files against the plan of \
+                      the present boot (the set with every mitigation on); process controls a \
+                      wrapper sets before exec (a seccomp filter, SSBD or indirect branch \
+                      speculation by prctl) count as mitigations too. Per row: the whole toll \
+                      (present against every mitigation off), each mitigation's part (present \
+                      against the set without it only) and what the parts leave, each with its \
+                      95% interval; per mitigation, the rows it moves and its share of each \
+                      family's toll. mitbench never reboots.\n\nExit codes: 0 attributed; 2 a \
+                      set cannot be read, the sets are of different machines, kernels or \
+                      mitbench builds, or a set's boot matches no boot of the plan."
+    )]
+    Attribute {
+        /// Two run sets or more, one per boot (or wrapper)
+        #[arg(value_parser = SideRef::parse, num_args = 2.., required = true, value_name = "SET")]
+        sets: Vec<SideRef>,
+        /// A part smaller than PCT% is `~` whatever its interval [default: 2]
+        #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
+        threshold: Option<f64>,
+        #[command(flatten)]
+        printed: Printed,
+        #[command(flatten)]
+        page: Page,
+        #[command(flatten)]
+        store: HistoryArgs,
+    },
     /// One fork of a run: a job on stdin, its rounds on stdout (started by
     /// `mitbench run` itself, never by a user)
     #[command(name = "__worker", hide = true)]

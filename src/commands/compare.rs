@@ -3,6 +3,7 @@
 
 use super::output::{Exit, fail, page_target, print_json, print_out, write_page};
 use super::stored::{open_history, resolve};
+use crate::attribute::NamedSet;
 use crate::cli::{HistoryArgs, Page, Printed};
 use crate::compare::{self, Side};
 use crate::export;
@@ -23,21 +24,11 @@ pub fn compare_runs(
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
-    let history = match open_history(store) {
-        Ok(history) => history,
-        Err(e) if old.needs_history() || new.needs_history() => return fail(Exit::USAGE, e),
-        // Runs named by files need no history; one that cannot be read
-        // only teaches nothing.
-        Err(_) => None,
+    let (history, sides) = match resolve_sets(store, &[old, new]) {
+        Ok(resolved) => resolved,
+        Err(exit) => return exit,
     };
-    let sides = [old, new].map(|side| side.resolve(history.as_ref()));
-    let [old_docs, new_docs] = match sides {
-        [Ok(o), Ok(n)] => [o, n],
-        [Err(e), _] | [_, Err(e)] => return fail(Exit::USAGE, e),
-    };
-    if old_docs.is_empty() || new_docs.is_empty() {
-        return fail(Exit::USAGE, "a side of the comparison names no run");
-    }
+    let [old_docs, new_docs]: [Vec<RunDocument>; 2] = sides.try_into().expect("two sides");
     let learned = learned_noise(history.as_ref(), &old_docs, &new_docs);
     let comparison = compare::compare_sets(
         &Side {
@@ -75,6 +66,91 @@ pub fn compare_runs(
         }
         None => Exit::SUCCESS,
     }
+}
+
+/// The history, where it opens, and the runs each set names (a set that
+/// names none is refused).
+fn resolve_sets(
+    store: &HistoryArgs,
+    sets: &[&SideRef],
+) -> Result<(Option<crate::history::History>, Vec<Vec<RunDocument>>), Exit> {
+    let history = match open_history(store) {
+        Ok(history) => history,
+        Err(e) if sets.iter().any(|s| s.needs_history()) => return Err(fail(Exit::USAGE, e)),
+        // Runs named by files need no history; one that cannot be read
+        // only teaches nothing.
+        Err(_) => None,
+    };
+    let mut resolved = Vec::new();
+    for set in sets {
+        match set.resolve(history.as_ref()) {
+            Ok(docs) if docs.is_empty() => {
+                return Err(fail(Exit::USAGE, format!("{set} names no run")));
+            }
+            Ok(docs) => resolved.push(docs),
+            Err(e) => return Err(fail(Exit::USAGE, e)),
+        }
+    }
+    Ok((history, resolved))
+}
+
+/// `mitbench attribute SET...`: each row's toll broken down by mitigation
+/// over sets made under the plan's boots (see `attribute`).
+pub fn attribute(
+    store: &HistoryArgs,
+    sets: &[SideRef],
+    threshold: Option<f64>,
+    printed: Printed,
+    page: Page,
+) -> Exit {
+    let html = match page_target(page.html.as_deref()) {
+        Ok(target) => target,
+        Err(message) => return fail(Exit::USAGE, message),
+    };
+    let refs: Vec<&SideRef> = sets.iter().collect();
+    let (_, resolved) = match resolve_sets(store, &refs) {
+        Ok(resolved) => resolved,
+        Err(exit) => return exit,
+    };
+    let named: Vec<NamedSet> = sets
+        .iter()
+        .zip(resolved)
+        .map(|(set, runs)| NamedSet {
+            name: set.to_string(),
+            runs,
+        })
+        .collect();
+    let recognised = match crate::attribute::recognise(&named) {
+        Ok(recognised) => recognised,
+        Err(refusal) => return fail(Exit::USAGE, refusal),
+    };
+    let attribution = crate::attribute::attribute(
+        &named,
+        recognised,
+        threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
+    );
+    let shown = if printed.json {
+        print_json(&attribution)
+    } else {
+        print_out(&export::attribute::render(
+            &attribution,
+            printed.style(),
+            export::text_table::terminal_width(),
+        ))
+    };
+    if !shown.is_success() {
+        return shown;
+    }
+    if let Some(target) = html
+        && let Err(code) = write_page(
+            target,
+            export::attribute::render_html(&attribution),
+            "attribution",
+        )
+    {
+        return code;
+    }
+    Exit::SUCCESS
 }
 
 /// What the history has seen each row do between earlier runs of the old

@@ -85,5 +85,12 @@ pub fn dispatch(cli: Cli) -> Exit {
             page,
             store,
         }) => compare::compare_runs(&store, [&old, &new], threshold, fail_above, printed, page),
+        Some(Command::Attribute {
+            sets,
+            threshold,
+            printed,
+            page,
+            store,
+        }) => compare::attribute(&store, &sets, threshold, printed, page),
     }
 }

@@ -200,7 +200,7 @@ impl<'a> Side<'a> {
     }
 
     /// When each run ran; empty unless every run says.
-    fn times(&self) -> Vec<RunTime> {
+    pub(crate) fn times(&self) -> Vec<RunTime> {
         let seconds = |text: &str| {
             chrono::DateTime::parse_from_rfc3339(text)
                 .ok()
@@ -510,7 +510,10 @@ pub fn row_change(
 /// where it has any: a run the slow state held throughout this row gives
 /// the slow state's figure, which its set's other runs do not (alone on a
 /// side, it gets a note instead).
-fn quiet_runs<'r>(records: &[&'r Record], times: &[RunTime]) -> (Vec<&'r Record>, Vec<RunTime>) {
+pub(crate) fn quiet_runs<'r>(
+    records: &[&'r Record],
+    times: &[RunTime],
+) -> (Vec<&'r Record>, Vec<RunTime>) {
     let quiet = |r: &Record| {
         r.cost
             .as_ref()
@@ -535,7 +538,7 @@ fn quiet_runs<'r>(records: &[&'r Record], times: &[RunTime]) -> (Vec<&'r Record>
 /// squared log deviations pooled over every run of both sides, over the
 /// forks a run's figure averages (a fork whose rounds were all slow-state
 /// ones gives none). None where a run has no rounds, or none has two forks.
-fn forks_evidence<'r>(records: impl Iterator<Item = &'r Record>) -> Option<Evidence> {
+pub(crate) fn forks_evidence<'r>(records: impl Iterator<Item = &'r Record>) -> Option<Evidence> {
     let mut pooled = crate::results::spread::ForkSpread::default();
     let mut forks = Vec::new();
     for record in records {

@@ -12,11 +12,12 @@ use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
 /// The page templates and the style they share.
-const TEMPLATES: [(&str, &str); 4] = [
+const TEMPLATES: [(&str, &str); 5] = [
     ("style.css", include_str!("templates/style.css")),
     ("report.html", include_str!("templates/report.html")),
     ("compare.html", include_str!("templates/compare.html")),
     ("tax.html", include_str!("templates/tax.html")),
+    ("attribute.html", include_str!("templates/attribute.html")),
 ];
 
 /// Renders `template` with `context`.

@@ -3,6 +3,8 @@
 //! computed once when the record was made (hyperfine's `Exporter` is the
 //! model).
 
+pub mod attribute;
+mod attribute_html;
 pub mod compare;
 pub mod compare_html;
 mod csv;

@@ -42,9 +42,9 @@ pub fn render(plan: &Plan, width: usize) -> String {
     say(
         &mut out,
         "then:",
-        "compare the present boot's set with each other boot's: mitbench compare 1..5 6..10 \
-         (history ranges); the mitigations=off boot gives the whole toll, each other boot the \
-         part of the mitigation it switched off",
+        "mitbench attribute with one set a boot (history ranges: mitbench attribute 1..5 \
+         6..10 11..15 ...): each row's whole toll (the present boot against mitigations=off) \
+         and each mitigation's part (against the boot without it only), with intervals",
         2,
     );
     let _ = writeln!(out, "\nto make a boot once (mitbench never reboots):");

@@ -204,6 +204,7 @@ mod changes;
 mod latency;
 mod phases;
 mod ratios;
+mod stacked;
 
 pub use amortization::amortization;
 use bars::{Bar, RowLabels, ratio_bars};
@@ -211,3 +212,4 @@ pub use changes::changes;
 pub use latency::latency;
 pub use phases::phase_shares;
 pub use ratios::ratios;
+pub use stacked::{StackedRow, stacked_parts};

@@ -1,0 +1,360 @@
+//! Where a row's toll comes from, over run sets made under different boots
+//! (or process controls): the whole toll (the present set against the one
+//! with every mitigation off), each mitigation's part (the present set
+//! against the one without it only), and what the parts leave (they need
+//! not add up: mitigations overlap, as IBRS and retpolines do, or cost
+//! more together). Each figure is a sum of sets' figures in nanoseconds
+//! with weights, and its interval holds the runs' noise (their forks) and
+//! the machine's walk between when the sets ran, as a comparison's does.
+//!
+//! The model: Behrens, Belay and Kaashoek, "Performance Evolution of
+//! Mitigating Transient Execution Attacks" (EuroSys 2022), who toggled boot
+//! parameters by hand to attribute each workload's slowdown.
+
+pub mod boots;
+
+pub use boots::{
+    NamedSet, Recognised, Refusal, Role, SetConditions, Switch, SwitchKind, recognise,
+};
+
+use crate::compare::noise::{self, Evidence, RunTime, Walk};
+use crate::compare::{Side, Verdict, verdict};
+use crate::harness::rounds::{Basis, across_forks};
+use crate::results::Record;
+use serde::Serialize;
+
+/// A sum of sets' figures: its value in nanoseconds, its 95% interval, and
+/// the same as a percentage of the figure it is read against.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    pub ns: f64,
+    pub ci95_ns: Option<[f64; 2]>,
+    /// Of the set figure it is a toll on (the all-off set's for the whole,
+    /// the set without the mitigation's for a part, the all-off set's for
+    /// the residual).
+    pub pct: f64,
+    /// Beyond noise and the threshold, as a comparison's verdict.
+    pub verdict: Verdict,
+}
+
+/// One row's toll and its parts.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowParts {
+    pub family: String,
+    pub id: String,
+    pub variant: String,
+    pub item: String,
+    pub present_ns: f64,
+    pub all_off_ns: Option<f64>,
+    /// The present set against the all-off set.
+    pub whole: Option<Estimate>,
+    /// Per mitigation, in the attribution's order: the present set against
+    /// the set without it; None where no set lacks it alone.
+    pub parts: Vec<Option<Estimate>>,
+    /// The whole less every part, where all are measured.
+    pub residual: Option<Estimate>,
+    /// Why a row has figures but no verdicts.
+    pub note: Option<String>,
+}
+
+/// Each mitigation's reach: the rows its part moves, and its share of each
+/// family's toll (the median over the family's rows with a toll beyond
+/// noise of the part over the whole).
+#[derive(Debug, Clone, Serialize)]
+pub struct SwitchReach {
+    pub name: String,
+    pub moves: Vec<String>,
+    pub families: Vec<FamilyShare>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FamilyShare {
+    pub family: String,
+    pub share_pct: f64,
+    /// The family's rows with a whole toll beyond noise the share is read
+    /// over.
+    pub rows: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Attribution {
+    /// The CPU and kernel release the sets share.
+    pub machine: String,
+    pub threshold_pct: f64,
+    pub recognised: Recognised,
+    pub rows: Vec<RowParts>,
+    pub reach: Vec<SwitchReach>,
+    /// Rows not measured in every set.
+    pub gaps: Vec<String>,
+}
+
+/// One set's figure for a row: its runs' records and when they ran.
+#[derive(Clone, Copy)]
+pub struct SetRow<'a> {
+    pub records: &'a [&'a Record],
+    pub times: &'a [RunTime],
+}
+
+/// The attribution of sets already recognised.
+pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) -> Attribution {
+    let present = &sets[recognised.present].runs;
+    let times: Vec<Vec<RunTime>> = sets
+        .iter()
+        .map(|s| {
+            Side {
+                name: s.name.clone(),
+                runs: s.runs.iter().collect(),
+            }
+            .times()
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let mut gaps = Vec::new();
+    for r in &present[0].results {
+        let per_set: Option<Vec<Vec<&Record>>> = sets
+            .iter()
+            .map(|s| {
+                s.runs
+                    .iter()
+                    .map(|d| {
+                        d.results
+                            .iter()
+                            .find(|x| x.id == r.id && x.variant == r.variant)
+                            .filter(|x| x.cost.is_some())
+                    })
+                    .collect()
+            })
+            .collect();
+        let Some(per_set) = per_set else {
+            gaps.push(format!("{} {}", r.id, r.variant));
+            continue;
+        };
+        let set_rows: Vec<SetRow> = per_set
+            .iter()
+            .zip(&times)
+            .map(|(records, times)| SetRow { records, times })
+            .collect();
+        rows.push(row_parts(&set_rows, &recognised, threshold_pct));
+    }
+    let reach = reach(&recognised.switches, &rows);
+    let doc = &present[0];
+    Attribution {
+        machine: format!(
+            "{}, kernel {}",
+            doc.inventory.cpu.model_name, doc.inventory.kernel.release
+        ),
+        threshold_pct,
+        recognised,
+        rows,
+        reach,
+        gaps,
+    }
+}
+
+/// A set's figure for a row, after the runs the slow state held throughout
+/// are left out where its other runs are quiet (as a comparison does).
+struct Figure<'a> {
+    ns: f64,
+    records: Vec<&'a Record>,
+    times: Vec<RunTime>,
+    slow_state: bool,
+}
+
+impl<'a> Figure<'a> {
+    fn of(set: &SetRow<'a>) -> Figure<'a> {
+        let (records, times) = crate::compare::quiet_runs(set.records, set.times);
+        let ns: Vec<f64> = records
+            .iter()
+            .map(|r| r.cost.as_ref().expect("rows with a figure").ns)
+            .collect();
+        Figure {
+            ns: across_forks(&ns),
+            slow_state: records.iter().any(|r| {
+                r.cost
+                    .as_ref()
+                    .is_some_and(|c| c.estimator == Basis::NoQuietRound)
+            }),
+            times: if times.len() == records.len() {
+                times
+            } else {
+                Vec::new()
+            },
+            records,
+        }
+    }
+}
+
+/// The breakdown of one row over its sets (each with the row's records in
+/// every run), whose roles `recognised` says.
+pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -> RowParts {
+    let figures: Vec<Figure> = sets.iter().map(Figure::of).collect();
+    let (evidence, walk_known) = runs_noise(&figures);
+    let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
+        estimate(&figures, terms, base, evidence, walk_known, threshold_pct)
+    };
+    let p = recognised.present;
+    let whole = recognised
+        .all_off
+        .map(|off| sum(&[(p, 1.0), (off, -1.0)], off));
+    let parts: Vec<Option<Estimate>> = recognised
+        .without
+        .iter()
+        .map(|w| w.map(|w| sum(&[(p, 1.0), (w, -1.0)], w)))
+        .collect();
+    // whole - Σ parts = (1 - k)·present - all_off + Σ without_k; with one
+    // mitigation it is nothing by construction.
+    let residual = match (recognised.all_off, parts.iter().all(Option::is_some)) {
+        (Some(off), true) if parts.len() > 1 => {
+            let mut terms = vec![(p, 1.0 - parts.len() as f64), (off, -1.0)];
+            terms.extend(recognised.without.iter().flatten().map(|&w| (w, 1.0)));
+            Some(sum(&terms, off))
+        }
+        _ => None,
+    };
+    let slow: Vec<bool> = figures.iter().map(|f| f.slow_state).collect();
+    let note = (slow.iter().any(|&s| s) && !slow.iter().all(|&s| s)).then(|| {
+        "some sets' figure is the slow state's (no quiet round), others' the quiet state's: \
+         the parts are not comparable"
+            .to_string()
+    });
+    let strip = |e: Estimate| match note {
+        Some(_) => Estimate {
+            verdict: Verdict::Same,
+            ..e
+        },
+        None => e,
+    };
+    let first = sets[p].records[0];
+    RowParts {
+        family: first.family.clone(),
+        id: first.id.clone(),
+        variant: first.variant.clone(),
+        item: first.item.clone(),
+        present_ns: figures[p].ns,
+        all_off_ns: recognised.all_off.map(|off| figures[off].ns),
+        whole: whole.map(strip),
+        parts: parts.into_iter().map(|e| e.map(strip)).collect(),
+        residual: residual.map(strip),
+        note,
+    }
+}
+
+/// The runs' own noise: their forks' spread pooled over every set, where
+/// every run has forks and says when it ran (the walk is counted apart);
+/// else each run's interval and the sets' own spread, as a comparison of
+/// older documents reads them.
+fn runs_noise(figures: &[Figure]) -> (Option<Evidence>, bool) {
+    let walk_known = figures
+        .iter()
+        .all(|f| !f.times.is_empty() && f.times.iter().any(|t| t.walk.is_some()));
+    let all = figures.iter().flat_map(|f| f.records.iter().copied());
+    if walk_known && let Some(forks) = crate::compare::forks_evidence(all) {
+        return (Some(forks), true);
+    }
+    let ticks = |f: &Figure| -> Vec<f64> {
+        f.records
+            .iter()
+            .map(|r| r.cost.as_ref().expect("rows with a figure").ticks)
+            .collect()
+    };
+    let intervals = figures
+        .iter()
+        .flat_map(|f| f.records.iter())
+        .filter_map(|r| {
+            let c = r.cost.as_ref()?;
+            Evidence::from_interval(c.ticks, c.interval_ticks()?, c.between_forks_df)
+        });
+    let sets = figures
+        .iter()
+        .filter_map(|f| Evidence::from_runs(&ticks(f)));
+    (Evidence::pooled(intervals.chain(sets)), false)
+}
+
+/// Σ weight·figure over `terms` (set, weight), read against set `base`.
+/// A set's figure strays by its runs' noise over its runs (a variance of
+/// logs: times the figure squared in nanoseconds) and by the walk, which
+/// sets run apart do not share.
+fn estimate(
+    figures: &[Figure],
+    terms: &[(usize, f64)],
+    base: usize,
+    evidence: Option<Evidence>,
+    walk_known: bool,
+    threshold_pct: f64,
+) -> Estimate {
+    let mut merged: Vec<(usize, f64)> = Vec::new();
+    for &(set, w) in terms {
+        match merged.iter_mut().find(|(s, _)| *s == set) {
+            Some((_, total)) => *total += w,
+            None => merged.push((set, w)),
+        }
+    }
+    let ns: f64 = merged.iter().map(|&(s, w)| w * figures[s].ns).sum();
+    let weight: f64 = merged
+        .iter()
+        .map(|&(s, w)| (w * figures[s].ns).powi(2) / figures[s].records.len() as f64)
+        .sum();
+    let walk = if walk_known {
+        let scaled: Vec<(f64, &[RunTime])> = merged
+            .iter()
+            .map(|&(s, w)| (w * figures[s].ns, &figures[s].times[..]))
+            .collect();
+        Walk::of(&scaled).unwrap_or_default()
+    } else {
+        Walk::default()
+    };
+    let half = noise::half_width(evidence, weight, walk);
+    let of_base = |v: f64| v / figures[base].ns * 100.0;
+    let ci95_ns = half.map(|h| [ns - h, ns + h]);
+    Estimate {
+        ns,
+        ci95_ns,
+        pct: of_base(ns),
+        verdict: verdict(
+            of_base(ns),
+            ci95_ns.map(|[lo, hi]| [of_base(lo), of_base(hi)]),
+            threshold_pct,
+        ),
+    }
+}
+
+/// Per mitigation, the rows its part moves and its median share of each
+/// family's rows whose whole toll is beyond noise.
+fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
+    switches
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let moves = rows
+                .iter()
+                .filter(|r| r.parts[k].is_some_and(|p| p.verdict != Verdict::Same))
+                .map(|r| format!("{} {}", r.id, r.variant))
+                .collect();
+            let families = crate::probes::by_family(rows, |r| &r.family)
+                .into_iter()
+                .filter_map(|(family, members)| {
+                    let mut shares: Vec<f64> = members
+                        .iter()
+                        .filter_map(|r| {
+                            let whole = r.whole.filter(|w| w.verdict == Verdict::Slower)?;
+                            Some(r.parts[k]?.ns / whole.ns * 100.0)
+                        })
+                        .collect();
+                    (!shares.is_empty()).then(|| {
+                        shares.sort_by(f64::total_cmp);
+                        FamilyShare {
+                            family: family.name.to_string(),
+                            share_pct: crate::stats::median(&shares),
+                            rows: shares.len(),
+                        }
+                    })
+                })
+                .collect();
+            SwitchReach {
+                name: s.name.clone(),
+                moves,
+                families,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,230 @@
+//! An attribution (`crate::attribute`) as text: the sets and what each
+//! has off, the mitigations separated, per family a table of each row's
+//! whole toll, its parts and what they leave, then each mitigation's reach.
+
+use super::number::format_cost;
+use super::terminal::terminal_safe;
+use super::text_table::{Style, fit, table, write_wrapped};
+use crate::attribute::{Attribution, Estimate, Role, RowParts, SwitchKind};
+use crate::compare::Verdict;
+use std::fmt::Write as _;
+
+pub use super::attribute_html::render as render_html;
+
+/// A figure with its interval's half-width, in parentheses where it is
+/// within noise or under the threshold.
+fn cell(estimate: Option<Estimate>) -> String {
+    let Some(e) = estimate else {
+        return "-".to_string();
+    };
+    let sign = if e.ns >= 0.0 { "+" } else { "" };
+    let half = e.ci95_ns.map_or_else(String::new, |[lo, hi]| {
+        format!(" ±{}", format_cost((hi - lo) / 2.0))
+    });
+    let text = format!("{sign}{}{half}", format_cost(e.ns));
+    match e.verdict {
+        Verdict::Same => format!("({text})"),
+        _ => text,
+    }
+}
+
+fn roles(roles: &[Role]) -> String {
+    roles
+        .iter()
+        .map(|r| match r {
+            Role::Present => "present: every mitigation on".to_string(),
+            Role::AllOff => "every mitigation off".to_string(),
+            Role::Without(name) => format!("without {name}"),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+pub fn render(a: &Attribution, style: Style, width: usize) -> String {
+    let mut out = String::new();
+    let say = |out: &mut String, first: &str, text: &str, indent: usize| {
+        write_wrapped(out, first, &terminal_safe(text, false), indent, width)
+    };
+    say(
+        &mut out,
+        "Where each row's toll comes from",
+        &format!("({})", a.machine),
+        2,
+    );
+    for set in &a.recognised.sets {
+        say(
+            &mut out,
+            &format!("set {}:", set.name),
+            &format!(
+                "{} run(s), boot \"{}\"; {}",
+                set.runs,
+                set.boot,
+                roles(&set.roles)
+            ),
+            4,
+        );
+    }
+    for s in &a.recognised.switches {
+        say(
+            &mut out,
+            &format!("mitigation {} ({}):", s.name, kind(s.kind)),
+            &format!("{} (off: {})", s.present, s.off_by),
+            4,
+        );
+    }
+    if !a.recognised.constant.is_empty() {
+        let names: Vec<&str> = a
+            .recognised
+            .constant
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        say(
+            &mut out,
+            "in force in every set, not separated:",
+            &names.join(", "),
+            4,
+        );
+    }
+    for boot in &a.recognised.missing {
+        say(
+            &mut out,
+            "boot not measured:",
+            &format!(
+                "\"{}\" ({})",
+                boot.name,
+                boot.adds.as_deref().unwrap_or("the present boot")
+            ),
+            4,
+        );
+    }
+    if a.recognised.switches.is_empty() {
+        say(
+            &mut out,
+            "note:",
+            "every set has the same mitigations on: there is nothing to separate",
+            2,
+        );
+    } else if a.recognised.all_off.is_none() {
+        say(
+            &mut out,
+            "note:",
+            "no set has every mitigation above off: the whole toll and what the parts leave are \
+             not measured",
+            2,
+        );
+    }
+    let mut header = vec![
+        "row".to_string(),
+        "present ns".to_string(),
+        "whole toll".to_string(),
+    ];
+    header.extend(a.recognised.switches.iter().map(|s| s.name.clone()));
+    header.push("left".to_string());
+    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{} — {}", family.name, family.title);
+        // A terminal's table keeps to its width: each probe's id heads its
+        // variants (as the run's and compare's tables do).
+        let terminal = style == Style::Terminal;
+        let mut t = table(
+            style,
+            comfy_table::ContentArrangement::Dynamic,
+            header.clone(),
+            1..header.len(),
+        );
+        let mut probe = "";
+        for r in &rows {
+            let mut cells = row(r);
+            if terminal {
+                if r.id != probe {
+                    probe = &r.id;
+                    t.add_row([r.id.as_str()]);
+                }
+                cells[0] = format!("  {}", variant(r));
+            }
+            t.add_row(cells);
+        }
+        if terminal {
+            fit(&mut t, Some(width));
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    let _ = writeln!(out);
+    for reach in &a.reach {
+        let shares: Vec<String> = reach
+            .families
+            .iter()
+            .map(|f| format!("{} {:.0}% ({} rows)", f.family, f.share_pct, f.rows))
+            .collect();
+        say(
+            &mut out,
+            &format!("{}:", reach.name),
+            &format!(
+                "moves {} row(s); share of the toll: {}",
+                reach.moves.len(),
+                if shares.is_empty() {
+                    "no family's toll is beyond noise".to_string()
+                } else {
+                    shares.join(", ")
+                }
+            ),
+            4,
+        );
+    }
+    if !a.gaps.is_empty() {
+        say(
+            &mut out,
+            "not measured in every set:",
+            &a.gaps.join(", "),
+            4,
+        );
+    }
+    say(
+        &mut out,
+        "reading:",
+        &format!(
+            "nanoseconds an item; the whole toll is the present set less the set with every \
+             mitigation off, a mitigation's part the present set less the set without it only, \
+             left the whole less the parts (mitigations that overlap leave it negative, ones \
+             that cost more together positive); ± is the 95% interval's half-width; a figure in \
+             parentheses is within noise or under {}%{}.",
+            a.threshold_pct,
+            if a.rows.iter().any(|r| r.note.is_some()) {
+                "; (slow): some sets' figure is the slow state's, others' the quiet state's, so \
+                 the row has figures but no verdicts"
+            } else {
+                ""
+            }
+        ),
+        2,
+    );
+    out
+}
+
+fn variant(r: &RowParts) -> String {
+    let slow = if r.note.is_some() { " (slow)" } else { "" };
+    format!("{}{slow}", r.variant)
+}
+
+fn kind(kind: SwitchKind) -> &'static str {
+    match kind {
+        SwitchKind::Boot => "boot",
+        SwitchKind::Process => "process control",
+    }
+}
+
+/// A row's cells: its name, the present figure, the whole toll, each part
+/// and what they leave.
+pub(super) fn row(r: &RowParts) -> Vec<String> {
+    let mut cells = vec![
+        format!("{} {}", r.id, variant(r)),
+        format_cost(r.present_ns),
+        cell(r.whole),
+    ];
+    cells.extend(r.parts.iter().map(|p| cell(*p)));
+    cells.push(cell(r.residual));
+    cells
+}

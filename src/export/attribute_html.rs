@@ -1,0 +1,97 @@
+//! An attribution as one self-contained page: the sets and mitigations,
+//! per family each row's parts stacked against its whole toll, the rows'
+//! table, and each mitigation's reach. Every figure comes from the
+//! attribution.
+
+use super::ExportError;
+use super::html::render_page;
+use super::plots::{self, Plot, StackedRow};
+use crate::attribute::{Attribution, SetConditions, Switch, SwitchReach};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Page<'a> {
+    machine: &'a str,
+    sets: &'a [SetConditions],
+    switches: &'a [Switch],
+    missing: Vec<String>,
+    families: Vec<FamilySection>,
+    reach: &'a [SwitchReach],
+    gaps: &'a [String],
+    threshold_pct: f64,
+}
+
+#[derive(Serialize)]
+struct FamilySection {
+    name: &'static str,
+    title: &'static str,
+    plot: Option<Plot>,
+    rows: Vec<Vec<String>>,
+}
+
+pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
+    let names: Vec<String> = a
+        .recognised
+        .switches
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    let mut families = Vec::new();
+    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
+        if rows.is_empty() {
+            continue;
+        }
+        let stacked: Vec<StackedRow> = rows
+            .iter()
+            .filter_map(|r| {
+                let whole = r.whole?;
+                let off = r.all_off_ns?;
+                let pct = |ns: f64| ns / off * 100.0;
+                let mut parts: Vec<(Option<usize>, f64)> = r
+                    .parts
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, p)| Some((Some(k), pct(p.as_ref()?.ns))))
+                    .collect();
+                if let Some(left) = r.residual {
+                    parts.push((None, pct(left.ns)));
+                }
+                Some(StackedRow {
+                    label: format!("{} {}", r.id, r.variant),
+                    parts,
+                    whole_pct: whole.pct,
+                    whole_ci: whole.ci95_ns.map(|[lo, hi]| [pct(lo), pct(hi)]),
+                })
+            })
+            .collect();
+        let plot = if stacked.is_empty() {
+            None
+        } else {
+            Some(plots::stacked_parts(family.name, &names, &stacked)?)
+        };
+        families.push(FamilySection {
+            name: family.name,
+            title: family.title,
+            plot,
+            rows: rows.iter().map(|r| super::attribute::row(r)).collect(),
+        });
+    }
+    render_page(
+        "attribute.html",
+        Page {
+            machine: &a.machine,
+            sets: &a.recognised.sets,
+            switches: &a.recognised.switches,
+            missing: a
+                .recognised
+                .missing
+                .iter()
+                .map(|b| format!("{}: {}", b.name, b.cmdline))
+                .collect(),
+            families,
+            reach: &a.reach,
+            gaps: &a.gaps,
+            threshold_pct: a.threshold_pct,
+        },
+    )
+}

@@ -1,0 +1,551 @@
+//! `mitbench attribute` against the truth: four run sets on the synthetic
+//! machine (`mitbench::synthetic`) standing in for boots, the way wrappers
+//! stand in for them live: under a seccomp-like toll on the syscall-like
+//! rows, under an SSBD-like toll on the batch (store-heavy) rows, under
+//! both, and under neither. The attribution must put each part where its
+//! toll is and nowhere else, and leave a residual its interval holds: the
+//! two tolls add, so nothing is left. Seeded trials, no clock.
+
+mod common;
+
+use mitbench::attribute::{self, Recognised, Role, SetConditions, SetRow, Switch, SwitchKind};
+use mitbench::compare::{RunTime, Verdict};
+use mitbench::harness::Settings;
+use mitbench::results::Record;
+use mitbench::synthetic::{Layout, Machine, Noise, Run, guest_probes};
+
+const TRIALS: u64 = 40;
+const LAYOUT: Layout = Layout {
+    forks: 3,
+    passes: 10,
+    run_s: 120.0,
+};
+/// The synthetic machine's TSC, MHz: ticks / 2.6 = ns.
+const TICKS_PER_NS: f64 = 2.6;
+/// The seccomp-like toll on every syscall-like row, ticks.
+const FILTER_TICKS: f64 = 100.0;
+/// The SSBD-like toll on the batch rows, a share of their cost.
+const SSBD_SHARE: f64 = 0.15;
+
+/// The sets in the order they are given: both tolls (the present set),
+/// the filter only (without SSBD), SSBD only (without the filter), neither.
+const SETS: [(bool, bool); 4] = [(true, true), (true, false), (false, true), (false, false)];
+
+fn switch(name: &str) -> Switch {
+    Switch {
+        name: name.to_string(),
+        kind: SwitchKind::Process,
+        present: format!("{name}: on"),
+        off_by: "run without the wrapper that sets it".to_string(),
+    }
+}
+
+/// What `attribute::recognise` makes of the four sets' conditions.
+fn recognised() -> Recognised {
+    let set = |name: &str, off: &[&str], roles: Vec<Role>| SetConditions {
+        name: name.to_string(),
+        runs: 3,
+        boot: "present".to_string(),
+        cmdline: String::new(),
+        off: off.iter().map(|s| s.to_string()).collect(),
+        roles,
+    };
+    Recognised {
+        switches: vec![switch("seccomp filter"), switch("SSBD by prctl")],
+        constant: Vec::new(),
+        sets: vec![
+            set("both", &[], vec![Role::Present]),
+            set(
+                "filter",
+                &["SSBD by prctl"],
+                vec![Role::Without("SSBD by prctl".into())],
+            ),
+            set(
+                "ssbd",
+                &["seccomp filter"],
+                vec![Role::Without("seccomp filter".into())],
+            ),
+            set(
+                "neither",
+                &["seccomp filter", "SSBD by prctl"],
+                vec![Role::AllOff],
+            ),
+        ],
+        present: 0,
+        all_off: Some(3),
+        without: vec![Some(2), Some(1)],
+        missing: Vec::new(),
+    }
+}
+
+/// The guest probes with the tolls of a set laid on.
+fn probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
+    let mut probes = guest_probes();
+    for p in &mut probes {
+        for v in &mut p.variants {
+            match p.declaration.id {
+                "synthetic/syscall" if filter => v.ticks += FILTER_TICKS,
+                "synthetic/batch" if ssbd => v.ticks *= 1.0 + SSBD_SHARE,
+                _ => {}
+            }
+        }
+    }
+    probes
+}
+
+/// Each part's true size on a row, ns at the machine's mean speed: the
+/// filter's, SSBD's.
+fn truth(id: &str, variant: &str) -> [f64; 2] {
+    let base = guest_probes()
+        .into_iter()
+        .find(|p| p.declaration.id == id)
+        .and_then(|p| p.variants.into_iter().find(|v| v.name == variant))
+        .map_or(0.0, |v| v.ticks);
+    match id {
+        "synthetic/syscall" => [FILTER_TICKS / TICKS_PER_NS, 0.0],
+        "synthetic/batch" => [0.0, base * SSBD_SHARE / TICKS_PER_NS],
+        _ => [0.0, 0.0],
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    tolled: usize,
+    seen: usize,
+    untouched: usize,
+    marked: usize,
+    covered: usize,
+    intervals: usize,
+}
+
+impl Tally {
+    fn add(&mut self, estimate: Option<attribute::Estimate>, truth_ns: f64) {
+        let e = estimate.expect("every part measured");
+        if truth_ns > 0.0 {
+            self.tolled += 1;
+            self.seen += usize::from(e.verdict == Verdict::Slower);
+        } else {
+            self.untouched += 1;
+            self.marked += usize::from(e.verdict != Verdict::Same);
+        }
+        if let Some([lo, hi]) = e.ci95_ns {
+            self.intervals += 1;
+            self.covered += usize::from(lo <= truth_ns && truth_ns <= hi);
+        }
+    }
+
+    fn hold(&self, what: &str) {
+        let share = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+        let seen = share(self.seen, self.tolled);
+        let marked = share(self.marked, self.untouched);
+        let covered = share(self.covered, self.intervals);
+        println!(
+            "{what}: seen {seen:.3} of {}, untouched marked {marked:.3} of {}, covered {covered:.3} of {}",
+            self.tolled, self.untouched, self.intervals
+        );
+        assert!(
+            self.tolled == 0 || seen >= 0.95,
+            "{what}: toll seen in {seen:.3}"
+        );
+        assert!(
+            marked <= 0.10,
+            "{what}: untouched rows marked in {marked:.3}"
+        );
+        assert!(
+            self.intervals > 0 && covered >= 0.85,
+            "{what}: covered {covered:.3}"
+        );
+    }
+}
+
+#[test]
+fn each_part_lands_where_its_toll_is_and_the_residual_is_nothing() {
+    let settings = Settings::standard();
+    let recognised = recognised();
+    let (mut filter_tally, mut ssbd_tally, mut whole_tally, mut left_tally): (
+        Tally,
+        Tally,
+        Tally,
+        Tally,
+    ) = Default::default();
+    for trial in 0..TRIALS {
+        let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
+        let mut machine = Machine::new(Noise::cloud_guest(slow_share), 7000 + trial);
+        // The sets alternate, as a user making wrapper sets would run them.
+        let mut runs: Vec<Vec<Run>> = (0..SETS.len()).map(|_| Vec::new()).collect();
+        for _ in 0..3 {
+            for (i, &(f, s)) in SETS.iter().enumerate() {
+                runs[i].push(machine.run(&probes(f, s), LAYOUT, &settings));
+            }
+        }
+        let times: Vec<Vec<RunTime>> = runs
+            .iter()
+            .map(|set| set.iter().filter_map(|r| r.time).collect())
+            .collect();
+        for first in &runs[0][0].records {
+            if first.cost.is_none() {
+                continue;
+            }
+            let records: Vec<Vec<&Record>> = runs
+                .iter()
+                .map(|set| {
+                    set.iter()
+                        .filter_map(|run| {
+                            run.records.iter().find(|r| {
+                                r.id == first.id && r.variant == first.variant && r.cost.is_some()
+                            })
+                        })
+                        .collect()
+                })
+                .collect();
+            if records.iter().any(|set| set.len() != 3) {
+                continue;
+            }
+            let sets: Vec<SetRow> = records
+                .iter()
+                .zip(&times)
+                .map(|(records, times)| SetRow { records, times })
+                .collect();
+            let row = attribute::row_parts(&sets, &recognised, 2.0);
+            if row.note.is_some() {
+                continue;
+            }
+            let [f, s] = truth(&row.id, &row.variant);
+            filter_tally.add(row.parts[0], f);
+            ssbd_tally.add(row.parts[1], s);
+            whole_tally.add(row.whole, f + s);
+            left_tally.add(row.residual, 0.0);
+            // The residual is the whole less the parts, by definition.
+            let sum = row.parts.iter().flatten().map(|p| p.ns).sum::<f64>();
+            let (w, r) = (row.whole.unwrap().ns, row.residual.unwrap().ns);
+            assert!(
+                (w - sum - r).abs() <= 1e-9 * w.abs().max(1.0),
+                "{w} {sum} {r}"
+            );
+        }
+    }
+    filter_tally.hold("the filter's part (syscall rows only)");
+    ssbd_tally.hold("SSBD's part (batch rows only)");
+    whole_tally.hold("the whole toll");
+    left_tally.hold("what the parts leave");
+}
+
+// The command on stored documents: four copies of a real default run made
+// into the four wrapper sets (their process controls set as the wrappers
+// set them, their tolls laid on the rows each taxes), and the sets it must
+// refuse.
+
+mod cli {
+    use super::common::{mitbench, refused};
+    use mitbench::history::History;
+    use mitbench::results::RunDocument;
+    use mitbench::results::load::document_from_file;
+    use std::path::Path;
+
+    fn fixture() -> RunDocument {
+        document_from_file(Path::new("tests/fixtures/default-run.json")).unwrap()
+    }
+
+    /// Every figure of the rows of `id` made `factor` times as large.
+    fn toll(doc: &mut RunDocument, id: &str, factor: f64) {
+        for r in doc.results.iter_mut().filter(|r| r.id == id) {
+            if let Some(cost) = r.cost.as_mut() {
+                cost.ticks *= factor;
+                cost.ns *= factor;
+                cost.ci95_ticks = cost.ci95_ticks.map(|[lo, hi]| [lo * factor, hi * factor]);
+                cost.run_to_run_ci95_ticks = cost
+                    .run_to_run_ci95_ticks
+                    .map(|[lo, hi]| [lo * factor, hi * factor]);
+            }
+        }
+    }
+
+    /// A run as it would be under the filter and/or SSBD set by wrappers.
+    fn under(filter: bool, ssbd: bool) -> RunDocument {
+        let mut doc = fixture();
+        if filter {
+            let controls = &mut doc.inventory.identity.process_controls;
+            controls.insert("Seccomp".into(), "2".into());
+            controls.insert("Seccomp_filters".into(), "1".into());
+            toll(&mut doc, "os/getpid", 1.5);
+        }
+        if ssbd {
+            doc.inventory.identity.process_controls.insert(
+                "Speculation_Store_Bypass".into(),
+                "thread force mitigated".into(),
+            );
+            toll(&mut doc, "syscall/specctrl-storeload", 1.3);
+        }
+        doc
+    }
+
+    fn saved(dir: &Path, name: &str, doc: &RunDocument) -> String {
+        let path = dir.join(name);
+        std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+        path.display().to_string()
+    }
+
+    fn row<'a>(json: &'a serde_json::Value, id: &str, variant: &str) -> &'a serde_json::Value {
+        json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id && r["variant"] == variant)
+            .unwrap_or_else(|| panic!("no row {id} {variant}"))
+    }
+
+    #[test]
+    fn four_wrapper_sets_are_recognised_and_each_part_lands_on_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let neither = saved(dir.path(), "neither.json", &under(false, false));
+        let filter = saved(dir.path(), "filter.json", &under(true, false));
+        let ssbd = saved(dir.path(), "ssbd.json", &under(false, true));
+        let both = saved(dir.path(), "both.json", &under(true, true));
+        let page = dir.path().join("attribution.html");
+        // Any order: the sets are recognised by their conditions.
+        let out = mitbench(&[
+            "attribute",
+            &filter,
+            &neither,
+            &both,
+            &ssbd,
+            "--json",
+            "--html",
+            page.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = json["recognised"]["switches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["seccomp filter", "SSBD by prctl"]);
+        assert_eq!(json["recognised"]["present"], 2);
+        assert_eq!(json["recognised"]["all_off"], 1);
+        assert_eq!(json["recognised"]["without"], serde_json::json!([3, 0]));
+        // The kernel's own mitigations are on in every set: not separated,
+        // and their boots are listed as not measured.
+        assert!(
+            !json["recognised"]["constant"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+        assert!(!json["recognised"]["missing"].as_array().unwrap().is_empty());
+        let verdict = |r: &serde_json::Value, k: usize| r["parts"][k]["verdict"].clone();
+        let getpid = row(&json, "os/getpid", "syscall");
+        assert_eq!(verdict(getpid, 0), "slower");
+        assert_eq!(verdict(getpid, 1), "~");
+        let storeload = row(&json, "syscall/specctrl-storeload", "unchanged");
+        assert_eq!(verdict(storeload, 0), "~");
+        assert_eq!(verdict(storeload, 1), "slower");
+        for r in json["rows"].as_array().unwrap() {
+            if r["family"] == "indirect" || r["family"] == "section" {
+                assert_eq!(verdict(r, 0), "~", "{r}");
+                assert_eq!(verdict(r, 1), "~", "{r}");
+            }
+            // The tolls add: nothing is left, and the interval says so.
+            let left = &r["residual"];
+            assert!(left["ns"].as_f64().unwrap().abs() < 1e-6, "{r}");
+            assert_eq!(left["verdict"], "~");
+        }
+        let reach = &json["reach"];
+        assert!(
+            reach[0]["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|m| m.as_str().unwrap().starts_with("os/getpid")),
+            "{reach}"
+        );
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(html.contains("<svg") && html.contains("seccomp filter"));
+        // The terminal's text keeps to 100 columns where stdout is a pipe.
+        let out = mitbench(&["attribute", &filter, &neither, &both, &ssbd]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("seccomp filter: moves 3 row(s)"), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+    }
+
+    #[test]
+    fn sets_it_cannot_read_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, doc: &RunDocument| saved(dir.path(), name, doc);
+        let neither = write("neither.json", &under(false, false));
+        let filter = write("filter.json", &under(true, false));
+        let mut elsewhere = under(true, false);
+        elsewhere.inventory.identity.hostname = "another-host".into();
+        let elsewhere = write("elsewhere.json", &elsewhere);
+        refused(&["attribute", &neither, &elsewhere], "machine");
+        let mut rebuilt = under(true, false);
+        rebuilt.build.git_commit = "0000000".into();
+        let rebuilt = write("rebuilt.json", &rebuilt);
+        refused(&["attribute", &neither, &rebuilt], "mitbench build");
+        let mut old = serde_json::to_value(under(true, false)).unwrap();
+        old["schema"] = 2.into();
+        let old_path = dir.path().join("old.json");
+        std::fs::write(&old_path, old.to_string()).unwrap();
+        refused(
+            &["attribute", &neither, old_path.to_str().unwrap()],
+            "schema",
+        );
+        refused(
+            &["attribute", &neither, &neither],
+            "ran under the same boot and process controls",
+        );
+        // A set within which the runs differ is not one set.
+        refused(
+            &["attribute", &format!("{neither},{filter}"), &filter],
+            "not all made under the same boot",
+        );
+        // A boot the plan does not have: a word that is no mitigation's.
+        let mut odd = fixture();
+        odd.inventory.kernel.cmdline =
+            mitbench::plan::with_word(&odd.inventory.kernel.cmdline, "nosmt");
+        let odd = write("odd.json", &odd);
+        refused(&["attribute", &filter, &odd], "matches no boot of the plan");
+        // A boot parameter the kernel did not take: its file unchanged.
+        let mut untaken = fixture();
+        untaken.inventory.kernel.cmdline =
+            mitbench::plan::with_word(&untaken.inventory.kernel.cmdline, "spectre_v2=off");
+        let untaken = write("untaken.json", &untaken);
+        refused(&["attribute", &neither, &untaken], "did not take");
+        // The same boot taken: spectre_v2's part is a boot of the plan.
+        let mut taken = fixture();
+        taken.inventory.kernel.cmdline =
+            mitbench::plan::with_word(&taken.inventory.kernel.cmdline, "spectre_v2=off");
+        taken
+            .inventory
+            .cpu
+            .vulnerabilities
+            .insert("spectre_v2".into(), "Vulnerable".into());
+        let taken = write("taken.json", &taken);
+        let out = mitbench(&["attribute", &neither, &taken, "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["recognised"]["switches"][0]["name"], "spectre_v2");
+        assert_eq!(json["recognised"]["sets"][1]["boot"], "without spectre_v2");
+        refused(&["attribute", &neither], "2");
+    }
+
+    #[test]
+    fn a_refused_attribution_of_history_ranges_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let mut history = History::open(&path, true).unwrap();
+        for doc in [under(false, false), under(false, false), under(true, false)] {
+            history.store(&doc).unwrap();
+        }
+        drop(history);
+        let h = path.to_str().unwrap();
+        refused(
+            &["attribute", "1", "2", "--history", h],
+            "ran under the same boot",
+        );
+        let out = mitbench(&["attribute", "1..2", "3", "--history", h, "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["recognised"]["sets"][0]["runs"], 2);
+        let listed = mitbench(&["history", "--json", "--history", h]);
+        let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+        assert_eq!(runs.as_array().map(Vec::len), Some(3), "{runs}");
+    }
+}
+
+// Live: real runs under the wrappers' controls, set before exec as
+// examples/under_seccomp.rs and examples/under_ssbd.rs set them. Only what
+// does not hang on the machine's noise is asserted: each set is recognised
+// by what its own inventory read, every figure is finite, and a filter of
+// 256 comparisons, several times the null syscall's cost, makes the
+// filter's part on it positive.
+
+mod live {
+    use super::common::{self, QUICK_RUN};
+    use std::os::unix::process::CommandExt;
+
+    /// Whether this kernel lets a task disable SSBD for itself.
+    fn ssbd_controllable() -> bool {
+        let child = std::thread::spawn(|| {
+            // A thread of its own: the setting ends with it.
+            mitbench::tax::inject::disable_store_bypass().is_ok()
+        });
+        child.join().unwrap_or(false)
+    }
+
+    fn run_set(path: &std::path::Path, filter: bool, ssbd: bool) {
+        let mut command = common::command(&QUICK_RUN);
+        command.args([
+            "--probe",
+            "os/getpid",
+            "--probe",
+            "indirect/call",
+            "--probe",
+            "syscall/specctrl-storeload",
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        let program = mitbench::tax::inject::every_syscall_filter(256);
+        // SAFETY: only prctl calls between fork and exec; the program
+        // lives until exec.
+        unsafe {
+            command.pre_exec(move || {
+                if ssbd {
+                    mitbench::tax::inject::disable_store_bypass()?;
+                }
+                if filter {
+                    mitbench::tax::inject::install(&program)?;
+                }
+                Ok(())
+            });
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    #[test]
+    fn wrapper_sets_made_live_are_recognised_and_the_filter_lands_on_the_syscall() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conditions = vec![(true, false), (false, false)];
+        if ssbd_controllable() {
+            conditions.extend([(true, true), (false, true)]);
+        } else {
+            common::skipped(
+                "the SSBD sets: this kernel does not let a task disable SSBD (its \
+                 spec_store_bypass file is not \"... via prctl\")",
+            );
+        }
+        let mut paths = Vec::new();
+        for (i, &(filter, ssbd)) in conditions.iter().enumerate() {
+            let path = dir.path().join(format!("set{i}.json"));
+            run_set(&path, filter, ssbd);
+            paths.push(path.display().to_string());
+        }
+        let mut args = vec!["attribute", "--json"];
+        args.extend(paths.iter().map(String::as_str));
+        let out = common::mitbench(&args);
+        assert!(out.status.success(), "{out:?}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let switches = json["recognised"]["switches"].as_array().unwrap();
+        assert_eq!(switches[0]["name"], "seccomp filter");
+        assert_eq!(switches.len(), conditions.len() / 2);
+        assert_eq!(json["recognised"]["present"], conditions.len() - 2);
+        for r in json["rows"].as_array().unwrap() {
+            for part in r["parts"].as_array().unwrap() {
+                assert!(part["ns"].as_f64().unwrap().is_finite(), "{r}");
+            }
+            assert!(r["present_ns"].as_f64().unwrap() > 0.0, "{r}");
+        }
+        let getpid = json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == "os/getpid" && r["variant"] == "syscall")
+            .unwrap();
+        assert!(getpid["parts"][0]["ns"].as_f64().unwrap() > 0.0, "{getpid}");
+    }
+}
