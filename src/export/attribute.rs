@@ -120,7 +120,10 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         "whole toll".to_string(),
     ];
     header.extend(a.recognised.switches.iter().map(|s| s.name.clone()));
-    header.push("left".to_string());
+    let left = has_residual(a);
+    if left {
+        header.push("left".to_string());
+    }
     for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
         if rows.is_empty() {
             continue;
@@ -137,7 +140,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         );
         let mut probe = "";
         for r in &rows {
-            let mut cells = row(r);
+            let mut cells = row(r, left);
             if terminal {
                 if r.id != probe {
                     probe = &r.id;
@@ -216,15 +219,23 @@ fn kind(kind: SwitchKind) -> &'static str {
     }
 }
 
+/// Whether any row has a residual: with one mitigation separated it is
+/// nothing by construction, and its column is left out.
+pub(super) fn has_residual(a: &Attribution) -> bool {
+    a.rows.iter().any(|r| r.residual.is_some())
+}
+
 /// A row's cells: its name, the present figure, the whole toll, each part
-/// and what they leave.
-pub(super) fn row(r: &RowParts) -> Vec<String> {
+/// and, where `left`, what they leave.
+pub(super) fn row(r: &RowParts, left: bool) -> Vec<String> {
     let mut cells = vec![
         format!("{} {}", r.id, variant(r)),
         format_cost(r.present_ns),
         cell(r.whole),
     ];
     cells.extend(r.parts.iter().map(|p| cell(*p)));
-    cells.push(cell(r.residual));
+    if left {
+        cells.push(cell(r.residual));
+    }
     cells
 }

@@ -19,6 +19,7 @@ struct Page<'a> {
     reach: &'a [SwitchReach],
     gaps: &'a [String],
     threshold_pct: f64,
+    left: bool,
 }
 
 #[derive(Serialize)]
@@ -36,6 +37,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
         .iter()
         .map(|s| s.name.clone())
         .collect();
+    let left = super::attribute::has_residual(a);
     let mut families = Vec::new();
     for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
         if rows.is_empty() {
@@ -73,7 +75,10 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
             name: family.name,
             title: family.title,
             plot,
-            rows: rows.iter().map(|r| super::attribute::row(r)).collect(),
+            rows: rows
+                .iter()
+                .map(|r| super::attribute::row(r, left))
+                .collect(),
         });
     }
     render_page(
@@ -92,6 +97,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
             reach: &a.reach,
             gaps: &a.gaps,
             threshold_pct: a.threshold_pct,
+            left,
         },
     )
 }
