@@ -216,18 +216,11 @@ pub enum Command {
         /// The later run, or a set of runs
         #[arg(value_parser = SideRef::parse)]
         new: SideRef,
-        /// A change smaller than PCT% is `~` whatever its interval [default: 2]
-        #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
-        threshold: Option<f64>,
         /// Exit 3 when a row is slower by more than PCT% beyond noise (its interval's lower end)
         #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
         fail_above: Option<f64>,
         #[command(flatten)]
-        printed: Printed,
-        #[command(flatten)]
-        page: Page,
-        #[command(flatten)]
-        store: HistoryArgs,
+        judged: Judged,
     },
     /// Break each row's toll down by mitigation over run sets made under the boots of
     /// `mitbench plan` (or under wrappers that set a process control)
@@ -249,15 +242,8 @@ pub enum Command {
         /// Two run sets or more, one per boot (or wrapper)
         #[arg(value_parser = SideRef::parse, num_args = 2.., required = true, value_name = "SET")]
         sets: Vec<SideRef>,
-        /// A part smaller than PCT% is `~` whatever its interval [default: 2]
-        #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
-        threshold: Option<f64>,
         #[command(flatten)]
-        printed: Printed,
-        #[command(flatten)]
-        page: Page,
-        #[command(flatten)]
-        store: HistoryArgs,
+        judged: Judged,
     },
     /// One fork of a run: a job on stdin, its rounds on stdout (started by
     /// `mitbench run` itself, never by a user)
@@ -386,6 +372,22 @@ impl Printed {
             Style::Terminal
         }
     }
+}
+
+/// What `compare` and `attribute` hold their runs to, and where the
+/// result goes.
+#[derive(Args)]
+pub struct Judged {
+    /// A change (or a mitigation's part) smaller than PCT% is `~` whatever its interval
+    /// [default: 2]
+    #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
+    pub threshold: Option<f64>,
+    #[command(flatten)]
+    pub printed: Printed,
+    #[command(flatten)]
+    pub page: Page,
+    #[command(flatten)]
+    pub store: HistoryArgs,
 }
 
 /// `--html FILE`: the result also as a self-contained page.

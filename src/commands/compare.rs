@@ -1,10 +1,10 @@
 //! `mitbench compare` (two runs) and `mitbench fleet` (many runs, one per
 //! host).
 
-use super::output::{Exit, fail, page_target, print_json, print_out, write_page};
+use super::output::{Exit, fail, page_target, print_json, print_out, show};
 use super::stored::{open_history, resolve};
 use crate::attribute::NamedSet;
-use crate::cli::{HistoryArgs, Page, Printed};
+use crate::cli::{HistoryArgs, Judged, Printed};
 use crate::compare::{self, Side};
 use crate::export;
 use crate::history::RunRef;
@@ -12,19 +12,12 @@ use crate::history::{SideRef, conditions_of};
 use crate::results::RunDocument;
 use std::collections::BTreeMap;
 
-pub fn compare_runs(
-    store: &HistoryArgs,
-    [old, new]: [&SideRef; 2],
-    threshold: Option<f64>,
-    fail_above: Option<f64>,
-    printed: Printed,
-    page: Page,
-) -> Exit {
-    let html = match page_target(page.html.as_deref()) {
+pub fn compare_runs([old, new]: [&SideRef; 2], fail_above: Option<f64>, judged: Judged) -> Exit {
+    let html = match page_target(judged.page.html.as_deref()) {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
-    let (history, sides) = match resolve_sets(store, &[old, new]) {
+    let (history, sides) = match resolve_sets(&judged.store, &[old, new]) {
         Ok(resolved) => resolved,
         Err(exit) => return exit,
     };
@@ -39,25 +32,19 @@ pub fn compare_runs(
             name: new.to_string(),
             runs: new_docs.iter().collect(),
         },
-        threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
+        judged.threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
         &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
     );
-    let shown = if printed.json {
-        print_json(&comparison)
-    } else {
-        print_out(&export::compare::render(&comparison, printed.style()))
-    };
+    let shown = show(
+        &comparison,
+        judged.printed,
+        |style| export::compare::render(&comparison, style),
+        html,
+        || export::compare_html::render(&comparison),
+        "comparison",
+    );
     if !shown.is_success() {
         return shown;
-    }
-    if let Some(target) = html
-        && let Err(code) = write_page(
-            target,
-            export::compare_html::render(&comparison),
-            "comparison",
-        )
-    {
-        return code;
     }
     match above_limit(fail_above, comparison.worst_slowdown_pct()) {
         Some(message) => {
@@ -96,19 +83,13 @@ fn resolve_sets(
 
 /// `mitbench attribute SET...`: each row's toll broken down by mitigation
 /// over sets made under the plan's boots (see `attribute`).
-pub fn attribute(
-    store: &HistoryArgs,
-    sets: &[SideRef],
-    threshold: Option<f64>,
-    printed: Printed,
-    page: Page,
-) -> Exit {
-    let html = match page_target(page.html.as_deref()) {
+pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
+    let html = match page_target(judged.page.html.as_deref()) {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
     let refs: Vec<&SideRef> = sets.iter().collect();
-    let (_, resolved) = match resolve_sets(store, &refs) {
+    let (_, resolved) = match resolve_sets(&judged.store, &refs) {
         Ok(resolved) => resolved,
         Err(exit) => return exit,
     };
@@ -127,30 +108,18 @@ pub fn attribute(
     let attribution = crate::attribute::attribute(
         &named,
         recognised,
-        threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
+        judged.threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
     );
-    let shown = if printed.json {
-        print_json(&attribution)
-    } else {
-        print_out(&export::attribute::render(
-            &attribution,
-            printed.style(),
-            export::text_table::terminal_width(),
-        ))
-    };
-    if !shown.is_success() {
-        return shown;
-    }
-    if let Some(target) = html
-        && let Err(code) = write_page(
-            target,
-            export::attribute::render_html(&attribution),
-            "attribution",
-        )
-    {
-        return code;
-    }
-    Exit::SUCCESS
+    show(
+        &attribution,
+        judged.printed,
+        |style| {
+            export::attribute::render(&attribution, style, export::text_table::terminal_width())
+        },
+        html,
+        || export::attribute::render_html(&attribution),
+        "attribution",
+    )
 }
 
 /// What the history has seen each row do between earlier runs of the old

@@ -79,18 +79,9 @@ pub fn dispatch(cli: Cli) -> Exit {
         Some(Command::Compare {
             old,
             new,
-            threshold,
             fail_above,
-            printed,
-            page,
-            store,
-        }) => compare::compare_runs(&store, [&old, &new], threshold, fail_above, printed, page),
-        Some(Command::Attribute {
-            sets,
-            threshold,
-            printed,
-            page,
-            store,
-        }) => compare::attribute(&store, &sets, threshold, printed, page),
+            judged,
+        }) => compare::compare_runs([&old, &new], fail_above, judged),
+        Some(Command::Attribute { sets, judged }) => compare::attribute(&sets, judged),
     }
 }

@@ -2,7 +2,7 @@
 //! a run of this boot, correct for the counters' own cost, and with
 //! `--check` test the estimate against an injected toll.
 
-use super::output::{Exit, fail, page_target, print_json, print_out, write_page};
+use super::output::{Exit, fail, page_target, show};
 use super::stored::open_history;
 use crate::cli::{HistoryArgs, Page, Printed};
 use crate::export;
@@ -89,16 +89,14 @@ pub fn tax(
             }
         }
     }
-    let shown = if printed.json {
-        print_json(&estimate)
-    } else {
-        print_out(&export::tax::render(&estimate, printed.style()))
-    };
-    if let Some(target) = html
-        && let Err(code) = write_page(target, export::tax::render_html(&estimate), "estimate")
-    {
-        return code;
-    }
+    let shown = show(
+        &estimate,
+        printed,
+        |style| export::tax::render(&estimate, style),
+        html,
+        || export::tax::render_html(&estimate),
+        "estimate",
+    );
     if shown.is_success() { ending } else { shown }
 }
 
