@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{mitbench, refused};
+use common::{mitbench, refused, scale_rows};
 use mitbench::compare::{self, Verdict};
 use mitbench::results::RunDocument;
 use mitbench::results::load::document_from_file;
@@ -12,23 +12,6 @@ use std::path::Path;
 
 fn fixture() -> RunDocument {
     document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
-}
-
-/// Every figure of the rows of `id` made `factor` times as large.
-fn inject(doc: &mut RunDocument, id: &str, factor: f64) {
-    for r in doc.results.iter_mut().filter(|r| r.id == id) {
-        if let Some(cost) = r.cost.as_mut() {
-            cost.ticks *= factor;
-            cost.ns *= factor;
-            cost.ci95_ticks = cost.ci95_ticks.map(|[lo, hi]| [lo * factor, hi * factor]);
-            cost.run_to_run_ci95_ticks = cost
-                .run_to_run_ci95_ticks
-                .map(|[lo, hi]| [lo * factor, hi * factor]);
-        }
-        for round in &mut r.rounds.each {
-            round.ticks *= factor;
-        }
-    }
 }
 
 fn with_seccomp(doc: &mut RunDocument) {
@@ -55,7 +38,7 @@ fn a_run_against_itself_changes_nothing() {
 fn an_injected_toll_is_flagged_and_attributed() {
     let old = fixture();
     let mut new = fixture();
-    inject(&mut new, "os/getpid", 1.5);
+    scale_rows(&mut new, "os/getpid", 1.5);
     with_seccomp(&mut new);
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     assert!(cmp.inventory.iter().any(|c| c.key == "process: Seccomp"));
@@ -92,7 +75,7 @@ fn an_injected_toll_is_flagged_and_attributed() {
 fn a_change_no_inventory_difference_explains_is_unexplained() {
     let old = fixture();
     let mut new = fixture();
-    inject(&mut new, "indirect/call", 0.5);
+    scale_rows(&mut new, "indirect/call", 0.5);
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     let faster: Vec<_> = cmp
         .rows
@@ -144,7 +127,7 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     let write = |name: &str, doc: &RunDocument| saved(dir.path(), name, doc);
     let old = write("old.json", &fixture());
     let mut slower = fixture();
-    inject(&mut slower, "os/getpid", 1.5);
+    scale_rows(&mut slower, "os/getpid", 1.5);
     with_seccomp(&mut slower);
     let new = write("new.json", &slower);
 
@@ -213,7 +196,7 @@ fn a_fleet_groups_hosts_by_inventory_and_marks_what_differs() {
     twin.inventory.identity.hostname = "twin".into();
     let mut filtered = fixture();
     filtered.inventory.identity.hostname = "filtered".into();
-    inject(&mut filtered, "os/getpid", 1.5);
+    scale_rows(&mut filtered, "os/getpid", 1.5);
     with_seccomp(&mut filtered);
     let (a, b, c) = (
         write("a.json", &fixture()),

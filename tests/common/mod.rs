@@ -185,3 +185,21 @@ pub fn temp_history() -> (tempfile::TempDir, String) {
     let path = dir.path().join("h.sqlite").display().to_string();
     (dir, path)
 }
+
+/// Every figure of the rows of `id` in `doc` made `factor` times as large:
+/// a known toll laid on a stored run.
+pub fn scale_rows(doc: &mut mitbench::results::RunDocument, id: &str, factor: f64) {
+    for r in doc.results.iter_mut().filter(|r| r.id == id) {
+        if let Some(cost) = r.cost.as_mut() {
+            cost.ticks *= factor;
+            cost.ns *= factor;
+            cost.ci95_ticks = cost.ci95_ticks.map(|[lo, hi]| [lo * factor, hi * factor]);
+            cost.run_to_run_ci95_ticks = cost
+                .run_to_run_ci95_ticks
+                .map(|[lo, hi]| [lo * factor, hi * factor]);
+        }
+        for round in &mut r.rounds.each {
+            round.ticks *= factor;
+        }
+    }
+}
