@@ -8,7 +8,9 @@
 
 mod common;
 
-use mitbench::attribute::{self, Recognised, Role, SetConditions, SetRow, Switch, SwitchKind};
+use mitbench::attribute::{
+    self, NotSeparated, Recognised, Role, Roles, SetConditions, SetRow, Switch, SwitchKind,
+};
 use mitbench::compare::{RunTime, Verdict};
 use mitbench::harness::Settings;
 use mitbench::results::Record;
@@ -45,14 +47,16 @@ fn recognised() -> Recognised {
     let set = |name: &str, off: &[&str], roles: Vec<Role>| SetConditions {
         name: name.to_string(),
         runs: 3,
-        boot: "present".to_string(),
-        cmdline: String::new(),
+        boot: mitbench::plan::Boot {
+            name: "present".to_string(),
+            adds: None,
+            cmdline: String::new(),
+        },
         off: off.iter().map(|s| s.to_string()).collect(),
         roles,
     };
     Recognised {
         switches: vec![switch("seccomp filter"), switch("SSBD by prctl")],
-        constant: Vec::new(),
         sets: vec![
             set("both", &[], vec![Role::Present]),
             set(
@@ -71,10 +75,15 @@ fn recognised() -> Recognised {
                 vec![Role::AllOff],
             ),
         ],
-        present: 0,
-        all_off: Some(3),
-        without: vec![Some(2), Some(1)],
-        missing: Vec::new(),
+        roles: Roles {
+            present: 0,
+            all_off: Some(3),
+            without: vec![Some(2), Some(1)],
+        },
+        not_separated: NotSeparated {
+            in_force: Vec::new(),
+            boots: Vec::new(),
+        },
     }
 }
 
@@ -186,27 +195,17 @@ fn each_part_lands_where_its_toll_is_and_the_residual_is_nothing() {
             if first.cost.is_none() {
                 continue;
             }
-            let records: Vec<Vec<&Record>> = runs
+            let Some(records) = runs
                 .iter()
                 .map(|set| {
-                    set.iter()
-                        .filter_map(|run| {
-                            run.records.iter().find(|r| {
-                                r.id == first.id && r.variant == first.variant && r.cost.is_some()
-                            })
-                        })
-                        .collect()
+                    let runs = set.iter().map(|run| &run.records[..]);
+                    attribute::row_records(runs, &first.id, &first.variant)
                 })
-                .collect();
-            if records.iter().any(|set| set.len() != 3) {
+                .collect::<Option<Vec<Vec<&Record>>>>()
+            else {
                 continue;
-            }
-            let sets: Vec<SetRow> = records
-                .iter()
-                .zip(&times)
-                .map(|(records, times)| SetRow { records, times })
-                .collect();
-            let row = attribute::row_parts(&sets, &recognised, 2.0);
+            };
+            let row = attribute::row_parts(&SetRow::each(&records, &times), &recognised, 2.0);
             if row.note.is_some() {
                 continue;
             }
@@ -236,7 +235,7 @@ fn each_part_lands_where_its_toll_is_and_the_residual_is_nothing() {
 // refuse.
 
 mod cli {
-    use super::common::{mitbench, refused};
+    use super::common::{mitbench, refused, scale_rows};
     use mitbench::history::History;
     use mitbench::results::RunDocument;
     use mitbench::results::load::document_from_file;
@@ -246,20 +245,6 @@ mod cli {
         document_from_file(Path::new("tests/fixtures/default-run.json")).unwrap()
     }
 
-    /// Every figure of the rows of `id` made `factor` times as large.
-    fn toll(doc: &mut RunDocument, id: &str, factor: f64) {
-        for r in doc.results.iter_mut().filter(|r| r.id == id) {
-            if let Some(cost) = r.cost.as_mut() {
-                cost.ticks *= factor;
-                cost.ns *= factor;
-                cost.ci95_ticks = cost.ci95_ticks.map(|[lo, hi]| [lo * factor, hi * factor]);
-                cost.run_to_run_ci95_ticks = cost
-                    .run_to_run_ci95_ticks
-                    .map(|[lo, hi]| [lo * factor, hi * factor]);
-            }
-        }
-    }
-
     /// A run as it would be under the filter and/or SSBD set by wrappers.
     fn under(filter: bool, ssbd: bool) -> RunDocument {
         let mut doc = fixture();
@@ -267,14 +252,14 @@ mod cli {
             let controls = &mut doc.inventory.identity.process_controls;
             controls.insert("Seccomp".into(), "2".into());
             controls.insert("Seccomp_filters".into(), "1".into());
-            toll(&mut doc, "os/getpid", 1.5);
+            scale_rows(&mut doc, "os/getpid", 1.5);
         }
         if ssbd {
             doc.inventory.identity.process_controls.insert(
                 "Speculation_Store_Bypass".into(),
                 "thread force mitigated".into(),
             );
-            toll(&mut doc, "syscall/specctrl-storeload", 1.3);
+            scale_rows(&mut doc, "syscall/specctrl-storeload", 1.3);
         }
         doc
     }
@@ -322,18 +307,26 @@ mod cli {
             .map(|s| s["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["seccomp filter", "SSBD by prctl"]);
-        assert_eq!(json["recognised"]["present"], 2);
-        assert_eq!(json["recognised"]["all_off"], 1);
-        assert_eq!(json["recognised"]["without"], serde_json::json!([3, 0]));
+        assert_eq!(json["recognised"]["roles"]["present"], 2);
+        assert_eq!(json["recognised"]["roles"]["all_off"], 1);
+        assert_eq!(
+            json["recognised"]["roles"]["without"],
+            serde_json::json!([3, 0])
+        );
         // The kernel's own mitigations are on in every set: not separated,
         // and their boots are listed as not measured.
         assert!(
-            !json["recognised"]["constant"]
+            !json["recognised"]["not_separated"]["in_force"]
                 .as_array()
                 .unwrap()
                 .is_empty()
         );
-        assert!(!json["recognised"]["missing"].as_array().unwrap().is_empty());
+        assert!(
+            !json["recognised"]["not_separated"]["boots"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
         let verdict = |r: &serde_json::Value, k: usize| r["parts"][k]["verdict"].clone();
         let getpid = row(&json, "os/getpid", "syscall");
         assert_eq!(verdict(getpid, 0), "slower");
@@ -429,7 +422,10 @@ mod cli {
         assert!(out.status.success(), "{out:?}");
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["recognised"]["switches"][0]["name"], "spectre_v2");
-        assert_eq!(json["recognised"]["sets"][1]["boot"], "without spectre_v2");
+        assert_eq!(
+            json["recognised"]["sets"][1]["boot"]["name"],
+            "without spectre_v2"
+        );
         refused(&["attribute", &neither], "2");
     }
 
@@ -533,7 +529,7 @@ mod live {
         let switches = json["recognised"]["switches"].as_array().unwrap();
         assert_eq!(switches[0]["name"], "seccomp filter");
         assert_eq!(switches.len(), conditions.len() / 2);
-        assert_eq!(json["recognised"]["present"], conditions.len() - 2);
+        assert_eq!(json["recognised"]["roles"]["present"], conditions.len() - 2);
         for r in json["rows"].as_array().unwrap() {
             for part in r["parts"].as_array().unwrap() {
                 assert!(part["ns"].as_f64().unwrap().is_finite(), "{r}");

@@ -54,31 +54,54 @@ pub enum Role {
     Without(String),
 }
 
-/// The sets recognised: for each, its role, its boot's name in the plan,
-/// and the mitigations it has off; the mitigations separated; and the
-/// plan's boots no set measured.
+/// The sets recognised: each set's conditions, the mitigations they
+/// separate, which set is which, and what they leave unseparated.
 #[derive(Debug, Clone, Serialize)]
 pub struct Recognised {
     /// The mitigations some set has off, which the attribution separates.
     pub switches: Vec<Switch>,
-    /// Those in force in every set: not separated.
-    pub constant: Vec<Switch>,
     pub sets: Vec<SetConditions>,
+    pub roles: Roles,
+    pub not_separated: NotSeparated,
+}
+
+impl Recognised {
+    /// The separated mitigations' names, in order: the parts' columns.
+    pub fn names(&self) -> Vec<String> {
+        self.switches.iter().map(|s| s.name.clone()).collect()
+    }
+}
+
+/// Which set is which, as indices into the sets.
+#[derive(Debug, Clone, Serialize)]
+pub struct Roles {
+    /// The set with every mitigation on.
     pub present: usize,
+    /// The set with every separated mitigation off, where one is.
     pub all_off: Option<usize>,
     /// Per switch (in `switches`' order), the set without it only.
     pub without: Vec<Option<usize>>,
-    pub missing: Vec<plan::Boot>,
 }
 
+/// What the sets do not separate.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotSeparated {
+    /// Mitigations in force in every set.
+    pub in_force: Vec<Switch>,
+    /// The plan's boots no set was made on.
+    pub boots: Vec<plan::Boot>,
+}
+
+/// What one set ran under, as recognised.
 #[derive(Debug, Clone, Serialize)]
 pub struct SetConditions {
+    /// How the user named it (a range, ids, files).
     pub name: String,
     pub runs: usize,
-    /// The plan's name for the set's boot ("present", "mitigations=off",
-    /// "without spectre_v2").
-    pub boot: String,
-    pub cmdline: String,
+    /// The plan's boot it ran on ("present", "mitigations=off", "without
+    /// spectre_v2"), with its command line.
+    pub boot: plan::Boot,
+    /// The separated mitigations it has off, and what that makes it.
     pub off: Vec<String>,
     pub roles: Vec<Role>,
 }
@@ -257,8 +280,7 @@ pub fn recognise(sets: &[NamedSet]) -> Result<Recognised, Refusal> {
         recognised.push(SetConditions {
             name: set.name.clone(),
             runs: set.runs.len(),
-            boot: boot.name.clone(),
-            cmdline: boot.cmdline.clone(),
+            boot,
             off,
             roles: Vec::new(),
         });
@@ -305,17 +327,21 @@ pub fn recognise(sets: &[NamedSet]) -> Result<Recognised, Refusal> {
     let missing = the_plan
         .boots
         .iter()
-        .filter(|b| !recognised.iter().any(|s| s.boot == b.name))
+        .filter(|b| !recognised.iter().any(|s| s.boot.name == b.name))
         .cloned()
         .collect();
     Ok(Recognised {
         switches,
-        constant,
         sets: recognised,
-        present,
-        all_off,
-        without,
-        missing,
+        roles: Roles {
+            present,
+            all_off,
+            without,
+        },
+        not_separated: NotSeparated {
+            in_force: constant,
+            boots: missing,
+        },
     })
 }
 

@@ -14,7 +14,8 @@
 pub mod boots;
 
 pub use boots::{
-    NamedSet, Recognised, Refusal, Role, SetConditions, Switch, SwitchKind, recognise,
+    NamedSet, NotSeparated, Recognised, Refusal, Role, Roles, SetConditions, Switch, SwitchKind,
+    recognise,
 };
 
 use crate::compare::noise::{self, Evidence, RunTime, Walk};
@@ -95,9 +96,20 @@ pub struct SetRow<'a> {
     pub times: &'a [RunTime],
 }
 
+impl<'a> SetRow<'a> {
+    /// Each set's row from its records and its runs' times, set by set.
+    pub fn each(records: &'a [Vec<&'a Record>], times: &'a [Vec<RunTime>]) -> Vec<SetRow<'a>> {
+        records
+            .iter()
+            .zip(times)
+            .map(|(records, times)| SetRow { records, times })
+            .collect()
+    }
+}
+
 /// The attribution of sets already recognised.
 pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) -> Attribution {
-    let present = &sets[recognised.present].runs;
+    let present = &sets[recognised.roles.present].runs;
     let times: Vec<Vec<RunTime>> = sets
         .iter()
         .map(|s| {
@@ -113,28 +125,17 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
     for r in &present[0].results {
         let per_set: Option<Vec<Vec<&Record>>> = sets
             .iter()
-            .map(|s| {
-                s.runs
-                    .iter()
-                    .map(|d| {
-                        d.results
-                            .iter()
-                            .find(|x| x.id == r.id && x.variant == r.variant)
-                            .filter(|x| x.cost.is_some())
-                    })
-                    .collect()
-            })
+            .map(|s| row_records(s.runs.iter().map(|d| &d.results[..]), &r.id, &r.variant))
             .collect();
         let Some(per_set) = per_set else {
             gaps.push(format!("{} {}", r.id, r.variant));
             continue;
         };
-        let set_rows: Vec<SetRow> = per_set
-            .iter()
-            .zip(&times)
-            .map(|(records, times)| SetRow { records, times })
-            .collect();
-        rows.push(row_parts(&set_rows, &recognised, threshold_pct));
+        rows.push(row_parts(
+            &SetRow::each(&per_set, &times),
+            &recognised,
+            threshold_pct,
+        ));
     }
     let reach = reach(&recognised.switches, &rows);
     let doc = &present[0];
@@ -149,6 +150,21 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
         reach,
         gaps,
     }
+}
+
+/// Every run's record of a row (`id`, `variant`) with a figure, where
+/// every run of a set has one.
+pub fn row_records<'a>(
+    runs: impl Iterator<Item = &'a [Record]>,
+    id: &str,
+    variant: &str,
+) -> Option<Vec<&'a Record>> {
+    runs.map(|records| {
+        records
+            .iter()
+            .find(|x| x.id == id && x.variant == variant && x.cost.is_some())
+    })
+    .collect()
 }
 
 /// A set's figure for a row, after the runs the slow state held throughout
@@ -192,21 +208,23 @@ pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
         estimate(&figures, terms, base, evidence, walk_known, threshold_pct)
     };
-    let p = recognised.present;
+    let p = recognised.roles.present;
     let whole = recognised
+        .roles
         .all_off
         .map(|off| sum(&[(p, 1.0), (off, -1.0)], off));
     let parts: Vec<Option<Estimate>> = recognised
+        .roles
         .without
         .iter()
         .map(|w| w.map(|w| sum(&[(p, 1.0), (w, -1.0)], w)))
         .collect();
     // whole - Σ parts = (1 - k)·present - all_off + Σ without_k; with one
     // mitigation it is nothing by construction.
-    let residual = match (recognised.all_off, parts.iter().all(Option::is_some)) {
+    let residual = match (recognised.roles.all_off, parts.iter().all(Option::is_some)) {
         (Some(off), true) if parts.len() > 1 => {
             let mut terms = vec![(p, 1.0 - parts.len() as f64), (off, -1.0)];
-            terms.extend(recognised.without.iter().flatten().map(|&w| (w, 1.0)));
+            terms.extend(recognised.roles.without.iter().flatten().map(|&w| (w, 1.0)));
             Some(sum(&terms, off))
         }
         _ => None,
@@ -231,7 +249,7 @@ pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -
         variant: first.variant.clone(),
         item: first.item.clone(),
         present_ns: figures[p].ns,
-        all_off_ns: recognised.all_off.map(|off| figures[off].ns),
+        all_off_ns: recognised.roles.all_off.map(|off| figures[off].ns),
         whole: whole.map(strip),
         parts: parts.into_iter().map(|e| e.map(strip)).collect(),
         residual: residual.map(strip),

@@ -3,8 +3,8 @@
 //! whole toll, its parts and what they leave, then each mitigation's reach.
 
 use super::number::format_cost;
-use super::terminal::terminal_safe;
-use super::text_table::{Style, fit, table, write_wrapped};
+use super::terminal::Prose;
+use super::text_table::{Style, fit, table};
 use crate::attribute::{Attribution, Estimate, Role, RowParts, SwitchKind};
 use crate::compare::Verdict;
 use std::fmt::Write as _;
@@ -41,54 +41,43 @@ fn roles(roles: &[Role]) -> String {
 }
 
 pub fn render(a: &Attribution, style: Style, width: usize) -> String {
-    let mut out = String::new();
-    let say = |out: &mut String, first: &str, text: &str, indent: usize| {
-        write_wrapped(out, first, &terminal_safe(text, false), indent, width)
-    };
-    say(
-        &mut out,
-        "Where each row's toll comes from",
-        &format!("({})", a.machine),
-        2,
-    );
+    let mut out = Prose::new(width);
+    out.heading("Where each row's toll comes from", &a.machine);
     for set in &a.recognised.sets {
-        say(
-            &mut out,
+        out.say(
             &format!("set {}:", set.name),
             &format!(
                 "{} run(s), boot \"{}\"; {}",
                 set.runs,
-                set.boot,
+                set.boot.name,
                 roles(&set.roles)
             ),
             4,
         );
     }
     for s in &a.recognised.switches {
-        say(
-            &mut out,
+        out.say(
             &format!("mitigation {} ({}):", s.name, kind(s.kind)),
             &format!("{} (off: {})", s.present, s.off_by),
             4,
         );
     }
-    if !a.recognised.constant.is_empty() {
+    if !a.recognised.not_separated.in_force.is_empty() {
         let names: Vec<&str> = a
             .recognised
-            .constant
+            .not_separated
+            .in_force
             .iter()
             .map(|s| s.name.as_str())
             .collect();
-        say(
-            &mut out,
+        out.say(
             "in force in every set, not separated:",
             &names.join(", "),
             4,
         );
     }
-    for boot in &a.recognised.missing {
-        say(
-            &mut out,
+    for boot in &a.recognised.not_separated.boots {
+        out.say(
             "boot not measured:",
             &format!(
                 "\"{}\" ({})",
@@ -99,15 +88,13 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         );
     }
     if a.recognised.switches.is_empty() {
-        say(
-            &mut out,
+        out.say(
             "note:",
             "every set has the same mitigations on: there is nothing to separate",
             2,
         );
-    } else if a.recognised.all_off.is_none() {
-        say(
-            &mut out,
+    } else if a.recognised.roles.all_off.is_none() {
+        out.say(
             "note:",
             "no set has every mitigation above off: the whole toll and what the parts leave are \
              not measured",
@@ -119,7 +106,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         "present ns".to_string(),
         "whole toll".to_string(),
     ];
-    header.extend(a.recognised.switches.iter().map(|s| s.name.clone()));
+    header.extend(a.recognised.names());
     let left = has_residual(a);
     if left {
         header.push("left".to_string());
@@ -162,8 +149,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
             .iter()
             .map(|f| format!("{} {:.0}% ({} rows)", f.family, f.share_pct, f.rows))
             .collect();
-        say(
-            &mut out,
+        out.say(
             &format!("{}:", reach.name),
             &format!(
                 "moves {} row(s); share of the toll: {}",
@@ -178,15 +164,9 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         );
     }
     if !a.gaps.is_empty() {
-        say(
-            &mut out,
-            "not measured in every set:",
-            &a.gaps.join(", "),
-            4,
-        );
+        out.say("not measured in every set:", &a.gaps.join(", "), 4);
     }
-    say(
-        &mut out,
+    out.say(
         "reading:",
         &format!(
             "nanoseconds an item; the whole toll is the present set less the set with every \
@@ -204,7 +184,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         ),
         2,
     );
-    out
+    out.text
 }
 
 fn variant(r: &RowParts) -> String {

@@ -31,12 +31,7 @@ struct FamilySection {
 }
 
 pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
-    let names: Vec<String> = a
-        .recognised
-        .switches
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
+    let names = a.recognised.names();
     let left = super::attribute::has_residual(a);
     let mut families = Vec::new();
     for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
@@ -89,7 +84,8 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
             switches: &a.recognised.switches,
             missing: a
                 .recognised
-                .missing
+                .not_separated
+                .boots
                 .iter()
                 .map(|b| format!("{}: {}", b.name, b.cmdline))
                 .collect(),

@@ -32,6 +32,45 @@ pub fn terminal_safe(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Text from the machine wrapped to `width` onto `out` after `first`, its
+/// continuations indented by `indent`, made safe for the terminal.
+pub fn say(out: &mut String, first: &str, text: &str, indent: usize, width: usize) {
+    super::text_table::write_wrapped(out, first, &terminal_safe(text, false), indent, width)
+}
+
+/// Text of lines kept to a width: machine text made terminal-safe and
+/// wrapped ([`Prose::say`]), other lines written as they are (`writeln!`).
+pub struct Prose {
+    pub text: String,
+    width: usize,
+}
+
+impl Prose {
+    pub fn new(width: usize) -> Prose {
+        Prose {
+            text: String::new(),
+            width,
+        }
+    }
+
+    /// `text` after `first`, its continuations indented by `indent`.
+    pub fn say(&mut self, first: &str, text: &str, indent: usize) {
+        say(&mut self.text, first, text, indent, self.width)
+    }
+
+    /// A page's first line: its `title` and the machine it is of.
+    pub fn heading(&mut self, title: &str, machine: &str) {
+        self.say(title, &format!("({machine})"), 2)
+    }
+}
+
+impl std::fmt::Write for Prose {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.text.push_str(s);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

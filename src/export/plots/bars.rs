@@ -84,23 +84,9 @@ pub(super) fn ratio_bars(
             } else {
                 (b.ratio, 1.0)
             };
-            let mut rect = Rectangle::new(
-                [
-                    (from, SegmentValue::Exact(i)),
-                    (to, SegmentValue::Exact(i + 1)),
-                ],
-                b.colour.filled(),
-            );
-            rect.set_margin(4, 4, 0, 0);
-            chart.draw_series([rect])?;
+            chart.draw_series([span(from, to, i, b.colour)])?;
             if let Some([lo, hi]) = b.ci {
-                chart.draw_series([PathElement::new(
-                    [
-                        (lo, SegmentValue::CenterOf(i)),
-                        (hi, SegmentValue::CenterOf(i)),
-                    ],
-                    BLACK.stroke_width(2),
-                )])?;
+                chart.draw_series([whisker(lo, hi, i)])?;
             }
         }
         chart.draw_series([PathElement::new(
@@ -109,4 +95,31 @@ pub(super) fn ratio_bars(
         )])?;
         Ok(())
     })
+}
+
+/// A point of a horizontal bar chart: a value, and a row's segment.
+type At = (f64, SegmentValue<i32>);
+
+/// The stretch `from..to` of row `i`'s bar, in `colour`.
+pub(super) fn span(from: f64, to: f64, i: i32, colour: RGBColor) -> Rectangle<At> {
+    let mut rect = Rectangle::new(
+        [
+            (from, SegmentValue::Exact(i)),
+            (to, SegmentValue::Exact(i + 1)),
+        ],
+        colour.filled(),
+    );
+    rect.set_margin(4, 4, 0, 0);
+    rect
+}
+
+/// An interval `lo..hi` across the middle of row `i`.
+pub(super) fn whisker(lo: f64, hi: f64, i: i32) -> PathElement<At> {
+    PathElement::new(
+        [
+            (lo, SegmentValue::CenterOf(i)),
+            (hi, SegmentValue::CenterOf(i)),
+        ],
+        BLACK.stroke_width(2),
+    )
 }

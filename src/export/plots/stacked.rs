@@ -4,7 +4,7 @@
 //! with every mitigation off (rows of one family cost from nanoseconds to
 //! milliseconds, so only a share of their own figure shares an axis).
 
-use super::bars::RowLabels;
+use super::bars::{RowLabels, span, whisker};
 use super::*;
 
 /// One row: its parts in percent of its all-off figure (a mitigation's
@@ -63,24 +63,10 @@ pub fn stacked_parts(title: &str, names: &[String], rows: &[StackedRow]) -> std:
                     left += pct;
                     (left, left - pct)
                 };
-                let mut rect = Rectangle::new(
-                    [
-                        (from, SegmentValue::Exact(i)),
-                        (to, SegmentValue::Exact(i + 1)),
-                    ],
-                    colour(part).filled(),
-                );
-                rect.set_margin(4, 4, 0, 0);
-                chart.draw_series([rect])?;
+                chart.draw_series([span(from, to, i, colour(part))])?;
             }
             let [wlo, whi] = r.whole_ci.unwrap_or([r.whole_pct; 2]);
-            chart.draw_series([PathElement::new(
-                [
-                    (wlo, SegmentValue::CenterOf(i)),
-                    (whi, SegmentValue::CenterOf(i)),
-                ],
-                BLACK.stroke_width(2),
-            )])?;
+            chart.draw_series([whisker(wlo, whi, i)])?;
             chart.draw_series([Circle::new(
                 (r.whole_pct, SegmentValue::CenterOf(i)),
                 3,
