@@ -37,7 +37,9 @@ pub fn stacked_parts(title: &str, names: &[String], rows: &[StackedRow]) -> std:
         for (i, name) in names.iter().enumerate() {
             legend.add(Mark::Block(series_colour(i)), name.clone());
         }
-        legend.add(Mark::Block(SEED_MARK), "left by the parts");
+        if rows.iter().any(|r| r.parts.iter().any(|(part, _)| part.is_none())) {
+            legend.add(Mark::Block(SEED_MARK), "left by the parts");
+        }
         legend.add(Mark::Line(BLACK), "whole toll, 95% interval");
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 18))
