@@ -244,6 +244,47 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=mitbench_kernels");
     std::fs::write(out.join("cflags_sets.rs"), table).expect("writing cflags_sets.rs");
+    noop_program(&out, compiler.path());
+}
+
+/// csrc/noop.c as a static executable with no C library, for os/exec to
+/// run, and `noop.rs` holding its bytes (or why it could not be built).
+fn noop_program(out: &Path, compiler: &Path) {
+    let source = Path::new("csrc/noop.c");
+    println!("cargo:rerun-if-changed={}", source.display());
+    let program = out.join("noop");
+    let result = Command::new(compiler)
+        .args([
+            "-O2",
+            "-static",
+            "-nostdlib",
+            "-no-pie",
+            "-fno-pie",
+            "-fno-stack-protector",
+            "-fcf-protection=none",
+            "-Wl,--build-id=none",
+        ])
+        .arg(source)
+        .arg("-o")
+        .arg(&program)
+        .output();
+    let held = match result {
+        Ok(o) if o.status.success() => {
+            format!("Ok(include_bytes!({:?}))", program.display().to_string())
+        }
+        Ok(o) => format!(
+            "Err({:?})",
+            first_error(&String::from_utf8_lossy(&o.stderr))
+        ),
+        Err(e) => format!(
+            "Err({:?})",
+            format!("running {} failed: {e}", compiler.display())
+        ),
+    };
+    let rs = format!(
+        "/// The static no-op program's bytes, or why it was not built.\npub const NOOP: Result<&[u8], &str> = {held};\n"
+    );
+    std::fs::write(out.join("noop.rs"), rs).expect("writing noop.rs");
 }
 
 /// The compiler's first error line, without the file position.

@@ -14,7 +14,7 @@ pub mod failures;
 mod floor;
 mod indirect;
 pub(crate) mod memory;
-mod os;
+pub(crate) mod os;
 pub mod section;
 pub mod syscall;
 pub mod teardown;

@@ -3,7 +3,7 @@
 //! families' tolls are read against.
 
 mod pingpong;
-mod spawn;
+pub(crate) mod spawn;
 pub(crate) mod syscall;
 
 use super::AnyProbe;
@@ -15,5 +15,6 @@ pub fn probes() -> Vec<&'static dyn AnyProbe> {
         &pingpong::ContextSwitch,
         &spawn::Thread,
         &spawn::Fork,
+        &spawn::Exec,
     ]
 }
