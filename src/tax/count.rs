@@ -74,12 +74,85 @@ pub(super) fn controls_of(who: &str) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// The tracepoints counted, by the kind of crossing they mark.
-const TRACEPOINTS: [(&str, &str); 3] = [
-    ("syscall", "raw_syscalls/sys_enter"),
-    ("thread or process creation", "sched/sched_process_fork"),
-    ("TLB flush", "tlb/tlb_flush"),
+/// A kind of crossing a tracepoint marks: where the tracepoint marks more
+/// than one kind, a filter on its fields (ftrace's syntax, set on the
+/// counter with PERF_EVENT_IOC_SET_FILTER) selects this one.
+struct Traced {
+    kind: &'static str,
+    tracepoint: &'static str,
+    filter: Option<&'static str>,
+}
+
+/// CLONE_THREAD and CLONE_VFORK in task_newtask's clone_flags.
+const TRACED: [Traced; 7] = [
+    Traced {
+        kind: "syscall",
+        tracepoint: "raw_syscalls/sys_enter",
+        filter: None,
+    },
+    Traced {
+        kind: "thread creation",
+        tracepoint: "task/task_newtask",
+        filter: Some("clone_flags & 0x10000"),
+    },
+    Traced {
+        kind: "process creation by vfork",
+        tracepoint: "task/task_newtask",
+        filter: Some("clone_flags & 0x4000"),
+    },
+    Traced {
+        kind: "process creation by fork",
+        tracepoint: "task/task_newtask",
+        filter: Some("!(clone_flags & 0x10000) && !(clone_flags & 0x4000)"),
+    },
+    Traced {
+        kind: "exec",
+        tracepoint: "sched/sched_process_exec",
+        filter: None,
+    },
+    // tlb_flush's reason: 4 is TLB_REMOTE_SEND_IPI, a flush this CPU asks
+    // of others; the rest are flushes of this CPU's own TLB (on a switch
+    // of address space, a local shootdown, or one another CPU asked for).
+    Traced {
+        kind: "TLB flush, local",
+        tracepoint: "tlb/tlb_flush",
+        filter: Some("reason != 4"),
+    },
+    Traced {
+        kind: "TLB flush, remote shootdown",
+        tracepoint: "tlb/tlb_flush",
+        filter: Some("reason == 4"),
+    },
 ];
+
+/// Kinds a filter splits, and the whole they split: where any of them
+/// cannot be counted (a kernel that refuses the filter), the whole is
+/// counted instead of them all, so nothing is counted in part.
+const WHOLES: [(&str, &str, &[&str]); 2] = [
+    (
+        "thread or process creation",
+        "sched/sched_process_fork",
+        &[
+            "thread creation",
+            "process creation by vfork",
+            "process creation by fork",
+        ],
+    ),
+    (
+        "TLB flush",
+        "tlb/tlb_flush",
+        &["TLB flush, local", "TLB flush, remote shootdown"],
+    ),
+];
+
+/// Every tracepoint a kind or a whole is counted by, once each.
+fn tracepoints() -> Vec<&'static str> {
+    let mut names: Vec<&str> = TRACED.iter().map(|t| t.tracepoint).collect();
+    names.extend(WHOLES.iter().map(|(_, tracepoint, _)| *tracepoint));
+    names.sort_unstable();
+    names.dedup();
+    names
+}
 
 const SOFTWARE: [(&str, Software, &str); 2] = [
     (
@@ -103,20 +176,54 @@ impl Counters {
         // The ids are fixed for the boot, and finding one may start a child
         // that mounts tracefs privately: once per process, not once per
         // counted run (tax's observer measurement counts a dozen runs).
-        static IDS: OnceLock<Vec<Result<u64, String>>> = OnceLock::new();
-        let ids =
-            IDS.get_or_init(|| super::tracefs::tracepoint_ids(&TRACEPOINTS.map(|(_, name)| name)));
+        static IDS: OnceLock<Vec<(&str, Result<u64, String>)>> = OnceLock::new();
+        let ids = IDS.get_or_init(|| {
+            let names = tracepoints();
+            names
+                .iter()
+                .copied()
+                .zip(super::tracefs::tracepoint_ids(&names))
+                .collect()
+        });
+        let id_of = |tracepoint: &str| -> Result<u64, String> {
+            ids.iter()
+                .find(|(name, _)| *name == tracepoint)
+                .map_or_else(
+                    || Err(format!("{tracepoint} unknown")),
+                    |(_, id)| id.clone(),
+                )
+        };
+        let traced = |kind: &'static str, tracepoint: &str, filter: Option<&'static str>| {
+            let mut source = format!("tracepoint: {}", tracepoint.replace('/', ":"));
+            if let Some(filter) = filter {
+                source.push_str(&format!(" if {filter}"));
+            }
+            on_each(kind, source, tasks, filter, || {
+                id_of(tracepoint).map(|id| Builder::new(Tracepoint::with_id(id)))
+            })
+        };
         let mut kinds = Vec::new();
         for (kind, event, source) in SOFTWARE {
-            kinds.push(on_each(kind, source.to_string(), tasks, || {
+            kinds.push(on_each(kind, source.to_string(), tasks, None, || {
                 Ok(Builder::new(event))
             }));
         }
-        for ((kind, name), id) in TRACEPOINTS.iter().zip(ids) {
-            let source = format!("tracepoint: {}", name.replace('/', ":"));
-            kinds.push(on_each(kind, source, tasks, || {
-                id.clone().map(|id| Builder::new(Tracepoint::with_id(id)))
-            }));
+        for t in &TRACED {
+            kinds.push(traced(t.kind, t.tracepoint, t.filter));
+        }
+        for (whole, tracepoint, parts) in WHOLES {
+            let refused = kinds
+                .iter()
+                .find(|(count, _)| parts.contains(&count.kind) && count.unsupported.is_some())
+                .and_then(|(count, _)| count.unsupported.clone());
+            if let Some(why) = refused {
+                kinds.retain(|(count, _)| !parts.contains(&count.kind));
+                let (mut count, counters) = traced(whole, tracepoint, None);
+                count
+                    .source
+                    .push_str(&format!(" (not split into {}: {why})", parts.join(", ")));
+                kinds.push((count, counters));
+            }
         }
         Counters { kinds }
     }
@@ -163,11 +270,13 @@ impl Counters {
     }
 }
 
-/// One kind's counters on each task, or why they did not all open.
+/// One kind's counters on each task, each with `filter` where one is
+/// given, or why they did not all open.
 fn on_each(
     kind: &'static str,
     source: String,
     tasks: &[Option<i32>],
+    filter: Option<&str>,
     builder: impl Fn() -> Result<Builder<'static>, String>,
 ) -> (Count, Vec<Counter>) {
     let opened: Result<Vec<Counter>, String> = tasks
@@ -182,7 +291,11 @@ fn on_each(
                 .inherit(true)
                 .exclude_kernel(false)
                 .enabled(false);
-            b.build().map_err(|e| format!("perf_event_open: {e}"))
+            let counter = b.build().map_err(|e| format!("perf_event_open: {e}"))?;
+            match filter {
+                Some(filter) => set_filter(&counter, filter).map(|()| counter),
+                None => Ok(counter),
+            }
         })
         .collect();
     let (counters, unsupported) = match opened {
@@ -196,6 +309,32 @@ fn on_each(
         unsupported,
     };
     (count, counters)
+}
+
+/// PERF_EVENT_IOC_SET_FILTER, _IOW('$', 6, char *): a tracepoint counter
+/// counts only the events whose fields match `filter`; the counters the
+/// workload's tasks inherit keep it.
+const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
+
+fn set_filter(counter: &Counter, filter: &str) -> Result<(), String> {
+    let text = std::ffi::CString::new(filter).map_err(|e| e.to_string())?;
+    // SAFETY: the counter's own descriptor and a NUL-terminated string the
+    // kernel copies.
+    let set = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(counter),
+            PERF_EVENT_IOC_SET_FILTER,
+            text.as_ptr(),
+        )
+    };
+    if set == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "the kernel refused the filter {filter:?}: {}",
+            std::io::Error::last_os_error()
+        ))
+    }
 }
 
 /// Runs `command` to its end (or to `timeout`, or Ctrl-C) with every
