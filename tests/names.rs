@@ -39,11 +39,9 @@ fn assert_matches_a_probe(glob: &str, named_by: &str) {
 #[test]
 fn every_row_tax_prices_a_crossing_by_is_registered() {
     for toll in &TOLLS {
-        assert_variant(
-            toll.probe,
-            toll.variant,
-            &format!("tax's {} toll", toll.kind),
-        );
+        for (probe, variant) in toll.rows() {
+            assert_variant(probe, variant, &format!("tax's {} toll", toll.kind));
+        }
     }
     let (probe, variant) = SSBD_ROW;
     assert_variant(probe, variant, "tax's SSBD part");

@@ -17,9 +17,10 @@ fn tolls_history() -> &'static str {
     HISTORY.get_or_init(|| {
         let path = format!("{}/tax-tolls.sqlite", env!("CARGO_TARGET_TMPDIR"));
         let _ = std::fs::remove_file(&path);
+        let probes = mitbench::tax::toll_probes();
         let mut args = vec!["run", "--quick", "--quiet", "--history", &path];
-        for probe in ["os/getpid", "os/ctxswitch", "memory/fault", "os/thread"] {
-            args.extend(["--probe", probe]);
+        for probe in &probes {
+            args.extend(["--probe", probe.as_str()]);
         }
         let out = mitbench(&args);
         assert_eq!(
@@ -115,10 +116,68 @@ fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
     ]);
     // The workload's own exit is reported, not taken as mitbench's.
     assert_eq!(shell["counted"]["exit_code"], 3);
-    let created = row(&shell, "thread or process creation");
-    if let Some(n) = created["count"].as_u64() {
-        assert!(n >= 8, "{n} creations for 8 commands");
+    // Each command is a process (vfork or fork, as the shell likes) and an
+    // exec, priced as such; no thread.
+    let processes: Option<u64> = ["process creation by vfork", "process creation by fork"]
+        .iter()
+        .map(|kind| row(&shell, kind)["count"].as_u64())
+        .sum();
+    let execs = row(&shell, "exec")["count"].as_u64();
+    if let (Some(processes), Some(execs)) = (processes, execs) {
+        assert!(processes >= 8, "{processes} processes for 8 commands");
+        assert!(execs >= 8, "{execs} execs for 8 commands");
+        assert_eq!(row(&shell, "thread creation")["count"], 0);
     }
+}
+
+/// A workload that only runs programs and one that only starts threads:
+/// each creation counted as what it is and priced by the probe that
+/// measures that.
+#[test]
+fn processes_threads_and_execs_are_counted_apart_and_priced_by_their_probes() {
+    let exe = env!("CARGO_BIN_EXE_mitbench");
+    let execs = tax_of(&[exe, "workload", "execs", "40"]);
+    let threads = tax_of(&[exe, "workload", "threads", "40"]);
+    let count = |tax: &serde_json::Value, kind: &str| row(tax, kind)["count"].as_u64();
+    let Some(forked) = count(&execs, "process creation by fork") else {
+        common::skipped("creations by kind: this kernel did not split them by clone flags");
+        return;
+    };
+    // The workload's own start (by mitbench, with a fork and an exec) is
+    // counted with it: at most one more of each.
+    assert!(
+        (40..=41).contains(&forked),
+        "{forked} forks for 40 programs"
+    );
+    let exec = count(&execs, "exec").unwrap();
+    assert!((40..=41).contains(&exec), "{exec} execs for 40 programs");
+    assert_eq!(count(&execs, "thread creation"), Some(0));
+    assert_eq!(count(&execs, "process creation by vfork"), Some(0));
+    let started = count(&threads, "thread creation").unwrap();
+    assert!((40..=41).contains(&started), "{started} threads for 40");
+    assert!(count(&threads, "process creation by fork").unwrap() <= 1);
+    assert!(count(&threads, "exec").unwrap() <= 1);
+    // Which row priced each: its own probe, an exec less its creation.
+    let from = |tax: &serde_json::Value, kind: &str| row(tax, kind)["toll_from"].clone();
+    assert_eq!(from(&execs, "process creation by fork"), "os/fork fork");
+    assert_eq!(
+        from(&execs, "exec"),
+        "os/exec vfork+exec less os/fork vfork"
+    );
+    assert_eq!(from(&threads, "thread creation"), "os/thread pthread");
+    for tax in [&execs, &threads] {
+        for r in tax["rows"].as_array().unwrap() {
+            if let Some(toll) = r["toll_ns"].as_f64() {
+                assert!(toll > 0.0 && toll.is_finite(), "{r}");
+            }
+        }
+    }
+    // TLB flushes are priced, by reason.
+    let local = row(&execs, "TLB flush, local");
+    assert_eq!(
+        local["toll_from"],
+        "memory/shootdown mprotect/alone less os/getpid syscall"
+    );
 }
 
 #[test]
@@ -193,7 +252,8 @@ fn the_shipped_workloads_cross_what_they_name() {
         ("pingpong", "1000", "context switch", 2000),
         ("eventfd-pingpong", "1000", "context switch", 2000),
         ("faults", "2000", "page fault", 2000),
-        ("threads", "100", "thread or process creation", 100),
+        ("threads", "100", "thread creation", 100),
+        ("execs", "50", "exec", 50),
     ];
     let exe = env!("CARGO_BIN_EXE_mitbench");
     for (workload, count, kind, at_least) in expect {
@@ -357,8 +417,10 @@ fn the_estimate_is_also_a_page() {
         "syscall",
         "context switch",
         "page fault",
-        "thread or process creation",
-        "TLB flush",
+        "thread creation",
+        "process creation by fork",
+        "exec",
+        "TLB flush, local",
     ] {
         assert!(html.contains(&format!("<td>{kind}</td>")), "{kind} missing");
     }

@@ -143,14 +143,27 @@ pub fn render(tax: &Tax, style: Style) -> String {
         c.cpu_s
     );
     let _ = writeln!(out, "tolls from: {}", tax.tolls_from);
-    let mut table = table(style, ContentArrangement::Disabled, HEADER, 1..6);
-    if style == Style::Terminal {
+    // A terminal's table keeps to its width: where each toll comes from is
+    // written under it, a line a kind, instead of in a column that wraps.
+    let terminal = style == Style::Terminal;
+    let columns = if terminal { &HEADER[..6] } else { &HEADER[..] };
+    let mut table = table(style, ContentArrangement::Disabled, columns, 1..6);
+    if terminal {
         super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
     }
     for r in &tax.rows {
-        table.add_row(cells(r));
+        let cells = cells(r);
+        table.add_row(&cells[..columns.len()]);
     }
     let _ = writeln!(out, "{table}");
+    for r in &tax.rows {
+        let note = r.toll_note.map_or_else(String::new, |n| format!(" ({n})"));
+        if terminal {
+            let _ = writeln!(out, "toll of {}: {}{note}", r.kind, r.toll_from);
+        } else if !note.is_empty() {
+            let _ = writeln!(out, "toll of {}:{note}", r.kind);
+        }
+    }
     for r in tax.rows.iter().filter(|r| r.unsupported.is_some()) {
         let why = r.unsupported.as_deref().unwrap_or_default();
         let _ = writeln!(out, "{}: unsupported: {why}", r.kind);
@@ -185,7 +198,10 @@ pub fn render(tax: &Tax, style: Style) -> String {
     if let Some(k) = &tax.check {
         let _ = writeln!(out, "check, {}", check_sentence(k));
     }
-    out
+    match style {
+        Style::Terminal => super::text_table::wrap_prose(&out, super::text_table::terminal_width()),
+        Style::Markdown => out,
+    }
 }
 
 #[derive(Serialize)]
@@ -232,7 +248,10 @@ pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
         .rows
         .iter()
         .map(|r| {
-            let [kind, count, rate, toll, total, share, toll_from] = cells(r);
+            let [kind, count, rate, toll, total, share, mut toll_from] = cells(r);
+            if let Some(note) = r.toll_note {
+                toll_from.push_str(&format!(" ({note})"));
+            }
             let source = c
                 .counts
                 .iter()

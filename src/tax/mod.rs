@@ -46,47 +46,117 @@ pub struct TollSource {
     pub variant: &'static str,
     /// Crossings of the kind in one item of the probe.
     pub crossings_per_item: f64,
+    /// A row whose cost the item includes beside the crossing, taken off
+    /// (an exec's process creation, a flush's syscall).
+    pub less: Option<(&'static str, &'static str)>,
+    /// Why the row prices the kind, where that is not plain.
+    pub note: Option<&'static str>,
 }
 
-/// The probes whose rows price each kind of crossing.
-pub const TOLLS: [TollSource; 4] = [
+const fn toll(kind: &'static str, probe: &'static str, variant: &'static str) -> TollSource {
     TollSource {
-        kind: "syscall",
-        probe: "os/getpid",
-        variant: "syscall",
+        kind,
+        probe,
+        variant,
         crossings_per_item: 1.0,
-    },
+        less: None,
+        note: None,
+    }
+}
+
+impl TollSource {
+    const fn less(self, probe: &'static str, variant: &'static str) -> TollSource {
+        TollSource {
+            less: Some((probe, variant)),
+            ..self
+        }
+    }
+
+    const fn note(self, note: &'static str) -> TollSource {
+        TollSource {
+            note: Some(note),
+            ..self
+        }
+    }
+
+    /// Which rows price the kind, as the output says.
+    fn rows_named(&self) -> String {
+        let mut from = format!("{} {}", self.probe, self.variant);
+        if let Some((probe, variant)) = self.less {
+            from.push_str(&format!(" less {probe} {variant}"));
+        }
+        from
+    }
+
+    /// The rows it reads: its own, and the one it takes off.
+    pub fn rows(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        std::iter::once((self.probe, self.variant)).chain(self.less)
+    }
+}
+
+/// A local flush is priced by a one-page mprotect less the null syscall:
+/// the PTE change and the flush of this CPU's TLB, without the entry that
+/// the syscall row already prices.
+const LOCAL_FLUSH: TollSource = toll("TLB flush, local", "memory/shootdown", "mprotect/alone")
+    .less("os/getpid", "syscall")
+    .note("a one-page mprotect less the null syscall: the PTE change and this CPU's flush");
+
+/// The probes whose rows price each kind of crossing.
+pub const TOLLS: [TollSource; 11] = [
+    toll("syscall", "os/getpid", "syscall"),
     TollSource {
-        kind: "context switch",
-        probe: "os/ctxswitch",
-        variant: "futex/same-cpu",
         // One round trip: two wake-ups, two switches.
         crossings_per_item: 2.0,
+        ..toll("context switch", "os/ctxswitch", "futex/same-cpu")
     },
+    toll("page fault", "memory/fault", "anon"),
+    // Create and join: the join is the price of the exit.
+    toll("thread creation", "os/thread", "pthread"),
+    toll("process creation by fork", "os/fork", "fork"),
+    toll("process creation by vfork", "os/fork", "vfork"),
+    toll("exec", "os/exec", "vfork+exec")
+        .less("os/fork", "vfork")
+        .note("vfork+exec+wait of a static no-op less vfork+wait: the exec alone"),
+    toll("thread or process creation", "os/thread", "pthread").note(
+        "priced as threads, the cheapest creation: this kernel did not split creations by \
+         clone flags",
+    ),
+    LOCAL_FLUSH,
+    toll(
+        "TLB flush, remote shootdown",
+        "memory/shootdown",
+        "mprotect/remote",
+    )
+    .less("memory/shootdown", "mprotect/alone")
+    .note("a one-page mprotect with a thread of the process on the other CPU, less alone"),
     TollSource {
-        kind: "page fault",
-        probe: "memory/fault",
-        variant: "anon",
-        crossings_per_item: 1.0,
-    },
-    TollSource {
-        kind: "thread or process creation",
-        probe: "os/thread",
-        variant: "pthread",
-        // Create and join: the join is the price of the exit.
-        crossings_per_item: 1.0,
+        kind: "TLB flush",
+        note: Some(
+            "priced as local flushes: this kernel did not tell local flushes from remote \
+             shootdowns",
+        ),
+        ..LOCAL_FLUSH
     },
 ];
 
 /// The probes `mitbench tax` measures when no run of this boot has them.
 pub fn toll_probes() -> Vec<String> {
-    TOLLS.iter().map(|t| t.probe.to_string()).collect()
+    let mut probes: Vec<String> = TOLLS
+        .iter()
+        .flat_map(|t| t.rows())
+        .map(|(probe, _)| probe.to_string())
+        .collect();
+    probes.sort();
+    probes.dedup();
+    probes
 }
 
 /// The newest stored run of boot `boot_id` that measured every toll, and
 /// how to name it; None when there is none or the history cannot say.
 pub fn tolls_in(history: &History, boot_id: &str) -> Option<(RunDocument, String)> {
-    let rows: Vec<(&str, &str)> = TOLLS.iter().map(|t| (t.probe, t.variant)).collect();
+    let mut rows: Vec<(&str, &str)> = TOLLS.iter().flat_map(|t| t.rows()).collect();
+    rows.sort_unstable();
+    rows.dedup();
     let id = history.newest_measuring(boot_id, &rows).ok()??;
     let doc = history.load(id).ok()?;
     let name = format!("stored run {id} ({})", doc.started_at);
@@ -103,6 +173,9 @@ pub struct TaxRow {
     pub toll_ci95_ns: Option<[f64; 2]>,
     /// Where the toll comes from ("os/getpid syscall"), or why there is none.
     pub toll_from: String,
+    /// Why those rows price the kind, where that is not plain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub toll_note: Option<&'static str>,
     /// count x toll, ms, with the toll's interval carried through.
     pub total_ms: Option<f64>,
     pub total_ci95_ms: Option<[f64; 2]>,
@@ -140,6 +213,42 @@ pub struct Tax {
     pub check_unsupported: Option<String>,
 }
 
+/// What one crossing of `t`'s kind costs by the rows of `tolls`, ns, with
+/// its interval: the row's figure per crossing, less the row it takes off
+/// (the intervals' half-widths added in quadrature, the rows measured
+/// apart); or why there is none.
+fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>), String> {
+    let figure = |probe: &str, variant: &str| -> Result<(f64, Option<f64>), String> {
+        let cost = tolls
+            .results
+            .iter()
+            .find(|r| r.id == probe && r.variant == variant)
+            .and_then(|r| r.cost.as_ref())
+            .ok_or_else(|| format!("{probe} {variant} not measured"))?;
+        let half = cost
+            .run_to_run_ci95_ns
+            .or(cost.ci95_ns)
+            .map(|[lo, hi]| (hi - lo) / 2.0);
+        Ok((
+            cost.ns / t.crossings_per_item,
+            half.map(|h| h / t.crossings_per_item),
+        ))
+    };
+    let (mut ns, mut half) = figure(t.probe, t.variant)?;
+    if let Some((probe, variant)) = t.less {
+        let (less, less_half) = figure(probe, variant)?;
+        ns -= less;
+        half = half.zip(less_half).map(|(a, b)| a.hypot(b));
+    }
+    if ns <= 0.0 {
+        return Err(format!(
+            "{}: not above nothing on this run ({ns:.0} ns)",
+            t.rows_named()
+        ));
+    }
+    Ok((ns, half.map(|h| [ns - h, ns + h])))
+}
+
 /// The counts priced by the tolls in `tolls`, as shares of the workload's
 /// CPU time without the counters where `observer` could measure their
 /// cost (else of the counted run's, and `observer` says why).
@@ -158,26 +267,10 @@ pub fn estimate(
         .iter()
         .map(|c| {
             let source = TOLLS.iter().find(|t| t.kind == c.kind);
-            let record = source.and_then(|t| {
-                tolls
-                    .results
-                    .iter()
-                    .find(|r| r.id == t.probe && r.variant == t.variant)
-                    .map(|r| (t, r))
-            });
-            let priced = record.and_then(|(t, r)| {
-                let cost = r.cost.as_ref()?;
-                let per = |ns: f64| ns / t.crossings_per_item;
-                let ci = cost
-                    .run_to_run_ci95_ns
-                    .or(cost.ci95_ns)
-                    .map(|[lo, hi]| [per(lo), per(hi)]);
-                Some((per(cost.ns), ci, format!("{} {}", t.probe, t.variant)))
-            });
-            let toll_from = match (&priced, source) {
-                (Some((_, _, from)), _) => from.clone(),
-                (None, Some(t)) => format!("{} {} not measured", t.probe, t.variant),
-                (None, None) => "no toll measured for this kind yet".into(),
+            let (priced, toll_from) = match source.map(|t| (t, price(t, tolls))) {
+                Some((t, Ok(priced))) => (Some(priced), t.rows_named()),
+                Some((_, Err(why))) => (None, why),
+                None => (None, "no toll measured for this kind yet".into()),
             };
             let count = c.count;
             let ms = |ns: f64| count.map(|n| n as f64 * ns / 1e6);
@@ -194,6 +287,7 @@ pub fn estimate(
                 toll_ns: priced.as_ref().map(|p| p.0),
                 toll_ci95_ns: priced.as_ref().and_then(|p| p.1),
                 toll_from,
+                toll_note: source.filter(|_| priced.is_some()).and_then(|t| t.note),
                 total_ms,
                 total_ci95_ms,
                 share_pct: total_ms.and_then(pct),
@@ -205,7 +299,7 @@ pub fn estimate(
     let priced: Vec<f64> = rows.iter().filter_map(|r| r.share_pct).collect();
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
-        mitigations: named::in_force(tolls, &counted.controls),
+        mitigations: named::in_force(tolls, &counted),
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),
         counted,

@@ -10,10 +10,10 @@
 //! [`crate::compare::attribution`].
 
 use super::TOLLS;
+use super::count::Counted;
 use crate::compare::attribution::{self, Mitigation};
 use crate::results::RunDocument;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One mitigation in force and the tolls it is part of.
 #[derive(Debug, Clone, Serialize)]
@@ -32,7 +32,9 @@ pub struct InForce {
 
 /// The mitigations in force for a workload with these process `controls`
 /// (from its /proc status), with the tolls from `tolls`.
-pub fn in_force(tolls: &RunDocument, controls: &BTreeMap<String, String>) -> Vec<InForce> {
+pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
+    let controls = &counted.controls;
+    let kinds: Vec<&str> = counted.counts.iter().map(|c| c.kind).collect();
     let mut found = Vec::new();
     for (file, line) in &tolls.inventory.cpu.vulnerabilities {
         let mechanism = line.starts_with("Mitigation")
@@ -44,7 +46,14 @@ pub fn in_force(tolls: &RunDocument, controls: &BTreeMap<String, String>) -> Vec
         }
         for m in attribution::switched_by(file) {
             let evidence = format!("{file}: {line}");
-            push(&mut found, m, taxed(m), evidence, None, machine_wide());
+            push(
+                &mut found,
+                m,
+                taxed(m, &kinds),
+                evidence,
+                None,
+                machine_wide(),
+            );
         }
     }
     let field = |key: &str| controls.get(key).map(String::as_str);
@@ -84,7 +93,7 @@ pub fn in_force(tolls: &RunDocument, controls: &BTreeMap<String, String>) -> Vec
         push(
             &mut found,
             ibpb,
-            taxed(ibpb),
+            taxed(ibpb, &kinds),
             format!("SpeculationIndirectBranch: {state}"),
             None,
             "not measured: mitbench has no in-run A/B of a context switch with it yet".into(),
@@ -104,11 +113,11 @@ fn named(name: &str) -> &'static Mitigation {
         .expect("a mitigation of the attribution table")
 }
 
-/// The kinds of crossing whose toll's probe `m` taxes.
-fn taxed(m: &Mitigation) -> Vec<&'static str> {
+/// The kinds of crossing counted (`kinds`) whose toll's probe `m` taxes.
+fn taxed(m: &Mitigation, kinds: &[&str]) -> Vec<&'static str> {
     TOLLS
         .iter()
-        .filter(|t| attribution::taxes(m, t.probe))
+        .filter(|t| kinds.contains(&t.kind) && attribution::taxes(m, t.probe))
         .map(|t| t.kind)
         .collect()
 }
@@ -162,16 +171,39 @@ mod tests {
         serde_json::from_str(include_str!("../../tests/fixtures/run-a.json")).unwrap()
     }
 
+    /// A workload of syscalls and context switches under `controls`.
+    fn counted(controls: &[(&str, &str)]) -> Counted {
+        let count = |kind| super::super::count::Count {
+            kind,
+            source: "a test".into(),
+            count: Some(10),
+            unsupported: None,
+        };
+        Counted {
+            command: vec!["workload".into()],
+            exit_code: Some(0),
+            exit_signal: None,
+            timed_out: false,
+            interrupted: false,
+            leftovers_stopped: 0,
+            wall_s: 1.0,
+            cpu_s: 1.0,
+            counts: vec![count("syscall"), count("context switch")],
+            includes: String::new(),
+            controls: controls
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
     #[test]
     fn the_workloads_own_controls_are_named_with_the_tolls_they_are_in() {
-        let controls: BTreeMap<String, String> = [
+        let controls = counted(&[
             ("Seccomp_filters", "2"),
             ("Speculation_Store_Bypass", "thread force mitigated"),
             ("SpeculationIndirectBranch", "conditional force disabled"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         let found = in_force(&fixture(), &controls);
         let get = |name: &str| found.iter().find(|f| f.mitigation == name);
         let seccomp = get("seccomp filters").expect("seccomp named");
@@ -183,10 +215,7 @@ mod tests {
         let ssbd = get("SSBD (speculative store bypass disable)").expect("SSBD named");
         assert_eq!(ssbd.kinds, ["syscall"]);
         // Not in force: nothing said of it.
-        let quiet: BTreeMap<String, String> = [("Seccomp_filters", "0")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let quiet = counted(&[("Seccomp_filters", "0")]);
         let machine_only = in_force(&fixture(), &quiet);
         assert!(
             machine_only

@@ -21,6 +21,8 @@ pub enum Workload {
     Faults,
     /// COUNT threads started and joined one after another: a creation each
     Threads,
+    /// COUNT programs run one after another (fork, exec of a static no-op, wait): a process creation and an exec each
+    Execs,
 }
 
 impl Workload {
@@ -31,6 +33,7 @@ impl Workload {
             Workload::Pingpong | Workload::EventfdPingpong => 100_000,
             Workload::Faults => 262_144,
             Workload::Threads => 20_000,
+            Workload::Execs => 2_000,
         }
     }
 
@@ -41,6 +44,7 @@ impl Workload {
             Workload::EventfdPingpong => "eventfd-pingpong",
             Workload::Faults => "faults",
             Workload::Threads => "threads",
+            Workload::Execs => "execs",
         }
     }
 
@@ -64,8 +68,22 @@ impl Workload {
             Workload::EventfdPingpong => pingpong(count, Channel::EventFd),
             Workload::Faults => faults(count),
             Workload::Threads => threads(count),
+            Workload::Execs => execs(count),
         }
     }
+}
+
+fn execs(count: u64) -> io::Result<()> {
+    let program = crate::probes::os::spawn::Program::load()
+        .map_err(|why| io::Error::other(format!("unsupported: {}", why.reason)))?;
+    for _ in 0..count {
+        if !program.run_forked() {
+            return Err(io::Error::other(
+                "the child could not execute the no-op program",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn syscalls(count: u64) -> io::Result<()> {

@@ -37,7 +37,10 @@ pub fn stacked_parts(title: &str, names: &[String], rows: &[StackedRow]) -> std:
         for (i, name) in names.iter().enumerate() {
             legend.add(Mark::Block(series_colour(i)), name.clone());
         }
-        if rows.iter().any(|r| r.parts.iter().any(|(part, _)| part.is_none())) {
+        if rows
+            .iter()
+            .any(|r| r.parts.iter().any(|(part, _)| part.is_none()))
+        {
             legend.add(Mark::Block(SEED_MARK), "left by the parts");
         }
         legend.add(Mark::Line(BLACK), "whole toll, 95% interval");
