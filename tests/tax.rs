@@ -436,3 +436,63 @@ fn the_estimate_is_also_a_page() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Where the kernel would not split creations or flushes, the wholes are
+/// priced at the cheaper toll and say so; a toll whose row the stored run
+/// lacks says which.
+#[test]
+fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
+    use mitbench::tax::count::{Count, Counted};
+    let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
+        "tests/fixtures/default-run.json",
+    ))
+    .unwrap();
+    let count = |kind: &'static str| Count {
+        kind,
+        source: "a test".into(),
+        count: Some(1000),
+        unsupported: None,
+    };
+    let counted = Counted {
+        command: vec!["workload".into()],
+        exit_code: Some(0),
+        exit_signal: None,
+        timed_out: false,
+        interrupted: false,
+        leftovers_stopped: 0,
+        wall_s: 1.0,
+        cpu_s: 1.0,
+        counts: vec![
+            count("thread or process creation"),
+            count("TLB flush"),
+            count("exec"),
+        ],
+        includes: String::new(),
+        controls: Default::default(),
+    };
+    let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));
+    let row = |kind: &str| tax.rows.iter().find(|r| r.kind == kind).unwrap();
+    let created = row("thread or process creation");
+    assert_eq!(created.toll_from, "os/thread pthread");
+    assert!(created.toll_note.unwrap().contains("cheapest"));
+    let flushes = row("TLB flush");
+    assert_eq!(
+        flushes.toll_from,
+        "memory/shootdown mprotect/alone less os/getpid syscall"
+    );
+    assert!(flushes.toll_note.unwrap().contains("local"));
+    assert!(flushes.toll_ns.unwrap() > 0.0);
+    // The stored run predates os/exec: the exec row is counted, not priced.
+    let exec = row("exec");
+    assert!(exec.toll_ns.is_none());
+    assert!(
+        exec.toll_from.contains("os/exec vfork+exec"),
+        "{}",
+        exec.toll_from
+    );
+    assert!(
+        exec.toll_from.contains("not measured"),
+        "{}",
+        exec.toll_from
+    );
+}

@@ -57,7 +57,13 @@ pub const MITIGATIONS: &[Mitigation] = &[
     Mitigation {
         name: "RSB filling",
         switched_by: &["spectre_v2", "retbleed"],
-        taxes: &["os/ctxswitch", "os/thread", "os/fork", "os/exec", "thread/*"],
+        taxes: &[
+            "os/ctxswitch",
+            "os/thread",
+            "os/fork",
+            "os/exec",
+            "thread/*",
+        ],
         why: "the return stack buffer is refilled on context switch so user returns cannot be steered",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
