@@ -83,8 +83,9 @@ pub fn write_wrapped(out: &mut String, first: &str, text: &str, indent: usize, w
     }
 }
 
-/// `text` with its prose lines wrapped to `width` (continuations indented
-/// by two); table lines, already laid out to the width, stay as they are.
+/// `text` with its prose lines wrapped to `width` (a line's own indent
+/// kept, its continuations indented by two more); table lines, already
+/// laid out to the width, stay as they are.
 pub fn wrap_prose(text: &str, width: usize) -> String {
     let mut out = String::new();
     for line in text.lines() {
@@ -93,7 +94,9 @@ pub fn wrap_prose(text: &str, width: usize) -> String {
             out.push_str(line);
             out.push('\n');
         } else {
-            write_wrapped(&mut out, "", line, 2, width);
+            let text = line.trim_start();
+            let indent = &line[..line.len() - text.len()];
+            write_wrapped(&mut out, indent, text, indent.len() + 2, width);
         }
     }
     out
