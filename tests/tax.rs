@@ -453,23 +453,14 @@ fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
         count: Some(1000),
         unsupported: None,
     };
-    let counted = Counted {
-        command: vec!["workload".into()],
-        exit_code: Some(0),
-        exit_signal: None,
-        timed_out: false,
-        interrupted: false,
-        leftovers_stopped: 0,
-        wall_s: 1.0,
-        cpu_s: 1.0,
-        counts: vec![
+    let counted = Counted::of(
+        vec![
             count("thread or process creation"),
             count("TLB flush"),
             count("exec"),
         ],
-        includes: String::new(),
-        controls: Default::default(),
-    };
+        Default::default(),
+    );
     let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));
     let row = |kind: &str| tax.rows.iter().find(|r| r.kind == kind).unwrap();
     let created = row("thread or process creation");

@@ -179,22 +179,13 @@ mod tests {
             count: Some(10),
             unsupported: None,
         };
-        Counted {
-            command: vec!["workload".into()],
-            exit_code: Some(0),
-            exit_signal: None,
-            timed_out: false,
-            interrupted: false,
-            leftovers_stopped: 0,
-            wall_s: 1.0,
-            cpu_s: 1.0,
-            counts: vec![count("syscall"), count("context switch")],
-            includes: String::new(),
-            controls: controls
+        Counted::of(
+            vec![count("syscall"), count("context switch")],
+            controls
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-        }
+        )
     }
 
     #[test]
