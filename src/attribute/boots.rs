@@ -109,13 +109,12 @@ pub struct SetConditions {
 /// Why sets cannot be attributed: said to the user, exit 2.
 pub type Refusal = String;
 
-/// Process controls a wrapper can set before exec, read from the
-/// /proc/self/status lines the inventory keeps: the name each gets, and
-/// whether its line says it is on.
 /// A process control: its name here, its /proc/self/status line, and
 /// whether the line's value says the task set it.
 type ProcessSwitch = (&'static str, &'static str, fn(&str) -> bool);
 
+/// The process controls a wrapper can set before exec, read from the
+/// /proc/self/status lines the inventory keeps.
 const PROCESS_SWITCHES: &[ProcessSwitch] = &[
     ("seccomp filter", "Seccomp_filters", |v| {
         v.trim().parse::<u64>().is_ok_and(|n| n > 0)
