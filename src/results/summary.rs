@@ -236,7 +236,8 @@ pub fn of(doc: &RunDocument) -> Summary {
         tolls,
         next_step: NextStep {
             boots,
-            then: "`mitbench run` and `mitbench compare <this run> last`".to_string(),
+            then: "`mitbench run` on each and `mitbench attribute` (see `mitbench plan`)"
+                .to_string(),
         },
     }
 }
