@@ -101,7 +101,8 @@ struct Traced {
     filter: Option<&'static str>,
 }
 
-/// CLONE_THREAD and CLONE_VFORK in task_newtask's clone_flags.
+/// The kinds tracepoints count. In task_newtask's clone_flags, 0x10000 is
+/// CLONE_THREAD and 0x4000 CLONE_VFORK.
 const TRACED: [Traced; 7] = [
     Traced {
         kind: "syscall",
