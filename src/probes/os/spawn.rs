@@ -149,8 +149,8 @@ probe! {
 
 named_configs! {
     pub enum ExecApi (baseline Vfork) {
-        Vfork => "vfork+exec" {"api": "clone(CLONE_VM | CLONE_VFORK) + execveat + waitpid", "as": "posix_spawn, dash"},
-        Fork => "fork+exec" {"api": "fork + execveat + waitpid", "as": "bash, make"},
+        Vfork => "vfork+exec" {"api": "clone(CLONE_VM | CLONE_VFORK) + execveat + waitpid", "as": "posix_spawn (GNU make), dash"},
+        Fork => "fork+exec" {"api": "fork + execveat + waitpid", "as": "bash"},
     }
 }
 
