@@ -19,7 +19,7 @@ pub use boots::{
 };
 
 use crate::compare::noise::{self, Evidence, RunTime, Walk};
-use crate::compare::{Side, Verdict, verdict};
+use crate::compare::{Verdict, verdict};
 use crate::harness::rounds::{Basis, across_forks};
 use crate::results::Record;
 use serde::Serialize;
@@ -112,13 +112,7 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
     let present = &sets[recognised.roles.present].runs;
     let times: Vec<Vec<RunTime>> = sets
         .iter()
-        .map(|s| {
-            Side {
-                name: s.name.clone(),
-                runs: s.runs.iter().collect(),
-            }
-            .times()
-        })
+        .map(|s| crate::compare::run_times(&s.runs))
         .collect();
     let mut rows = Vec::new();
     let mut gaps = Vec::new();
@@ -278,10 +272,7 @@ fn runs_noise(figures: &[Figure]) -> (Option<Evidence>, bool) {
     let intervals = figures
         .iter()
         .flat_map(|f| f.records.iter())
-        .filter_map(|r| {
-            let c = r.cost.as_ref()?;
-            Evidence::from_interval(c.ticks, c.interval_ticks()?, c.between_forks_df)
-        });
+        .filter_map(|r| Evidence::of_run(r.cost.as_ref()?));
     let sets = figures
         .iter()
         .filter_map(|f| Evidence::from_runs(&ticks(f)));

@@ -200,24 +200,29 @@ impl<'a> Side<'a> {
     }
 
     /// When each run ran; empty unless every run says.
-    pub(crate) fn times(&self) -> Vec<RunTime> {
-        let seconds = |text: &str| {
-            chrono::DateTime::parse_from_rfc3339(text)
-                .ok()
-                .map(|t| t.timestamp_millis() as f64 / 1000.0)
-        };
-        self.runs
-            .iter()
-            .map(|doc| {
-                RunTime::new(
-                    seconds(&doc.started_at)?,
-                    seconds(&doc.finished_at)?,
-                    &doc.machine_states.drift_block_medians,
-                )
-            })
-            .collect::<Option<Vec<_>>>()
-            .unwrap_or_default()
+    fn times(&self) -> Vec<RunTime> {
+        run_times(self.runs.iter().copied())
     }
+}
+
+/// When each of `runs` ran, with the machine's walk it read; empty unless
+/// every run says.
+pub(crate) fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<RunTime> {
+    let seconds = |text: &str| {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| t.timestamp_millis() as f64 / 1000.0)
+    };
+    runs.into_iter()
+        .map(|doc| {
+            RunTime::new(
+                seconds(&doc.started_at)?,
+                seconds(&doc.finished_at)?,
+                &doc.machine_states.drift_block_medians,
+            )
+        })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
 }
 
 /// Two sides of one run or more each. `learned` gives, per (probe,
@@ -417,13 +422,8 @@ pub fn row_change(
             (Some(forks), walk)
         }
         _ => {
-            let intervals: Vec<Evidence> = oc
-                .iter()
-                .chain(&nc)
-                .filter_map(|c| {
-                    Evidence::from_interval(c.ticks, c.interval_ticks()?, c.between_forks_df)
-                })
-                .collect();
+            let intervals: Vec<Evidence> =
+                oc.iter().chain(&nc).filter_map(Evidence::of_run).collect();
             if !intervals.is_empty() {
                 noise_from.push("intervals".to_string());
             }

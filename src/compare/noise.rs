@@ -54,6 +54,12 @@ impl Evidence {
         Some(Evidence { var: sd * sd, df })
     }
 
+    /// From one run's printed interval of its figure (`Cost::interval_ticks`),
+    /// on the degrees of freedom the run says it stood on.
+    pub fn of_run(cost: &crate::results::Cost) -> Option<Evidence> {
+        Evidence::from_interval(cost.ticks, cost.interval_ticks()?, cost.between_forks_df)
+    }
+
     /// The sample variance of runs' figures; None under two runs.
     pub fn from_runs(figures: &[f64]) -> Option<Evidence> {
         // The same log spread the forks' figures are read with.
