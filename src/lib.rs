@@ -4,6 +4,7 @@
 //! `main.rs` parses the command line ([`cli`]) and hands it to [`commands`];
 //! everything else is this library, which the tests use too.
 
+pub mod analysis;
 pub mod attribute;
 pub mod cli;
 pub mod commands;
@@ -12,12 +13,12 @@ pub mod export;
 pub mod harness;
 pub mod history;
 pub mod inventory;
+pub mod mitigations;
 pub mod plan;
 pub mod probes;
 pub mod results;
 pub mod run;
 pub mod schedule;
-pub mod stats;
 pub mod synthetic;
 pub mod sys;
 pub mod tax;

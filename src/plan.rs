@@ -5,7 +5,7 @@
 //! how a user makes each boot once, and what to run on it.
 
 use crate::inventory::Inventory;
-use crate::inventory::switches::{self, InForce};
+use crate::mitigations::kernel::{self as switches, InForce};
 use serde::Serialize;
 
 /// Ways to make a boot with another command line once, for the user to

@@ -2,7 +2,7 @@
 //! variant on a pinned thread, then hand back the document to report.
 
 use crate::export::Format;
-use crate::harness::states;
+use crate::harness::steal;
 use crate::harness::{Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
 use crate::probes::{self, AnyProbe, Placement};
@@ -237,7 +237,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
     });
-    let steal_before = states::cpu_steal(plan.placement.cpu);
+    let steal_before = steal::cpu_steal(plan.placement.cpu);
 
     let per_fork: u64 = plan.probes.iter().map(|p| p.variants().len() as u64).sum();
     let progress = progress_bar(per_fork * plan.forks as u64, plan.options.quiet);
@@ -276,7 +276,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     progress.finish_and_clear();
 
     let steal_pct = steal_before
-        .zip(states::cpu_steal(plan.placement.cpu))
+        .zip(steal::cpu_steal(plan.placement.cpu))
         .and_then(|((s0, t0), (s1, t1))| {
             (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
         });

@@ -13,13 +13,13 @@
 //! A run here goes through [`crate::results::analyse`], the analysis a
 //! live run gets, so an interval or a verdict is tested as it is printed.
 
+use crate::analysis::stats::{LineFit, Summary, TukeyOutliers};
 use crate::harness::tsc::TscFrequency;
 use crate::harness::{Measurement, Settings};
 use crate::probes::{Declaration, Measured, Role, Variant};
 use crate::results::{self, Record};
 use crate::schedule::forks::Merged;
 use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
-use crate::stats::{LineFit, Summary, TukeyOutliers};
 use std::collections::BTreeMap;
 
 /// How the synthetic machine behaves.
@@ -262,10 +262,10 @@ impl Machine {
                         .into_values()
                         .map(|mut figures| {
                             figures.sort_by(f64::total_cmp);
-                            crate::stats::median(&figures)
+                            crate::analysis::stats::median(&figures)
                         })
                         .collect();
-                    (key, crate::harness::rounds::across_forks(&medians))
+                    (key, crate::analysis::rounds::across_forks(&medians))
                 })
                 .collect(),
             time: crate::compare::RunTime::new(

@@ -190,7 +190,7 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
     let conditions = mitbench::history::conditions_of(&base);
     assert_ne!(conditions, mitbench::history::conditions_of(&filtered));
     let learned = |except: &[&str]| {
-        mitbench::compare::noise::learned(history.row_figures(&conditions, except).unwrap())
+        mitbench::analysis::noise::learned(history.row_figures(&conditions, except).unwrap())
     };
     let learned_all = learned(&[]);
     let first = &base.results[0];

@@ -3,8 +3,8 @@
 //! A/B rows) must exist in the registry: a rename in a probe fails here,
 //! not in a user's `mitbench tax` or `compare`.
 
-use mitbench::compare::MITIGATIONS;
-use mitbench::compare::attribution::IN_RUN_AB;
+use mitbench::compare::IN_RUN_AB;
+use mitbench::mitigations::MITIGATIONS;
 use mitbench::probes;
 use mitbench::tax::{TOLLS, named::SSBD_ROW};
 use wildmatch::WildMatch;

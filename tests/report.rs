@@ -6,11 +6,11 @@
 mod common;
 
 use common::{QUICK_RUN, mitbench, refused, written_by};
+use mitbench::analysis::stats::Amortization;
 use mitbench::cli::values::latency_budget as parse_budget;
 use mitbench::probes::StepUnit;
 use mitbench::results::AmortizationFit;
 use mitbench::results::advice::{self, LatencyPoint, advise};
-use mitbench::stats::Amortization;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

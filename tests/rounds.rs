@@ -5,8 +5,8 @@
 mod common;
 
 use common::assert_coverage;
-use mitbench::harness::rounds::{self, Basis, Pair, RoundFigure};
-use mitbench::harness::states::StateModel;
+use mitbench::analysis::rounds::{self, Basis, Pair, RoundFigure};
+use mitbench::analysis::states::StateModel;
 
 /// One round of a machine with a quiet and a slow state: its canary reading
 /// and its figure, both slowed together in the slow state, each with noise

@@ -4,9 +4,9 @@
 //! the truth and against the next run, over seeded trials: no clock, no
 //! dependence on this machine.
 
+use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
-use mitbench::harness::rounds::Basis;
 use mitbench::results::Record;
 use mitbench::synthetic::{Layout, Machine, Noise, guest_probes};
 
@@ -207,7 +207,7 @@ fn verdicts_after(
                 figures.entry(key).or_default().push(ticks);
             }
         }
-        let learned = compare::noise::learned(figures);
+        let learned = mitbench::analysis::noise::learned(figures);
         let (mut old, mut new) = (Vec::new(), Vec::new());
         if alternate {
             for _ in 0..a.max(b) {

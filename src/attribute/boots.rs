@@ -6,7 +6,8 @@
 //! by prctl). From these, which set is the present one (every mitigation
 //! on), which has them all off, and which lacks one mitigation only.
 
-use crate::inventory::switches::{self, InForce};
+use crate::mitigations::kernel::{self as switches, InForce};
+use crate::mitigations::process;
 use crate::plan;
 use crate::results::RunDocument;
 use serde::Serialize;
@@ -109,36 +110,12 @@ pub struct SetConditions {
 /// Why sets cannot be attributed: said to the user, exit 2.
 pub type Refusal = String;
 
-/// A process control: its name here, its /proc/self/status line, and
-/// whether the line's value says the task set it.
-type ProcessSwitch = (&'static str, &'static str, fn(&str) -> bool);
-
-/// The process controls a wrapper can set before exec, read from the
-/// /proc/self/status lines the inventory keeps.
-const PROCESS_SWITCHES: &[ProcessSwitch] = &[
-    ("seccomp filter", "Seccomp_filters", |v| {
-        v.trim().parse::<u64>().is_ok_and(|n| n > 0)
-    }),
-    ("SSBD by prctl", "Speculation_Store_Bypass", |v| {
-        v.contains("thread mitigated") || v.contains("thread force mitigated")
-    }),
-    (
-        "indirect branch speculation off by prctl",
-        "SpeculationIndirectBranch",
-        |v| v.starts_with("conditional") && v.contains("disabled"),
-    ),
-];
-
 /// The process controls on in a run, with their lines, in the table's
 /// order.
 fn process_on(doc: &RunDocument) -> Vec<(&'static str, String)> {
-    let controls = &doc.inventory.identity.process_controls;
-    PROCESS_SWITCHES
-        .iter()
-        .filter_map(|&(name, line, on)| {
-            let value = controls.get(line)?;
-            on(value).then(|| (name, format!("{line}: {value}")))
-        })
+    process::on(&doc.inventory.identity.process_controls)
+        .into_iter()
+        .map(|(control, value)| (control.name, format!("{}: {value}", control.status_line)))
         .collect()
 }
 
@@ -450,34 +427,4 @@ fn kernel_off(
         }
     }
     Ok(switched.iter().map(|f| f.vulnerability.clone()).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn on(line: &str, value: &str) -> bool {
-        let (_, _, on) = PROCESS_SWITCHES
-            .iter()
-            .find(|(_, l, _)| *l == line)
-            .expect("a known line");
-        on(value)
-    }
-
-    #[test]
-    fn a_control_is_on_only_where_the_task_itself_set_it() {
-        assert!(on("Seccomp_filters", "2"));
-        assert!(!on("Seccomp_filters", "0"));
-        assert!(on("Speculation_Store_Bypass", "thread force mitigated"));
-        assert!(on("Speculation_Store_Bypass", "thread mitigated"));
-        // The boot's choice, not the task's: a vulnerability file tells it.
-        assert!(!on("Speculation_Store_Bypass", "globally mitigated"));
-        assert!(!on("Speculation_Store_Bypass", "vulnerable"));
-        assert!(on(
-            "SpeculationIndirectBranch",
-            "conditional force disabled"
-        ));
-        assert!(!on("SpeculationIndirectBranch", "conditional enabled"));
-        assert!(!on("SpeculationIndirectBranch", "always enabled"));
-    }
 }

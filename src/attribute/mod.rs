@@ -18,9 +18,9 @@ pub use boots::{
     recognise,
 };
 
-use crate::compare::noise::{self, Evidence, RunTime, Walk};
-use crate::compare::{Verdict, verdict};
-use crate::harness::rounds::{Basis, across_forks};
+use crate::analysis::noise::{self, Evidence, RowNoise, RunFigure, RunTime, Walk};
+use crate::analysis::rounds::across_forks;
+use crate::analysis::verdict::{Verdict, verdict};
 use crate::results::Record;
 use serde::Serialize;
 
@@ -112,7 +112,7 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
     let present = &sets[recognised.roles.present].runs;
     let times: Vec<Vec<RunTime>> = sets
         .iter()
-        .map(|s| crate::compare::run_times(&s.runs))
+        .map(|s| crate::results::run_times(&s.runs))
         .collect();
     let mut rows = Vec::new();
     let mut gaps = Vec::new();
@@ -163,33 +163,29 @@ pub fn row_records<'a>(
 
 /// A set's figure for a row, after the runs the slow state held throughout
 /// are left out where its other runs are quiet (as a comparison does).
-struct Figure<'a> {
+struct Figure {
     ns: f64,
-    records: Vec<&'a Record>,
+    runs: Vec<RunFigure>,
     times: Vec<RunTime>,
     slow_state: bool,
 }
 
-impl<'a> Figure<'a> {
-    fn of(set: &SetRow<'a>) -> Figure<'a> {
-        let (records, times) = crate::compare::quiet_runs(set.records, set.times);
+impl Figure {
+    fn of(set: &SetRow) -> Figure {
+        let (records, times) = noise::quiet_runs(set.records, |r| r.slow_state(), set.times);
         let ns: Vec<f64> = records
             .iter()
             .map(|r| r.cost.as_ref().expect("rows with a figure").ns)
             .collect();
         Figure {
             ns: across_forks(&ns),
-            slow_state: records.iter().any(|r| {
-                r.cost
-                    .as_ref()
-                    .is_some_and(|c| c.estimator == Basis::NoQuietRound)
-            }),
+            slow_state: records.iter().any(|r| r.slow_state()),
             times: if times.len() == records.len() {
                 times
             } else {
                 Vec::new()
             },
-            records,
+            runs: records.iter().filter_map(|r| r.run_figure()).collect(),
         }
     }
 }
@@ -198,7 +194,15 @@ impl<'a> Figure<'a> {
 /// every run), whose roles `recognised` says.
 pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -> RowParts {
     let figures: Vec<Figure> = sets.iter().map(Figure::of).collect();
-    let (evidence, walk_known) = runs_noise(&figures);
+    let sides: Vec<(&[RunFigure], &[RunTime])> = figures
+        .iter()
+        .map(|f| (&f.runs[..], &f.times[..]))
+        .collect();
+    let RowNoise {
+        evidence,
+        walk_known,
+        ..
+    } = RowNoise::of(&sides);
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
         estimate(&figures, terms, base, evidence, walk_known, threshold_pct)
     };
@@ -251,34 +255,6 @@ pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -
     }
 }
 
-/// The runs' own noise: their forks' spread pooled over every set, where
-/// every run has forks and says when it ran (the walk is counted apart);
-/// else each run's interval and the sets' own spread, as a comparison of
-/// older documents reads them.
-fn runs_noise(figures: &[Figure]) -> (Option<Evidence>, bool) {
-    let walk_known = figures
-        .iter()
-        .all(|f| !f.times.is_empty() && f.times.iter().any(|t| t.walk.is_some()));
-    let all = figures.iter().flat_map(|f| f.records.iter().copied());
-    if walk_known && let Some(forks) = crate::compare::forks_evidence(all) {
-        return (Some(forks), true);
-    }
-    let ticks = |f: &Figure| -> Vec<f64> {
-        f.records
-            .iter()
-            .map(|r| r.cost.as_ref().expect("rows with a figure").ticks)
-            .collect()
-    };
-    let intervals = figures
-        .iter()
-        .flat_map(|f| f.records.iter())
-        .filter_map(|r| Evidence::of_run(r.cost.as_ref()?));
-    let sets = figures
-        .iter()
-        .filter_map(|f| Evidence::from_runs(&ticks(f)));
-    (Evidence::pooled(intervals.chain(sets)), false)
-}
-
 /// Σ weight·figure over `terms` (set, weight), read against set `base`.
 /// A set's figure strays by its runs' noise over its runs (a variance of
 /// logs: times the figure squared in nanoseconds) and by the walk, which
@@ -301,7 +277,7 @@ fn estimate(
     let ns: f64 = merged.iter().map(|&(s, w)| w * figures[s].ns).sum();
     let weight: f64 = merged
         .iter()
-        .map(|&(s, w)| (w * figures[s].ns).powi(2) / figures[s].records.len() as f64)
+        .map(|&(s, w)| (w * figures[s].ns).powi(2) / figures[s].runs.len() as f64)
         .sum();
     let walk = if walk_known {
         let scaled: Vec<(f64, &[RunTime])> = merged
@@ -353,7 +329,7 @@ fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
                         shares.sort_by(f64::total_cmp);
                         FamilyShare {
                             family: family.name.to_string(),
-                            share_pct: crate::stats::median(&shares),
+                            share_pct: crate::analysis::stats::median(&shares),
                             rows: shares.len(),
                         }
                     })

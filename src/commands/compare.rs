@@ -141,7 +141,7 @@ fn learned_noise(
     let figures = history
         .row_figures(&conditions_of(&old[0]), &compared)
         .unwrap_or_default();
-    compare::noise::learned(figures)
+    crate::analysis::noise::learned(figures)
 }
 
 /// `--fail-above LIMIT`: the sentence that fails the comparison when its

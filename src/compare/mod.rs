@@ -2,22 +2,21 @@
 //! beyond noise, and which mitigation each move is consistent with. The
 //! comparison is a model of its own; `export::compare` renders it.
 
-pub mod attribution;
-mod change;
+mod explain;
 mod fleet;
 mod inventory_diff;
-pub mod noise;
 
-pub use attribution::{MITIGATIONS, Mitigation};
-pub use change::{Verdict, verdict};
-pub use noise::{Evidence, Learned, RunTime};
+use crate::analysis::noise::{self, RowNoise, RunFigure};
+pub use crate::analysis::noise::{Evidence, Learned, RunTime};
+pub use crate::analysis::verdict::{Verdict, verdict};
 
-use attribution::{attribute, in_run};
-use change::percent_change;
+use crate::analysis::verdict::percent_change;
+pub use explain::IN_RUN_AB;
+use explain::{explain, in_run};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
-use crate::harness::rounds::{Basis, across_forks};
+use crate::analysis::rounds::{Basis, across_forks};
 use crate::results::{Cost, Record, RunDocument};
 use serde::Serialize;
 
@@ -201,28 +200,8 @@ impl<'a> Side<'a> {
 
     /// When each run ran; empty unless every run says.
     fn times(&self) -> Vec<RunTime> {
-        run_times(self.runs.iter().copied())
+        crate::results::run_times(self.runs.iter().copied())
     }
-}
-
-/// When each of `runs` ran, with the machine's walk it read; empty unless
-/// every run says.
-pub(crate) fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<RunTime> {
-    let seconds = |text: &str| {
-        chrono::DateTime::parse_from_rfc3339(text)
-            .ok()
-            .map(|t| t.timestamp_millis() as f64 / 1000.0)
-    };
-    runs.into_iter()
-        .map(|doc| {
-            RunTime::new(
-                seconds(&doc.started_at)?,
-                seconds(&doc.finished_at)?,
-                &doc.machine_states.drift_block_medians,
-            )
-        })
-        .collect::<Option<Vec<_>>>()
-        .unwrap_or_default()
 }
 
 /// Two sides of one run or more each. `learned` gives, per (probe,
@@ -273,12 +252,12 @@ pub fn compare_sets(
         .collect();
     let mut spreads: Vec<f64> = learned_rows
         .iter()
-        .map(|l| 1.96 * l.evidence.sd() * 100.0)
+        .map(|l| l.evidence.half_width() * 100.0)
         .collect();
     spreads.sort_by(f64::total_cmp);
-    let between_runs_pct = (!spreads.is_empty()).then(|| crate::stats::median(&spreads));
+    let between_runs_pct = (!spreads.is_empty()).then(|| crate::analysis::stats::median(&spreads));
     let history_runs = learned_rows.iter().map(|l| l.runs).max();
-    let (explained, unexplained) = attribute(&mut rows, &inventory);
+    let (explained, unexplained) = explain(&mut rows, &inventory);
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {
         warnings.extend(set_warnings(side));
@@ -377,8 +356,8 @@ pub fn row_change(
     learned: Option<Learned>,
     times: [&[RunTime]; 2],
 ) -> RowChange {
-    let (old, old_times) = quiet_runs(old, times[0]);
-    let (new, new_times) = quiet_runs(new, times[1]);
+    let (old, old_times) = noise::quiet_runs(old, |r| r.slow_state(), times[0]);
+    let (new, new_times) = noise::quiet_runs(new, |r| r.slow_state(), times[1]);
     let (old, new) = (&old[..], &new[..]);
     let times = [&old_times[..], &new_times[..]];
     let cost = |r: &&Record| r.cost.clone().expect("rows with a figure");
@@ -395,45 +374,23 @@ pub fn row_change(
     let old_ns = side_figure(&oc, |c| c.ns);
     let new_ns = side_figure(&nc, |c| c.ns);
     let (a, b) = (oc.len(), nc.len());
-    let mut noise_from = Vec::new();
-    let walk_known = times[0].len() == a && times[1].len() == b;
-    let sets: Vec<Evidence> = [&oc, &nc]
-        .iter()
-        .filter_map(|side| Evidence::from_runs(&side.iter().map(|c| c.ticks).collect::<Vec<_>>()))
-        .collect();
-    // What the compared runs say of themselves. Where every run has forks
-    // and says when it ran, the model is whole: a run's figure strays by
-    // its forks' spread over its forks, and the sides by the machine's walk
-    // between when they ran. A set's own spread is left out there: it holds
-    // the walk within the set, which the walk term counts already (pooled
-    // with it, three alternating runs a side saw a 3% toll in 75% of the
-    // synthetic machine's comparisons, six a side in 91%). Older documents
-    // give their whole intervals, drift and all, and the sets their spread.
-    let walk = walk_known
-        .then(|| noise::Walk::between(times[0], times[1]))
-        .flatten();
-    let forks = walk.and(forks_evidence(old.iter().chain(new).copied()));
-    let (evidence, walk) = match (forks, walk) {
-        (Some(forks), Some(walk)) => {
-            noise_from.push("forks".to_string());
-            if walk.var > 0.0 {
-                noise_from.push("the machine's drift between the runs".to_string());
-            }
-            (Some(forks), walk)
-        }
-        _ => {
-            let intervals: Vec<Evidence> =
-                oc.iter().chain(&nc).filter_map(Evidence::of_run).collect();
-            if !intervals.is_empty() {
-                noise_from.push("intervals".to_string());
-            }
-            if !sets.is_empty() {
-                noise_from.push("run sets".to_string());
-            }
-            let pooled = Evidence::pooled(intervals.into_iter().chain(sets.iter().copied()));
-            (pooled, noise::Walk::default())
-        }
+    let figures = |side: &[&Record]| -> Vec<RunFigure> {
+        side.iter().filter_map(|r| r.run_figure()).collect()
     };
+    let (old_figures, new_figures) = (figures(old), figures(new));
+    let RowNoise {
+        evidence,
+        sets,
+        walk_known,
+        from: mut noise_from,
+    } = RowNoise::of(&[(&old_figures, times[0]), (&new_figures, times[1])]);
+    let walk = match walk_known {
+        true => noise::Walk::between(times[0], times[1]).unwrap_or_default(),
+        false => noise::Walk::default(),
+    };
+    if walk.var > 0.0 {
+        noise_from.push("the machine's drift between the runs".to_string());
+    }
     let change_log = (new_ticks / old_ticks).ln();
     let change_pct = change_log.exp_m1() * 100.0;
     let own = noise::threshold(evidence, a, b, walk);
@@ -496,7 +453,7 @@ pub fn row_change(
         runs_to_resolve: evidence
             .filter(|_| noise.is_some_and(|n| n > floor_log))
             .and_then(|e| e.runs_to_resolve(floor_log)),
-        walk_pct: (walk.var > 0.0).then(|| 1.96 * walk.var.sqrt() * 100.0),
+        walk_pct: (walk.var > 0.0).then(|| walk.half_width() * 100.0),
         noise_from,
         decided_by,
         runs: [a, b],
@@ -504,66 +461,6 @@ pub fn row_change(
         verdict,
         consistent_with: Vec::new(),
     }
-}
-
-/// A set's runs whose figure is the quiet state's, with when each ran,
-/// where it has any: a run the slow state held throughout this row gives
-/// the slow state's figure, which its set's other runs do not (alone on a
-/// side, it gets a note instead).
-pub(crate) fn quiet_runs<'r>(
-    records: &[&'r Record],
-    times: &[RunTime],
-) -> (Vec<&'r Record>, Vec<RunTime>) {
-    let quiet = |r: &Record| {
-        r.cost
-            .as_ref()
-            .is_some_and(|c| c.estimator != Basis::NoQuietRound)
-    };
-    if !records.iter().any(|r| quiet(r)) {
-        return (records.to_vec(), times.to_vec());
-    }
-    let kept: Vec<usize> = (0..records.len()).filter(|&i| quiet(records[i])).collect();
-    (
-        kept.iter().map(|&i| records[i]).collect(),
-        if times.len() == records.len() {
-            kept.iter().map(|&i| times[i]).collect()
-        } else {
-            Vec::new()
-        },
-    )
-}
-
-/// The spread of one run's figure from its forks: each run's fork figures
-/// (the medians of the rounds its headline uses, fork by fork), their
-/// squared log deviations pooled over every run of both sides, over the
-/// forks a run's figure averages (a fork whose rounds were all slow-state
-/// ones gives none). None where a run has no rounds, or none has two forks.
-pub(crate) fn forks_evidence<'r>(records: impl Iterator<Item = &'r Record>) -> Option<Evidence> {
-    let mut pooled = crate::results::spread::ForkSpread::default();
-    let mut forks = Vec::new();
-    for record in records {
-        let quiet_only = record.cost.as_ref()?.estimator == Basis::QuietRounds;
-        let figures = crate::results::spread::fork_figures(
-            record
-                .rounds
-                .each
-                .iter()
-                .filter(|r| !quiet_only || r.state == "quiet")
-                .map(|r| (r.fork, r.ticks)),
-        );
-        if figures.is_empty() {
-            return None;
-        }
-        let spread = crate::results::spread::ForkSpread::of(&figures);
-        pooled.ss += spread.ss;
-        pooled.df += spread.df;
-        forks.push(figures.len() as f64);
-    }
-    let per_run = forks.iter().sum::<f64>() / forks.len() as f64;
-    (pooled.df > 0.0).then(|| Evidence {
-        var: pooled.ss / pooled.df / per_run,
-        df: pooled.df,
-    })
 }
 
 fn why_not(record: &Record) -> String {

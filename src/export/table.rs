@@ -3,7 +3,7 @@
 use super::number::{format_cost, format_ratio};
 use super::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
 use super::{ExportError, Exporter};
-use crate::harness::rounds::Basis;
+use crate::analysis::rounds::Basis;
 use crate::probes::Role;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;

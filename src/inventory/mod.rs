@@ -8,7 +8,6 @@ mod facilities;
 pub mod identity;
 mod kernel;
 mod root;
-pub mod switches;
 
 pub use cpu::{Cpu, RELEVANT_FLAGS};
 pub use facilities::Facilities;

@@ -5,8 +5,8 @@
 //! stand-in for the kernel's need_resched.
 
 use super::corunner::CoRunner;
+use crate::analysis::stats::quantile;
 use crate::harness::tsc;
-use crate::stats::quantile;
 use crate::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -3,19 +3,20 @@
 //! controls, the probe's toll). Exporters read the result and compute
 //! nothing.
 
-use super::record::NextRunFrom;
 use super::record::{
     Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds, Throughput,
     TollRecovered,
 };
-use super::spread::{self, RunSpread};
-use crate::harness::phases::PhaseCost;
-use crate::harness::rounds::{self, Pair};
-use crate::harness::states::StateModel;
+use super::spread;
+use crate::analysis::figure;
+use crate::analysis::phases::PhaseCost;
+use crate::analysis::rounds::{self, Pair};
+use crate::analysis::spread::{NextRun, RunSpread};
+use crate::analysis::states::StateModel;
+use crate::analysis::stats;
 use crate::harness::{Settings, tsc::TscFrequency};
 use crate::probes::{Figure, FigureRole, Role};
 use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
-use crate::stats;
 
 /// What records are computed with: the run's state model, clock and
 /// settings.
@@ -23,7 +24,7 @@ pub struct Context<'a> {
     pub model: &'a StateModel,
     pub tsc: &'a TscFrequency,
     pub settings: &'a Settings,
-    /// The run's [`crate::harness::states::MachineStates::drift_interval_pct`].
+    /// The run's [`crate::analysis::states::MachineStates::drift_interval_pct`].
     pub drift_interval_pct: Option<f64>,
     /// Every variant's spread across forks.
     pub spread: &'a RunSpread,
@@ -69,7 +70,7 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
                 let Some(cost) = &r.cost else { continue };
                 r.derived.toll_recovered = Some(TollRecovered {
                     pct: (toll.0 - cost.ticks) / (toll.0 - reference.0) * 100.0,
-                    ci95_pct: toll_recovered_interval(toll.1, reference.1, cost.ci95_ticks),
+                    ci95_pct: figure::toll_recovered_interval(toll.1, reference.1, cost.ci95_ticks),
                 });
             }
         }
@@ -190,10 +191,12 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
              were all in the slow state, and a process-level effect of theirs is not in it"
         ));
     }
-    if record.cost.as_ref().map(|c| c.next_run_from) == Some(NextRunFrom::RoundsOnly) {
+    if record.cost.as_ref().map(|c| c.next_run_from)
+        == Some(crate::analysis::figure::NextRunFrom::RoundsOnly)
+    {
         record.notes.push(format!(
             "interval from {}",
-            NextRunFrom::RoundsOnly.describe()
+            crate::analysis::figure::NextRunFrom::RoundsOnly.describe()
         ));
     }
     record.cpus = v.rounds[0].measured.cpus.clone();
@@ -240,7 +243,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
 fn cost(
     estimate: &rounds::Estimate,
     used: &[&Round],
-    next_run: Option<spread::NextRun>,
+    next_run: Option<NextRun>,
     cx: &Context,
 ) -> Cost {
     let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
@@ -253,24 +256,8 @@ fn cost(
             Some(r.measured.measurement.per_item.median / canary)
         })
         .collect();
-    let in_run = estimate.ci95.map(|(lo, hi)| {
-        let drift = cx.drift_interval_pct.unwrap_or(0.0) / 100.0 * ticks.abs();
-        let widen = |half: f64| half.hypot(drift);
-        [ticks - widen(ticks - lo), ticks + widen(hi - ticks)]
-    });
-    // The forks' spread holds the processes and the moments of this run;
-    // the machine's drift by the next run comes on top, in quadrature.
-    let drift_log = cx.drift_interval_pct.unwrap_or(0.0) / 100.0;
-    let forks = next_run.map(|n| n.interval(ticks, drift_log));
-    let run_to_run = match (forks, in_run) {
-        (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
-        (one, other) => one.or(other),
-    };
-    let next_run_from = match (forks, cx.drift_interval_pct) {
-        (Some(_), _) => NextRunFrom::Forks,
-        (None, Some(_)) => NextRunFrom::RoundsAndDrift,
-        (None, None) => NextRunFrom::RoundsOnly,
-    };
+    let (run_to_run, next_run_from) =
+        figure::next_run_interval(ticks, estimate.ci95, next_run, cx.drift_interval_pct);
     Cost {
         ticks,
         ns: to_ns(ticks),
@@ -414,31 +401,6 @@ fn compare(
     })
 }
 
-/// (toll - cost) / (toll - reference) with each figure anywhere in its
-/// interval: the widest range the three intervals allow. None when an
-/// interval is missing or the toll's could be zero.
-fn toll_recovered_interval(
-    toll: Option<[f64; 2]>,
-    reference: Option<[f64; 2]>,
-    cost: Option<[f64; 2]>,
-) -> Option<[f64; 2]> {
-    let ([t_lo, t_hi], [r_lo, r_hi], [c_lo, c_hi]) = (toll?, reference?, cost?);
-    let (den_lo, den_hi) = (t_lo - r_hi, t_hi - r_lo);
-    if den_lo <= 0.0 {
-        return None;
-    }
-    let (num_lo, num_hi) = (t_lo - c_hi, t_hi - c_lo);
-    let candidates = [
-        num_lo / den_lo,
-        num_lo / den_hi,
-        num_hi / den_lo,
-        num_hi / den_hi,
-    ];
-    let lo = candidates.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = candidates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some([lo * 100.0, hi * 100.0])
-}
-
 /// Each figure a probe measured beside the cost, as the median over rounds
 /// with its interval from five rounds on: over the `used` rounds, the
 /// headline's, except a co-runner's wait, which is over `all` rounds: a
@@ -501,22 +463,22 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
             .flat_map(|r| r.measured.measurement.phases.iter())
             .filter(|p| p.name == name)
             .collect();
-        let hull = |f: fn(&PhaseCost) -> (f64, f64)| {
-            of.iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-                    (lo.min(f(p).0), hi.max(f(p).1))
-                })
-        };
-        let ticks: Vec<f64> = of.iter().map(|p| p.median_ticks).collect();
-        let shares: Vec<f64> = of.iter().map(|p| p.share_pct).collect();
-        let (median_ticks, ticks_ci) = rounds::median_with_ci(&ticks, seed);
-        let (share_pct, share_ci) = rounds::median_with_ci(&shares, seed);
+        let (median_ticks, ci95_ticks) = figure::median_or_hull(
+            &of.iter().map(|p| p.median_ticks).collect::<Vec<_>>(),
+            &of.iter().map(|p| p.ci95_ticks).collect::<Vec<_>>(),
+            seed,
+        );
+        let (share_pct, share_ci95_pct) = figure::median_or_hull(
+            &of.iter().map(|p| p.share_pct).collect::<Vec<_>>(),
+            &of.iter().map(|p| p.share_ci95_pct).collect::<Vec<_>>(),
+            seed,
+        );
         PhaseCost {
             name: name.to_string(),
             median_ticks,
-            ci95_ticks: ticks_ci.unwrap_or_else(|| hull(|p| p.ci95_ticks)),
+            ci95_ticks,
             share_pct,
-            share_ci95_pct: share_ci.unwrap_or_else(|| hull(|p| p.share_ci95_pct)),
+            share_ci95_pct,
         }
     })
     .collect()
@@ -525,24 +487,6 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn toll_recovered_takes_every_end_of_the_three_intervals() {
-        // toll 100 [90, 110], reference 20 [18, 22], cost 60 [55, 65]:
-        // (100 - 60) / 80 = 50%, from (90 - 65) / 92 to (110 - 55) / 68.
-        let [lo, hi] =
-            toll_recovered_interval(Some([90.0, 110.0]), Some([18.0, 22.0]), Some([55.0, 65.0]))
-                .unwrap();
-        assert!((lo - 25.0 / 92.0 * 100.0).abs() < 1e-9, "{lo}");
-        assert!((hi - 55.0 / 68.0 * 100.0).abs() < 1e-9, "{hi}");
-        assert!(lo < 50.0 && 50.0 < hi);
-        // A toll whose interval reaches the reference's has no interval.
-        assert!(
-            toll_recovered_interval(Some([10.0, 30.0]), Some([18.0, 22.0]), Some([15.0, 16.0]))
-                .is_none()
-        );
-        assert!(toll_recovered_interval(None, Some([1.0, 2.0]), Some([1.0, 2.0])).is_none());
-    }
 
     fn record(variant: &str, role: Role, ratio: f64) -> Record {
         Record {

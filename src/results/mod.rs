@@ -6,6 +6,7 @@
 pub mod advice;
 mod build;
 pub mod load;
+mod machine;
 pub mod record;
 pub mod spread;
 pub mod summary;
@@ -13,11 +14,12 @@ pub mod summary;
 pub use build::{Context, probe_records};
 pub use record::{Comparison, Cost, Counters, Record};
 
+use crate::analysis::noise::RunTime;
+use crate::analysis::stats::{self, Amortization};
 use crate::harness::Settings;
-use crate::harness::states::MachineStates;
 use crate::harness::tsc::TscFrequency;
 use crate::inventory::Inventory;
-use crate::stats::{self, Amortization};
+pub use machine::MachineStates;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears. 2: figures from
@@ -135,6 +137,26 @@ pub struct AmortizationFit {
     pub fit: Amortization,
 }
 
+/// When each of `runs` ran, with the machine's walk it read; empty unless
+/// every run says.
+pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<RunTime> {
+    let seconds = |text: &str| {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| t.timestamp_millis() as f64 / 1000.0)
+    };
+    runs.into_iter()
+        .map(|doc| {
+            RunTime::new(
+                seconds(&doc.started_at)?,
+                seconds(&doc.finished_at)?,
+                &doc.machine_states.drift_block_medians,
+            )
+        })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
+}
+
 /// Fits the amortization model to every series of three or more batch
 /// sizes: the measured variants of one probe that share a batch group.
 /// The machine's states over a run and every variant's record, from the
@@ -147,7 +169,7 @@ pub fn analyse(
     steal_pct: Option<f64>,
     cpu: usize,
 ) -> (MachineStates, Vec<Record>) {
-    let model = crate::harness::states::StateModel::fit(&run.canaries);
+    let model = crate::analysis::states::StateModel::fit(&run.canaries);
     let machine_states =
         MachineStates::new(model, &run.canaries, &run.canary_times, steal_pct, cpu);
     let context = Context {
@@ -155,7 +177,7 @@ pub fn analyse(
         tsc,
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
-        spread: &spread::RunSpread::of(&run.probes, &machine_states.model),
+        spread: &spread::run_spread(&run.probes, &machine_states.model),
     };
     let records = run
         .probes

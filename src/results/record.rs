@@ -3,9 +3,12 @@
 //! how its rounds stopped, its counters, and its rounds. Every figure is
 //! computed once, in [`super::build`]; exporters only render.
 
+pub use crate::analysis::figure::NextRunFrom;
+use crate::analysis::noise::RunFigure;
+use crate::analysis::phases::PhaseCost;
+use crate::analysis::rounds::Basis;
+use crate::analysis::spread::fork_figures;
 use crate::harness::counters::CounterReport;
-use crate::harness::phases::PhaseCost;
-use crate::harness::rounds::Basis;
 use crate::probes::{Batched, Figure, FigureRole, LatencyStep, Role, Unsupported};
 use crate::schedule::Stop;
 use serde::{Deserialize, Serialize};
@@ -62,6 +65,35 @@ pub struct Record {
 }
 
 impl Record {
+    /// This run's figure of the row as the between-run noise model reads
+    /// it (`analysis::noise`): the figure, its interval, and its figure in
+    /// each fork from the rounds its headline uses. None without a figure.
+    pub fn run_figure(&self) -> Option<RunFigure> {
+        let cost = self.cost.as_ref()?;
+        let quiet_only = cost.estimator == Basis::QuietRounds;
+        Some(RunFigure {
+            ticks: cost.ticks,
+            interval: cost.interval_ticks(),
+            interval_df: cost.between_forks_df,
+            forks: fork_figures(
+                self.rounds
+                    .each
+                    .iter()
+                    .filter(|r| !quiet_only || r.state == "quiet")
+                    .map(|r| (r.fork, r.ticks)),
+            ),
+            slow_state: cost.estimator == Basis::NoQuietRound,
+        })
+    }
+
+    /// Whether the row's figure is the slow state's (no quiet round) or
+    /// missing: such a run is left out of a side whose other runs are quiet.
+    pub fn slow_state(&self) -> bool {
+        self.cost
+            .as_ref()
+            .is_none_or(|c| c.estimator == Basis::NoQuietRound)
+    }
+
     pub fn is_baseline(&self) -> bool {
         self.role == Role::Baseline
     }
@@ -118,7 +150,7 @@ pub struct Cost {
     #[serde(default)]
     pub machine_drift_pct: Option<f64>,
     /// Where the next run's figure may land (95%): on each side the wider
-    /// of the forks' prediction interval (see `results::spread`) and
+    /// of the forks' prediction interval (see `analysis::spread`) and
     /// `ci95_ticks` widened by `machine_drift_pct` in quadrature. The table
     /// prints it and `compare` reads it; `next_run_from` says what it
     /// stands on.
@@ -140,32 +172,6 @@ pub struct Cost {
     /// What `run_to_run_ci95_ticks` stands on.
     #[serde(default)]
     pub next_run_from: NextRunFrom,
-}
-
-/// What a figure's interval for the next run stands on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NextRunFrom {
-    /// The forks' spread (the wider side where rounds and drift say more).
-    Forks,
-    /// One fork: the rounds' interval and the machine's drift.
-    RoundsAndDrift,
-    /// One fork and no drift measured: the rounds alone, which cannot see
-    /// how far another process or minute moves the figure.
-    #[default]
-    RoundsOnly,
-}
-
-impl NextRunFrom {
-    pub fn describe(self) -> &'static str {
-        match self {
-            NextRunFrom::Forks => "the spread across forks",
-            NextRunFrom::RoundsAndDrift => "this run's rounds and the machine's drift",
-            NextRunFrom::RoundsOnly => {
-                "this run's rounds only: one fork and no drift measured, so another process or minute may land outside it"
-            }
-        }
-    }
 }
 
 impl Cost {

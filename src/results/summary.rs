@@ -5,7 +5,7 @@
 //! (terminal, Markdown, HTML) and the JSON all start with it.
 
 use super::{Record, RunDocument};
-use crate::inventory::switches::{self, InForce};
+use crate::mitigations::kernel::{self as switches, InForce};
 use crate::probes::FigureRole;
 use serde::Serialize;
 

@@ -4,7 +4,7 @@
 //! predictor mode it settles into, is drawn anew in each, and the passes
 //! are spread over the run's minutes, so a variant's rounds see what the
 //! next run will see: other processes and other moments. The figure's
-//! interval is then read across forks (see `crate::results::spread`).
+//! interval is then read across forks (see `crate::analysis::spread`).
 //!
 //! A worker is mitbench itself (`mitbench __worker`, not shown in help): it
 //! reads its [`Job`] as JSON on stdin, writes one progress line per pass

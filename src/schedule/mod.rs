@@ -21,9 +21,9 @@
 
 pub mod forks;
 
+use crate::analysis::rounds::{self, RoundFigure};
+use crate::analysis::states::StateModel;
 use crate::harness::Harness;
-use crate::harness::rounds::{self, RoundFigure};
-use crate::harness::states::StateModel;
 use crate::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, Toll, Unsupported, Variant,
 };

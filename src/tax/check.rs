@@ -23,8 +23,8 @@
 use super::count::children_usage;
 use super::inject;
 use super::workloads::Workload;
+use crate::analysis::stats;
 use crate::harness::{Harness, Settings, affinity};
-use crate::stats;
 use crate::sys;
 use serde::Serialize;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -34,7 +34,6 @@ use std::time::Instant;
 
 /// Rounds of plain and filtered measurements for the filter's toll.
 const TOLL_ROUNDS: usize = 12;
-const RESAMPLES: usize = 2000;
 /// The quantile of each side compared: see the module comment.
 const QUIET_QUANTILE: f64 = 0.25;
 
@@ -120,7 +119,7 @@ impl Sides {
             &self.with,
             QUIET_QUANTILE,
             0.95,
-            RESAMPLES,
+            stats::Summary::RESAMPLES,
             0x7a5,
         )
         .ok_or("no runs to compare")?;

@@ -6,12 +6,13 @@
 //! separates it. Per-process controls (seccomp filters, speculation
 //! controls) are read from the workload's own status; where the tolls' run
 //! measured that control on and off, its part is given. Attribution says
-//! "consistent with", never more: it comes from the table in
-//! [`crate::compare::attribution`].
+//! "consistent with", never more: it comes from the catalogue in
+//! [`crate::mitigations`].
 
 use super::TOLLS;
 use super::count::Counted;
-use crate::compare::attribution::{self, Mitigation};
+use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
+use crate::mitigations::{self, Mitigation, kernel};
 use crate::results::RunDocument;
 use serde::Serialize;
 
@@ -37,14 +38,10 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
     let kinds: Vec<&str> = counted.counts.iter().map(|c| c.kind).collect();
     let mut found = Vec::new();
     for (file, line) in &tolls.inventory.cpu.vulnerabilities {
-        let mechanism = line.starts_with("Mitigation")
-            || line
-                .strip_prefix("Vulnerable:")
-                .is_some_and(|rest| !rest.trim().is_empty());
-        if !mechanism {
+        if !kernel::mitigated(line) {
             continue;
         }
-        for m in attribution::switched_by(file) {
+        for m in mitigations::switched_by(file) {
             let evidence = format!("{file}: {line}");
             push(
                 &mut found,
@@ -56,48 +53,42 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
             );
         }
     }
-    let field = |key: &str| controls.get(key).map(String::as_str);
-    if let Some(n) = field("Seccomp_filters").filter(|n| *n != "0") {
-        push(
-            &mut found,
-            named("seccomp filters"),
-            // A filter runs on syscalls only; the other tolls' probes make
-            // syscalls to cross, but the crossing they price is not one.
-            vec!["syscall"],
-            format!("Seccomp_filters: {n} (inherited by the workload)"),
-            None,
-            "a filter cannot be taken off a process, so its part is not separable here; \
-             `--check` measures what one more filter adds"
-                .into(),
-        );
-    }
-    if let Some(state) = field("Speculation_Store_Bypass").filter(|s| s.contains("mitigated")) {
-        let (probe, variant) = SSBD_ROW;
-        let part = ab_delta_ns(tolls, probe, variant);
-        let from = match part {
-            Some(_) => format!("{probe}: {variant} against unchanged"),
-            None => format!("not measured: the tolls' run has no {probe} rows"),
-        };
-        push(
-            &mut found,
-            named("SSBD (speculative store bypass disable)"),
+    for (control, value) in process::on(controls) {
+        let evidence = format!("{}: {value}", control.status_line);
+        let m = named(control.mitigation);
+        if control.status_line == SECCOMP.status_line {
+            push(
+                &mut found,
+                m,
+                // A filter runs on syscalls only; the other tolls' probes
+                // make syscalls to cross, but the crossing they price is
+                // not one.
+                vec!["syscall"],
+                format!("{evidence} (inherited by the workload)"),
+                None,
+                "a filter cannot be taken off a process, so its part is not separable here; \
+                 `--check` measures what one more filter adds"
+                    .into(),
+            );
+        } else if control.status_line == SSBD.status_line {
+            let (probe, variant) = SSBD_ROW;
+            let part = ab_delta_ns(tolls, probe, variant);
+            let from = match part {
+                Some(_) => format!("{probe}: {variant} against unchanged"),
+                None => format!("not measured: the tolls' run has no {probe} rows"),
+            };
             // What its A/B here measures: a syscall with it on and off.
-            vec!["syscall"],
-            format!("Speculation_Store_Bypass: {state}"),
-            part,
-            from,
-        );
-    }
-    if let Some(state) = field("SpeculationIndirectBranch").filter(|s| s.contains("disabled")) {
-        let ibpb = named("IBPB");
-        push(
-            &mut found,
-            ibpb,
-            taxed(ibpb, &kinds),
-            format!("SpeculationIndirectBranch: {state}"),
-            None,
-            "not measured: mitbench has no in-run A/B of a context switch with it yet".into(),
-        );
+            push(&mut found, m, vec!["syscall"], evidence, part, from);
+        } else if control.status_line == INDIRECT_BRANCH.status_line {
+            push(
+                &mut found,
+                m,
+                taxed(m, &kinds),
+                evidence,
+                None,
+                "not measured: mitbench has no in-run A/B of a context switch with it yet".into(),
+            );
+        }
     }
     found
 }
@@ -107,17 +98,14 @@ fn machine_wide() -> String {
 }
 
 fn named(name: &str) -> &'static Mitigation {
-    attribution::MITIGATIONS
-        .iter()
-        .find(|m| m.name == name)
-        .expect("a mitigation of the attribution table")
+    mitigations::named(name).expect("a mitigation of the catalogue")
 }
 
 /// The kinds of crossing counted (`kinds`) whose toll's probe `m` taxes.
 fn taxed(m: &Mitigation, kinds: &[&str]) -> Vec<&'static str> {
     TOLLS
         .iter()
-        .filter(|t| kinds.contains(&t.kind) && attribution::taxes(m, t.probe))
+        .filter(|t| kinds.contains(&t.kind) && mitigations::taxes(m, t.probe))
         .map(|t| t.kind)
         .collect()
 }

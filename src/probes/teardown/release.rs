@@ -9,13 +9,13 @@
 //! All threads are SCHED_OTHER.
 
 use super::index::{Index, Policy};
+use crate::analysis::stats::quantile;
 use crate::harness::{Harness, tsc};
 use crate::probes::corunner::CoRunner;
 use crate::probes::{
     Batched, Config, Declaration, Figure, LatencyStep, Outcome, Placement, Probe, Role, StepUnit,
     Unsupported,
 };
-use crate::stats::quantile;
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;

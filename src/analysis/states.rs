@@ -13,7 +13,7 @@
 //! quantile of all readings: noise only ever adds time), or below the gap
 //! a clean two-cluster split finds, whichever is lower.
 
-use crate::stats::quantile;
+use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
 
 /// A reading this far above the fast reference is no longer quiet. The
@@ -30,7 +30,7 @@ const REFERENCE_QUANTILE: f64 = 0.02;
 const MIN_SPLIT_SLOWDOWN: f64 = 0.06;
 const MIN_SPLIT_EXPLAINED: f64 = 0.85;
 /// Fewer readings than this tell nothing about states: all are quiet.
-const MIN_READINGS: usize = 8;
+pub const MIN_READINGS: usize = 8;
 /// Slow readings below this share of all are single disturbances, not a
 /// state of the machine; they still do not count as quiet.
 const MIN_SLOW_SHARE: f64 = 0.03;
@@ -124,124 +124,18 @@ impl StateModel {
     }
 }
 
-/// The run's states as the report states them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MachineStates {
-    /// The workload timed between rounds.
-    pub canary: String,
-    #[serde(flatten)]
-    pub model: StateModel,
-    /// Slow state's canary over the quiet state's, when there are two.
-    pub slowdown: Option<f64>,
-    /// Percent of the measuring CPU's time over the run that the hypervisor
-    /// ran something else (`steal` in /proc/stat); None where unreadable.
-    pub steal_pct: Option<f64>,
-    /// How far the machine's quiet speed moved over the run: the medians of
-    /// the quiet canary readings in consecutive stretches of time, and their
-    /// spread as a percentage of their median. A quiet state that drifts
-    /// moves every figure with it, between runs as well as within one, and
-    /// no interval from one run covers what comes after it.
-    pub drift_block_medians: Vec<f64>,
-    pub drift_pct: Option<f64>,
-    /// 95% half-width, in percent, of how far the machine's quiet speed may
-    /// move by the next run: the quiet speed wanders like a random walk, so
-    /// the step between consecutive stretches of this run (the root mean
-    /// square of the log ratios of their canary medians, leaving out steps
-    /// beyond three deviations of the median step, so one odd stretch does
-    /// not count as a walk) grows to sqrt(k)
-    /// steps between one run of k stretches and the next, times Student's
-    /// t for k - 1. Every figure's interval for the next run includes it
-    /// (see `Cost::run_to_run_ci95_ticks`). None when the run had too few
-    /// quiet readings for three stretches.
-    #[serde(default)]
-    pub drift_interval_pct: Option<f64>,
-    /// The one line under the tables.
-    pub summary: String,
-}
-
-impl MachineStates {
-    /// `readings` and `times` (seconds into the run) are the run's canary
-    /// readings in the order taken.
-    pub fn new(
-        model: StateModel,
-        readings: &[f64],
-        times: &[f64],
-        steal_pct: Option<f64>,
-        cpu: usize,
-    ) -> MachineStates {
-        let drift_block_medians = drift_blocks(&model, readings, times);
-        // (lowest, highest, spread as a percentage of their median)
-        let drift = (drift_block_medians.len() >= 2).then(|| {
-            let mut sorted = drift_block_medians.clone();
-            sorted.sort_by(f64::total_cmp);
-            let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
-            (lo, hi, (hi - lo) / quantile(&sorted, 0.5) * 100.0)
-        });
-        let steal = steal_pct.map_or_else(
-            || "steal time unreadable".to_string(),
-            |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
-        );
-        let summary = match (model.slowdown(), model.slow_canary) {
-            (Some(slowdown), Some(slow)) => format!(
-                "machine: two speed states; the slow one {slowdown:.2}x the quiet one \
-                 (canary {:.0} vs {:.0} ticks) in {:.0}% of {} readings; {steal}",
-                slow,
-                model.quiet_canary,
-                model.slow_share * 100.0,
-                model.readings,
-            ),
-            _ if model.readings < MIN_READINGS => format!(
-                "machine: {} canary readings, too few to tell speed states apart; {steal}",
-                model.readings
-            ),
-            _ => format!(
-                "machine: one speed state over {} canary readings ({:.0} ticks){}; {steal}",
-                model.readings,
-                model.quiet_canary,
-                if model.slow_share > 0.0 {
-                    format!(
-                        ", {:.1}% of them disturbed and left out",
-                        model.slow_share * 100.0
-                    )
-                } else {
-                    String::new()
-                },
-            ),
-        };
-        let interval = drift_interval_pct(&drift_block_medians);
-        let summary = match (drift, interval) {
-            (Some((lo, hi, pct)), Some(within)) => format!(
-                "{summary}; the quiet speed drifted {pct:.1}% over the run (canary medians of {} \
-                 stretches {lo:.0}-{hi:.0} ticks), so every interval includes ±{within:.1}% for it",
-                drift_block_medians.len(),
-            ),
-            _ => summary,
-        };
-        MachineStates {
-            canary: super::canary::DESCRIPTION.to_string(),
-            slowdown: model.slowdown(),
-            model,
-            steal_pct,
-            drift_block_medians,
-            drift_pct: drift.map(|(_, _, pct)| pct),
-            drift_interval_pct: interval,
-            summary,
-        }
-    }
-}
-
 /// Stretches of time the drift is read over: as many as the quiet
 /// readings allow, from eight down to three, each with at least the fewest
 /// readings its median needs to mean something. A run with long slow
 /// stretches still gets a drift figure from fewer stretches (and a wider
 /// t), rather than none, which would have counted as no drift at all.
-const DRIFT_BLOCKS: usize = 8;
+pub const DRIFT_BLOCKS: usize = 8;
 const MIN_DRIFT_BLOCKS: usize = 3;
 const MIN_PER_DRIFT_BLOCK: usize = 12;
 
 /// Medians of the quiet readings in equal stretches of the run's time;
 /// empty when the run has too few quiet readings for three.
-fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64> {
+pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64> {
     let end = times.iter().copied().fold(0.0, f64::max);
     if end <= 0.0 {
         return Vec::new();
@@ -267,11 +161,12 @@ fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64>
     Vec::new()
 }
 
-/// See [`MachineStates::drift_interval_pct`].
+/// How far the machine's quiet speed may move by the next run, as a 95%
+/// half-width in percent (see `results::MachineStates::drift_interval_pct`).
 pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
     let (step, _) = walk_step(block_medians)?;
     let k = block_medians.len();
-    let t = crate::stats::student_t_975(k - 1);
+    let t = crate::analysis::stats::student_t_975(k - 1);
     Some(t * (k as f64).sqrt() * step * 100.0)
 }
 
@@ -290,30 +185,7 @@ pub fn walk_step(block_medians: &[f64]) -> Option<(f64, usize)> {
         .windows(2)
         .map(|pair| (pair[1] / pair[0]).ln())
         .collect();
-    crate::stats::clipped_rms_step(&steps)
-}
-
-/// Steal and total jiffies of one CPU from /proc/stat.
-pub fn cpu_steal(cpu: usize) -> Option<(u64, u64)> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    parse_cpu_steal(&stat, cpu)
-}
-
-/// `cpuN user nice system idle iowait irq softirq steal ...`: steal is the
-/// eighth figure; the total counts the first eight (guest time is already
-/// inside user time).
-pub fn parse_cpu_steal(stat: &str, cpu: usize) -> Option<(u64, u64)> {
-    let label = format!("cpu{cpu}");
-    let line = stat
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(label.as_str()))?;
-    let fields: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .take(8)
-        .map(|f| f.parse().ok())
-        .collect::<Option<_>>()?;
-    (fields.len() == 8).then(|| (fields[7], fields.iter().sum()))
+    crate::analysis::stats::clipped_rms_step(&steps)
 }
 
 /// Otsu's split of sorted readings in log space: the cut that maximises the
@@ -413,80 +285,10 @@ mod tests {
     }
 
     #[test]
-    fn a_drifting_quiet_state_is_measured() {
-        let times: Vec<f64> = (0..800).map(|i| i as f64 * 0.1).collect();
-        // Quiet speed rising 4% over the run, with a slow state now and then.
-        let readings: Vec<f64> = times
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                if i % 10 == 0 {
-                    400.0
-                } else {
-                    300.0 * (1.0 + 0.04 * t / 80.0)
-                }
-            })
-            .collect();
-        let model = StateModel::fit(&readings);
-        let states = MachineStates::new(model, &readings, &times, Some(0.0), 1);
-        assert_eq!(states.drift_block_medians.len(), DRIFT_BLOCKS);
-        let drift = states.drift_pct.unwrap();
-        assert!((3.0..4.5).contains(&drift), "{drift}");
-        assert!(states.summary.contains("drifted"), "{}", states.summary);
-        let flat = vec![300.0; 800];
-        let model = StateModel::fit(&flat);
-        let states = MachineStates::new(model, &flat, &times, None, 1);
-        assert_eq!(states.drift_pct, Some(0.0));
-        let short = MachineStates::new(
-            StateModel::fit(&flat[..30]),
-            &flat[..30],
-            &times[..30],
-            None,
-            1,
-        );
-        assert!(short.drift_pct.is_none(), "too few readings per stretch");
-    }
-
-    #[test]
-    fn steal_comes_from_the_cpu_line() {
-        let stat =
-            "cpu  10 0 10 100 0 0 0 5 0 0\ncpu0 5 0 5 50 0 0 0 1 0 0\ncpu1 5 0 5 50 0 0 0 4 0 0\n";
-        assert_eq!(parse_cpu_steal(stat, 1), Some((4, 64)));
-        assert_eq!(parse_cpu_steal(stat, 2), None);
-        assert_eq!(parse_cpu_steal("cpu1 1 2\n", 1), None);
-    }
-
-    #[test]
     fn a_small_slowdown_is_split_by_its_gap() {
         // +9%: inside the quiet band, but a clean gap of its own.
         let model = StateModel::fit(&two_state(400, 0.5, 1.09, 11));
         assert!(model.two_states, "{model:?}");
         assert!(model.is_quiet(305.0) && !model.is_quiet(326.0));
-    }
-
-    #[test]
-    fn a_run_with_long_slow_stretches_still_measures_its_drift() {
-        // 120 readings over 60 s; slow (400) in all but the first 16
-        // readings of each 20 s: 48 quiet readings, too few for eight
-        // stretches of twelve, enough for three. Unmeasured, the drift
-        // counted as none and the noisiest runs printed the narrowest
-        // intervals.
-        let times: Vec<f64> = (0..120).map(|i| f64::from(i) * 0.5).collect();
-        let readings: Vec<f64> = times
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                if i % 40 < 16 {
-                    300.0 * (1.0 + 0.03 * t / 60.0)
-                } else {
-                    400.0
-                }
-            })
-            .collect();
-        let model = StateModel::fit(&readings);
-        assert!(model.two_states);
-        let states = MachineStates::new(model, &readings, &times, None, 1);
-        assert_eq!(states.drift_block_medians.len(), 3, "{states:?}");
-        assert!(states.drift_interval_pct.is_some_and(|p| p > 0.0));
     }
 }

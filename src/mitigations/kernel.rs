@@ -40,6 +40,18 @@ pub struct InForce {
     pub off: String,
 }
 
+/// Whether a vulnerability file's text says a mitigation runs: "Mitigation:
+/// ...", or "Vulnerable: ..." with a partial mitigation after the colon
+/// (SRSO's "Vulnerable: Safe RET, no microcode" runs the safe-RET
+/// sequence). "Not affected" and a bare "Vulnerable" do not.
+pub fn mitigated(line: &str) -> bool {
+    let line = line.trim();
+    line.starts_with("Mitigation")
+        || line
+            .strip_prefix("Vulnerable:")
+            .is_some_and(|rest| !rest.trim().is_empty())
+}
+
 /// The mitigations in force by the vulnerability files (name -> text):
 /// a file that says "Mitigation: ...", or "Vulnerable: ..." with a partial
 /// mitigation after the colon (SRSO's "Vulnerable: Safe RET, no
@@ -50,10 +62,7 @@ pub fn in_force(vulnerabilities: &BTreeMap<String, String>) -> Vec<InForce> {
         .iter()
         .filter_map(|&(vulnerability, off)| {
             let line = vulnerabilities.get(vulnerability)?.trim();
-            let partial = line
-                .strip_prefix("Vulnerable:")
-                .is_some_and(|rest| !rest.trim().is_empty());
-            (line.starts_with("Mitigation") || partial).then(|| InForce {
+            mitigated(line).then(|| InForce {
                 vulnerability: vulnerability.to_string(),
                 line: line.to_string(),
                 off: off.to_string(),

@@ -1,5 +1,6 @@
 //! A change between two runs: new over old in percent, and the verdict its
-//! interval (see [`super::noise`]) and the threshold give.
+//! interval (see [`super::noise`]) and the threshold give. Compare,
+//! attribute and fleet all judge by this one rule.
 
 use serde::Serialize;
 
@@ -24,7 +25,7 @@ impl Verdict {
     }
 }
 
-pub(super) fn percent_change(old: f64, new: f64) -> f64 {
+pub fn percent_change(old: f64, new: f64) -> f64 {
     (new / old - 1.0) * 100.0
 }
 

@@ -1,10 +1,15 @@
-//! Which mitigation a change can belong to: each mitigation, the
-//! inventory entries that switch it, the probes it taxes and why, with the
-//! document behind the entry. Attribution is "consistent with", never proof.
+//! The catalogue of mitigations mitbench knows, in one place: each
+//! mitigation, the inventory entries that switch it, the probes it taxes
+//! and why, with the document behind the entry ([`MITIGATIONS`]); the
+//! kernel's own switches and the one rule for "in force" ([`kernel`]); the
+//! process controls a task can set and the one rule for "on" ([`process`]).
+//! Compare explains changes by it, the summary and the plan name what is in
+//! force by it, attribute recognises boots and wrappers by it, and tax
+//! names what a workload's tolls hold by it.
 
-use super::{Explanation, InRun, InventoryChange, RowChange, Verdict};
-use crate::probes::Role;
-use crate::results::RunDocument;
+pub mod kernel;
+pub mod process;
+
 /// One mitigation mitbench knows.
 #[derive(Debug, Clone, Copy)]
 pub struct Mitigation {
@@ -153,84 +158,9 @@ pub fn taxes(mitigation: &Mitigation, probe: &str) -> bool {
         .any(|glob| wildmatch::WildMatch::new(glob).matches(probe))
 }
 
-/// Marks each changed row with the mitigations an inventory change can
-/// explain it by, groups them, and lists the rows nothing explains.
-pub(super) fn attribute(
-    rows: &mut [RowChange],
-    inventory: &[InventoryChange],
-) -> (Vec<Explanation>, Vec<String>) {
-    let mut explained: Vec<Explanation> = Vec::new();
-    let mut unexplained = Vec::new();
-    let broad: Vec<&InventoryChange> = inventory.iter().filter(|c| c.moves_any_row).collect();
-    for row in rows.iter_mut().filter(|r| r.verdict != Verdict::Same) {
-        let name = format!("{} {}", row.id, row.variant);
-        for change in inventory {
-            for m in switched_by(&change.key) {
-                if !taxes(m, &row.id) {
-                    continue;
-                }
-                if !row.consistent_with.iter().any(|c| c == m.name) {
-                    row.consistent_with.push(m.name.to_string());
-                }
-                let entry = match explained.iter_mut().find(|e| e.mitigation == m.name) {
-                    Some(entry) => entry,
-                    None => {
-                        explained.push(Explanation {
-                            mitigation: m.name.to_string(),
-                            why: m.why.to_string(),
-                            source: m.source.to_string(),
-                            because: Vec::new(),
-                            rows: Vec::new(),
-                        });
-                        explained.last_mut().expect("just pushed")
-                    }
-                };
-                if !entry.because.contains(&change.key) {
-                    entry.because.push(change.key.clone());
-                }
-                if !entry.rows.contains(&name) {
-                    entry.rows.push(name.clone());
-                }
-            }
-        }
-        if row.consistent_with.is_empty() {
-            for change in &broad {
-                row.consistent_with.push(change.key.clone());
-            }
-        }
-        if row.consistent_with.is_empty() {
-            unexplained.push(name);
-        }
-    }
-    (explained, unexplained)
-}
-
-/// Probes (globs) whose compared variants are the same code with one
-/// thing changed, in one run: attributed by construction.
-pub const IN_RUN_AB: &[&str] = &["cflags/*", "syscall/specctrl-*", "syscall/seccomp"];
-
-/// The new run's compared variants of probes that attribute by
-/// construction: the same code with one thing changed, in one run.
-pub(super) fn in_run(doc: &RunDocument) -> Vec<InRun> {
-    doc.results
-        .iter()
-        .filter(|r| {
-            IN_RUN_AB
-                .iter()
-                .any(|glob| wildmatch::WildMatch::new(glob).matches(&r.id))
-        })
-        .filter(|r| r.role == Role::Compared)
-        .filter_map(|r| {
-            let vs = r.vs_baseline.as_ref()?;
-            Some(InRun {
-                id: r.id.clone(),
-                variant: r.variant.clone(),
-                baseline: r.baseline.clone()?,
-                ratio: vs.ratio,
-                ratio_ci95: vs.ratio_ci95,
-            })
-        })
-        .collect()
+/// The catalogue's entry of this name.
+pub fn named(name: &str) -> Option<&'static Mitigation> {
+    MITIGATIONS.iter().find(|m| m.name == name)
 }
 
 #[cfg(test)]

@@ -11,13 +11,13 @@
 //! noise twice. The rounds' spread is what a next run differs by; pooled
 //! samples would hide it behind their sheer number.
 
-use crate::stats::median;
+use super::stats::{self, median};
 use serde::{Deserialize, Serialize};
 
 /// Fewer rounds than this give no interval.
 pub const MIN_ROUNDS_FOR_CI: usize = 5;
 /// Bootstrap resamples for round-level intervals.
-const RESAMPLES: usize = 2000;
+const RESAMPLES: usize = stats::Summary::RESAMPLES;
 
 /// One round as the estimator sees it.
 #[derive(Debug, Clone)]
@@ -196,7 +196,7 @@ fn stratified_ci(by_fork: &[Vec<f64>], seed: u64) -> (f64, f64) {
         draws.push(across_forks(&medians));
     }
     draws.sort_by(f64::total_cmp);
-    crate::stats::central_interval(&draws, 0.95)
+    stats::central_interval(&draws, 0.95)
 }
 
 /// A round of a variant and the baseline's round nearest to it in time:
@@ -260,8 +260,8 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         ratios.sort_by(f64::total_cmp);
         deltas.sort_by(f64::total_cmp);
         (
-            Some(crate::stats::central_interval(&ratios, 0.95)),
-            Some(crate::stats::central_interval(&deltas, 0.95)),
+            Some(stats::central_interval(&ratios, 0.95)),
+            Some(stats::central_interval(&deltas, 0.95)),
         )
     } else {
         (None, None)
@@ -303,11 +303,14 @@ fn paired_figures(forks: &[Vec<Pair>]) -> (f64, f64) {
 /// interval: for figures that are one value per round (a phase, a
 /// co-runner's latency, a ratio of a pair).
 pub fn median_with_ci(values: &[f64], seed: u64) -> (f64, Option<(f64, f64)>) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let ci = (values.len() >= MIN_ROUNDS_FOR_CI)
-        .then(|| crate::stats::bootstrap_median_ci(values, 0.95, RESAMPLES, seed));
-    (median(&sorted), ci)
+    if values.len() >= MIN_ROUNDS_FOR_CI {
+        let (median, ci) = stats::median_with_ci(values, RESAMPLES, seed);
+        (median, Some(ci))
+    } else {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        (median(&sorted), None)
+    }
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@
 //! 95% point of the compared runs' noise and of the history's, so a row
 //! that did not change is flagged in at most about 5% of comparisons.
 
-use crate::results::spread::ForkSpread;
-use crate::stats::student_t_975;
+use super::spread::ForkSpread;
+use super::stats::{self, student_t_975};
 use serde::Serialize;
 
 /// Degrees of freedom an interval is taken to stand on where its record
@@ -54,10 +54,10 @@ impl Evidence {
         Some(Evidence { var: sd * sd, df })
     }
 
-    /// From one run's printed interval of its figure (`Cost::interval_ticks`),
-    /// on the degrees of freedom the run says it stood on.
-    pub fn of_run(cost: &crate::results::Cost) -> Option<Evidence> {
-        Evidence::from_interval(cost.ticks, cost.interval_ticks()?, cost.between_forks_df)
+    /// From one run's printed interval of its figure, on the degrees of
+    /// freedom the run says it stood on.
+    pub fn of_run(run: &RunFigure) -> Option<Evidence> {
+        Evidence::from_interval(run.ticks, run.interval?, run.interval_df)
     }
 
     /// The sample variance of runs' figures; None under two runs.
@@ -86,7 +86,7 @@ impl Evidence {
             .windows(2)
             .map(|pair| (pair[1] / pair[0]).ln())
             .collect();
-        let (rms, kept) = crate::stats::clipped_rms_step(&steps)?;
+        let (rms, kept) = stats::clipped_rms_step(&steps)?;
         let m = kept as f64;
         (kept >= 2).then(|| Evidence {
             var: rms * rms / 2.0,
@@ -105,6 +105,11 @@ impl Evidence {
 
     pub fn sd(&self) -> f64 {
         self.var.sqrt()
+    }
+
+    /// The 95% half-width of one run's log figure, read as normal.
+    pub fn half_width(&self) -> f64 {
+        stats::NORMAL_975 * self.sd()
     }
 
     /// The smallest log change between a side of `a` runs and one of `b`
@@ -174,7 +179,7 @@ impl RunTime {
         let stretch_s = span / drift_block_medians.len() as f64;
         (span > 0.0).then(|| RunTime {
             mid_s: (started_s + finished_s) / 2.0,
-            walk: crate::harness::states::walk_step(drift_block_medians)
+            walk: super::states::walk_step(drift_block_medians)
                 .map(|(step, steps)| (step * step / stretch_s, steps as f64)),
         })
     }
@@ -191,6 +196,11 @@ pub struct Walk {
 }
 
 impl Walk {
+    /// The walk's 95% half-width on the log scale, read as normal.
+    pub fn half_width(&self) -> f64 {
+        stats::NORMAL_975 * self.var.sqrt()
+    }
+
     /// None where no run of either side read its walk.
     pub fn between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
         Walk::of(&[(-1.0, old), (1.0, new)])
@@ -263,7 +273,137 @@ pub fn half_width(evidence: Option<Evidence>, weight: f64, walk: Walk) -> Option
     } else {
         1e6
     };
-    Some(crate::stats::student_t_975(df.floor().max(1.0) as usize) * var.sqrt())
+    Some(student_t_975(df.floor().max(1.0) as usize) * var.sqrt())
+}
+
+/// One run's figure of a row, as the noise model reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFigure {
+    pub ticks: f64,
+    /// Its printed interval for the next run, and the degrees of freedom
+    /// that interval stood on.
+    pub interval: Option<[f64; 2]>,
+    pub interval_df: Option<f64>,
+    /// Its figure in each fork: the median of the rounds its headline uses
+    /// there. Empty where the document kept no rounds.
+    pub forks: Vec<f64>,
+    /// The figure is the slow state's: no round of the row was quiet.
+    pub slow_state: bool,
+}
+
+/// How far one row's figure moves between runs when nothing changed, as
+/// the compared runs say of themselves: the one noise model compare and
+/// attribute read their sides with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowNoise {
+    /// The runs' own noise, as the variance of one run's log figure.
+    pub evidence: Option<Evidence>,
+    /// Each side's own spread over its runs, where it has two or more.
+    pub sets: Vec<Evidence>,
+    /// The model is whole: every run has forks, every side says when each
+    /// of its runs ran and some run read the machine's walk. The walk
+    /// between the sides is then counted apart ([`Walk::of`]) and
+    /// `evidence` is the forks' spread alone.
+    pub walk_known: bool,
+    /// What `evidence` was read from: "forks", or "intervals" and "run sets".
+    pub from: Vec<String>,
+}
+
+impl RowNoise {
+    /// The noise of a row over `sides`, each its runs' figures and when
+    /// they ran (empty where unknown). Where the model is whole, a run's
+    /// figure strays by its forks' spread over its forks, and the sides by
+    /// the machine's walk between when they ran; a side's own spread is
+    /// left out there: it holds the walk within the side, which the walk
+    /// term counts already (pooled with it, three alternating runs a side
+    /// saw a 3% toll in 75% of the synthetic machine's comparisons, six a
+    /// side in 91%). Older documents give their whole intervals, drift and
+    /// all, and the sides their spread.
+    pub fn of(sides: &[(&[RunFigure], &[RunTime])]) -> RowNoise {
+        let sets: Vec<Evidence> = sides
+            .iter()
+            .filter_map(|(runs, _)| {
+                Evidence::from_runs(&runs.iter().map(|r| r.ticks).collect::<Vec<_>>())
+            })
+            .collect();
+        let times_known = sides.iter().all(|(runs, times)| times.len() == runs.len());
+        let walk_read = sides
+            .iter()
+            .flat_map(|(_, times)| times.iter())
+            .any(|t| t.walk.is_some());
+        let all = || sides.iter().flat_map(|(runs, _)| runs.iter());
+        if times_known
+            && walk_read
+            && let Some(forks) = forks_evidence(all())
+        {
+            return RowNoise {
+                evidence: Some(forks),
+                sets,
+                walk_known: true,
+                from: vec!["forks".to_string()],
+            };
+        }
+        let intervals: Vec<Evidence> = all().filter_map(Evidence::of_run).collect();
+        let mut from = Vec::new();
+        if !intervals.is_empty() {
+            from.push("intervals".to_string());
+        }
+        if !sets.is_empty() {
+            from.push("run sets".to_string());
+        }
+        RowNoise {
+            evidence: Evidence::pooled(intervals.into_iter().chain(sets.iter().copied())),
+            sets,
+            walk_known: false,
+            from,
+        }
+    }
+}
+
+/// The spread of one run's figure from its forks: each run's fork figures,
+/// their squared log deviations pooled over every run of every side, over
+/// the forks a run's figure averages. None where a run has no forks, or
+/// none has two.
+fn forks_evidence<'r>(runs: impl Iterator<Item = &'r RunFigure>) -> Option<Evidence> {
+    let mut pooled = ForkSpread::default();
+    let mut forks = Vec::new();
+    for run in runs {
+        if run.forks.is_empty() {
+            return None;
+        }
+        let spread = ForkSpread::of(&run.forks);
+        pooled.ss += spread.ss;
+        pooled.df += spread.df;
+        forks.push(run.forks.len() as f64);
+    }
+    let per_run = forks.iter().sum::<f64>() / forks.len() as f64;
+    (pooled.df > 0.0).then(|| Evidence {
+        var: pooled.ss / pooled.df / per_run,
+        df: pooled.df,
+    })
+}
+
+/// A side's runs whose figure is the quiet state's, with when each ran,
+/// where it has any: a run the slow state held throughout this row gives
+/// the slow state's figure, which its side's other runs do not (alone on a
+/// side, it gets a note instead).
+pub fn quiet_runs<T: Copy>(
+    runs: &[T],
+    slow_state: impl Fn(T) -> bool,
+    times: &[RunTime],
+) -> (Vec<T>, Vec<RunTime>) {
+    if runs.iter().all(|&r| slow_state(r)) {
+        return (runs.to_vec(), times.to_vec());
+    }
+    let kept: Vec<usize> = (0..runs.len()).filter(|&i| !slow_state(runs[i])).collect();
+    (
+        kept.iter().map(|&i| runs[i]).collect(),
+        if times.len() == runs.len() {
+            kept.iter().map(|&i| times[i]).collect()
+        } else {
+            Vec::new()
+        },
+    )
 }
 
 #[cfg(test)]

@@ -113,6 +113,15 @@ pub fn bootstrap_median_ci(
 }
 
 /// The medians of `resamples` bootstrap resamples of `values`, sorted.
+/// The median of `values` and its bootstrap 95% interval over `resamples`
+/// draws seeded with `seed`.
+pub fn median_with_ci(values: &[f64], resamples: usize, seed: u64) -> (f64, (f64, f64)) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let ci = bootstrap_median_ci(values, 0.95, resamples, seed);
+    (median(&sorted), ci)
+}
+
 pub fn bootstrap_medians(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
     assert!(!values.is_empty(), "bootstrap of an empty sample");
     let n = values.len();
@@ -311,6 +320,9 @@ pub fn fit_amortization(batches: &[f64], costs: &[f64]) -> Option<Amortization> 
 }
 
 /// The 97.5th percentile of Student's t distribution.
+/// The normal distribution's 97.5% point, as the t table's last row.
+pub const NORMAL_975: f64 = 1.96;
+
 pub fn student_t_975(dof: usize) -> f64 {
     const TABLE: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
@@ -320,7 +332,7 @@ pub fn student_t_975(dof: usize) -> f64 {
     match dof {
         0 => f64::INFINITY,
         1..=30 => TABLE[dof - 1],
-        _ => 1.96,
+        _ => NORMAL_975,
     }
 }
 

@@ -1,0 +1,128 @@
+//! A record's figure put together: its interval for the next run from the
+//! rounds, the forks and the machine's drift; what share of a toll a
+//! variant wins back, with every end of the intervals it is read from; a
+//! per-round figure's median with its interval.
+
+use super::rounds;
+use super::spread::NextRun;
+use serde::{Deserialize, Serialize};
+
+/// What a figure's interval for the next run stands on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NextRunFrom {
+    /// The forks' spread (the wider side where rounds and drift say more).
+    Forks,
+    /// One fork: the rounds' interval and the machine's drift.
+    RoundsAndDrift,
+    /// One fork and no drift measured: the rounds alone, which cannot see
+    /// how far another process or minute moves the figure.
+    #[default]
+    RoundsOnly,
+}
+
+impl NextRunFrom {
+    pub fn describe(self) -> &'static str {
+        match self {
+            NextRunFrom::Forks => "the spread across forks",
+            NextRunFrom::RoundsAndDrift => "this run's rounds and the machine's drift",
+            NextRunFrom::RoundsOnly => {
+                "this run's rounds only: one fork and no drift measured, so another process or minute may land outside it"
+            }
+        }
+    }
+}
+
+/// The 95% interval of the next run's figure around `ticks` and what it
+/// stands on: the hull of the forks' prediction interval (with the
+/// machine's drift by then in quadrature) and the rounds' interval
+/// widened by the drift; whichever of the two exists where one does not.
+pub fn next_run_interval(
+    ticks: f64,
+    rounds_ci95: Option<(f64, f64)>,
+    forks: Option<NextRun>,
+    drift_interval_pct: Option<f64>,
+) -> (Option<[f64; 2]>, NextRunFrom) {
+    let in_run = rounds_ci95.map(|(lo, hi)| {
+        let drift = drift_interval_pct.unwrap_or(0.0) / 100.0 * ticks.abs();
+        let widen = |half: f64| half.hypot(drift);
+        [ticks - widen(ticks - lo), ticks + widen(hi - ticks)]
+    });
+    // The forks' spread holds the processes and the moments of this run;
+    // the machine's drift by the next run comes on top, in quadrature.
+    let drift_log = drift_interval_pct.unwrap_or(0.0) / 100.0;
+    let forks = forks.map(|n| n.interval(ticks, drift_log));
+    let run_to_run = match (forks, in_run) {
+        (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
+        (one, other) => one.or(other),
+    };
+    let from = match (forks, drift_interval_pct) {
+        (Some(_), _) => NextRunFrom::Forks,
+        (None, Some(_)) => NextRunFrom::RoundsAndDrift,
+        (None, None) => NextRunFrom::RoundsOnly,
+    };
+    (run_to_run, from)
+}
+
+/// (toll - cost) / (toll - reference) with each figure anywhere in its
+/// interval: the widest range the three intervals allow. None when an
+/// interval is missing or the toll's could be zero.
+pub fn toll_recovered_interval(
+    toll: Option<[f64; 2]>,
+    reference: Option<[f64; 2]>,
+    cost: Option<[f64; 2]>,
+) -> Option<[f64; 2]> {
+    let ([t_lo, t_hi], [r_lo, r_hi], [c_lo, c_hi]) = (toll?, reference?, cost?);
+    let (den_lo, den_hi) = (t_lo - r_hi, t_hi - r_lo);
+    if den_lo <= 0.0 {
+        return None;
+    }
+    let (num_lo, num_hi) = (t_lo - c_hi, t_hi - c_lo);
+    let candidates = [
+        num_lo / den_lo,
+        num_lo / den_hi,
+        num_hi / den_lo,
+        num_hi / den_hi,
+    ];
+    let lo = candidates.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = candidates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some([lo * 100.0, hi * 100.0])
+}
+
+/// The median over rounds of a per-round figure (a phase's ticks or
+/// share) with its interval over rounds from five rounds on, else the hull
+/// of the rounds' own intervals.
+pub fn median_or_hull(values: &[f64], intervals: &[(f64, f64)], seed: u64) -> (f64, (f64, f64)) {
+    let (median, ci) = rounds::median_with_ci(values, seed);
+    let hull = || {
+        intervals
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(l, h)| {
+                (lo.min(l), hi.max(h))
+            })
+    };
+    (median, ci.unwrap_or_else(hull))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toll_recovered_takes_every_end_of_the_three_intervals() {
+        // toll 100 [90, 110], reference 20 [18, 22], cost 60 [55, 65]:
+        // (100 - 60) / 80 = 50%, from (90 - 65) / 92 to (110 - 55) / 68.
+        let [lo, hi] =
+            toll_recovered_interval(Some([90.0, 110.0]), Some([18.0, 22.0]), Some([55.0, 65.0]))
+                .unwrap();
+        assert!((lo - 25.0 / 92.0 * 100.0).abs() < 1e-9, "{lo}");
+        assert!((hi - 55.0 / 68.0 * 100.0).abs() < 1e-9, "{hi}");
+        assert!(lo < 50.0 && 50.0 < hi);
+        // A toll whose interval reaches the reference's has no interval.
+        assert!(
+            toll_recovered_interval(Some([10.0, 30.0]), Some([18.0, 22.0]), Some([15.0, 16.0]))
+                .is_none()
+        );
+        assert!(toll_recovered_interval(None, Some([1.0, 2.0]), Some([1.0, 2.0])).is_none());
+    }
+}

@@ -1,0 +1,215 @@
+//! How far the next run's figure may land: read across the run's forks.
+//!
+//! Each fork is a fresh process at another moment of the run, so a
+//! variant's figure in each fork (the median of its rounds there) carries
+//! what a next run redraws: the process's layout and modes, the minute's
+//! machine speed, the sampling of its rounds. The spread of those figures,
+//! on a log scale, is the variant's between-run noise as this run saw it.
+//!
+//! Three forks give a variant two degrees of freedom, too few to trust
+//! alone; so a variant's spread is pooled with its probe's (the median of
+//! its variants': whole probes move together between runs), and a probe's
+//! with the run's, each weighing in as a few pseudo-degrees of freedom: a
+//! variant whose
+//! own forks disagree (a figure at one of two levels per process) still
+//! widens its own interval, and one whose three forks agree by chance does
+//! not get a needle. The interval is a prediction interval for the next
+//! run's figure: t(df) times the spread times sqrt(1/F + 1/F), since both
+//! this run's and the next run's figures are of F forks.
+
+use super::rounds;
+use super::stats::{self, student_t_975};
+use std::collections::BTreeMap;
+
+/// Pseudo-degrees of freedom a variant borrows from its probe, and a probe
+/// from the run.
+const VARIANT_PRIOR_DF: f64 = 2.0;
+const PROBE_PRIOR_DF: f64 = 4.0;
+
+/// Squared deviations of log fork figures from their variant's mean, and
+/// their degrees of freedom; adds up over variants and probes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ForkSpread {
+    pub ss: f64,
+    pub df: f64,
+}
+
+impl ForkSpread {
+    /// The spread of one variant's figures, one per fork.
+    pub fn of(figures: &[f64]) -> ForkSpread {
+        let logs: Vec<f64> = figures
+            .iter()
+            .filter(|f| f.is_finite() && **f > 0.0)
+            .map(|f| f.ln())
+            .collect();
+        if logs.len() < 2 {
+            return ForkSpread::default();
+        }
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        ForkSpread {
+            ss: logs.iter().map(|l| (l - mean).powi(2)).sum(),
+            df: (logs.len() - 1) as f64,
+        }
+    }
+
+    /// The spread pooled with `prior` (a variance) worth `weight`
+    /// pseudo-degrees of freedom: (variance, degrees of freedom).
+    fn with_prior(self, prior: Option<(f64, f64)>, weight: f64) -> Option<(f64, f64)> {
+        let (prior_var, prior_df) = prior.unwrap_or((0.0, 0.0));
+        let weight = weight.min(prior_df);
+        let df = self.df + weight;
+        (df > 0.0).then(|| ((self.ss + weight * prior_var) / df, df))
+    }
+}
+
+/// What a variant's interval for the next run is made of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NextRun {
+    /// Standard deviation of a fork's log figure.
+    pub sd_log: f64,
+    /// Its degrees of freedom, pseudo ones included.
+    pub df: f64,
+    /// Forks the variant has figures from.
+    pub forks: usize,
+}
+
+impl NextRun {
+    /// The 95% prediction interval of the next run's figure around `cost`,
+    /// with `drift_log` (a 95% half-width on the log scale: how far the
+    /// machine's speed may move by then) added in quadrature.
+    pub fn interval(&self, cost: f64, drift_log: f64) -> [f64; 2] {
+        let t = student_t_975(self.df.floor().max(1.0) as usize);
+        let half = (t * self.sd_log * (2.0 / self.forks as f64).sqrt()).hypot(drift_log);
+        [cost * (-half).exp(), cost * half.exp()]
+    }
+}
+
+/// The figure of each fork a variant has rounds in: the median of the
+/// rounds the headline uses there (the quiet ones where the machine showed
+/// two states and the variant has any), given as (fork, round's figure).
+pub fn fork_figures(rounds: impl IntoIterator<Item = (usize, f64)>) -> Vec<f64> {
+    rounds::by_fork(rounds)
+        .iter()
+        .map(|figures| stats::median(figures))
+        .collect()
+}
+
+/// A supported variant's figures across its forks.
+#[derive(Debug, Clone)]
+pub struct VariantSpread {
+    pub name: String,
+    /// Forks it has figures from.
+    pub forks: usize,
+    pub spread: ForkSpread,
+}
+
+/// A probe's id and its variants' spreads.
+#[derive(Debug, Clone)]
+pub struct ProbeSpreads {
+    pub id: String,
+    pub variants: Vec<VariantSpread>,
+}
+
+/// Every variant's [`NextRun`] in a run, by (probe id, variant name).
+#[derive(Debug, Default)]
+pub struct RunSpread {
+    by_variant: BTreeMap<(String, String), NextRun>,
+}
+
+impl RunSpread {
+    /// Every variant's next-run spread from its own fork spread, pooled
+    /// with its probe's and the run's.
+    pub fn pool(probes: &[ProbeSpreads]) -> RunSpread {
+        // Priors are medians of the variants' own variances, not their
+        // pooled sum: a variant at one of two levels per process has a
+        // spread of its own that must not widen every other row.
+        let median_of = |spreads: &mut dyn Iterator<Item = ForkSpread>| -> Option<(f64, f64)> {
+            let mut vars = Vec::new();
+            let mut df = 0.0;
+            for s in spreads.filter(|s| s.df > 0.0) {
+                vars.push(s.ss / s.df);
+                df += s.df;
+            }
+            vars.sort_by(f64::total_cmp);
+            (!vars.is_empty()).then(|| (stats::median(&vars), df))
+        };
+        let run_prior = median_of(&mut probes.iter().flat_map(|p| &p.variants).map(|v| v.spread));
+        let mut by_variant = BTreeMap::new();
+        for probe in probes {
+            let probe_prior = median_of(&mut probe.variants.iter().map(|v| v.spread))
+                .and_then(|(var, df)| {
+                    ForkSpread { ss: var * df, df }.with_prior(run_prior, PROBE_PRIOR_DF)
+                })
+                .or(run_prior);
+            for VariantSpread {
+                name,
+                forks,
+                spread,
+            } in &probe.variants
+            {
+                if *forks < 2 {
+                    continue;
+                }
+                if let Some((var, df)) = spread.with_prior(probe_prior, VARIANT_PRIOR_DF) {
+                    by_variant.insert(
+                        (probe.id.clone(), name.clone()),
+                        NextRun {
+                            sd_log: var.sqrt(),
+                            df,
+                            forks: *forks,
+                        },
+                    );
+                }
+            }
+        }
+        RunSpread { by_variant }
+    }
+
+    pub fn get(&self, id: &str, variant: &str) -> Option<NextRun> {
+        self.by_variant
+            .get(&(id.to_string(), variant.to_string()))
+            .copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fork_spread_is_the_sample_variance_of_log_figures() {
+        let s = ForkSpread::of(&[100.0, 100.0 * 1.1f64, 100.0 * 1.1f64.powi(2)]);
+        assert_eq!(s.df, 2.0);
+        // log figures 0, l, 2l around l: ss = 2 l^2.
+        let l = 1.1f64.ln();
+        assert!((s.ss - 2.0 * l * l).abs() < 1e-12);
+        assert_eq!(ForkSpread::of(&[5.0]).df, 0.0);
+        assert_eq!(ForkSpread::of(&[5.0, f64::NAN]).df, 0.0);
+    }
+
+    #[test]
+    fn a_prior_weighs_in_by_its_pseudo_degrees_of_freedom() {
+        let own = ForkSpread { ss: 0.0, df: 2.0 };
+        // A variance of 0.01 with plenty of df behind it, worth 4.
+        let (var, df) = own.with_prior(Some((0.01, 50.0)), 4.0).unwrap();
+        assert!((var - 0.04 / 6.0).abs() < 1e-12);
+        assert_eq!(df, 6.0);
+        // A prior with less evidence than its weight counts for what it has.
+        let (_, df) = own.with_prior(Some((0.01, 1.0)), 4.0).unwrap();
+        assert_eq!(df, 3.0);
+        assert_eq!(ForkSpread::default().with_prior(None, 4.0), None);
+    }
+
+    #[test]
+    fn the_prediction_interval_is_t_times_sd_times_root_two_over_forks() {
+        let next = NextRun {
+            sd_log: 0.02,
+            df: 6.0,
+            forks: 3,
+        };
+        let [lo, hi] = next.interval(100.0, 0.0);
+        let half = 2.447 * 0.02 * (2.0f64 / 3.0).sqrt();
+        assert!((hi - 100.0 * half.exp()).abs() < 1e-9);
+        assert!((lo - 100.0 * (-half).exp()).abs() < 1e-9);
+    }
+}

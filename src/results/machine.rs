@@ -1,0 +1,180 @@
+//! The machine's states as a run's document states them: the speed model
+//! (`analysis::states`), the drift read over the run, the steal time, and
+//! the one line under the tables.
+
+use crate::analysis::states::{MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
+use crate::analysis::stats::quantile;
+use serde::{Deserialize, Serialize};
+
+/// The run's states as the report states them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineStates {
+    /// The workload timed between rounds.
+    pub canary: String,
+    #[serde(flatten)]
+    pub model: StateModel,
+    /// Slow state's canary over the quiet state's, when there are two.
+    pub slowdown: Option<f64>,
+    /// Percent of the measuring CPU's time over the run that the hypervisor
+    /// ran something else (`steal` in /proc/stat); None where unreadable.
+    pub steal_pct: Option<f64>,
+    /// How far the machine's quiet speed moved over the run: the medians of
+    /// the quiet canary readings in consecutive stretches of time, and their
+    /// spread as a percentage of their median. A quiet state that drifts
+    /// moves every figure with it, between runs as well as within one, and
+    /// no interval from one run covers what comes after it.
+    pub drift_block_medians: Vec<f64>,
+    pub drift_pct: Option<f64>,
+    /// 95% half-width, in percent, of how far the machine's quiet speed may
+    /// move by the next run: the quiet speed wanders like a random walk, so
+    /// the step between consecutive stretches of this run (the root mean
+    /// square of the log ratios of their canary medians, leaving out steps
+    /// beyond three deviations of the median step, so one odd stretch does
+    /// not count as a walk) grows to sqrt(k)
+    /// steps between one run of k stretches and the next, times Student's
+    /// t for k - 1. Every figure's interval for the next run includes it
+    /// (see `Cost::run_to_run_ci95_ticks`). None when the run had too few
+    /// quiet readings for three stretches.
+    #[serde(default)]
+    pub drift_interval_pct: Option<f64>,
+    /// The one line under the tables.
+    pub summary: String,
+}
+
+impl MachineStates {
+    /// `readings` and `times` (seconds into the run) are the run's canary
+    /// readings in the order taken.
+    pub fn new(
+        model: StateModel,
+        readings: &[f64],
+        times: &[f64],
+        steal_pct: Option<f64>,
+        cpu: usize,
+    ) -> MachineStates {
+        let drift_block_medians = drift_blocks(&model, readings, times);
+        // (lowest, highest, spread as a percentage of their median)
+        let drift = (drift_block_medians.len() >= 2).then(|| {
+            let mut sorted = drift_block_medians.clone();
+            sorted.sort_by(f64::total_cmp);
+            let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+            (lo, hi, (hi - lo) / quantile(&sorted, 0.5) * 100.0)
+        });
+        let steal = steal_pct.map_or_else(
+            || "steal time unreadable".to_string(),
+            |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
+        );
+        let summary = match (model.slowdown(), model.slow_canary) {
+            (Some(slowdown), Some(slow)) => format!(
+                "machine: two speed states; the slow one {slowdown:.2}x the quiet one \
+                 (canary {:.0} vs {:.0} ticks) in {:.0}% of {} readings; {steal}",
+                slow,
+                model.quiet_canary,
+                model.slow_share * 100.0,
+                model.readings,
+            ),
+            _ if model.readings < MIN_READINGS => format!(
+                "machine: {} canary readings, too few to tell speed states apart; {steal}",
+                model.readings
+            ),
+            _ => format!(
+                "machine: one speed state over {} canary readings ({:.0} ticks){}; {steal}",
+                model.readings,
+                model.quiet_canary,
+                if model.slow_share > 0.0 {
+                    format!(
+                        ", {:.1}% of them disturbed and left out",
+                        model.slow_share * 100.0
+                    )
+                } else {
+                    String::new()
+                },
+            ),
+        };
+        let interval = drift_interval_pct(&drift_block_medians);
+        let summary = match (drift, interval) {
+            (Some((lo, hi, pct)), Some(within)) => format!(
+                "{summary}; the quiet speed drifted {pct:.1}% over the run (canary medians of {} \
+                 stretches {lo:.0}-{hi:.0} ticks), so every interval includes ±{within:.1}% for it",
+                drift_block_medians.len(),
+            ),
+            _ => summary,
+        };
+        MachineStates {
+            canary: crate::harness::canary::DESCRIPTION.to_string(),
+            slowdown: model.slowdown(),
+            model,
+            steal_pct,
+            drift_block_medians,
+            drift_pct: drift.map(|(_, _, pct)| pct),
+            drift_interval_pct: interval,
+            summary,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::states::DRIFT_BLOCKS;
+
+    #[test]
+    fn a_drifting_quiet_state_is_measured() {
+        let times: Vec<f64> = (0..800).map(|i| i as f64 * 0.1).collect();
+        // Quiet speed rising 4% over the run, with a slow state now and then.
+        let readings: Vec<f64> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i % 10 == 0 {
+                    400.0
+                } else {
+                    300.0 * (1.0 + 0.04 * t / 80.0)
+                }
+            })
+            .collect();
+        let model = StateModel::fit(&readings);
+        let states = MachineStates::new(model, &readings, &times, Some(0.0), 1);
+        assert_eq!(states.drift_block_medians.len(), DRIFT_BLOCKS);
+        let drift = states.drift_pct.unwrap();
+        assert!((3.0..4.5).contains(&drift), "{drift}");
+        assert!(states.summary.contains("drifted"), "{}", states.summary);
+        let flat = vec![300.0; 800];
+        let model = StateModel::fit(&flat);
+        let states = MachineStates::new(model, &flat, &times, None, 1);
+        assert_eq!(states.drift_pct, Some(0.0));
+        let short = MachineStates::new(
+            StateModel::fit(&flat[..30]),
+            &flat[..30],
+            &times[..30],
+            None,
+            1,
+        );
+        assert!(short.drift_pct.is_none(), "too few readings per stretch");
+    }
+
+    #[test]
+    fn a_run_with_long_slow_stretches_still_measures_its_drift() {
+        // 120 readings over 60 s; slow (400) in all but the first 16
+        // readings of each 20 s: 48 quiet readings, too few for eight
+        // stretches of twelve, enough for three. Unmeasured, the drift
+        // counted as none and the noisiest runs printed the narrowest
+        // intervals.
+        let times: Vec<f64> = (0..120).map(|i| f64::from(i) * 0.5).collect();
+        let readings: Vec<f64> = times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i % 40 < 16 {
+                    300.0 * (1.0 + 0.03 * t / 60.0)
+                } else {
+                    400.0
+                }
+            })
+            .collect();
+        let model = StateModel::fit(&readings);
+        assert!(model.two_states);
+        let states = MachineStates::new(model, &readings, &times, None, 1);
+        assert_eq!(states.drift_block_medians.len(), 3, "{states:?}");
+        assert!(states.drift_interval_pct.is_some_and(|p| p > 0.0));
+    }
+}
