@@ -1,6 +1,7 @@
 //! Probes and variants named outside their own probe (the rows tax prices
-//! crossings by, the rows attribution says a mitigation taxes, the in-run
-//! A/B rows) must exist in the registry: a rename in a probe fails here,
+//! crossings by, the rows the summary's tolls read, the rows the
+//! mitigations catalogue says a mitigation taxes, the in-run A/B rows)
+//! must exist in the registry: a rename in a probe fails here,
 //! not in a user's `mitbench tax` or `compare`.
 
 use mitbench::compare::IN_RUN_AB;
@@ -45,6 +46,13 @@ fn every_row_tax_prices_a_crossing_by_is_registered() {
     }
     let (probe, variant) = SSBD_ROW;
     assert_variant(probe, variant, "tax's SSBD part");
+}
+
+#[test]
+fn every_row_the_summary_reads_is_registered() {
+    for (probe, variant) in mitbench::results::summary::rows_read() {
+        assert_variant(probe, variant, "the summary's tolls");
+    }
 }
 
 #[test]

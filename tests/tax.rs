@@ -443,11 +443,12 @@ fn the_estimate_is_also_a_page() {
 #[test]
 fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
     use mitbench::tax::count::{Count, Counted};
+    use mitbench::tax::crossing::Crossing;
     let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
         "tests/fixtures/default-run.json",
     ))
     .unwrap();
-    let count = |kind: &'static str| Count {
+    let count = |kind: Crossing| Count {
         kind,
         source: "a test".into(),
         count: Some(1000),
@@ -455,18 +456,18 @@ fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
     };
     let counted = Counted::of(
         vec![
-            count("thread or process creation"),
-            count("TLB flush"),
-            count("exec"),
+            count(Crossing::Creation),
+            count(Crossing::TlbFlush),
+            count(Crossing::Exec),
         ],
         Default::default(),
     );
     let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));
-    let row = |kind: &str| tax.rows.iter().find(|r| r.kind == kind).unwrap();
-    let created = row("thread or process creation");
+    let row = |kind: Crossing| tax.rows.iter().find(|r| r.kind == kind).unwrap();
+    let created = row(Crossing::Creation);
     assert_eq!(created.toll_from, "os/thread pthread");
     assert!(created.toll_note.unwrap().contains("cheapest"));
-    let flushes = row("TLB flush");
+    let flushes = row(Crossing::TlbFlush);
     assert_eq!(
         flushes.toll_from,
         "memory/shootdown mprotect/alone less os/getpid syscall"
@@ -474,7 +475,7 @@ fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
     assert!(flushes.toll_note.unwrap().contains("local"));
     assert!(flushes.toll_ns.unwrap() > 0.0);
     // The stored run predates os/exec: the exec row is counted, not priced.
-    let exec = row("exec");
+    let exec = row(Crossing::Exec);
     assert!(exec.toll_ns.is_none());
     assert!(
         exec.toll_from.contains("os/exec vfork+exec"),

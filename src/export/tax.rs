@@ -187,7 +187,7 @@ pub fn render(tax: &Tax, style: Style) -> String {
             out,
             "  {} [{}]: {}; part: {}",
             m.mitigation,
-            m.kinds.join(", "),
+            crate::tax::crossing::list(&m.kinds),
             terminal_safe(&m.evidence, false),
             part(m)
         );
@@ -236,7 +236,7 @@ struct PageRow {
 #[derive(Serialize)]
 struct PageMitigation<'a> {
     mitigation: &'a str,
-    kinds: &'a [&'static str],
+    kinds: &'a [crate::tax::crossing::Crossing],
     evidence: &'a str,
     part: String,
 }

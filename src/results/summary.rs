@@ -209,6 +209,15 @@ const TOLLS: &[TollSpec] = &[
     ]),
 ];
 
+/// Every (probe, variant) the summary's tolls read, for the test that
+/// holds each against the registry.
+pub fn rows_read() -> Vec<(&'static str, &'static str)> {
+    TOLLS
+        .iter()
+        .flat_map(|t| t.variants.iter().map(|v| (t.probe, *v)))
+        .collect()
+}
+
 /// What only another boot can measure.
 #[derive(Debug, Clone, Serialize)]
 pub struct NextStep {

@@ -12,6 +12,7 @@ use super::count::{
 };
 use super::procs;
 use super::supervise::{Watch, Woken};
+use crate::tax::crossing::Crossing;
 use std::time::{Duration, Instant};
 
 /// How often the process's /proc figures are read.
@@ -89,15 +90,15 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
     let tlb = tlb_shootdowns_since(tlb_before);
     let counts: Vec<Count> = counters.read(|count| {
         let by_proc = match count.kind {
-            "context switch" => Some((
+            Crossing::ContextSwitch => Some((
                 last.switches.saturating_sub(first.switches),
                 "/proc/PID/task/*/status: voluntary + nonvoluntary context switches of its threads",
             )),
-            "page fault" => Some((
+            Crossing::PageFault => Some((
                 last.faults.saturating_sub(first.faults),
                 "/proc/PID/stat: minor + major page faults",
             )),
-            "TLB flush" => tlb.map(|n| (n, TLB_FALLBACK)),
+            Crossing::TlbFlush => tlb.map(|n| (n, TLB_FALLBACK)),
             _ => None,
         };
         fall_back(count, by_proc);

@@ -6,6 +6,7 @@
 //! whose ids live in tracefs.
 
 use super::supervise::Watch;
+use crate::tax::crossing::Crossing;
 use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, Counter};
 use serde::Serialize;
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 /// One kind of crossing and how it was counted.
 #[derive(Debug, Clone, Serialize)]
 pub struct Count {
-    pub kind: &'static str,
+    pub kind: Crossing,
     /// Where the count comes from (the perf event).
     pub source: String,
     /// None where this machine could not count it, with why.
@@ -71,7 +72,7 @@ impl Counted {
     }
 
     /// The count of one kind of crossing, where it was counted.
-    pub fn count_of(&self, kind: &str) -> Option<u64> {
+    pub fn count_of(&self, kind: Crossing) -> Option<u64> {
         self.counts
             .iter()
             .find(|c| c.kind == kind)
@@ -80,8 +81,8 @@ impl Counted {
 
     /// (syscalls, context switches), where both were counted.
     pub fn syscalls_and_switches(&self) -> Option<(u64, u64)> {
-        self.count_of("syscall")
-            .zip(self.count_of("context switch"))
+        self.count_of(Crossing::Syscall)
+            .zip(self.count_of(Crossing::ContextSwitch))
     }
 }
 
@@ -96,7 +97,7 @@ pub(super) fn controls_of(who: &str) -> BTreeMap<String, String> {
 /// than one kind, a filter on its fields (ftrace's syntax, set on the
 /// counter with PERF_EVENT_IOC_SET_FILTER) selects this one.
 struct Traced {
-    kind: &'static str,
+    kind: Crossing,
     tracepoint: &'static str,
     filter: Option<&'static str>,
 }
@@ -105,27 +106,27 @@ struct Traced {
 /// CLONE_THREAD and 0x4000 CLONE_VFORK.
 const TRACED: [Traced; 7] = [
     Traced {
-        kind: "syscall",
+        kind: Crossing::Syscall,
         tracepoint: "raw_syscalls/sys_enter",
         filter: None,
     },
     Traced {
-        kind: "thread creation",
+        kind: Crossing::ThreadCreation,
         tracepoint: "task/task_newtask",
         filter: Some("clone_flags & 0x10000"),
     },
     Traced {
-        kind: "process creation by vfork",
+        kind: Crossing::ProcessByVfork,
         tracepoint: "task/task_newtask",
         filter: Some("clone_flags & 0x4000"),
     },
     Traced {
-        kind: "process creation by fork",
+        kind: Crossing::ProcessByFork,
         tracepoint: "task/task_newtask",
         filter: Some("!(clone_flags & 0x10000) && !(clone_flags & 0x4000)"),
     },
     Traced {
-        kind: "exec",
+        kind: Crossing::Exec,
         tracepoint: "sched/sched_process_exec",
         filter: None,
     },
@@ -133,12 +134,12 @@ const TRACED: [Traced; 7] = [
     // of others; the rest are flushes of this CPU's own TLB (on a switch
     // of address space, a local shootdown, or one another CPU asked for).
     Traced {
-        kind: "TLB flush, local",
+        kind: Crossing::TlbFlushLocal,
         tracepoint: "tlb/tlb_flush",
         filter: Some("reason != 4"),
     },
     Traced {
-        kind: "TLB flush, remote shootdown",
+        kind: Crossing::TlbFlushRemote,
         tracepoint: "tlb/tlb_flush",
         filter: Some("reason == 4"),
     },
@@ -147,20 +148,20 @@ const TRACED: [Traced; 7] = [
 /// Kinds a filter splits, and the whole they split: where any of them
 /// cannot be counted (a kernel that refuses the filter), the whole is
 /// counted instead of them all, so nothing is counted in part.
-const WHOLES: [(&str, &str, &[&str]); 2] = [
+const WHOLES: [(Crossing, &str, &[Crossing]); 2] = [
     (
-        "thread or process creation",
+        Crossing::Creation,
         "sched/sched_process_fork",
         &[
-            "thread creation",
-            "process creation by vfork",
-            "process creation by fork",
+            Crossing::ThreadCreation,
+            Crossing::ProcessByVfork,
+            Crossing::ProcessByFork,
         ],
     ),
     (
-        "TLB flush",
+        Crossing::TlbFlush,
         "tlb/tlb_flush",
-        &["TLB flush, local", "TLB flush, remote shootdown"],
+        &[Crossing::TlbFlushLocal, Crossing::TlbFlushRemote],
     ),
 ];
 
@@ -173,13 +174,17 @@ fn tracepoints() -> Vec<&'static str> {
     names
 }
 
-const SOFTWARE: [(&str, Software, &str); 2] = [
+const SOFTWARE: [(Crossing, Software, &str); 2] = [
     (
-        "context switch",
+        Crossing::ContextSwitch,
         Software::CONTEXT_SWITCHES,
         "software: context-switches",
     ),
-    ("page fault", Software::PAGE_FAULTS, "software: page-faults"),
+    (
+        Crossing::PageFault,
+        Software::PAGE_FAULTS,
+        "software: page-faults",
+    ),
 ];
 
 /// Every kind's counters: one per observed task (a kind whose counter
@@ -212,7 +217,7 @@ impl Counters {
                     |(_, id)| id.clone(),
                 )
         };
-        let traced = |kind: &'static str, tracepoint: &str, filter: Option<&'static str>| {
+        let traced = |kind: Crossing, tracepoint: &str, filter: Option<&'static str>| {
             let mut source = format!("tracepoint: {}", tracepoint.replace('/', ":"));
             if let Some(filter) = filter {
                 source.push_str(&format!(" if {filter}"));
@@ -238,9 +243,10 @@ impl Counters {
             if let Some(why) = refused {
                 kinds.retain(|(count, _)| !parts.contains(&count.kind));
                 let (mut count, counters) = traced(whole, tracepoint, None);
-                count
-                    .source
-                    .push_str(&format!(" (not split into {}: {why})", parts.join(", ")));
+                count.source.push_str(&format!(
+                    " (not split into {}: {why})",
+                    crate::tax::crossing::list(parts)
+                ));
                 kinds.push((count, counters));
             }
         }
@@ -292,7 +298,7 @@ impl Counters {
 /// One kind's counters on each task, each with `filter` where one is
 /// given, or why they did not all open.
 fn on_each(
-    kind: &'static str,
+    kind: Crossing,
     source: String,
     tasks: &[Option<i32>],
     filter: Option<&str>,
@@ -382,15 +388,15 @@ pub(super) fn run_counted(
     let tlb = tlb_shootdowns_since(tlb_before);
     let counts = counters.read(|count| {
         let by_usage = match count.kind {
-            "context switch" => Some((
+            Crossing::ContextSwitch => Some((
                 usage.switches,
                 "getrusage: voluntary + involuntary context switches of the waited-for process tree",
             )),
-            "page fault" => Some((
+            Crossing::PageFault => Some((
                 usage.faults,
                 "getrusage: minor + major page faults of the waited-for process tree",
             )),
-            "TLB flush" => tlb.map(|n| (n, TLB_FALLBACK)),
+            Crossing::TlbFlush => tlb.map(|n| (n, TLB_FALLBACK)),
             _ => None,
         };
         fall_back(count, by_usage);

@@ -6,6 +6,7 @@
 mod attach;
 pub mod check;
 pub mod count;
+pub mod crossing;
 pub mod inject;
 pub mod named;
 pub mod observer;
@@ -16,6 +17,7 @@ pub mod workloads;
 
 use crate::history::History;
 use crate::results::RunDocument;
+use crate::tax::crossing::Crossing;
 use count::Counted;
 use serde::Serialize;
 use std::time::Duration;
@@ -41,7 +43,7 @@ pub fn count(target: &Target) -> Result<Counted, String> {
 
 /// What one crossing of a kind costs, and which measured row says so.
 pub struct TollSource {
-    pub kind: &'static str,
+    pub kind: Crossing,
     pub probe: &'static str,
     pub variant: &'static str,
     /// Crossings of the kind in one item of the probe.
@@ -53,7 +55,7 @@ pub struct TollSource {
     pub note: Option<&'static str>,
 }
 
-const fn toll(kind: &'static str, probe: &'static str, variant: &'static str) -> TollSource {
+const fn toll(kind: Crossing, probe: &'static str, variant: &'static str) -> TollSource {
     TollSource {
         kind,
         probe,
@@ -97,40 +99,44 @@ impl TollSource {
 /// A local flush is priced by a one-page mprotect less the null syscall:
 /// the PTE change and the flush of this CPU's TLB, without the entry that
 /// the syscall row already prices.
-const LOCAL_FLUSH: TollSource = toll("TLB flush, local", "memory/shootdown", "mprotect/alone")
-    .less("os/getpid", "syscall")
-    .note("a one-page mprotect less the null syscall: the PTE change and this CPU's flush");
+const LOCAL_FLUSH: TollSource = toll(
+    Crossing::TlbFlushLocal,
+    "memory/shootdown",
+    "mprotect/alone",
+)
+.less("os/getpid", "syscall")
+.note("a one-page mprotect less the null syscall: the PTE change and this CPU's flush");
 
 /// The probes whose rows price each kind of crossing.
 pub const TOLLS: [TollSource; 11] = [
-    toll("syscall", "os/getpid", "syscall"),
+    toll(Crossing::Syscall, "os/getpid", "syscall"),
     TollSource {
         // One round trip: two wake-ups, two switches.
         crossings_per_item: 2.0,
-        ..toll("context switch", "os/ctxswitch", "futex/same-cpu")
+        ..toll(Crossing::ContextSwitch, "os/ctxswitch", "futex/same-cpu")
     },
-    toll("page fault", "memory/fault", "anon"),
+    toll(Crossing::PageFault, "memory/fault", "anon"),
     // Create and join: the join is the price of the exit.
-    toll("thread creation", "os/thread", "pthread"),
-    toll("process creation by fork", "os/fork", "fork"),
-    toll("process creation by vfork", "os/fork", "vfork"),
-    toll("exec", "os/exec", "vfork+exec")
+    toll(Crossing::ThreadCreation, "os/thread", "pthread"),
+    toll(Crossing::ProcessByFork, "os/fork", "fork"),
+    toll(Crossing::ProcessByVfork, "os/fork", "vfork"),
+    toll(Crossing::Exec, "os/exec", "vfork+exec")
         .less("os/fork", "vfork")
         .note("vfork+exec+wait of a static no-op less vfork+wait: the exec alone"),
-    toll("thread or process creation", "os/thread", "pthread").note(
+    toll(Crossing::Creation, "os/thread", "pthread").note(
         "priced as threads, the cheapest creation: this kernel did not split creations by \
          clone flags",
     ),
     LOCAL_FLUSH,
     toll(
-        "TLB flush, remote shootdown",
+        Crossing::TlbFlushRemote,
         "memory/shootdown",
         "mprotect/remote",
     )
     .less("memory/shootdown", "mprotect/alone")
     .note("a one-page mprotect with a thread of the process on the other CPU, less alone"),
     TollSource {
-        kind: "TLB flush",
+        kind: Crossing::TlbFlush,
         note: Some(
             "priced as local flushes: this kernel did not tell local flushes from remote \
              shootdowns",
@@ -165,7 +171,7 @@ pub fn tolls_in(history: &History, boot_id: &str) -> Option<(RunDocument, String
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TaxRow {
-    pub kind: &'static str,
+    pub kind: Crossing,
     pub count: Option<u64>,
     pub per_cpu_second: Option<f64>,
     /// What one crossing costs here, ns, with its run-to-run interval.

@@ -14,6 +14,7 @@ use super::count::Counted;
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Mitigation, kernel};
 use crate::results::RunDocument;
+use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
 /// One mitigation in force and the tolls it is part of.
@@ -21,7 +22,7 @@ use serde::Serialize;
 pub struct InForce {
     pub mitigation: &'static str,
     /// The kinds of crossing whose toll it is part of.
-    pub kinds: Vec<&'static str>,
+    pub kinds: Vec<Crossing>,
     /// What says it is in force: a vulnerability file's line, or a line of
     /// the workload's /proc status.
     pub evidence: String,
@@ -35,7 +36,7 @@ pub struct InForce {
 /// (from its /proc status), with the tolls from `tolls`.
 pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
     let controls = &counted.controls;
-    let kinds: Vec<&str> = counted.counts.iter().map(|c| c.kind).collect();
+    let kinds: Vec<Crossing> = counted.counts.iter().map(|c| c.kind).collect();
     let mut found = Vec::new();
     for (file, line) in &tolls.inventory.cpu.vulnerabilities {
         if !kernel::mitigated(line) {
@@ -63,7 +64,7 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
                 // A filter runs on syscalls only; the other tolls' probes
                 // make syscalls to cross, but the crossing they price is
                 // not one.
-                vec!["syscall"],
+                vec![Crossing::Syscall],
                 format!("{evidence} (inherited by the workload)"),
                 None,
                 "a filter cannot be taken off a process, so its part is not separable here; \
@@ -78,7 +79,7 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
                 None => format!("not measured: the tolls' run has no {probe} rows"),
             };
             // What its A/B here measures: a syscall with it on and off.
-            push(&mut found, m, vec!["syscall"], evidence, part, from);
+            push(&mut found, m, vec![Crossing::Syscall], evidence, part, from);
         } else if control.status_line == INDIRECT_BRANCH.status_line {
             push(
                 &mut found,
@@ -102,7 +103,7 @@ fn named(name: &str) -> &'static Mitigation {
 }
 
 /// The kinds of crossing counted (`kinds`) whose toll's probe `m` taxes.
-fn taxed(m: &Mitigation, kinds: &[&str]) -> Vec<&'static str> {
+fn taxed(m: &Mitigation, kinds: &[Crossing]) -> Vec<Crossing> {
     TOLLS
         .iter()
         .filter(|t| kinds.contains(&t.kind) && mitigations::taxes(m, t.probe))
@@ -115,7 +116,7 @@ fn taxed(m: &Mitigation, kinds: &[&str]) -> Vec<&'static str> {
 fn push(
     found: &mut Vec<InForce>,
     m: &'static Mitigation,
-    kinds: Vec<&'static str>,
+    kinds: Vec<Crossing>,
     evidence: String,
     part_ns: Option<f64>,
     part_from: String,
@@ -168,7 +169,7 @@ mod tests {
             unsupported: None,
         };
         Counted::of(
-            vec![count("syscall"), count("context switch")],
+            vec![count(Crossing::Syscall), count(Crossing::ContextSwitch)],
             controls
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -186,13 +187,13 @@ mod tests {
         let found = in_force(&fixture(), &controls);
         let get = |name: &str| found.iter().find(|f| f.mitigation == name);
         let seccomp = get("seccomp filters").expect("seccomp named");
-        assert_eq!(seccomp.kinds, ["syscall"]);
+        assert_eq!(seccomp.kinds, [Crossing::Syscall]);
         assert!(seccomp.part_ns.is_none());
         let ibpb = get("IBPB").expect("IBPB named");
-        assert!(ibpb.kinds.contains(&"context switch"));
+        assert!(ibpb.kinds.contains(&Crossing::ContextSwitch));
         assert!(ibpb.evidence.contains("conditional force disabled"));
         let ssbd = get("SSBD (speculative store bypass disable)").expect("SSBD named");
-        assert_eq!(ssbd.kinds, ["syscall"]);
+        assert_eq!(ssbd.kinds, [Crossing::Syscall]);
         // Not in force: nothing said of it.
         let quiet = counted(&[("Seccomp_filters", "0")]);
         let machine_only = in_force(&fixture(), &quiet);
