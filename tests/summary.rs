@@ -3,8 +3,8 @@
 //! AMD EPYC guest, each record's rounds left out to keep it small).
 
 use mitbench::export::Exporter;
-use mitbench::export::summary;
-use mitbench::export::table::TableExporter;
+use mitbench::export::TableExporter;
+use mitbench::export::run::summary;
 use mitbench::results::RunDocument;
 use mitbench::results::summary::{Outcome, TollKind, of};
 

@@ -38,9 +38,9 @@ pub fn compare_runs([old, new]: [&SideRef; 2], fail_above: Option<f64>, judged: 
     let shown = show(
         &comparison,
         judged.printed,
-        |style| export::compare::render(&comparison, style),
+        |style, width| export::compare::text::render(&comparison, style, width),
         html,
-        || export::compare_html::render(&comparison),
+        || export::compare::html::render(&comparison),
         "comparison",
     );
     if !shown.is_success() {
@@ -113,9 +113,7 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
     show(
         &attribution,
         judged.printed,
-        |style| {
-            export::attribute::render(&attribution, style, export::text_table::terminal_width())
-        },
+        |style, width| export::attribute::render(&attribution, style, width),
         html,
         || export::attribute::render_html(&attribution),
         "attribution",
@@ -173,7 +171,11 @@ pub fn fleet(
     if printed.json {
         return print_json(&fleet);
     }
-    print_out(&export::fleet::render(&fleet, printed.style()))
+    print_out(&export::fleet::render(
+        &fleet,
+        printed.style(),
+        export::text_table::terminal_width(),
+    ))
 }
 
 #[cfg(test)]

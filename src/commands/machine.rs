@@ -19,7 +19,10 @@ pub fn list(json: bool) -> Exit {
     if json {
         return print_json(&listing);
     }
-    print_out(&export::render_listing(&listing))
+    print_out(&export::render_listing(
+        &listing,
+        export::text_table::terminal_width(),
+    ))
 }
 
 /// The machine under `root` (a fixture tree, or /), where it is a directory.

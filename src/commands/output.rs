@@ -106,7 +106,7 @@ pub fn write_page(
 pub fn show<T: serde::Serialize>(
     value: &T,
     printed: crate::cli::Printed,
-    text: impl FnOnce(export::text_table::Style) -> String,
+    text: impl FnOnce(export::text_table::Style, usize) -> String,
     target: PageTarget,
     page: impl FnOnce() -> Result<Vec<u8>, ExportError>,
     what: &str,
@@ -114,7 +114,7 @@ pub fn show<T: serde::Serialize>(
     let shown = if printed.json {
         print_json(value)
     } else {
-        print_out(&text(printed.style()))
+        print_out(&text(printed.style(), export::text_table::terminal_width()))
     };
     if let Some(target) = target
         && let Err(code) = write_page(target, page(), what)

@@ -68,7 +68,10 @@ pub fn history_list(store: &HistoryArgs, json: bool) -> Exit {
     if runs.is_empty() {
         return print_out("no runs stored yet: `mitbench run` stores each run\n");
     }
-    print_out(&export::render_history(&runs))
+    print_out(&export::render_history(
+        &runs,
+        export::text_table::terminal_width(),
+    ))
 }
 
 pub fn history_show(store: &HistoryArgs, run: &RunRef, wide: bool) -> Exit {

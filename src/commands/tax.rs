@@ -92,7 +92,7 @@ pub fn tax(
     let shown = show(
         &estimate,
         printed,
-        |style| export::tax::render(&estimate, style),
+        |style, width| export::tax::render(&estimate, style, width),
         html,
         || export::tax::render_html(&estimate),
         "estimate",

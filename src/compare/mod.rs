@@ -153,6 +153,19 @@ impl RunComparison {
         crate::probes::by_family(&self.rows, |r| &r.family)
     }
 
+    /// Changed rows no mitigation of an inventory change explains, but a
+    /// change that can move any row can (`consistent_with` names it).
+    pub fn broad_rows(&self) -> Vec<&RowChange> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict != Verdict::Same && !r.consistent_with.is_empty())
+            .filter(|r| {
+                let name = format!("{} {}", r.id, r.variant);
+                !self.explained.iter().any(|e| e.rows.contains(&name))
+            })
+            .collect()
+    }
+
     /// The largest lower bound of a slower row's change: how much slower
     /// than the old run a row is at least, beyond noise.
     pub fn worst_slowdown_pct(&self) -> Option<f64> {

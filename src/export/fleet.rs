@@ -8,7 +8,7 @@ use crate::compare::{Fleet, Verdict};
 use comfy_table::ContentArrangement;
 use std::fmt::Write as _;
 
-pub fn render(fleet: &Fleet, style: Style) -> String {
+pub fn render(fleet: &Fleet, style: Style, width: usize) -> String {
     let mut out = String::new();
     for (g, members) in fleet.groups.iter().enumerate() {
         let names: Vec<String> = members
@@ -62,7 +62,7 @@ pub fn render(fleet: &Fleet, style: Style) -> String {
         2..2 + fleet.runs.len(),
     );
     if style == Style::Terminal {
-        text_table::fit(&mut table, Some(text_table::terminal_width()));
+        text_table::fit(&mut table, Some(width));
     }
     for row in &fleet.rows {
         let mut cells = vec![row.id.clone(), row.variant.clone()];

@@ -4,7 +4,7 @@ use super::text_table::{Style, table};
 use crate::probes::Listed;
 use comfy_table::{ContentArrangement, presets};
 
-pub fn render_listing(listing: &[Listed]) -> String {
+pub fn render_listing(listing: &[Listed], width: usize) -> String {
     let header = [
         "probe",
         "seed",
@@ -16,7 +16,7 @@ pub fn render_listing(listing: &[Listed]) -> String {
     // Rules between rows only: a probe's cells wrap over several lines.
     let mut table = table(Style::Terminal, ContentArrangement::Dynamic, header, []);
     table.load_style(presets::UTF8_HORIZONTAL_ONLY);
-    super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
+    super::text_table::fit(&mut table, Some(width));
     for listed in listing {
         let info = &listed.declaration;
         let variants: Vec<String> = listed
@@ -95,7 +95,7 @@ fn flag_sets(listing: &[Listed]) -> String {
 }
 
 /// The runs `mitbench history` lists.
-pub fn render_history(runs: &[crate::history::StoredRun]) -> String {
+pub fn render_history(runs: &[crate::history::StoredRun], width: usize) -> String {
     let header = [
         "id",
         "started",
@@ -106,7 +106,7 @@ pub fn render_history(runs: &[crate::history::StoredRun]) -> String {
         "rows",
     ];
     let mut table = table(Style::Terminal, ContentArrangement::Dynamic, header, []);
-    super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
+    super::text_table::fit(&mut table, Some(width));
     for r in runs {
         table.add_row(vec![
             r.id.to_string(),

@@ -1,38 +1,35 @@
-//! Renderings of a run's results. Each exporter reads the results model
-//! ([`crate::results`]) and computes nothing: every figure it shows was
-//! computed once when the record was made (hyperfine's `Exporter` is the
-//! model).
+//! Renderings, one folder per document: a run ([`run`]: its terminal
+//! tables, Markdown, HTML report, JSON, CSV and Prometheus metrics), a
+//! comparison ([`compare`]), an attribution ([`attribute`]), tax's
+//! estimate ([`tax`]) and a fleet ([`fleet`]); each with its terminal,
+//! Markdown and HTML renderers, and the prose two renderers of one
+//! document share written once beside them. Shared by all: numbers,
+//! text tables and prose kept to a width, the page renderer and its
+//! templates, the plots. Each reads its model and computes nothing: every
+//! figure it shows was computed once when the model was made (hyperfine's
+//! `Exporter` is the model). A terminal's width is passed in, never read
+//! by a renderer.
 
 pub mod attribute;
-mod attribute_html;
 pub mod compare;
-pub mod compare_html;
-mod csv;
 pub mod fleet;
-mod html;
 pub mod inventory;
-mod json;
 mod listing;
-mod markdown;
 mod number;
-mod openmetrics;
-mod phase_table;
+mod page;
 pub mod plan;
 mod plots;
-pub mod summary;
-pub mod table;
+pub mod run;
 pub mod tax;
 pub mod terminal;
 pub mod text_table;
 
-pub use csv::CsvExporter;
-pub use html::HtmlExporter;
-pub use json::JsonExporter;
 pub use listing::{render_history, render_listing};
-pub use markdown::MarkdownExporter;
 pub use number::format_cost;
-pub use openmetrics::{MAX_LABEL_CHARS, OpenMetricsExporter, escape_label};
-pub use table::TableExporter;
+pub use run::openmetrics::{MAX_LABEL_CHARS, escape_label};
+pub use run::{
+    CsvExporter, HtmlExporter, JsonExporter, MarkdownExporter, OpenMetricsExporter, TableExporter,
+};
 
 use crate::results::RunDocument;
 use std::io::Write;

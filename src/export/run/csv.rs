@@ -3,7 +3,7 @@
 //! the run-to-run interval the table prints; empty cells are figures the
 //! record does not have.
 
-use super::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter};
 use crate::results::{Record, RunDocument};
 use serde::Serialize;
 

@@ -1,9 +1,9 @@
 //! The terminal report: one table per family, then what the columns mean.
 
-use super::number::{format_cost, format_ratio};
-use super::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
-use super::{ExportError, Exporter};
 use crate::analysis::rounds::Basis;
+use crate::export::number::{format_cost, format_ratio};
+use crate::export::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
+use crate::export::{ExportError, Exporter};
 use crate::probes::Role;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
@@ -42,7 +42,7 @@ fn render(doc: &RunDocument, width: Option<usize>) -> String {
             2,
         );
         let _ = writeln!(out, "{}", family_table(&records, width, &mut tags_used));
-        out.push_str(&super::phase_table::render(&records, width));
+        out.push_str(&super::phases::render(&records, width));
         for a in doc.fits_among(&records) {
             say(&mut out, " ", &fit_line(a), 4);
         }

@@ -4,33 +4,13 @@
 //! minijinja template; the plots are drawn by plotters' SVG backend. Every
 //! figure shown comes from the run document.
 
-use super::plots::{self, Plot};
-use super::table::{COLUMNS, LEGEND, cells};
-use super::{ExportError, Exporter};
+use super::terminal::{COLUMNS, LEGEND, cells};
+use crate::export::page::render_page;
+use crate::export::plots::{self, Plot};
+use crate::export::{ExportError, Exporter};
 use crate::results::advice::{Advice, LatencyAdvice};
 use crate::results::{Record, RunDocument};
 use serde::Serialize;
-
-/// The page templates and the style they share.
-const TEMPLATES: [(&str, &str); 5] = [
-    ("style.css", include_str!("templates/style.css")),
-    ("report.html", include_str!("templates/report.html")),
-    ("compare.html", include_str!("templates/compare.html")),
-    ("tax.html", include_str!("templates/tax.html")),
-    ("attribute.html", include_str!("templates/attribute.html")),
-];
-
-/// Renders `template` with `context`.
-pub(super) fn render_page(template: &str, context: impl Serialize) -> Result<Vec<u8>, ExportError> {
-    let mut env = minijinja::Environment::new();
-    for (name, source) in TEMPLATES {
-        env.add_template(name, source).map_err(template_error)?;
-    }
-    env.get_template(template)
-        .and_then(|t| t.render(context))
-        .map(String::into_bytes)
-        .map_err(template_error)
-}
 
 pub struct HtmlExporter;
 
@@ -72,10 +52,6 @@ impl Exporter for HtmlExporter {
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
         render_page("report.html", page(doc)?)
     }
-}
-
-fn template_error(e: minijinja::Error) -> ExportError {
-    ExportError::Io(std::io::Error::other(format!("the report template: {e}")))
 }
 
 /// Per probe of the family, in order: its amortization curves, its trade
@@ -144,7 +120,7 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         machine_states: doc.machine_states.summary.clone(),
         summary_rows: super::summary::rows(&summary),
         summary,
-        inventory: super::inventory::render(&doc.inventory),
+        inventory: crate::export::inventory::render(&doc.inventory),
         unsupported: doc
             .results
             .iter()

@@ -1,6 +1,6 @@
 //! The whole run document as pretty JSON: what `--json` writes.
 
-use super::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter};
 use crate::results::RunDocument;
 
 pub struct JsonExporter;

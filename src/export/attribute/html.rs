@@ -3,10 +3,10 @@
 //! table, and each mitigation's reach. Every figure comes from the
 //! attribution.
 
-use super::ExportError;
-use super::html::render_page;
-use super::plots::{self, Plot, StackedRow};
 use crate::attribute::{Attribution, SetConditions, Switch, SwitchReach};
+use crate::export::ExportError;
+use crate::export::page::render_page;
+use crate::export::plots::{self, Plot, StackedRow};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -32,7 +32,7 @@ struct FamilySection {
 
 pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
     let names = a.recognised.names();
-    let left = super::attribute::has_residual(a);
+    let left = super::text::has_residual(a);
     let mut families = Vec::new();
     for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
         if rows.is_empty() {
@@ -70,10 +70,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
             name: family.name,
             title: family.title,
             plot,
-            rows: rows
-                .iter()
-                .map(|r| super::attribute::row(r, left))
-                .collect(),
+            rows: rows.iter().map(|r| super::text::row(r, left)).collect(),
         });
     }
     render_page(

@@ -7,7 +7,7 @@
 //! escaped and cut to [`MAX_LABEL_CHARS`], so no text from the machine can
 //! break the format or grow a series without bound.
 
-use super::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter};
 use crate::results::{Record, RunDocument};
 use std::fmt::Write as _;
 

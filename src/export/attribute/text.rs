@@ -2,14 +2,12 @@
 //! has off, the mitigations separated, per family a table of each row's
 //! whole toll, its parts and what they leave, then each mitigation's reach.
 
-use super::number::format_cost;
-use super::terminal::Prose;
-use super::text_table::{Style, fit, table};
 use crate::attribute::{Attribution, Estimate, Role, RowParts, SwitchKind};
 use crate::compare::Verdict;
+use crate::export::number::format_cost;
+use crate::export::terminal::Prose;
+use crate::export::text_table::{Style, fit, table};
 use std::fmt::Write as _;
-
-pub use super::attribute_html::render as render_html;
 
 /// A figure with its interval's half-width, in parentheses where it is
 /// within noise or under the threshold.

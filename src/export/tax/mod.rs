@@ -3,10 +3,10 @@
 //! and the share of the workload's CPU time, then the mitigations named in
 //! the tolls and the check; the wording of every figure is made once here.
 
-use super::ExportError;
-use super::html::render_page;
-use super::text_table::{Style, table};
+use crate::export::ExportError;
+use crate::export::page::render_page;
 use crate::export::terminal::terminal_safe;
+use crate::export::text_table::{self, Style, table};
 use crate::tax::check::{Check, Estimate};
 use crate::tax::named::InForce;
 use crate::tax::{Tax, TaxRow};
@@ -131,7 +131,7 @@ fn check_sentence(k: &Check) -> String {
 }
 
 /// The estimate as text: a table in `style` among sentences.
-pub fn render(tax: &Tax, style: Style) -> String {
+pub fn render(tax: &Tax, style: Style, width: usize) -> String {
     let c = &tax.counted;
     let mut out = String::new();
     let _ = writeln!(
@@ -149,7 +149,7 @@ pub fn render(tax: &Tax, style: Style) -> String {
     let columns = if terminal { &HEADER[..6] } else { &HEADER[..] };
     let mut table = table(style, ContentArrangement::Disabled, columns, 1..6);
     if terminal {
-        super::text_table::fit(&mut table, Some(super::text_table::terminal_width()));
+        text_table::fit(&mut table, Some(width));
     }
     for r in &tax.rows {
         let cells = cells(r);
@@ -199,7 +199,7 @@ pub fn render(tax: &Tax, style: Style) -> String {
         let _ = writeln!(out, "check, {}", check_sentence(k));
     }
     match style {
-        Style::Terminal => super::text_table::wrap_prose(&out, super::text_table::terminal_width()),
+        Style::Terminal => text_table::wrap_prose(&out, width),
         Style::Markdown => out,
     }
 }

@@ -2,8 +2,8 @@
 //! terminal's columns, the fits and the advice under it, for pasting into
 //! an issue or a wiki (hyperfine's `--export-markdown`).
 
-use super::table::{COLUMNS, LEGEND, cells, family_advice, fit_line, header_lines};
-use super::{ExportError, Exporter};
+use super::terminal::{COLUMNS, LEGEND, cells, family_advice, fit_line, header_lines};
+use crate::export::{ExportError, Exporter};
 use crate::results::RunDocument;
 use std::fmt::Write as _;
 

@@ -1,12 +1,13 @@
 //! A comparison of two runs, for a terminal or for pasting into a review
 //! (Markdown). Both come from the same rows; nothing is computed here.
 
-use super::text_table;
-use crate::compare::{RunComparison, Verdict};
+use super::signed;
+use crate::compare::RunComparison;
+use crate::export::text_table;
 use comfy_table::{ContentArrangement, Table};
 use std::fmt::Write as _;
 
-pub use super::text_table::Style;
+pub use crate::export::text_table::Style;
 
 const HEADER: [&str; 7] = [
     "probe",
@@ -20,13 +21,13 @@ const HEADER: [&str; 7] = [
 
 /// A Markdown table has every column; a terminal one keeps to its width:
 /// each probe's id heads its variants and the figures are written short.
-fn table(style: Style) -> Table {
+fn table(style: Style, width: usize) -> Table {
     match style {
         Style::Markdown => text_table::table(style, ContentArrangement::Disabled, HEADER, 2..6),
         Style::Terminal => {
             let mut table =
                 text_table::table(style, ContentArrangement::Dynamic, &HEADER[1..], 1..5);
-            text_table::fit(&mut table, Some(text_table::terminal_width()));
+            text_table::fit(&mut table, Some(width));
             table
         }
     }
@@ -45,19 +46,15 @@ fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -
     }
 }
 
-fn signed(pct: f64) -> String {
-    format!("{pct:+.1}%")
-}
-
-pub fn render(cmp: &RunComparison, style: Style) -> String {
-    let out = render_lines(cmp, style);
+pub fn render(cmp: &RunComparison, style: Style, width: usize) -> String {
+    let out = render_lines(cmp, style, width);
     match style {
         Style::Markdown => out,
-        Style::Terminal => text_table::wrap_prose(&out, text_table::terminal_width()),
+        Style::Terminal => text_table::wrap_prose(&out, width),
     }
 }
 
-fn render_lines(cmp: &RunComparison, style: Style) -> String {
+fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
     let mut out = String::new();
     let heading = |out: &mut String, text: &str| {
         let _ = match style {
@@ -80,13 +77,7 @@ fn render_lines(cmp: &RunComparison, style: Style) -> String {
     for w in &cmp.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
-    let _ = writeln!(
-        out,
-        "the quiet null-syscall canary: {:.0} -> {:.0} ticks ({}); it moves with the machine's speed and with anything on the syscall path",
-        cmp.old.quiet_canary_ticks,
-        cmp.new.quiet_canary_ticks,
-        signed(cmp.canary_change_pct)
-    );
+    let _ = writeln!(out, "{}", super::canary(cmp));
 
     let _ = match (cmp.between_runs_pct, cmp.history_runs) {
         (Some(pct), Some(runs)) => writeln!(
@@ -113,7 +104,7 @@ fn render_lines(cmp: &RunComparison, style: Style) -> String {
 
     for (family, rows) in cmp.by_family() {
         heading(&mut out, &format!("{} ({})", family.name, family.title));
-        let mut t = table(style);
+        let mut t = table(style, width);
         let mut probe = "";
         for r in rows {
             let ci = r.change_ci95_pct.map_or_else(
@@ -147,11 +138,7 @@ fn render_lines(cmp: &RunComparison, style: Style) -> String {
         }
         let _ = writeln!(out, "{t}");
     }
-    let _ = writeln!(
-        out,
-        "\ncosts in TSC ticks per item, the headline figure of each run (the geometric mean of a side's runs); change = new/old - 1 with a 95% interval (in percent): the change plus and minus how far the row moves between runs when nothing changed, from each run's own interval, a run set's spread and the machine's drift between the runs, and from the history's earlier runs of the same host, boot, build and process controls where it holds three or more (the larger of the two decides), so a row that did not change is marked in at most about 5% of comparisons; detectable: the smallest change this comparison could mark, and where that is above the threshold the runs a side would need to see the threshold (N runs); ~: within noise or below {}%",
-        cmp.threshold_pct
-    );
+    let _ = writeln!(out, "\n{}", super::legend(cmp.threshold_pct));
     for r in cmp.rows.iter().filter(|r| r.note.is_some()) {
         let _ = writeln!(
             out,
@@ -181,20 +168,7 @@ fn render_lines(cmp: &RunComparison, style: Style) -> String {
             let _ = writeln!(out, "    {row}");
         }
     }
-    let broad: Vec<_> = cmp
-        .rows
-        .iter()
-        .filter(|r| r.verdict != Verdict::Same)
-        .filter(|r| !r.consistent_with.is_empty())
-        .filter(|r| {
-            !cmp.explained.iter().any(|e| {
-                e.rows
-                    .iter()
-                    .any(|x| *x == format!("{} {}", r.id, r.variant))
-            })
-        })
-        .collect();
-    for r in broad {
+    for r in cmp.broad_rows() {
         let _ = writeln!(
             out,
             "{}{} {}: consistent only with a change that can move any row ({})",
@@ -216,33 +190,13 @@ fn render_lines(cmp: &RunComparison, style: Style) -> String {
     if !cmp.in_run.is_empty() {
         heading(&mut out, "In-run A/B (attributed by construction, new run)");
         for r in &cmp.in_run {
-            let ci = r
-                .ratio_ci95
-                .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
-            let _ = writeln!(
-                out,
-                "{}{} {}: {:.3}x{ci} of {}",
-                bullet(style),
-                r.id,
-                r.variant,
-                r.ratio,
-                r.baseline
-            );
+            let _ = writeln!(out, "{}{}", bullet(style), super::in_run(r));
         }
     }
     if !cmp.gaps.is_empty() {
         heading(&mut out, "Rows not compared");
         for g in &cmp.gaps {
-            let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "measured".to_string());
-            let _ = writeln!(
-                out,
-                "{}{} {}: old {}, new {}",
-                bullet(style),
-                g.id,
-                g.variant,
-                side(&g.old),
-                side(&g.new)
-            );
+            let _ = writeln!(out, "{}{}", bullet(style), super::gap(g));
         }
     }
     out

@@ -2,8 +2,8 @@
 //! per item and its share of the whole, and what the variant saves against
 //! the probe's baseline.
 
-use super::number::format_cost;
-use super::text_table::{Style, table};
+use crate::export::number::format_cost;
+use crate::export::text_table::{self, Style, table};
 use crate::results::Record;
 use comfy_table::{ContentArrangement, Table};
 
@@ -26,7 +26,7 @@ pub fn render(records: &[&Record], width: Option<usize>) -> String {
         let rows: Vec<&Record> = records.iter().copied().filter(|r| r.id == id).collect();
         wrapped(&mut out, &caption(id, &rows), width);
         let mut table = probe_table(&rows);
-        super::text_table::fit(&mut table, width);
+        text_table::fit(&mut table, width);
         out.push_str(&table.to_string());
         out.push('\n');
     }
@@ -39,7 +39,7 @@ pub fn render(records: &[&Record], width: Option<usize>) -> String {
 /// `text` (an indented paragraph) wrapped to `width`, onto `out`.
 fn wrapped(out: &mut String, text: &str, width: Option<usize>) {
     let width = width.unwrap_or(usize::MAX);
-    super::text_table::write_wrapped(out, "  ", text.trim(), 4, width);
+    text_table::write_wrapped(out, "  ", text.trim(), 4, width);
 }
 
 fn caption(id: &str, rows: &[&Record]) -> String {

@@ -1,8 +1,8 @@
 //! The summary of a run (`results::summary`) as text lines that fit a
 //! width, as Markdown, and as an HTML section: the same entries, laid out.
 
-use super::number::format_cost;
-use super::text_table::wrap;
+use crate::export::number::format_cost;
+use crate::export::text_table::wrap;
 use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
 use std::fmt::Write as _;
 

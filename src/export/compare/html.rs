@@ -3,10 +3,11 @@
 //! change and its interval, and per family the rows' table and a plot of
 //! the rows that moved. Every figure comes from the comparison.
 
-use super::ExportError;
-use super::html::render_page;
-use super::plots::{self, Plot};
+use super::signed;
 use crate::compare::{InventoryChange, RowChange, RunComparison, RunLabel, Verdict};
+use crate::export::ExportError;
+use crate::export::page::render_page;
+use crate::export::plots::{self, Plot};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -54,10 +55,6 @@ struct Row {
     verdict: &'static str,
     consistent_with: String,
     class: &'static str,
-}
-
-fn signed(pct: f64) -> String {
-    format!("{pct:+.1}%")
 }
 
 /// The rows named "probe variant" in `names`, in the comparison's order.
@@ -110,57 +107,29 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
         old: &cmp.old,
         new: &cmp.new,
         warnings: &cmp.warnings,
-        canary: format!(
-            "The quiet null-syscall canary: {:.0} → {:.0} ticks ({}); it moves with the \
-             machine's speed and with anything on the syscall path.",
-            cmp.old.quiet_canary_ticks,
-            cmp.new.quiet_canary_ticks,
-            signed(cmp.canary_change_pct)
-        ),
+        canary: sentence(&super::canary(cmp)),
         threshold_pct: cmp.threshold_pct,
         inventory: &cmp.inventory,
         explained,
         unexplained,
         families,
-        in_run: cmp
-            .in_run
-            .iter()
-            .map(|r| {
-                let ci = r
-                    .ratio_ci95
-                    .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
-                format!(
-                    "{} {}: {:.3}x{ci} of {}",
-                    r.id, r.variant, r.ratio, r.baseline
-                )
-            })
-            .collect(),
-        gaps: cmp
-            .gaps
-            .iter()
-            .map(|g| {
-                let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "measured".into());
-                format!(
-                    "{} {}: old {}, new {}",
-                    g.id,
-                    g.variant,
-                    side(&g.old),
-                    side(&g.new)
-                )
-            })
-            .collect(),
+        in_run: cmp.in_run.iter().map(super::in_run).collect(),
+        gaps: cmp.gaps.iter().map(super::gap).collect(),
         legend: format!(
-            "Costs in TSC ticks per item, the headline figure of each run. Change = new/old - 1 \
-             with a 95% interval: the change plus and minus how far the row moves between runs \
-             when nothing changed (each run's own interval, a run set's spread, the history's \
-             earlier runs of the same conditions), so a row that did not change is marked in \
-             about 5% of comparisons. ~: within noise or below {}%. \
-             Attribution names the mitigations an inventory change switched that tax the row: \
-             consistent with, not proof.",
-            cmp.threshold_pct
+            "{} Attribution names the mitigations an inventory change switched that tax the \
+             row: consistent with, not proof.",
+            sentence(&super::legend(cmp.threshold_pct))
         ),
     };
     render_page("compare.html", page)
+}
+
+/// Prose the terminal writes as a line, as a sentence on the page.
+fn sentence(line: &str) -> String {
+    let mut chars = line.chars();
+    chars.next().map_or_else(String::new, |first| {
+        format!("{}{}.", first.to_uppercase(), chars.as_str())
+    })
 }
 
 fn row(r: &RowChange) -> Row {

@@ -1,0 +1,61 @@
+//! A comparison of two runs: for a terminal or a review ([`text`]), and as
+//! an HTML page ([`html`]); the prose both say, written once here.
+
+pub mod html;
+pub mod text;
+
+use crate::compare::{InRun, RowGap, RunComparison};
+
+/// A change in percent with its sign, one decimal.
+pub(crate) fn signed(pct: f64) -> String {
+    format!("{pct:+.1}%")
+}
+
+/// How far the machine's own speed moved between the runs, by the canary.
+pub(crate) fn canary(cmp: &RunComparison) -> String {
+    format!(
+        "the quiet null-syscall canary: {:.0} -> {:.0} ticks ({}); it moves with the machine's \
+         speed and with anything on the syscall path",
+        cmp.old.quiet_canary_ticks,
+        cmp.new.quiet_canary_ticks,
+        signed(cmp.canary_change_pct)
+    )
+}
+
+/// What the figures, intervals and verdicts of the rows' tables mean.
+pub(crate) fn legend(threshold_pct: f64) -> String {
+    format!(
+        "costs in TSC ticks per item, the headline figure of each run (the geometric mean of a \
+         side's runs); change = new/old - 1 with a 95% interval (in percent): the change plus \
+         and minus how far the row moves between runs when nothing changed, from each run's own \
+         interval, a run set's spread and the machine's drift between the runs, and from the \
+         history's earlier runs of the same host, boot, build and process controls where it \
+         holds three or more (the larger of the two decides), so a row that did not change is \
+         marked in at most about 5% of comparisons; detectable: the smallest change this \
+         comparison could mark, and where that is above the threshold the runs a side would \
+         need to see the threshold (N runs); ~: within noise or below {threshold_pct}%"
+    )
+}
+
+/// A row one run lacks, or could not measure, and why.
+pub(crate) fn gap(g: &RowGap) -> String {
+    let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "measured".to_string());
+    format!(
+        "{} {}: old {}, new {}",
+        g.id,
+        g.variant,
+        side(&g.old),
+        side(&g.new)
+    )
+}
+
+/// An in-run A/B row of the new run.
+pub(crate) fn in_run(r: &InRun) -> String {
+    let ci = r
+        .ratio_ci95
+        .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
+    format!(
+        "{} {}: {:.3}x{ci} of {}",
+        r.id, r.variant, r.ratio, r.baseline
+    )
+}
