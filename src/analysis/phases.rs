@@ -47,19 +47,58 @@ pub fn summarise(names: &[&'static str], samples: &[(u64, Vec<u64>)]) -> Vec<Pha
                 .iter()
                 .map(|&(_, t, total)| t[i] as f64 / total * 100.0)
                 .collect();
-            let (median_ticks, ci95_ticks) =
-                stats::median_with_ci(&per_item, stats::Summary::ROUND_RESAMPLES, PHASES_SEED);
-            let (share_pct, share_ci95_pct) =
-                stats::median_with_ci(&shares, stats::Summary::ROUND_RESAMPLES, PHASES_SEED);
-            PhaseCost {
-                name: name.to_string(),
-                median_ticks,
-                ci95_ticks,
-                share_pct,
-                share_ci95_pct,
-            }
+            let of = |values: &[f64]| {
+                stats::median_with_ci(values, stats::Summary::ROUND_RESAMPLES, PHASES_SEED)
+            };
+            PhaseCost::of(name, of(&per_item), of(&shares))
         })
         .collect()
+}
+
+/// Each phase over a variant's rounds (each round's phases as
+/// [`summarise`] gave them), in the order first seen: the median over
+/// rounds of the rounds' figures, with the interval over rounds from five
+/// rounds on, else the hull of the rounds' own intervals.
+pub fn over_rounds(rounds: &[&[PhaseCost]], seed: u64) -> Vec<PhaseCost> {
+    let mut names: Vec<&str> = Vec::new();
+    for p in rounds.iter().flat_map(|r| r.iter()) {
+        if !names.contains(&p.name.as_str()) {
+            names.push(&p.name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let of: Vec<&PhaseCost> = rounds
+                .iter()
+                .flat_map(|r| r.iter())
+                .filter(|p| p.name == name)
+                .collect();
+            let over = |figure: fn(&PhaseCost) -> (f64, (f64, f64))| {
+                let (values, intervals): (Vec<f64>, Vec<(f64, f64)>) =
+                    of.iter().map(|p| figure(p)).unzip();
+                super::figure::median_or_hull(&values, &intervals, seed)
+            };
+            PhaseCost::of(
+                name,
+                over(|p| (p.median_ticks, p.ci95_ticks)),
+                over(|p| (p.share_pct, p.share_ci95_pct)),
+            )
+        })
+        .collect()
+}
+
+impl PhaseCost {
+    /// A phase from its (median, interval) of ticks per item and of share.
+    fn of(name: &str, ticks: (f64, (f64, f64)), share: (f64, (f64, f64))) -> PhaseCost {
+        PhaseCost {
+            name: name.to_string(),
+            median_ticks: ticks.0,
+            ci95_ticks: ticks.1,
+            share_pct: share.0,
+            share_ci95_pct: share.1,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -446,42 +446,13 @@ fn first_seen<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
     seen
 }
 
-/// Each phase as the median over rounds of the rounds' phase figures; the
-/// interval over rounds from five rounds on, else the hull of the rounds'
-/// own intervals.
+/// Each phase over the rounds the headline uses (`analysis::phases`).
 fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
-    first_seen(
-        rounds
-            .iter()
-            .flat_map(|r| r.measured.measurement.phases.iter())
-            .map(|p| p.name.as_str()),
-    )
-    .into_iter()
-    .map(|name| {
-        let of: Vec<&PhaseCost> = rounds
-            .iter()
-            .flat_map(|r| r.measured.measurement.phases.iter())
-            .filter(|p| p.name == name)
-            .collect();
-        let (median_ticks, ci95_ticks) = figure::median_or_hull(
-            &of.iter().map(|p| p.median_ticks).collect::<Vec<_>>(),
-            &of.iter().map(|p| p.ci95_ticks).collect::<Vec<_>>(),
-            seed,
-        );
-        let (share_pct, share_ci95_pct) = figure::median_or_hull(
-            &of.iter().map(|p| p.share_pct).collect::<Vec<_>>(),
-            &of.iter().map(|p| p.share_ci95_pct).collect::<Vec<_>>(),
-            seed,
-        );
-        PhaseCost {
-            name: name.to_string(),
-            median_ticks,
-            ci95_ticks,
-            share_pct,
-            share_ci95_pct,
-        }
-    })
-    .collect()
+    let each: Vec<&[PhaseCost]> = rounds
+        .iter()
+        .map(|r| &r.measured.measurement.phases[..])
+        .collect();
+    crate::analysis::phases::over_rounds(&each, seed)
 }
 
 #[cfg(test)]
