@@ -5,6 +5,7 @@
 use crate::results::RunDocument;
 use crate::results::load::{self, LoadError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -46,7 +47,45 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX runs_by_conditions ON runs (conditions);
     CREATE INDEX records_by_run ON records (run_id);
 ",
+    "
+    -- The run's reference speed (ticks per reference step) and each row's
+    -- figure at it with its speed coefficient: what the history learns a
+    -- row's noise from at equal reference speed. Empty for runs before.
+    ALTER TABLE runs ADD COLUMN reference_ticks REAL;
+    ALTER TABLE records ADD COLUMN speed_coefficient REAL;
+    ALTER TABLE records ADD COLUMN speed_normalized_ticks REAL;
+",
 ];
+
+/// Each row's (probe, variant) figures over earlier runs, in the order they
+/// ran.
+pub type RowFigures = BTreeMap<(String, String), Vec<f64>>;
+
+/// A row's figure in one stored run: raw ticks, and (figure at the run's
+/// reference speed, speed coefficient, that speed) where it had them.
+type StoredFigure = (f64, Option<(f64, f64, f64)>);
+
+/// A row's stored figures (raw ticks, and where the run had one its figure
+/// at its reference speed, the coefficient and that speed) as one series:
+/// at one reference speed, the median of the runs', where every run has
+/// one; else the raw figures.
+fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
+    let at_speed: Option<Vec<(f64, f64, f64)>> = stored.iter().map(|(_, s)| *s).collect();
+    match at_speed {
+        Some(figures) if !figures.is_empty() => {
+            let mut speeds: Vec<f64> = figures.iter().map(|(_, _, r)| *r).collect();
+            speeds.sort_by(f64::total_cmp);
+            let at = crate::analysis::stats::median(&speeds);
+            figures
+                .iter()
+                .map(|&(ticks, coefficient, run)| {
+                    crate::analysis::speed::at_reference(ticks, run, at, coefficient)
+                })
+                .collect()
+        }
+        _ => stored.iter().map(|(ticks, _)| *ticks).collect(),
+    }
+}
 
 /// What a run's figures can be compared within without a change to explain
 /// them: the host, the installation, the boot, the build, quick or not, and
@@ -241,8 +280,8 @@ impl History {
             .map_err(sqlite)?;
         tx.execute(
             "INSERT INTO runs (started_at, host, kernel, mitigations, probes, rows, schema, document,
-                               conditions, set_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                               conditions, set_id, reference_ticks)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 doc.started_at,
                 doc.inventory.identity.hostname,
@@ -254,6 +293,7 @@ impl History {
                 document,
                 conditions_of(doc),
                 set_id,
+                doc.reference_ticks(),
             ],
         )
         .map_err(sqlite)?;
@@ -262,8 +302,9 @@ impl History {
             let mut insert = tx
                 .prepare(
                     "INSERT INTO records (run_id, probe, family, variant, role, ticks, ns,
-                     ci95_lo_ticks, ci95_hi_ticks, unsupported_kind)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     ci95_lo_ticks, ci95_hi_ticks, unsupported_kind, speed_coefficient,
+                     speed_normalized_ticks)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
                 .map_err(sqlite)?;
             for r in &doc.results {
@@ -283,6 +324,8 @@ impl History {
                         ci.map(|c| c[0]),
                         ci.map(|c| c[1]),
                         r.unsupported.as_ref().map(|u| u.kind_name()),
+                        cost.and_then(|c| c.speed_coefficient),
+                        cost.and_then(|c| c.speed_normalized_ticks),
                     ])
                     .map_err(sqlite)?;
             }
@@ -364,36 +407,54 @@ impl History {
 
     /// Each row's (probe, variant) headline figures over the stored runs of
     /// `conditions`, leaving out runs that started at one of `except` (the
-    /// runs being compared): what `compare` learns a row's noise from.
+    /// runs being compared): what `compare` learns a row's noise from. Where
+    /// every such run of a row has a figure at its reference speed, the
+    /// row's figures are those, carried to one reference speed (the median
+    /// of the runs'), as a comparison at equal speed reads them.
     pub fn row_figures(
         &self,
         conditions: &str,
         except: &[&str],
-    ) -> Result<std::collections::BTreeMap<(String, String), Vec<f64>>, HistoryError> {
+    ) -> Result<RowFigures, HistoryError> {
         let except = serde_json::Value::from(except.to_vec()).to_string();
         let mut query = self
             .conn
             .prepare(
-                "SELECT c.probe, c.variant, c.ticks FROM records c JOIN runs r ON r.id = c.run_id
+                "SELECT c.probe, c.variant, c.ticks, c.speed_normalized_ticks,
+                        c.speed_coefficient, r.reference_ticks
+                 FROM records c JOIN runs r ON r.id = c.run_id
                  WHERE r.conditions = ?1 AND c.ticks > 0
                    AND r.started_at NOT IN (SELECT value FROM json_each(?2))
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
-        let mut by_row: std::collections::BTreeMap<(String, String), Vec<f64>> = Default::default();
+        let mut by_row: BTreeMap<(String, String), Vec<StoredFigure>> = BTreeMap::new();
         let rows = query
             .query_map(params![conditions, except], |r| {
+                let at_speed = match (
+                    r.get::<_, Option<f64>>(3)?,
+                    r.get::<_, Option<f64>>(4)?,
+                    r.get::<_, Option<f64>>(5)?,
+                ) {
+                    (Some(ticks), Some(coefficient), Some(speed)) => {
+                        Some((ticks, coefficient, speed))
+                    }
+                    _ => None,
+                };
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
-                    r.get::<_, f64>(2)?,
+                    (r.get::<_, f64>(2)?, at_speed),
                 ))
             })
             .map_err(|e| self.sqlite(e))?;
         for row in rows {
-            let (key, ticks) = row.map_err(|e| self.sqlite(e))?;
-            by_row.entry(key).or_default().push(ticks);
+            let (key, figure) = row.map_err(|e| self.sqlite(e))?;
+            by_row.entry(key).or_default().push(figure);
         }
-        Ok(by_row)
+        Ok(by_row
+            .into_iter()
+            .map(|(key, stored)| (key, at_one_speed(&stored)))
+            .collect())
     }
 
     /// The ids of the runs from `from` to `to` (either order), oldest first.

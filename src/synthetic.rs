@@ -55,6 +55,16 @@ impl Noise {
             round_noise: 0.006,
         }
     }
+
+    /// A guest whose whole CPU wanders in speed as the Intel Xeon KVM
+    /// guest's did: 5-7% within a run of three minutes, every figure and the
+    /// reference with it.
+    pub fn wandering_guest(slow_share: f64) -> Noise {
+        Noise {
+            drift_per_minute: 0.04,
+            ..Noise::cloud_guest(slow_share)
+        }
+    }
 }
 
 /// One variant of a synthetic probe.
@@ -89,6 +99,10 @@ pub struct Layout {
 
 const CANARY_TICKS: f64 = 275.0;
 const CANARY_NOISE: f64 = 0.004;
+/// The reference's ticks per step at the machine's mean speed, and its own
+/// read noise (which only adds, as the canary's).
+const REFERENCE_TICKS: f64 = 4.0;
+const REFERENCE_NOISE: f64 = 0.001;
 const TSC_MHZ: f64 = 2600.0;
 
 /// A synthetic run: its records, as a live run's are made, and each
@@ -103,12 +117,17 @@ pub struct Run {
     pub truth: BTreeMap<(String, String), f64>,
     /// When it ran on the machine's clock, with its drift figure.
     pub time: Option<crate::compare::RunTime>,
+    /// Its reference speed (`machine_states.reference`).
+    pub reference: Option<f64>,
 }
 
 /// A synthetic machine, seeded; runs made one after another follow its
 /// drifting speed, as back-to-back runs would.
 pub struct Machine {
     rng: fastrand::Rng,
+    /// The reference's read noise draws from a stream of its own, so the
+    /// machine's other draws are what they were before it had one.
+    reference_rng: fastrand::Rng,
     noise: Noise,
     log_speed: f64,
     slow: bool,
@@ -120,6 +139,7 @@ impl Machine {
     pub fn new(noise: Noise, seed: u64) -> Machine {
         let mut machine = Machine {
             rng: fastrand::Rng::with_seed(seed),
+            reference_rng: fastrand::Rng::with_seed(seed ^ 0x5eed_0f7e_fe7e),
             noise,
             log_speed: 0.0,
             slow: false,
@@ -174,6 +194,16 @@ impl Machine {
         CANARY_TICKS * self.log_speed.exp() * state * (1.0 + CANARY_NOISE * self.normal().abs())
     }
 
+    /// The reference beside a round: the machine's speed and state, with a
+    /// read noise of its own.
+    fn reference(&mut self) -> f64 {
+        let state = if self.slow { self.noise.slowdown } else { 1.0 };
+        let u = self.reference_rng.f64().max(f64::MIN_POSITIVE);
+        let v = self.reference_rng.f64();
+        let normal = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+        REFERENCE_TICKS * self.log_speed.exp() * state * (1.0 + REFERENCE_NOISE * normal.abs())
+    }
+
     /// One run of `probes` laid out as `layout`, analysed with `settings`.
     pub fn run(&mut self, probes: &[Probe], layout: Layout, settings: &Settings) -> Run {
         let mut merged = Merged::default();
@@ -200,9 +230,9 @@ impl Machine {
                     for i in order {
                         self.elapse(round_s);
                         clock += round_s;
-                        let before = match last_canary {
-                            Some(c) => c,
-                            None => self.canary(),
+                        let (before, reference_before) = match last_canary {
+                            Some(read) => read,
+                            None => (self.canary(), self.reference()),
                         };
                         let speed = self.log_speed.exp();
                         let quiet_figure = probe.variants[i].ticks * levels[i] * speed;
@@ -220,16 +250,18 @@ impl Machine {
                             quiet_figure * state * (1.0 + self.noise.round_noise * self.normal());
                         self.step_state();
                         let after = self.canary();
-                        last_canary = Some(after);
+                        let reference_after = self.reference();
+                        last_canary = Some((after, reference_after));
                         merged.canaries.extend([before, after]);
                         merged.canary_times.extend([clock - round_s, clock]);
-                        variants[i].rounds.push(round_at(
-                            figure,
-                            pass,
-                            clock,
-                            fork,
-                            [before, after],
-                        ));
+                        merged
+                            .references
+                            .extend([reference_before, reference_after]);
+                        variants[i].rounds.push(Round {
+                            reference_before: Some(reference_before),
+                            reference_after: Some(reference_after),
+                            ..round_at(figure, pass, clock, fork, [before, after])
+                        });
                         variants[i].elapsed_s += round_s;
                     }
                 }
@@ -273,6 +305,7 @@ impl Machine {
                 self.clock_s,
                 &states.drift_block_medians,
             ),
+            reference: states.reference.as_ref().map(|r| r.ticks),
         }
     }
 }
@@ -331,6 +364,8 @@ pub fn round_at(
         started_s: at_s,
         canary_before: Some(before),
         canary_after: Some(after),
+        reference_before: None,
+        reference_after: None,
         measured: Measured {
             measurement: Measurement {
                 per_item: Summary {

@@ -146,7 +146,7 @@ fn budgets_are_read_with_their_unit() {
 }
 
 /// The CSV columns README documents, in order.
-const CSV_COLUMNS: [&str; 28] = [
+const CSV_COLUMNS: [&str; 33] = [
     "probe",
     "family",
     "variant",
@@ -175,6 +175,11 @@ const CSV_COLUMNS: [&str; 28] = [
     "machine_drift_pct",
     "co_runner_wait_p99_us",
     "notes",
+    "speed_coefficient",
+    "speed_normalized_ns",
+    "speed_normalized_ticks",
+    "speed_normalized_ci95_low_ticks",
+    "speed_normalized_ci95_high_ticks",
 ];
 
 /// Read back with a CSV reader: the documented columns, one row per

@@ -322,3 +322,45 @@ fn a_low_quantile_difference_sees_through_a_slow_state() {
     assert_coverage("quartile difference", covered, 200, 0.85..=1.0);
     assert!(stats::quantile_difference(&[], &[1.0], 0.25, 0.95, 10, 1).is_none());
 }
+
+#[test]
+fn the_t_distribution_s_p_values_match_its_table() {
+    // The table's 97.5% points are where the two-sided p is 5%.
+    for (dof, t) in [(1usize, 12.706), (4, 2.776), (10, 2.228), (30, 2.042)] {
+        let p = stats::t_two_sided_p(t, dof as f64);
+        assert!((p - 0.05).abs() < 0.0005, "t {t} on {dof}: p {p}");
+        assert!((stats::student_t_975(dof) - t).abs() < 1e-9);
+    }
+    // Its 80% points: one-sided 20% above them.
+    for dof in [2usize, 5, 20] {
+        let p = stats::t_two_sided_p(stats::student_t_80(dof), dof as f64);
+        assert!((p - 0.40).abs() < 0.002, "{dof}: {p}");
+    }
+    assert!((stats::t_two_sided_p(1.96, 1e6) - 0.05).abs() < 0.0005);
+    assert_eq!(stats::t_two_sided_p(0.0, 5.0), 1.0);
+    assert!((stats::ln_gamma(5.0) - 24f64.ln()).abs() < 1e-12);
+    assert!((stats::ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-12);
+}
+
+#[test]
+fn benjamini_hochberg_finds_the_step_up_cut() {
+    // m = 5, q = 0.05: thresholds 0.01, 0.02, 0.03, 0.04, 0.05.
+    let found = stats::benjamini_hochberg(&[0.04, 0.001, 0.5, 0.025, 0.03], 0.05);
+    // Sorted: 0.001 (<= .01), 0.025 (> .02), 0.03 (<= .03), 0.04 (<= .04),
+    // 0.5: the cut is the fourth, so all but 0.5 are found.
+    assert_eq!(found, [true, true, false, true, true]);
+    assert_eq!(stats::benjamini_hochberg(&[0.2, 0.3], 0.05), [false, false]);
+    assert!(stats::benjamini_hochberg(&[], 0.05).is_empty());
+    // Uniform p-values under no change: nothing found in nearly every trial.
+    let mut rng = fastrand::Rng::with_seed(7);
+    let any = (0..2000)
+        .filter(|_| {
+            let p: Vec<f64> = (0..50).map(|_| rng.f64()).collect();
+            stats::benjamini_hochberg(&p, 0.05).iter().any(|&f| f)
+        })
+        .count();
+    assert!(
+        any <= 2000 / 20 + 30,
+        "{any} of 2000 trials found something"
+    );
+}

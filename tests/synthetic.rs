@@ -236,6 +236,7 @@ fn verdicts_after(
                 compare::DEFAULT_THRESHOLD_PCT,
                 learned.get(key).copied(),
                 [&old_times, &new_times],
+                [&[], &[]],
             );
             let marked = row.verdict != Verdict::Same;
             if first.id == "synthetic/syscall" {

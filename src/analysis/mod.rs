@@ -11,6 +11,7 @@
 //! - [`states`]: the machine's speed states and drift, read from the canary.
 //! - [`rounds`]: a variant's headline and interval over its rounds and forks,
 //!   and the paired comparison with its baseline.
+//! - [`speed`]: figures at one reference speed: the machine's own speed taken out.
 //! - [`spread`]: how far the next run's figure may land, from the forks.
 //! - [`figure`]: a record's figure and interval put together.
 //! - [`noise`]: the between-run noise a verdict is held to ([`noise::RowNoise`]).
@@ -21,6 +22,7 @@ pub mod noise;
 pub mod phases;
 pub mod round;
 pub mod rounds;
+pub mod speed;
 pub mod spread;
 pub mod states;
 pub mod stats;

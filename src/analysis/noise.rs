@@ -119,6 +119,16 @@ impl Evidence {
         t * self.sd() * (1.0 / a as f64 + 1.0 / b as f64).sqrt()
     }
 
+    /// Runs a side would need for a true change of `threshold_log` to be
+    /// found with 80% power ([`Spread::detectable`]).
+    pub fn runs_to_detect(&self, threshold_log: f64) -> Option<usize> {
+        (threshold_log > 0.0).then(|| {
+            (1..=1000)
+                .find(|&n| Spread::between(*self, n, n).detectable() <= threshold_log)
+                .unwrap_or(1000)
+        })
+    }
+
     /// Runs a side would need for `threshold_log` to be beyond noise.
     pub fn runs_to_resolve(&self, threshold_log: f64) -> Option<usize> {
         (threshold_log > 0.0).then(|| {
@@ -247,39 +257,94 @@ impl Walk {
 /// degrees of freedom, since both are estimates from a handful of runs and
 /// stretches, and a normal quantile there would flag more than 5%.
 pub fn threshold(evidence: Option<Evidence>, a: usize, b: usize, walk: Walk) -> Option<f64> {
-    half_width(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk)
+    Spread::of(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk).map(|s| s.half_width())
 }
 
 /// The 95% half-width of a figure whose variance is the runs' noise
-/// `evidence` times `weight` plus the machine's `walk`: Student's t at
-/// the two variances' Welch-Satterthwaite degrees of freedom times its
-/// standard deviation. A difference of two sides weighs the runs' noise
-/// by 1/a + 1/b (in logs); a sum of set figures in nanoseconds weighs it
-/// by each weight times figure, squared, over the set's runs.
+/// `evidence` times `weight` plus the machine's `walk` (see [`Spread::of`]).
 pub fn half_width(evidence: Option<Evidence>, weight: f64, walk: Walk) -> Option<f64> {
-    let runs = evidence.map(|e| (e.var * weight, e.df));
-    let parts: Vec<(f64, f64)> = runs
-        .into_iter()
-        .chain((walk.var > 0.0).then_some((walk.var, walk.df.max(1.0))))
-        .filter(|(v, df)| v.is_finite() && *df > 0.0)
-        .collect();
-    if parts.is_empty() {
-        return None;
+    Spread::of(evidence, weight, walk).map(|s| s.half_width())
+}
+
+/// How far a figure (a change, a sum of sets) strays when nothing changed:
+/// its standard deviation on the log scale and the degrees of freedom it
+/// was read on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub sd: f64,
+    pub df: f64,
+}
+
+impl Spread {
+    /// A figure whose variance is the runs' noise `evidence` times `weight`
+    /// plus the machine's `walk`: the two variances' Welch-Satterthwaite
+    /// degrees of freedom, since both are estimates from a handful of runs
+    /// and stretches, and a normal quantile there would flag more than 5%.
+    /// A difference of two sides weighs the runs' noise by 1/a + 1/b (in
+    /// logs); a sum of set figures in nanoseconds weighs it by each weight
+    /// times figure, squared, over the set's runs.
+    pub fn of(evidence: Option<Evidence>, weight: f64, walk: Walk) -> Option<Spread> {
+        let runs = evidence.map(|e| (e.var * weight, e.df));
+        let parts: Vec<(f64, f64)> = runs
+            .into_iter()
+            .chain((walk.var > 0.0).then_some((walk.var, walk.df.max(1.0))))
+            .filter(|(v, df)| v.is_finite() && *df > 0.0)
+            .collect();
+        if parts.is_empty() {
+            return None;
+        }
+        let var: f64 = parts.iter().map(|(v, _)| v).sum();
+        let spread: f64 = parts.iter().map(|(v, df)| v * v / df).sum();
+        let df = if spread > 0.0 {
+            var * var / spread
+        } else {
+            1e6
+        };
+        Some(Spread { sd: var.sqrt(), df })
     }
-    let var: f64 = parts.iter().map(|(v, _)| v).sum();
-    let spread: f64 = parts.iter().map(|(v, df)| v * v / df).sum();
-    let df = if spread > 0.0 {
-        var * var / spread
-    } else {
-        1e6
-    };
-    Some(student_t_975(df.floor().max(1.0) as usize) * var.sqrt())
+
+    /// A spread as an evidence of runs is read between sides of `a` and `b`.
+    pub fn between(evidence: Evidence, a: usize, b: usize) -> Spread {
+        Spread {
+            sd: evidence.sd() * (1.0 / a as f64 + 1.0 / b as f64).sqrt(),
+            df: evidence.df,
+        }
+    }
+
+    fn dof(&self) -> usize {
+        self.df.floor().max(1.0) as usize
+    }
+
+    /// Its 95% half-width: Student's t times the standard deviation.
+    pub fn half_width(&self) -> f64 {
+        stats::student_t_975(self.dof()) * self.sd
+    }
+
+    /// The smallest true change found with 80% power by a test at 5%
+    /// (two-sided): (t 97.5% + t 80%) standard deviations. A change of the
+    /// half-width itself is found only half the time.
+    pub fn detectable(&self) -> f64 {
+        (stats::student_t_975(self.dof()) + stats::student_t_80(self.dof())) * self.sd
+    }
+
+    /// The two-sided p-value of a log change `change` under no change.
+    pub fn p_value(&self, change: f64) -> f64 {
+        if self.sd > 0.0 {
+            stats::t_two_sided_p(change / self.sd, self.df)
+        } else if change == 0.0 {
+            1.0
+        } else {
+            0.0
+        }
+    }
 }
 
 /// One run's figure of a row, as the noise model reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunFigure {
     pub ticks: f64,
+    /// The same in nanoseconds.
+    pub ns: f64,
     /// Its printed interval for the next run, and the degrees of freedom
     /// that interval stood on.
     pub interval: Option<[f64; 2]>,
@@ -289,6 +354,10 @@ pub struct RunFigure {
     pub forks: Vec<f64>,
     /// The figure is the slow state's: no round of the row was quiet.
     pub slow_state: bool,
+    /// Where the figure was carried from its run's reference speed to
+    /// another: the log distance times its coefficient's standard error,
+    /// the standard deviation that carrying adds.
+    pub carried_sd: f64,
 }
 
 /// How far one row's figure moves between runs when nothing changed, as

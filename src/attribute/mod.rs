@@ -185,7 +185,7 @@ impl Figure {
             } else {
                 Vec::new()
             },
-            runs: records.iter().filter_map(|r| r.run_figure()).collect(),
+            runs: records.iter().filter_map(|r| r.run_figure(None)).collect(),
         }
     }
 }

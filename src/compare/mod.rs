@@ -6,7 +6,7 @@ mod explain;
 mod fleet;
 mod inventory_diff;
 
-use crate::analysis::noise::{self, RowNoise, RunFigure};
+use crate::analysis::noise::{self, RowNoise, RunFigure, Spread};
 pub use crate::analysis::noise::{Evidence, Learned, RunTime};
 pub use crate::analysis::verdict::{Verdict, verdict};
 
@@ -17,11 +17,15 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::analysis::rounds::{Basis, across_forks};
-use crate::results::{Cost, Record, RunDocument};
+use crate::results::{Cost, EqualSpeed, Record, RunDocument};
 use serde::Serialize;
 
 /// Default: a change below 2% is `~` whatever its interval.
-pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
+pub const DEFAULT_THRESHOLD_PCT: f64 = 1.0;
+
+/// The false discovery rate a comparison's marked rows are held to: of the
+/// rows it marks, at most this share are expected to have not changed.
+pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
 
 /// A run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -50,12 +54,18 @@ pub struct RowChange {
     /// 95% interval of the change: the change plus and minus how far the
     /// row moves between runs when nothing changed (see [`noise`]).
     pub change_ci95_pct: Option<[f64; 2]>,
-    /// The smallest change this comparison could have flagged on this row,
-    /// percent: the noise or the threshold, whichever is larger.
+    /// The smallest true change this comparison finds with 80% power,
+    /// percent ((t 97.5% + t 80%) standard deviations of the noise), or the
+    /// threshold, whichever is larger.
     pub smallest_detectable_pct: Option<f64>,
     /// Where the smallest detectable change is above the threshold: runs a
-    /// side would need for a change of the threshold to be seen.
+    /// side would need for a change of the threshold to be found with 80%
+    /// power.
     pub runs_to_resolve: Option<usize>,
+    /// The two-sided p-value of the change under no change, from the noise
+    /// that decided; the comparison's rows are held to a false discovery
+    /// rate over all of them (Benjamini-Hochberg) with it.
+    pub p_value: Option<f64>,
     /// What the noise was learned from: "intervals" (each run's own),
     /// "history: N runs" (earlier runs of the same host, boot, build and
     /// process controls), "run sets" (the sides' own spread).
@@ -129,6 +139,13 @@ pub struct RunComparison {
     /// The quiet null-syscall canary's change between the runs, percent:
     /// how far the machine's own speed moved.
     pub canary_change_pct: f64,
+    /// The machine's own speed on each side (the reference: work no
+    /// mitigation touches, ticks per step, each side's geometric mean) and
+    /// its change, percent: how much faster or slower the machine itself
+    /// ran. Where every run has one, rows are compared at one reference
+    /// speed, so this change is out of them. None for older documents.
+    pub reference_ticks: Option<[f64; 2]>,
+    pub reference_change_pct: Option<f64>,
     pub inventory: Vec<InventoryChange>,
     /// How far this machine's figures move between runs, as the history
     /// has seen it: the median row's 95% half-width, percent, over the
@@ -144,6 +161,12 @@ pub struct RunComparison {
     /// host, or a mitigation mitbench does not know yet.
     pub unexplained: Vec<String>,
     pub in_run: Vec<InRun>,
+    /// Rows with a p-value (every compared row with noise and no note),
+    /// those marked among them, and how many of the marked are expected to
+    /// be false at most (the false discovery rate times the marked).
+    pub rows_tested: usize,
+    pub rows_marked: usize,
+    pub false_rows_expected: f64,
 }
 
 impl RunComparison {
@@ -215,6 +238,39 @@ impl<'a> Side<'a> {
     fn times(&self) -> Vec<RunTime> {
         crate::results::run_times(self.runs.iter().copied())
     }
+
+    /// The side's reference speed: its runs' geometric mean, where every
+    /// run read one.
+    fn reference(&self) -> Option<f64> {
+        let speeds: Option<Vec<f64>> = self.runs.iter().map(|d| d.reference_ticks()).collect();
+        speeds.filter(|s| !s.is_empty()).map(|s| across_forks(&s))
+    }
+
+    /// Each run's figures read at reference speed `at`, where the
+    /// comparison reads them so.
+    fn speeds(&self, at: Option<f64>) -> Vec<Option<EqualSpeed>> {
+        self.runs
+            .iter()
+            .map(|d| {
+                Some(EqualSpeed {
+                    at: at?,
+                    run: d.reference_ticks()?,
+                    carry: None,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The reference speed both sides are read at: the geometric mean of every
+/// run's own, where every run of both has one.
+fn common_speed(sides: [&Side; 2]) -> Option<f64> {
+    let speeds: Option<Vec<f64>> = sides
+        .iter()
+        .flat_map(|s| &s.runs)
+        .map(|d| d.reference_ticks())
+        .collect();
+    speeds.filter(|s| !s.is_empty()).map(|s| across_forks(&s))
 }
 
 /// Two sides of one run or more each. `learned` gives, per (probe,
@@ -229,6 +285,8 @@ pub fn compare_sets(
     let (first_old, first_new) = (old.first(), new.first());
     let inventory = inventory_changes(first_old, first_new);
     let (old_times, new_times) = (old.times(), new.times());
+    let at = common_speed([old, new]);
+    let (old_speeds, new_speeds) = (old.speeds(at), new.speeds(at));
     let mut rows = Vec::new();
     let mut gaps = Vec::new();
     for n in &first_new.results {
@@ -249,6 +307,7 @@ pub fn compare_sets(
                 threshold_pct,
                 learned(&n.id, &n.variant),
                 [&old_times, &new_times],
+                [&old_speeds, &new_speeds],
             )),
             _ => gaps.push(gap(olds[0], news[0])),
         }
@@ -258,6 +317,8 @@ pub fn compare_sets(
             gaps.push(gap(Some(o), None));
         }
     }
+    let rows_tested = hold_to_false_discovery_rate(&mut rows);
+    let rows_marked = rows.iter().filter(|r| r.verdict != Verdict::Same).count();
     let learned_rows: Vec<Learned> = first_new
         .results
         .iter()
@@ -284,6 +345,10 @@ pub fn compare_sets(
             first_old.machine_states.model.quiet_canary,
             first_new.machine_states.model.quiet_canary,
         ),
+        reference_ticks: at.and(old.reference().zip(new.reference()).map(|(o, n)| [o, n])),
+        reference_change_pct: at
+            .and(old.reference().zip(new.reference()))
+            .map(|(o, n)| percent_change(o, n)),
         inventory,
         between_runs_pct,
         history_runs,
@@ -292,7 +357,32 @@ pub fn compare_sets(
         explained,
         unexplained,
         in_run: in_run(first_new),
+        rows_tested,
+        rows_marked,
+        false_rows_expected: FALSE_DISCOVERY_RATE * rows_marked as f64,
     }
+}
+
+/// Holds the rows' verdicts to [`FALSE_DISCOVERY_RATE`] over every row a
+/// comparison tests: a row stays marked only where Benjamini-Hochberg
+/// finds its p-value among the discoveries (each row's own 5% test, run
+/// over some 300 rows, would mark a dozen that did not change). Returns
+/// how many rows were tested.
+pub fn hold_to_false_discovery_rate(rows: &mut [RowChange]) -> usize {
+    let tested: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_value.is_some())
+        .collect();
+    let p: Vec<f64> = tested
+        .iter()
+        .map(|&i| rows[i].p_value.unwrap_or(1.0))
+        .collect();
+    let found = crate::analysis::stats::benjamini_hochberg(&p, FALSE_DISCOVERY_RATE);
+    for (&i, found) in tested.iter().zip(found) {
+        if !found {
+            rows[i].verdict = Verdict::Same;
+        }
+    }
+    tested.len()
 }
 
 fn find<'d>(doc: &'d RunDocument, id: &str, variant: &str) -> Option<&'d Record> {
@@ -353,6 +443,10 @@ fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
     warnings
 }
 
+/// Degrees of freedom of what carrying figures to one reference speed adds:
+/// the coefficients' errors are read on tens of rounds each.
+const CARRIED_DF: f64 = 20.0;
+
 /// Below this many ticks apart two figures are not told apart, whatever
 /// the noise: a tenth of a tick is under the timer's resolution after the
 /// fixed cost is fitted out (`Settings::abs_tolerance_ticks`).
@@ -362,51 +456,167 @@ const RESOLUTION_TICKS: f64 = 0.1;
 /// the row per run, every one with a figure).
 /// `times` are when each side's runs ran (empty where unknown): the
 /// machine's walk between them is part of the noise.
+/// One coefficient for a row's runs, and its standard error: their own,
+/// each weighed by its precision (1/se²). None where a run has none.
+fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<(f64, f64)> {
+    let (mut weighed, mut precision) = (0.0, 0.0);
+    for r in records {
+        let cost = r.cost.as_ref()?;
+        let (c, se) = (cost.speed_coefficient?, cost.speed_coefficient_se?);
+        let w = 1.0 / (se * se).max(1e-6);
+        weighed += w * c;
+        precision += w;
+    }
+    (precision > 0.0).then(|| (weighed / precision, precision.sqrt().recip()))
+}
+
+/// A side's runs read at the common speed where the row is (carried by
+/// `carry`), else raw.
+fn carried_at<'r>(
+    side: &[(&'r Record, Option<EqualSpeed>)],
+    equal_speed: bool,
+    carry: Option<f64>,
+) -> Vec<(&'r Record, Option<EqualSpeed>)> {
+    side.iter()
+        .map(|(r, s)| {
+            let s = s.filter(|_| equal_speed).map(|s| EqualSpeed { carry, ..s });
+            (*r, s)
+        })
+        .collect()
+}
+
+/// Each run's record beside the reference speed it is read at.
+fn paired<'r>(
+    records: &[&'r Record],
+    speeds: &[Option<EqualSpeed>],
+) -> Vec<(&'r Record, Option<EqualSpeed>)> {
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (*r, speeds.get(i).copied().flatten()))
+        .collect()
+}
+
+/// `speeds` say, run by run, the reference speed each side's figures are
+/// read at (None throughout: the raw figures). Read at one reference speed
+/// the machine's own speed is out of the figures, and with it the walk
+/// between when the sides ran.
 pub fn row_change(
     old: &[&Record],
     new: &[&Record],
     threshold_pct: f64,
     learned: Option<Learned>,
     times: [&[RunTime]; 2],
+    speeds: [&[Option<EqualSpeed>]; 2],
 ) -> RowChange {
-    let (old, old_times) = noise::quiet_runs(old, |r| r.slow_state(), times[0]);
-    let (new, new_times) = noise::quiet_runs(new, |r| r.slow_state(), times[1]);
-    let (old, new) = (&old[..], &new[..]);
+    let (old, old_times) =
+        noise::quiet_runs(&paired(old, speeds[0]), |(r, _)| r.slow_state(), times[0]);
+    let (new, new_times) =
+        noise::quiet_runs(&paired(new, speeds[1]), |(r, _)| r.slow_state(), times[1]);
     let times = [&old_times[..], &new_times[..]];
+    // Read at one speed only where every run of the row can be.
+    let equal_speed = old.iter().chain(&new).all(|(r, s)| {
+        s.is_some()
+            && r.cost
+                .as_ref()
+                .is_some_and(|c| c.speed_normalized_ticks.is_some())
+    });
+    // One coefficient carries every run of the row to the common speed:
+    // the runs' own, weighed by their precision. Its error then moves all
+    // runs alike, and only the difference of the sides' mean distances
+    // from the common speed turns it into a change.
+    let joint = equal_speed
+        .then(|| joint_coefficient(old.iter().chain(&new).map(|(r, _)| *r)))
+        .flatten();
+    let carry = joint.map(|(c, _)| c);
+    let (old, new) = (
+        carried_at(&old, equal_speed, carry),
+        carried_at(&new, equal_speed, carry),
+    );
+    let figures = |side: &[(&Record, Option<EqualSpeed>)]| -> Vec<RunFigure> {
+        side.iter().filter_map(|(r, s)| r.run_figure(*s)).collect()
+    };
+    // Mean log distance of a side's runs from the common speed.
+    let distance = |side: &[(&Record, Option<EqualSpeed>)]| -> f64 {
+        let d: Vec<f64> = side
+            .iter()
+            .filter_map(|(_, s)| s.map(|s| (s.at / s.run).ln()))
+            .collect();
+        d.iter().sum::<f64>() / d.len().max(1) as f64
+    };
+    let joint_carrying_sd =
+        joint.map_or(0.0, |(_, se)| se * (distance(&new) - distance(&old)).abs());
+    let (old_figures, new_figures) = (figures(&old), figures(&new));
+    let old: Vec<&Record> = old.iter().map(|(r, _)| *r).collect();
+    let new: Vec<&Record> = new.iter().map(|(r, _)| *r).collect();
+    let (old, new) = (&old[..], &new[..]);
     let cost = |r: &&Record| r.cost.clone().expect("rows with a figure");
     let (oc, nc): (Vec<_>, Vec<_>) = (
         old.iter().map(cost).collect(),
         new.iter().map(cost).collect(),
     );
     // A side's figure is its runs' geometric mean, as a run's is its forks'.
-    let side_figure = |side: &[Cost], of: fn(&Cost) -> f64| {
+    let side_figure = |side: &[RunFigure], of: fn(&RunFigure) -> f64| {
         across_forks(&side.iter().map(of).collect::<Vec<_>>())
     };
-    let old_ticks = side_figure(&oc, |c| c.ticks);
-    let new_ticks = side_figure(&nc, |c| c.ticks);
-    let old_ns = side_figure(&oc, |c| c.ns);
-    let new_ns = side_figure(&nc, |c| c.ns);
+    let old_ticks = side_figure(&old_figures, |f| f.ticks);
+    let new_ticks = side_figure(&new_figures, |f| f.ticks);
+    let old_ns = side_figure(&old_figures, |f| f.ns);
+    let new_ns = side_figure(&new_figures, |f| f.ns);
     let (a, b) = (oc.len(), nc.len());
-    let figures = |side: &[&Record]| -> Vec<RunFigure> {
-        side.iter().filter_map(|r| r.run_figure()).collect()
-    };
-    let (old_figures, new_figures) = (figures(old), figures(new));
     let RowNoise {
         evidence,
         sets,
         walk_known,
         from: mut noise_from,
     } = RowNoise::of(&[(&old_figures, times[0]), (&new_figures, times[1])]);
-    let walk = match walk_known {
+    if equal_speed {
+        noise_from.push("intervals".to_string());
+    }
+    let walk = match walk_known && !equal_speed {
         true => noise::Walk::between(times[0], times[1]).unwrap_or_default(),
         false => noise::Walk::default(),
     };
-    if walk.var > 0.0 {
+    // At one reference speed the walk is out of the figures; what carrying
+    // them there adds (each coefficient's error over its distance) stands
+    // in its place, independent run by run.
+    let carried = equal_speed.then(|| {
+        let side = |figures: &[RunFigure]| {
+            figures.iter().map(|f| f.carried_sd.powi(2)).sum::<f64>()
+                / (figures.len() as f64).powi(2)
+        };
+        noise::Walk {
+            var: side(&old_figures) + side(&new_figures) + joint_carrying_sd.powi(2),
+            df: CARRIED_DF,
+        }
+    });
+    if equal_speed {
+        noise_from.push("at equal reference speed".to_string());
+    }
+    let shown_walk = walk;
+    let walk = carried.unwrap_or(walk);
+    if shown_walk.var > 0.0 {
         noise_from.push("the machine's drift between the runs".to_string());
     }
+    // At one speed each run's own interval holds no walk, only its forks
+    // with its probe's and the run's spread pooled in: read beside the
+    // forks, it keeps a row whose few forks agreed by chance on both sides
+    // (a row at one of two levels per process, three forks a run) from
+    // becoming a needle.
+    let evidence = match equal_speed {
+        true => Evidence::pooled(
+            evidence.into_iter().chain(
+                old_figures
+                    .iter()
+                    .chain(&new_figures)
+                    .filter_map(Evidence::of_run),
+            ),
+        ),
+        false => evidence,
+    };
     let change_log = (new_ticks / old_ticks).ln();
     let change_pct = change_log.exp_m1() * 100.0;
-    let own = noise::threshold(evidence, a, b, walk);
+    let own = Spread::of(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk);
     // The history's runs moved by everything that moves a run, the walk
     // included, so what they saw stands on its own (with the sets' own
     // spread); a change must clear it and what these runs say of
@@ -417,14 +627,17 @@ pub fn row_change(
             noise_from.push("run sets".to_string());
         }
         let seen = Evidence::pooled(std::iter::once(h.evidence).chain(sets.iter().copied()))?;
-        Some((seen.threshold(a, b), seen))
+        Some((Spread::between(seen, a, b), seen))
     });
-    let (noise, decided_by, evidence) = match (own, history) {
-        (Some(o), Some((h, seen))) if h > o => (Some(h), Some(NoiseSource::History), Some(seen)),
+    let (spread, decided_by, evidence) = match (own, history) {
+        (Some(o), Some((h, seen))) if h.half_width() > o.half_width() => {
+            (Some(h), Some(NoiseSource::History), Some(seen))
+        }
         (None, Some((h, seen))) => (Some(h), Some(NoiseSource::History), Some(seen)),
         (Some(o), _) => (Some(o), Some(NoiseSource::TheseRuns), evidence),
         (None, None) => (None, None, evidence),
     };
+    let noise = spread.map(|s| s.half_width());
     let ci = noise.map(|n| {
         [
             (change_log - n).exp_m1() * 100.0,
@@ -462,11 +675,14 @@ pub fn row_change(
         new_ns,
         change_pct,
         change_ci95_pct: ci,
-        smallest_detectable_pct: noise.map(|n| n.max(floor_log).exp_m1() * 100.0),
+        smallest_detectable_pct: spread.map(|s| s.detectable().max(floor_log).exp_m1() * 100.0),
         runs_to_resolve: evidence
-            .filter(|_| noise.is_some_and(|n| n > floor_log))
-            .and_then(|e| e.runs_to_resolve(floor_log)),
-        walk_pct: (walk.var > 0.0).then(|| walk.half_width() * 100.0),
+            .filter(|_| spread.is_some_and(|s| s.detectable() > floor_log))
+            .and_then(|e| e.runs_to_detect(floor_log)),
+        p_value: spread
+            .filter(|_| note.is_none())
+            .map(|s| s.p_value(change_log)),
+        walk_pct: (shown_walk.var > 0.0).then(|| shown_walk.half_width() * 100.0),
         noise_from,
         decided_by,
         runs: [a, b],

@@ -9,7 +9,7 @@
 //! sample is tested in milliseconds and the same on every machine (the way
 //! hyperfine's `MockExecutor` tests its logic without running anything).
 
-use super::{canary, interrupt};
+use super::{canary, interrupt, reference};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,12 @@ pub trait Machine: Send + Sync {
     /// One canary reading (ticks per canary call), None when it could not
     /// be taken.
     fn canary(&self) -> Option<f64>;
+    /// One reading of the reference (ticks per step of work no mitigation
+    /// touches: the machine's own speed), None when it could not be taken
+    /// or the machine has none.
+    fn reference(&self) -> Option<f64> {
+        None
+    }
     /// Whether the run was asked to stop (Ctrl-C).
     fn stop_requested(&self) -> bool;
 }
@@ -36,6 +42,10 @@ impl Machine for Live {
 
     fn canary(&self) -> Option<f64> {
         canary::read()
+    }
+
+    fn reference(&self) -> Option<f64> {
+        reference::read()
     }
 
     fn stop_requested(&self) -> bool {

@@ -30,6 +30,7 @@ pub mod counters;
 pub mod interrupt;
 pub mod machine;
 pub mod phases;
+pub mod reference;
 pub mod steal;
 pub mod tsc;
 

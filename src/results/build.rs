@@ -7,10 +7,11 @@ use super::record::{
     Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds, Throughput,
     TollRecovered,
 };
+use super::speed::RunSpeed;
 use super::spread;
 use crate::analysis::figure;
 use crate::analysis::phases::PhaseCost;
-use crate::analysis::rounds::{self, Pair};
+use crate::analysis::rounds::{self, Pair, RoundFigure};
 use crate::analysis::spread::{NextRun, RunSpread};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
@@ -28,6 +29,9 @@ pub struct Context<'a> {
     pub drift_interval_pct: Option<f64>,
     /// Every variant's spread across forks.
     pub spread: &'a RunSpread,
+    /// The run's reference speed, each variant's speed coefficient and the
+    /// spread of the figures at that speed.
+    pub speed: &'a RunSpeed,
 }
 
 /// The records of one probe, in its variants' order: each variant's
@@ -182,7 +186,9 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     };
     let used = spread::used_rounds(v, cx.model);
     let next_run = cx.spread.get(declaration.id, &v.variant.name);
-    record.cost = Some(cost(&estimate, &used, next_run, cx));
+    let mut cost = cost(&estimate, &used, next_run, cx);
+    set_speed_normalized(&mut cost, declaration.id, v, cx, seed);
+    record.cost = Some(cost);
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
     if forks_used < forks_run {
@@ -281,7 +287,63 @@ fn cost(
         between_forks_pct: next_run.map(|n| n.sd_log * 100.0),
         between_forks_df: next_run.map(|n| n.df),
         next_run_from,
+        speed_coefficient: None,
+        speed_coefficient_fitted: None,
+        speed_coefficient_se: None,
+        speed_explained_pct: None,
+        speed_normalized_ticks: None,
+        speed_normalized_ns: None,
+        speed_normalized_ci95_ticks: None,
+        speed_normalized_ci95_ns: None,
+        speed_normalized_half_width_pct: None,
+        speed_normalized_df: None,
     }
+}
+
+/// The figure at the run's reference speed beside the raw one, where the
+/// variant has a speed coefficient: its rounds carried to the run's
+/// reference speed and read as the raw ones are; its interval for the next
+/// run from the forks' spread of those figures and the rounds' interval
+/// (the machine's drift, which the reference takes out, is not added).
+fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, seed: u64) {
+    let Some(fit) = cx.speed.fit(id, &v.variant.name) else {
+        return;
+    };
+    let figures: Vec<RoundFigure> = v
+        .rounds
+        .iter()
+        .filter_map(|r| {
+            Some(RoundFigure {
+                figure: cx.speed.figure(id, v, r)?,
+                ..r.figure(cx.model)
+            })
+        })
+        .collect();
+    let Some(estimate) = rounds::estimate(&figures, cx.model.two_states, seed) else {
+        return;
+    };
+    let next_run = cx.speed.spread.get(id, &v.variant.name);
+    let (interval, _) = figure::next_run_interval(estimate.cost, estimate.ci95, next_run, None);
+    let ticks = estimate.cost;
+    // The coefficient's own uncertainty, over as far as the speed moves.
+    let carrying = cx.speed.carrying(&fit);
+    let interval = interval.map(|[lo, hi]| {
+        let widen = |bound: f64| (bound / ticks).ln().abs().hypot(carrying);
+        [ticks * (-widen(lo)).exp(), ticks * widen(hi).exp()]
+    });
+    let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
+    cost.speed_coefficient = Some(fit.coefficient);
+    cost.speed_coefficient_fitted = fit.fitted.is_finite().then_some(fit.fitted);
+    cost.speed_coefficient_se = cx.speed.coefficient_se(&fit);
+    cost.speed_explained_pct = fit.fitted.is_finite().then_some(fit.explained * 100.0);
+    cost.speed_normalized_ticks = Some(ticks);
+    cost.speed_normalized_ns = Some(to_ns(ticks));
+    cost.speed_normalized_ci95_ticks = interval;
+    cost.speed_normalized_ci95_ns = interval.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]);
+    cost.speed_normalized_half_width_pct = interval
+        .filter(|_| ticks.abs() > 0.0)
+        .map(|[lo, hi]| (ticks - lo).max(hi - ticks) / ticks.abs() * 100.0);
+    cost.speed_normalized_df = next_run.map(|n| n.df);
 }
 
 fn fork_count(rounds: &[&Round]) -> usize {
@@ -330,6 +392,7 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
             .collect(),
         canary_before: round.canary_before,
         canary_after: round.canary_after,
+        reference_ticks: round.reference().filter(|_| round.reference_steady()),
         state: if round.quiet(model) { "quiet" } else { "slow" }.to_string(),
         worker_pid: round.worker_pid,
     }

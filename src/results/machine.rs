@@ -2,6 +2,7 @@
 //! (`analysis::states`), the drift read over the run, the steal time, and
 //! the one line under the tables.
 
+use super::Record;
 use crate::analysis::states::{MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
 use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,47 @@ pub struct MachineStates {
     pub drift_interval_pct: Option<f64>,
     /// The one line under the tables.
     pub summary: String,
+    /// The reference beside the canary: the machine's own speed, read by
+    /// work no mitigation touches. None in documents before it.
+    #[serde(default)]
+    pub reference: Option<ReferenceSpeed>,
+}
+
+/// The run's reference speed, how far it moved, and how much of the rows'
+/// round-to-round variance it took out.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReferenceSpeed {
+    pub description: String,
+    /// The run's reference speed: the median reading, ticks per step. Every
+    /// record's `speed_normalized_ticks` is at this speed.
+    pub ticks: f64,
+    /// How far the machine's speed moved over the run: the medians of the
+    /// reference beside the rounds the headlines use, in eight stretches of
+    /// time, their spread (highest over lowest, less one) in percent.
+    pub moved_pct: Option<f64>,
+    /// Rows with a speed coefficient, and the median over them of the share
+    /// of their rounds' variance the reference explains, percent.
+    pub rows: usize,
+    pub explained_pct: Option<f64>,
+}
+
+impl ReferenceSpeed {
+    /// The reference of a run whose reference speed was `ticks` and moved
+    /// `moved_pct` over the run, and the records made at it.
+    pub fn of(ticks: f64, moved_pct: Option<f64>, records: &[Record]) -> ReferenceSpeed {
+        let mut explained: Vec<f64> = records
+            .iter()
+            .filter_map(|r| r.cost.as_ref()?.speed_explained_pct)
+            .collect();
+        explained.sort_by(f64::total_cmp);
+        ReferenceSpeed {
+            description: crate::harness::reference::DESCRIPTION.to_string(),
+            ticks,
+            moved_pct,
+            rows: explained.len(),
+            explained_pct: (!explained.is_empty()).then(|| quantile(&explained, 0.5)),
+        }
+    }
 }
 
 impl MachineStates {
@@ -108,7 +150,30 @@ impl MachineStates {
             drift_pct: drift.map(|(_, _, pct)| pct),
             drift_interval_pct: interval,
             summary,
+            reference: None,
         }
+    }
+
+    /// Sets the run's reference speed and says it on the machine line: how
+    /// far the machine's own speed moved, that the figures are shown at the
+    /// run's reference speed, and how much of the rows' variance that took
+    /// out.
+    pub fn set_reference(&mut self, reference: ReferenceSpeed) {
+        let moved = reference.moved_pct.map_or_else(String::new, |pct| {
+            format!(" and moved {pct:.1}% over the run")
+        });
+        let explained = reference.explained_pct.map_or_else(String::new, |pct| {
+            format!(
+                "; the reference explained {pct:.0}% of the rounds' variance (median of {} rows)",
+                reference.rows
+            )
+        });
+        self.summary = format!(
+            "{}; the machine's own speed (a reference no mitigation touches) read {:.3} ticks a \
+             step{moved}, and figures are shown at that speed{explained}",
+            self.summary, reference.ticks
+        );
+        self.reference = Some(reference);
     }
 }
 

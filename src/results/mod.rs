@@ -8,18 +8,19 @@ mod build;
 pub mod load;
 mod machine;
 pub mod record;
+mod speed;
 pub mod spread;
 pub mod summary;
 
 pub use build::{Context, probe_records};
-pub use record::{Comparison, Cost, Counters, Record};
+pub use record::{Comparison, Cost, Counters, EqualSpeed, Record};
 
 use crate::analysis::noise::RunTime;
 use crate::analysis::stats::{self, Amortization};
 use crate::harness::Settings;
 use crate::harness::tsc::TscFrequency;
 use crate::inventory::Inventory;
-pub use machine::MachineStates;
+pub use machine::{MachineStates, ReferenceSpeed};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears. 2: figures from
@@ -107,6 +108,12 @@ pub struct RunDocument {
 }
 
 impl RunDocument {
+    /// The run's reference speed (ticks per reference step), where it
+    /// read the reference.
+    pub fn reference_ticks(&self) -> Option<f64> {
+        self.machine_states.reference.as_ref().map(|r| r.ticks)
+    }
+
     /// Each probe family with a record in this run, in the families'
     /// order, beside its records: the sections every rendering is made of.
     pub fn by_family(&self) -> Vec<(&'static crate::probes::Family, Vec<&Record>)> {
@@ -157,8 +164,6 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
         .unwrap_or_default()
 }
 
-/// Fits the amortization model to every series of three or more batch
-/// sizes: the measured variants of one probe that share a batch group.
 /// The machine's states over a run and every variant's record, from the
 /// run's rounds and canary readings (its forks merged): the one analysis a
 /// live run and the synthetic machine share.
@@ -170,23 +175,32 @@ pub fn analyse(
     cpu: usize,
 ) -> (MachineStates, Vec<Record>) {
     let model = crate::analysis::states::StateModel::fit(&run.canaries);
-    let machine_states =
+    let mut machine_states =
         MachineStates::new(model, &run.canaries, &run.canary_times, steal_pct, cpu);
+    let speed = speed::RunSpeed::of(&run.probes, &machine_states.model, &run.references);
     let context = Context {
         model: &machine_states.model,
         tsc,
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
-        spread: &spread::run_spread(&run.probes, &machine_states.model),
+        spread: &spread::run_spread(&run.probes, &machine_states.model, |_, _, r| {
+            Some(r.measured.measurement.per_item.median)
+        }),
+        speed: &speed,
     };
-    let records = run
+    let records: Vec<Record> = run
         .probes
         .iter()
         .flat_map(|p| probe_records(p, &context))
         .collect();
+    if let Some(ticks) = speed.reference {
+        machine_states.set_reference(ReferenceSpeed::of(ticks, speed.moved_pct, &records));
+    }
     (machine_states, records)
 }
 
+/// Fits the amortization model to every series of three or more batch
+/// sizes: the measured variants of one probe that share a batch group.
 pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
     /// The (batch size, cost per item) points of one probe's group.
     struct Series<'a> {

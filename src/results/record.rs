@@ -7,6 +7,7 @@ pub use crate::analysis::figure::NextRunFrom;
 use crate::analysis::noise::RunFigure;
 use crate::analysis::phases::PhaseCost;
 use crate::analysis::rounds::Basis;
+use crate::analysis::speed;
 use crate::analysis::spread::fork_figures;
 use crate::harness::counters::CounterReport;
 use crate::probes::{Batched, Figure, FigureRole, LatencyStep, Role, Unsupported};
@@ -68,22 +69,60 @@ impl Record {
     /// This run's figure of the row as the between-run noise model reads
     /// it (`analysis::noise`): the figure, its interval, and its figure in
     /// each fork from the rounds its headline uses. None without a figure.
-    pub fn run_figure(&self) -> Option<RunFigure> {
+    /// With `speed` (the reference speed to read it at, and this run's
+    /// reference speed), the figure is its speed-normalized one carried to
+    /// that speed, its rounds likewise, where the record has one; else the
+    /// raw figure.
+    pub fn run_figure(&self, speed: Option<EqualSpeed>) -> Option<RunFigure> {
         let cost = self.cost.as_ref()?;
         let quiet_only = cost.estimator == Basis::QuietRounds;
-        Some(RunFigure {
-            ticks: cost.ticks,
-            interval: cost.interval_ticks(),
-            interval_df: cost.between_forks_df,
-            forks: fork_figures(
-                self.rounds
-                    .each
-                    .iter()
-                    .filter(|r| !quiet_only || r.state == "quiet")
-                    .map(|r| (r.fork, r.ticks)),
-            ),
-            slow_state: cost.estimator == Basis::NoQuietRound,
-        })
+        let used = self
+            .rounds
+            .each
+            .iter()
+            .filter(|r| !quiet_only || r.state == "quiet");
+        let ns_per_tick = if cost.ticks != 0.0 {
+            cost.ns / cost.ticks
+        } else {
+            0.0
+        };
+        let normalized =
+            speed.and_then(|s| Some((s, cost.speed_coefficient?, cost.speed_normalized_ticks?)));
+        let slow_state = cost.estimator == Basis::NoQuietRound;
+        match normalized {
+            Some((s, coefficient, ticks)) => {
+                let carrying = s.carry.unwrap_or(coefficient);
+                let carry = |t: f64| speed::at_reference(t, s.run, s.at, carrying);
+                let ticks = carry(ticks);
+                Some(RunFigure {
+                    ticks,
+                    ns: ticks * ns_per_tick,
+                    interval: cost
+                        .speed_normalized_ci95_ticks
+                        .map(|[lo, hi]| [carry(lo), carry(hi)]),
+                    interval_df: cost.speed_normalized_df,
+                    forks: fork_figures(used.filter_map(|r| {
+                        let beside = r.reference_ticks?;
+                        Some((
+                            r.fork,
+                            carry(speed::at_reference(r.ticks, beside, s.run, coefficient)),
+                        ))
+                    })),
+                    slow_state,
+                    carried_sd: (s.at / s.run).ln().abs()
+                        * cost.speed_coefficient_se.unwrap_or(0.0),
+                })
+            }
+            None => Some(RunFigure {
+                ticks: cost.ticks,
+                ns: cost.ns,
+                interval: cost.interval_ticks(),
+                interval_df: cost.between_forks_df,
+                forks: fork_figures(used.map(|r| (r.fork, r.ticks))),
+                slow_state,
+                carried_sd: 0.0,
+            }),
+        }
     }
 
     /// Whether the row's figure is the slow state's (no quiet round) or
@@ -172,6 +211,40 @@ pub struct Cost {
     /// What `run_to_run_ci95_ticks` stands on.
     #[serde(default)]
     pub next_run_from: NextRunFrom,
+    /// The row's speed coefficient (`analysis::speed`): how its rounds move
+    /// with the reference, the machine's own speed (1: as the core's clock,
+    /// 0: not at all, or too little to tell, and the figure stays raw).
+    /// None where the run had no reference readings or too few rounds.
+    #[serde(default)]
+    pub speed_coefficient: Option<f64>,
+    /// The slope as fitted before shrinking, and the share of the rounds'
+    /// within-fork variance the coefficient explains, percent.
+    #[serde(default)]
+    pub speed_coefficient_fitted: Option<f64>,
+    /// How uncertain the coefficient used is (its own fit's standard error,
+    /// or for a row that takes the run's pooled slope, the rows' median).
+    #[serde(default)]
+    pub speed_coefficient_se: Option<f64>,
+    #[serde(default)]
+    pub speed_explained_pct: Option<f64>,
+    /// The figure at the run's reference speed (`machine_states.reference`):
+    /// each round's figure carried to it by the coefficient, then read as
+    /// `ticks` is; and where the next run's figure, read at the same
+    /// reference speed, may land (95%: the forks' spread of the normalized
+    /// figures, and at least the rounds' interval), with the degrees of
+    /// freedom that spread stood on. The table prints these where present.
+    #[serde(default)]
+    pub speed_normalized_ticks: Option<f64>,
+    #[serde(default)]
+    pub speed_normalized_ns: Option<f64>,
+    #[serde(default)]
+    pub speed_normalized_ci95_ticks: Option<[f64; 2]>,
+    #[serde(default)]
+    pub speed_normalized_ci95_ns: Option<[f64; 2]>,
+    #[serde(default)]
+    pub speed_normalized_half_width_pct: Option<f64>,
+    #[serde(default)]
+    pub speed_normalized_df: Option<f64>,
 }
 
 impl Cost {
@@ -184,6 +257,47 @@ impl Cost {
     pub fn interval_half_width_pct(&self) -> Option<f64> {
         self.run_to_run_half_width_pct.or(self.ci_half_width_pct)
     }
+
+    /// The figure a reader should read: at the run's reference speed where
+    /// the run measured one, else the raw figure. (ticks, ns, interval
+    /// ticks, half-width percent.)
+    pub fn shown(&self) -> Shown {
+        match (self.speed_normalized_ticks, self.speed_normalized_ns) {
+            (Some(ticks), Some(ns)) => Shown {
+                ticks,
+                ns,
+                interval_ticks: self.speed_normalized_ci95_ticks,
+                half_width_pct: self.speed_normalized_half_width_pct,
+            },
+            _ => Shown {
+                ticks: self.ticks,
+                ns: self.ns,
+                interval_ticks: self.interval_ticks(),
+                half_width_pct: self.interval_half_width_pct(),
+            },
+        }
+    }
+}
+
+/// The reference speed a figure is read at (`at`), and the reference
+/// speed of the run it comes from (`run`), both ticks per reference step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EqualSpeed {
+    pub at: f64,
+    pub run: f64,
+    /// The coefficient that carries the figure from `run` to `at`, where
+    /// it is not the record's own (a comparison reads one row's runs with
+    /// one coefficient, so that its error moves them all alike).
+    pub carry: Option<f64>,
+}
+
+/// The figure a table shows of a cost: see [`Cost::shown`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shown {
+    pub ticks: f64,
+    pub ns: f64,
+    pub interval_ticks: Option<[f64; 2]>,
+    pub half_width_pct: Option<f64>,
 }
 
 /// Against the baseline, per pair of rounds adjacent in time (the
@@ -289,6 +403,11 @@ pub struct RoundRow {
     pub batch_medians_ticks: Vec<[f64; 2]>,
     pub canary_before: Option<f64>,
     pub canary_after: Option<f64>,
+    /// The reference beside the round (the mean of the readings before and
+    /// after it): the machine's own speed while it ran. None where the two
+    /// readings disagreed (the machine changed state during the round).
+    #[serde(default)]
+    pub reference_ticks: Option<f64>,
     /// "quiet" or "slow", by the run's state model.
     pub state: String,
     pub worker_pid: u32,

@@ -15,8 +15,14 @@ pub fn used_rounds<'a>(v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Roun
     }
 }
 
-/// Every supported variant's fork figures, read into the run's spread.
-pub fn run_spread(probes: &[ProbeRounds], model: &StateModel) -> RunSpread {
+/// Every supported variant's fork figures, read into the run's spread;
+/// `figure` reads a round's figure (raw, or at the run's reference speed,
+/// None for a round that has none).
+pub fn run_spread(
+    probes: &[ProbeRounds],
+    model: &StateModel,
+    figure: impl Fn(&str, &VariantRounds, &Round) -> Option<f64>,
+) -> RunSpread {
     let own: Vec<ProbeSpreads> = probes
         .iter()
         .map(|p| {
@@ -28,7 +34,7 @@ pub fn run_spread(probes: &[ProbeRounds], model: &StateModel) -> RunSpread {
                     let figures = fork_figures(
                         used_rounds(v, model)
                             .iter()
-                            .map(|r| (r.fork, r.measured.measurement.per_item.median)),
+                            .filter_map(|r| Some((r.fork, figure(p.declaration.id, v, r)?))),
                     );
                     VariantSpread {
                         name: v.variant.name.clone(),

@@ -351,13 +351,14 @@ impl<'d> Lookup<'d> {
 
     /// A record's own cost, in ns.
     fn cost(&self, what: &str, r: &Record) -> Option<Quantity> {
-        let cost = r.cost.as_ref()?;
+        // The figure the table shows: at the run's reference speed.
+        let shown = r.cost.as_ref()?.shown();
         Some(Quantity {
             what: what.to_string(),
-            value: cost.ns,
+            value: shown.ns,
             unit: Unit::Ns,
-            ci95: cost
-                .interval_ticks()
+            ci95: shown
+                .interval_ticks
                 .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
             from: from(r),
         })

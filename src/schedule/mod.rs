@@ -56,6 +56,10 @@ impl Stop {
     }
 }
 
+/// How far apart (log) the reference readings on a round's two sides may be
+/// for the round to count as run at one speed.
+const STEADY_REFERENCE: f64 = 0.02;
+
 /// One round of one variant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Round {
@@ -66,6 +70,12 @@ pub struct Round {
     /// Canary readings just before and just after the round.
     pub canary_before: Option<f64>,
     pub canary_after: Option<f64>,
+    /// Reference readings (the machine's own speed, `harness::reference`)
+    /// just before and just after the round; None in documents before it.
+    #[serde(default)]
+    pub reference_before: Option<f64>,
+    #[serde(default)]
+    pub reference_after: Option<f64>,
     pub measured: Measured,
     /// The process the round ran in, and which of the run's forks (fresh
     /// worker processes, in order) that was.
@@ -80,6 +90,26 @@ impl Round {
         [self.canary_before, self.canary_after]
             .iter()
             .all(|c| c.is_some_and(|c| model.is_quiet(c)))
+    }
+
+    /// The machine's speed beside the round: the mean of the reference
+    /// readings on both sides (one where only one was taken).
+    pub fn reference(&self) -> Option<f64> {
+        match (self.reference_before, self.reference_after) {
+            (Some(a), Some(b)) => Some((a + b) / 2.0),
+            (one, other) => one.or(other),
+        }
+    }
+
+    /// Whether the reference read the same speed on both sides of the
+    /// round (within 2%): where it did not, the machine changed state
+    /// during the round and the mean of the two readings is no speed the
+    /// round ran at, so the round says nothing of how the row follows it.
+    pub fn reference_steady(&self) -> bool {
+        match (self.reference_before, self.reference_after) {
+            (Some(a), Some(b)) if a > 0.0 && b > 0.0 => (a / b).ln().abs() <= STEADY_REFERENCE,
+            _ => false,
+        }
     }
 
     pub fn figure(&self, model: &StateModel) -> RoundFigure {
@@ -164,7 +194,10 @@ pub struct Scheduler<'a> {
     /// (seconds since the run started).
     pub canaries: Vec<f64>,
     pub canary_times: Vec<f64>,
+    /// Every reference reading, taken with each canary reading.
+    pub references: Vec<f64>,
     last_canary: Option<f64>,
+    last_reference: Option<f64>,
     round_log: Option<Box<dyn Write + 'a>>,
     /// Which of the run's forks this process is.
     pub fork: usize,
@@ -184,7 +217,9 @@ impl<'a> Scheduler<'a> {
             run_started: harness.machine.now(),
             canaries: Vec::new(),
             canary_times: Vec::new(),
+            references: Vec::new(),
             last_canary: None,
+            last_reference: None,
             round_log,
             fork: 0,
             counting: true,
@@ -195,6 +230,7 @@ impl<'a> Scheduler<'a> {
         (self.harness.machine.now() - start).as_secs_f64()
     }
 
+    /// Reads the canary and, right after it, the reference.
     fn canary(&mut self) -> Option<f64> {
         let reading = self.harness.machine.canary();
         if let Some(c) = reading {
@@ -202,6 +238,10 @@ impl<'a> Scheduler<'a> {
             self.canary_times.push(self.seconds_since(self.run_started));
         }
         self.last_canary = reading;
+        self.last_reference = self.harness.machine.reference();
+        if let Some(r) = self.last_reference {
+            self.references.push(r);
+        }
         reading
     }
 
@@ -259,6 +299,7 @@ impl<'a> Scheduler<'a> {
             // The last reading came before the counting rounds: the next
             // probe's first round reads the machine afresh.
             self.last_canary = None;
+            self.last_reference = None;
         }
         ProbeRounds {
             declaration: *probe.declaration(),
@@ -273,12 +314,14 @@ impl<'a> Scheduler<'a> {
             Some(reading) => Some(reading),
             None => self.canary(),
         };
+        let reference_before = self.last_reference;
         let harness = self.harness.for_round(v.base_batch(), false);
         let round_started = self.harness.machine.now();
         let started_s = self.seconds_since(self.run_started);
         let outcome = probe.run(&v.variant, self.placement, &harness);
         v.elapsed_s += self.seconds_since(round_started);
         let canary_after = self.canary();
+        let reference_after = self.last_reference;
         match outcome {
             Outcome::Measured(measured) => {
                 let round = Round {
@@ -286,6 +329,8 @@ impl<'a> Scheduler<'a> {
                     started_s,
                     canary_before,
                     canary_after,
+                    reference_before,
+                    reference_after,
                     measured: *measured,
                     worker_pid: std::process::id(),
                     fork: self.fork,

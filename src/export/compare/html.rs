@@ -107,7 +107,11 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
         old: &cmp.old,
         new: &cmp.new,
         warnings: &cmp.warnings,
-        canary: sentence(&super::canary(cmp)),
+        canary: std::iter::once(super::canary(cmp))
+            .chain(super::machine_speed(cmp))
+            .map(|line| sentence(&line))
+            .collect::<Vec<_>>()
+            .join(" "),
         threshold_pct: cmp.threshold_pct,
         inventory: &cmp.inventory,
         explained,

@@ -22,6 +22,17 @@ pub(crate) fn canary(cmp: &RunComparison) -> String {
     )
 }
 
+/// How far the machine's own speed moved between the sides, where both
+/// read the reference, and that the rows are compared at one speed.
+pub(crate) fn machine_speed(cmp: &RunComparison) -> Option<String> {
+    let ([old, new], pct) = cmp.reference_ticks.zip(cmp.reference_change_pct)?;
+    Some(format!(
+        "the machine's own speed (a reference no mitigation touches): {old:.3} -> {new:.3} ticks \
+         a step ({}); rows are compared at one reference speed, so this change is not in them",
+        signed(pct)
+    ))
+}
+
 /// What the figures, intervals and verdicts of the rows' tables mean.
 pub(crate) fn legend(threshold_pct: f64) -> String {
     format!(
@@ -30,10 +41,26 @@ pub(crate) fn legend(threshold_pct: f64) -> String {
          and minus how far the row moves between runs when nothing changed, from each run's own \
          interval, a run set's spread and the machine's drift between the runs, and from the \
          history's earlier runs of the same host, boot, build and process controls where it \
-         holds three or more (the larger of the two decides), so a row that did not change is \
-         marked in at most about 5% of comparisons; detectable: the smallest change this \
-         comparison could mark, and where that is above the threshold the runs a side would \
-         need to see the threshold (N runs); ~: within noise or below {threshold_pct}%"
+         holds three or more (the larger of the two decides); where every run read the \
+         reference, each row is read at one reference speed, the machine's own speed taken \
+         out; a row is marked where its change is beyond the threshold and Benjamini-Hochberg \
+         over all the compared rows finds it (false discovery rate 5%); detectable: the \
+         smallest true change found with 80% power, and where that is above the threshold the \
+         runs a side would need to find the threshold (N runs); ~: within noise or below \
+         {threshold_pct}%"
+    )
+}
+
+/// How many rows were tested and marked, and how many of the marked are
+/// expected to be false at most.
+pub(crate) fn marked(cmp: &RunComparison) -> String {
+    format!(
+        "{} of {} rows marked; at most {:.1} of them expected not to have changed (false \
+         discovery rate {:.0}%)",
+        cmp.rows_marked,
+        cmp.rows_tested,
+        cmp.false_rows_expected,
+        crate::compare::FALSE_DISCOVERY_RATE * 100.0
     )
 }
 

@@ -78,6 +78,9 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out, "{}", super::canary(cmp));
+    if let Some(speed) = super::machine_speed(cmp) {
+        let _ = writeln!(out, "{speed}");
+    }
 
     let _ = match (cmp.between_runs_pct, cmp.history_runs) {
         (Some(pct), Some(runs)) => writeln!(
@@ -138,7 +141,8 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
         }
         let _ = writeln!(out, "{t}");
     }
-    let _ = writeln!(out, "\n{}", super::legend(cmp.threshold_pct));
+    let _ = writeln!(out, "\n{}", super::marked(cmp));
+    let _ = writeln!(out, "{}", super::legend(cmp.threshold_pct));
     for r in cmp.rows.iter().filter(|r| r.note.is_some()) {
         let _ = writeln!(
             out,

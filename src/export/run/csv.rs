@@ -41,6 +41,11 @@ struct Row<'a> {
     machine_drift_pct: Option<f64>,
     co_runner_wait_p99_us: Option<f64>,
     notes: String,
+    speed_coefficient: Option<f64>,
+    speed_normalized_ns: Option<f64>,
+    speed_normalized_ticks: Option<f64>,
+    speed_normalized_ci95_low_ticks: Option<f64>,
+    speed_normalized_ci95_high_ticks: Option<f64>,
 }
 
 fn row(r: &Record) -> Row<'_> {
@@ -76,6 +81,15 @@ fn row(r: &Record) -> Row<'_> {
         machine_drift_pct: cost.and_then(|c| c.machine_drift_pct),
         co_runner_wait_p99_us: r.co_runner_wait_p99().map(|f| f.value),
         notes: r.notes.join("; "),
+        speed_coefficient: cost.and_then(|c| c.speed_coefficient),
+        speed_normalized_ns: cost.and_then(|c| c.speed_normalized_ns),
+        speed_normalized_ticks: cost.and_then(|c| c.speed_normalized_ticks),
+        speed_normalized_ci95_low_ticks: cost
+            .and_then(|c| c.speed_normalized_ci95_ticks)
+            .map(|i| i[0]),
+        speed_normalized_ci95_high_ticks: cost
+            .and_then(|c| c.speed_normalized_ci95_ticks)
+            .map(|i| i[1]),
     }
 }
 

@@ -160,12 +160,15 @@ pub fn family_advice<'a>(
 }
 
 /// What the columns mean, under the tables.
-pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's quiet state: the median \
-    of the rounds the canary classed quiet in each fork (fresh worker process), their geometric mean \
-    across forks (all rounds when the machine showed one state). ticks: TSC reference cycles, not \
-    core cycles. ±CI: half-width of the 95% interval where the next run's figure may land, as a \
+pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's quiet state, at the \
+    run's reference speed (the machine line): each round's figure carried to that speed by how the \
+    row moves with the reference, then the median of the rounds the canary classed quiet in each \
+    fork (fresh worker process), their geometric mean across forks (all rounds when the machine \
+    showed one state). ticks: TSC reference cycles, not core cycles. ±CI: half-width of the 95% \
+    interval where the next run's figure, read at the same reference speed, may land, as a \
     percentage of it: from the spread of the forks' figures (other processes, other minutes), and \
-    at least this run's rounds with the drift of the machine's quiet speed (the machine line). \
+    at least this run's rounds (a run without reference readings: with the drift of the machine's \
+    quiet speed added). \
     rounds: quiet rounds used / all rounds. × base and Δ ticks: the ratio and difference to the \
     probe's baseline from pairs of rounds run side by side (same pass, same fork), read as the \
     headlines are (medians in each fork, across forks their mean), ± the half-width of their 95% \
@@ -180,7 +183,8 @@ pub const COLUMNS: [&str; 9] = [
 /// One record's cells under [`COLUMNS`].
 pub fn cells(r: &Record) -> [String; 9] {
     let cost = r.cost.as_ref();
-    let ci = match cost.map(|c| (c.interval_half_width_pct(), c.interval_ticks(), c.ticks)) {
+    let shown = cost.map(|c| c.shown());
+    let ci = match shown.map(|s| (s.half_width_pct, s.interval_ticks, s.ticks)) {
         Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
         Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
         Some((None, Some([lo, hi]), m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
@@ -200,8 +204,8 @@ pub fn cells(r: &Record) -> [String; 9] {
     [
         r.id.clone(),
         r.variant.clone(),
-        cost.map_or("-".into(), |c| format_cost(c.ns)),
-        cost.map_or("-".into(), |c| format_cost(c.ticks)),
+        shown.map_or("-".into(), |s| format_cost(s.ns)),
+        shown.map_or("-".into(), |s| format_cost(s.ticks)),
         ci,
         rounds,
         base,
