@@ -616,10 +616,24 @@ pub fn row_change(
     };
     let change_log = (new_ticks / old_ticks).ln();
     let change_pct = change_log.exp_m1() * 100.0;
+    // At one reference speed the history's runs (learned at one speed too)
+    // and these runs' forks say the same thing, how far one run's figure
+    // strays: pooled by their degrees of freedom, a history of three runs
+    // adds its two steps rather than deciding alone on them.
+    let (evidence, learned) = match (equal_speed, learned) {
+        (true, Some(h)) => {
+            noise_from.push(format!("history: {} runs", h.runs));
+            (
+                Evidence::pooled(evidence.into_iter().chain([h.evidence])),
+                None,
+            )
+        }
+        (_, learned) => (evidence, learned),
+    };
     let own = Spread::of(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk);
-    // The history's runs moved by everything that moves a run, the walk
-    // included, so what they saw stands on its own (with the sets' own
-    // spread); a change must clear it and what these runs say of
+    // The history's runs of raw figures moved by everything that moves a
+    // run, the walk included, so what they saw stands on its own (with the
+    // sets' own spread); a change must clear it and what these runs say of
     // themselves, and the larger of the two decides.
     let history = learned.and_then(|h| {
         noise_from.push(format!("history: {} runs", h.runs));
