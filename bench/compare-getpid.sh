@@ -7,12 +7,9 @@
 # usage: bench/compare-getpid.sh [CPU]     (default: the highest CPU allowed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cpu=${1:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. bench/lib.sh
 
 cc -O2 -o "$work/getpid_ref" bench/getpid_ref.c
-cargo build --release --quiet
 
 "$work/getpid_ref" "$cpu" | tee "$work/before.txt" >&2
 ./target/release/mitbench run --quiet --probe os/getpid --cpu "$cpu" --json "$work/run.json" >/dev/null

@@ -8,12 +8,9 @@
 # usage: bench/compare-reference.sh [CPU]  (default: the highest CPU allowed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cpu=${1:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. bench/lib.sh
 
 cc -O2 -o "$work/reference_ref" bench/reference_ref.c
-cargo build --release --quiet
 
 "$work/reference_ref" "$cpu" | tee "$work/before.txt" >&2
 ./target/release/mitbench run --quick --quiet --no-history --probe os/getpid --cpu "$cpu" \

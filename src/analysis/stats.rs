@@ -319,36 +319,40 @@ pub fn fit_amortization(batches: &[f64], costs: &[f64]) -> Option<Amortization> 
     })
 }
 
-/// The 97.5th percentile of Student's t distribution.
-/// The normal distribution's 97.5% point, as the t table's last row.
+/// The normal distribution's 97.5% and 80% points: the t table's last row.
 pub const NORMAL_975: f64 = 1.96;
+const NORMAL_80: f64 = 0.8416;
 
-pub fn student_t_975(dof: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
+/// Student's t for 1 to 30 degrees of freedom, at 97.5% and at 80%.
+const T_975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+const T_80: [f64; 30] = [
+    1.376, 1.061, 0.978, 0.941, 0.920, 0.906, 0.896, 0.889, 0.883, 0.879, 0.876, 0.873, 0.870,
+    0.868, 0.866, 0.865, 0.863, 0.862, 0.861, 0.860, 0.859, 0.858, 0.858, 0.857, 0.856, 0.856,
+    0.855, 0.855, 0.854, 0.854,
+];
+
+/// A t table's entry for `dof`: infinite at 0, normal past its rows.
+fn t_of(table: &[f64; 30], normal: f64, dof: usize) -> f64 {
     match dof {
         0 => f64::INFINITY,
-        1..=30 => TABLE[dof - 1],
-        _ => NORMAL_975,
+        1..=30 => table[dof - 1],
+        _ => normal,
     }
 }
 
+/// The 97.5th percentile of Student's t distribution.
+pub fn student_t_975(dof: usize) -> f64 {
+    t_of(&T_975, NORMAL_975, dof)
+}
+
 /// Student's t, one-sided 80% point (the power a detectable change is
-/// stated at): the t table's column for 0.20, normal past 30.
+/// stated at).
 pub fn student_t_80(dof: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        1.376, 1.061, 0.978, 0.941, 0.920, 0.906, 0.896, 0.889, 0.883, 0.879, 0.876, 0.873, 0.870,
-        0.868, 0.866, 0.865, 0.863, 0.862, 0.861, 0.860, 0.859, 0.858, 0.858, 0.857, 0.856, 0.856,
-        0.855, 0.855, 0.854, 0.854,
-    ];
-    match dof {
-        0 => f64::INFINITY,
-        1..=30 => TABLE[dof - 1],
-        _ => 0.8416,
-    }
+    t_of(&T_80, NORMAL_80, dof)
 }
 
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: about 15 digits).

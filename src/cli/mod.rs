@@ -379,7 +379,7 @@ impl Printed {
 #[derive(Args)]
 pub struct Judged {
     /// A change (or a mitigation's part) smaller than PCT% is `~` whatever its interval
-    /// [default: 2]
+    /// [default: 1 for compare, 2 for attribute]
     #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     #[command(flatten)]
