@@ -226,11 +226,11 @@ fn comparisons_at_one_speed_hold_false_alarms_and_find_a_two_percent_toll() {
     );
     assert!(rows <= 0.05 && comparisons <= 0.10, "{rows} {comparisons}");
     // Held to the rate over all rows (Benjamini-Hochberg), three tolled
-    // rows among ten find a 2% toll in about a third of comparisons here
-    // (the 80% the issue asks is not reached on this machine's noise: see
-    // the notes); raw, the machine's walk hides it almost always.
+    // rows among ten find a 2% toll in three comparisons of four here (the
+    // 80% the issue asks is not quite reached: see the notes); raw, the
+    // machine's walk hides it every time.
     assert!(
-        seen >= 0.25 && seen >= 3.0 * raw_seen,
+        seen >= 0.70 && seen >= 3.0 * raw_seen,
         "a 2% toll seen in {seen:.3}, raw {raw_seen:.3}"
     );
 }

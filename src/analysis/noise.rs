@@ -354,10 +354,6 @@ pub struct RunFigure {
     pub forks: Vec<f64>,
     /// The figure is the slow state's: no round of the row was quiet.
     pub slow_state: bool,
-    /// Where the figure was carried from its run's reference speed to
-    /// another: the log distance times its coefficient's standard error,
-    /// the standard deviation that carrying adds.
-    pub carried_sd: f64,
 }
 
 /// How far one row's figure moves between runs when nothing changed, as

@@ -584,17 +584,10 @@ pub fn row_change(
         false => noise::Walk::default(),
     };
     // At one reference speed the walk is out of the figures; what carrying
-    // them there adds (each coefficient's error over its distance) stands
-    // in its place, independent run by run.
-    let carried = equal_speed.then(|| {
-        let side = |figures: &[RunFigure]| {
-            figures.iter().map(|f| f.carried_sd.powi(2)).sum::<f64>()
-                / (figures.len() as f64).powi(2)
-        };
-        noise::Walk {
-            var: side(&old_figures) + side(&new_figures) + joint_carrying_sd.powi(2),
-            df: CARRIED_DF,
-        }
+    // them there adds stands in its place.
+    let carried = equal_speed.then(|| noise::Walk {
+        var: joint_carrying_sd.powi(2),
+        df: CARRIED_DF,
     });
     if equal_speed {
         noise_from.push("at equal reference speed".to_string());

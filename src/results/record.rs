@@ -109,8 +109,6 @@ impl Record {
                         ))
                     })),
                     slow_state,
-                    carried_sd: (s.at / s.run).ln().abs()
-                        * cost.speed_coefficient_se.unwrap_or(0.0),
                 })
             }
             None => Some(RunFigure {
@@ -120,7 +118,6 @@ impl Record {
                 interval_df: cost.between_forks_df,
                 forks: fork_figures(used.map(|r| (r.fork, r.ticks))),
                 slow_state,
-                carried_sd: 0.0,
             }),
         }
     }
