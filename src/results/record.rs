@@ -210,8 +210,9 @@ pub struct Cost {
     pub next_run_from: NextRunFrom,
     /// The row's speed coefficient (`analysis::speed`): how its rounds move
     /// with the reference, the machine's own speed (1: as the core's clock,
-    /// 0: not at all, or too little to tell, and the figure stays raw).
-    /// None where the run had no reference readings or too few rounds.
+    /// 0: not at all). A row measured too thinly for a slope of its own
+    /// takes the run's pooled slope (`speed_coefficient_fitted` is then
+    /// None). None where the run read no reference or no row a slope.
     #[serde(default)]
     pub speed_coefficient: Option<f64>,
     /// The slope as fitted before shrinking, and the share of the rounds'

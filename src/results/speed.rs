@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 /// What a run's records are normalized by.
 #[derive(Debug, Default)]
 pub struct RunSpeed {
-    /// The run's reference speed: the median reference reading, ticks per
-    /// step. None where the run read none (a document before the
-    /// reference, a machine whose reference could not be read).
+    /// The run's reference speed, ticks per step (see [`RunSpeed::of`]).
+    /// None where the run read none (a document before the reference, a
+    /// machine whose reference could not be read).
     pub reference: Option<f64>,
     fits: BTreeMap<(String, String), SpeedFit>,
     /// The run's pooled slope, which a row without a fit of its own takes.
