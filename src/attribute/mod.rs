@@ -21,7 +21,8 @@ pub use boots::{
 use crate::analysis::noise::{self, Evidence, RowNoise, RunFigure, RunTime, Walk};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
-use crate::results::Record;
+use crate::results::at_speed::{AtSpeed, CARRIED_DF, RowAtSpeed, common_speed, paired, speeds_at};
+use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
 
 /// A sum of sets' figures: its value in nanoseconds, its 95% interval, and
@@ -89,20 +90,40 @@ pub struct Attribution {
     pub gaps: Vec<String>,
 }
 
-/// One set's figure for a row: its runs' records and when they ran.
+/// One set's figure for a row: its runs' records, when they ran, and the
+/// reference speed each is read at (empty: raw).
 #[derive(Clone, Copy)]
 pub struct SetRow<'a> {
     pub records: &'a [&'a Record],
     pub times: &'a [RunTime],
+    pub speeds: &'a [Option<EqualSpeed>],
 }
 
 impl<'a> SetRow<'a> {
-    /// Each set's row from its records and its runs' times, set by set.
+    /// Each set's row from its records and its runs' times, set by set,
+    /// read raw.
     pub fn each(records: &'a [Vec<&'a Record>], times: &'a [Vec<RunTime>]) -> Vec<SetRow<'a>> {
         records
             .iter()
             .zip(times)
-            .map(|(records, times)| SetRow { records, times })
+            .map(|(records, times)| SetRow {
+                records,
+                times,
+                speeds: &[],
+            })
+            .collect()
+    }
+
+    /// The same, each set's runs read at the reference speeds `speeds`.
+    pub fn each_at(
+        records: &'a [Vec<&'a Record>],
+        times: &'a [Vec<RunTime>],
+        speeds: &'a [Vec<Option<EqualSpeed>>],
+    ) -> Vec<SetRow<'a>> {
+        SetRow::each(records, times)
+            .into_iter()
+            .zip(speeds)
+            .map(|(set, speeds)| SetRow { speeds, ..set })
             .collect()
     }
 }
@@ -114,6 +135,11 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
         .iter()
         .map(|s| crate::results::run_times(&s.runs))
         .collect();
+    // Every set's runs read at one reference speed where all read one: the
+    // reference is no mitigation's, so the boots' own speeds are out.
+    let at = common_speed(sets.iter().flat_map(|s| &s.runs));
+    let speeds: Vec<Vec<Option<EqualSpeed>>> =
+        sets.iter().map(|s| speeds_at(&s.runs, at)).collect();
     let mut rows = Vec::new();
     let mut gaps = Vec::new();
     for r in &present[0].results {
@@ -126,7 +152,7 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
             continue;
         };
         rows.push(row_parts(
-            &SetRow::each(&per_set, &times),
+            &SetRow::each_at(&per_set, &times, &speeds),
             &recognised,
             threshold_pct,
         ));
@@ -168,32 +194,51 @@ struct Figure {
     runs: Vec<RunFigure>,
     times: Vec<RunTime>,
     slow_state: bool,
+    /// The mean log distance of its runs from the common reference speed.
+    distance: f64,
 }
 
 impl Figure {
-    fn of(set: &SetRow) -> Figure {
-        let (records, times) = noise::quiet_runs(set.records, |r| r.slow_state(), set.times);
-        let ns: Vec<f64> = records
+    /// Every set's figure of a row, read at one reference speed where all
+    /// its runs can be.
+    fn each<'a>(sets: &[SetRow<'a>]) -> (Vec<Figure>, RowAtSpeed<'a>) {
+        let quiet: Vec<(Vec<AtSpeed>, Vec<RunTime>)> = sets
             .iter()
-            .map(|r| r.cost.as_ref().expect("rows with a figure").ns)
+            .map(|s| {
+                noise::quiet_runs(
+                    &paired(s.records, s.speeds),
+                    |(r, _)| r.slow_state(),
+                    s.times,
+                )
+            })
             .collect();
-        Figure {
-            ns: across_forks(&ns),
-            slow_state: records.iter().any(|r| r.slow_state()),
-            times: if times.len() == records.len() {
-                times
-            } else {
-                Vec::new()
-            },
-            runs: records.iter().filter_map(|r| r.run_figure(None)).collect(),
-        }
+        let row = RowAtSpeed::of(quiet.iter().map(|(runs, _)| runs.clone()).collect());
+        let figures = quiet
+            .into_iter()
+            .enumerate()
+            .map(|(i, (runs, times))| {
+                let figures = row.figures(i);
+                Figure {
+                    ns: across_forks(&figures.iter().map(|f| f.ns).collect::<Vec<_>>()),
+                    slow_state: runs.iter().any(|(r, _)| r.slow_state()),
+                    times: if times.len() == runs.len() {
+                        times
+                    } else {
+                        Vec::new()
+                    },
+                    runs: figures,
+                    distance: row.distance(i),
+                }
+            })
+            .collect();
+        (figures, row)
     }
 }
 
 /// The breakdown of one row over its sets (each with the row's records in
 /// every run), whose roles `recognised` says.
 pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -> RowParts {
-    let figures: Vec<Figure> = sets.iter().map(Figure::of).collect();
+    let (figures, row) = Figure::each(sets);
     let sides: Vec<(&[RunFigure], &[RunTime])> = figures
         .iter()
         .map(|f| (&f.runs[..], &f.times[..]))
@@ -203,8 +248,26 @@ pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -
         walk_known,
         ..
     } = RowNoise::of(&sides);
+    // At one speed the runs' own intervals are read beside the forks (as a
+    // comparison at one speed reads them), and carrying the sets to it
+    // stands where the walk between them stood.
+    let (evidence, between) = match row.equal_speed {
+        true => (
+            Evidence::pooled(
+                evidence.into_iter().chain(
+                    figures
+                        .iter()
+                        .flat_map(|f| &f.runs)
+                        .filter_map(Evidence::of_run),
+                ),
+            ),
+            Between::Carried(row.coefficient_se()),
+        ),
+        false if walk_known => (evidence, Between::Walk),
+        false => (evidence, Between::Nothing),
+    };
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
-        estimate(&figures, terms, base, evidence, walk_known, threshold_pct)
+        estimate(&figures, terms, base, evidence, between, threshold_pct)
     };
     let p = recognised.roles.present;
     let whole = recognised
@@ -259,12 +322,24 @@ pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -
 /// A set's figure strays by its runs' noise over its runs (a variance of
 /// logs: times the figure squared in nanoseconds) and by the walk, which
 /// sets run apart do not share.
+/// What moves sets apart beyond their runs' own noise.
+#[derive(Clone, Copy)]
+enum Between {
+    /// The machine's walk between when they ran (raw figures).
+    Walk,
+    /// The joint coefficient's error (this standard error) carrying them
+    /// to one reference speed.
+    Carried(f64),
+    /// Nothing known (older documents: their intervals hold it).
+    Nothing,
+}
+
 fn estimate(
     figures: &[Figure],
     terms: &[(usize, f64)],
     base: usize,
     evidence: Option<Evidence>,
-    walk_known: bool,
+    between: Between,
     threshold_pct: f64,
 ) -> Estimate {
     let mut merged: Vec<(usize, f64)> = Vec::new();
@@ -279,14 +354,27 @@ fn estimate(
         .iter()
         .map(|&(s, w)| (w * figures[s].ns).powi(2) / figures[s].runs.len() as f64)
         .sum();
-    let walk = if walk_known {
-        let scaled: Vec<(f64, &[RunTime])> = merged
-            .iter()
-            .map(|&(s, w)| (w * figures[s].ns, &figures[s].times[..]))
-            .collect();
-        Walk::of(&scaled).unwrap_or_default()
-    } else {
-        Walk::default()
+    let walk = match between {
+        Between::Walk => {
+            let scaled: Vec<(f64, &[RunTime])> = merged
+                .iter()
+                .map(|&(s, w)| (w * figures[s].ns, &figures[s].times[..]))
+                .collect();
+            Walk::of(&scaled).unwrap_or_default()
+        }
+        // The coefficient's error moves each set's log figure by its
+        // distance from the common speed: in ns, the sum weighs it by
+        // weight times figure.
+        Between::Carried(se) => Walk {
+            var: (se
+                * merged
+                    .iter()
+                    .map(|&(s, w)| w * figures[s].ns * figures[s].distance)
+                    .sum::<f64>())
+            .powi(2),
+            df: CARRIED_DF,
+        },
+        Between::Nothing => Walk::default(),
     };
     let half = noise::half_width(evidence, weight, walk);
     let of_base = |v: f64| v / figures[base].ns * 100.0;

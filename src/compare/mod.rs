@@ -17,6 +17,7 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::analysis::rounds::{Basis, across_forks};
+use crate::results::at_speed::{CARRIED_DF, RowAtSpeed, common_speed, paired, speeds_at};
 use crate::results::{Cost, EqualSpeed, Record, RunDocument};
 use serde::Serialize;
 
@@ -248,35 +249,8 @@ impl<'a> Side<'a> {
     /// The side's reference speed: its runs' geometric mean, where every
     /// run read one.
     fn reference(&self) -> Option<f64> {
-        let speeds: Option<Vec<f64>> = self.runs.iter().map(|d| d.reference_ticks()).collect();
-        speeds.filter(|s| !s.is_empty()).map(|s| across_forks(&s))
+        common_speed(self.runs.iter().copied())
     }
-
-    /// Each run's figures read at reference speed `at`, where the
-    /// comparison reads them so.
-    fn speeds(&self, at: Option<f64>) -> Vec<Option<EqualSpeed>> {
-        self.runs
-            .iter()
-            .map(|d| {
-                Some(EqualSpeed {
-                    at: at?,
-                    run: d.reference_ticks()?,
-                    carry: None,
-                })
-            })
-            .collect()
-    }
-}
-
-/// The reference speed both sides are read at: the geometric mean of every
-/// run's own, where every run of both has one.
-fn common_speed(sides: [&Side; 2]) -> Option<f64> {
-    let speeds: Option<Vec<f64>> = sides
-        .iter()
-        .flat_map(|s| &s.runs)
-        .map(|d| d.reference_ticks())
-        .collect();
-    speeds.filter(|s| !s.is_empty()).map(|s| across_forks(&s))
 }
 
 /// Two sides of one run or more each. `learned` gives, per (probe,
@@ -291,8 +265,11 @@ pub fn compare_sets(
     let (first_old, first_new) = (old.first(), new.first());
     let inventory = inventory_changes(first_old, first_new);
     let (old_times, new_times) = (old.times(), new.times());
-    let at = common_speed([old, new]);
-    let (old_speeds, new_speeds) = (old.speeds(at), new.speeds(at));
+    let at = common_speed(old.runs.iter().chain(&new.runs).copied());
+    let (old_speeds, new_speeds) = (
+        speeds_at(old.runs.iter().copied(), at),
+        speeds_at(new.runs.iter().copied(), at),
+    );
     let mut rows = Vec::new();
     let mut gaps = Vec::new();
     for n in &first_new.results {
@@ -449,10 +426,6 @@ fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
     warnings
 }
 
-/// Degrees of freedom of what carrying figures to one reference speed adds:
-/// the coefficients' errors are read on tens of rounds each.
-const CARRIED_DF: f64 = 20.0;
-
 /// Below this many ticks apart two figures are not told apart, whatever
 /// the noise: a tenth of a tick is under the timer's resolution after the
 /// fixed cost is fitted out (`Settings::abs_tolerance_ticks`).
@@ -462,47 +435,6 @@ const RESOLUTION_TICKS: f64 = 0.1;
 /// the row per run, every one with a figure).
 /// `times` are when each side's runs ran (empty where unknown): the
 /// machine's walk between them is part of the noise.
-/// One coefficient for a row's runs, and its standard error: their own,
-/// each weighed by its precision (1/se²). None where a run has none.
-fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<(f64, f64)> {
-    let (mut weighed, mut precision) = (0.0, 0.0);
-    for r in records {
-        let cost = r.cost.as_ref()?;
-        let (c, se) = (cost.speed_coefficient?, cost.speed_coefficient_se?);
-        let w = 1.0 / (se * se).max(1e-6);
-        weighed += w * c;
-        precision += w;
-    }
-    (precision > 0.0).then(|| (weighed / precision, precision.sqrt().recip()))
-}
-
-/// A side's runs read at the common speed where the row is (carried by
-/// `carry`), else raw.
-fn carried_at<'r>(
-    side: &[(&'r Record, Option<EqualSpeed>)],
-    equal_speed: bool,
-    carry: Option<f64>,
-) -> Vec<(&'r Record, Option<EqualSpeed>)> {
-    side.iter()
-        .map(|(r, s)| {
-            let s = s.filter(|_| equal_speed).map(|s| EqualSpeed { carry, ..s });
-            (*r, s)
-        })
-        .collect()
-}
-
-/// Each run's record beside the reference speed it is read at.
-fn paired<'r>(
-    records: &[&'r Record],
-    speeds: &[Option<EqualSpeed>],
-) -> Vec<(&'r Record, Option<EqualSpeed>)> {
-    records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (*r, speeds.get(i).copied().flatten()))
-        .collect()
-}
-
 /// `speeds` say, run by run, the reference speed each side's figures are
 /// read at (None throughout: the raw figures). Read at one reference speed
 /// the machine's own speed is out of the figures, and with it the walk
@@ -520,41 +452,11 @@ pub fn row_change(
     let (new, new_times) =
         noise::quiet_runs(&paired(new, speeds[1]), |(r, _)| r.slow_state(), times[1]);
     let times = [&old_times[..], &new_times[..]];
-    // Read at one speed only where every run of the row can be.
-    let equal_speed = old.iter().chain(&new).all(|(r, s)| {
-        s.is_some()
-            && r.cost
-                .as_ref()
-                .is_some_and(|c| c.speed_normalized_ticks.is_some())
-    });
-    // One coefficient carries every run of the row to the common speed:
-    // the runs' own, weighed by their precision. Its error then moves all
-    // runs alike, and only the difference of the sides' mean distances
-    // from the common speed turns it into a change.
-    let joint = equal_speed
-        .then(|| joint_coefficient(old.iter().chain(&new).map(|(r, _)| *r)))
-        .flatten();
-    let carry = joint.map(|(c, _)| c);
-    let (old, new) = (
-        carried_at(&old, equal_speed, carry),
-        carried_at(&new, equal_speed, carry),
-    );
-    let figures = |side: &[(&Record, Option<EqualSpeed>)]| -> Vec<RunFigure> {
-        side.iter().filter_map(|(r, s)| r.run_figure(*s)).collect()
-    };
-    // Mean log distance of a side's runs from the common speed.
-    let distance = |side: &[(&Record, Option<EqualSpeed>)]| -> f64 {
-        let d: Vec<f64> = side
-            .iter()
-            .filter_map(|(_, s)| s.map(|s| (s.at / s.run).ln()))
-            .collect();
-        d.iter().sum::<f64>() / d.len().max(1) as f64
-    };
-    let joint_carrying_sd =
-        joint.map_or(0.0, |(_, se)| se * (distance(&new) - distance(&old)).abs());
-    let (old_figures, new_figures) = (figures(&old), figures(&new));
-    let old: Vec<&Record> = old.iter().map(|(r, _)| *r).collect();
-    let new: Vec<&Record> = new.iter().map(|(r, _)| *r).collect();
+    let row = RowAtSpeed::of(vec![old, new]);
+    let equal_speed = row.equal_speed;
+    let joint_carrying_sd = row.coefficient_se() * (row.distance(1) - row.distance(0)).abs();
+    let (old_figures, new_figures) = (row.figures(0), row.figures(1));
+    let (old, new) = (row.records(0), row.records(1));
     let (old, new) = (&old[..], &new[..]);
     let cost = |r: &&Record| r.cost.clone().expect("rows with a figure");
     let (oc, nc): (Vec<_>, Vec<_>) = (

@@ -4,6 +4,7 @@
 //! ([`crate::export`]) read it and compute nothing.
 
 pub mod advice;
+pub mod at_speed;
 mod build;
 pub mod load;
 mod machine;

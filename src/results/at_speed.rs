@@ -1,0 +1,135 @@
+//! A row's runs read at one reference speed, as compare reads its two
+//! sides and attribute its sets: every run's figure at its own run's
+//! reference speed, carried to the runs' common speed by one coefficient
+//! for the row (the runs' own, weighed by their precision), so that the
+//! coefficient's error moves all runs alike and turns into a change only
+//! by how far the sides' mean speeds lie apart. Where any run cannot be
+//! read so (a document before the reference, a row without a coefficient)
+//! the row is read raw.
+
+use super::{EqualSpeed, Record, RunDocument};
+use crate::analysis::noise::RunFigure;
+use crate::analysis::rounds::across_forks;
+
+/// Degrees of freedom of what carrying figures to one reference speed adds:
+/// the coefficients' errors are read on tens of rounds each.
+pub const CARRIED_DF: f64 = 20.0;
+
+/// The reference speed runs are read at together: the geometric mean of
+/// every run's own, where every run has one.
+pub fn common_speed<'d>(runs: impl IntoIterator<Item = &'d RunDocument>) -> Option<f64> {
+    let speeds: Option<Vec<f64>> = runs.into_iter().map(|d| d.reference_ticks()).collect();
+    speeds.filter(|s| !s.is_empty()).map(|s| across_forks(&s))
+}
+
+/// Each run's figures read at reference speed `at`, where it and the run
+/// have one.
+pub fn speeds_at<'d>(
+    runs: impl IntoIterator<Item = &'d RunDocument>,
+    at: Option<f64>,
+) -> Vec<Option<EqualSpeed>> {
+    runs.into_iter()
+        .map(|d| {
+            Some(EqualSpeed {
+                at: at?,
+                run: d.reference_ticks()?,
+                carry: None,
+            })
+        })
+        .collect()
+}
+
+/// A run's record of the row beside how it is read (None: raw).
+pub type AtSpeed<'r> = (&'r Record, Option<EqualSpeed>);
+
+/// Each run's record beside the reference speed it may be read at.
+pub fn paired<'r>(records: &[&'r Record], speeds: &[Option<EqualSpeed>]) -> Vec<AtSpeed<'r>> {
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (*r, speeds.get(i).copied().flatten()))
+        .collect()
+}
+
+/// A row's sides (or sets), read at one speed or raw.
+pub struct RowAtSpeed<'r> {
+    pub sides: Vec<Vec<AtSpeed<'r>>>,
+    /// Every run of every side is read at the common speed.
+    pub equal_speed: bool,
+    /// The coefficient carrying them there, and its standard error.
+    pub joint: Option<(f64, f64)>,
+}
+
+impl<'r> RowAtSpeed<'r> {
+    pub fn of(sides: Vec<Vec<AtSpeed<'r>>>) -> RowAtSpeed<'r> {
+        let equal_speed = sides.iter().flatten().all(|(r, s)| {
+            s.is_some()
+                && r.cost
+                    .as_ref()
+                    .is_some_and(|c| c.speed_normalized_ticks.is_some())
+        });
+        let joint = equal_speed
+            .then(|| joint_coefficient(sides.iter().flatten().map(|(r, _)| *r)))
+            .flatten();
+        let carry = joint.map(|(c, _)| c);
+        let sides = sides
+            .into_iter()
+            .map(|side| {
+                side.into_iter()
+                    .map(|(r, s)| {
+                        (
+                            r,
+                            s.filter(|_| equal_speed).map(|s| EqualSpeed { carry, ..s }),
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        RowAtSpeed {
+            sides,
+            equal_speed,
+            joint,
+        }
+    }
+
+    /// Side `i`'s runs' figures as the noise model reads them.
+    pub fn figures(&self, i: usize) -> Vec<RunFigure> {
+        self.sides[i]
+            .iter()
+            .filter_map(|(r, s)| r.run_figure(*s))
+            .collect()
+    }
+
+    /// Side `i`'s records.
+    pub fn records(&self, i: usize) -> Vec<&'r Record> {
+        self.sides[i].iter().map(|(r, _)| *r).collect()
+    }
+
+    /// The mean log distance of side `i`'s runs from the common speed.
+    pub fn distance(&self, i: usize) -> f64 {
+        let d: Vec<f64> = self.sides[i]
+            .iter()
+            .filter_map(|(_, s)| s.map(|s| (s.at / s.run).ln()))
+            .collect();
+        d.iter().sum::<f64>() / d.len().max(1) as f64
+    }
+
+    /// The standard error of the joint coefficient (0 read raw).
+    pub fn coefficient_se(&self) -> f64 {
+        self.joint.map_or(0.0, |(_, se)| se)
+    }
+}
+
+/// One coefficient for a row's runs, and its standard error: their own,
+/// each weighed by its precision (1/se²). None where a run has none.
+fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<(f64, f64)> {
+    let (mut weighed, mut precision) = (0.0, 0.0);
+    for r in records {
+        let cost = r.cost.as_ref()?;
+        let (c, se) = (cost.speed_coefficient?, cost.speed_coefficient_se?);
+        let w = 1.0 / (se * se).max(1e-6);
+        weighed += w * c;
+        precision += w;
+    }
+    (precision > 0.0).then(|| (weighed / precision, precision.sqrt().recip()))
+}
