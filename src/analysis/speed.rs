@@ -22,10 +22,10 @@
 //! that moved a few percent is uncertain by ±0.2 or more, which carried
 //! over the speed's distance between two runs would be an error of its
 //! own. A row whose rounds clearly do not follow (a slope near 0 with a
-//! small error) keeps a coefficient near 0 and so its raw figure. Between runs
-//! a figure is read at one reference speed: each run's normalized figure
-//! carried from its own run's reference to a common one by the same
-//! coefficient.
+//! small error) keeps a coefficient near 0 and so its raw figure. Between
+//! runs a figure is read at one reference speed: each run's normalized
+//! figure carried from its own run's reference to a common one by one
+//! coefficient for the row (`results::at_speed`).
 
 use std::collections::BTreeMap;
 
