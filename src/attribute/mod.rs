@@ -25,6 +25,10 @@ use crate::results::at_speed::{AtSpeed, CARRIED_DF, RowAtSpeed, common_speed, pa
 use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
 
+/// Default threshold of a part: below 2% it is `~`. A part is not held to
+/// a false discovery rate over the rows yet, as a comparison's change is.
+pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
+
 /// A sum of sets' figures: its value in nanoseconds, its 95% interval, and
 /// the same as a percentage of the figure it is read against.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

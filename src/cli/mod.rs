@@ -126,7 +126,7 @@ pub enum Command {
         /// The runs, two or more; the first is the reference
         #[arg(value_parser = RunRef::parse, num_args = 2.., required = true)]
         runs: Vec<RunRef>,
-        /// A change smaller than PCT% is not marked whatever its interval [default: 2]
+        /// A change smaller than PCT% is not marked whatever its interval [default: 1]
         #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
         threshold: Option<f64>,
         #[command(flatten)]

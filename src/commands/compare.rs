@@ -108,7 +108,9 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
     let attribution = crate::attribute::attribute(
         &named,
         recognised,
-        judged.threshold.unwrap_or(compare::RAW_THRESHOLD_PCT),
+        judged
+            .threshold
+            .unwrap_or(crate::attribute::DEFAULT_THRESHOLD_PCT),
     );
     show(
         &attribution,
@@ -167,7 +169,7 @@ pub fn fleet(
         Err(e) => return fail(Exit::USAGE, e),
     };
     let named: Vec<(String, RunDocument)> = runs.iter().map(|r| r.to_string()).zip(docs).collect();
-    let fleet = compare::fleet(&named, threshold.unwrap_or(compare::RAW_THRESHOLD_PCT));
+    let fleet = compare::fleet(&named, threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT));
     if printed.json {
         return print_json(&fleet);
     }

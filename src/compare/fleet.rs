@@ -95,11 +95,13 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
                         .results
                         .iter()
                         .find(|r| r.id == id && r.variant == variant)?;
-                    let c = r.cost.as_ref()?;
+                    // The figure a run's own table shows: at its reference
+                    // speed where it read one.
+                    let shown = r.cost.as_ref()?.shown();
                     Some(FleetCell {
-                        ticks: c.ticks,
-                        ns: c.ns,
-                        half_width_pct: c.interval_half_width_pct(),
+                        ticks: shown.ticks,
+                        ns: shown.ns,
+                        half_width_pct: shown.half_width_pct,
                     })
                 })
                 .collect();

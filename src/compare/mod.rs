@@ -26,10 +26,6 @@ use serde::Serialize;
 /// a few percent, and the issue it answers asks for 1%.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 1.0;
 
-/// Default for what is not read at one reference speed yet (`attribute`'s
-/// parts and `fleet`'s cells): a change below 2% is `~`.
-pub const RAW_THRESHOLD_PCT: f64 = 2.0;
-
 /// The false discovery rate a comparison's marked rows are held to: of the
 /// rows it marks, at most this share are expected to have not changed.
 pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
