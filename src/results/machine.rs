@@ -168,6 +168,14 @@ impl MachineStates {
                 reference.rows
             )
         });
+        // The drift term is in the raw figures' intervals only: the figures
+        // shown at one speed have the machine's speed taken out instead.
+        if let Some(within) = self.drift_interval_pct {
+            self.summary = self.summary.replace(
+                &format!("so every interval includes ±{within:.1}% for it"),
+                &format!("which the raw figures' intervals include (±{within:.1}%)"),
+            );
+        }
         self.summary = format!(
             "{}; the machine's own speed (a reference no mitigation touches) read {:.3} ticks a \
              step{moved}, and figures are shown at that speed{explained}",
@@ -241,5 +249,42 @@ mod tests {
         let states = MachineStates::new(model, &readings, &times, None, 1);
         assert_eq!(states.drift_block_medians.len(), 3, "{states:?}");
         assert!(states.drift_interval_pct.is_some_and(|p| p > 0.0));
+    }
+
+    #[test]
+    fn with_a_reference_the_drift_term_is_said_of_the_raw_intervals_only() {
+        let times: Vec<f64> = (0..800).map(|i| f64::from(i) * 0.1).collect();
+        let readings: Vec<f64> = times
+            .iter()
+            .map(|t| 300.0 * (1.0 + 0.04 * t / 80.0))
+            .collect();
+        let mut states = MachineStates::new(StateModel::fit(&readings), &readings, &times, None, 1);
+        assert!(
+            states.summary.contains("so every interval includes"),
+            "{}",
+            states.summary
+        );
+        states.set_reference(ReferenceSpeed {
+            description: String::new(),
+            ticks: 2.5,
+            moved_pct: Some(4.0),
+            rows: 10,
+            explained_pct: Some(60.0),
+        });
+        assert!(
+            !states.summary.contains("so every interval includes"),
+            "{}",
+            states.summary
+        );
+        assert!(
+            states
+                .summary
+                .contains("which the raw figures' intervals include")
+        );
+        assert!(
+            states
+                .summary
+                .contains("read 2.500 ticks a step and moved 4.0%")
+        );
     }
 }
