@@ -254,9 +254,6 @@ impl Machine {
                         last_canary = Some((after, reference_after));
                         merged.canaries.extend([before, after]);
                         merged.canary_times.extend([clock - round_s, clock]);
-                        merged
-                            .references
-                            .extend([reference_before, reference_after]);
                         variants[i].rounds.push(Round {
                             reference_before: Some(reference_before),
                             reference_after: Some(reference_after),

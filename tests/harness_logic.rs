@@ -363,7 +363,6 @@ fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
         probes: vec![rounds.clone()],
         canaries: canaries.clone(),
         canary_times: vec![0.0; canaries.len()],
-        references: Vec::new(),
     };
     let tsc = mitbench::harness::tsc::TscFrequency {
         mhz: 2000.0,

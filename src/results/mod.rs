@@ -178,7 +178,7 @@ pub fn analyse(
     let model = crate::analysis::states::StateModel::fit(&run.canaries);
     let mut machine_states =
         MachineStates::new(model, &run.canaries, &run.canary_times, steal_pct, cpu);
-    let speed = speed::RunSpeed::of(&run.probes, &machine_states.model, &run.references);
+    let speed = speed::RunSpeed::of(&run.probes, &machine_states.model);
     let context = Context {
         model: &machine_states.model,
         tsc,

@@ -35,9 +35,8 @@ impl RunSpeed {
     /// the headlines stand on (the quiet ones where the machine showed two
     /// states): the speed the figures are of, so that carrying a round to
     /// it moves the round by its own speed's distance from the others' and
-    /// no more. `references` (every reading) only says whether there were
-    /// any.
-    pub fn of(probes: &[ProbeRounds], model: &StateModel, references: &[f64]) -> RunSpeed {
+    /// no more.
+    pub fn of(probes: &[ProbeRounds], model: &StateModel) -> RunSpeed {
         let timed: Vec<(f64, f64)> = probes
             .iter()
             .flat_map(|p| &p.variants)
@@ -48,8 +47,7 @@ impl RunSpeed {
             .collect();
         let mut beside: Vec<f64> = timed.iter().map(|(_, r)| *r).collect();
         beside.sort_by(f64::total_cmp);
-        let reference =
-            (!references.is_empty() && !beside.is_empty()).then(|| stats::median(&beside));
+        let reference = (!beside.is_empty()).then(|| stats::median(&beside));
         let Some(at) = reference else {
             return RunSpeed::default();
         };

@@ -77,7 +77,6 @@ pub struct ForkRounds {
     pub probes: Vec<ForkProbe>,
     pub canaries: Vec<f64>,
     pub canary_times: Vec<f64>,
-    pub references: Vec<f64>,
 }
 
 /// A line a worker writes on stdout.
@@ -142,7 +141,6 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
         probes: measured,
         canaries: scheduler.canaries,
         canary_times: scheduler.canary_times,
-        references: scheduler.references,
     })
 }
 
@@ -250,8 +248,6 @@ pub struct Merged {
     pub probes: Vec<ProbeRounds>,
     pub canaries: Vec<f64>,
     pub canary_times: Vec<f64>,
-    /// Every reference reading of every fork (the machine's own speed).
-    pub references: Vec<f64>,
 }
 
 impl Merged {
@@ -264,7 +260,6 @@ impl Merged {
         rounds: ForkRounds,
     ) {
         self.canaries.extend(rounds.canaries);
-        self.references.extend(rounds.references);
         self.canary_times
             .extend(rounds.canary_times.iter().map(|t| t + offset_s));
         for measured in rounds.probes {

@@ -194,8 +194,6 @@ pub struct Scheduler<'a> {
     /// (seconds since the run started).
     pub canaries: Vec<f64>,
     pub canary_times: Vec<f64>,
-    /// Every reference reading, taken with each canary reading.
-    pub references: Vec<f64>,
     last_canary: Option<f64>,
     last_reference: Option<f64>,
     round_log: Option<Box<dyn Write + 'a>>,
@@ -217,7 +215,6 @@ impl<'a> Scheduler<'a> {
             run_started: harness.machine.now(),
             canaries: Vec::new(),
             canary_times: Vec::new(),
-            references: Vec::new(),
             last_canary: None,
             last_reference: None,
             round_log,
@@ -239,9 +236,6 @@ impl<'a> Scheduler<'a> {
         }
         self.last_canary = reading;
         self.last_reference = self.harness.machine.reference();
-        if let Some(r) = self.last_reference {
-            self.references.push(r);
-        }
         reading
     }
 
