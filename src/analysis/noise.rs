@@ -115,25 +115,26 @@ impl Evidence {
     /// The smallest log change between a side of `a` runs and one of `b`
     /// this evidence calls beyond noise.
     pub fn threshold(&self, a: usize, b: usize) -> f64 {
-        let t = student_t_975(self.df.floor().max(1.0) as usize);
-        t * self.sd() * (1.0 / a as f64 + 1.0 / b as f64).sqrt()
+        Spread::between(*self, a, b).half_width()
     }
 
     /// Runs a side would need for a true change of `threshold_log` to be
     /// found with 80% power ([`Spread::detectable`]).
     pub fn runs_to_detect(&self, threshold_log: f64) -> Option<usize> {
-        (threshold_log > 0.0).then(|| {
-            (1..=1000)
-                .find(|&n| Spread::between(*self, n, n).detectable() <= threshold_log)
-                .unwrap_or(1000)
-        })
+        self.runs_until(threshold_log, Spread::detectable)
     }
 
     /// Runs a side would need for `threshold_log` to be beyond noise.
     pub fn runs_to_resolve(&self, threshold_log: f64) -> Option<usize> {
+        self.runs_until(threshold_log, Spread::half_width)
+    }
+
+    /// The fewest runs a side (up to 1,000) at which `reach` of the spread
+    /// between two such sides is within `threshold_log`.
+    fn runs_until(&self, threshold_log: f64, reach: fn(&Spread) -> f64) -> Option<usize> {
         (threshold_log > 0.0).then(|| {
             (1..=1000)
-                .find(|&n| self.threshold(n, n) <= threshold_log)
+                .find(|&n| reach(&Spread::between(*self, n, n)) <= threshold_log)
                 .unwrap_or(1000)
         })
     }
@@ -249,15 +250,6 @@ impl Walk {
             df: rates.iter().map(|(_, df)| df).sum(),
         })
     }
-}
-
-/// The smallest log change between a side of `a` runs and one of `b` that
-/// is beyond the pooled noise `evidence` and the machine's `walk` between
-/// when the sides ran: Student's t at the two variances' Welch-Satterthwaite
-/// degrees of freedom, since both are estimates from a handful of runs and
-/// stretches, and a normal quantile there would flag more than 5%.
-pub fn threshold(evidence: Option<Evidence>, a: usize, b: usize, walk: Walk) -> Option<f64> {
-    Spread::of(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk).map(|s| s.half_width())
 }
 
 /// The 95% half-width of a figure whose variance is the runs' noise
