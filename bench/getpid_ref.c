@@ -1,19 +1,26 @@
 /*
  * A minimal, independent reference for mitbench's os/getpid probe: samples
  * of 1,000 getpid calls, raw (the `syscall` instruction: mitbench's
- * `syscall` variant) alternating with libc's syscall() (its `libc` variant),
- * pinned to one CPU, timed with rdtscp, one pair of samples every
- * millisecond for about 2 s so the machine's states all show. It shares no
- * code with mitbench, so agreement between the two is evidence that
- * mitbench's harness (batching, slope fit, rounds, statistics) adds or
- * removes nothing.
+ * `syscall` variant) alternating with glibc's getpid() (its `libc`
+ * variant), pinned to one CPU, timed with rdtscp, one pair of samples every
+ * millisecond for about 2 s so the machine's states all show. Beside each
+ * pair it reads the machine's own speed the way mitbench's reference does
+ * (a chain of 4,000 dependent multiply-adds, best of 5). It shares no code
+ * with mitbench, so agreement between the two is evidence that mitbench's
+ * harness (batching, slope fit, rounds, statistics) adds or removes
+ * nothing.
  *
  * The quiet figure is the 2nd percentile of the samples: timing noise only
- * ever adds, and on a guest its host slows now and then.
+ * ever adds, and on a guest its host slows now and then. On a guest whose
+ * whole CPU speed wanders, that percentile also picks the machine's fastest
+ * moments; the samples file (second argument) lets a checker read the loop
+ * at a given reference speed instead.
  *
- * Build and run:   cc -O2 -o getpid_ref bench/getpid_ref.c && ./getpid_ref CPU
- * Prints, per route, the quiet figure and the median in TSC ticks per call.
- * bench/compare-getpid.sh runs it beside mitbench on the same CPU.
+ * Build and run:   cc -O2 -o getpid_ref bench/getpid_ref.c && ./getpid_ref CPU [SAMPLES_FILE]
+ * Prints, per route, the quiet figure and the median in TSC ticks per call;
+ * SAMPLES_FILE gets one line per pair: reference ticks a step, syscall and
+ * libc ticks per call. bench/compare-getpid.sh runs it beside mitbench on
+ * the same CPU.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -42,6 +49,30 @@ static inline long raw_getpid(void)
 	return ret;
 }
 
+static uint64_t chain(uint64_t x, int steps)
+{
+	for (int i = 0; i < steps; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+/* Ticks a step of the multiply-add chain, best of 5 samples of 4,000. */
+static double reference(void)
+{
+	static uint64_t x = 1;
+	double best = 1e30;
+	for (int s = 0; s < 5; s++) {
+		uint64_t t0 = stamp();
+		x = chain(x, 4000);
+		double per_step = (double)(stamp() - t0) / 4000;
+		if (per_step < best)
+			best = per_step;
+	}
+	return best;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -66,6 +97,11 @@ int main(int argc, char **argv)
 		perror("sched_setaffinity");
 		return 1;
 	}
+	FILE *samples = NULL;
+	if (argc > 2 && !(samples = fopen(argv[2], "w"))) {
+		perror(argv[2]);
+		return 1;
+	}
 	static double raw[SAMPLES], libc[SAMPLES];
 	for (int i = 0; i < 20000; i++) /* warm-up */
 		raw_getpid();
@@ -75,11 +111,17 @@ int main(int argc, char **argv)
 			raw_getpid();
 		uint64_t t1 = stamp();
 		for (int i = 0; i < CALLS; i++)
-			syscall(SYS_getpid);
+			getpid();
 		uint64_t t2 = stamp();
 		raw[r] = (double)(t1 - t0) / CALLS;
 		libc[r] = (double)(t2 - t1) / CALLS;
+		if (samples)
+			fprintf(samples, "%.4f %.3f %.3f\n", reference(), raw[r], libc[r]);
 		usleep(1000);
+	}
+	if (samples && fclose(samples) != 0) {
+		perror(argv[2]);
+		return 1;
 	}
 	printf("cpu %d\n", cpu);
 	report("syscall", raw);

@@ -11,9 +11,18 @@ use std::os::fd::{FromRawFd, OwnedFd};
 pub fn syscall0(nr: libc::c_long) -> i64 {
     let ret: i64;
     // SAFETY: the kernel clobbers rcx and r11 and nothing else visible here;
-    // callers pass argument-free syscalls with no memory effects on us.
+    // callers pass argument-free syscalls with no memory effects on us, so
+    // `nomem` is true and lets a timed loop keep its state in registers
+    // across the call (no spill and reload per item that a C loop would not
+    // have). Without `pure` the call is still made every time.
     unsafe {
-        asm!("syscall", inlateout("rax") nr => ret, lateout("rcx") _, lateout("r11") _, options(nostack));
+        asm!(
+            "syscall",
+            inlateout("rax") nr => ret,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack, nomem, preserves_flags)
+        );
     }
     ret
 }

@@ -8,7 +8,7 @@
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
-use crate::probes::os::syscall::raw_getpid;
+use crate::probes::os::syscall::measure_raw_getpid;
 use crate::probes::{
     Config, Declaration, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
 };
@@ -218,7 +218,7 @@ fn controlled_measurement(
     }
     let failures = Failures::new();
     let measurement = match workload {
-        Workload::Getpid => harness.measure_each(|| raw_getpid(&failures)),
+        Workload::Getpid => measure_raw_getpid(harness, &failures),
         Workload::StoreLoad => {
             let slots = black_box([0usize, 3, 5, 1, 7, 2, 6, 4]);
             let mut buf = [0usize; 8];
