@@ -3,7 +3,7 @@
 
 mod common;
 
-use mitbench::probes::section::algorithms::{self, ALGORITHMS, Algorithm};
+use mitbench::probes::section::algorithms::{self, ALGORITHMS, Algorithm, Library};
 use mitbench::probes::section::chunked::{BUFFER_BYTES, CHUNK_BYTES, hash_in_chunks};
 
 fn data(bytes: usize) -> Vec<u8> {
@@ -75,6 +75,44 @@ fn aead_round_trips_and_rejects_a_changed_byte() {
         tampered[100] ^= 1;
         assert!(algorithms::open(&key, &mut tampered).is_err());
     }
+}
+
+#[test]
+fn openssl_and_ring_seal_to_the_same_bytes_and_open_each_other() {
+    // The rows time one library per algorithm; the other must agree, so
+    // the choice changes the speed and never what is computed.
+    for algorithm in ALGORITHMS.into_iter().filter(|a| a.is_aead()) {
+        let openssl = algorithm.key_in(Library::OpenSsl).unwrap();
+        let ring = algorithm.key_in(Library::Ring).unwrap();
+        for bytes in [0, 1, 15, 1024, 4097] {
+            let plain = data(bytes);
+            let (mut by_openssl, mut by_ring) = (plain.clone(), plain.clone());
+            let tag_openssl = algorithms::seal(&openssl, &mut by_openssl).unwrap();
+            let tag_ring = algorithms::seal(&ring, &mut by_ring).unwrap();
+            let name = algorithm.name();
+            assert_eq!(
+                by_openssl, by_ring,
+                "{name}, {bytes} bytes: ciphertexts differ"
+            );
+            assert_eq!(tag_openssl, tag_ring, "{name}, {bytes} bytes: tags differ");
+            let mut sealed = [by_ring.as_slice(), &tag_ring].concat();
+            algorithms::open(&openssl, &mut sealed).unwrap();
+            assert_eq!(&sealed[..bytes], plain.as_slice(), "{name}, {bytes} bytes");
+        }
+        // A buffer shorter than a tag is refused, not read past.
+        assert!(algorithms::open(&openssl, &mut [0u8; 3]).is_err());
+    }
+}
+
+#[test]
+fn every_row_names_the_library_it_times() {
+    for algorithm in ALGORITHMS {
+        let implementation = algorithm.implementation();
+        let library = algorithm.library().name();
+        assert!(implementation.starts_with(&library), "{implementation}");
+        assert!(!library.is_empty());
+    }
+    assert!(Library::OpenSsl.name().starts_with("OpenSSL"));
 }
 
 #[test]
