@@ -76,10 +76,31 @@ pub const QUICK_FORKS: usize = 2;
 /// The most time a standard and a quick run spend in rounds, all variants
 /// together, unless `--budget` sets each variant's: each variant's budget
 /// is at most its share of this. The rest of a run (starting the forks,
-/// the counting rounds, the analysis) comes on top: a default run in 5
+/// the counting rounds, the analysis) comes on top: a default run in 4
 /// minutes, a quick one in 60 s.
 pub const STANDARD_MEASURING_S: f64 = 220.0;
 pub const QUICK_MEASURING_S: f64 = 36.0;
+
+/// The least time a selection of probes shares, standard and quick: a
+/// handful of variants gets more than its share of the whole suite's time
+/// (up to the harness's own per-variant budget), a large one keeps that
+/// share, so a family measures in about its part of the suite's minutes.
+pub const STANDARD_SELECTION_S: f64 = 30.0;
+pub const QUICK_SELECTION_S: f64 = 8.0;
+
+/// Each variant's budget: its share of the whole suite's measuring time,
+/// or of the selection's least time when that is more, and never more than
+/// the harness's own `most_s`.
+pub fn variant_budget_s(selected: usize, suite: usize, quick: bool, most_s: f64) -> f64 {
+    let (suite_s, selection_s) = if quick {
+        (QUICK_MEASURING_S, QUICK_SELECTION_S)
+    } else {
+        (STANDARD_MEASURING_S, STANDARD_SELECTION_S)
+    };
+    let in_suite = suite_s / suite.max(1) as f64;
+    let in_selection = selection_s / selected.max(1) as f64;
+    most_s.min(in_suite.max(in_selection))
+}
 
 pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     let probes = probes::select(&options.patterns).map_err(|miss| {
@@ -126,15 +147,16 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     let budget = match options.budget {
         Some(seconds) => Some(seconds),
         None => {
-            // The whole run's measuring time shared out: a large selection
-            // gives each variant less, so the default suite keeps its time.
-            let variants: usize = probes.iter().map(|p| p.variants().len()).sum();
-            let run_s = if options.quick {
-                QUICK_MEASURING_S
-            } else {
-                STANDARD_MEASURING_S
+            let variants = |probes: &[&dyn probes::AnyProbe]| -> usize {
+                probes.iter().map(|p| p.variants().len()).sum()
             };
-            Some(settings.budget_s.min(run_s / variants.max(1) as f64))
+            let suite = probes::select(&[]).map_or(0, |all| variants(&all));
+            Some(variant_budget_s(
+                variants(&probes),
+                suite,
+                options.quick,
+                settings.budget_s,
+            ))
         }
     };
     if let Some(seconds) = budget {
@@ -324,4 +346,44 @@ fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_suite_keeps_its_share_and_a_selection_its_least_time() {
+        let (suite, most) = (378, 3.0);
+        for quick in [false, true] {
+            let (suite_s, selection_s) = if quick {
+                (QUICK_MEASURING_S, QUICK_SELECTION_S)
+            } else {
+                (STANDARD_MEASURING_S, STANDARD_SELECTION_S)
+            };
+            let whole = variant_budget_s(suite, suite, quick, most);
+            assert!((whole * suite as f64 - suite_s).abs() < 1e-9);
+            let mut previous = f64::INFINITY;
+            for selected in 1..=suite {
+                let each = variant_budget_s(selected, suite, quick, most);
+                assert!(
+                    each <= most && each <= previous,
+                    "{selected} variants: {each}"
+                );
+                assert!(
+                    each >= whole,
+                    "a selection never measures less than in the suite"
+                );
+                // All the selection's variants together: the larger of its
+                // least time and its part of the suite's, no more.
+                let total = each * selected as f64;
+                let share = suite_s * selected as f64 / suite as f64;
+                assert!(
+                    total <= selection_s.max(share) + 1e-9,
+                    "{selected}: {total}"
+                );
+                previous = each;
+            }
+        }
+    }
 }
