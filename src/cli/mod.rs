@@ -245,10 +245,28 @@ pub enum Command {
         #[command(flatten)]
         judged: Judged,
     },
-    /// One fork of a run: a job on stdin, its rounds on stdout (started by
-    /// `mitbench run` itself, never by a user)
-    #[command(name = "__worker", hide = true)]
-    Worker,
+    /// Print a completion script for a shell
+    #[command(
+        after_help = "bash: `mitbench completions bash > ~/.local/share/bash-completion/completions/mitbench`; \
+                      zsh: into a directory on $fpath as `_mitbench`; fish: \
+                      `mitbench completions fish > ~/.config/fish/completions/mitbench.fish`. \
+                      The Debian package installs all three."
+    )]
+    Completions {
+        /// The shell to complete in
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (mitbench.1 and one per command, mitbench-run.1 ...) into a directory
+    #[command(
+        after_help = "e.g. `mitbench manpages ~/.local/share/man/man1`, then `man mitbench`. The pages \
+                      are made from the same definitions as --help; the Debian package installs them."
+    )]
+    Manpages {
+        /// The directory to write the pages into; it must exist
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]

@@ -15,6 +15,7 @@ macro_rules! say {
 }
 
 mod compare;
+mod install;
 mod machine;
 mod output;
 mod run;
@@ -24,14 +25,15 @@ mod tax;
 use crate::cli::{Cli, Command, HistoryCommand};
 use crate::export::Format;
 
+pub use install::pages;
 pub use output::Exit;
+pub use run::serve_worker;
 
 /// Runs the command `cli` names (the default suite when it names none).
 pub fn dispatch(cli: Cli) -> Exit {
     match cli.command {
         None => run::run(cli.run),
         Some(Command::Run(args)) => run::run(args),
-        Some(Command::Worker) => run::serve_worker(),
         Some(Command::List { json }) => machine::list(json),
         Some(Command::Inventory { json, root }) => machine::inventory(json, &root),
         Some(Command::Workload { kind, count }) => machine::workload(kind, count),
@@ -83,5 +85,7 @@ pub fn dispatch(cli: Cli) -> Exit {
             judged,
         }) => compare::compare_runs([&old, &new], fail_above, judged),
         Some(Command::Attribute { sets, judged }) => compare::attribute(&sets, judged),
+        Some(Command::Completions { shell }) => install::completions(shell),
+        Some(Command::Manpages { dir }) => install::manpages(&dir),
     }
 }

@@ -20,10 +20,6 @@ named_configs! {
 impl Probe for Floor {
     type Config = Empty;
 
-    fn configs(&self) -> Vec<Empty> {
-        vec![Empty::Empty]
-    }
-
     fn measure(&self, _: &Empty, placement: &Placement, harness: &Harness) -> Outcome {
         Outcome::on_cpus(harness.measure_each(|| {}), vec![placement.cpu])
     }
