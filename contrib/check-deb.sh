@@ -24,25 +24,32 @@ done >"$installed"
 echo "check-deb: installed $(wc -l <"$installed") files"
 
 mitbench --version
-mitbench --help | grep -q "Usage: mitbench"
+mitbench completions bash >/dev/null
+# Whole outputs are read before grep (grep -q would close the pipe early).
+help=$(mitbench --help)
+grep -q "Usage: mitbench" <<<"$help"
 grep -qx /usr/share/man/man1/mitbench.1.gz "$installed"
-zcat /usr/share/man/man1/mitbench-run.1.gz | grep -q -- '--probe'
+run_page=$(zcat /usr/share/man/man1/mitbench-run.1.gz)
+grep -qF -- '\-\-probe' <<<"$run_page"
 if command -v man >/dev/null 2>&1; then
-    MANPAGER=cat man mitbench 2>/dev/null | grep -q "mitbench" && echo "check-deb: man mitbench reads the page"
+    page=$(MANPAGER=cat MANWIDTH=80 man mitbench 2>/dev/null)
+    grep -q "mitbench-run" <<<"$page"
+    echo "check-deb: man mitbench reads the page"
 else
     echo "check-deb: no man here (man-db not installed); read the page with zcat instead"
 fi
 grep -q "complete -F _mitbench" /usr/share/bash-completion/completions/mitbench
 # Installed, not enabled: nothing runs until the user enables the timer.
+units=()
 for unit in mitbench-textfile.service mitbench-textfile.timer; do
-    grep -qx "/lib/systemd/system/$unit" "$installed"
+    units+=("$(grep -E "^(/usr)?/lib/systemd/system/$unit$" "$installed")")
     if [ -e "/etc/systemd/system/timers.target.wants/$unit" ]; then
         echo "check-deb: $unit is enabled by the install" >&2
         exit 1
     fi
 done
 if command -v systemd-analyze >/dev/null 2>&1; then
-    systemd-analyze verify /lib/systemd/system/mitbench-textfile.service /lib/systemd/system/mitbench-textfile.timer
+    systemd-analyze verify "${units[@]}"
     echo "check-deb: systemd-analyze verify passed"
 else
     echo "check-deb: systemd-analyze is not here (no systemd package); units not verified"

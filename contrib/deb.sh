@@ -21,4 +21,6 @@ gzip -9n "$made"/man/*.1
 ./target/release/mitbench completions zsh >"$made/completions/_mitbench"
 ./target/release/mitbench completions fish >"$made/completions/mitbench.fish"
 
-cargo deb --no-build --locked
+# A fleet package carries no debug info (the release profile keeps line
+# tables for backtraces in a developer's build).
+cargo deb --no-build --locked --strip

@@ -325,7 +325,7 @@ pub struct RunArgs {
     /// Stop adding rounds to a variant once its 95% CI half-width is within PCT% of its cost [default: 1, --quick 2]
     #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
     pub target_ci: Option<f64>,
-    /// Time budget per probe variant, all its rounds and forks together, in seconds [default: 3, --quick 0.5, or less so that all variants share at most 220 s, --quick 36 s]
+    /// Time budget per probe variant, all its rounds and forks together, in seconds [default: 3, --quick 0.5, or less: each variant's share of the whole suite's 220 s, --quick 36 s, or of 30 s, --quick 8 s, for a small selection]
     #[arg(long, value_name = "SECS", value_parser = values::seconds, allow_negative_numbers = true)]
     pub budget: Option<f64>,
     /// Passes over the probes, each in a fresh process, sharing each variant's budget; the interval is read across them [default: 3, --quick 2]
