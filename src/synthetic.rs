@@ -301,6 +301,9 @@ impl Machine {
                 started_s,
                 self.clock_s,
                 &states.drift_block_medians,
+                states
+                    .drift_sampling_pct
+                    .map_or(0.0, |pct| (pct / 100.0).powi(2)),
             ),
             reference: states.reference.as_ref().map(|r| r.ticks),
         }

@@ -476,15 +476,15 @@ fn the_drift_interval_extrapolates_the_step_between_stretches_to_the_next_run() 
     // Eight stretches each 0.5% above the last: a step of ln(1.005); by the
     // next run (eight stretches on) sqrt(8) steps, times t(0.975, 7).
     let blocks: Vec<f64> = (0..8).map(|i| 100.0 * 1.005f64.powi(i)).collect();
-    let pct = mitbench::analysis::states::drift_interval_pct(&blocks).unwrap();
+    let pct = mitbench::analysis::states::drift_interval_pct(&blocks, 0.0).unwrap();
     let expected = 2.365 * 8.0f64.sqrt() * 1.005f64.ln() * 100.0;
     assert!((pct - expected).abs() < 1e-9, "{pct}");
     assert_eq!(
-        mitbench::analysis::states::drift_interval_pct(&[100.0; 8]),
+        mitbench::analysis::states::drift_interval_pct(&[100.0; 8], 0.0),
         Some(0.0)
     );
     // Five stretches: t(4) and sqrt(5).
-    let five = mitbench::analysis::states::drift_interval_pct(&blocks[..5]).unwrap();
+    let five = mitbench::analysis::states::drift_interval_pct(&blocks[..5], 0.0).unwrap();
     let expected = 2.776 * 5.0f64.sqrt() * 1.005f64.ln() * 100.0;
     assert!((five - expected).abs() < 1e-9, "{five}");
     // One stretch away and back (a burst the canary's split missed) is not
@@ -492,12 +492,12 @@ fn the_drift_interval_extrapolates_the_step_between_stretches_to_the_next_run() 
     let mut odd = [274.2; 8];
     odd[5] = 288.4;
     assert_eq!(
-        mitbench::analysis::states::drift_interval_pct(&odd),
+        mitbench::analysis::states::drift_interval_pct(&odd, 0.0),
         Some(0.0)
     );
     // Two stretches say nothing.
     assert_eq!(
-        mitbench::analysis::states::drift_interval_pct(&blocks[..2]),
+        mitbench::analysis::states::drift_interval_pct(&blocks[..2], 0.0),
         None
     );
 }

@@ -177,21 +177,28 @@ pub fn learned<K: Ord>(
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunTime {
     pub mid_s: f64,
-    /// The walk's variance per second and the steps it was read from (its
-    /// degrees of freedom); None where the run had too few quiet readings.
+    /// The walk's variance per second and the degrees of freedom it was
+    /// read on (`states::walk_step`); None where the run had too few quiet
+    /// readings.
     pub walk: Option<(f64, f64)>,
 }
 
 impl RunTime {
-    /// From a run's start and end (seconds) and the canary medians of its
-    /// equal stretches of time; None where the times are unknown.
-    pub fn new(started_s: f64, finished_s: f64, drift_block_medians: &[f64]) -> Option<RunTime> {
+    /// From a run's start and end (seconds), the canary medians of its
+    /// equal stretches of time and their sampling variance (0 where the
+    /// document predates it); None where the times are unknown.
+    pub fn new(
+        started_s: f64,
+        finished_s: f64,
+        drift_block_medians: &[f64],
+        sampling_var: f64,
+    ) -> Option<RunTime> {
         let span = finished_s - started_s;
         let stretch_s = span / drift_block_medians.len() as f64;
         (span > 0.0).then(|| RunTime {
             mid_s: (started_s + finished_s) / 2.0,
-            walk: super::states::walk_step(drift_block_medians)
-                .map(|(step, steps)| (step * step / stretch_s, steps as f64)),
+            walk: super::states::walk_step(drift_block_medians, sampling_var)
+                .map(|(step, df)| (step * step / stretch_s, df)),
         })
     }
 }
@@ -547,16 +554,16 @@ mod tests {
         assert!(alternating < 60.0, "{alternating}");
         // Four stretches of 25 s, each 1% above the last.
         let medians: Vec<f64> = (0..4).map(|i| 100.0 * 1.01f64.powi(i)).collect();
-        let run = RunTime::new(0.0, 100.0, &medians).unwrap();
+        let run = RunTime::new(0.0, 100.0, &medians, 0.0).unwrap();
         let (rate, steps) = run.walk.unwrap();
         assert!((rate - 1.01f64.ln().powi(2) / 25.0).abs() < 1e-15);
         assert_eq!(steps, 3.0);
         assert!(
-            RunTime::new(0.0, 100.0, &medians[..2])
+            RunTime::new(0.0, 100.0, &medians[..2], 0.0)
                 .unwrap()
                 .walk
                 .is_none()
         );
-        assert!(RunTime::new(100.0, 100.0, &medians).is_none());
+        assert!(RunTime::new(100.0, 100.0, &medians, 0.0).is_none());
     }
 }

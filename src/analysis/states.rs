@@ -133,12 +133,24 @@ pub const DRIFT_BLOCKS: usize = 8;
 const MIN_DRIFT_BLOCKS: usize = 3;
 const MIN_PER_DRIFT_BLOCK: usize = 12;
 
-/// Medians of the quiet readings in equal stretches of the run's time;
-/// empty when the run has too few quiet readings for three.
-pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<f64> {
+/// The quiet speed over a run's stretches of time: each stretch's median
+/// quiet canary reading, and the variance (of logs) a stretch's median has
+/// from the canary's own sampling alone, which the steps between stretches
+/// carry whether or not the speed moved.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Drift {
+    pub medians: Vec<f64>,
+    pub sampling_var: f64,
+}
+
+/// Medians of the quiet readings in equal stretches of the run's time, and
+/// their sampling variance: a median of n readings of relative spread s
+/// (1.4826 MADs) strays by (pi/2)·s²/n, averaged over the stretches. No
+/// stretches when the run has too few quiet readings for three.
+pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Drift {
     let end = times.iter().copied().fold(0.0, f64::max);
     if end <= 0.0 {
-        return Vec::new();
+        return Drift::default();
     }
     for count in (MIN_DRIFT_BLOCKS..=DRIFT_BLOCKS).rev() {
         let mut blocks: Vec<Vec<f64>> = vec![Vec::new(); count];
@@ -149,22 +161,31 @@ pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Vec<
             }
         }
         if blocks.iter().all(|b| b.len() >= MIN_PER_DRIFT_BLOCK) {
-            return blocks
+            let mut sampling = 0.0;
+            let medians = blocks
                 .into_iter()
                 .map(|mut b| {
                     b.sort_by(f64::total_cmp);
-                    quantile(&b, 0.5)
+                    let median = quantile(&b, 0.5);
+                    let spread = 1.4826 * crate::analysis::stats::mad(&b, median) / median;
+                    sampling += std::f64::consts::FRAC_PI_2 * spread * spread / b.len() as f64;
+                    median
                 })
                 .collect();
+            return Drift {
+                medians,
+                sampling_var: sampling / count as f64,
+            };
         }
     }
-    Vec::new()
+    Drift::default()
 }
 
 /// How far the machine's quiet speed may move by the next run, as a 95%
-/// half-width in percent (see `results::MachineStates::drift_interval_pct`).
-pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
-    let (step, _) = walk_step(block_medians)?;
+/// half-width in percent (see `results::MachineStates::drift_interval_pct`),
+/// from the stretches' medians and their sampling variance.
+pub fn drift_interval_pct(block_medians: &[f64], sampling_var: f64) -> Option<f64> {
+    let (step, _) = walk_step(block_medians, sampling_var)?;
     let k = block_medians.len();
     let t = crate::analysis::stats::student_t_975(k - 1);
     Some(t * (k as f64).sqrt() * step * 100.0)
@@ -172,12 +193,19 @@ pub fn drift_interval_pct(block_medians: &[f64]) -> Option<f64> {
 
 /// The quiet speed's step from one stretch to the next, in log units: the
 /// root mean square of the log ratios of the stretches' canary medians,
-/// leaving out an odd one (`stats::clipped_rms_step`). On the developers'
-/// guest a single stretch read 3.7-5.3% off its neighbours while the
-/// quiet canary read 274 ticks in all of six back-to-back runs: one odd
-/// stretch is not a walk. With the number of steps it kept; None under
-/// three stretches.
-pub fn walk_step(block_medians: &[f64]) -> Option<(f64, usize)> {
+/// leaving out an odd one (`stats::clipped_rms_step`), less what the two
+/// medians' own sampling puts in every step (2·`sampling_var`): a variance
+/// ratio, the steps' mean square over what sampling alone gives, whose
+/// excess over one is the walk. A canary read steadily, whose medians
+/// differ only by sampling, walks nowhere, and its sampling noise is not
+/// extrapolated to the next run as a walk. On the developers' guest a
+/// single stretch read 3.7-5.3% off its neighbours while the quiet canary
+/// read 274 ticks in all of six back-to-back runs: one odd stretch is not a
+/// walk. With the degrees of freedom it stands on: the steps kept, fewer
+/// where the sampling took a large part of their mean square (a difference
+/// of two estimates, Satterthwaite's rule with the sampling variance, read
+/// from hundreds of readings, taken as exact); None under three stretches.
+pub fn walk_step(block_medians: &[f64], sampling_var: f64) -> Option<(f64, f64)> {
     if block_medians.len() < MIN_DRIFT_BLOCKS || block_medians.iter().any(|m| *m <= 0.0) {
         return None;
     }
@@ -185,7 +213,14 @@ pub fn walk_step(block_medians: &[f64]) -> Option<(f64, usize)> {
         .windows(2)
         .map(|pair| (pair[1] / pair[0]).ln())
         .collect();
-    crate::analysis::stats::clipped_rms_step(&steps)
+    let (rms, kept) = crate::analysis::stats::clipped_rms_step(&steps)?;
+    let mean_square = rms * rms;
+    let walk_var = (mean_square - 2.0 * sampling_var.max(0.0)).max(0.0);
+    let df = match mean_square > 0.0 {
+        true => kept as f64 * (walk_var / mean_square).powi(2),
+        false => kept as f64,
+    };
+    Some((walk_var.sqrt(), df))
 }
 
 /// Otsu's split of sorted readings in log space: the cut that maximises the
@@ -222,6 +257,69 @@ fn two_cluster_gap(sorted: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run's canary readings over `n` evenly spaced times: a quiet speed
+    /// that walks by `walk` (log sd per reading) under reading noise of
+    /// `noise` (relative sd), with the times.
+    fn drifting(n: usize, walk: f64, noise: f64, seed: u64) -> (Vec<f64>, Vec<f64>) {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut normal = || {
+            let (u, v) = (rng.f64().max(1e-12), rng.f64());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let mut level = 0.0f64;
+        let readings = (0..n)
+            .map(|_| {
+                level += walk * normal();
+                250.0 * level.exp() * (1.0 + noise * normal())
+            })
+            .collect();
+        (readings, (0..n).map(|i| i as f64 * 0.01).collect())
+    }
+
+    #[test]
+    fn a_steady_canarys_sampling_noise_is_not_extrapolated_as_a_walk() {
+        // 2% reading noise, no walk: the stretches' medians differ by
+        // sampling alone. Read as a walk (as before), that became an
+        // interval of a few percent on every raw figure; less the sampling
+        // it is a fraction of that, in most runs nothing.
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        for seed in 0..200 {
+            let (readings, times) = drifting(400, 0.0, 0.02, seed);
+            let model = StateModel::fit(&readings);
+            let drift = drift_blocks(&model, &readings, &times);
+            assert_eq!(drift.medians.len(), DRIFT_BLOCKS);
+            assert!(drift.sampling_var > 0.0);
+            with.push(drift_interval_pct(&drift.medians, 0.0).unwrap());
+            without.push(drift_interval_pct(&drift.medians, drift.sampling_var).unwrap());
+        }
+        with.sort_by(f64::total_cmp);
+        without.sort_by(f64::total_cmp);
+        let (old, new) = (quantile(&with, 0.5), quantile(&without, 0.5));
+        assert!(old > 1.0, "sampling alone read as a walk: {old}%");
+        assert!(new < old / 3.0, "less the sampling: {new}% against {old}%");
+    }
+
+    #[test]
+    fn a_real_walk_is_still_read_beside_the_sampling_noise() {
+        // A walk of 0.1% per reading (about 0.7% per stretch of 50) under
+        // 1% reading noise: the walk's step is recovered, not zeroed.
+        let mut steps = Vec::new();
+        for seed in 0..200 {
+            let (readings, times) = drifting(400, 0.001, 0.01, seed);
+            let model = StateModel::fit(&readings);
+            let drift = drift_blocks(&model, &readings, &times);
+            let (step, _) = walk_step(&drift.medians, drift.sampling_var).unwrap();
+            steps.push(step);
+        }
+        steps.sort_by(f64::total_cmp);
+        let median = quantile(&steps, 0.5);
+        let per_stretch = 0.001 * 50f64.sqrt();
+        assert!(
+            median > 0.5 * per_stretch && median < 1.6 * per_stretch,
+            "median step {median} against {per_stretch}"
+        );
+    }
 
     /// Readings of a two-state machine: `slow_share` of them `slowdown`
     /// times slower, each with a few percent of noise that only adds.

@@ -3,7 +3,7 @@
 //! the one line under the tables.
 
 use super::Record;
-use crate::analysis::states::{MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
+use crate::analysis::states::{Drift, MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
 use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
 
@@ -26,12 +26,19 @@ pub struct MachineStates {
     /// no interval from one run covers what comes after it.
     pub drift_block_medians: Vec<f64>,
     pub drift_pct: Option<f64>,
+    /// How far a stretch's canary median strays from the canary's own
+    /// sampling alone, percent (one standard deviation): the part of the
+    /// steps between stretches that is not the speed moving. None in
+    /// documents before it (their walk was read with it in).
+    #[serde(default)]
+    pub drift_sampling_pct: Option<f64>,
     /// 95% half-width, in percent, of how far the machine's quiet speed may
     /// move by the next run: the quiet speed wanders like a random walk, so
     /// the step between consecutive stretches of this run (the root mean
     /// square of the log ratios of their canary medians, leaving out steps
     /// beyond three deviations of the median step, so one odd stretch does
-    /// not count as a walk) grows to sqrt(k)
+    /// not count as a walk, less what the medians' own sampling puts in
+    /// every step, `drift_sampling_pct`) grows to sqrt(k)
     /// steps between one run of k stretches and the next, times Student's
     /// t for k - 1. Every figure's interval for the next run includes it
     /// (see `Cost::run_to_run_ci95_ticks`). None when the run had too few
@@ -93,7 +100,10 @@ impl MachineStates {
         steal_pct: Option<f64>,
         cpu: usize,
     ) -> MachineStates {
-        let drift_block_medians = drift_blocks(&model, readings, times);
+        let Drift {
+            medians: drift_block_medians,
+            sampling_var,
+        } = drift_blocks(&model, readings, times);
         // (lowest, highest, spread as a percentage of their median)
         let drift = (drift_block_medians.len() >= 2).then(|| {
             let mut sorted = drift_block_medians.clone();
@@ -132,7 +142,7 @@ impl MachineStates {
                 },
             ),
         };
-        let interval = drift_interval_pct(&drift_block_medians);
+        let interval = drift_interval_pct(&drift_block_medians, sampling_var);
         let summary = match (drift, interval) {
             (Some((lo, hi, pct)), Some(within)) => format!(
                 "{summary}; the quiet speed drifted {pct:.1}% over the run (canary medians of {} \
@@ -146,6 +156,8 @@ impl MachineStates {
             slowdown: model.slowdown(),
             model,
             steal_pct,
+            drift_sampling_pct: (!drift_block_medians.is_empty())
+                .then(|| sampling_var.sqrt() * 100.0),
             drift_block_medians,
             drift_pct: drift.map(|(_, _, pct)| pct),
             drift_interval_pct: interval,

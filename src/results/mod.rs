@@ -159,6 +159,9 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
                 seconds(&doc.started_at)?,
                 seconds(&doc.finished_at)?,
                 &doc.machine_states.drift_block_medians,
+                doc.machine_states
+                    .drift_sampling_pct
+                    .map_or(0.0, |pct| (pct / 100.0).powi(2)),
             )
         })
         .collect::<Option<Vec<_>>>()
