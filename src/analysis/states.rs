@@ -296,6 +296,9 @@ mod tests {
         with.sort_by(f64::total_cmp);
         without.sort_by(f64::total_cmp);
         let (old, new) = (quantile(&with, 0.5), quantile(&without, 0.5));
+        eprintln!(
+            "steady canary, median drift interval: {old:.2}% read as a walk, {new:.2}% less the sampling"
+        );
         assert!(old > 1.0, "sampling alone read as a walk: {old}%");
         assert!(new < old / 3.0, "less the sampling: {new}% against {old}%");
     }
