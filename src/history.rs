@@ -61,6 +61,9 @@ const MIGRATIONS: &[&str] = &[
 /// ran.
 pub type RowFigures = BTreeMap<(String, String), Vec<f64>>;
 
+/// Each row's figures per boot (see `History::boot_figures`).
+pub type BootFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
+
 /// A row's figure in one stored run: raw ticks, and (figure at the run's
 /// reference speed, speed coefficient, that speed) where it had them.
 type StoredFigure = (f64, Option<(f64, f64, f64)>);
@@ -454,6 +457,77 @@ impl History {
         Ok(by_row
             .into_iter()
             .map(|(key, stored)| (key, at_one_speed(&stored)))
+            .collect())
+    }
+
+    /// Each row's figures over the stored runs of `like`'s host, build and
+    /// process controls under the same kernel command line, grouped by the
+    /// boot they ran in (at one reference speed where every run has one, as
+    /// `row_figures` reads them): what `attribute` reads a boot's own
+    /// variance from. Rows of fewer than two boots are left out.
+    pub fn boot_figures(&self, like: &RunDocument) -> Result<BootFigures, HistoryError> {
+        let wanted: Vec<serde_json::Value> =
+            serde_json::from_str(&conditions_of(like)).unwrap_or_default();
+        let same = |conditions: &str| -> bool {
+            let Ok(a) = serde_json::from_str::<Vec<serde_json::Value>>(conditions) else {
+                return false;
+            };
+            let b = &wanted;
+            // Every condition but the boot (the third).
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .enumerate()
+                    .all(|(i, (x, y))| i == 2 || x == y)
+        };
+        let mut query = self
+            .conn
+            .prepare(
+                "SELECT r.conditions, json_extract(r.conditions, '$[2]'), c.probe, c.variant,
+                        c.ticks, c.speed_normalized_ticks, c.speed_coefficient, r.reference_ticks
+                 FROM records c JOIN runs r ON r.id = c.run_id
+                 WHERE json_extract(r.document, '$.inventory.kernel.cmdline') = ?1
+                   AND r.conditions IS NOT NULL AND c.ticks > 0
+                 ORDER BY r.started_at, r.id",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let mut by_row: BTreeMap<(String, String), Vec<(String, StoredFigure)>> = BTreeMap::new();
+        let rows = query
+            .query_map(params![like.inventory.kernel.cmdline], |r| {
+                let at_speed = match (
+                    r.get::<_, Option<f64>>(5)?,
+                    r.get::<_, Option<f64>>(6)?,
+                    r.get::<_, Option<f64>>(7)?,
+                ) {
+                    (Some(ticks), Some(coefficient), Some(speed)) => {
+                        Some((ticks, coefficient, speed))
+                    }
+                    _ => None,
+                };
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    (r.get::<_, String>(2)?, r.get::<_, String>(3)?),
+                    (r.get::<_, f64>(4)?, at_speed),
+                ))
+            })
+            .map_err(|e| self.sqlite(e))?;
+        for row in rows {
+            let (conditions, boot, key, figure) = row.map_err(|e| self.sqlite(e))?;
+            if same(&conditions) {
+                by_row.entry(key).or_default().push((boot, figure));
+            }
+        }
+        Ok(by_row
+            .into_iter()
+            .filter_map(|(key, stored)| {
+                let figures = at_one_speed(&stored.iter().map(|(_, f)| *f).collect::<Vec<_>>());
+                let mut boots: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+                for ((boot, _), figure) in stored.iter().zip(figures) {
+                    boots.entry(boot).or_default().push(figure);
+                }
+                (boots.len() >= 2).then(|| (key, boots.into_values().collect()))
+            })
             .collect())
     }
 

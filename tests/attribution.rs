@@ -205,7 +205,7 @@ fn each_part_lands_where_its_toll_is_and_the_residual_is_nothing() {
             else {
                 continue;
             };
-            let row = attribute::row_parts(&SetRow::each(&records, &times), &recognised, 2.0);
+            let row = attribute::row_parts(&SetRow::each(&records, &times), &recognised, 2.0, None);
             if row.note.is_some() {
                 continue;
             }
@@ -227,6 +227,80 @@ fn each_part_lands_where_its_toll_is_and_the_residual_is_nothing() {
     ssbd_tally.hold("SSBD's part (batch rows only)");
     whole_tally.hold("the whole toll");
     left_tally.hold("what the parts leave");
+}
+
+#[test]
+fn a_boots_own_variance_widens_parts_across_boots_and_moves_a_boots_sets_together() {
+    let settings = Settings::standard();
+    let recognised = recognised();
+    let mut machine = Machine::new(Noise::cloud_guest(0.3), 7777);
+    let runs: Vec<Vec<Run>> = SETS
+        .iter()
+        .map(|&(f, s)| {
+            (0..3)
+                .map(|_| machine.run(&probes(f, s), LAYOUT, &settings))
+                .collect()
+        })
+        .collect();
+    let times: Vec<Vec<RunTime>> = runs
+        .iter()
+        .map(|set| set.iter().filter_map(|r| r.time).collect())
+        .collect();
+    let variance = mitbench::compare::Evidence {
+        var: 0.02f64.powi(2),
+        df: 3.0,
+    };
+    let width = |e: Option<attribute::Estimate>| {
+        let [lo, hi] = e.unwrap().ci95_ns.unwrap();
+        hi - lo
+    };
+    let mut rows = 0;
+    for first in &runs[0][0].records {
+        if first.cost.is_none() {
+            continue;
+        }
+        let records: Vec<Vec<&Record>> = runs
+            .iter()
+            .map(|set| {
+                let runs = set.iter().map(|run| &run.records[..]);
+                attribute::row_records(runs, &first.id, &first.variant).unwrap()
+            })
+            .collect();
+        let sets = SetRow::each(&records, &times);
+        let parts = |of_set: Option<&[usize]>| {
+            let boot = of_set.map(|of_set| attribute::BootTerm { of_set, variance });
+            attribute::row_parts(&sets, &recognised, 2.0, boot)
+        };
+        let (none, four_boots, two_boots) = (
+            parts(None),
+            parts(Some(&[0, 1, 2, 3])),
+            // The present set and the one without the filter share a boot.
+            parts(Some(&[0, 0, 1, 1])),
+        );
+        if none.note.is_some() {
+            continue;
+        }
+        rows += 1;
+        // Across boots every figure is wider than the runs' noise alone.
+        for (with, without) in [
+            (four_boots.whole, none.whole),
+            (four_boots.parts[0], none.parts[0]),
+            (four_boots.parts[1], none.parts[1]),
+        ] {
+            assert!(
+                width(with) > width(without),
+                "{} {}",
+                first.id,
+                first.variant
+            );
+        }
+        // A boot's draw is a factor on the row in every set of that boot:
+        // where a part's two sets share a boot, the draw moves the part by
+        // its own size only, not by each set's whole figure.
+        assert!(width(two_boots.parts[1]) < width(four_boots.parts[1]));
+        assert!(width(two_boots.parts[0]) > width(none.parts[0]));
+    }
+    assert!(rows > 5, "{rows} rows");
 }
 
 // The command on stored documents: four copies of a real default run made

@@ -213,6 +213,63 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
 }
 
 #[test]
+fn a_rows_figures_are_grouped_by_boot_over_boots_of_one_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let base = fixture();
+    let run = |boot: &str, minute: usize, factor: f64| {
+        let mut doc = base.clone();
+        doc.started_at = format!("2026-11-23T10:{minute:02}:00+00:00");
+        doc.inventory.identity.boot_id = boot.to_string();
+        if let Some(cost) = doc.results[0].cost.as_mut() {
+            cost.ticks *= factor;
+        }
+        doc
+    };
+    // Two boots of the present command line (three runs and two), one run
+    // of a third boot under a seccomp filter (another process control) and
+    // one of a boot with another command line: neither counts.
+    for (i, (boot, factor)) in [
+        ("a", 1.0),
+        ("a", 1.01),
+        ("a", 0.99),
+        ("b", 1.1),
+        ("b", 1.11),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        history.store(&run(boot, i, factor)).unwrap();
+    }
+    let mut filtered = run("c", 10, 1.5);
+    filtered
+        .inventory
+        .identity
+        .process_controls
+        .insert("Seccomp_filters".into(), "1".into());
+    history.store(&filtered).unwrap();
+    let mut other = run("d", 11, 2.0);
+    other.inventory.kernel.cmdline = "mitigations=off".to_string();
+    history.store(&other).unwrap();
+
+    let figures = history.boot_figures(&base).unwrap();
+    let first = &base.results[0];
+    let boots = &figures[&(first.id.clone(), first.variant.clone())];
+    let mut sizes: Vec<usize> = boots.iter().map(Vec::len).collect();
+    sizes.sort();
+    assert_eq!(sizes, [2, 3], "{boots:?}");
+    let e = mitbench::analysis::noise::between_boots(boots).unwrap();
+    // About 10% between the boots, about 1% within them.
+    assert!(e.sd() > 0.05 && e.sd() < 0.15, "{}", e.sd());
+    // A history of one boot says nothing of boots.
+    let dir = tempfile::tempdir().unwrap();
+    let mut single = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    single.store(&run("a", 0, 1.0)).unwrap();
+    single.store(&run("a", 1, 1.01)).unwrap();
+    assert!(single.boot_figures(&base).unwrap().is_empty());
+}
+
+#[test]
 fn a_side_is_a_run_a_range_of_the_history_or_a_list() {
     use mitbench::history::SideRef;
     assert_eq!(

@@ -24,6 +24,7 @@ use crate::analysis::verdict::{Verdict, verdict};
 use crate::results::at_speed::{AtSpeed, CARRIED_DF, RowAtSpeed, common_speed, paired, speeds_at};
 use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Default threshold of a part: below 2% it is `~`. A part is not held to
 /// a false discovery rate over the rows yet, as a comparison's change is.
@@ -82,6 +83,79 @@ pub struct FamilyShare {
     pub rows: usize,
 }
 
+/// A boot's own variance per row, as the history has seen it between boots
+/// of the present command line: what a set of another boot strays by
+/// however many runs it holds.
+#[derive(Debug, Clone, Default)]
+pub struct BootNoise {
+    pub rows: BTreeMap<(String, String), Evidence>,
+    /// The most boots any row was read over.
+    pub boots: usize,
+}
+
+impl BootNoise {
+    /// From each row's figures per boot (`History::boot_figures`).
+    pub fn of(figures: &crate::history::BootFigures) -> BootNoise {
+        BootNoise {
+            rows: figures
+                .iter()
+                .filter_map(|(key, boots)| Some((key.clone(), noise::between_boots(boots)?)))
+                .collect(),
+            boots: figures.values().map(Vec::len).max().unwrap_or(0),
+        }
+    }
+}
+
+/// What the attribution counted of a boot's own variance, and from what.
+#[derive(Debug, Clone, Serialize)]
+pub struct BootVariance {
+    /// Boots of the present command line it was read over; 0: not known.
+    pub boots: usize,
+    /// Rows it was counted in.
+    pub rows: usize,
+    /// The median over those rows of its standard deviation, percent.
+    pub median_pct: Option<f64>,
+    /// Whether the sets ran under more than one boot (else it cancels).
+    pub sets_span_boots: bool,
+    pub summary: String,
+}
+
+impl BootVariance {
+    fn of(noise: &BootNoise, sets_span_boots: bool) -> BootVariance {
+        let mut sds: Vec<f64> = noise.rows.values().map(|e| e.sd() * 100.0).collect();
+        sds.sort_by(f64::total_cmp);
+        let median_pct = (!sds.is_empty()).then(|| crate::analysis::stats::median(&sds));
+        let summary = match (sets_span_boots, median_pct) {
+            (false, _) => "the sets ran under one boot: a boot's own variance does not enter                            their differences"
+                .to_string(),
+            (true, Some(pct)) => format!(
+                "a boot's own variance counted in every part across boots: from {} boots of                  the present command line in the history (median {pct:.1}% over {} rows)",
+                noise.boots,
+                sds.len()
+            ),
+            (true, None) => "a boot's own variance is not known (the history holds no two                              boots of the present command line): parts across boots hold the                              runs' noise only; a run set on a second boot of the present                              command line measures it"
+                .to_string(),
+        };
+        BootVariance {
+            boots: noise.boots,
+            rows: sds.len(),
+            median_pct,
+            sets_span_boots,
+            summary,
+        }
+    }
+}
+
+/// Which boot each set ran under (an index per distinct boot) and a row's
+/// boot variance: a boot's draw is a factor on the row in every set of that
+/// boot, so sets of one boot move together and a part between them moves by
+/// its own size only.
+#[derive(Debug, Clone, Copy)]
+pub struct BootTerm<'a> {
+    pub of_set: &'a [usize],
+    pub variance: Evidence,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Attribution {
     /// The CPU and kernel release the sets share.
@@ -92,6 +166,7 @@ pub struct Attribution {
     pub reach: Vec<SwitchReach>,
     /// Rows not measured in every set.
     pub gaps: Vec<String>,
+    pub boot_variance: BootVariance,
 }
 
 /// One set's figure for a row: its runs' records, when they ran, and the
@@ -133,8 +208,25 @@ impl<'a> SetRow<'a> {
 }
 
 /// The attribution of sets already recognised.
-pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) -> Attribution {
+pub fn attribute(
+    sets: &[NamedSet],
+    recognised: Recognised,
+    threshold_pct: f64,
+    boot_noise: &BootNoise,
+) -> Attribution {
     let present = &sets[recognised.roles.present].runs;
+    let mut boot_ids: Vec<&str> = Vec::new();
+    let of_set: Vec<usize> = sets
+        .iter()
+        .map(|s| {
+            let boot = s.runs[0].inventory.identity.boot_id.as_str();
+            boot_ids.iter().position(|b| *b == boot).unwrap_or_else(|| {
+                boot_ids.push(boot);
+                boot_ids.len() - 1
+            })
+        })
+        .collect();
+    let spans_boots = boot_ids.len() > 1;
     let times: Vec<Vec<RunTime>> = sets
         .iter()
         .map(|s| crate::results::run_times(&s.runs))
@@ -155,10 +247,19 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
             gaps.push(format!("{} {}", r.id, r.variant));
             continue;
         };
+        let boot = boot_noise
+            .rows
+            .get(&(r.id.clone(), r.variant.clone()))
+            .filter(|_| spans_boots)
+            .map(|&variance| BootTerm {
+                of_set: &of_set,
+                variance,
+            });
         rows.push(row_parts(
             &SetRow::each_at(&per_set, &times, &speeds),
             &recognised,
             threshold_pct,
+            boot,
         ));
     }
     let reach = reach(&recognised.switches, &rows);
@@ -173,6 +274,7 @@ pub fn attribute(sets: &[NamedSet], recognised: Recognised, threshold_pct: f64) 
         rows,
         reach,
         gaps,
+        boot_variance: BootVariance::of(boot_noise, spans_boots),
     }
 }
 
@@ -240,8 +342,14 @@ impl Figure {
 }
 
 /// The breakdown of one row over its sets (each with the row's records in
-/// every run), whose roles `recognised` says.
-pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -> RowParts {
+/// every run), whose roles `recognised` says; `boot` where a boot's own
+/// variance is known and the sets span boots.
+pub fn row_parts(
+    sets: &[SetRow],
+    recognised: &Recognised,
+    threshold_pct: f64,
+    boot: Option<BootTerm>,
+) -> RowParts {
     let (figures, row) = Figure::each(sets);
     let sides: Vec<(&[RunFigure], &[RunTime])> = figures
         .iter()
@@ -271,7 +379,15 @@ pub fn row_parts(sets: &[SetRow], recognised: &Recognised, threshold_pct: f64) -
         false => (evidence, Between::Nothing),
     };
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
-        estimate(&figures, terms, base, evidence, between, threshold_pct)
+        estimate(
+            &figures,
+            terms,
+            base,
+            evidence,
+            between,
+            boot,
+            threshold_pct,
+        )
     };
     let p = recognised.roles.present;
     let whole = recognised
@@ -344,6 +460,7 @@ fn estimate(
     base: usize,
     evidence: Option<Evidence>,
     between: Between,
+    boot: Option<BootTerm>,
     threshold_pct: f64,
 ) -> Estimate {
     let mut merged: Vec<(usize, f64)> = Vec::new();
@@ -379,6 +496,21 @@ fn estimate(
             df: CARRIED_DF,
         },
         Between::Nothing => Walk::default(),
+    };
+    // Each boot's draw moves every set of it alike: in ns, the sum weighs
+    // it by the weighted figures of its sets, which cancel within a boot.
+    let walk = match boot {
+        Some(boot) => {
+            let mut per_boot: BTreeMap<usize, f64> = BTreeMap::new();
+            for &(s, w) in &merged {
+                *per_boot.entry(boot.of_set[s]).or_default() += w * figures[s].ns;
+            }
+            walk.plus(Walk {
+                var: boot.variance.var * per_boot.values().map(|x| x * x).sum::<f64>(),
+                df: boot.variance.df,
+            })
+        }
+        None => walk,
     };
     let half = noise::half_width(evidence, weight, walk);
     let of_base = |v: f64| v / figures[base].ns * 100.0;

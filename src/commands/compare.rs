@@ -89,7 +89,7 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         Err(message) => return fail(Exit::USAGE, message),
     };
     let refs: Vec<&SideRef> = sets.iter().collect();
-    let (_, resolved) = match resolve_sets(&judged.store, &refs) {
+    let (history, resolved) = match resolve_sets(&judged.store, &refs) {
         Ok(resolved) => resolved,
         Err(exit) => return exit,
     };
@@ -105,12 +105,14 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         Ok(recognised) => recognised,
         Err(refusal) => return fail(Exit::USAGE, refusal),
     };
+    let boot_noise = boot_noise(history.as_ref(), &named[recognised.roles.present].runs[0]);
     let attribution = crate::attribute::attribute(
         &named,
         recognised,
         judged
             .threshold
             .unwrap_or(crate::attribute::DEFAULT_THRESHOLD_PCT),
+        &boot_noise,
     );
     show(
         &attribution,
@@ -120,6 +122,18 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         || export::attribute::render_html(&attribution),
         "attribution",
     )
+}
+
+/// What the history has seen each row do between boots of the present
+/// set's command line; nothing without a history.
+fn boot_noise(
+    history: Option<&crate::history::History>,
+    present: &RunDocument,
+) -> crate::attribute::BootNoise {
+    history
+        .and_then(|history| history.boot_figures(present).ok())
+        .map(|figures| crate::attribute::BootNoise::of(&figures))
+        .unwrap_or_default()
 }
 
 /// What the history has seen each row do between earlier runs of the old

@@ -18,6 +18,7 @@ struct Page<'a> {
     families: Vec<FamilySection>,
     reach: &'a [SwitchReach],
     gaps: &'a [String],
+    boots: &'a str,
     threshold_pct: f64,
     left: bool,
 }
@@ -89,6 +90,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
             families,
             reach: &a.reach,
             gaps: &a.gaps,
+            boots: &a.boot_variance.summary,
             threshold_pct: a.threshold_pct,
             left,
         },

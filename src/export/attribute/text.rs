@@ -164,6 +164,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
     if !a.gaps.is_empty() {
         out.say("not measured in every set:", &a.gaps.join(", "), 4);
     }
+    out.say("boots:", &a.boot_variance.summary, 4);
     out.say(
         "reading:",
         &format!(
