@@ -126,14 +126,19 @@ impl BootVariance {
         sds.sort_by(f64::total_cmp);
         let median_pct = (!sds.is_empty()).then(|| crate::analysis::stats::median(&sds));
         let summary = match (sets_span_boots, median_pct) {
-            (false, _) => "the sets ran under one boot: a boot's own variance does not enter                            their differences"
+            (false, _) => "the sets ran under one boot: the parts are this boot's, and a \
+                           boot's own variance is not counted"
                 .to_string(),
             (true, Some(pct)) => format!(
-                "a boot's own variance counted in every part across boots: from {} boots of                  the present command line in the history (median {pct:.1}% over {} rows)",
+                "a boot's own variance counted in every part across boots: from {} boots of \
+                 the present command line in the history (median {pct:.1}% over {} rows)",
                 noise.boots,
                 sds.len()
             ),
-            (true, None) => "a boot's own variance is not known (the history holds no two                              boots of the present command line): parts across boots hold the                              runs' noise only; a run set on a second boot of the present                              command line measures it"
+            (true, None) => "a boot's own variance is not known (the history holds no two \
+                             boots of the present command line): parts across boots hold the \
+                             runs' noise only; a run set on a second boot of the present \
+                             command line measures it"
                 .to_string(),
         };
         BootVariance {
