@@ -61,6 +61,48 @@ const MIGRATIONS: &[&str] = &[
 /// ran.
 pub type RowFigures = BTreeMap<(String, String), Vec<f64>>;
 
+/// A stored run set: its first run's id, its runs, the command line it ran
+/// under and when it started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSet {
+    pub set: i64,
+    pub ids: Vec<i64>,
+    pub cmdline: String,
+    /// The process controls its runs inherited (a seccomp filter, SSBD).
+    pub controls: BTreeMap<String, String>,
+    pub started_at: String,
+}
+
+impl StoredSet {
+    /// What sets it apart, in a line: the command line's mitigation words
+    /// and the process controls on.
+    pub fn conditions(&self) -> String {
+        let words = crate::inventory::mitigation_words(&self.cmdline);
+        let controls: Vec<String> = crate::mitigations::process::on(&self.controls)
+            .iter()
+            .map(|(c, value)| format!("{}: {value}", c.status_line))
+            .collect();
+        format!(
+            "boot with {}; process controls: {}",
+            if words.is_empty() {
+                "no mitigation words".to_string()
+            } else {
+                words.join(" ")
+            },
+            if controls.is_empty() {
+                "none".to_string()
+            } else {
+                controls.join(", ")
+            }
+        )
+    }
+
+    /// The set as a side of a comparison names it: its runs' ids.
+    pub fn side(&self) -> SideRef {
+        SideRef::Runs(self.ids.iter().map(|&id| RunRef::Id(id)).collect())
+    }
+}
+
 /// Each row's figures per boot (see `History::boot_figures`).
 pub type BootFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
 
@@ -529,6 +571,68 @@ impl History {
                 (boots.len() >= 2).then(|| (key, boots.into_values().collect()))
             })
             .collect())
+    }
+
+    /// The newest run set of each kernel command line and set of process
+    /// controls among the stored runs of `like`'s host and build: what
+    /// `mitbench attribute` takes when no set is named (one set per boot of
+    /// the plan, and per wrapper). A run stored alone is a set of one.
+    /// Oldest first.
+    pub fn latest_sets(&self, like: &RunDocument) -> Result<Vec<StoredSet>, HistoryError> {
+        let wanted: Vec<serde_json::Value> =
+            serde_json::from_str(&conditions_of(like)).unwrap_or_default();
+        // The host (name and installation), the build and quick or not.
+        let same_host_and_build = |conditions: &[serde_json::Value]| {
+            conditions.len() == wanted.len()
+                && [0, 1, 3, 4].iter().all(|&i| conditions[i] == wanted[i])
+        };
+        let mut query = self
+            .conn
+            .prepare(
+                "SELECT id, COALESCE(set_id, id), started_at, conditions,
+                        json_extract(document, '$.inventory.kernel.cmdline')
+                 FROM runs WHERE conditions IS NOT NULL ORDER BY id",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let rows = query
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                ))
+            })
+            .map_err(|e| self.sqlite(e))?;
+        // (command line, process controls) -> the newest set's runs.
+        let mut newest: BTreeMap<(String, String), StoredSet> = BTreeMap::new();
+        for row in rows {
+            let (id, set, started_at, conditions, cmdline) = row.map_err(|e| self.sqlite(e))?;
+            let Ok(conditions) = serde_json::from_str::<Vec<serde_json::Value>>(&conditions) else {
+                continue;
+            };
+            if !same_host_and_build(&conditions) {
+                continue;
+            }
+            let key = (cmdline.clone(), conditions[5].to_string());
+            let entry = newest.entry(key).or_insert_with(|| StoredSet {
+                set,
+                ids: Vec::new(),
+                cmdline,
+                controls: serde_json::from_value(conditions[5].clone()).unwrap_or_default(),
+                started_at: started_at.clone(),
+            });
+            if entry.set != set {
+                entry.set = set;
+                entry.ids.clear();
+                entry.started_at = started_at;
+            }
+            entry.ids.push(id);
+        }
+        let mut sets: Vec<StoredSet> = newest.into_values().collect();
+        sets.sort_by_key(|s| s.set);
+        Ok(sets)
     }
 
     /// The ids of the runs from `from` to `to` (either order), oldest first.

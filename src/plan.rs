@@ -37,6 +37,8 @@ pub struct Plan {
     pub run: String,
     /// Why there is nothing to separate, where that is so.
     pub note: Option<String>,
+    /// Whether the boots' `measured` were read from a history.
+    pub history_read: bool,
 }
 
 /// One boot of the plan.
@@ -49,6 +51,9 @@ pub struct Boot {
     pub adds: Option<String>,
     /// The whole command line, without the boot loader's own BOOT_IMAGE=.
     pub cmdline: String,
+    /// The history's newest run set made under this command line (its run
+    /// ids), where the history holds one; None: still to do.
+    pub measured: Option<String>,
 }
 
 /// The plan for the machine `inventory` describes, with `runs` runs a set.
@@ -63,6 +68,7 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         name: "present".to_string(),
         adds: None,
         cmdline: base.clone(),
+        measured: None,
     }];
     let note = if already_off {
         Some(
@@ -91,6 +97,7 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         boots,
         run: format!("mitbench run --runs {runs} {}", probes.join(" ")),
         note,
+        history_read: false,
     }
 }
 
@@ -99,6 +106,35 @@ fn boot(name: &str, word: &str, base: &str) -> Boot {
         name: name.to_string(),
         adds: Some(word.to_string()),
         cmdline: with_word(base, word),
+        measured: None,
+    }
+}
+
+impl Plan {
+    /// Marks each boot measured where one of `sets` (the history's newest
+    /// of each command line) ran under its command line: the set with the
+    /// fewest process controls on, as the boot's own.
+    pub fn mark_measured(&mut self, sets: &[crate::history::StoredSet]) {
+        self.history_read = true;
+        for boot in &mut self.boots {
+            boot.measured = sets
+                .iter()
+                .filter(|s| without_boot_image(&s.cmdline) == boot.cmdline)
+                .min_by_key(|s| crate::mitigations::process::on(&s.controls).len())
+                .map(|s| {
+                    format!(
+                        "{} ({} run(s) from {})",
+                        s.side(),
+                        s.ids.len(),
+                        s.started_at
+                    )
+                });
+        }
+    }
+
+    /// The boots the history holds no set of yet.
+    pub fn to_do(&self) -> impl Iterator<Item = &Boot> {
+        self.boots.iter().filter(|b| b.measured.is_none())
     }
 }
 

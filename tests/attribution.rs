@@ -51,6 +51,7 @@ fn recognised() -> Recognised {
             name: "present".to_string(),
             adds: None,
             cmdline: String::new(),
+            measured: None,
         },
         off: off.iter().map(|s| s.to_string()).collect(),
         roles,
@@ -501,6 +502,76 @@ mod cli {
             "without spectre_v2"
         );
         refused(&["attribute", &neither], "2");
+    }
+
+    #[test]
+    fn with_no_set_named_the_newest_set_of_each_boot_and_wrapper_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let h = path.to_str().unwrap().to_string();
+        let mut history = History::open(&path, true).unwrap();
+        let mut store_set = |doc: &RunDocument, runs: usize, minute: usize| {
+            let mut first = None;
+            for i in 0..runs {
+                let mut doc = doc.clone();
+                doc.started_at = format!("2026-11-25T10:{:02}:00+00:00", minute + i);
+                let id = history.store_in_set(&doc, first).unwrap();
+                first.get_or_insert(id);
+            }
+        };
+        // A plain set (ids 1-2), then a newer plain set (3-5), then a set
+        // under the filter (6-7); and a run of another host, never taken.
+        let mut stale = under(false, false);
+        scale_rows(&mut stale, "os/getpid", 3.0);
+        store_set(&stale, 2, 0);
+        store_set(&under(false, false), 3, 10);
+        store_set(&under(true, false), 2, 20);
+        let mut elsewhere = under(true, true);
+        elsewhere.inventory.identity.hostname = "another-host".into();
+        store_set(&elsewhere, 1, 30);
+        drop(history);
+        // The newest run is another host's: the sets taken are of the last
+        // run's host, so name that host's own newest run last.
+        let mut history = History::open(&path, true).unwrap();
+        let mut last = under(true, false);
+        last.started_at = "2026-11-25T10:40:00+00:00".into();
+        history.store_in_set(&last, Some(6)).unwrap();
+        drop(history);
+        let out = mitbench(&["attribute", "--history", &h, "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("3,4,5 (3 run(s)"), "{said}");
+        assert!(said.contains("6,7,9 (3 run(s)"), "{said}");
+        assert!(
+            !said.contains("1,2"),
+            "the older plain set is not taken: {said}"
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["recognised"]["switches"][0]["name"], "seccomp filter");
+        // The newer plain set, not the stale one whose getpid was 3x: the
+        // filter's part on getpid is the 1.5x laid on.
+        let part = &row(&json, "os/getpid", "syscall")["parts"][0];
+        assert_eq!(part["verdict"], "slower");
+        assert!((part["pct"].as_f64().unwrap() - 50.0).abs() < 1.0, "{part}");
+        assert_eq!(json["boot_variance"]["sets_span_boots"], false);
+
+        // One set of one command line and controls: nothing to attribute.
+        let single = dir.path().join("single.sqlite");
+        let mut history = History::open(&single, true).unwrap();
+        history.store(&under(false, false)).unwrap();
+        drop(history);
+        refused(
+            &["attribute", "--history", single.to_str().unwrap()],
+            "one command line and one set of process controls only",
+        );
+        refused(
+            &[
+                "attribute",
+                "--history",
+                dir.path().join("none.sqlite").to_str().unwrap(),
+            ],
+            "no history",
+        );
     }
 
     #[test]

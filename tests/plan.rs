@@ -138,3 +138,52 @@ fn the_command_prints_each_boot_whole_and_refuses_a_missing_root() {
     let missing = mitbench(&["plan", "--root", "/nonexistent/root"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn the_boots_the_history_holds_a_set_of_are_marked_measured_and_the_rest_to_do() {
+    use mitbench::history::StoredSet;
+    let mut p = plan(&fixture("amd-epyc-guest"), 3);
+    let set = |first: i64, cmdline: &str, filtered: bool| StoredSet {
+        set: first,
+        ids: vec![first, first + 1, first + 2],
+        cmdline: cmdline.to_string(),
+        controls: if filtered {
+            [("Seccomp_filters".to_string(), "1".to_string())].into()
+        } else {
+            Default::default()
+        },
+        started_at: "2026-11-25T10:00:00+00:00".to_string(),
+    };
+    let present = p.boots[0].cmdline.clone();
+    let off = p.boots[1].cmdline.clone();
+    p.mark_measured(&[
+        // A wrapper's set of the present boot, and its own plain set.
+        set(1, &present, true),
+        set(4, &present, false),
+        // The boot loader's BOOT_IMAGE= is not part of the boot.
+        set(7, &format!("BOOT_IMAGE=/boot/vmlinuz {off}"), false),
+    ]);
+    assert_eq!(
+        p.boots[0].measured.as_deref().map(|m| &m[..5]),
+        Some("4,5,6")
+    );
+    assert!(
+        p.boots[1]
+            .measured
+            .as_deref()
+            .unwrap()
+            .starts_with("7,8,9 (3 run(s)")
+    );
+    let to_do: Vec<&str> = p.to_do().map(|b| b.name.as_str()).collect();
+    assert_eq!(
+        to_do,
+        [
+            "without spectre_v1",
+            "without spectre_v2",
+            "without spec_rstack_overflow"
+        ]
+    );
+    let text = mitbench::export::plan::render(&p, 100);
+    assert!(text.contains("measured: set 4,5,6"), "{text}");
+    assert_eq!(text.matches("to do: no run set").count(), 3, "{text}");
+}

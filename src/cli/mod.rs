@@ -66,6 +66,8 @@ pub enum Command {
         /// Read /proc and /sys under this directory instead of /
         #[arg(long, value_name = "DIR", default_value = "/")]
         root: PathBuf,
+        #[command(flatten)]
+        store: HistoryArgs,
     },
     /// List the stored runs, or reprint one: `history show RUN`
     History {
@@ -239,8 +241,9 @@ pub enum Command {
                       mitbench builds, or a set's boot matches no boot of the plan."
     )]
     Attribute {
-        /// Two run sets or more, one per boot (or wrapper)
-        #[arg(value_parser = SideRef::parse, num_args = 2.., required = true, value_name = "SET")]
+        /// Two run sets or more, one per boot (or wrapper) [default: the history's newest set of
+        /// each command line and process controls, of the last run's host and build]
+        #[arg(value_parser = SideRef::parse, value_name = "SET")]
         sets: Vec<SideRef>,
         #[command(flatten)]
         judged: Judged,

@@ -88,6 +88,24 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
+    let newest;
+    let sets = match sets {
+        [] => match newest_sets(&judged.store) {
+            Ok(found) => {
+                newest = found;
+                &newest[..]
+            }
+            Err(exit) => return exit,
+        },
+        [_] => {
+            return fail(
+                Exit::USAGE,
+                "attribute needs 2 run sets or more (one per boot or wrapper), or none to \
+                 take the history's newest set of each",
+            );
+        }
+        named => named,
+    };
     let refs: Vec<&SideRef> = sets.iter().collect();
     let (history, resolved) = match resolve_sets(&judged.store, &refs) {
         Ok(resolved) => resolved,
@@ -122,6 +140,50 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         || export::attribute::render_html(&attribution),
         "attribution",
     )
+}
+
+/// The history's newest run set of each command line and process controls
+/// of the last run's host and build, said on stderr; refused where there
+/// are fewer than two.
+fn newest_sets(store: &HistoryArgs) -> Result<Vec<SideRef>, Exit> {
+    let history = match open_history(store) {
+        Ok(Some(history)) => history,
+        Ok(None) => {
+            return Err(fail(
+                Exit::USAGE,
+                "no history to take run sets from: name the sets, or make them with \
+                 `mitbench run --runs N` on each boot of `mitbench plan`",
+            ));
+        }
+        Err(e) => return Err(fail(Exit::USAGE, e)),
+    };
+    let sets = history
+        .load(history.nth_last(0).map_err(|e| fail(Exit::USAGE, e))?)
+        .and_then(|last| history.latest_sets(&last))
+        .map_err(|e| fail(Exit::USAGE, e))?;
+    if sets.len() < 2 {
+        return Err(fail(
+            Exit::USAGE,
+            format!(
+                "the history holds run sets of one command line and one set of process \
+                 controls only ({}): make the other boots' sets of `mitbench plan` (or a \
+                 wrapper's), then run `mitbench attribute` again",
+                sets.first()
+                    .map_or_else(|| "none".to_string(), |s| s.side().to_string())
+            ),
+        ));
+    }
+    say!("attributing the newest set of each boot and wrapper in the history:");
+    for set in &sets {
+        say!(
+            "  {} ({} run(s) from {}): {}",
+            set.side(),
+            set.ids.len(),
+            set.started_at,
+            set.conditions()
+        );
+    }
+    Ok(sets.iter().map(|s| s.side()).collect())
 }
 
 /// What the history has seen each row do between boots of the present

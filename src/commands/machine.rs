@@ -2,6 +2,7 @@
 //! the shipped `workload`s.
 
 use super::output::{Exit, fail, print_json, print_out};
+use crate::cli::HistoryArgs;
 use crate::export;
 use crate::harness::affinity;
 use crate::inventory::Inventory;
@@ -50,11 +51,21 @@ pub fn inventory(json: bool, root: &Path) -> Exit {
     print_out(&export::inventory::render(&inventory))
 }
 
-pub fn plan(json: bool, runs: usize, root: &Path) -> Exit {
-    let plan = match machine_at(root) {
+pub fn plan(json: bool, runs: usize, root: &Path, store: &HistoryArgs) -> Exit {
+    let mut plan = match machine_at(root) {
         Ok(inventory) => crate::plan::plan(&inventory, runs.max(1)),
         Err(exit) => return exit,
     };
+    // Which boots the history holds a set of: those of the last run's host
+    // and build. No history, or one that cannot be read, marks none.
+    if let Ok(Some(history)) = super::stored::open_history(store)
+        && let Ok(sets) = history
+            .nth_last(0)
+            .and_then(|last| history.load(last))
+            .and_then(|last| history.latest_sets(&last))
+    {
+        plan.mark_measured(&sets);
+    }
     if json {
         return print_json(&plan);
     }

@@ -37,7 +37,12 @@ pub fn dispatch(cli: Cli) -> Exit {
         Some(Command::List { json }) => machine::list(json),
         Some(Command::Inventory { json, root }) => machine::inventory(json, &root),
         Some(Command::Workload { kind, count }) => machine::workload(kind, count),
-        Some(Command::Plan { json, runs, root }) => machine::plan(json, runs, &root),
+        Some(Command::Plan {
+            json,
+            runs,
+            root,
+            store,
+        }) => machine::plan(json, runs, &root, &store),
         Some(Command::History { show, json, store }) => match show {
             None => stored::history_list(&store, json),
             Some(HistoryCommand::Show { run, wide }) => stored::history_show(&store, &run, wide),

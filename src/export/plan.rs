@@ -29,14 +29,23 @@ pub fn render(plan: &Plan, width: usize) -> String {
         };
         let _ = writeln!(out, "{}. {} ({what}):", i + 1, boot.name);
         let _ = writeln!(out, "   {}", terminal_safe(&boot.cmdline, false));
+        if let Some(set) = &boot.measured {
+            let _ = writeln!(out, "   measured: set {set}");
+        } else if plan.history_read {
+            let _ = writeln!(
+                out,
+                "   to do: no run set of this command line in the history"
+            );
+        }
     }
     let _ = writeln!(out);
     out.say("on each boot:", &plan.run, 2);
     out.say(
         "then:",
-        "mitbench attribute with one set a boot (history ranges: mitbench attribute 1..5 \
-         6..10 11..15 ...): each row's whole toll (the present boot against mitigations=off) \
-         and each mitigation's part (against the boot without it only), with intervals",
+        "mitbench attribute: the history's newest set of each boot (or name them: mitbench \
+         attribute 1..5 6..10 11..15 ...): each row's whole toll (the present boot against \
+         mitigations=off) and each mitigation's part (against the boot without it only), with \
+         intervals",
         2,
     );
     let _ = writeln!(out, "\nto make a boot once (mitbench never reboots):");
