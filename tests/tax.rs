@@ -488,3 +488,85 @@ fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
         exec.toll_from
     );
 }
+
+/// `tax --json -- mitbench workload getpid` against `history`, the tax
+/// (and its workload) under a seccomp filter where `filtered`.
+fn getpid_taxed(history: &str, filtered: bool) -> serde_json::Value {
+    use std::os::unix::process::CommandExt;
+    let mitbench_bin = env!("CARGO_BIN_EXE_mitbench");
+    let mut command = common::command(&[
+        "tax",
+        "--history",
+        history,
+        "--json",
+        "--",
+        mitbench_bin,
+        "workload",
+        "getpid",
+    ]);
+    if filtered {
+        let program = mitbench::tax::inject::every_syscall_filter(8);
+        // SAFETY: only prctl calls between fork and exec; the program
+        // lives until exec.
+        unsafe {
+            command.pre_exec(move || mitbench::tax::inject::install(&program));
+        }
+    }
+    json_of(command.output().unwrap())
+}
+
+#[test]
+fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
+    use mitbench::history::History;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    std::fs::copy(tolls_history(), &path).unwrap();
+    let h = path.to_str().unwrap();
+    let per = |tax: &serde_json::Value, name: &str| -> serde_json::Value {
+        tax["per_mitigation"]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["mitigation"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no part for {name}: {tax}"))
+    };
+    // The tolls' run alone: no set separates anything; each kernel
+    // mitigation in force names the boot of the plan that would.
+    let alone = getpid_taxed(h, false);
+    assert!(alone["per_mitigation"]["attributed_over"].is_null());
+    for part in alone["per_mitigation"]["parts"].as_array().unwrap() {
+        if part["share_pct"].is_null() {
+            assert!(part["needs_boot"].as_str().is_some(), "{part}");
+        }
+    }
+    // A set made under a seccomp filter whose null syscall is 1.5x the
+    // plain one's: the filter's part is attributed over the two sets.
+    let mut history = History::open(&path, false).unwrap();
+    let mut filtered = history.load(1).unwrap();
+    let controls = &mut filtered.inventory.identity.process_controls;
+    controls.insert("Seccomp".into(), "2".into());
+    controls.insert("Seccomp_filters".into(), "1".into());
+    common::scale_rows(&mut filtered, "os/getpid", 1.5);
+    filtered.started_at = "2099-01-01T00:00:00+00:00".into();
+    history.store(&filtered).unwrap();
+    drop(history);
+    // A workload outside any filter pays none of it.
+    let plain = getpid_taxed(h, false);
+    assert!(
+        plain["per_mitigation"]["attributed_over"].is_string(),
+        "{plain}"
+    );
+    let part = per(&plain, "seccomp filter");
+    assert!(part["share_pct"].is_null(), "{part}");
+    assert!(part["from"].as_str().unwrap().contains("not on"), "{part}");
+    // Under a filter it pays the part on each syscall: positive, inside
+    // its interval, and no more than all its syscalls' share.
+    let under = getpid_taxed(h, true);
+    let part = per(&under, "seccomp filter");
+    let share = part["share_pct"].as_f64().unwrap();
+    let [lo, hi] = [0, 1].map(|i| part["share_ci95_pct"][i].as_f64().unwrap());
+    assert!(share > 0.0 && lo <= share && share <= hi, "{part}");
+    let syscalls = row(&under, "syscall")["share_pct"].as_f64().unwrap();
+    assert!(share < syscalls, "{share} of {syscalls}");
+}

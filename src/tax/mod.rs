@@ -10,6 +10,7 @@ pub mod crossing;
 pub mod inject;
 pub mod named;
 pub mod observer;
+pub mod parts;
 mod procs;
 mod supervise;
 mod tracefs;
@@ -211,6 +212,10 @@ pub struct Tax {
     /// The named mitigations in force in these tolls, and the part of a
     /// toll measured for each where this machine could.
     pub mitigations: Vec<named::InForce>,
+    /// Each mitigation's part of the workload's CPU time (see `parts`);
+    /// None until priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_mitigation: Option<parts::PerMitigation>,
     /// With `--check`: the estimate against a toll injected and measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<check::Check>,
@@ -264,6 +269,7 @@ pub fn estimate(
     tolls_from: String,
     observer: Result<observer::Correction, String>,
 ) -> Tax {
+    // As `Tax::cpu_s` reads it once the estimate holds the correction.
     let cpu_s = match &observer {
         Ok(correction) if correction.cpu_s.value > 0.0 => correction.cpu_s.value,
         _ => counted.cpu_s,
@@ -311,7 +317,19 @@ pub fn estimate(
         counted,
         tolls_from,
         rows,
+        per_mitigation: None,
         check: None,
         check_unsupported: None,
+    }
+}
+
+impl Tax {
+    /// The CPU time shares are of: the workload's without the counters
+    /// where that was measured, else the counted run's.
+    pub fn cpu_s(&self) -> f64 {
+        match &self.without_counters {
+            Some(correction) if correction.cpu_s.value > 0.0 => correction.cpu_s.value,
+            _ => self.counted.cpu_s,
+        }
     }
 }

@@ -197,6 +197,15 @@ pub fn scale_rows(doc: &mut mitbench::results::RunDocument, id: &str, factor: f6
             cost.run_to_run_ci95_ticks = cost
                 .run_to_run_ci95_ticks
                 .map(|[lo, hi]| [lo * factor, hi * factor]);
+            // The figures at the run's reference speed, where it read one.
+            cost.speed_normalized_ticks = cost.speed_normalized_ticks.map(|t| t * factor);
+            cost.speed_normalized_ns = cost.speed_normalized_ns.map(|t| t * factor);
+            cost.speed_normalized_ci95_ticks = cost
+                .speed_normalized_ci95_ticks
+                .map(|[lo, hi]| [lo * factor, hi * factor]);
+            cost.speed_normalized_ci95_ns = cost
+                .speed_normalized_ci95_ns
+                .map(|[lo, hi]| [lo * factor, hi * factor]);
         }
         for round in &mut r.rounds.each {
             round.ticks *= factor;

@@ -42,6 +42,38 @@ fn estimate(e: Estimate, digits: usize) -> String {
     interval(Some(e.value), Some(e.ci95), digits, "")
 }
 
+/// What each mitigation takes of the workload's CPU time, a line each.
+fn per_mitigation_lines(per: &crate::tax::parts::PerMitigation) -> Vec<String> {
+    let mut lines = vec![match &per.attributed_over {
+        Some(sets) => format!(
+            "what each mitigation takes of the workload's CPU time (its part of each \
+             crossing's toll, attributed over run sets {sets}):"
+        ),
+        None => "what each mitigation takes of the workload's CPU time (the history holds no \
+                 attributed run sets of this machine's boots):"
+            .to_string(),
+    }];
+    for p in &per.parts {
+        let what = match (&p.share_pct, &p.needs_boot) {
+            (Some(_), _) => format!(
+                "{} ({})",
+                interval(p.share_pct, p.share_ci95_pct, 1, "%"),
+                p.from
+            ),
+            (None, Some(boot)) => format!("needs the boot {boot} of `mitbench plan`"),
+            (None, None) => p.from.clone(),
+        };
+        lines.push(format!("  {}: {what}", p.mitigation));
+    }
+    if per.remainder_pct.is_some() {
+        lines.push(format!(
+            "  left of the whole toll by the parts: {}",
+            interval(per.remainder_pct, per.remainder_ci95_pct, 1, "%")
+        ));
+    }
+    lines
+}
+
 /// A row's cells, in [`HEADER`]'s order.
 fn cells(r: &TaxRow) -> [String; 7] {
     let count = match (&r.count, &r.unsupported) {
@@ -191,6 +223,11 @@ pub fn render(tax: &Tax, style: Style, width: usize) -> String {
             terminal_safe(&m.evidence, false),
             part(m)
         );
+    }
+    if let Some(per) = &tax.per_mitigation {
+        for line in per_mitigation_lines(per) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     if let Some(why) = &tax.check_unsupported {
         let _ = writeln!(out, "check: unsupported: {why}");

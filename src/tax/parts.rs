@@ -1,0 +1,246 @@
+//! What each mitigation takes of a workload's CPU time: the crossings
+//! counted, each priced by a mitigation's part of the rows that price it
+//! (`mitbench attribute` over the run sets of the plan's boots and of
+//! wrappers), summed per mitigation. Where no set separates a mitigation,
+//! the boot of `mitbench plan` that would separate it is named instead;
+//! where only the present boot is measured, a process control that an
+//! in-run A/B of the tolls' run measured (SSBD by prctl) is still priced.
+
+use super::{TOLLS, Tax, TollSource};
+use crate::attribute::{Attribution, Estimate, RowParts, SwitchKind};
+use crate::plan::Plan;
+use serde::Serialize;
+
+/// One mitigation's part of the workload's CPU time, or what would measure
+/// it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MitigationShare {
+    pub mitigation: String,
+    /// Percent of the workload's CPU time, with its 95% interval.
+    pub share_pct: Option<f64>,
+    pub share_ci95_pct: Option<[f64; 2]>,
+    /// The boot of `mitbench plan` that would separate it, where nothing
+    /// measured separates it.
+    pub needs_boot: Option<String>,
+    /// What the share stands on, or why there is none.
+    pub from: String,
+}
+
+/// Every mitigation's part, and what the parts leave of the whole toll.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerMitigation {
+    pub parts: Vec<MitigationShare>,
+    /// The whole toll less the parts (mitigations that overlap leave it
+    /// negative), where every part and the whole are attributed.
+    pub remainder_pct: Option<f64>,
+    pub remainder_ci95_pct: Option<[f64; 2]>,
+    /// The run sets the parts are attributed over; None: none were.
+    pub attributed_over: Option<String>,
+}
+
+/// A running sum of crossings' shares: value and variance, percent.
+#[derive(Default, Clone, Copy)]
+struct Sum {
+    pct: f64,
+    var: f64,
+    priced: bool,
+}
+
+impl Sum {
+    fn add(&mut self, pct: f64, half_pct: Option<f64>) {
+        self.pct += pct;
+        // Rows measured apart: their intervals add in quadrature.
+        self.var += half_pct.map_or(0.0, |h| h * h);
+        self.priced = true;
+    }
+
+    fn share(self) -> (Option<f64>, Option<[f64; 2]>) {
+        let half = self.var.sqrt();
+        (
+            self.priced.then_some(self.pct),
+            self.priced.then_some([self.pct - half, self.pct + half]),
+        )
+    }
+}
+
+/// Each mitigation's part of `tax`'s workload: over `attribution` where
+/// there is one, else the plan's boots named and the in-run parts priced.
+pub fn per_mitigation(tax: &Tax, attribution: Option<&Attribution>, plan: &Plan) -> PerMitigation {
+    match attribution {
+        Some(a) => attributed(tax, a, plan),
+        None => present_boot_only(tax, plan),
+    }
+}
+
+/// The part, ns per crossing, of estimate `pick` of `source`'s rows in the
+/// attribution (the row less the row it takes off), with its half-width.
+fn per_crossing(
+    source: &TollSource,
+    rows: &[RowParts],
+    pick: impl Fn(&RowParts) -> Option<Estimate>,
+) -> Option<(f64, Option<f64>)> {
+    let find = |probe: &str, variant: &str| -> Option<(f64, Option<f64>)> {
+        let row = rows
+            .iter()
+            .find(|r| r.id == probe && r.variant == variant)?;
+        let e = pick(row)?;
+        Some((e.ns, e.ci95_ns.map(|[lo, hi]| (hi - lo) / 2.0)))
+    };
+    let (mut ns, mut half) = find(source.probe, source.variant)?;
+    if let Some((probe, variant)) = source.less {
+        let (less, less_half) = find(probe, variant)?;
+        ns -= less;
+        half = half.zip(less_half).map(|(a, b)| a.hypot(b));
+    }
+    let per = source.crossings_per_item;
+    Some((ns / per, half.map(|h| h / per)))
+}
+
+/// Percent of `cpu_s` that `count` crossings of `ns` each take.
+fn pct_of(count: u64, ns: f64, cpu_s: f64) -> f64 {
+    count as f64 * ns / 1e9 / cpu_s * 100.0
+}
+
+fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
+    let cpu_s = tax.cpu_s();
+    let switches = &a.recognised.switches;
+    let mut sums = vec![Sum::default(); switches.len()];
+    let mut remainder = Sum::default();
+    for row in &tax.rows {
+        let (Some(count), Some(source)) = (row.count, TOLLS.iter().find(|t| t.kind == row.kind))
+        else {
+            continue;
+        };
+        if cpu_s <= 0.0 {
+            continue;
+        }
+        for (k, sum) in sums.iter_mut().enumerate() {
+            if let Some((ns, half)) = per_crossing(source, &a.rows, |r| r.parts[k]) {
+                sum.add(
+                    pct_of(count, ns, cpu_s),
+                    half.map(|h| pct_of(count, h, cpu_s)),
+                );
+            }
+        }
+        if let Some((ns, half)) = per_crossing(source, &a.rows, |r| r.residual) {
+            remainder.add(
+                pct_of(count, ns, cpu_s),
+                half.map(|h| pct_of(count, h, cpu_s)),
+            );
+        }
+    }
+    let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
+    let over = format!("attributed over run sets {}", sets.join(", "));
+    // A process control taxes the workload only where the workload runs
+    // under it; the kernel's are in every crossing.
+    let workload_has: Vec<(&str, String)> = crate::mitigations::process::on(&tax.counted.controls)
+        .iter()
+        .map(|(control, value)| (control.name, format!("{}: {value}", control.status_line)))
+        .collect();
+    let mut parts: Vec<MitigationShare> = switches
+        .iter()
+        .zip(sums)
+        .map(|(switch, sum)| {
+            let (share_pct, share_ci95_pct) = sum.share();
+            let workload_line = workload_has
+                .iter()
+                .find(|(name, _)| *name == switch.name)
+                .map(|(_, line)| line);
+            let applies = switch.kind == SwitchKind::Boot || workload_line.is_some();
+            // A filter of other rules, or more of them, costs otherwise.
+            let unlike = workload_line
+                .filter(|line| **line != switch.present)
+                .map_or_else(String::new, |line| {
+                    format!(
+                        "; the sets ran with {}, the workload with {line}: the part is the sets'",
+                        switch.present
+                    )
+                });
+            MitigationShare {
+                mitigation: switch.name.clone(),
+                share_pct: share_pct.filter(|_| applies),
+                share_ci95_pct: share_ci95_pct.filter(|_| applies),
+                needs_boot: None,
+                from: if !applies {
+                    "not on in the workload's process: it takes nothing of it".to_string()
+                } else if sum.priced {
+                    format!("{over}{unlike}")
+                } else {
+                    "no counted crossing is priced by a row it was attributed on".to_string()
+                },
+            }
+        })
+        .collect();
+    // The parts leave a remainder of the whole toll the sets measured; a
+    // part the workload does not pay is in that whole, not in its own.
+    let all_apply = parts.iter().all(|p| p.share_pct.is_some());
+    for vulnerability in &a.recognised.not_separated.in_force {
+        parts.push(needing_boot(&vulnerability.name, plan));
+    }
+    let (remainder_pct, remainder_ci95_pct) = match all_apply {
+        true => remainder.share(),
+        false => (None, None),
+    };
+    PerMitigation {
+        parts,
+        remainder_pct,
+        remainder_ci95_pct,
+        attributed_over: Some(sets.join(", ")),
+    }
+}
+
+/// A kernel mitigation no set separates: the plan's boot without it.
+fn needing_boot(vulnerability: &str, plan: &Plan) -> MitigationShare {
+    let boot = plan
+        .boots
+        .iter()
+        .find(|b| b.name == format!("without {vulnerability}"))
+        .or_else(|| plan.boots.iter().find(|b| b.name == "mitigations=off"));
+    MitigationShare {
+        mitigation: vulnerability.to_string(),
+        share_pct: None,
+        share_ci95_pct: None,
+        needs_boot: boot.map(|b| {
+            format!(
+                "{} (adds {})",
+                b.name,
+                b.adds.as_deref().unwrap_or("nothing")
+            )
+        }),
+        from: "in force in every set measured: only another boot separates it".to_string(),
+    }
+}
+
+fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
+    let cpu_s = tax.cpu_s();
+    let mut parts: Vec<MitigationShare> = plan
+        .in_force
+        .iter()
+        .map(|f| needing_boot(&f.vulnerability, plan))
+        .collect();
+    // A process control an in-run A/B of the tolls' run measured: its part
+    // of each crossing it taxes, times the counts.
+    for m in tax.mitigations.iter().filter(|m| m.part_ns.is_some()) {
+        let part = m.part_ns.unwrap_or(0.0);
+        let mut sum = Sum::default();
+        for row in tax.rows.iter().filter(|r| m.kinds.contains(&r.kind)) {
+            if let (Some(count), true) = (row.count, cpu_s > 0.0) {
+                sum.add(pct_of(count, part, cpu_s), None);
+            }
+        }
+        let (share_pct, _) = sum.share();
+        parts.push(MitigationShare {
+            mitigation: m.mitigation.to_string(),
+            share_pct,
+            share_ci95_pct: None,
+            needs_boot: None,
+            from: m.part_from.clone(),
+        });
+    }
+    PerMitigation {
+        parts,
+        remainder_pct: None,
+        remainder_ci95_pct: None,
+        attributed_over: None,
+    }
+}
