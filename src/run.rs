@@ -327,6 +327,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         results: records,
         advice: Vec::new(),
         latency_advice: Vec::new(),
+        attributed: Vec::new(),
     };
     results::advice::advise_document(&mut doc, plan.options.latency_budget);
     Ok(doc)

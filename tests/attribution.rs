@@ -575,6 +575,51 @@ mod cli {
     }
 
     #[test]
+    fn the_summary_names_what_the_attributed_parts_say() {
+        use mitbench::attribute::{BootNoise, NamedSet};
+        use mitbench::results::summary::{self, AttributedPart};
+        let sets: Vec<NamedSet> = [("plain", false), ("filtered", true)]
+            .into_iter()
+            .map(|(name, filter)| NamedSet {
+                name: name.to_string(),
+                runs: vec![under(filter, false)],
+            })
+            .collect();
+        let recognised = mitbench::attribute::recognise(&sets).unwrap();
+        let a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
+        let parts = AttributedPart::of(&a);
+        // The filter made the null syscall 1.5x: a third of its cost with
+        // the filter; one mitigation separated, so of the cost, not of a
+        // whole toll that is the part itself.
+        let getpid = parts
+            .iter()
+            .find(|p| p.probe == "os/getpid" && p.variant == "syscall")
+            .unwrap_or_else(|| panic!("{parts:?}"));
+        assert_eq!(getpid.mitigation, "seccomp filter");
+        assert_eq!(getpid.of, "cost");
+        assert!((getpid.share_pct - 100.0 / 3.0).abs() < 0.5, "{getpid:?}");
+        assert!(
+            getpid.text.starts_with("seccomp filter: 33%"),
+            "{}",
+            getpid.text
+        );
+        // Only rows the summary reads, and only parts beyond noise.
+        let read = summary::rows_read();
+        assert!(
+            parts
+                .iter()
+                .all(|p| read.contains(&(p.probe.as_str(), p.variant.as_str())))
+        );
+        let mut doc = under(false, false);
+        doc.attributed = parts;
+        let lines = mitbench::export::run::summary::lines(&summary::of(&doc), 100).join("\n");
+        assert!(lines.contains("attributed: seccomp filter: 33%"), "{lines}");
+        // A document without them reads as before.
+        let plain = summary::of(&under(false, false));
+        assert!(plain.attributed.is_empty());
+    }
+
+    #[test]
     fn a_refused_attribution_of_history_ranges_loses_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite");

@@ -54,10 +54,17 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         Err(PlanError::Machine(message)) => return fail(Exit::FAILURE, message),
     };
     let inventory = Inventory::collect(Path::new("/"));
-    let doc = match run::execute(&plan, inventory) {
+    let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
         Err(message) => return fail(Exit::FAILURE, message),
     };
+    // What stored run sets of other boots and wrappers say of the
+    // summary's rows, where the history holds them.
+    if !args.no_history
+        && let Ok(attribution) = super::stored::newest_attribution(&args.store, Some(&doc))
+    {
+        doc.attributed = crate::results::summary::AttributedPart::of(&attribution);
+    }
     if let Err(failed) = print_table(&doc, args.wide) {
         return (failed, None);
     }

@@ -109,3 +109,67 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
         ),
     }
 }
+
+/// The attribution of the history's newest run set of each boot and
+/// wrapper of `like`'s host and build (default: the last run's), as
+/// `mitbench attribute` with no set named makes it, or why there is none.
+pub fn newest_attribution(
+    store: &HistoryArgs,
+    like: Option<&RunDocument>,
+) -> Result<crate::attribute::Attribution, String> {
+    let history = match open_history(store) {
+        Ok(Some(history)) => history,
+        Ok(None) => return Err("no history of run sets to attribute".into()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let sets = match like {
+        Some(doc) => history.latest_sets(doc),
+        None => history
+            .nth_last(0)
+            .and_then(|last| history.load(last))
+            .and_then(|last| history.latest_sets(&last)),
+    }
+    .map_err(|e| e.to_string())?;
+    if sets.len() < 2 {
+        return Err(
+            "the history holds run sets of the present boot only: each kernel mitigation's \
+             part needs its boot of `mitbench plan`"
+                .into(),
+        );
+    }
+    let named = sets
+        .iter()
+        .map(|set| {
+            let runs = set
+                .ids
+                .iter()
+                .map(|&id| history.load(id))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            Ok(crate::attribute::NamedSet {
+                name: set.side().to_string(),
+                runs,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let recognised = crate::attribute::recognise(&named)
+        .map_err(|refusal| format!("the history's newest sets are not attributed: {refusal}"))?;
+    let boot_noise = history
+        .boot_figures(&named[recognised.roles.present].runs[0])
+        .map(|figures| crate::attribute::BootNoise::of(&figures))
+        .unwrap_or_default();
+    say!(
+        "pricing each mitigation's part over run sets {}",
+        named
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(crate::attribute::attribute(
+        &named,
+        recognised,
+        crate::attribute::DEFAULT_THRESHOLD_PCT,
+        &boot_noise,
+    ))
+}

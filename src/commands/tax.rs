@@ -3,7 +3,7 @@
 //! `--check` test the estimate against an injected toll.
 
 use super::output::{Exit, fail, page_target, show};
-use super::stored::open_history;
+use super::stored::{newest_attribution, open_history};
 use crate::cli::{HistoryArgs, Page, Printed};
 use crate::export;
 use crate::harness::interrupt;
@@ -90,8 +90,20 @@ pub fn tax(
         }
     }
     let plan = crate::plan::plan(&tolls.inventory, crate::plan::DEFAULT_RUNS);
-    let attribution = match attributed(store) {
-        Ok(attribution) => Some(attribution),
+    let attribution = match newest_attribution(store, None) {
+        Ok(attribution) => {
+            say!(
+                "pricing each mitigation's part over run sets {}",
+                attribution
+                    .recognised
+                    .sets
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Some(attribution)
+        }
         Err(why) => {
             say!("per mitigation: {why}");
             None
@@ -111,64 +123,6 @@ pub fn tax(
         "estimate",
     );
     if shown.is_success() { ending } else { shown }
-}
-
-/// The attribution of the history's newest run set of each boot and
-/// wrapper (as `mitbench attribute` with no set named makes it), or why
-/// there is none.
-fn attributed(store: &HistoryArgs) -> Result<crate::attribute::Attribution, String> {
-    let history = match open_history(store) {
-        Ok(Some(history)) => history,
-        Ok(None) => return Err("no history of run sets to attribute".into()),
-        Err(e) => return Err(e.to_string()),
-    };
-    let sets = history
-        .nth_last(0)
-        .and_then(|last| history.load(last))
-        .and_then(|last| history.latest_sets(&last))
-        .map_err(|e| e.to_string())?;
-    if sets.len() < 2 {
-        return Err(
-            "the history holds run sets of the present boot only: each kernel mitigation's \
-             part needs its boot of `mitbench plan`"
-                .into(),
-        );
-    }
-    let named = sets
-        .iter()
-        .map(|set| {
-            let runs = set
-                .ids
-                .iter()
-                .map(|&id| history.load(id))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| e.to_string())?;
-            Ok(crate::attribute::NamedSet {
-                name: set.side().to_string(),
-                runs,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let recognised = crate::attribute::recognise(&named)
-        .map_err(|refusal| format!("the history's newest sets are not attributed: {refusal}"))?;
-    let boot_noise = history
-        .boot_figures(&named[recognised.roles.present].runs[0])
-        .map(|figures| crate::attribute::BootNoise::of(&figures))
-        .unwrap_or_default();
-    say!(
-        "pricing each mitigation's part over run sets {}",
-        named
-            .iter()
-            .map(|n| n.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    Ok(crate::attribute::attribute(
-        &named,
-        recognised,
-        crate::attribute::DEFAULT_THRESHOLD_PCT,
-        &boot_noise,
-    ))
 }
 
 /// How the count ended, as the exit status the estimate is printed with.

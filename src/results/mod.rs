@@ -106,6 +106,11 @@ pub struct RunDocument {
     /// allows by that wait; empty in documents that predate it.
     #[serde(default)]
     pub latency_advice: Vec<advice::LatencyAdvice>,
+    /// What an attribution over the history's run sets of this machine's
+    /// boots and wrappers said of the summary's rows when this run was
+    /// made (`mitbench attribute`); empty where the history held none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attributed: Vec<summary::AttributedPart>,
 }
 
 impl RunDocument {

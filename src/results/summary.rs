@@ -21,6 +21,83 @@ pub struct Summary {
     pub tolls: Vec<Toll>,
     /// What the run cannot tell, and the boots that would.
     pub next_step: NextStep,
+    /// The mitigations' parts of the tolls, where stored run sets of other
+    /// boots or wrappers were attributed.
+    pub attributed: Vec<AttributedPart>,
+}
+
+/// One mitigation's part of a row the summary reads, as `mitbench
+/// attribute` found it over stored run sets.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct AttributedPart {
+    pub mitigation: String,
+    pub probe: String,
+    pub variant: String,
+    /// Of the row's whole toll (present against every mitigation off)
+    /// where the sets separated two mitigations or more, else of the row's
+    /// cost with it: percent, with the 95% interval.
+    pub share_pct: f64,
+    pub share_ci95_pct: Option<[f64; 2]>,
+    /// "toll" or "cost": what the share is of.
+    pub of: String,
+    /// The run sets attributed over.
+    pub sets: String,
+    /// The part in words: "seccomp filter: 35% [34, 37] of os/getpid
+    /// syscall's cost here".
+    pub text: String,
+}
+
+impl AttributedPart {
+    /// The parts beyond noise of the rows the summary reads, from an
+    /// attribution.
+    pub fn of(a: &crate::attribute::Attribution) -> Vec<AttributedPart> {
+        let read = rows_read();
+        let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
+        let mut parts = Vec::new();
+        for row in a
+            .rows
+            .iter()
+            .filter(|r| read.contains(&(r.id.as_str(), r.variant.as_str())))
+        {
+            for (switch, part) in a.recognised.switches.iter().zip(&row.parts) {
+                let Some(part) =
+                    part.filter(|p| p.verdict == crate::analysis::verdict::Verdict::Slower)
+                else {
+                    continue;
+                };
+                // With one mitigation separated its part is the whole toll:
+                // the row's cost says more.
+                let whole = row
+                    .whole
+                    .filter(|w| w.ns > 0.0 && a.recognised.switches.len() > 1);
+                let (base, of) = match whole {
+                    Some(whole) => (whole.ns, "toll"),
+                    None => (row.present_ns, "cost"),
+                };
+                let pct = |ns: f64| ns / base * 100.0;
+                let (share, ci) = (
+                    pct(part.ns),
+                    part.ci95_ns.map(|[lo, hi]| [pct(lo), pct(hi)]),
+                );
+                let ci_text =
+                    ci.map_or_else(String::new, |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
+                parts.push(AttributedPart {
+                    mitigation: switch.name.clone(),
+                    probe: row.id.clone(),
+                    variant: row.variant.clone(),
+                    share_pct: share,
+                    share_ci95_pct: ci,
+                    of: of.to_string(),
+                    sets: sets.join(", "),
+                    text: format!(
+                        "{}: {share:.0}%{ci_text} of {} {}'s {of} here",
+                        switch.name, row.id, row.variant
+                    ),
+                });
+            }
+        }
+        parts
+    }
 }
 
 /// Which record a figure comes from.
@@ -248,6 +325,7 @@ pub fn of(doc: &RunDocument) -> Summary {
             then: "`mitbench run` on each and `mitbench attribute` (see `mitbench plan`)"
                 .to_string(),
         },
+        attributed: doc.attributed.clone(),
     }
 }
 

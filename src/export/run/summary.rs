@@ -123,6 +123,15 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
         let text = format!("{} [{}]", body(toll), sources(toll));
         out.extend(wrap(&label, &text, LABEL + 1, width));
     }
+    if let Some(first) = summary.attributed.first() {
+        let parts: Vec<&str> = summary.attributed.iter().map(|p| p.text.as_str()).collect();
+        out.extend(wrap(
+            "attributed:",
+            &format!("{} (run sets {})", parts.join("; "), first.sets),
+            2,
+            width,
+        ));
+    }
     out.extend(wrap(
         "not measured:",
         &format!(
@@ -188,6 +197,15 @@ pub fn markdown(summary: &Summary) -> String {
     out.push('\n');
     for [label, figures, from] in rows(summary) {
         let _ = writeln!(out, "- **{label}**: {figures} (`{from}`)");
+    }
+    if let Some(first) = summary.attributed.first() {
+        let parts: Vec<&str> = summary.attributed.iter().map(|p| p.text.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "\nAttributed over stored run sets {}: {}.",
+            first.sets,
+            text(&parts.join("; "))
+        );
     }
     let _ = writeln!(
         out,
