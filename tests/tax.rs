@@ -570,3 +570,109 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
     let syscalls = row(&under, "syscall")["share_pct"].as_f64().unwrap();
     assert!(share < syscalls, "{share} of {syscalls}");
 }
+
+/// A workload's share per mitigation against the truth: three runs a set,
+/// plain and under a filter that makes the null syscall 1.5x, each run's
+/// figures moved by the noise its forks claim; the filter's share of a
+/// workload of a million syscalls in one CPU second must hold the true
+/// share (half a null syscall each) in at least 90% of trials.
+#[test]
+fn a_known_part_is_recovered_within_its_interval() {
+    use mitbench::attribute::{BootNoise, NamedSet};
+    use mitbench::tax::count::{Count, Counted};
+    use mitbench::tax::crossing::Crossing;
+    let base = mitbench::results::load::document_from_file(std::path::Path::new(
+        "tests/fixtures/default-run.json",
+    ))
+    .unwrap();
+    let getpid = base
+        .results
+        .iter()
+        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+        .and_then(|r| r.cost.clone())
+        .unwrap();
+    // One run's figure strays by its forks' spread over the forks.
+    let sd = getpid.between_forks_pct.unwrap() / 100.0 / (getpid.forks as f64).sqrt();
+    let syscalls = 1_000_000u64;
+    let truth = syscalls as f64 * 0.5 * getpid.ns / 1e9 * 100.0;
+    let plan = mitbench::plan::plan(&base.inventory, 3);
+    let mut rng = fastrand::Rng::with_seed(4242);
+    let mut normal = move || {
+        let (u, v) = (rng.f64().max(1e-12), rng.f64());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let (trials, mut covered, mut halves, mut shares) = (100, 0, Vec::new(), Vec::new());
+    for _ in 0..trials {
+        let mut set = |filter: bool| -> Vec<mitbench::results::RunDocument> {
+            (0..3)
+                .map(|_| {
+                    let mut doc = base.clone();
+                    let factor = (sd * normal()).exp() * if filter { 1.5 } else { 1.0 };
+                    common::scale_rows(&mut doc, "os/getpid", factor);
+                    if filter {
+                        let controls = &mut doc.inventory.identity.process_controls;
+                        controls.insert("Seccomp".into(), "2".into());
+                        controls.insert("Seccomp_filters".into(), "1".into());
+                    }
+                    doc
+                })
+                .collect()
+        };
+        let sets = vec![
+            NamedSet {
+                name: "plain".into(),
+                runs: set(false),
+            },
+            NamedSet {
+                name: "filtered".into(),
+                runs: set(true),
+            },
+        ];
+        let recognised = mitbench::attribute::recognise(&sets).unwrap();
+        let a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
+        let counted = Counted::of(
+            vec![Count {
+                kind: Crossing::Syscall,
+                source: "a test".into(),
+                count: Some(syscalls),
+                unsupported: None,
+            }],
+            [("Seccomp_filters".to_string(), "1".to_string())].into(),
+        );
+        let tax = mitbench::tax::estimate(counted, &base, "a fixture".into(), Err("none".into()));
+        let per = mitbench::tax::parts::per_mitigation(&tax, Some(&a), &plan);
+        let filter = per
+            .parts
+            .iter()
+            .find(|p| p.mitigation == "seccomp filter")
+            .unwrap();
+        let [lo, hi] = filter.share_ci95_pct.unwrap();
+        covered += usize::from(lo <= truth && truth <= hi);
+        halves.push((hi - lo) / 2.0 / truth);
+        shares.push(filter.share_pct.unwrap());
+        // The kernel's mitigations, in every set, name their boots.
+        assert!(
+            per.parts
+                .iter()
+                .filter(|p| p.share_pct.is_none())
+                .all(|p| p.needs_boot.is_some())
+        );
+    }
+    let rate = covered as f64 / trials as f64;
+    halves.sort_by(f64::total_cmp);
+    let half = halves[halves.len() / 2];
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    eprintln!(
+        "the filter's share of the workload ({truth:.2}%) held in {rate:.2} of {trials} trials; \
+         median half-width {:.1}% of it; mean estimate {mean:.3}%",
+        half * 100.0
+    );
+    assert!(rate >= 0.90, "covered {rate}");
+    // Informative, and not biased: the interval is a fraction of the share,
+    // and the estimates centre on the truth.
+    assert!(half < 0.5, "half-width {half}");
+    assert!(
+        (mean / truth - 1.0).abs() < 0.02,
+        "mean {mean} against {truth}"
+    );
+}
