@@ -489,7 +489,7 @@ fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
     );
 }
 
-/// `tax --json -- mitbench workload getpid` against `history`, the tax
+/// `tax --json -- mitbench workload syscalls` against `history`, the tax
 /// (and its workload) under a seccomp filter where `filtered`.
 fn getpid_taxed(history: &str, filtered: bool) -> serde_json::Value {
     use std::os::unix::process::CommandExt;
@@ -502,7 +502,7 @@ fn getpid_taxed(history: &str, filtered: bool) -> serde_json::Value {
         "--",
         mitbench_bin,
         "workload",
-        "getpid",
+        "syscalls",
     ]);
     if filtered {
         let program = mitbench::tax::inject::every_syscall_filter(8);
@@ -512,7 +512,10 @@ fn getpid_taxed(history: &str, filtered: bool) -> serde_json::Value {
             command.pre_exec(move || mitbench::tax::inject::install(&program));
         }
     }
-    json_of(command.output().unwrap())
+    let out = command.output().unwrap();
+    let tax = json_of(out);
+    assert_eq!(tax["counted"]["exit_code"], 0, "the workload failed: {tax}");
+    tax
 }
 
 #[test]

@@ -36,6 +36,17 @@ pub struct PerMitigation {
     pub remainder_ci95_pct: Option<[f64; 2]>,
     /// The run sets the parts are attributed over; None: none were.
     pub attributed_over: Option<String>,
+    /// Per priced crossing, each attributed mitigation's share of the
+    /// workload's CPU time (in `parts`' order; None where it takes none of
+    /// that crossing), and the remainder: what the report stacks.
+    pub by_crossing: Vec<CrossingParts>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CrossingParts {
+    pub kind: crate::tax::crossing::Crossing,
+    pub shares_pct: Vec<Option<f64>>,
+    pub remainder_pct: Option<f64>,
 }
 
 /// A running sum of crossings' shares: value and variance, percent.
@@ -106,6 +117,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     let switches = &a.recognised.switches;
     let mut sums = vec![Sum::default(); switches.len()];
     let mut remainder = Sum::default();
+    let mut by_crossing = Vec::new();
     for row in &tax.rows {
         let (Some(count), Some(source)) = (row.count, TOLLS.iter().find(|t| t.kind == row.kind))
         else {
@@ -114,20 +126,29 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         if cpu_s <= 0.0 {
             continue;
         }
+        let mut shares = Vec::new();
         for (k, sum) in sums.iter_mut().enumerate() {
-            if let Some((ns, half)) = per_crossing(source, &a.rows, |r| r.parts[k]) {
+            let part = per_crossing(source, &a.rows, |r| r.parts[k]);
+            if let Some((ns, half)) = part {
                 sum.add(
                     pct_of(count, ns, cpu_s),
                     half.map(|h| pct_of(count, h, cpu_s)),
                 );
             }
+            shares.push(part.map(|(ns, _)| pct_of(count, ns, cpu_s)));
         }
-        if let Some((ns, half)) = per_crossing(source, &a.rows, |r| r.residual) {
+        let left = per_crossing(source, &a.rows, |r| r.residual);
+        if let Some((ns, half)) = left {
             remainder.add(
                 pct_of(count, ns, cpu_s),
                 half.map(|h| pct_of(count, h, cpu_s)),
             );
         }
+        by_crossing.push(CrossingParts {
+            kind: row.kind,
+            shares_pct: shares,
+            remainder_pct: left.map(|(ns, _)| pct_of(count, ns, cpu_s)),
+        });
     }
     let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
     let over = format!("attributed over run sets {}", sets.join(", "));
@@ -181,11 +202,23 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         true => remainder.share(),
         false => (None, None),
     };
+    // A part the workload does not pay is not stacked.
+    for crossing in &mut by_crossing {
+        for (share, part) in crossing.shares_pct.iter_mut().zip(&parts) {
+            if part.share_pct.is_none() {
+                *share = None;
+            }
+        }
+        if !all_apply {
+            crossing.remainder_pct = None;
+        }
+    }
     PerMitigation {
         parts,
         remainder_pct,
         remainder_ci95_pct,
         attributed_over: Some(sets.join(", ")),
+        by_crossing,
     }
 }
 
@@ -242,5 +275,6 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
         remainder_pct: None,
         remainder_ci95_pct: None,
         attributed_over: None,
+        by_crossing: Vec::new(),
     }
 }

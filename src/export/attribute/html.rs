@@ -65,7 +65,12 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
         let plot = if stacked.is_empty() {
             None
         } else {
-            Some(plots::stacked_parts(family.name, &names, &stacked)?)
+            Some(plots::stacked_parts(
+                family.name,
+                &names,
+                &stacked,
+                &plots::OF_ALL_OFF,
+            )?)
         };
         families.push(FamilySection {
             name: family.name,

@@ -212,4 +212,4 @@ pub use changes::changes;
 pub use latency::latency;
 pub use phases::phase_shares;
 pub use ratios::ratios;
-pub use stacked::{StackedRow, stacked_parts};
+pub use stacked::{OF_ALL_OFF, Reading, StackedRow, stacked_parts};

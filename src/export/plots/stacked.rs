@@ -16,9 +16,31 @@ pub struct StackedRow {
     pub whole_ci: Option<[f64; 2]>,
 }
 
+/// What a stacked plot's axis measures and how its caption reads it.
+pub struct Reading<'a> {
+    pub axis: &'a str,
+    pub caption: &'a str,
+}
+
+/// How `attribute` reads its bars: percent of the set with every
+/// mitigation off.
+pub const OF_ALL_OFF: Reading<'static> = Reading {
+    axis: "% of the row's figure with every mitigation off",
+    caption: "each bar is the row's parts end to end (a mitigation's part: the present set less \
+              the set without it; grey: what the parts leave of the whole toll); the black dot \
+              and line are the whole toll (present less every mitigation off) and its 95% \
+              interval.",
+};
+
 /// Parts of `rows` stacked from 0 (positive ones rightwards, negative
-/// ones leftwards), `names` the mitigations' in order.
-pub fn stacked_parts(title: &str, names: &[String], rows: &[StackedRow]) -> std::io::Result<Plot> {
+/// ones leftwards), `names` the mitigations' in order, read as `reading`
+/// says.
+pub fn stacked_parts(
+    title: &str,
+    names: &[String],
+    rows: &[StackedRow],
+    reading: &Reading,
+) -> std::io::Result<Plot> {
     let labels = RowLabels(rows.iter().map(|r| r.label.clone()).collect());
     let n = labels.rows();
     let (mut lo, mut hi) = (0.0f64, 0.0f64);
@@ -54,7 +76,7 @@ pub fn stacked_parts(title: &str, names: &[String], rows: &[StackedRow]) -> std:
             .configure_mesh()
             .y_labels(rows.len())
             .y_label_formatter(&|v| labels.of(v))
-            .x_desc("% of the row's figure with every mitigation off")
+            .x_desc(reading.axis)
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for (row, r) in rows.iter().enumerate() {
@@ -86,11 +108,6 @@ pub fn stacked_parts(title: &str, names: &[String], rows: &[StackedRow]) -> std:
     })?;
     Ok(Plot {
         svg,
-        caption: format!(
-            "{title}: each bar is the row's parts end to end (a mitigation's part: the present \
-             set less the set without it; grey: what the parts leave of the whole toll); the \
-             black dot and line are the whole toll (present less every mitigation off) and its \
-             95% interval."
-        ),
+        caption: format!("{title}: {}", reading.caption),
     })
 }

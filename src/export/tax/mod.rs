@@ -42,6 +42,58 @@ fn estimate(e: Estimate, digits: usize) -> String {
     interval(Some(e.value), Some(e.ci95), digits, "")
 }
 
+/// Each priced crossing's share of the CPU time with its mitigations'
+/// parts stacked in it; None where nothing was attributed.
+fn per_crossing_plot(tax: &Tax) -> Result<Option<crate::export::plots::Plot>, ExportError> {
+    use crate::export::plots::{self, StackedRow};
+    let Some(per) = tax
+        .per_mitigation
+        .as_ref()
+        .filter(|p| !p.by_crossing.is_empty())
+    else {
+        return Ok(None);
+    };
+    let names: Vec<String> = per.parts.iter().map(|p| p.mitigation.clone()).collect();
+    let rows: Vec<StackedRow> = per
+        .by_crossing
+        .iter()
+        .filter_map(|c| {
+            let whole = tax.rows.iter().find(|r| r.kind == c.kind)?;
+            let mut parts: Vec<(Option<usize>, f64)> = c
+                .shares_pct
+                .iter()
+                .enumerate()
+                .filter_map(|(k, share)| Some((Some(k), (*share)?)))
+                .collect();
+            if let Some(left) = c.remainder_pct {
+                parts.push((None, left));
+            }
+            Some(StackedRow {
+                label: c.kind.to_string(),
+                parts,
+                whole_pct: whole.share_pct?,
+                whole_ci: whole.share_ci95_pct,
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(plots::stacked_parts(
+        "each mitigation's part of each crossing",
+        &names,
+        &rows,
+        &plots::Reading {
+            axis: "% of the workload's CPU time",
+            caption: "each bar is a crossing's mitigation parts end to end (a part: the \
+                      crossings counted times that mitigation's attributed part of one; grey: \
+                      what the parts leave of the sets' whole toll); the black dot and line are \
+                      the crossing's whole share (count times the toll of one) and its 95% \
+                      interval.",
+        },
+    )?))
+}
+
 /// What each mitigation takes of the workload's CPU time, a line each.
 fn per_mitigation_lines(per: &crate::tax::parts::PerMitigation) -> Vec<String> {
     let mut lines = vec![match &per.attributed_over {
@@ -255,6 +307,8 @@ struct Page<'a> {
     mitigations: Vec<PageMitigation<'a>>,
     check: Option<String>,
     check_unsupported: Option<&'a str>,
+    per_mitigation: Vec<String>,
+    per_crossing_plot: Option<crate::export::plots::Plot>,
 }
 
 #[derive(Serialize)]
@@ -328,6 +382,12 @@ pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
             .collect(),
         check: tax.check.as_ref().map(check_sentence),
         check_unsupported: tax.check_unsupported.as_deref(),
+        per_mitigation: tax
+            .per_mitigation
+            .as_ref()
+            .map(per_mitigation_lines)
+            .unwrap_or_default(),
+        per_crossing_plot: per_crossing_plot(tax)?,
     };
     render_page("tax.html", &page)
 }
