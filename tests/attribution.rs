@@ -577,7 +577,7 @@ mod cli {
     #[test]
     fn the_summary_names_what_the_attributed_parts_say() {
         use mitbench::attribute::{BootNoise, NamedSet};
-        use mitbench::results::summary::{self, AttributedPart};
+        use mitbench::results::summary;
         let sets: Vec<NamedSet> = [("plain", false), ("filtered", true)]
             .into_iter()
             .map(|(name, filter)| NamedSet {
@@ -587,7 +587,7 @@ mod cli {
             .collect();
         let recognised = mitbench::attribute::recognise(&sets).unwrap();
         let a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
-        let parts = AttributedPart::of(&a);
+        let parts = mitbench::attribute::summary_parts(&a);
         // The filter made the null syscall 1.5x: a third of its cost with
         // the filter; one mitigation separated, so of the cost, not of a
         // whole toll that is the part itself.

@@ -22,6 +22,7 @@ use crate::analysis::noise::{self, Evidence, RowNoise, RunFigure, RunTime, Walk}
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
 use crate::results::at_speed::{AtSpeed, CARRIED_DF, RowAtSpeed, common_speed, paired, speeds_at};
+use crate::results::summary::AttributedPart;
 use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -571,4 +572,52 @@ fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
             }
         })
         .collect()
+}
+
+/// The parts beyond noise of the rows a run's summary reads, as the
+/// summary names them (`results::summary::AttributedPart`).
+pub fn summary_parts(a: &Attribution) -> Vec<AttributedPart> {
+    let read = crate::results::summary::rows_read();
+    let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
+    let mut parts = Vec::new();
+    for row in a
+        .rows
+        .iter()
+        .filter(|r| read.contains(&(r.id.as_str(), r.variant.as_str())))
+    {
+        for (switch, part) in a.recognised.switches.iter().zip(&row.parts) {
+            let Some(part) = part.filter(|p| p.verdict == Verdict::Slower) else {
+                continue;
+            };
+            // With one mitigation separated its part is the whole toll:
+            // the row's cost says more.
+            let whole = row
+                .whole
+                .filter(|w| w.ns > 0.0 && a.recognised.switches.len() > 1);
+            let (base, of) = match whole {
+                Some(whole) => (whole.ns, "toll"),
+                None => (row.present_ns, "cost"),
+            };
+            let pct = |ns: f64| ns / base * 100.0;
+            let (share, ci) = (
+                pct(part.ns),
+                part.ci95_ns.map(|[lo, hi]| [pct(lo), pct(hi)]),
+            );
+            let ci_text = ci.map_or_else(String::new, |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
+            parts.push(AttributedPart {
+                mitigation: switch.name.clone(),
+                probe: row.id.clone(),
+                variant: row.variant.clone(),
+                share_pct: share,
+                share_ci95_pct: ci,
+                of: of.to_string(),
+                sets: sets.join(", "),
+                text: format!(
+                    "{}: {share:.0}%{ci_text} of {} {}'s {of} here",
+                    switch.name, row.id, row.variant
+                ),
+            });
+        }
+    }
+    parts
 }

@@ -63,7 +63,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     if !args.no_history
         && let Ok(attribution) = super::stored::newest_attribution(&args.store, Some(&doc))
     {
-        doc.attributed = crate::results::summary::AttributedPart::of(&attribution);
+        doc.attributed = crate::attribute::summary_parts(&attribution);
     }
     if let Err(failed) = print_table(&doc, args.wide) {
         return (failed, None);

@@ -158,14 +158,6 @@ pub fn newest_attribution(
         .boot_figures(&named[recognised.roles.present].runs[0])
         .map(|figures| crate::attribute::BootNoise::of(&figures))
         .unwrap_or_default();
-    say!(
-        "pricing each mitigation's part over run sets {}",
-        named
-            .iter()
-            .map(|n| n.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
     Ok(crate::attribute::attribute(
         &named,
         recognised,

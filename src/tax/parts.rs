@@ -115,6 +115,23 @@ fn pct_of(count: u64, ns: f64, cpu_s: f64) -> f64 {
 fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     let cpu_s = tax.cpu_s();
     let switches = &a.recognised.switches;
+    // The crossings each mitigation can tax: a process control only those
+    // the catalogue names for it (a filter runs on syscalls, not on page
+    // faults), so the other crossings' noise stays out of its share.
+    let taxes: Vec<Option<Vec<crate::tax::crossing::Crossing>>> = switches
+        .iter()
+        .map(|switch| {
+            let control = crate::mitigations::process::PROCESS_CONTROLS
+                .iter()
+                .find(|c| switch.kind == SwitchKind::Process && c.name == switch.name)?;
+            Some(
+                tax.mitigations
+                    .iter()
+                    .find(|m| m.mitigation == control.mitigation)
+                    .map_or_else(Vec::new, |m| m.kinds.clone()),
+            )
+        })
+        .collect();
     let mut sums = vec![Sum::default(); switches.len()];
     let mut remainder = Sum::default();
     let mut by_crossing = Vec::new();
@@ -128,7 +145,10 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         }
         let mut shares = Vec::new();
         for (k, sum) in sums.iter_mut().enumerate() {
-            let part = per_crossing(source, &a.rows, |r| r.parts[k]);
+            let taxed = taxes[k]
+                .as_ref()
+                .is_none_or(|kinds| kinds.contains(&row.kind));
+            let part = per_crossing(source, &a.rows, |r| r.parts[k]).filter(|_| taxed);
             if let Some((ns, half)) = part {
                 sum.add(
                     pct_of(count, ns, cpu_s),
