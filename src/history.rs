@@ -110,6 +110,21 @@ pub type BootFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
 /// reference speed, speed coefficient, that speed) where it had them.
 type StoredFigure = (f64, Option<(f64, f64, f64)>);
 
+/// A stored figure from four columns of a query row from `first` on: the
+/// raw ticks, the figure at the run's reference speed, the coefficient and
+/// that speed (the last three all there, or the figure is raw only).
+fn stored_figure(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoredFigure> {
+    let at_speed = match (
+        r.get::<_, Option<f64>>(first + 1)?,
+        r.get::<_, Option<f64>>(first + 2)?,
+        r.get::<_, Option<f64>>(first + 3)?,
+    ) {
+        (Some(ticks), Some(coefficient), Some(speed)) => Some((ticks, coefficient, speed)),
+        _ => None,
+    };
+    Ok((r.get::<_, f64>(first)?, at_speed))
+}
+
 /// A row's stored figures (raw ticks, and where the run had one its figure
 /// at its reference speed, the coefficient and that speed) as one series:
 /// at one reference speed, the median of the runs', where every run has
@@ -476,19 +491,9 @@ impl History {
         let mut by_row: BTreeMap<(String, String), Vec<StoredFigure>> = BTreeMap::new();
         let rows = query
             .query_map(params![conditions, except], |r| {
-                let at_speed = match (
-                    r.get::<_, Option<f64>>(3)?,
-                    r.get::<_, Option<f64>>(4)?,
-                    r.get::<_, Option<f64>>(5)?,
-                ) {
-                    (Some(ticks), Some(coefficient), Some(speed)) => {
-                        Some((ticks, coefficient, speed))
-                    }
-                    _ => None,
-                };
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
-                    (r.get::<_, f64>(2)?, at_speed),
+                    stored_figure(r, 2)?,
                 ))
             })
             .map_err(|e| self.sqlite(e))?;
@@ -536,21 +541,11 @@ impl History {
         let mut by_row: BTreeMap<(String, String), Vec<(String, StoredFigure)>> = BTreeMap::new();
         let rows = query
             .query_map(params![like.inventory.kernel.cmdline], |r| {
-                let at_speed = match (
-                    r.get::<_, Option<f64>>(5)?,
-                    r.get::<_, Option<f64>>(6)?,
-                    r.get::<_, Option<f64>>(7)?,
-                ) {
-                    (Some(ticks), Some(coefficient), Some(speed)) => {
-                        Some((ticks, coefficient, speed))
-                    }
-                    _ => None,
-                };
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, Option<String>>(1)?.unwrap_or_default(),
                     (r.get::<_, String>(2)?, r.get::<_, String>(3)?),
-                    (r.get::<_, f64>(4)?, at_speed),
+                    stored_figure(r, 4)?,
                 ))
             })
             .map_err(|e| self.sqlite(e))?;

@@ -12,6 +12,15 @@ fn fixture() -> RunDocument {
     document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
 }
 
+/// `doc` as it reads under one seccomp filter: another process control.
+fn under_a_filter(mut doc: RunDocument) -> RunDocument {
+    doc.inventory
+        .identity
+        .process_controls
+        .insert("Seccomp_filters".into(), "1".into());
+    doc
+}
+
 #[test]
 fn runs_are_stored_listed_and_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -180,12 +189,7 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
         }
         history.store(&doc).unwrap();
     }
-    let mut filtered = base.clone();
-    filtered
-        .inventory
-        .identity
-        .process_controls
-        .insert("Seccomp_filters".into(), "1".into());
+    let filtered = under_a_filter(base.clone());
     history.store(&filtered).unwrap();
     let conditions = mitbench::history::conditions_of(&base);
     assert_ne!(conditions, mitbench::history::conditions_of(&filtered));
@@ -241,13 +245,7 @@ fn a_rows_figures_are_grouped_by_boot_over_boots_of_one_command_line() {
     {
         history.store(&run(boot, i, factor)).unwrap();
     }
-    let mut filtered = run("c", 10, 1.5);
-    filtered
-        .inventory
-        .identity
-        .process_controls
-        .insert("Seccomp_filters".into(), "1".into());
-    history.store(&filtered).unwrap();
+    history.store(&under_a_filter(run("c", 10, 1.5))).unwrap();
     let mut other = run("d", 11, 2.0);
     other.inventory.kernel.cmdline = "mitigations=off".to_string();
     history.store(&other).unwrap();

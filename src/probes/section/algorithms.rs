@@ -140,34 +140,37 @@ impl Algorithm {
         format!("{}, {path}", self.library().name())
     }
 
+    /// OpenSSL's name for it; None for CRC-32C, which OpenSSL lacks.
+    fn openssl_name(self) -> Option<&'static str> {
+        Some(match self {
+            Algorithm::Sha1 => "SHA1",
+            Algorithm::Sha256 => "SHA256",
+            Algorithm::Sha512 => "SHA512",
+            Algorithm::Aes128Gcm => "AES-128-GCM",
+            Algorithm::Aes256Gcm => "AES-256-GCM",
+            Algorithm::ChaCha20Poly1305 => "ChaCha20-Poly1305",
+            Algorithm::Crc32c => return None,
+        })
+    }
+
     /// OpenSSL's digest, fetched once: an implicit fetch on every call
     /// (what the legacy `EVP_sha256()` handles cost in OpenSSL 3) would be
     /// timed with each small buffer, and `openssl speed` fetches once too.
     fn digest(self) -> Option<&'static MdRef> {
-        static FETCHED: [OnceLock<Option<Md>>; 3] =
-            [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        let (slot, name) = match self {
-            Algorithm::Sha1 => (0, "SHA1"),
-            Algorithm::Sha256 => (1, "SHA256"),
-            Algorithm::Sha512 => (2, "SHA512"),
-            _ => return None,
-        };
-        FETCHED[slot]
+        static FETCHED: [OnceLock<Option<Md>>; ALGORITHMS.len()] =
+            [const { OnceLock::new() }; ALGORITHMS.len()];
+        let name = self.openssl_name().filter(|_| !self.is_aead())?;
+        FETCHED[self as usize]
             .get_or_init(|| Md::fetch(None, name, None).ok())
             .as_deref()
     }
 
     /// OpenSSL's cipher for an AEAD algorithm, fetched once.
     fn cipher(self) -> Option<&'static CipherRef> {
-        static FETCHED: [OnceLock<Option<Cipher>>; 3] =
-            [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        let (slot, name) = match self {
-            Algorithm::Aes128Gcm => (0, "AES-128-GCM"),
-            Algorithm::Aes256Gcm => (1, "AES-256-GCM"),
-            Algorithm::ChaCha20Poly1305 => (2, "ChaCha20-Poly1305"),
-            _ => return None,
-        };
-        FETCHED[slot]
+        static FETCHED: [OnceLock<Option<Cipher>>; ALGORITHMS.len()] =
+            [const { OnceLock::new() }; ALGORITHMS.len()];
+        let name = self.openssl_name().filter(|_| self.is_aead())?;
+        FETCHED[self as usize]
             .get_or_init(|| Cipher::fetch(None, name, None).ok())
             .as_deref()
     }
