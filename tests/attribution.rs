@@ -304,6 +304,133 @@ fn a_boots_own_variance_widens_parts_across_boots_and_moves_a_boots_sets_togethe
     assert!(rows > 5, "{rows} rows");
 }
 
+/// The synthetic machine's rows named as the rows tax prices crossings
+/// by: the null syscall (the filter's toll on it) and the store-load
+/// workload (SSBD's), so a workload's counts are priced by what
+/// `attribute` finds on them.
+fn priced_probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
+    use mitbench::probes::Declaration;
+    use mitbench::synthetic::Truth;
+    let truth = |name, ticks| Truth {
+        name,
+        ticks,
+        second_level: None,
+        baseline: true,
+    };
+    vec![
+        mitbench::synthetic::Probe {
+            declaration: Declaration::new("os/getpid", "none", "getpid call"),
+            variants: vec![truth(
+                "syscall",
+                270.0 + if filter { FILTER_TICKS } else { 0.0 },
+            )],
+        },
+        mitbench::synthetic::Probe {
+            declaration: Declaration::new("syscall/specctrl-storeload", "none", "round"),
+            variants: vec![truth(
+                "unchanged",
+                40.0 * if ssbd { 1.0 + SSBD_SHARE } else { 1.0 },
+            )],
+        },
+    ]
+}
+
+/// Issue 42's target on the synthetic machine. Not met yet: over 40 trials
+/// the filter's share (3.85%) was held in 77.5%; the estimates centre on
+/// the truth (1% low) but the parts' intervals on this two-row machine are
+/// about 1.7x too narrow (the stored-document trials in tests/tax.rs, whose
+/// noise is what each run's forks claim, hold it in 100%). Run it with
+/// `cargo test --test attribution -- --ignored`.
+#[test]
+#[ignore = "the synthetic guest's part intervals are too narrow: 77.5% of 40, target 90%"]
+fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
+    use mitbench::tax::count::{Count, Counted};
+    use mitbench::tax::crossing::Crossing;
+    let settings = Settings::standard();
+    let recognised = recognised();
+    let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
+        "tests/fixtures/default-run.json",
+    ))
+    .unwrap();
+    let plan = mitbench::plan::plan(&tolls.inventory, 3);
+    // A million syscalls in one CPU second, under a filter and not SSBD:
+    // the filter takes 100 ticks of each, SSBD nothing of this workload.
+    let syscalls = 1_000_000u64;
+    let truth = syscalls as f64 * FILTER_TICKS / TICKS_PER_NS / 1e9 * 100.0;
+    let (trials, mut covered, mut ssbd_priced) = (40u64, 0, 0);
+    for trial in 0..trials {
+        let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
+        let mut machine = Machine::new(Noise::cloud_guest(slow_share), 9000 + trial);
+        let mut runs: Vec<Vec<Run>> = (0..SETS.len()).map(|_| Vec::new()).collect();
+        for _ in 0..3 {
+            for (i, &(f, s)) in SETS.iter().enumerate() {
+                runs[i].push(machine.run(&priced_probes(f, s), LAYOUT, &settings));
+            }
+        }
+        let times: Vec<Vec<RunTime>> = runs
+            .iter()
+            .map(|set| set.iter().filter_map(|r| r.time).collect())
+            .collect();
+        let rows: Vec<attribute::RowParts> = runs[0][0]
+            .records
+            .iter()
+            .filter(|r| r.cost.is_some())
+            .filter_map(|first| {
+                let records: Vec<Vec<&Record>> = runs
+                    .iter()
+                    .map(|set| {
+                        let runs = set.iter().map(|run| &run.records[..]);
+                        attribute::row_records(runs, &first.id, &first.variant)
+                    })
+                    .collect::<Option<_>>()?;
+                Some(attribute::row_parts(
+                    &SetRow::each(&records, &times),
+                    &recognised,
+                    2.0,
+                    None,
+                ))
+            })
+            .collect();
+        let a = attribute::Attribution {
+            machine: "the synthetic machine".into(),
+            threshold_pct: 2.0,
+            recognised: recognised.clone(),
+            rows,
+            reach: Vec::new(),
+            gaps: Vec::new(),
+            boot_variance: attribute::BootVariance {
+                boots: 0,
+                rows: 0,
+                median_pct: None,
+                sets_span_boots: false,
+                summary: String::new(),
+            },
+        };
+        let counted = Counted::of(
+            vec![Count {
+                kind: Crossing::Syscall,
+                source: "a test".into(),
+                count: Some(syscalls),
+                unsupported: None,
+            }],
+            [("Seccomp_filters".to_string(), "1".to_string())].into(),
+        );
+        let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));
+        let per = mitbench::tax::parts::per_mitigation(&tax, Some(&a), &plan);
+        let part = |name: &str| per.parts.iter().find(|p| p.mitigation == name).unwrap();
+        let [lo, hi] = part("seccomp filter").share_ci95_pct.unwrap();
+        covered += usize::from(lo <= truth && truth <= hi);
+        ssbd_priced += usize::from(part("SSBD by prctl").share_pct.is_some());
+    }
+    let rate = covered as f64 / trials as f64;
+    println!("the filter's share ({truth:.2}%) held in {rate:.3} of {trials} trials");
+    assert!(rate >= 0.90, "covered {rate}");
+    assert_eq!(
+        ssbd_priced, 0,
+        "SSBD is not on in the workload: it takes nothing"
+    );
+}
+
 // The command on stored documents: four copies of a real default run made
 // into the four wrapper sets (their process controls set as the wrappers
 // set them, their tolls laid on the rows each taxes), and the sets it must
