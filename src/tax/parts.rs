@@ -49,19 +49,24 @@ pub struct CrossingParts {
     pub remainder_pct: Option<f64>,
 }
 
-/// A running sum of crossings' shares: value and variance, percent.
+/// A running sum of crossings' shares: value and the sum of squared
+/// half-widths, percent; an interval only where every term had one.
 #[derive(Default, Clone, Copy)]
 struct Sum {
     pct: f64,
     var: f64,
     priced: bool,
+    half_unknown: bool,
 }
 
 impl Sum {
     fn add(&mut self, pct: f64, half_pct: Option<f64>) {
         self.pct += pct;
         // Rows measured apart: their intervals add in quadrature.
-        self.var += half_pct.map_or(0.0, |h| h * h);
+        match half_pct {
+            Some(h) => self.var += h * h,
+            None => self.half_unknown = true,
+        }
         self.priced = true;
     }
 
@@ -69,7 +74,7 @@ impl Sum {
         let half = self.var.sqrt();
         (
             self.priced.then_some(self.pct),
-            self.priced.then_some([self.pct - half, self.pct + half]),
+            (self.priced && !self.half_unknown).then_some([self.pct - half, self.pct + half]),
         )
     }
 }
@@ -296,5 +301,25 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
         remainder_ci95_pct: None,
         attributed_over: None,
         by_crossing: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sum;
+
+    #[test]
+    fn shares_add_and_their_intervals_add_in_quadrature_only_where_all_are_known() {
+        let mut sum = Sum::default();
+        assert_eq!(sum.share(), (None, None), "nothing priced");
+        sum.add(1.0, Some(0.3));
+        sum.add(2.0, Some(0.4));
+        let (share, ci) = sum.share();
+        assert_eq!(share, Some(3.0));
+        let [lo, hi] = ci.unwrap();
+        assert!((lo - 2.5).abs() < 1e-12 && (hi - 3.5).abs() < 1e-12);
+        // A term without an interval leaves the sum without one.
+        sum.add(0.5, None);
+        assert_eq!(sum.share(), (Some(3.5), None));
     }
 }
