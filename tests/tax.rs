@@ -582,8 +582,6 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
 #[test]
 fn a_known_part_is_recovered_within_its_interval() {
     use mitbench::attribute::{BootNoise, NamedSet};
-    use mitbench::tax::count::{Count, Counted};
-    use mitbench::tax::crossing::Crossing;
     let base = mitbench::results::load::document_from_file(std::path::Path::new(
         "tests/fixtures/default-run.json",
     ))
@@ -633,15 +631,7 @@ fn a_known_part_is_recovered_within_its_interval() {
         ];
         let recognised = mitbench::attribute::recognise(&sets).unwrap();
         let a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
-        let counted = Counted::of(
-            vec![Count {
-                kind: Crossing::Syscall,
-                source: "a test".into(),
-                count: Some(syscalls),
-                unsupported: None,
-            }],
-            [("Seccomp_filters".to_string(), "1".to_string())].into(),
-        );
+        let counted = common::syscalls_under_a_filter(syscalls);
         let tax = mitbench::tax::estimate(counted, &base, "a fixture".into(), Err("none".into()));
         let per = mitbench::tax::parts::per_mitigation(&tax, Some(&a), &plan);
         let filter = per

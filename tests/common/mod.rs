@@ -212,3 +212,17 @@ pub fn scale_rows(doc: &mut mitbench::results::RunDocument, id: &str, factor: f6
         }
     }
 }
+
+/// `count` syscalls counted elsewhere in one CPU second, by a workload
+/// under one seccomp filter: what tax prices per mitigation in the tests.
+pub fn syscalls_under_a_filter(count: u64) -> mitbench::tax::count::Counted {
+    mitbench::tax::count::Counted::of(
+        vec![mitbench::tax::count::Count {
+            kind: mitbench::tax::crossing::Crossing::Syscall,
+            source: "a test".into(),
+            count: Some(count),
+            unsupported: None,
+        }],
+        [("Seccomp_filters".to_string(), "1".to_string())].into(),
+    )
+}
