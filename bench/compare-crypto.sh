@@ -21,7 +21,7 @@ openssl_pass() {
 }
 
 openssl_pass >"$work/before"
-cargo run --release --quiet -- run --quiet --cpu "$cpu" --probe 'section/crypto-1MiB' \
+cargo run --release --quiet -- run --quiet --no-history --cpu "$cpu" --probe 'section/crypto-1MiB' \
     --json "$work/mitbench.json" >/dev/null 2>&1
 openssl_pass >"$work/after"
 

@@ -28,7 +28,7 @@ perf_usecs() {
 }
 results=()
 for _ in 1 2 3; do results+=("$(perf_usecs)"); done
-./target/release/mitbench run --quiet --probe os/ctxswitch --cpu "$cpu" --json "$work/run.json" >/dev/null
+./target/release/mitbench run --quiet --no-history --probe os/ctxswitch --cpu "$cpu" --json "$work/run.json" >/dev/null
 for _ in 1 2; do results+=("$(perf_usecs)"); done
 
 python3 - "$work/run.json" "${results[@]}" <<'PY'

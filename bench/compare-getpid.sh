@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 cc -O2 -o "$work/getpid_ref" bench/getpid_ref.c
 
 "$work/getpid_ref" "$cpu" "$work/before.samples" | tee "$work/before.txt" >&2
-./target/release/mitbench run --quiet --probe os/getpid --cpu "$cpu" --json "$work/run.json" >/dev/null
+./target/release/mitbench run --quiet --no-history --probe os/getpid --cpu "$cpu" --json "$work/run.json" >/dev/null
 "$work/getpid_ref" "$cpu" "$work/after.samples" | tee "$work/after.txt" >&2
 
 python3 - "$work" <<'PY'
