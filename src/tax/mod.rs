@@ -269,11 +269,7 @@ pub fn estimate(
     tolls_from: String,
     observer: Result<observer::Correction, String>,
 ) -> Tax {
-    // As `Tax::cpu_s` reads it once the estimate holds the correction.
-    let cpu_s = match &observer {
-        Ok(correction) if correction.cpu_s.value > 0.0 => correction.cpu_s.value,
-        _ => counted.cpu_s,
-    };
+    let cpu_s = shares_of(&counted, observer.as_ref().ok());
     let rows: Vec<TaxRow> = counted
         .counts
         .iter()
@@ -323,13 +319,18 @@ pub fn estimate(
     }
 }
 
+/// The CPU time shares are of: the workload's without the counters where
+/// that was measured, else the counted run's.
+fn shares_of(counted: &Counted, correction: Option<&observer::Correction>) -> f64 {
+    match correction {
+        Some(correction) if correction.cpu_s.value > 0.0 => correction.cpu_s.value,
+        _ => counted.cpu_s,
+    }
+}
+
 impl Tax {
-    /// The CPU time shares are of: the workload's without the counters
-    /// where that was measured, else the counted run's.
+    /// The CPU time its shares are of (see `shares_of`).
     pub fn cpu_s(&self) -> f64 {
-        match &self.without_counters {
-            Some(correction) if correction.cpu_s.value > 0.0 => correction.cpu_s.value,
-            _ => self.counted.cpu_s,
-        }
+        shares_of(&self.counted, self.without_counters.as_ref())
     }
 }
