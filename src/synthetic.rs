@@ -298,8 +298,8 @@ impl Machine {
                 })
                 .collect(),
             time: crate::compare::RunTime::new(
-                started_s,
-                self.clock_s,
+                [started_s, self.clock_s],
+                layout.forks,
                 &states.drift_block_medians,
                 states
                     .drift_sampling_pct

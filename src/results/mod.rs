@@ -161,8 +161,8 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
     runs.into_iter()
         .map(|doc| {
             RunTime::new(
-                seconds(&doc.started_at)?,
-                seconds(&doc.finished_at)?,
+                [seconds(&doc.started_at)?, seconds(&doc.finished_at)?],
+                doc.settings.forks,
                 &doc.machine_states.drift_block_medians,
                 doc.machine_states
                     .drift_sampling_pct
