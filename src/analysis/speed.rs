@@ -38,6 +38,11 @@ pub const MIN_DF: f64 = 8.0;
 /// slower machine, nor slow by more than twice the machine's own change.
 const BOUNDS: (f64, f64) = (0.0, 2.0);
 
+/// A coefficient within [`BOUNDS`].
+pub fn bounded(coefficient: f64) -> f64 {
+    coefficient.clamp(BOUNDS.0, BOUNDS.1)
+}
+
 /// One round as the fit reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
@@ -68,7 +73,7 @@ impl SpeedFit {
     /// slope, as fitted nothing (`fitted` NaN, `se` infinite).
     pub fn pooled(pooled: f64) -> SpeedFit {
         SpeedFit {
-            coefficient: pooled.clamp(BOUNDS.0, BOUNDS.1),
+            coefficient: bounded(pooled),
             fitted: f64::NAN,
             se: f64::INFINITY,
             explained: 0.0,
@@ -85,7 +90,7 @@ impl SpeedFit {
         } else {
             (1.0 - self.se * self.se / (off * off)).max(0.0)
         };
-        let coefficient = (pooled + off * keep).clamp(BOUNDS.0, BOUNDS.1);
+        let coefficient = bounded(pooled + off * keep);
         let (sxx, sxy, syy) = self.sums;
         let left = (syy - 2.0 * coefficient * sxy + coefficient * coefficient * sxx).max(0.0);
         SpeedFit {

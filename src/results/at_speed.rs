@@ -10,6 +10,7 @@
 use super::{EqualSpeed, Record, RunDocument};
 use crate::analysis::noise::RunFigure;
 use crate::analysis::rounds::across_forks;
+use crate::analysis::speed;
 
 /// Degrees of freedom of what carrying figures to one reference speed adds:
 /// the coefficients' errors are read on tens of rounds each.
@@ -61,16 +62,19 @@ pub struct RowAtSpeed<'r> {
 }
 
 impl<'r> RowAtSpeed<'r> {
+    /// Every run is read at the common speed where every run has a
+    /// reference speed and some run of the row a coefficient: a run whose
+    /// machine hardly moved has no slope of its own, and its raw figure is
+    /// carried by the others' (`Record::run_figure`).
     pub fn of(sides: Vec<Vec<AtSpeed<'r>>>) -> RowAtSpeed<'r> {
-        let equal_speed = sides.iter().flatten().all(|(r, s)| {
-            s.is_some()
-                && r.cost
-                    .as_ref()
-                    .is_some_and(|c| c.speed_normalized_ticks.is_some())
-        });
-        let joint = equal_speed
+        let referenced = sides
+            .iter()
+            .flatten()
+            .all(|(r, s)| s.is_some() && r.cost.is_some());
+        let joint = referenced
             .then(|| joint_coefficient(sides.iter().flatten().map(|(r, _)| *r)))
             .flatten();
+        let equal_speed = joint.is_some();
         let carry = joint.map(|(c, _)| c);
         let sides = sides
             .into_iter()
@@ -120,16 +124,33 @@ impl<'r> RowAtSpeed<'r> {
     }
 }
 
-/// One coefficient for a row's runs, and its standard error: their own,
-/// each weighed by its precision (1/se²). None where a run has none.
+/// One coefficient for a row's runs, and its standard error: the slopes
+/// its runs fitted, each weighed by its precision (1/se²), bounded as a
+/// run's own is. The fitted slopes, not the coefficients each run shrank
+/// towards its other rows': averaged, those keep their shrinkage's bias
+/// while the errors combined shrink, and a carry by them is surer than it
+/// is (on the synthetic cloud guest, whose rows all move as 1, the runs'
+/// coefficients had a median of 0.6-0.9). A run with no slope of its own
+/// (a row thinly measured) counts its run's pooled one by its error; one
+/// with no coefficient at all is carried by the others'. None where no
+/// run has one.
 fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<(f64, f64)> {
     let (mut weighed, mut precision) = (0.0, 0.0);
-    for r in records {
-        let cost = r.cost.as_ref()?;
-        let (c, se) = (cost.speed_coefficient?, cost.speed_coefficient_se?);
+    for cost in records.filter_map(|r| r.cost.as_ref()) {
+        let (Some(slope), Some(se)) = (
+            cost.speed_coefficient_fitted.or(cost.speed_coefficient),
+            cost.speed_coefficient_se,
+        ) else {
+            continue;
+        };
         let w = 1.0 / (se * se).max(1e-6);
-        weighed += w * c;
+        weighed += w * slope;
         precision += w;
     }
-    (precision > 0.0).then(|| (weighed / precision, precision.sqrt().recip()))
+    (precision > 0.0).then(|| {
+        (
+            speed::bounded(weighed / precision),
+            precision.sqrt().recip(),
+        )
+    })
 }

@@ -71,8 +71,11 @@ impl Record {
     /// each fork from the rounds its headline uses. None without a figure.
     /// With `speed` (the reference speed to read it at, and this run's
     /// reference speed), the figure is its speed-normalized one carried to
-    /// that speed, its rounds likewise, where the record has one; else the
-    /// raw figure.
+    /// that speed, its rounds likewise, where the record has one; where it
+    /// has none (no row of its run moved with the reference enough for a
+    /// slope: the machine's speed hardly moved within it) but `speed`
+    /// names the coefficient to carry by, its raw figure, which is then at
+    /// the run's reference speed, is carried; else the raw figure.
     pub fn run_figure(&self, speed: Option<EqualSpeed>) -> Option<RunFigure> {
         let cost = self.cost.as_ref()?;
         let quiet_only = cost.estimator == Basis::QuietRounds;
@@ -111,14 +114,25 @@ impl Record {
                     slow_state,
                 })
             }
-            None => Some(RunFigure {
-                ticks: cost.ticks,
-                ns: cost.ns,
-                interval: cost.interval_ticks(),
-                interval_df: cost.between_forks_df,
-                forks: fork_figures(used.map(|r| (r.fork, r.ticks))),
-                slow_state,
-            }),
+            None => {
+                let carry = |t: f64| match speed {
+                    Some(EqualSpeed {
+                        at,
+                        run,
+                        carry: Some(by),
+                    }) => speed::at_reference(t, run, at, by),
+                    _ => t,
+                };
+                let ticks = carry(cost.ticks);
+                Some(RunFigure {
+                    ticks,
+                    ns: ticks * ns_per_tick,
+                    interval: cost.interval_ticks().map(|[lo, hi]| [carry(lo), carry(hi)]),
+                    interval_df: cost.between_forks_df,
+                    forks: fork_figures(used.map(|r| (r.fork, carry(r.ticks)))),
+                    slow_state,
+                })
+            }
         }
     }
 
