@@ -90,6 +90,9 @@ pub fn per_mitigation(tax: &Tax, attribution: Option<&Attribution>, plan: &Plan)
 
 /// The part, ns per crossing, of estimate `pick` of `source`'s rows in the
 /// attribution (the row less the row it takes off), with its half-width.
+/// None where a row is missing, or its sets' figures are not comparable
+/// (some of the slow state's, some of the quiet one's): its parts then
+/// carry the slow state's 20% or more, not the mitigation's.
 fn per_crossing(
     source: &TollSource,
     rows: &[RowParts],
@@ -98,7 +101,8 @@ fn per_crossing(
     let find = |probe: &str, variant: &str| -> Option<(f64, Option<f64>)> {
         let row = rows
             .iter()
-            .find(|r| r.id == probe && r.variant == variant)?;
+            .find(|r| r.id == probe && r.variant == variant)
+            .filter(|r| r.note.is_none())?;
         let e = pick(row)?;
         Some((e.ns, e.ci95_ns.map(|[lo, hi]| (hi - lo) / 2.0)))
     };
@@ -137,6 +141,22 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
             )
         })
         .collect();
+    // Rows that price a counted crossing but whose sets are not comparable.
+    let mut not_comparable: Vec<String> = tax
+        .rows
+        .iter()
+        .filter(|row| row.count.is_some())
+        .filter_map(|row| TOLLS.iter().find(|t| t.kind == row.kind))
+        .flat_map(|source| source.rows())
+        .filter(|&(probe, variant)| {
+            a.rows
+                .iter()
+                .any(|r| r.id == probe && r.variant == variant && r.note.is_some())
+        })
+        .map(|(probe, variant)| format!("{probe} {variant}"))
+        .collect();
+    not_comparable.sort();
+    not_comparable.dedup();
     let mut sums = vec![Sum::default(); switches.len()];
     let mut remainder = Sum::default();
     let mut by_crossing = Vec::new();
@@ -211,6 +231,12 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                     "not on in the workload's process: it takes nothing of it".to_string()
                 } else if sum.priced {
                     format!("{over}{unlike}")
+                } else if !not_comparable.is_empty() {
+                    format!(
+                        "the sets' figures of {} are of different machine states (a set \
+                         with no quiet round): not comparable; run the sets again",
+                        not_comparable.join(", ")
+                    )
                 } else {
                     "no counted crossing is priced by a row it was attributed on".to_string()
                 },
