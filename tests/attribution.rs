@@ -429,6 +429,7 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
                 sets_span_boots: false,
                 summary: String::new(),
             },
+            discoveries: Default::default(),
         };
         let counted = common::syscalls_under_a_filter(syscalls);
         let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));

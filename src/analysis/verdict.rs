@@ -1,6 +1,7 @@
 //! A change between two runs: new over old in percent, and the verdict its
 //! interval (see [`super::noise`]) and the threshold give. Compare,
-//! attribute and fleet all judge by this one rule.
+//! attribute and fleet all judge by this one rule, and compare and
+//! attribute hold their verdicts to one false discovery rate.
 
 use serde::Serialize;
 
@@ -23,6 +24,32 @@ impl Verdict {
             Verdict::Same => "~",
         }
     }
+}
+
+/// The false discovery rate a comparison's (or an attribution's column's)
+/// marked figures are held to: of those it marks, at most this share are
+/// expected to have not changed.
+pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
+
+/// Holds verdicts to [`FALSE_DISCOVERY_RATE`] over every figure tested
+/// (those with a p-value; Benjamini-Hochberg): a verdict stands only where
+/// the step-up cut finds its p-value. Returns how many were tested.
+pub fn hold_to_false_discovery_rate<'a>(
+    tests: impl IntoIterator<Item = (&'a mut Verdict, Option<f64>)>,
+) -> usize {
+    let tested: Vec<(&mut Verdict, f64)> = tests
+        .into_iter()
+        .filter_map(|(verdict, p)| Some((verdict, p?)))
+        .collect();
+    let p: Vec<f64> = tested.iter().map(|(_, p)| *p).collect();
+    let found = super::stats::benjamini_hochberg(&p, FALSE_DISCOVERY_RATE);
+    let count = tested.len();
+    for ((verdict, _), found) in tested.into_iter().zip(found) {
+        if !found {
+            *verdict = Verdict::Same;
+        }
+    }
+    count
 }
 
 pub fn percent_change(old: f64, new: f64) -> f64 {

@@ -26,9 +26,7 @@ use serde::Serialize;
 /// a few percent, and the issue it answers asks for 1%.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 1.0;
 
-/// The false discovery rate a comparison's marked rows are held to: of the
-/// rows it marks, at most this share are expected to have not changed.
-pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
+pub use crate::analysis::verdict::FALSE_DISCOVERY_RATE;
 
 /// A run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -343,25 +341,12 @@ pub fn compare_sets(
 }
 
 /// Holds the rows' verdicts to [`FALSE_DISCOVERY_RATE`] over every row a
-/// comparison tests: a row stays marked only where Benjamini-Hochberg
-/// finds its p-value among the discoveries (each row's own 5% test, run
-/// over some 300 rows, would mark a dozen that did not change). Returns
-/// how many rows were tested.
+/// comparison tests (each row's own 5% test, run over some 300 rows, would
+/// mark a dozen that did not change). Returns how many rows were tested.
 pub fn hold_to_false_discovery_rate(rows: &mut [RowChange]) -> usize {
-    let tested: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].p_value.is_some())
-        .collect();
-    let p: Vec<f64> = tested
-        .iter()
-        .map(|&i| rows[i].p_value.unwrap_or(1.0))
-        .collect();
-    let found = crate::analysis::stats::benjamini_hochberg(&p, FALSE_DISCOVERY_RATE);
-    for (&i, found) in tested.iter().zip(found) {
-        if !found {
-            rows[i].verdict = Verdict::Same;
-        }
-    }
-    tested.len()
+    crate::analysis::verdict::hold_to_false_discovery_rate(
+        rows.iter_mut().map(|r| (&mut r.verdict, r.p_value)),
+    )
 }
 
 fn find<'d>(doc: &'d RunDocument, id: &str, variant: &str) -> Option<&'d Record> {

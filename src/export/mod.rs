@@ -25,6 +25,17 @@ pub mod terminal;
 pub mod text_table;
 
 pub use listing::{render_history, render_listing};
+
+/// How many of the figures tested a comparison or an attribution marked,
+/// and how many of the marked are expected to be false at most: one
+/// sentence for both.
+pub(crate) fn false_discoveries(marked: usize, tested: usize, expected: f64, what: &str) -> String {
+    format!(
+        "{marked} of {tested} {what} marked; at most {expected:.1} of them expected not to have \
+         changed (false discovery rate {:.0}%)",
+        crate::analysis::verdict::FALSE_DISCOVERY_RATE * 100.0
+    )
+}
 pub use number::format_cost;
 pub use run::openmetrics::{MAX_LABEL_CHARS, escape_label};
 pub use run::{

@@ -19,6 +19,7 @@ struct Page<'a> {
     reach: &'a [SwitchReach],
     gaps: &'a [String],
     boots: &'a str,
+    marked: String,
     threshold_pct: f64,
     left: bool,
 }
@@ -96,6 +97,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
             reach: &a.reach,
             gaps: &a.gaps,
             boots: &a.boot_variance.summary,
+            marked: super::marked(a),
             threshold_pct: a.threshold_pct,
             left,
         },

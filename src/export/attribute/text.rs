@@ -165,6 +165,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         out.say("not measured in every set:", &a.gaps.join(", "), 4);
     }
     out.say("boots:", &a.boot_variance.summary, 4);
+    out.say("marked:", &super::marked(a), 4);
     out.say(
         "reading:",
         &format!(
@@ -172,7 +173,8 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
              mitigation off, a mitigation's part the present set less the set without it only, \
              left the whole less the parts (mitigations that overlap leave it negative, ones \
              that cost more together positive); ± is the 95% interval's half-width; a figure in \
-             parentheses is within noise or under {}%{}.",
+             parentheses is within noise or under {}%, or not found when its column (the whole, \
+             a part, left) is held to the false discovery rate over its rows{}.",
             a.threshold_pct,
             if a.rows.iter().any(|r| r.note.is_some()) {
                 "; (slow): some sets' figure is the slow state's, others' the quiet state's, so \

@@ -54,13 +54,11 @@ pub(crate) fn legend(threshold_pct: f64) -> String {
 /// How many rows were tested and marked, and how many of the marked are
 /// expected to be false at most.
 pub(crate) fn marked(cmp: &RunComparison) -> String {
-    format!(
-        "{} of {} rows marked; at most {:.1} of them expected not to have changed (false \
-         discovery rate {:.0}%)",
+    crate::export::false_discoveries(
         cmp.rows_marked,
         cmp.rows_tested,
         cmp.false_rows_expected,
-        crate::compare::FALSE_DISCOVERY_RATE * 100.0
+        "rows",
     )
 }
 
