@@ -27,6 +27,7 @@
 //! that did not change is flagged in at most about 5% of comparisons.
 
 use super::spread::ForkSpread;
+use super::states::Drift;
 use super::stats::{self, student_t_975};
 use serde::Serialize;
 
@@ -239,28 +240,58 @@ pub struct RunTime {
     /// read on (`states::walk_step`); None where the run had too few quiet
     /// readings.
     pub walk: Option<(f64, f64)>,
+    /// The same of the canary over the reference beside it: the walk a
+    /// figure read at one reference speed still has (the syscall path's
+    /// speed moving on a host the core's clock does not show). None where
+    /// the run read no reference.
+    pub walk_beyond_reference: Option<(f64, f64)>,
+    /// That ratio's variance over the run's stretches (logs, less what
+    /// their sampling puts in) and its degrees of freedom: how far it
+    /// strays about its level, which bounds how far two runs' levels lie
+    /// apart however long between them ([`Walk::beyond_reference`]).
+    pub beyond_reference_spread: Option<(f64, f64)>,
 }
 
 impl RunTime {
     /// From a run's start and end (seconds), its forks, the canary medians
-    /// of its equal stretches of time and their sampling variance (0 where
-    /// the document predates it); None where the times are unknown.
+    /// of its equal stretches of time with their sampling variance (0 where
+    /// the document predates it), and the same of the canary over the
+    /// reference; None where the times are unknown.
     pub fn new(
         [started_s, finished_s]: [f64; 2],
         forks: usize,
-        drift_block_medians: &[f64],
-        sampling_var: f64,
+        canary: &Drift,
+        beyond_reference: &Drift,
     ) -> Option<RunTime> {
         let span = finished_s - started_s;
-        let stretch_s = span / drift_block_medians.len() as f64;
+        let rate = |drift: &Drift| {
+            let stretch_s = span / drift.medians.len() as f64;
+            super::states::walk_step(&drift.medians, drift.sampling_var)
+                .map(|(step, df)| (AVERAGED_STEP * step * step / stretch_s, df))
+        };
         (span > 0.0).then(|| RunTime {
             mid_s: (started_s + finished_s) / 2.0,
             span_s: span,
             forks: forks.max(1),
-            walk: super::states::walk_step(drift_block_medians, sampling_var)
-                .map(|(step, df)| (AVERAGED_STEP * step * step / stretch_s, df)),
+            walk: rate(canary),
+            walk_beyond_reference: rate(beyond_reference),
+            beyond_reference_spread: stationary_spread(beyond_reference),
         })
     }
+}
+
+/// The variance of a run's stretch medians' logs about their mean, less
+/// what their sampling puts in, on the stretches less one; None under
+/// three stretches.
+fn stationary_spread(drift: &Drift) -> Option<(f64, f64)> {
+    let k = drift.medians.len();
+    if k < 3 || drift.medians.iter().any(|m| *m <= 0.0) {
+        return None;
+    }
+    let logs: Vec<f64> = drift.medians.iter().map(|m| m.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / k as f64;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    Some(((var - drift.sampling_var).max(0.0), (k - 1) as f64))
 }
 
 /// The machine's walk between when two sides ran: the variance of the
@@ -304,6 +335,52 @@ impl Walk {
         Walk::of(&[(-1.0, old), (1.0, new)])
     }
 
+    /// The walk a figure read at one reference speed still has between
+    /// two sides (`RunTime::walk_beyond_reference`).
+    pub fn beyond_reference_between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
+        Walk::beyond_reference(&[(-1.0, old), (1.0, new)])
+    }
+
+    /// [`Walk::of`] at the rate the reference does not see, bounded by
+    /// that ratio's own spread: it is the host's mix of path speeds, which
+    /// flips within seconds and reverts to its level, not a walk that
+    /// grows with the hours between runs (read as one, it made two A/A
+    /// runs 35 s apart on the AMD guest ±7-15% apart, where their figures
+    /// moved 1-3%). For a stationary process whose covariances are not
+    /// negative, a weighted sum of sets' means varies by at most σ²·(P² +
+    /// N²), P and N the sums of its positive and negative weights (2σ² for
+    /// a difference of two sides).
+    /// A run that did not read the ratio (a document from before it) has
+    /// its canary's whole walk stand in: more than the reference leaves,
+    /// never less.
+    pub fn beyond_reference(terms: &[(f64, &[RunTime])]) -> Option<Walk> {
+        let walk = Walk::at_rate(terms, |r| r.walk_beyond_reference.or(r.walk))?;
+        let spreads: Vec<(f64, f64)> = terms
+            .iter()
+            .flat_map(|(_, runs)| runs.iter())
+            .filter_map(|r| r.beyond_reference_spread)
+            .collect();
+        if spreads.is_empty() {
+            return Some(walk);
+        }
+        let var = spreads.iter().map(|(v, _)| v).sum::<f64>() / spreads.len() as f64;
+        let signed = |positive: bool| -> f64 {
+            terms
+                .iter()
+                .filter(|(w, runs)| !runs.is_empty() && (*w > 0.0) == positive)
+                .map(|(w, _)| w.abs())
+                .sum()
+        };
+        let bound = var * (signed(true).powi(2) + signed(false).powi(2));
+        Some(match bound < walk.var {
+            true => Walk {
+                var: bound,
+                df: spreads.iter().map(|(_, df)| df).sum(),
+            },
+            false => walk,
+        })
+    }
+
     /// The walk's share of a weighted sum of sets' figures, each set's
     /// figure the mean over its runs (`terms`: weight, when its runs ran):
     /// q·Σ_i Σ_j w_i·w_j·Cov(set i, set j). A difference of two sets
@@ -316,8 +393,15 @@ impl Walk {
     /// by span·(1 - 1/forks²)/6 less. Two runs of three forks back to back
     /// differ by 0.70 of the walk over the time between their middles.
     pub fn of(terms: &[(f64, &[RunTime])]) -> Option<Walk> {
+        Walk::at_rate(terms, |r| r.walk)
+    }
+
+    fn at_rate(
+        terms: &[(f64, &[RunTime])],
+        rate: impl Fn(&RunTime) -> Option<(f64, f64)>,
+    ) -> Option<Walk> {
         let all: Vec<&RunTime> = terms.iter().flat_map(|(_, runs)| runs.iter()).collect();
-        let rates: Vec<(f64, f64)> = all.iter().filter_map(|r| r.walk).collect();
+        let rates: Vec<(f64, f64)> = all.iter().filter_map(|r| rate(r)).collect();
         if rates.is_empty() {
             return None;
         }
@@ -353,12 +437,6 @@ impl Walk {
             df: rates.iter().map(|(_, df)| df).sum(),
         })
     }
-}
-
-/// The 95% half-width of a figure whose variance is the runs' noise
-/// `evidence` times `weight` plus the machine's `walk` (see [`Spread::of`]).
-pub fn half_width(evidence: Option<Evidence>, weight: f64, walk: Walk) -> Option<f64> {
-    Spread::of(evidence, weight, walk).map(|s| s.half_width())
 }
 
 /// How far a figure (a change, a sum of sets) strays when nothing changed:
@@ -675,6 +753,8 @@ mod tests {
             span_s: 60.0,
             forks: 1,
             walk: Some((1.0, 7.0)),
+            walk_beyond_reference: None,
+            beyond_reference_spread: None,
         };
         let walk_variance =
             |old: &[RunTime], new: &[RunTime]| Walk::between(old, new).map_or(0.0, |w| w.var);
@@ -734,16 +814,65 @@ mod tests {
         );
         // Four stretches of 25 s, each 1% above the last.
         let medians: Vec<f64> = (0..4).map(|i| 100.0 * 1.01f64.powi(i)).collect();
-        let run = RunTime::new([0.0, 100.0], 3, &medians, 0.0).unwrap();
+        let drift = |medians: &[f64]| Drift {
+            medians: medians.to_vec(),
+            sampling_var: 0.0,
+        };
+        let none = Drift::default();
+        let run = RunTime::new([0.0, 100.0], 3, &drift(&medians), &none).unwrap();
         let (rate, steps) = run.walk.unwrap();
         assert!((rate - 1.5 * 1.01f64.ln().powi(2) / 25.0).abs() < 1e-15);
         assert_eq!(steps, 3.0);
         assert!(
-            RunTime::new([0.0, 100.0], 3, &medians[..2], 0.0)
+            RunTime::new([0.0, 100.0], 3, &drift(&medians[..2]), &none)
                 .unwrap()
                 .walk
                 .is_none()
         );
-        assert!(RunTime::new([100.0, 100.0], 3, &medians, 0.0).is_none());
+        assert!(RunTime::new([100.0, 100.0], 3, &drift(&medians), &none).is_none());
+        // Without a reference, no walk beyond it; with the canary over the
+        // reference flat, none either.
+        assert!(run.walk_beyond_reference.is_none());
+        let flat = RunTime::new([0.0, 100.0], 3, &drift(&medians), &drift(&[1.0; 4])).unwrap();
+        assert_eq!(flat.walk_beyond_reference.map(|(rate, _)| rate), Some(0.0));
+    }
+
+    #[test]
+    fn the_walk_the_reference_does_not_see_is_bounded_by_its_own_spread() {
+        // The canary over the reference flips 3% from stretch to stretch:
+        // read as a walk, two runs an hour apart would lie far apart; about
+        // its level it strays by its stretches' variance, and two runs'
+        // levels differ by at most twice that.
+        let flipping: Vec<f64> = (0..8)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 1.03 })
+            .collect();
+        let drift = Drift {
+            medians: flipping.clone(),
+            sampling_var: 0.0,
+        };
+        let run = |start: f64| RunTime::new([start, start + 40.0], 3, &drift, &drift).unwrap();
+        let (a, b) = (run(0.0), run(3600.0));
+        let (spread, df) = a.beyond_reference_spread.unwrap();
+        let logs: Vec<f64> = flipping.iter().map(|m| m.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / 8.0;
+        let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 7.0;
+        assert!((spread - var).abs() < 1e-15 && df == 7.0);
+        let walk = Walk::between(&[a], &[b]).unwrap();
+        let beyond = Walk::beyond_reference_between(&[a], &[b]).unwrap();
+        assert!((beyond.var - 2.0 * var).abs() < 1e-15, "{beyond:?}");
+        assert!(beyond.var < walk.var / 100.0, "{beyond:?} {walk:?}");
+        assert_eq!(beyond.df, 14.0);
+        // Sets of three alternating runs: the bound of a difference again.
+        let sets = [run(0.0), run(80.0), run(160.0)];
+        let other = [run(40.0), run(120.0), run(200.0)];
+        let beyond = Walk::beyond_reference_between(&sets, &other).unwrap();
+        assert!(beyond.var <= 2.0 * var + 1e-15);
+        // Runs close in time walk less than the bound: the walk stands.
+        let near = Walk::beyond_reference_between(&[a], &[run(40.0)]).unwrap();
+        let near_walk = Walk::at_rate(&[(-1.0, &[a]), (1.0, &[run(40.0)])], |r| {
+            r.walk_beyond_reference
+        })
+        .unwrap();
+        assert!(near.var <= near_walk.var + 1e-15);
     }
 }

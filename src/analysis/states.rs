@@ -144,21 +144,32 @@ pub struct Drift {
 }
 
 /// Medians of the quiet readings in equal stretches of the run's time, and
-/// their sampling variance: a median of n readings of relative spread s
-/// (1.4826 MADs) strays by (pi/2)·s²/n, averaged over the stretches. No
-/// stretches when the run has too few quiet readings for three.
+/// their sampling variance (see [`stretch_medians`]).
 pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Drift {
     let end = times.iter().copied().fold(0.0, f64::max);
+    let quiet: Vec<(f64, f64)> = readings
+        .iter()
+        .zip(times)
+        .filter(|(reading, _)| model.is_quiet(**reading))
+        .map(|(&reading, &t)| (reading, t))
+        .collect();
+    stretch_medians(&quiet, end)
+}
+
+/// Medians of `readings` (value, seconds into the run) in equal stretches
+/// of the run's first `end` seconds, and their sampling variance: a median
+/// of n readings of relative spread s (1.4826 MADs) strays by (pi/2)·s²/n,
+/// averaged over the stretches. No stretches when there are too few
+/// readings for three.
+pub fn stretch_medians(readings: &[(f64, f64)], end: f64) -> Drift {
     if end <= 0.0 {
         return Drift::default();
     }
     for count in (MIN_DRIFT_BLOCKS..=DRIFT_BLOCKS).rev() {
         let mut blocks: Vec<Vec<f64>> = vec![Vec::new(); count];
-        for (&reading, &t) in readings.iter().zip(times) {
-            if model.is_quiet(reading) {
-                let b = ((t / end * count as f64) as usize).min(count - 1);
-                blocks[b].push(reading);
-            }
+        for &(reading, t) in readings {
+            let b = ((t / end * count as f64) as usize).min(count - 1);
+            blocks[b].push(reading);
         }
         if blocks.iter().all(|b| b.len() >= MIN_PER_DRIFT_BLOCK) {
             let mut sampling = 0.0;

@@ -542,6 +542,8 @@ fn estimate(
         // The coefficient's error moves each set's log figure by its
         // distance from the common speed: in ns, the sum weighs it by
         // weight times figure.
+        // and the walk the reference does not see moves them as the walk
+        // moves raw figures.
         Between::Carried(se) => Walk {
             var: (se
                 * merged
@@ -550,7 +552,8 @@ fn estimate(
                     .sum::<f64>())
             .powi(2),
             df: CARRIED_DF,
-        },
+        }
+        .plus(Walk::beyond_reference(&scaled()).unwrap_or_default()),
         Between::Nothing => Walk::default(),
     };
     // Each boot's draw moves every set of it alike: in ns, the sum weighs

@@ -3,6 +3,7 @@
 //! the one line under the tables.
 
 use super::Record;
+use crate::analysis::noise::RunTime;
 use crate::analysis::states::{Drift, MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
 use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
@@ -69,12 +70,24 @@ pub struct ReferenceSpeed {
     /// of their rounds' variance the reference explains, percent.
     pub rows: usize,
     pub explained_pct: Option<f64>,
+    /// The canary over the reference beside it: its medians in stretches
+    /// of the run, and their sampling spread (percent); how far the
+    /// syscall path's speed moved that the reference did not see.
+    #[serde(default)]
+    pub beyond_block_medians: Vec<f64>,
+    #[serde(default)]
+    pub beyond_sampling_pct: Option<f64>,
 }
 
 impl ReferenceSpeed {
     /// The reference of a run whose reference speed was `ticks` and moved
     /// `moved_pct` over the run, and the records made at it.
-    pub fn of(ticks: f64, moved_pct: Option<f64>, records: &[Record]) -> ReferenceSpeed {
+    pub fn of(
+        ticks: f64,
+        moved_pct: Option<f64>,
+        beyond: &Drift,
+        records: &[Record],
+    ) -> ReferenceSpeed {
         let mut explained: Vec<f64> = records
             .iter()
             .filter_map(|r| r.cost.as_ref()?.speed_explained_pct)
@@ -86,6 +99,9 @@ impl ReferenceSpeed {
             moved_pct,
             rows: explained.len(),
             explained_pct: (!explained.is_empty()).then(|| quantile(&explained, 0.5)),
+            beyond_block_medians: beyond.medians.clone(),
+            beyond_sampling_pct: (!beyond.medians.is_empty())
+                .then(|| beyond.sampling_var.sqrt() * 100.0),
         }
     }
 }
@@ -164,6 +180,25 @@ impl MachineStates {
             summary,
             reference: None,
         }
+    }
+
+    /// When the run ran (seconds on one clock: its start and end) with its
+    /// `forks`, and how fast the machine walked in it (`noise::RunTime`):
+    /// the canary's quiet stretches, and the canary over the reference.
+    pub fn run_time(&self, span: [f64; 2], forks: usize) -> Option<RunTime> {
+        let drift = |medians: &[f64], sampling_pct: Option<f64>| Drift {
+            medians: medians.to_vec(),
+            sampling_var: sampling_pct.map_or(0.0, |pct| (pct / 100.0).powi(2)),
+        };
+        let beyond = self.reference.as_ref().map_or_else(Drift::default, |r| {
+            drift(&r.beyond_block_medians, r.beyond_sampling_pct)
+        });
+        RunTime::new(
+            span,
+            forks,
+            &drift(&self.drift_block_medians, self.drift_sampling_pct),
+            &beyond,
+        )
     }
 
     /// Sets the run's reference speed and says it on the machine line: how
@@ -282,6 +317,8 @@ mod tests {
             moved_pct: Some(4.0),
             rows: 10,
             explained_pct: Some(60.0),
+            beyond_block_medians: Vec::new(),
+            beyond_sampling_pct: None,
         });
         assert!(
             !states.summary.contains("so every interval includes"),

@@ -160,13 +160,9 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
     };
     runs.into_iter()
         .map(|doc| {
-            RunTime::new(
+            doc.machine_states.run_time(
                 [seconds(&doc.started_at)?, seconds(&doc.finished_at)?],
                 doc.settings.forks,
-                &doc.machine_states.drift_block_medians,
-                doc.machine_states
-                    .drift_sampling_pct
-                    .map_or(0.0, |pct| (pct / 100.0).powi(2)),
             )
         })
         .collect::<Option<Vec<_>>>()
@@ -203,7 +199,12 @@ pub fn analyse(
         .flat_map(|p| probe_records(p, &context))
         .collect();
     if let Some(ticks) = speed.reference {
-        machine_states.set_reference(ReferenceSpeed::of(ticks, speed.moved_pct, &records));
+        machine_states.set_reference(ReferenceSpeed::of(
+            ticks,
+            speed.moved_pct,
+            &speed.beyond,
+            &records,
+        ));
     }
     (machine_states, records)
 }

@@ -5,7 +5,7 @@
 use super::spread::{run_spread, used_rounds};
 use crate::analysis::speed::{self, Point, SpeedFit};
 use crate::analysis::spread::RunSpread;
-use crate::analysis::states::StateModel;
+use crate::analysis::states::{Drift, StateModel, stretch_medians};
 use crate::analysis::stats;
 use crate::schedule::{ProbeRounds, Round, VariantRounds};
 use std::collections::BTreeMap;
@@ -28,6 +28,12 @@ pub struct RunSpeed {
     /// How uncertain a pooled coefficient is: the median error of the
     /// rows' own slopes.
     pooled_se: Option<f64>,
+    /// The canary over the reference read beside it, in stretches of the
+    /// run: what moved the syscall path's speed that the reference did not
+    /// see (a host that slows the kernel's entry and not the core's
+    /// arithmetic), which a comparison at one reference speed still counts
+    /// as a walk between runs (`analysis::noise::RunTime`).
+    pub beyond: Drift,
 }
 
 impl RunSpeed {
@@ -89,6 +95,7 @@ impl RunSpeed {
             spread: RunSpread::default(),
             moved_pct: speed::moved_pct(&timed),
             pooled_se: (!errors.is_empty()).then(|| stats::median(&errors)),
+            beyond: canary_beyond_reference(probes, model),
         };
         run.spread = run_spread(probes, model, |id, v, r| run.figure(id, v, r));
         run
@@ -137,4 +144,31 @@ impl RunSpeed {
             fit.coefficient,
         ))
     }
+}
+
+/// Every quiet canary reading over the reference read beside it, and when
+/// (seconds into the run), in stretches of the run.
+fn canary_beyond_reference(probes: &[ProbeRounds], model: &StateModel) -> Drift {
+    let rounds = || {
+        probes
+            .iter()
+            .flat_map(|p| &p.variants)
+            .flat_map(|v| &v.rounds)
+    };
+    let end = rounds().map(|r| r.started_s).fold(0.0, f64::max);
+    let ratios: Vec<(f64, f64)> = rounds()
+        .flat_map(|r| {
+            [
+                (r.canary_before, r.reference_before),
+                (r.canary_after, r.reference_after),
+            ]
+            .into_iter()
+            .filter_map(move |(canary, reference)| {
+                let (canary, reference) = (canary?, reference?);
+                (model.is_quiet(canary) && reference > 0.0)
+                    .then_some((canary / reference, r.started_s))
+            })
+        })
+        .collect();
+    stretch_medians(&ratios, end)
 }
