@@ -43,7 +43,8 @@ pub(crate) fn legend(threshold_pct: f64) -> String {
          history's earlier runs of the same host, boot, build and process controls where it \
          holds three or more (the larger of the two decides); where every run read the \
          reference, each row is read at one reference speed, the machine's own speed taken \
-         out; a row is marked where its change is beyond the threshold and Benjamini-Hochberg \
+         out (what the reference does not see of it, the canary over the reference, still \
+         counted); a row is marked where its change is beyond the threshold and Benjamini-Hochberg \
          over all the compared rows finds it (false discovery rate 5%); detectable: the \
          smallest true change found with 80% power, and where that is above the threshold the \
          runs a side would need to find the threshold (N runs); ~: within noise or below \
