@@ -120,26 +120,41 @@ impl Evidence {
     }
 
     /// Runs a side would need for a true change of `threshold_log` to be
-    /// found with 80% power ([`Spread::detectable`]).
-    pub fn runs_to_detect(&self, threshold_log: f64) -> Option<usize> {
-        self.runs_until(threshold_log, Spread::detectable)
+    /// found with 80% power ([`Spread::detectable`]), beside `fixed`: the
+    /// noise more runs do not average away (the walk the reference does not
+    /// see is bounded whatever the runs; the walk between two sides is
+    /// taken as it stands).
+    pub fn runs_to_detect(&self, threshold_log: f64, fixed: Walk) -> Option<usize> {
+        self.runs_until(threshold_log, fixed, Spread::detectable)
     }
 
     /// Runs a side would need for `threshold_log` to be beyond noise.
     pub fn runs_to_resolve(&self, threshold_log: f64) -> Option<usize> {
-        self.runs_until(threshold_log, Spread::half_width)
+        self.runs_until(threshold_log, Walk::default(), Spread::half_width)
     }
 
-    /// The fewest runs a side (up to 1,000) at which `reach` of the spread
-    /// between two such sides is within `threshold_log`.
-    fn runs_until(&self, threshold_log: f64, reach: fn(&Spread) -> f64) -> Option<usize> {
+    /// The fewest runs a side (up to [`OUT_OF_REACH`], which stands for
+    /// "no number of runs") at which `reach` of the spread between two
+    /// such sides, with `fixed` beside it, is within `threshold_log`.
+    fn runs_until(
+        &self,
+        threshold_log: f64,
+        fixed: Walk,
+        reach: fn(&Spread) -> f64,
+    ) -> Option<usize> {
         (threshold_log > 0.0).then(|| {
             (1..=1000)
-                .find(|&n| reach(&Spread::between(*self, n, n)) <= threshold_log)
-                .unwrap_or(1000)
+                .find(|&n| {
+                    Spread::of(Some(*self), 2.0 / n as f64, fixed)
+                        .is_some_and(|s| reach(&s) <= threshold_log)
+                })
+                .unwrap_or(OUT_OF_REACH)
         })
     }
 }
+
+/// Runs a side said to be needed where no number of them would do.
+pub const OUT_OF_REACH: usize = 1000;
 
 /// Fewest runs a spread is read from successive runs of (two steps).
 const MIN_LEARNED_RUNS: usize = 3;
@@ -742,6 +757,17 @@ mod tests {
         assert!(e.threshold(3, 3) < e.threshold(1, 1));
         let n = e.runs_to_resolve(0.01).unwrap();
         assert!(e.threshold(n, n) <= 0.01 && e.threshold(n - 1, n - 1) > 0.01);
+        // Noise that more runs do not average away: a walk of sd 0.6%
+        // beside it needs more runs for 80% power at 2%, and one of 1%
+        // leaves 2% out of reach of any number.
+        let fixed = |sd: f64| Walk {
+            var: sd * sd,
+            df: 20.0,
+        };
+        let alone = e.runs_to_detect(0.02, Walk::default()).unwrap();
+        let beside = e.runs_to_detect(0.02, fixed(0.006)).unwrap();
+        assert!(beside > alone, "{beside} {alone}");
+        assert_eq!(e.runs_to_detect(0.02, fixed(0.01)), Some(OUT_OF_REACH));
         let runs = Evidence::from_runs(&[100.0, 100.0, 100.0]).unwrap();
         assert_eq!((runs.var, runs.df), (0.0, 2.0));
     }

@@ -61,7 +61,8 @@ pub struct RowChange {
     pub smallest_detectable_pct: Option<f64>,
     /// Where the smallest detectable change is above the threshold: runs a
     /// side would need for a change of the threshold to be found with 80%
-    /// power.
+    /// power, beside the noise more runs do not average away (1000,
+    /// `noise::OUT_OF_REACH`: no number of runs would).
     pub runs_to_resolve: Option<usize>,
     /// The two-sided p-value of the change under no change, from the noise
     /// that decided; the comparison's rows are held to a false discovery
@@ -589,7 +590,7 @@ pub fn row_change(
         smallest_detectable_pct: spread.map(|s| s.detectable().max(floor_log).exp_m1() * 100.0),
         runs_to_resolve: evidence
             .filter(|_| spread.is_some_and(|s| s.detectable() > floor_log))
-            .and_then(|e| e.runs_to_detect(floor_log)),
+            .and_then(|e| e.runs_to_detect(floor_log, walk)),
         p_value: spread
             .filter(|_| note.is_none())
             .map(|s| s.p_value(change_log)),

@@ -47,8 +47,9 @@ pub(crate) fn legend(threshold_pct: f64) -> String {
          counted); a row is marked where its change is beyond the threshold and Benjamini-Hochberg \
          over all the compared rows finds it (false discovery rate 5%); detectable: the \
          smallest true change found with 80% power, and where that is above the threshold the \
-         runs a side would need to find the threshold (N runs); ~: within noise or below \
-         {threshold_pct}%"
+         runs a side would need to find the threshold (N runs; out of reach: noise that more \
+         runs do not average away, the walk the reference does not see, is as large); ~: \
+         within noise or below {threshold_pct}%"
     )
 }
 
