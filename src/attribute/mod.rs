@@ -541,9 +541,8 @@ fn estimate(
         Between::Walk => Walk::of(&scaled()).unwrap_or_default(),
         // The coefficient's error moves each set's log figure by its
         // distance from the common speed: in ns, the sum weighs it by
-        // weight times figure.
-        // and the walk the reference does not see moves them as the walk
-        // moves raw figures.
+        // weight times figure. The walk the reference does not see moves
+        // them as the walk moves raw figures.
         Between::Carried(se) => Walk {
             var: (se
                 * merged
