@@ -590,7 +590,11 @@ pub fn row_change(
         smallest_detectable_pct: spread.map(|s| s.detectable().max(floor_log).exp_m1() * 100.0),
         runs_to_resolve: evidence
             .filter(|_| spread.is_some_and(|s| s.detectable() > floor_log))
-            .and_then(|e| e.runs_to_detect(floor_log, walk)),
+            // The history's spread holds the walk already.
+            .and_then(|e| match decided_by {
+                Some(NoiseSource::History) => e.runs_to_detect(floor_log, noise::Walk::default()),
+                _ => e.runs_to_detect(floor_log, walk),
+            }),
         p_value: spread
             .filter(|_| note.is_none())
             .map(|s| s.p_value(change_log)),
