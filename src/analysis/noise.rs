@@ -365,19 +365,20 @@ impl Walk {
     /// negative, a weighted sum of sets' means varies by at most σ²·(P² +
     /// N²), P and N the sums of its positive and negative weights (2σ² for
     /// a difference of two sides).
+    ///
     /// A run that did not read the ratio (a document from before it) has
-    /// its canary's whole walk stand in: more than the reference leaves,
-    /// never less.
+    /// its canary's whole walk stand in, unbounded: more than the
+    /// reference leaves, never less.
     pub fn beyond_reference(terms: &[(f64, &[RunTime])]) -> Option<Walk> {
         let walk = Walk::at_rate(terms, |r| r.walk_beyond_reference.or(r.walk))?;
-        let spreads: Vec<(f64, f64)> = terms
+        let spreads: Option<Vec<(f64, f64)>> = terms
             .iter()
             .flat_map(|(_, runs)| runs.iter())
-            .filter_map(|r| r.beyond_reference_spread)
+            .map(|r| r.beyond_reference_spread)
             .collect();
-        if spreads.is_empty() {
+        let Some(spreads) = spreads.filter(|s| !s.is_empty()) else {
             return Some(walk);
-        }
+        };
         let var = spreads.iter().map(|(v, _)| v).sum::<f64>() / spreads.len() as f64;
         let signed = |positive: bool| -> f64 {
             terms
@@ -900,5 +901,14 @@ mod tests {
         })
         .unwrap();
         assert!(near.var <= near_walk.var + 1e-15);
+        // A run from before the ratio was read: its canary's walk stands
+        // in and nothing bounds it.
+        let old = RunTime {
+            walk_beyond_reference: None,
+            beyond_reference_spread: None,
+            ..a
+        };
+        let mixed = Walk::beyond_reference_between(&[old], &[b]).unwrap();
+        assert!(mixed.var > 100.0 * 2.0 * var, "{mixed:?}");
     }
 }
