@@ -669,3 +669,92 @@ fn a_known_part_is_recovered_within_its_interval() {
         "mean {mean} against {truth}"
     );
 }
+
+/// A row whose sets are not comparable (some set's figure the slow
+/// state's) prices no part: a row that prices none of a mitigation's
+/// crossings leaves its share as it was, the row that prices them all
+/// leaves it without a share, and the line says why.
+#[test]
+fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
+    use mitbench::attribute::{BootNoise, NamedSet};
+    use mitbench::tax::count::{Count, Counted};
+    use mitbench::tax::crossing::Crossing;
+    let base = mitbench::results::load::document_from_file(std::path::Path::new(
+        "tests/fixtures/default-run.json",
+    ))
+    .unwrap();
+    let plan = mitbench::plan::plan(&base.inventory, 3);
+    let set = |filter: bool| -> Vec<mitbench::results::RunDocument> {
+        (0..3)
+            .map(|i| {
+                let mut doc = base.clone();
+                let factor = (1.0 + 0.002 * i as f64) * if filter { 1.5 } else { 1.0 };
+                common::scale_rows(&mut doc, "os/getpid", factor);
+                if filter {
+                    let controls = &mut doc.inventory.identity.process_controls;
+                    controls.insert("Seccomp".into(), "2".into());
+                    controls.insert("Seccomp_filters".into(), "1".into());
+                }
+                doc
+            })
+            .collect()
+    };
+    let sets = vec![
+        NamedSet {
+            name: "plain".into(),
+            runs: set(false),
+        },
+        NamedSet {
+            name: "filtered".into(),
+            runs: set(true),
+        },
+    ];
+    let recognised = mitbench::attribute::recognise(&sets).unwrap();
+    let mut a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
+    let count = |kind, count| Count {
+        kind,
+        source: "a test".into(),
+        count: Some(count),
+        unsupported: None,
+    };
+    let counted = Counted::of(
+        vec![
+            count(Crossing::Syscall, 1_000_000),
+            count(Crossing::ContextSwitch, 10_000),
+        ],
+        [("Seccomp_filters".to_string(), "1".to_string())].into(),
+    );
+    let tax = mitbench::tax::estimate(counted, &base, "a fixture".into(), Err("none".into()));
+    fn note(a: &mut mitbench::attribute::Attribution, id: &str, variant: &str) {
+        let row = a
+            .rows
+            .iter_mut()
+            .find(|r| r.id == id && r.variant == variant)
+            .unwrap();
+        row.note = Some("some sets' figure is the slow state's".into());
+    }
+    let filter = |a: &mitbench::attribute::Attribution| {
+        let per = mitbench::tax::parts::per_mitigation(&tax, Some(a), &plan);
+        per.parts
+            .into_iter()
+            .find(|p| p.mitigation == "seccomp filter")
+            .unwrap()
+    };
+    let before = filter(&a);
+    assert!(before.share_pct.is_some(), "{before:?}");
+    // The filter is priced on syscalls only: a context switch's row does
+    // not touch its share.
+    note(&mut a, "os/ctxswitch", "futex/same-cpu");
+    let after = filter(&a);
+    assert_eq!(
+        (after.share_pct, after.from.as_str()),
+        (before.share_pct, before.from.as_str())
+    );
+    note(&mut a, "os/getpid", "syscall");
+    let none = filter(&a);
+    assert!(
+        none.share_pct.is_none() && none.share_ci95_pct.is_none(),
+        "{none:?}"
+    );
+    assert!(none.from.contains("not comparable"), "{}", none.from);
+}

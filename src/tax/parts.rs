@@ -141,22 +141,30 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
             )
         })
         .collect();
-    // Rows that price a counted crossing but whose sets are not comparable.
-    let mut not_comparable: Vec<String> = tax
-        .rows
+    // Per mitigation, the rows that price a counted crossing it taxes but
+    // whose sets are not comparable.
+    let not_comparable: Vec<Vec<String>> = taxes
         .iter()
-        .filter(|row| row.count.is_some())
-        .filter_map(|row| TOLLS.iter().find(|t| t.kind == row.kind))
-        .flat_map(|source| source.rows())
-        .filter(|&(probe, variant)| {
-            a.rows
+        .map(|kinds| {
+            let mut rows: Vec<String> = tax
+                .rows
                 .iter()
-                .any(|r| r.id == probe && r.variant == variant && r.note.is_some())
+                .filter(|row| row.count.is_some())
+                .filter(|row| kinds.as_ref().is_none_or(|k| k.contains(&row.kind)))
+                .filter_map(|row| TOLLS.iter().find(|t| t.kind == row.kind))
+                .flat_map(|source| source.rows())
+                .filter(|&(probe, variant)| {
+                    a.rows
+                        .iter()
+                        .any(|r| r.id == probe && r.variant == variant && r.note.is_some())
+                })
+                .map(|(probe, variant)| format!("{probe} {variant}"))
+                .collect();
+            rows.sort();
+            rows.dedup();
+            rows
         })
-        .map(|(probe, variant)| format!("{probe} {variant}"))
         .collect();
-    not_comparable.sort();
-    not_comparable.dedup();
     let mut sums = vec![Sum::default(); switches.len()];
     let mut remainder = Sum::default();
     let mut by_crossing = Vec::new();
@@ -206,7 +214,8 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     let mut parts: Vec<MitigationShare> = switches
         .iter()
         .zip(sums)
-        .map(|(switch, sum)| {
+        .zip(&not_comparable)
+        .map(|((switch, sum), not_comparable)| {
             let (share_pct, share_ci95_pct) = sum.share();
             let workload_line = workload_has
                 .iter()
@@ -229,6 +238,12 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                 needs_boot: None,
                 from: if !applies {
                     "not on in the workload's process: it takes nothing of it".to_string()
+                } else if sum.priced && !not_comparable.is_empty() {
+                    format!(
+                        "{over}{unlike}; without the crossings {} price (the sets' figures of \
+                         them are of different machine states: not comparable)",
+                        not_comparable.join(", ")
+                    )
                 } else if sum.priced {
                     format!("{over}{unlike}")
                 } else if !not_comparable.is_empty() {
