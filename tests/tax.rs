@@ -574,6 +574,41 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
     assert!(share < syscalls, "{share} of {syscalls}");
 }
 
+/// Three runs plain and three under a filter that makes the null syscall
+/// 1.5x, copies of `base` whose getpid rows each stray by `stray()`, as
+/// the wrappers' sets would be stored.
+fn plain_and_filtered(
+    base: &mitbench::results::RunDocument,
+    mut stray: impl FnMut() -> f64,
+) -> Vec<mitbench::attribute::NamedSet> {
+    let mut set = |filter: bool| -> Vec<mitbench::results::RunDocument> {
+        (0..3)
+            .map(|_| {
+                let mut doc = base.clone();
+                let factor = stray() * if filter { 1.5 } else { 1.0 };
+                common::scale_rows(&mut doc, "os/getpid", factor);
+                if filter {
+                    let controls = &mut doc.inventory.identity.process_controls;
+                    controls.insert("Seccomp".into(), "2".into());
+                    controls.insert("Seccomp_filters".into(), "1".into());
+                }
+                doc
+            })
+            .collect()
+    };
+    let plain = set(false);
+    vec![
+        mitbench::attribute::NamedSet {
+            name: "plain".into(),
+            runs: plain,
+        },
+        mitbench::attribute::NamedSet {
+            name: "filtered".into(),
+            runs: set(true),
+        },
+    ]
+}
+
 /// A workload's share per mitigation against the truth: three runs a set,
 /// plain and under a filter that makes the null syscall 1.5x, each run's
 /// figures moved by the noise its forks claim; the filter's share of a
@@ -581,7 +616,7 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
 /// share (half a null syscall each) in at least 90% of trials.
 #[test]
 fn a_known_part_is_recovered_within_its_interval() {
-    use mitbench::attribute::{BootNoise, NamedSet};
+    use mitbench::attribute::BootNoise;
     let base = mitbench::results::load::document_from_file(std::path::Path::new(
         "tests/fixtures/default-run.json",
     ))
@@ -604,31 +639,7 @@ fn a_known_part_is_recovered_within_its_interval() {
     };
     let (trials, mut covered, mut halves, mut shares) = (100, 0, Vec::new(), Vec::new());
     for _ in 0..trials {
-        let mut set = |filter: bool| -> Vec<mitbench::results::RunDocument> {
-            (0..3)
-                .map(|_| {
-                    let mut doc = base.clone();
-                    let factor = (sd * normal()).exp() * if filter { 1.5 } else { 1.0 };
-                    common::scale_rows(&mut doc, "os/getpid", factor);
-                    if filter {
-                        let controls = &mut doc.inventory.identity.process_controls;
-                        controls.insert("Seccomp".into(), "2".into());
-                        controls.insert("Seccomp_filters".into(), "1".into());
-                    }
-                    doc
-                })
-                .collect()
-        };
-        let sets = vec![
-            NamedSet {
-                name: "plain".into(),
-                runs: set(false),
-            },
-            NamedSet {
-                name: "filtered".into(),
-                runs: set(true),
-            },
-        ];
+        let sets = plain_and_filtered(&base, || (sd * normal()).exp());
         let recognised = mitbench::attribute::recognise(&sets).unwrap();
         let a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
         let counted = common::syscalls_under_a_filter(syscalls);
@@ -676,7 +687,7 @@ fn a_known_part_is_recovered_within_its_interval() {
 /// leaves it without a share, and the line says why.
 #[test]
 fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
-    use mitbench::attribute::{BootNoise, NamedSet};
+    use mitbench::attribute::BootNoise;
     use mitbench::tax::count::{Count, Counted};
     use mitbench::tax::crossing::Crossing;
     let base = mitbench::results::load::document_from_file(std::path::Path::new(
@@ -684,31 +695,11 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
     ))
     .unwrap();
     let plan = mitbench::plan::plan(&base.inventory, 3);
-    let set = |filter: bool| -> Vec<mitbench::results::RunDocument> {
-        (0..3)
-            .map(|i| {
-                let mut doc = base.clone();
-                let factor = (1.0 + 0.002 * i as f64) * if filter { 1.5 } else { 1.0 };
-                common::scale_rows(&mut doc, "os/getpid", factor);
-                if filter {
-                    let controls = &mut doc.inventory.identity.process_controls;
-                    controls.insert("Seccomp".into(), "2".into());
-                    controls.insert("Seccomp_filters".into(), "1".into());
-                }
-                doc
-            })
-            .collect()
-    };
-    let sets = vec![
-        NamedSet {
-            name: "plain".into(),
-            runs: set(false),
-        },
-        NamedSet {
-            name: "filtered".into(),
-            runs: set(true),
-        },
-    ];
+    let mut run = 0;
+    let sets = plain_and_filtered(&base, || {
+        run += 1;
+        1.0 + 0.002 * f64::from(run % 3)
+    });
     let recognised = mitbench::attribute::recognise(&sets).unwrap();
     let mut a = mitbench::attribute::attribute(&sets, recognised, 2.0, &BootNoise::default());
     let count = |kind, count| Count {
