@@ -299,14 +299,14 @@ impl RunTime {
 /// what their sampling puts in, on the stretches less one; None under
 /// three stretches.
 fn stationary_spread(drift: &Drift) -> Option<(f64, f64)> {
-    let k = drift.medians.len();
-    if k < 3 || drift.medians.iter().any(|m| *m <= 0.0) {
+    if drift.medians.len() < 3 || drift.medians.iter().any(|m| *m <= 0.0) {
         return None;
     }
-    let logs: Vec<f64> = drift.medians.iter().map(|m| m.ln()).collect();
-    let mean = logs.iter().sum::<f64>() / k as f64;
-    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
-    Some(((var - drift.sampling_var).max(0.0), (k - 1) as f64))
+    let spread = ForkSpread::of(&drift.medians);
+    Some((
+        (spread.ss / spread.df - drift.sampling_var).max(0.0),
+        spread.df,
+    ))
 }
 
 /// The machine's walk between when two sides ran: the variance of the
