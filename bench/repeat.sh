@@ -4,7 +4,8 @@
 # spread of cost.ticks against the printed interval; over all rows, how often
 # another run's cost lands inside this run's 95% interval (coverage), how
 # many rows move by more than 3 printed half-widths, and each run's
-# machine-state line.
+# machine-state line; then the same coverage at one machine speed (each
+# run's figure at its reference speed, another run's carried to it).
 #
 # usage: bench/repeat.sh N -- [mitbench run ARGS...]
 #   e.g. bench/repeat.sh 5 -- --probe os --probe indirect/call --cpu 1
@@ -81,6 +82,29 @@ for (pid, variant), by_run in rows.items():
     shown = " ".join(f"{c:.4g}" for c in costs)
     print(f"{pid:28} {variant:24} {shown:>40} {spread:7.2f}% {hw_med:6.2f}% {worst_move:6.1f}")
 
+# The same at one machine speed: this run's figure at its reference speed
+# and interval against another run's figure carried to this run's reference
+# speed by this run's coefficient (the row's slope on the reference). A run
+# without a reference or a row without a coefficient is left out.
+def reference_ticks(doc):
+    return ((doc.get("machine_states") or {}).get("reference") or {}).get("ticks")
+
+at_speed_covered = at_speed_pairs = 0
+at_speed_half_widths = []
+for (pid, variant), by_run in rows.items():
+    for i, ri in by_run.items():
+        ci, coef, ref_i = ri.get("speed_normalized_ci95_ticks"), ri.get("speed_coefficient"), reference_ticks(docs[i])
+        if ci is None or coef is None or not ref_i:
+            continue
+        at_speed_half_widths.append(ri["speed_normalized_half_width_pct"])
+        for j, rj in by_run.items():
+            ref_j = reference_ticks(docs[j])
+            if i == j or rj.get("speed_normalized_ticks") is None or not ref_j:
+                continue
+            carried = rj["speed_normalized_ticks"] * (ref_i / ref_j) ** coef
+            at_speed_pairs += 1
+            at_speed_covered += ci[0] <= carried <= ci[1]
+
 print()
 for k, doc in enumerate(docs):
     print(f"run {k + 1}: {doc['machine_states']['summary']}")
@@ -92,4 +116,8 @@ if spreads:
     print(f"run-to-run spread (max-min)/median: median row {statistics.median(spreads):.2f}%, worst row {max(spreads):.2f}%")
 if half_widths:
     print(f"printed half-width: median {statistics.median(half_widths):.2f}%")
+if at_speed_pairs:
+    print(f"at one reference speed: another run's figure inside this run's interval in "
+          f"{at_speed_covered / at_speed_pairs * 100:.0f}% of {at_speed_pairs} pairs; "
+          f"half-width median {statistics.median(at_speed_half_widths):.2f}%")
 PY
