@@ -232,11 +232,13 @@ fn comparisons_at_one_speed_hold_false_alarms_and_find_a_two_percent_toll() {
     );
     assert!(rows <= 0.05 && comparisons <= 0.10, "{rows} {comparisons}");
     // Held to the rate over all rows (Benjamini-Hochberg), three tolled
-    // rows among ten find a 2% toll in three comparisons of four here (the
-    // 80% the issue asks is not quite reached: see the notes); raw, the
-    // machine's walk hides it every time.
+    // rows among ten find a 2% toll with 80% power: at one speed the slow
+    // state's rounds count too, as the reference slows with it (a guest
+    // whose host kept it slow 70-80% of the time left a row a handful of
+    // quiet rounds, and the toll was found in 76.7%); raw, the machine's
+    // walk hides it every time.
     assert!(
-        seen >= 0.70 && seen >= 3.0 * raw_seen,
+        seen >= 0.80 && seen >= 3.0 * raw_seen,
         "a 2% toll seen in {seen:.3}, raw {raw_seen:.3}"
     );
 }

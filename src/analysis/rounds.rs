@@ -27,7 +27,9 @@ pub struct RoundFigure {
     /// The round's own 95% interval of its median; None when it had too
     /// few samples for one.
     pub ci95: Option<(f64, f64)>,
-    /// Whether the canaries on both sides of the round read quiet.
+    /// Whether the round counts among the quiet ones: the canaries on both
+    /// sides read quiet (read at one reference speed that saw the slow
+    /// state, of one state: `results::speed::RunSpeed::counts`).
     pub quiet: bool,
     /// The fork (worker process) it ran in.
     pub fork: usize,

@@ -219,9 +219,62 @@ pub fn at_reference(figure: f64, reference: f64, at: f64, coefficient: f64) -> f
     }
 }
 
+/// How much of the machine's slow state the reference may miss for the
+/// slow rounds to stand beside the quiet ones at one reference speed: what
+/// it misses stays in each slow round read at that speed, and two runs
+/// whose slow shares differ would differ by up to that much, so at most
+/// half the smallest change a comparison is asked to find (1%).
+pub const STATE_SEEN_WITHIN: f64 = 0.005;
+/// Readings of each state before the reference's view of them is judged.
+const STATE_READINGS: usize = 20;
+
+/// What the reference did not see of the machine's slow state, log scale:
+/// the canary over the reference beside it (`quiet` and `slow`: that ratio
+/// at the readings of each state), the slow readings' median over the quiet
+/// ones'. Near 0 where the slow state slows the whole CPU, the reference
+/// with it (then a slow round read at the reference speed is a quiet one);
+/// the state's whole slowdown where it slows only the syscall path (the
+/// AMD EPYC guest's host: getpid 1.18x slower, the core's arithmetic not).
+/// None with fewer than 20 readings of either state.
+pub fn state_unseen(quiet: &[f64], slow: &[f64]) -> Option<f64> {
+    if quiet.len() < STATE_READINGS || slow.len() < STATE_READINGS {
+        return None;
+    }
+    let median = |ratios: &[f64]| {
+        let mut sorted = ratios.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        super::stats::median(&sorted)
+    };
+    let (quiet, slow) = (median(quiet), median(slow));
+    (quiet > 0.0 && slow > 0.0).then(|| (slow / quiet).ln())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_state_the_reference_follows_is_seen_and_one_it_misses_is_not() {
+        // The canary over the reference at 200 readings: 73.7 with a read
+        // noise of 1%, and a few slow readings that were misread quiet
+        // ones (the canary slow, the reference not).
+        let ratios = |level: f64, misread: usize| -> Vec<f64> {
+            (0..200)
+                .map(|i| {
+                    let noise = 1.0 + 0.01 * ((i as f64) * 1.7).sin().abs();
+                    let misread = if i % 100 < misread { 1.2 } else { 1.0 };
+                    level * noise * misread
+                })
+                .collect()
+        };
+        // The whole CPU 1.2x slower, the reference with it: the ratio holds.
+        let whole = state_unseen(&ratios(73.7, 0), &ratios(73.7, 10)).unwrap();
+        assert!(whole.abs() <= STATE_SEEN_WITHIN, "{whole}");
+        // Only the syscall path 1.18x slower: the ratio moves with it.
+        let path = state_unseen(&ratios(73.7, 0), &ratios(73.7 * 1.18, 0)).unwrap();
+        assert!((path - 1.18f64.ln()).abs() < 0.01, "{path}");
+        assert!(state_unseen(&ratios(73.7, 0), &ratios(73.7, 0)[..19]).is_none());
+    }
 
     /// Rounds of a row `base` ticks that scales with the machine's speed by
     /// `coefficient`, over three forks, the speed wandering ±5%, each

@@ -302,7 +302,8 @@ fn cost(
 
 /// The figure at the run's reference speed beside the raw one, where the
 /// variant has a speed coefficient: its rounds carried to the run's
-/// reference speed and read as the raw ones are; its interval for the next
+/// reference speed and read as the raw ones are (the slow state's rounds
+/// too, where the reference saw that state: `RunSpeed::counts`); its interval for the next
 /// run from the forks' spread of those figures and the rounds' interval
 /// (the machine's drift, which the reference takes out, is not added).
 fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, seed: u64) {
@@ -315,6 +316,7 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
         .filter_map(|r| {
             Some(RoundFigure {
                 figure: cx.speed.figure(id, v, r)?,
+                quiet: cx.speed.counts(r, cx.model),
                 ..r.figure(cx.model)
             })
         })

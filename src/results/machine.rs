@@ -3,6 +3,7 @@
 //! the one line under the tables.
 
 use super::Record;
+use super::speed::RunSpeed;
 use crate::analysis::noise::RunTime;
 use crate::analysis::states::{Drift, MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
 use crate::analysis::stats::quantile;
@@ -77,17 +78,21 @@ pub struct ReferenceSpeed {
     pub beyond_block_medians: Vec<f64>,
     #[serde(default)]
     pub beyond_sampling_pct: Option<f64>,
+    /// Where the run showed two speed states: how much of the slow state's
+    /// slowdown the reference did not see (the canary over the reference in
+    /// the slow state against the quiet state's, percent), and whether the
+    /// figures at the reference speed stand on the slow rounds too (the
+    /// reference saw the state to within 0.5%).
+    #[serde(default)]
+    pub slow_state_unseen_pct: Option<f64>,
+    #[serde(default)]
+    pub slow_rounds_used: bool,
 }
 
 impl ReferenceSpeed {
     /// The reference of a run whose reference speed was `ticks` and moved
     /// `moved_pct` over the run, and the records made at it.
-    pub fn of(
-        ticks: f64,
-        moved_pct: Option<f64>,
-        beyond: &Drift,
-        records: &[Record],
-    ) -> ReferenceSpeed {
+    pub fn of(speed: &RunSpeed, ticks: f64, records: &[Record]) -> ReferenceSpeed {
         let mut explained: Vec<f64> = records
             .iter()
             .filter_map(|r| r.cost.as_ref()?.speed_explained_pct)
@@ -96,12 +101,14 @@ impl ReferenceSpeed {
         ReferenceSpeed {
             description: crate::harness::reference::DESCRIPTION.to_string(),
             ticks,
-            moved_pct,
+            moved_pct: speed.moved_pct,
             rows: explained.len(),
             explained_pct: (!explained.is_empty()).then(|| quantile(&explained, 0.5)),
-            beyond_block_medians: beyond.medians.clone(),
-            beyond_sampling_pct: (!beyond.medians.is_empty())
-                .then(|| beyond.sampling_var.sqrt() * 100.0),
+            beyond_block_medians: speed.beyond.medians.clone(),
+            beyond_sampling_pct: (!speed.beyond.medians.is_empty())
+                .then(|| speed.beyond.sampling_var.sqrt() * 100.0),
+            slow_state_unseen_pct: speed.slow_state_unseen.map(|u| u.exp_m1() * 100.0),
+            slow_rounds_used: speed.sees_slow_state(),
         }
     }
 }
@@ -223,9 +230,20 @@ impl MachineStates {
                 &format!("which the raw figures' intervals include (±{within:.1}%)"),
             );
         }
+        let state = match reference.slow_state_unseen_pct {
+            Some(_) if reference.slow_rounds_used => {
+                "; it slowed with the slow state, so the slow rounds count at its speed too"
+                    .to_string()
+            }
+            Some(pct) => format!(
+                "; the slow state slowed the canary {pct:+.1}% more than the reference, so \
+                 figures stand on the quiet rounds"
+            ),
+            None => String::new(),
+        };
         self.summary = format!(
             "{}; the machine's own speed (a reference no mitigation touches) read {:.3} ticks a \
-             step{moved}, and figures are shown at that speed{explained}",
+             step{moved}, and figures are shown at that speed{explained}{state}",
             self.summary, reference.ticks
         );
         self.reference = Some(reference);
@@ -319,6 +337,8 @@ mod tests {
             explained_pct: Some(60.0),
             beyond_block_medians: Vec::new(),
             beyond_sampling_pct: None,
+            slow_state_unseen_pct: None,
+            slow_rounds_used: false,
         });
         assert!(
             !states.summary.contains("so every interval includes"),
@@ -335,5 +355,32 @@ mod tests {
                 .summary
                 .contains("read 2.500 ticks a step and moved 4.0%")
         );
+    }
+
+    #[test]
+    fn the_machine_line_says_whether_the_slow_rounds_count_at_the_reference_speed() {
+        let line = |unseen: Option<f64>, used: bool| {
+            let flat = vec![300.0; 100];
+            let mut states = MachineStates::new(StateModel::fit(&flat), &flat, &flat, None, 1);
+            states.set_reference(ReferenceSpeed {
+                description: String::new(),
+                ticks: 2.5,
+                moved_pct: None,
+                rows: 0,
+                explained_pct: None,
+                beyond_block_medians: Vec::new(),
+                beyond_sampling_pct: None,
+                slow_state_unseen_pct: unseen,
+                slow_rounds_used: used,
+            });
+            states.summary
+        };
+        assert!(line(Some(0.2), true).contains("the slow rounds count at its speed too"));
+        let unseen = line(Some(14.0), false);
+        assert!(
+            unseen.contains("slowed the canary +14.0% more than the reference"),
+            "{unseen}"
+        );
+        assert!(!line(None, false).contains("slow"));
     }
 }

@@ -188,9 +188,11 @@ pub fn analyse(
         tsc,
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
-        spread: &spread::run_spread(&run.probes, &machine_states.model, |_, _, r| {
-            Some(r.measured.measurement.per_item.median)
-        }),
+        spread: &spread::run_spread(
+            &run.probes,
+            |v| spread::used_rounds(v, &machine_states.model),
+            |_, _, r| Some(r.measured.measurement.per_item.median),
+        ),
         speed: &speed,
     };
     let records: Vec<Record> = run
@@ -199,12 +201,7 @@ pub fn analyse(
         .flat_map(|p| probe_records(p, &context))
         .collect();
     if let Some(ticks) = speed.reference {
-        machine_states.set_reference(ReferenceSpeed::of(
-            ticks,
-            speed.moved_pct,
-            &speed.beyond,
-            &records,
-        ));
+        machine_states.set_reference(ReferenceSpeed::of(&speed, ticks, &records));
     }
     (machine_states, records)
 }

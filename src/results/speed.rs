@@ -34,6 +34,9 @@ pub struct RunSpeed {
     /// arithmetic), which a comparison at one reference speed still counts
     /// as a walk between runs (`analysis::noise::RunTime`).
     pub beyond: Drift,
+    /// What the reference did not see of the machine's slow state
+    /// (`speed::state_unseen`); None with one state or too few readings.
+    pub slow_state_unseen: Option<f64>,
 }
 
 impl RunSpeed {
@@ -57,10 +60,19 @@ impl RunSpeed {
         let Some(at) = reference else {
             return RunSpeed::default();
         };
+        let (beyond, slow_state_unseen) = canary_over_reference(probes, model);
+        let mut run = RunSpeed {
+            reference: Some(at),
+            moved_pct: speed::moved_pct(&timed),
+            beyond,
+            slow_state_unseen,
+            ..RunSpeed::default()
+        };
         let mut fits = BTreeMap::new();
         for p in probes {
             for v in p.variants.iter().filter(|v| v.unsupported.is_none()) {
-                let points: Vec<Point> = used_rounds(v, model)
+                let points: Vec<Point> = run
+                    .rounds(v, model)
                     .iter()
                     .filter(|r| r.reference_steady())
                     .filter_map(|r| {
@@ -88,17 +100,50 @@ impl RunSpeed {
             .filter(|se| se.is_finite())
             .collect();
         errors.sort_by(f64::total_cmp);
-        let mut run = RunSpeed {
-            reference: Some(at),
-            fits,
-            pooled,
-            spread: RunSpread::default(),
-            moved_pct: speed::moved_pct(&timed),
-            pooled_se: (!errors.is_empty()).then(|| stats::median(&errors)),
-            beyond: canary_beyond_reference(probes, model),
-        };
-        run.spread = run_spread(probes, model, |id, v, r| run.figure(id, v, r));
+        run.fits = fits;
+        run.pooled = pooled;
+        run.pooled_se = (!errors.is_empty()).then(|| stats::median(&errors));
+        run.spread = run_spread(
+            probes,
+            |v| run.rounds(v, model),
+            |id, v, r| run.figure(id, v, r),
+        );
         run
+    }
+
+    /// Whether the reference followed the machine's slow state closely
+    /// enough (`speed::STATE_SEEN_WITHIN`) that a slow round read at the
+    /// reference speed is as good as a quiet one.
+    pub fn sees_slow_state(&self) -> bool {
+        self.slow_state_unseen
+            .is_some_and(|unseen| unseen.abs() <= speed::STATE_SEEN_WITHIN)
+    }
+
+    /// Whether a round counts among those a figure at the reference speed
+    /// stands on: a quiet one, or where the reference saw the slow state,
+    /// any whose canaries read one state (a round the state changed in has
+    /// no one speed).
+    pub fn counts(&self, round: &Round, model: &StateModel) -> bool {
+        if self.sees_slow_state() {
+            round.one_state(model)
+        } else {
+            round.quiet(model)
+        }
+    }
+
+    /// The rounds a variant's figure at the reference speed stands on: the
+    /// headline's, or where the reference saw the slow state, every round
+    /// of one state (all rounds where none was).
+    pub fn rounds<'a>(&self, v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Round> {
+        if !self.sees_slow_state() {
+            return used_rounds(v, model);
+        }
+        let steady: Vec<&Round> = v.rounds.iter().filter(|r| r.one_state(model)).collect();
+        if steady.is_empty() {
+            v.rounds.iter().collect()
+        } else {
+            steady
+        }
     }
 
     /// What a variant's coefficient's own uncertainty adds to its interval
@@ -146,9 +191,10 @@ impl RunSpeed {
     }
 }
 
-/// Every quiet canary reading over the reference read beside it, and when
-/// (seconds into the run), in stretches of the run.
-fn canary_beyond_reference(probes: &[ProbeRounds], model: &StateModel) -> Drift {
+/// Every canary reading over the reference read beside it: the quiet ones
+/// in stretches of the run (seconds into it), and the slow state's against
+/// the quiet state's (`speed::state_unseen`, where the run showed two).
+fn canary_over_reference(probes: &[ProbeRounds], model: &StateModel) -> (Drift, Option<f64>) {
     let rounds = || {
         probes
             .iter()
@@ -156,7 +202,8 @@ fn canary_beyond_reference(probes: &[ProbeRounds], model: &StateModel) -> Drift 
             .flat_map(|v| &v.rounds)
     };
     let end = rounds().map(|r| r.started_s).fold(0.0, f64::max);
-    let ratios: Vec<(f64, f64)> = rounds()
+    // (ratio, seconds into the run, whether the canary read quiet)
+    let ratios: Vec<(f64, f64, bool)> = rounds()
         .flat_map(|r| {
             [
                 (r.canary_before, r.reference_before),
@@ -165,10 +212,21 @@ fn canary_beyond_reference(probes: &[ProbeRounds], model: &StateModel) -> Drift 
             .into_iter()
             .filter_map(move |(canary, reference)| {
                 let (canary, reference) = (canary?, reference?);
-                (model.is_quiet(canary) && reference > 0.0)
-                    .then_some((canary / reference, r.started_s))
+                (reference > 0.0).then(|| (canary / reference, r.started_s, model.is_quiet(canary)))
             })
         })
         .collect();
-    stretch_medians(&ratios, end)
+    let of_state = |quiet: bool| -> Vec<f64> {
+        ratios
+            .iter()
+            .filter(|r| r.2 == quiet)
+            .map(|r| r.0)
+            .collect()
+    };
+    let quiet: Vec<(f64, f64)> = ratios.iter().filter(|r| r.2).map(|r| (r.0, r.1)).collect();
+    let unseen = model
+        .two_states
+        .then(|| speed::state_unseen(&of_state(true), &of_state(false)))
+        .flatten();
+    (stretch_medians(&quiet, end), unseen)
 }

@@ -16,11 +16,12 @@ pub fn used_rounds<'a>(v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Roun
 }
 
 /// Every supported variant's fork figures, read into the run's spread;
-/// `figure` reads a round's figure (raw, or at the run's reference speed,
-/// None for a round that has none).
-pub fn run_spread(
-    probes: &[ProbeRounds],
-    model: &StateModel,
+/// `rounds` picks the rounds a figure stands on ([`used_rounds`] for the
+/// raw ones) and `figure` reads a round's figure (raw, or at the run's
+/// reference speed, None for a round that has none).
+pub fn run_spread<'a>(
+    probes: &'a [ProbeRounds],
+    rounds: impl Fn(&'a VariantRounds) -> Vec<&'a Round>,
     figure: impl Fn(&str, &VariantRounds, &Round) -> Option<f64>,
 ) -> RunSpread {
     let own: Vec<ProbeSpreads> = probes
@@ -32,7 +33,7 @@ pub fn run_spread(
                 .filter(|v| v.unsupported.is_none())
                 .map(|v| {
                     let figures = fork_figures(
-                        used_rounds(v, model)
+                        rounds(v)
                             .iter()
                             .filter_map(|r| Some((r.fork, figure(p.declaration.id, v, r)?))),
                     );

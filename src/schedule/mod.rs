@@ -92,6 +92,15 @@ impl Round {
             .all(|c| c.is_some_and(|c| model.is_quiet(c)))
     }
 
+    /// Whether both canaries read one state, quiet or slow: the machine did
+    /// not change state during the round (as far as its canaries tell).
+    pub fn one_state(&self, model: &StateModel) -> bool {
+        match (self.canary_before, self.canary_after) {
+            (Some(a), Some(b)) => model.is_quiet(a) == model.is_quiet(b),
+            _ => false,
+        }
+    }
+
     /// The machine's speed beside the round: the mean of the reference
     /// readings on both sides (one where only one was taken).
     pub fn reference(&self) -> Option<f64> {
