@@ -379,7 +379,7 @@ fn merge_forks(per_fork: Vec<ProbeRounds>) -> Vec<ProbeRounds> {
     merged
 }
 
-fn variant_rounds(truth: &Truth) -> VariantRounds {
+pub fn variant_rounds(truth: &Truth) -> VariantRounds {
     VariantRounds {
         variant: Variant {
             index: 0,
