@@ -3,7 +3,9 @@
 # independent C loop on the same CPU within the same minute: C, mitbench, C
 # again (so drift shows), then mitbench's figures against the C loop's:
 # - the raw headline (cost.ticks) against the C loop's quiet figure (its 2nd
-#   percentile, mean of the two C runs);
+#   percentile, mean of the two C runs) and its median (the same statistic
+#   as mitbench's, which a machine whose speed wanders within the C loop's
+#   2 s keeps apart from the 2nd percentile);
 # - the figure at the run's reference speed (cost.speed_normalized_ticks)
 #   against the C loop read at that same reference speed: each C sample's
 #   log regressed on the log of the reference read beside it, the median
@@ -29,6 +31,9 @@ work = sys.argv[1]
 def quiet(path):
     text = open(path).read()
     return {m[0]: float(m[1]) for m in re.findall(r"^(\w+): quiet ([0-9.]+)", text, re.M)}
+def median(path):
+    text = open(path).read()
+    return {m[0]: float(m[1]) for m in re.findall(r"^(\w+): quiet [0-9.]+ median ([0-9.]+)", text, re.M)}
 def samples():
     rows = []
     for name in ("before", "after"):
@@ -45,6 +50,7 @@ def at_reference(rows, column, reference):
     carried = [y + slope * (math.log(reference) - x) for x, y in zip(xs, ys)]
     return math.exp(statistics.median(carried)), slope
 before, after = quiet(f"{work}/before.txt"), quiet(f"{work}/after.txt")
+medians = [median(f"{work}/{name}.txt") for name in ("before", "after")]
 doc = json.load(open(f"{work}/run.json"))
 reference = (doc["machine_states"].get("reference") or {}).get("ticks")
 rows = samples()
@@ -59,6 +65,8 @@ for column, variant in ((1, "syscall"), (2, "libc")):
     print(f"mitbench os/getpid {variant}: {m:.2f} ticks, 95% CI [{lo:.2f}, {hi:.2f}] "
           f"(±{cost['ci_half_width_pct']:.2f}%), {cost['rounds_used']}/{r['rounds']['total']} rounds")
     print(f"  C quiet figure (mean of runs before and after): {c:.2f} ticks; difference {100 * (m - c) / c:+.2f}%")
+    cm = statistics.fmean(run[variant] for run in medians)
+    print(f"  C median (mean of runs before and after): {cm:.2f} ticks; difference {100 * (m - cm) / cm:+.2f}%")
     normalized = cost.get("speed_normalized_ticks")
     if reference and normalized:
         at, slope = at_reference(rows, column, reference)
