@@ -2,7 +2,7 @@
 //! each variant's speed coefficient (`analysis::speed`) and the forks'
 //! spread of the figures at that speed.
 
-use super::spread::{run_spread, used_rounds};
+use super::spread::{rounds_counted, run_spread, used_rounds};
 use crate::analysis::speed::{self, Point, SpeedFit};
 use crate::analysis::spread::RunSpread;
 use crate::analysis::states::{Drift, StateModel, stretch_medians};
@@ -133,17 +133,9 @@ impl RunSpeed {
 
     /// The rounds a variant's figure at the reference speed stands on: the
     /// headline's, or where the reference saw the slow state, every round
-    /// of one state (all rounds where none was).
+    /// of one state ([`RunSpeed::counts`]).
     pub fn rounds<'a>(&self, v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Round> {
-        if !self.sees_slow_state() {
-            return used_rounds(v, model);
-        }
-        let steady: Vec<&Round> = v.rounds.iter().filter(|r| r.one_state(model)).collect();
-        if steady.is_empty() {
-            v.rounds.iter().collect()
-        } else {
-            steady
-        }
+        rounds_counted(v, model, |r| self.counts(r, model))
     }
 
     /// What a variant's coefficient's own uncertainty adds to its interval

@@ -8,9 +8,20 @@ use crate::schedule::{ProbeRounds, Round, VariantRounds};
 
 /// The rounds a variant's headline is the median of.
 pub fn used_rounds<'a>(v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Round> {
-    let quiet: Vec<&Round> = v.rounds.iter().filter(|r| r.quiet(model)).collect();
-    match Basis::of(model.two_states, !quiet.is_empty()) {
-        Basis::QuietRounds => quiet,
+    rounds_counted(v, model, |r| r.quiet(model))
+}
+
+/// The rounds a figure stands on where the machine showed two states and
+/// `counts` picks the rounds that count as quiet: those, or every round
+/// where none does ([`Basis`]); every round where it showed one state.
+pub fn rounds_counted<'a>(
+    v: &'a VariantRounds,
+    model: &StateModel,
+    counts: impl Fn(&Round) -> bool,
+) -> Vec<&'a Round> {
+    let counted: Vec<&Round> = v.rounds.iter().filter(|r| counts(r)).collect();
+    match Basis::of(model.two_states, !counted.is_empty()) {
+        Basis::QuietRounds => counted,
         Basis::AllRounds | Basis::NoQuietRound => v.rounds.iter().collect(),
     }
 }
