@@ -149,6 +149,9 @@ pub struct Run {
     pub time: Option<crate::compare::RunTime>,
     /// Its reference speed (`machine_states.reference`).
     pub reference: Option<f64>,
+    /// Whether its figures at that speed stand on the slow rounds too
+    /// (`machine_states.reference.slow_rounds_used`).
+    pub slow_rounds_used: bool,
 }
 
 /// A synthetic machine, seeded; runs made one after another follow its
@@ -348,6 +351,10 @@ impl Machine {
                 .collect(),
             time: states.run_time([started_s, self.clock_s], layout.forks),
             reference: states.reference.as_ref().map(|r| r.ticks),
+            slow_rounds_used: states
+                .reference
+                .as_ref()
+                .is_some_and(|r| r.slow_rounds_used),
         }
     }
 }

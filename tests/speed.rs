@@ -243,6 +243,29 @@ fn comparisons_at_one_speed_hold_false_alarms_and_find_a_two_percent_toll() {
     );
 }
 
+/// A slow round read at one reference speed is a quiet one only where the
+/// reference slows with the slow state: on the wandering guest the runs'
+/// figures stand on the slow rounds too, on a guest whose slow state is
+/// the syscall path's alone never.
+#[test]
+fn the_slow_rounds_count_at_one_speed_only_where_the_reference_slows_with_them() {
+    let settings = Settings::standard();
+    let probes = guest_probes();
+    let runs_using_them = |guest: fn(f64) -> Noise| {
+        (0..14)
+            .filter(|&trial| {
+                machine(trial, guest)
+                    .run(&probes, LAYOUT, &settings)
+                    .slow_rounds_used
+            })
+            .count()
+    };
+    let wandering = runs_using_them(Noise::wandering_guest);
+    assert!(wandering >= 12, "{wandering} of 14");
+    assert_eq!(runs_using_them(Noise::cloud_guest), 0);
+    assert_eq!(runs_using_them(Noise::unseen_path_guest), 0);
+}
+
 #[test]
 fn at_one_speed_the_walk_the_reference_does_not_see_is_still_counted() {
     // The AMD guest's host moves the syscall path's speed (the canary 4-5%

@@ -303,9 +303,10 @@ fn cost(
 /// The figure at the run's reference speed beside the raw one, where the
 /// variant has a speed coefficient: its rounds carried to the run's
 /// reference speed and read as the raw ones are (the slow state's rounds
-/// too, where the reference saw that state: `RunSpeed::counts`); its interval for the next
-/// run from the forks' spread of those figures and the rounds' interval
-/// (the machine's drift, which the reference takes out, is not added).
+/// too, where the reference saw that state: `RunSpeed::counts`); its
+/// interval for the next run from the forks' spread of those figures and
+/// the rounds' interval (the machine's drift, which the reference takes
+/// out, is not added).
 fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, seed: u64) {
     let Some(fit) = cx.speed.fit(id, &v.variant.name) else {
         return;

@@ -90,8 +90,8 @@ pub struct ReferenceSpeed {
 }
 
 impl ReferenceSpeed {
-    /// The reference of a run whose reference speed was `ticks` and moved
-    /// `moved_pct` over the run, and the records made at it.
+    /// The reference of a run as `speed` read it, the run's reference speed
+    /// `ticks`, and the records made at it.
     pub fn of(speed: &RunSpeed, ticks: f64, records: &[Record]) -> ReferenceSpeed {
         let mut explained: Vec<f64> = records
             .iter()
@@ -232,7 +232,8 @@ impl MachineStates {
         }
         let state = match reference.slow_state_unseen_pct {
             Some(_) if reference.slow_rounds_used => {
-                "; it slowed with the slow state, so the slow rounds count at its speed too"
+                "; the reference slowed with the slow state, so the slow rounds count at its \
+                 speed too"
                     .to_string()
             }
             Some(pct) => format!(
