@@ -201,6 +201,16 @@ pub fn moved_pct(readings: &[(f64, f64)]) -> Option<f64> {
     (low > 0.0).then(|| (high / low - 1.0) * 100.0)
 }
 
+/// A coefficient's standard error as far as it can matter to a figure: a
+/// coefficient the bounds hold is uncertain by at most their own spread
+/// (a uniform over them: width/√12), however thinly its rounds measured
+/// its slope. A fork's rounds on the Intel Xeon guest, under a filter, ran
+/// while the machine's speed held: slope error 4.7, which carried over the
+/// 3.5% the run's speed moved made ±12% of the row's interval.
+pub fn bounded_se(se: f64) -> f64 {
+    se.min((BOUNDS.1 - BOUNDS.0) / 12f64.sqrt())
+}
+
 /// The half-width, on the log scale, that a coefficient uncertain by `se`
 /// adds to a figure read at another run's reference speed, where the
 /// machine's speed moves by `moved_pct` between runs as it did within this
@@ -252,6 +262,14 @@ pub fn state_unseen(quiet: &[f64], slow: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_coefficients_error_is_at_most_the_spread_of_its_bounds() {
+        assert_eq!(bounded_se(0.1), 0.1);
+        let cap = bounded_se(4.72);
+        assert!((cap - 2.0 / 12f64.sqrt()).abs() < 1e-12, "{cap}");
+        assert_eq!(bounded_se(f64::INFINITY), cap);
+    }
 
     #[test]
     fn a_slow_state_the_reference_follows_is_seen_and_one_it_misses_is_not() {

@@ -143,7 +143,7 @@ impl RunSpeed {
     /// log scale: none where the speed did not move.
     pub fn carrying(&self, fit: &SpeedFit) -> f64 {
         speed::carrying_half_width(
-            self.coefficient_se(fit).unwrap_or(0.0),
+            speed::bounded_se(self.coefficient_se(fit).unwrap_or(0.0)),
             self.moved_pct.unwrap_or(0.0),
         )
     }
