@@ -27,6 +27,7 @@
 //! figure carried from its own run's reference to a common one by one
 //! coefficient for the row (`results::at_speed`).
 
+use super::stats::median_of;
 use std::collections::BTreeMap;
 
 /// Fewest degrees of freedom (rounds less one mean per fork and the slope)
@@ -263,12 +264,7 @@ pub fn state_unseen(quiet: &[f64], slow: &[f64]) -> Option<f64> {
     if quiet.len() < STATE_READINGS || slow.len() < STATE_READINGS {
         return None;
     }
-    let median = |ratios: &[f64]| {
-        let mut sorted = ratios.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        super::stats::median(&sorted)
-    };
-    let (quiet, slow) = (median(quiet), median(slow));
+    let (quiet, slow) = (median_of(quiet)?, median_of(slow)?);
     (quiet > 0.0 && slow > 0.0).then(|| (slow / quiet).ln())
 }
 
