@@ -343,6 +343,20 @@ fn the_t_distribution_s_p_values_match_its_table() {
 }
 
 #[test]
+fn the_f_distribution_s_upper_tail_matches_its_table() {
+    // The table's 95% points, (numerator df, denominator df, F).
+    for (d1, d2, f) in [(1.0, 10.0, 4.965), (4.0, 10.0, 3.478), (3.0, 20.0, 3.098)] {
+        let p = stats::f_upper_p(f, d1, d2);
+        assert!((p - 0.05).abs() < 0.0005, "F {f} on ({d1}, {d2}): p {p}");
+    }
+    // F(1, d) is t(d) squared: its upper tail is t's two-sided p.
+    let p = stats::f_upper_p(2.228f64.powi(2), 1.0, 10.0);
+    assert!((p - stats::t_two_sided_p(2.228, 10.0)).abs() < 1e-9);
+    assert_eq!(stats::f_upper_p(0.0, 3.0, 4.0), 1.0);
+    assert_eq!(stats::f_upper_p(f64::INFINITY, 3.0, 4.0), 0.0);
+}
+
+#[test]
 fn benjamini_hochberg_finds_the_step_up_cut() {
     // m = 5, q = 0.05: thresholds 0.01, 0.02, 0.03, 0.04, 0.05.
     let found = stats::benjamini_hochberg(&[0.04, 0.001, 0.5, 0.025, 0.03], 0.05);

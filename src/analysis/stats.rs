@@ -443,6 +443,20 @@ pub fn t_two_sided_p(t: f64, dof: f64) -> f64 {
     incomplete_beta(dof / (dof + t * t), dof / 2.0, 0.5).clamp(0.0, 1.0)
 }
 
+/// The upper tail of Snedecor's F on (`d1`, `d2`) degrees of freedom:
+/// P(F >= f) = I_{d2/(d2 + d1·f)}(d2/2, d1/2), the p-value of a variance
+/// ratio f whose numerator stands on d1 degrees of freedom.
+pub fn f_upper_p(f: f64, d1: f64, d2: f64) -> f64 {
+    if !f.is_finite() {
+        return 0.0;
+    }
+    if f <= 0.0 {
+        return 1.0;
+    }
+    let (d1, d2) = (d1.max(1.0), d2.max(1.0));
+    incomplete_beta(d2 / (d2 + d1 * f), d2 / 2.0, d1 / 2.0).clamp(0.0, 1.0)
+}
+
 /// Benjamini-Hochberg at false discovery rate `q`: which of `p_values` are
 /// discoveries. The largest k with p_(k) <= k·q/m, and every p at or below
 /// it; under no true change at all, any discovery happens with
