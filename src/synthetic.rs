@@ -5,7 +5,10 @@
 //! - the quiet speed drifts over minutes (a mean-reverting random walk of
 //!   the log speed), so back-to-back runs differ by a few percent;
 //! - some figures sit at one of two levels per process, drawn anew in
-//!   each fork (a layout or predictor mode a process settles into);
+//!   each fork (a layout or predictor mode a process settles into), and
+//!   some at a level per run, which all its forks share (as an indirect
+//!   call to two targets did on the Intel guest: 15% dearer in every fork
+//!   of one run of five);
 //! - a slow state (the host's) holds a share of the time, switching on
 //!   and off between canary readings (a two-state Markov chain), read by
 //!   the canary that brackets each round, which now and then misreads it.
@@ -106,6 +109,9 @@ pub struct Truth {
     /// Where it sits at one of two levels per process: how much higher
     /// the upper level is (0.3 = 30%); each fork draws one, evenly.
     pub second_level: Option<f64>,
+    /// Standard deviation of a level of its log figure drawn once per run
+    /// and shared by the run's forks (0: none).
+    pub run_level: f64,
     pub baseline: bool,
 }
 
@@ -163,6 +169,7 @@ pub struct Machine {
     /// unseen walk likewise.
     reference_rng: fastrand::Rng,
     unseen_rng: fastrand::Rng,
+    run_level_rng: fastrand::Rng,
     noise: Noise,
     log_speed: f64,
     /// The log speed of what the reference does not see.
@@ -178,6 +185,7 @@ impl Machine {
             rng: fastrand::Rng::with_seed(seed),
             reference_rng: fastrand::Rng::with_seed(seed ^ 0x5eed_0f7e_fe7e),
             unseen_rng: fastrand::Rng::with_seed(seed ^ 0x0a5e_e7a1_c0de),
+            run_level_rng: fastrand::Rng::with_seed(seed ^ 0x7e7e_1e7e_1000),
             noise,
             log_speed: 0.0,
             unseen_log_speed: 0.0,
@@ -263,15 +271,29 @@ impl Machine {
         let mut clock = 0.0;
         let variants_total: usize = probes.iter().map(|p| p.variants.len()).sum();
         let round_s = layout.run_s / (layout.forks * layout.passes * variants_total) as f64;
+        let run_levels: Vec<Vec<f64>> = probes
+            .iter()
+            .map(|probe| {
+                probe
+                    .variants
+                    .iter()
+                    .map(|v| match v.run_level > 0.0 {
+                        true => (v.run_level * standard_normal(&mut self.run_level_rng)).exp(),
+                        false => 1.0,
+                    })
+                    .collect()
+            })
+            .collect();
         for fork in 0..layout.forks {
             let mut last_canary = None;
-            for probe in probes {
+            for (probe, run_levels) in probes.iter().zip(&run_levels) {
                 let levels: Vec<f64> = probe
                     .variants
                     .iter()
-                    .map(|v| match v.second_level {
-                        Some(up) if self.rng.bool() => 1.0 + up,
-                        _ => 1.0,
+                    .zip(run_levels)
+                    .map(|(v, run_level)| match v.second_level {
+                        Some(up) if self.rng.bool() => (1.0 + up) * run_level,
+                        _ => *run_level,
                     })
                     .collect();
                 let mut variants: Vec<VariantRounds> =
@@ -478,6 +500,7 @@ pub fn guest_probes() -> Vec<Probe> {
                     name,
                     ticks,
                     second_level,
+                    run_level: 0.0,
                     baseline: i == 0,
                 })
                 .collect(),

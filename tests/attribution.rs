@@ -351,6 +351,7 @@ fn priced_probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
         name,
         ticks,
         second_level: None,
+        run_level: 0.0,
         baseline: true,
     };
     let mut probes = guest_probes();

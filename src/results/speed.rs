@@ -247,6 +247,7 @@ mod tests {
             name: "indirect",
             ticks: 2.55,
             second_level: None,
+            run_level: 0.0,
             baseline: true,
         };
         let mut v = variant_rounds(&truth);
