@@ -104,6 +104,19 @@ impl Evidence {
         (df > 0.0).then(|| Evidence { var: ss / df, df })
     }
 
+    /// Whether runs' spread (`self`: how far the history's runs landed
+    /// apart) is beyond what `within` (the forks' spread inside runs, on
+    /// the same scale: one run's figure) explains, by a one-sided F test
+    /// at [`RUN_LEVEL_P`]. Where it is, the row settles at a level of its
+    /// own for a whole run, which its forks share and cannot show: the
+    /// indirect call to two targets on the Intel guest sat 15% dearer in
+    /// all three forks of one run of five, its forks otherwise 3% apart.
+    pub fn beyond(&self, within: &Evidence) -> bool {
+        within.var > 0.0
+            && self.var.is_finite()
+            && stats::f_upper_p(self.var / within.var, self.df, within.df) < RUN_LEVEL_P
+    }
+
     pub fn sd(&self) -> f64 {
         self.var.sqrt()
     }
@@ -152,6 +165,10 @@ impl Evidence {
         })
     }
 }
+
+/// The level of the F test that tells a row's runs apart beyond its forks
+/// ([`Evidence::beyond`]).
+const RUN_LEVEL_P: f64 = 0.05;
 
 /// Runs a side said to be needed where no number of them would do.
 pub const OUT_OF_REACH: usize = 1000;
@@ -736,6 +753,27 @@ mod tests {
         assert!((e.var - 1.01f64.ln().powi(2) / 2.0).abs() < 1e-12, "{e:?}");
         assert!(Evidence::from_successive(&[100.0, 101.0]).is_none());
         assert!(Evidence::from_successive(&[100.0, 0.0, 101.0]).is_none());
+    }
+
+    #[test]
+    fn runs_further_apart_than_their_forks_explain_are_told_apart() {
+        let forks = Evidence {
+            var: 0.03f64.powi(2),
+            df: 4.0,
+        };
+        // Seven times the variance on three df: F(3, 4) = 7 has p = 0.045.
+        let apart = Evidence {
+            var: 7.0 * forks.var,
+            df: 3.0,
+        };
+        assert!(apart.beyond(&forks));
+        // Four times is within what three and four df let chance do.
+        let near = Evidence {
+            var: 4.0 * forks.var,
+            df: 3.0,
+        };
+        assert!(!near.beyond(&forks));
+        assert!(!apart.beyond(&Evidence { var: 0.0, df: 4.0 }));
     }
 
     #[test]
