@@ -517,12 +517,12 @@ pub fn row_change(
     // At one reference speed the history's runs (learned at one speed too)
     // and these runs' forks say the same thing, how far one run's figure
     // strays: pooled by their degrees of freedom, a history of three runs
-    // adds its two steps rather than deciding alone on them. Unless the
-    // history's runs landed further apart than the forks explain: then the
+    // adds its two steps rather than deciding alone on them. Unless five
+    // or more runs landed further apart than the forks explain: then the
     // row has a level per run its forks share, and the history's spread,
     // which holds it, stands on its own below as the raw figures' does.
     let (evidence, learned) = match (equal_speed, learned) {
-        (true, Some(h)) if !evidence.is_some_and(|e| h.evidence.beyond(&e)) => {
+        (true, Some(h)) if !evidence.is_some_and(|e| h.sees_a_level_per_run(&e)) => {
             noise_from.push(format!("history: {} runs", h.runs));
             (
                 Evidence::pooled(evidence.into_iter().chain([h.evidence])),
