@@ -306,6 +306,14 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
         table.contains("detectable") && table.contains("between runs:"),
         "{table}"
     );
+    // Every run of the history is compared: it says what its forks cannot
+    // show and how many runs would.
+    let words = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("a level a whole run settles at")
+            && words.contains("`mitbench run --runs 5`"),
+        "{table}"
+    );
     // --runs keeps its runs in the history: it refuses what would lose them.
     refused(&["run", "--runs", "2", "--no-history"], "--no-history");
 }

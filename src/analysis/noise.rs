@@ -189,7 +189,7 @@ pub struct Learned {
 /// freedom. Fewer decide on t(1) or t(2), 12.7 or 4.3 standard deviations:
 /// on the Intel guest a history of three runs made the median row's
 /// detectable change 16% where the forks and history pooled said 1.5%.
-const MIN_RUNS_ALONE: usize = 5;
+pub const MIN_RUNS_ALONE: usize = 5;
 
 impl Learned {
     /// Whether the history's runs lie further apart than `within` (the
