@@ -147,39 +147,7 @@ fn verdicts(
             old.push(machine.run(&plain, LAYOUT, &settings));
             new.push(machine.run(&tolled, LAYOUT, &settings));
         }
-        let speeds: Vec<f64> = old.iter().chain(&new).filter_map(|r| r.reference).collect();
-        let at = mitbench::analysis::rounds::across_forks(&speeds);
-        let speeds_of = |runs: &[Run]| -> Vec<Option<EqualSpeed>> {
-            runs.iter()
-                .map(|run| {
-                    Some(EqualSpeed {
-                        at,
-                        run: run.reference.filter(|_| at_speed)?,
-                        carry: None,
-                    })
-                })
-                .collect()
-        };
-        let times = |runs: &[Run]| -> Vec<compare::RunTime> {
-            runs.iter().filter_map(|r| r.time).collect()
-        };
-        let (old_rows, new_rows) = (rows_of(&old), rows_of(&new));
-        let (old_speeds, new_speeds) = (speeds_of(&old), speeds_of(&new));
-        let mut rows = Vec::new();
-        for key in old_rows[0].keys() {
-            let (Some(o), Some(n)) = (records(&old_rows, key), records(&new_rows, key)) else {
-                continue;
-            };
-            rows.push(compare::row_change(
-                &o,
-                &n,
-                compare::DEFAULT_THRESHOLD_PCT,
-                None,
-                [&times(&old), &times(&new)],
-                [&old_speeds, &new_speeds],
-            ));
-        }
-        compare::hold_to_false_discovery_rate(&mut rows);
+        let rows = compare_sides(&old, &new, at_speed, &BTreeMap::new());
         let mut false_row = false;
         for row in &rows {
             if row.id == "synthetic/syscall" && toll > 1.0 {
@@ -330,29 +298,32 @@ fn learned_from(history: &[Run]) -> BTreeMap<(String, String), compare::Learned>
     mitbench::analysis::noise::learned(figures)
 }
 
-/// One run against another at their common reference speed, the rows held
-/// to the comparison's false discovery rate, with what `learned` has seen.
-fn compare_runs(
-    old: &Run,
-    new: &Run,
+/// A side of runs against another, each run read at the runs' common
+/// reference speed (`at_speed`; else raw), the rows held to the
+/// comparison's false discovery rate, with what `learned` has seen.
+fn compare_sides(
+    old: &[Run],
+    new: &[Run],
+    at_speed: bool,
     learned: &BTreeMap<(String, String), compare::Learned>,
 ) -> Vec<compare::RowChange> {
-    let at = mitbench::analysis::rounds::across_forks(&[
-        old.reference.expect("a reference"),
-        new.reference.expect("a reference"),
-    ]);
-    let speed = |run: &Run| {
-        vec![Some(EqualSpeed {
-            at,
-            run: run.reference.expect("a reference"),
-            carry: None,
-        })]
+    let speeds: Vec<f64> = old.iter().chain(new).filter_map(|r| r.reference).collect();
+    let at = mitbench::analysis::rounds::across_forks(&speeds);
+    let speeds_of = |runs: &[Run]| -> Vec<Option<EqualSpeed>> {
+        runs.iter()
+            .map(|run| {
+                Some(EqualSpeed {
+                    at,
+                    run: run.reference.filter(|_| at_speed)?,
+                    carry: None,
+                })
+            })
+            .collect()
     };
-    let time = |run: &Run| run.time.into_iter().collect::<Vec<_>>();
-    let (old_rows, new_rows) = (
-        rows_of(std::slice::from_ref(old)),
-        rows_of(std::slice::from_ref(new)),
-    );
+    let times =
+        |runs: &[Run]| -> Vec<compare::RunTime> { runs.iter().filter_map(|r| r.time).collect() };
+    let (old_rows, new_rows) = (rows_of(old), rows_of(new));
+    let (old_speeds, new_speeds) = (speeds_of(old), speeds_of(new));
     let mut rows = Vec::new();
     for key in old_rows[0].keys() {
         let (Some(o), Some(n)) = (records(&old_rows, key), records(&new_rows, key)) else {
@@ -363,12 +334,26 @@ fn compare_runs(
             &n,
             compare::DEFAULT_THRESHOLD_PCT,
             learned.get(key).copied(),
-            [&time(old), &time(new)],
-            [&speed(old), &speed(new)],
+            [&times(old), &times(new)],
+            [&old_speeds, &new_speeds],
         ));
     }
     compare::hold_to_false_discovery_rate(&mut rows);
     rows
+}
+
+/// One run against another at their common reference speed.
+fn compare_runs(
+    old: &Run,
+    new: &Run,
+    learned: &BTreeMap<(String, String), compare::Learned>,
+) -> Vec<compare::RowChange> {
+    compare_sides(
+        std::slice::from_ref(old),
+        std::slice::from_ref(new),
+        true,
+        learned,
+    )
 }
 
 #[test]
