@@ -371,7 +371,7 @@ fn a_row_at_a_level_per_run_is_held_by_a_history_of_runs() {
         v.ticks *= 1.10;
     }
     let none = BTreeMap::new();
-    let trials = 40;
+    let trials = 80;
     let (mut alone, mut held, mut others, mut other_rows, mut seen, mut tolled_rows) =
         (0, 0, 0, 0, 0, 0);
     for trial in 0..trials {
@@ -414,6 +414,10 @@ fn a_row_at_a_level_per_run_is_held_by_a_history_of_runs() {
          a 10% toll seen in {seen:.3}"
     );
     assert!(alone >= 0.15, "two runs alone cannot see it: {alone:.3}");
-    assert!(held <= 0.05 && others <= 0.05, "{held:.3} {others:.3}");
+    // A 5% test's rate on one row, with a binomial standard error of 80
+    // trials (2.4%) beside it: pooled with the forks, the history let it
+    // through in 29% of comparisons; pooled but at the history's variance
+    // (the pooled degrees of freedom kept) in 10%.
+    assert!(held <= 0.075 && others <= 0.05, "{held:.3} {others:.3}");
     assert!(seen >= 0.8, "a 10% toll seen in {seen:.3}");
 }

@@ -188,7 +188,7 @@ pub struct Learned {
 /// ([`Learned::sees_a_level_per_run`]): four steps, about three degrees of
 /// freedom. Fewer decide on t(1) or t(2), 12.7 or 4.3 standard deviations:
 /// on the Intel guest a history of three runs made the median row's
-/// detectable change 16% where the forks and history pooled said 1.5%.
+/// detectable change 16% where the forks and history pooled said 2.0%.
 pub const MIN_RUNS_ALONE: usize = 5;
 
 impl Learned {
