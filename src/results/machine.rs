@@ -90,15 +90,16 @@ pub struct ReferenceSpeed {
 }
 
 impl ReferenceSpeed {
-    /// The reference of a run as `speed` read it, the run's reference speed
-    /// `ticks`, and the records made at it.
-    pub fn of(speed: &RunSpeed, ticks: f64, records: &[Record]) -> ReferenceSpeed {
+    /// The reference of a run as `speed` read it, and the records made at
+    /// it; None where the run read no reference.
+    pub fn of(speed: &RunSpeed, records: &[Record]) -> Option<ReferenceSpeed> {
+        let ticks = speed.reference?;
         let mut explained: Vec<f64> = records
             .iter()
             .filter_map(|r| r.cost.as_ref()?.speed_explained_pct)
             .collect();
         explained.sort_by(f64::total_cmp);
-        ReferenceSpeed {
+        Some(ReferenceSpeed {
             description: crate::harness::reference::DESCRIPTION.to_string(),
             ticks,
             moved_pct: speed.moved_pct,
@@ -109,7 +110,7 @@ impl ReferenceSpeed {
                 .then(|| speed.beyond.sampling_var.sqrt() * 100.0),
             slow_state_unseen_pct: speed.slow_state_unseen.map(|u| u.exp_m1() * 100.0),
             slow_rounds_used: speed.sees_slow_state(),
-        }
+        })
     }
 }
 

@@ -200,8 +200,8 @@ pub fn analyse(
         .iter()
         .flat_map(|p| probe_records(p, &context))
         .collect();
-    if let Some(ticks) = speed.reference {
-        machine_states.set_reference(ReferenceSpeed::of(&speed, ticks, &records));
+    if let Some(reference) = ReferenceSpeed::of(&speed, &records) {
+        machine_states.set_reference(reference);
     }
     (machine_states, records)
 }
