@@ -3,6 +3,7 @@
 mod common;
 
 use common::assert_coverage;
+use mitbench::analysis::noise::Spread;
 use mitbench::analysis::stats;
 use mitbench::analysis::stats::{
     Summary, block_medians, bootstrap_median_ci, fit_amortization, fit_line, fit_slope_through,
@@ -324,16 +325,42 @@ fn a_low_quantile_difference_sees_through_a_slow_state() {
 }
 
 #[test]
+fn the_t_point_on_fractional_degrees_of_freedom_is_the_verdict_s() {
+    // Where the p-value is read on fractional degrees of freedom, the
+    // printed half-width and detectable change stand on the same point.
+    for dof in [1.6, 2.25, 2.9, 7.5, 45.5, 500.0] {
+        let t = stats::student_t_975(dof);
+        let p = stats::t_two_sided_p(t, dof);
+        assert!((p - 0.05).abs() < 1e-6, "{dof}: t {t} p {p}");
+        let p80 = stats::t_two_sided_p(stats::student_t_80(dof), dof);
+        assert!((p80 - 0.40).abs() < 1e-6, "{dof}: {p80}");
+        let spread = Spread { sd: 0.01, df: dof };
+        let at_half = spread.p_value(spread.half_width());
+        assert!((at_half - 0.05).abs() < 1e-6, "{dof}: {at_half}");
+    }
+    // Between the table's rows, and narrower than the row below it.
+    assert!(stats::student_t_975(1.6) < 12.706 && stats::student_t_975(1.6) > 4.303);
+    assert!(stats::student_t_975(2.5) < 4.303 && stats::student_t_975(2.5) > 3.182);
+    // Past the table's 30 rows: the published 40, 60 and 120, not the normal.
+    for (dof, t) in [(40.0, 2.021), (60.0, 2.000), (120.0, 1.980)] {
+        assert!((stats::student_t_975(dof) - t).abs() < 0.0006, "{dof}");
+    }
+    assert_eq!(stats::student_t_975(0.0), f64::INFINITY);
+    assert_eq!(stats::student_t_975(0.4), 12.706);
+    assert_eq!(stats::t_point(1.0, 5.0), 0.0);
+}
+
+#[test]
 fn the_t_distribution_s_p_values_match_its_table() {
     // The table's 97.5% points are where the two-sided p is 5%.
     for (dof, t) in [(1usize, 12.706), (4, 2.776), (10, 2.228), (30, 2.042)] {
         let p = stats::t_two_sided_p(t, dof as f64);
         assert!((p - 0.05).abs() < 0.0005, "t {t} on {dof}: p {p}");
-        assert!((stats::student_t_975(dof) - t).abs() < 1e-9);
+        assert!((stats::student_t_975(dof as f64) - t).abs() < 1e-9);
     }
     // Its 80% points: one-sided 20% above them.
     for dof in [2usize, 5, 20] {
-        let p = stats::t_two_sided_p(stats::student_t_80(dof), dof as f64);
+        let p = stats::t_two_sided_p(stats::student_t_80(dof as f64), dof as f64);
         assert!((p - 0.40).abs() < 0.002, "{dof}: {p}");
     }
     assert!((stats::t_two_sided_p(1.96, 1e6) - 0.05).abs() < 0.0005);

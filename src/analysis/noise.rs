@@ -51,7 +51,7 @@ impl Evidence {
         }
         let half = (hi / cost).ln().max((cost / lo).ln());
         let df = df.unwrap_or(INTERVAL_DF_UNKNOWN).max(1.0);
-        let sd = half / (student_t_975(df.floor() as usize) * std::f64::consts::SQRT_2);
+        let sd = half / (student_t_975(df) * std::f64::consts::SQRT_2);
         Some(Evidence { var: sd * sd, df })
     }
 
@@ -533,20 +533,16 @@ impl Spread {
         }
     }
 
-    fn dof(&self) -> usize {
-        self.df.floor().max(1.0) as usize
-    }
-
     /// Its 95% half-width: Student's t times the standard deviation.
     pub fn half_width(&self) -> f64 {
-        stats::student_t_975(self.dof()) * self.sd
+        stats::student_t_975(self.df) * self.sd
     }
 
     /// The smallest true change found with 80% power by a test at 5%
     /// (two-sided): (t 97.5% + t 80%) standard deviations. A change of the
     /// half-width itself is found only half the time.
     pub fn detectable(&self) -> f64 {
-        (stats::student_t_975(self.dof()) + stats::student_t_80(self.dof())) * self.sd
+        (stats::student_t_975(self.df) + stats::student_t_80(self.df)) * self.sd
     }
 
     /// The two-sided p-value of a log change `change` under no change.

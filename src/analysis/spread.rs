@@ -78,7 +78,7 @@ impl NextRun {
     /// with `drift_log` (a 95% half-width on the log scale: how far the
     /// machine's speed may move by then) added in quadrature.
     pub fn interval(&self, cost: f64, drift_log: f64) -> [f64; 2] {
-        let t = student_t_975(self.df.floor().max(1.0) as usize);
+        let t = student_t_975(self.df);
         let half = (t * self.sd_log * (2.0 / self.forks as f64).sqrt()).hypot(drift_log);
         [cost * (-half).exp(), cost * half.exp()]
     }

@@ -198,7 +198,7 @@ pub fn stretch_medians(readings: &[(f64, f64)], end: f64) -> Drift {
 pub fn drift_interval_pct(block_medians: &[f64], sampling_var: f64) -> Option<f64> {
     let (step, _) = walk_step(block_medians, sampling_var)?;
     let k = block_medians.len();
-    let t = crate::analysis::stats::student_t_975(k - 1);
+    let t = crate::analysis::stats::student_t_975((k - 1) as f64);
     Some(t * (k as f64).sqrt() * step * 100.0)
 }
 
