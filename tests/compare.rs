@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{mitbench, refused, scale_rows};
+use common::{mitbench, refused, scale_rows, scale_variant};
 use mitbench::compare::{self, Verdict};
 use mitbench::results::RunDocument;
 use mitbench::results::load::document_from_file;
@@ -97,6 +97,26 @@ fn rows_in_one_run_only_are_listed_not_dropped() {
     assert_eq!(cmp.gaps[0].variant, gone.variant);
     assert_eq!(cmp.gaps[0].new.as_deref(), Some("absent"));
     assert_eq!(cmp.gaps[0].old, None);
+}
+
+#[test]
+fn a_change_of_a_cheap_row_is_read_on_its_noise_not_on_a_tick() {
+    // The direct call costs 2.7 ticks; 3.5% of it is under a tenth of a
+    // tick, which a per-item figure fitted over ~10 us samples resolves
+    // (its interval says 0.9%). Its noise decides, not a fixed tick.
+    let old = fixture();
+    let mut new = fixture();
+    scale_variant(&mut new, "indirect/call", Some("direct"), 1.035);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let row = cmp
+        .rows
+        .iter()
+        .find(|r| r.id == "indirect/call" && r.variant == "direct")
+        .unwrap();
+    assert!(row.new_ticks - row.old_ticks < 0.1, "{row:?}");
+    assert!(row.smallest_detectable_pct.unwrap() < 3.5, "{row:?}");
+    assert_eq!(row.verdict, Verdict::Slower, "{row:?}");
+    assert!(row.note.is_none(), "{row:?}");
 }
 
 #[test]

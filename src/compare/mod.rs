@@ -82,7 +82,7 @@ pub struct RowChange {
     /// side do not average away unless the sides alternate.
     pub walk_pct: Option<f64>,
     /// Why the row cannot have a verdict although it has figures (one side
-    /// the slow state's figure, a change below the tick's resolution).
+    /// the slow state's figure, the other the quiet state's).
     pub note: Option<String>,
     pub verdict: Verdict,
     /// Mitigations an inventory change switched that tax this row.
@@ -408,11 +408,6 @@ fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
     warnings
 }
 
-/// Below this many ticks apart two figures are not told apart, whatever
-/// the noise: a tenth of a tick is under the timer's resolution after the
-/// fixed cost is fitted out (`Settings::abs_tolerance_ticks`).
-const RESOLUTION_TICKS: f64 = 0.1;
-
 /// One row's change between a side of runs and another (each a record of
 /// the row per run, every one with a figure).
 /// `times` are when each side's runs ran (empty where unknown): the
@@ -566,11 +561,6 @@ pub fn row_change(
              state's: not comparable"
                 .to_string(),
         )
-    } else if (new_ticks - old_ticks).abs() < RESOLUTION_TICKS {
-        Some(format!(
-            "{:.2} ticks apart: under the timer's resolution ({RESOLUTION_TICKS} tick)",
-            (new_ticks - old_ticks).abs()
-        ))
     } else {
         None
     };

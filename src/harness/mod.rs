@@ -54,8 +54,8 @@ pub struct Settings {
     /// Stop adding rounds once the round-level 95% CI half-width is within
     /// this percentage of the headline figure.
     pub target_ci_pct: f64,
-    /// ... or within this many ticks: below a tenth of a tick nothing is
-    /// resolved anyway, and a near-zero median makes a relative target moot.
+    /// ... or within this many ticks: a figure near zero (a derived part,
+    /// thunked less plain) makes a relative target moot.
     pub abs_tolerance_ticks: f64,
     /// Wall-time budget per variant, all its rounds together.
     pub budget_s: f64,

@@ -189,7 +189,19 @@ pub fn temp_history() -> (tempfile::TempDir, String) {
 /// Every figure of the rows of `id` in `doc` made `factor` times as large:
 /// a known toll laid on a stored run.
 pub fn scale_rows(doc: &mut mitbench::results::RunDocument, id: &str, factor: f64) {
-    for r in doc.results.iter_mut().filter(|r| r.id == id) {
+    scale_variant(doc, id, None, factor);
+}
+
+/// As [`scale_rows`], on one variant of `id` where `variant` names one.
+pub fn scale_variant(
+    doc: &mut mitbench::results::RunDocument,
+    id: &str,
+    variant: Option<&str>,
+    factor: f64,
+) {
+    let chosen =
+        |r: &&mut mitbench::results::Record| r.id == id && variant.is_none_or(|v| r.variant == v);
+    for r in doc.results.iter_mut().filter(chosen) {
         if let Some(cost) = r.cost.as_mut() {
             cost.ticks *= factor;
             cost.ns *= factor;
