@@ -186,9 +186,10 @@ pub struct Learned {
 
 /// Fewest earlier runs whose spread may stand alone against the forks'
 /// ([`Learned::sees_a_level_per_run`]): four steps, about three degrees of
-/// freedom. Fewer decide on t(1) or t(2), 12.7 or 4.3 standard deviations:
-/// on the Intel guest a history of three runs made the median row's
-/// detectable change 16% where the forks and history pooled said 2.0%.
+/// freedom. Fewer stand on 1.6 or 2.25 (t 5.5 or 3.9 standard
+/// deviations): on the Intel guest, histories of three runs deciding alone
+/// made the median row's detectable change 2.2-7.5% in four pairs where
+/// the forks and history pooled said 1.8-2.2%, with the same marks.
 pub const MIN_RUNS_ALONE: usize = 5;
 
 impl Learned {
