@@ -277,9 +277,12 @@ impl Machine {
                 probe
                     .variants
                     .iter()
-                    .map(|v| match v.run_level > 0.0 {
-                        true => (v.run_level * standard_normal(&mut self.run_level_rng)).exp(),
-                        false => 1.0,
+                    .map(|v| {
+                        if v.run_level > 0.0 {
+                            (v.run_level * standard_normal(&mut self.run_level_rng)).exp()
+                        } else {
+                            1.0
+                        }
                     })
                     .collect()
             })

@@ -322,6 +322,7 @@ fn compare_sides(
     };
     let times =
         |runs: &[Run]| -> Vec<compare::RunTime> { runs.iter().filter_map(|r| r.time).collect() };
+    let (old_times, new_times) = (times(old), times(new));
     let (old_rows, new_rows) = (rows_of(old), rows_of(new));
     let (old_speeds, new_speeds) = (speeds_of(old), speeds_of(new));
     let mut rows = Vec::new();
@@ -334,7 +335,7 @@ fn compare_sides(
             &n,
             compare::DEFAULT_THRESHOLD_PCT,
             learned.get(key).copied(),
-            [&times(old), &times(new)],
+            [&old_times, &new_times],
             [&old_speeds, &new_speeds],
         ));
     }

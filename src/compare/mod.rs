@@ -565,6 +565,7 @@ pub fn row_change(
         None
     };
     let floor_log = (threshold_pct / 100.0).ln_1p();
+    let detectable = spread.map(|s| s.detectable());
     let verdict = match note {
         Some(_) => Verdict::Same,
         None => verdict(change_pct, ci, threshold_pct),
@@ -580,9 +581,9 @@ pub fn row_change(
         new_ns,
         change_pct,
         change_ci95_pct: ci,
-        smallest_detectable_pct: spread.map(|s| s.detectable().max(floor_log).exp_m1() * 100.0),
+        smallest_detectable_pct: detectable.map(|d| d.max(floor_log).exp_m1() * 100.0),
         runs_to_resolve: evidence
-            .filter(|_| spread.is_some_and(|s| s.detectable() > floor_log))
+            .filter(|_| detectable.is_some_and(|d| d > floor_log))
             // The history's spread holds the walk already.
             .and_then(|e| match decided_by {
                 Some(NoiseSource::History) => e.runs_to_detect(floor_log, noise::Walk::default()),
