@@ -14,9 +14,11 @@
 //! - [`speed`]: figures at one reference speed: the machine's own speed taken out.
 //! - [`spread`]: how far the next run's figure may land, from the forks.
 //! - [`figure`]: a record's figure and interval put together.
+//! - [`apart`]: sums and differences of figures measured apart.
 //! - [`noise`]: the between-run noise a verdict is held to ([`noise::RowNoise`]).
 //! - [`verdict`]: a change and the verdict its interval and the threshold give.
 
+pub mod apart;
 pub mod figure;
 pub mod noise;
 pub mod phases;

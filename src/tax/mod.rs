@@ -16,6 +16,7 @@ mod supervise;
 mod tracefs;
 pub mod workloads;
 
+use crate::analysis;
 use crate::history::History;
 use crate::results::RunDocument;
 use crate::tax::crossing::Crossing;
@@ -226,8 +227,8 @@ pub struct Tax {
 
 /// What one crossing of `t`'s kind costs by the rows of `tolls`, ns, with
 /// its interval: the row's figure per crossing, less the row it takes off
-/// (the intervals' half-widths added in quadrature, the rows measured
-/// apart); or why there is none.
+/// (`analysis::apart::difference`: the rows were measured apart); or why
+/// there is none.
 fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>), String> {
     let figure = |probe: &str, variant: &str| -> Result<(f64, Option<f64>), String> {
         let cost = tolls
@@ -245,12 +246,11 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>),
             half.map(|h| h / t.crossings_per_item),
         ))
     };
-    let (mut ns, mut half) = figure(t.probe, t.variant)?;
+    let mut toll = figure(t.probe, t.variant)?;
     if let Some((probe, variant)) = t.less {
-        let (less, less_half) = figure(probe, variant)?;
-        ns -= less;
-        half = half.zip(less_half).map(|(a, b)| a.hypot(b));
+        toll = analysis::apart::difference(toll, figure(probe, variant)?);
     }
+    let (ns, half) = toll;
     if ns <= 0.0 {
         return Err(format!(
             "{}: not above nothing on this run ({ns:.0} ns)",

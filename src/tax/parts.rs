@@ -7,6 +7,7 @@
 //! in-run A/B of the tolls' run measured (SSBD by prctl) is still priced.
 
 use super::{TOLLS, Tax, TollSource};
+use crate::analysis::apart::{self, Sum};
 use crate::attribute::{Attribution, Estimate, RowParts, SwitchKind};
 use crate::plan::Plan;
 use serde::Serialize;
@@ -49,36 +50,6 @@ pub struct CrossingParts {
     pub remainder_pct: Option<f64>,
 }
 
-/// A running sum of crossings' shares: value and the sum of squared
-/// half-widths, percent; an interval only where every term had one.
-#[derive(Default, Clone, Copy)]
-struct Sum {
-    pct: f64,
-    var: f64,
-    priced: bool,
-    half_unknown: bool,
-}
-
-impl Sum {
-    fn add(&mut self, pct: f64, half_pct: Option<f64>) {
-        self.pct += pct;
-        // Rows measured apart: their intervals add in quadrature.
-        match half_pct {
-            Some(h) => self.var += h * h,
-            None => self.half_unknown = true,
-        }
-        self.priced = true;
-    }
-
-    fn share(self) -> (Option<f64>, Option<[f64; 2]>) {
-        let half = self.var.sqrt();
-        (
-            self.priced.then_some(self.pct),
-            (self.priced && !self.half_unknown).then_some([self.pct - half, self.pct + half]),
-        )
-    }
-}
-
 /// Each mitigation's part of `tax`'s workload: over `attribution` where
 /// there is one, else the plan's boots named and the in-run parts priced.
 pub fn per_mitigation(tax: &Tax, attribution: Option<&Attribution>, plan: &Plan) -> PerMitigation {
@@ -106,12 +77,11 @@ fn per_crossing(
         let e = pick(row)?;
         Some((e.ns, e.ci95_ns.map(|[lo, hi]| (hi - lo) / 2.0)))
     };
-    let (mut ns, mut half) = find(source.probe, source.variant)?;
+    let mut part = find(source.probe, source.variant)?;
     if let Some((probe, variant)) = source.less {
-        let (less, less_half) = find(probe, variant)?;
-        ns -= less;
-        half = half.zip(less_half).map(|(a, b)| a.hypot(b));
+        part = apart::difference(part, find(probe, variant)?);
     }
+    let (ns, half) = part;
     let per = source.crossings_per_item;
     Some((ns / per, half.map(|h| h / per)))
 }
@@ -216,7 +186,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         .zip(sums)
         .zip(&not_comparable)
         .map(|((switch, sum), not_comparable)| {
-            let (share_pct, share_ci95_pct) = sum.share();
+            let (share_pct, share_ci95_pct) = sum.read();
             let workload_line = workload_has
                 .iter()
                 .find(|(name, _)| *name == switch.name)
@@ -238,13 +208,13 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                 needs_boot: None,
                 from: if !applies {
                     "not on in the workload's process: it takes nothing of it".to_string()
-                } else if sum.priced && !not_comparable.is_empty() {
+                } else if sum.has_terms() && !not_comparable.is_empty() {
                     format!(
                         "{over}{unlike}; without the crossings {} price (the sets' figures of \
                          them are of different machine states: not comparable)",
                         not_comparable.join(", ")
                     )
-                } else if sum.priced {
+                } else if sum.has_terms() {
                     format!("{over}{unlike}")
                 } else if !not_comparable.is_empty() {
                     format!(
@@ -265,7 +235,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         parts.push(needing_boot(&vulnerability.name, plan));
     }
     let (remainder_pct, remainder_ci95_pct) = match all_apply {
-        true => remainder.share(),
+        true => remainder.read(),
         false => (None, None),
     };
     // A part the workload does not pay is not stacked.
@@ -327,7 +297,7 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
                 sum.add(pct_of(count, part, cpu_s), None);
             }
         }
-        let (share_pct, _) = sum.share();
+        let (share_pct, _) = sum.read();
         parts.push(MitigationShare {
             mitigation: m.mitigation.to_string(),
             share_pct,
@@ -352,15 +322,15 @@ mod tests {
     #[test]
     fn shares_add_and_their_intervals_add_in_quadrature_only_where_all_are_known() {
         let mut sum = Sum::default();
-        assert_eq!(sum.share(), (None, None), "nothing priced");
+        assert_eq!(sum.read(), (None, None), "nothing priced");
         sum.add(1.0, Some(0.3));
         sum.add(2.0, Some(0.4));
-        let (share, ci) = sum.share();
+        let (share, ci) = sum.read();
         assert_eq!(share, Some(3.0));
         let [lo, hi] = ci.unwrap();
         assert!((lo - 2.5).abs() < 1e-12 && (hi - 3.5).abs() < 1e-12);
         // A term without an interval leaves the sum without one.
         sum.add(0.5, None);
-        assert_eq!(sum.share(), (Some(3.5), None));
+        assert_eq!(sum.read(), (Some(3.5), None));
     }
 }
