@@ -64,6 +64,20 @@ pub fn next_run_interval(
     (run_to_run, from)
 }
 
+/// How far `interval` reaches from `figure` on its wider side, percent of
+/// the figure; None at a figure of zero.
+pub fn half_width_pct(figure: f64, [lo, hi]: [f64; 2]) -> Option<f64> {
+    (figure.abs() > 0.0).then(|| (figure - lo).max(hi - figure) / figure.abs() * 100.0)
+}
+
+/// `interval` around `figure` widened on the log scale, each side apart,
+/// by `log_half` in quadrature: an error that scales the figure (a speed
+/// coefficient's over as far as the speed moved) beside the interval's own.
+pub fn widened_in_logs(figure: f64, [lo, hi]: [f64; 2], log_half: f64) -> [f64; 2] {
+    let widen = |bound: f64| (bound / figure).ln().abs().hypot(log_half);
+    [figure * (-widen(lo)).exp(), figure * widen(hi).exp()]
+}
+
 /// (toll - cost) / (toll - reference) with each figure anywhere in its
 /// interval: the widest range the three intervals allow. None when an
 /// interval is missing or the toll's could be zero.
@@ -107,6 +121,25 @@ pub fn median_or_hull(values: &[f64], intervals: &[(f64, f64)], seed: u64) -> (f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_scale_error_widens_each_side_in_quadrature() {
+        // ln(110/100) = 0.0953, ln(100/80) = 0.2231; each side widened by
+        // 0.1 in quadrature.
+        let [lo, hi] = widened_in_logs(100.0, [80.0, 110.0], 0.1);
+        assert!(
+            (lo - 100.0 * (-(0.2231435513f64.hypot(0.1))).exp()).abs() < 1e-6,
+            "{lo}"
+        );
+        assert!(
+            (hi - 100.0 * 0.0953101798f64.hypot(0.1).exp()).abs() < 1e-6,
+            "{hi}"
+        );
+        let [lo, hi] = widened_in_logs(100.0, [80.0, 110.0], 0.0);
+        assert!((lo - 80.0).abs() < 1e-9 && (hi - 110.0).abs() < 1e-9);
+        assert_eq!(half_width_pct(100.0, [80.0, 110.0]), Some(20.0));
+        assert_eq!(half_width_pct(0.0, [-1.0, 1.0]), None);
+    }
 
     #[test]
     fn toll_recovered_takes_every_end_of_the_three_intervals() {

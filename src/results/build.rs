@@ -270,8 +270,7 @@ fn cost(
         machine_drift_pct: cx.drift_interval_pct,
         run_to_run_ci95_ticks: run_to_run,
         run_to_run_ci95_ns: run_to_run.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]),
-        run_to_run_half_width_pct: run_to_run
-            .and_then(|[lo, hi]| pct((ticks - lo).max(hi - ticks))),
+        run_to_run_half_width_pct: run_to_run.and_then(|i| figure::half_width_pct(ticks, i)),
         ci95_ticks: estimate.ci95.map(|(lo, hi)| [lo, hi]),
         ci95_ns: estimate.ci95.map(|(lo, hi)| [to_ns(lo), to_ns(hi)]),
         ci_half_width_pct: estimate.half_width().and_then(pct),
@@ -330,10 +329,7 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
     let ticks = estimate.cost;
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);
-    let interval = interval.map(|[lo, hi]| {
-        let widen = |bound: f64| (bound / ticks).ln().abs().hypot(carrying);
-        [ticks * (-widen(lo)).exp(), ticks * widen(hi).exp()]
-    });
+    let interval = interval.map(|i| figure::widened_in_logs(ticks, i, carrying));
     let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
     cost.speed_coefficient = Some(fit.coefficient);
     cost.speed_coefficient_fitted = fit.fitted.is_finite().then_some(fit.fitted);
@@ -343,9 +339,7 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
     cost.speed_normalized_ns = Some(to_ns(ticks));
     cost.speed_normalized_ci95_ticks = interval;
     cost.speed_normalized_ci95_ns = interval.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]);
-    cost.speed_normalized_half_width_pct = interval
-        .filter(|_| ticks.abs() > 0.0)
-        .map(|[lo, hi]| (ticks - lo).max(hi - ticks) / ticks.abs() * 100.0);
+    cost.speed_normalized_half_width_pct = interval.and_then(|i| figure::half_width_pct(ticks, i));
     cost.speed_normalized_df = next_run.map(|n| n.df);
 }
 
