@@ -123,6 +123,19 @@ pub fn pooled(fits: &[SpeedFit]) -> Option<f64> {
 /// the run's pooled slope.
 const POOL_SE: f64 = 0.5;
 
+/// One coefficient for runs that each fitted a slope, and its standard
+/// error: the slopes, each (slope, se), weighed by their precision (1/se²)
+/// and bounded as one run's is. None where no run has one.
+pub fn joint(slopes: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64)> {
+    let (mut weighed, mut precision) = (0.0, 0.0);
+    for (slope, se) in slopes {
+        let w = 1.0 / (se * se).max(1e-6);
+        weighed += w * slope;
+        precision += w;
+    }
+    (precision > 0.0).then(|| (bounded(weighed / precision), precision.sqrt().recip()))
+}
+
 /// Most of the reference's movement within forks one round may carry for
 /// the slope to stand on the rounds rather than on that round.
 const MAX_LEVERAGE: f64 = 0.5;
@@ -381,6 +394,16 @@ mod tests {
             .collect();
         let fit = fit(&points).unwrap();
         assert!((fit.coefficient - 1.0).abs() < 0.02, "{fit:?}");
+    }
+
+    #[test]
+    fn runs_slopes_are_joined_by_their_precision() {
+        // Weights 100 and 25: (100·1 + 25·0) / 125, se 1/√125.
+        let (slope, se) = joint([(1.0, 0.1), (0.0, 0.2)]).unwrap();
+        assert!((slope - 0.8).abs() < 1e-12, "{slope}");
+        assert!((se - 125f64.sqrt().recip()).abs() < 1e-12, "{se}");
+        assert_eq!(joint([(3.0, 0.1)]).unwrap().0, BOUNDS.1);
+        assert!(joint([]).is_none());
     }
 
     #[test]

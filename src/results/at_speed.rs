@@ -124,33 +124,21 @@ impl<'r> RowAtSpeed<'r> {
     }
 }
 
-/// One coefficient for a row's runs, and its standard error: the slopes
-/// its runs fitted, each weighed by its precision (1/se²), bounded as a
-/// run's own is. The fitted slopes, not the coefficients each run shrank
-/// towards its other rows': averaged, those keep their shrinkage's bias
-/// while the errors combined shrink, and a carry by them is surer than it
-/// is (on the synthetic cloud guest, whose rows all move as 1, the runs'
-/// coefficients had a median of 0.6-0.9). A run with no slope of its own
-/// (a row thinly measured) counts its run's pooled one by its error; one
-/// with no coefficient at all is carried by the others'. None where no
-/// run has one.
+/// One coefficient for a row's runs, and its standard error
+/// (`speed::joint`): the slopes its runs fitted. The fitted slopes, not
+/// the coefficients each run shrank towards its other rows': averaged,
+/// those keep their shrinkage's bias while the errors combined shrink,
+/// and a carry by them is surer than it is (on the synthetic cloud guest,
+/// whose rows all move as 1, the runs' coefficients had a median of
+/// 0.6-0.9). A run with no slope of its own (a row thinly measured) counts
+/// its run's pooled one by its error; one with no coefficient at all is
+/// carried by the others'. None where no run has one.
 fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<(f64, f64)> {
-    let (mut weighed, mut precision) = (0.0, 0.0);
-    for cost in records.filter_map(|r| r.cost.as_ref()) {
-        let (Some(slope), Some(se)) = (
-            cost.speed_coefficient_fitted.or(cost.speed_coefficient),
-            cost.speed_coefficient_se,
-        ) else {
-            continue;
-        };
-        let w = 1.0 / (se * se).max(1e-6);
-        weighed += w * slope;
-        precision += w;
-    }
-    (precision > 0.0).then(|| {
-        (
-            speed::bounded(weighed / precision),
-            precision.sqrt().recip(),
-        )
-    })
+    speed::joint(records.filter_map(|r| {
+        let cost = r.cost.as_ref()?;
+        Some((
+            cost.speed_coefficient_fitted.or(cost.speed_coefficient)?,
+            cost.speed_coefficient_se?,
+        ))
+    }))
 }
