@@ -30,6 +30,7 @@ use super::spread::ForkSpread;
 use super::states::Drift;
 use super::stats::{self, student_t_975};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Degrees of freedom an interval is taken to stand on where its record
 /// does not say (documents before forks).
@@ -593,6 +594,20 @@ pub struct RowNoise {
     pub from: Vec<String>,
 }
 
+/// What moves a row's sides (or sets) apart beyond their runs' own noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Between {
+    /// The machine's walk between when they ran (raw figures).
+    Walk,
+    /// The joint coefficient's error (`se`) carrying them to one reference
+    /// speed, beside the walk the reference does not see where the model is
+    /// whole (`beyond`: [`RowNoise::walk_known`]; where it is not, the
+    /// runs' intervals hold it).
+    Carried { se: f64, beyond: bool },
+    /// Nothing known (older documents: their intervals hold it).
+    Nothing,
+}
+
 impl RowNoise {
     /// The noise of a row over `sides`, each its runs' figures and when
     /// they ran (empty where unknown). Where the model is whole, a run's
@@ -640,6 +655,122 @@ impl RowNoise {
             sets,
             walk_known: false,
             from,
+        }
+    }
+
+    /// The row read at one reference speed, its runs (`runs`, every side's)
+    /// carried there by one coefficient of standard error `se`, and what
+    /// then holds its sides apart; with no `se` (read raw) the noise is as
+    /// [`RowNoise::of`] read it, and the walk holds them apart where it is
+    /// known. At one speed each run's own interval holds no walk, only its
+    /// forks with its probe's and the run's spread pooled in: read beside
+    /// the forks, it keeps a row whose few forks agreed by chance on both
+    /// sides (a row at one of two levels per process, three forks a run)
+    /// from becoming a needle. Carrying the runs there stands where the
+    /// walk between the sides stood.
+    pub fn at_speed<'r>(
+        mut self,
+        runs: impl Iterator<Item = &'r RunFigure>,
+        se: Option<f64>,
+    ) -> (RowNoise, Between) {
+        let Some(se) = se else {
+            let between = match self.walk_known {
+                true => Between::Walk,
+                false => Between::Nothing,
+            };
+            return (self, between);
+        };
+        self.evidence = Evidence::pooled(
+            self.evidence
+                .into_iter()
+                .chain(runs.filter_map(Evidence::of_run)),
+        );
+        self.from.push("intervals".to_string());
+        self.from.push("at equal reference speed".to_string());
+        let beyond = self.walk_known;
+        (self, Between::Carried { se, beyond })
+    }
+}
+
+/// Degrees of freedom of what carrying figures to one reference speed adds:
+/// the coefficients' errors are read on tens of rounds each.
+pub const CARRIED_DF: f64 = 20.0;
+
+/// One set's term in a weighted sum of sets' figures (a comparison's
+/// difference of two sides, an attribution's part).
+pub struct SumTerm<'t> {
+    /// Its weight times its figure, in the sum's unit (a comparison of log
+    /// figures: -1 and 1).
+    pub scaled: f64,
+    pub runs: usize,
+    /// When its runs ran.
+    pub times: &'t [RunTime],
+    /// Its runs' mean log distance from the common reference speed.
+    pub distance: f64,
+}
+
+/// What moves a weighted sum of sets' figures when nothing changed, beside
+/// its runs' own noise.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SumNoise {
+    /// What one run's variance counts for in the sum: Σ scaled²/runs.
+    pub weight: f64,
+    /// The walk between the sets, or at one reference speed what carrying
+    /// them there adds beside the walk the reference does not see.
+    pub walk: Walk,
+    /// The part of `walk` that is the machine's drift between the runs: a
+    /// message names it.
+    pub drift: Walk,
+}
+
+impl SumNoise {
+    pub fn of(terms: &[SumTerm], between: Between) -> SumNoise {
+        let weight = terms.iter().map(|t| t.scaled.powi(2) / t.runs as f64).sum();
+        let scaled: Vec<(f64, &[RunTime])> = terms.iter().map(|t| (t.scaled, t.times)).collect();
+        let (walk, drift) = match between {
+            Between::Walk => {
+                let walk = Walk::of(&scaled).unwrap_or_default();
+                (walk, walk)
+            }
+            // The coefficient's error moves each set's log figure by its
+            // distance from the common speed: the sum weighs it by the
+            // set's scaled figure. The walk the reference does not see
+            // moves them as the walk moves raw figures.
+            Between::Carried { se, beyond } => {
+                let beyond = match beyond {
+                    true => Walk::beyond_reference(&scaled).unwrap_or_default(),
+                    false => Walk::default(),
+                };
+                let carried = Walk {
+                    var: (se * terms.iter().map(|t| t.scaled * t.distance).sum::<f64>()).powi(2),
+                    df: CARRIED_DF,
+                };
+                (carried.plus(beyond), beyond)
+            }
+            Between::Nothing => (Walk::default(), Walk::default()),
+        };
+        SumNoise {
+            weight,
+            walk,
+            drift,
+        }
+    }
+
+    /// With each boot's own draw (`variance`, of one boot's log figure;
+    /// `boots`, each term's boot), which moves every set of the boot alike:
+    /// the sum weighs it by the scaled figures of the boot's sets, which
+    /// cancel within a boot.
+    pub fn with_boots(self, terms: &[SumTerm], boots: &[usize], variance: Evidence) -> SumNoise {
+        let mut per_boot: BTreeMap<usize, f64> = BTreeMap::new();
+        for (t, boot) in terms.iter().zip(boots) {
+            *per_boot.entry(*boot).or_default() += t.scaled;
+        }
+        SumNoise {
+            walk: self.walk.plus(Walk {
+                var: variance.var * per_boot.values().map(|x| x * x).sum::<f64>(),
+                df: variance.df,
+            }),
+            ..self
         }
     }
 }
@@ -968,5 +1099,49 @@ mod tests {
         };
         let mixed = Walk::beyond_reference_between(&[old], &[b]).unwrap();
         assert!(mixed.var > 100.0 * 2.0 * var, "{mixed:?}");
+    }
+
+    /// A comparison is the sum of its two sides weighed -1 and 1: its walk
+    /// is the walk between them, its weight 1/a + 1/b; carried to one
+    /// speed it counts the coefficient's error over the sides' distance,
+    /// and the walk the reference does not see only where the model is
+    /// whole; a boot's draw cancels between sets of one boot.
+    #[test]
+    fn a_comparison_is_a_sum_of_two_sides() {
+        let at = |mid_s: f64| RunTime {
+            mid_s,
+            span_s: 60.0,
+            forks: 3,
+            walk: Some((1.0, 7.0)),
+            walk_beyond_reference: Some((0.25, 7.0)),
+            beyond_reference_spread: None,
+        };
+        fn side(scaled: f64, times: &[RunTime], distance: f64) -> SumTerm<'_> {
+            SumTerm {
+                scaled,
+                runs: times.len(),
+                times,
+                distance,
+            }
+        }
+        let (old, new) = (&[at(0.0), at(60.0)][..], &[at(120.0)][..]);
+        let terms = [side(-1.0, old, 0.01), side(1.0, new, -0.03)];
+        let raw = SumNoise::of(&terms, Between::Walk);
+        assert!((raw.weight - 1.5).abs() < 1e-12, "{raw:?}");
+        assert_eq!(raw.walk, Walk::between(old, new).unwrap());
+        assert_eq!(raw.drift, raw.walk);
+        let carried = |beyond| SumNoise::of(&terms, Between::Carried { se: 0.5, beyond });
+        let alone = carried(false);
+        assert!((alone.walk.var - (0.5f64 * 0.04).powi(2)).abs() < 1e-15, "{alone:?}");
+        assert_eq!((alone.walk.df, alone.drift), (CARRIED_DF, Walk::default()));
+        let whole = carried(true);
+        assert_eq!(whole.drift, Walk::beyond_reference_between(old, new).unwrap());
+        assert!(whole.walk.var > alone.walk.var);
+        assert_eq!(SumNoise::of(&terms, Between::Nothing).walk, Walk::default());
+        let boot = Evidence { var: 0.01, df: 4.0 };
+        let one_boot = raw.with_boots(&terms, &[0, 0], boot);
+        assert!((one_boot.walk.var - raw.walk.var).abs() < 1e-12, "{one_boot:?}");
+        let two_boots = raw.with_boots(&terms, &[0, 1], boot);
+        assert!((two_boots.walk.var - raw.walk.var - 0.02).abs() < 1e-12, "{two_boots:?}");
     }
 }

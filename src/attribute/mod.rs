@@ -18,10 +18,12 @@ pub use boots::{
     recognise,
 };
 
-use crate::analysis::noise::{self, Evidence, RowNoise, RunFigure, RunTime, Walk};
+use crate::analysis::noise::{
+    self, Between, Evidence, RowNoise, RunFigure, RunTime, SumNoise, SumTerm,
+};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
-use crate::results::at_speed::{AtSpeed, CARRIED_DF, RowAtSpeed, common_speed, paired, speeds_at};
+use crate::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
 use crate::results::summary::AttributedPart;
 use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
@@ -410,29 +412,10 @@ pub fn row_parts(
         .iter()
         .map(|f| (&f.runs[..], &f.times[..]))
         .collect();
-    let RowNoise {
-        evidence,
-        walk_known,
-        ..
-    } = RowNoise::of(&sides);
-    // At one speed the runs' own intervals are read beside the forks (as a
-    // comparison at one speed reads them), and carrying the sets to it
-    // stands where the walk between them stood.
-    let (evidence, between) = match row.equal_speed {
-        true => (
-            Evidence::pooled(
-                evidence.into_iter().chain(
-                    figures
-                        .iter()
-                        .flat_map(|f| &f.runs)
-                        .filter_map(Evidence::of_run),
-                ),
-            ),
-            Between::Carried(row.coefficient_se()),
-        ),
-        false if walk_known => (evidence, Between::Walk),
-        false => (evidence, Between::Nothing),
-    };
+    let (RowNoise { evidence, .. }, between) = RowNoise::of(&sides).at_speed(
+        figures.iter().flat_map(|f| &f.runs),
+        row.joint.map(|(_, se)| se),
+    );
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
         estimate(
             &figures,
@@ -494,18 +477,6 @@ pub fn row_parts(
     }
 }
 
-/// What moves sets apart beyond their runs' own noise.
-#[derive(Clone, Copy)]
-enum Between {
-    /// The machine's walk between when they ran (raw figures).
-    Walk,
-    /// The joint coefficient's error (this standard error) carrying them
-    /// to one reference speed.
-    Carried(f64),
-    /// Nothing known (older documents: their intervals hold it).
-    Nothing,
-}
-
 /// Σ weight·figure over `terms` (set, weight), read against set `base`.
 /// A set's figure strays by its runs' noise over its runs (a variance of
 /// logs: times the figure squared in nanoseconds) and by the walk, which
@@ -527,48 +498,22 @@ fn estimate(
         }
     }
     let ns: f64 = merged.iter().map(|&(s, w)| w * figures[s].ns).sum();
-    let weight: f64 = merged
+    let terms: Vec<SumTerm> = merged
         .iter()
-        .map(|&(s, w)| (w * figures[s].ns).powi(2) / figures[s].runs.len() as f64)
-        .sum();
-    let scaled = || -> Vec<(f64, &[RunTime])> {
-        merged
-            .iter()
-            .map(|&(s, w)| (w * figures[s].ns, &figures[s].times[..]))
-            .collect()
-    };
-    let walk = match between {
-        Between::Walk => Walk::of(&scaled()).unwrap_or_default(),
-        // The coefficient's error moves each set's log figure by its
-        // distance from the common speed: in ns, the sum weighs it by
-        // weight times figure. The walk the reference does not see moves
-        // them as the walk moves raw figures.
-        Between::Carried(se) => Walk {
-            var: (se
-                * merged
-                    .iter()
-                    .map(|&(s, w)| w * figures[s].ns * figures[s].distance)
-                    .sum::<f64>())
-            .powi(2),
-            df: CARRIED_DF,
-        }
-        .plus(Walk::beyond_reference(&scaled()).unwrap_or_default()),
-        Between::Nothing => Walk::default(),
-    };
-    // Each boot's draw moves every set of it alike: in ns, the sum weighs
-    // it by the weighted figures of its sets, which cancel within a boot.
-    let walk = match boot {
+        .map(|&(s, w)| SumTerm {
+            scaled: w * figures[s].ns,
+            runs: figures[s].runs.len(),
+            times: &figures[s].times,
+            distance: figures[s].distance,
+        })
+        .collect();
+    let noise = SumNoise::of(&terms, between);
+    let SumNoise { weight, walk, .. } = match boot {
         Some(boot) => {
-            let mut per_boot: BTreeMap<usize, f64> = BTreeMap::new();
-            for &(s, w) in &merged {
-                *per_boot.entry(boot.of_set[s]).or_default() += w * figures[s].ns;
-            }
-            walk.plus(Walk {
-                var: boot.variance.var * per_boot.values().map(|x| x * x).sum::<f64>(),
-                df: boot.variance.df,
-            })
+            let boots: Vec<usize> = merged.iter().map(|&(s, _)| boot.of_set[s]).collect();
+            noise.with_boots(&terms, &boots, boot.variance)
         }
-        None => walk,
+        None => noise,
     };
     let spread = noise::Spread::of(evidence, weight, walk);
     let half = spread.map(|s| s.half_width());

@@ -6,7 +6,7 @@ mod explain;
 mod fleet;
 mod inventory_diff;
 
-use crate::analysis::noise::{self, RowNoise, RunFigure, Spread};
+use crate::analysis::noise::{self, RowNoise, RunFigure, Spread, SumNoise, SumTerm};
 pub use crate::analysis::noise::{Evidence, Learned, RunTime};
 pub use crate::analysis::verdict::{Verdict, verdict};
 
@@ -17,7 +17,7 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
 
 use crate::analysis::rounds::{Basis, across_forks};
-use crate::results::at_speed::{CARRIED_DF, RowAtSpeed, common_speed, paired, speeds_at};
+use crate::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};
 use crate::results::{Cost, EqualSpeed, Record, RunDocument};
 use serde::Serialize;
 
@@ -431,7 +431,6 @@ pub fn row_change(
     let times = [&old_times[..], &new_times[..]];
     let row = RowAtSpeed::of(vec![old, new]);
     let equal_speed = row.equal_speed;
-    let joint_carrying_sd = row.coefficient_se() * (row.distance(1) - row.distance(0)).abs();
     let (old_figures, new_figures) = (row.figures(0), row.figures(1));
     let (old, new) = (row.records(0), row.records(1));
     let (old, new) = (&old[..], &new[..]);
@@ -449,39 +448,33 @@ pub fn row_change(
     let old_ns = side_figure(&old_figures, |f| f.ns);
     let new_ns = side_figure(&new_figures, |f| f.ns);
     let (a, b) = (oc.len(), nc.len());
-    let RowNoise {
-        evidence,
-        sets,
-        walk_known,
-        from: mut noise_from,
-    } = RowNoise::of(&[(&old_figures, times[0]), (&new_figures, times[1])]);
-    if equal_speed {
-        noise_from.push("intervals".to_string());
-    }
-    let walk = match walk_known && !equal_speed {
-        true => noise::Walk::between(times[0], times[1]).unwrap_or_default(),
-        false => noise::Walk::default(),
-    };
+    let (
+        RowNoise {
+            evidence,
+            sets,
+            from: mut noise_from,
+            ..
+        },
+        between,
+    ) = RowNoise::of(&[(&old_figures, times[0]), (&new_figures, times[1])]).at_speed(
+        old_figures.iter().chain(&new_figures),
+        row.joint.map(|(_, se)| se),
+    );
     // At one reference speed the walk the reference sees is out of the
     // figures; what carrying them there adds stands in its place, beside
     // the walk the reference does not see (the canary over the reference:
     // on a host that slows the syscall path and not the core, most of it).
-    let beyond = match walk_known && equal_speed {
-        true => noise::Walk::beyond_reference_between(times[0], times[1]).unwrap_or_default(),
-        false => noise::Walk::default(),
+    let side = |i: usize, scaled: f64, runs: usize| SumTerm {
+        scaled,
+        runs,
+        times: times[i],
+        distance: row.distance(i),
     };
-    let carried = equal_speed.then(|| {
-        noise::Walk {
-            var: joint_carrying_sd.powi(2),
-            df: CARRIED_DF,
-        }
-        .plus(beyond)
-    });
-    if equal_speed {
-        noise_from.push("at equal reference speed".to_string());
-    }
-    let shown_walk = if equal_speed { beyond } else { walk };
-    let walk = carried.unwrap_or(walk);
+    let SumNoise {
+        weight,
+        walk,
+        drift: shown_walk,
+    } = SumNoise::of(&[side(0, -1.0, a), side(1, 1.0, b)], between);
     if shown_walk.var > 0.0 {
         noise_from.push(
             match equal_speed {
@@ -491,22 +484,6 @@ pub fn row_change(
             .to_string(),
         );
     }
-    // At one speed each run's own interval holds no walk, only its forks
-    // with its probe's and the run's spread pooled in: read beside the
-    // forks, it keeps a row whose few forks agreed by chance on both sides
-    // (a row at one of two levels per process, three forks a run) from
-    // becoming a needle.
-    let evidence = match equal_speed {
-        true => Evidence::pooled(
-            evidence.into_iter().chain(
-                old_figures
-                    .iter()
-                    .chain(&new_figures)
-                    .filter_map(Evidence::of_run),
-            ),
-        ),
-        false => evidence,
-    };
     let change_log = (new_ticks / old_ticks).ln();
     let change_pct = change_log.exp_m1() * 100.0;
     // At one reference speed the history's runs (learned at one speed too)
@@ -526,7 +503,7 @@ pub fn row_change(
         }
         (_, learned) => (evidence, learned),
     };
-    let own = Spread::of(evidence, 1.0 / a as f64 + 1.0 / b as f64, walk);
+    let own = Spread::of(evidence, weight, walk);
     // The history's runs of raw figures moved by everything that moves a
     // run, the walk included, so what they saw stands on its own (with the
     // sets' own spread); a change must clear it and what these runs say of

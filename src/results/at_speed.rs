@@ -12,10 +12,6 @@ use crate::analysis::noise::RunFigure;
 use crate::analysis::rounds::across_forks;
 use crate::analysis::speed;
 
-/// Degrees of freedom of what carrying figures to one reference speed adds:
-/// the coefficients' errors are read on tens of rounds each.
-pub const CARRIED_DF: f64 = 20.0;
-
 /// The reference speed runs are read at together: the geometric mean of
 /// every run's own, where every run has one.
 pub fn common_speed<'d>(runs: impl IntoIterator<Item = &'d RunDocument>) -> Option<f64> {
@@ -116,11 +112,6 @@ impl<'r> RowAtSpeed<'r> {
             .filter_map(|(_, s)| s.map(|s| (s.at / s.run).ln()))
             .collect();
         d.iter().sum::<f64>() / d.len().max(1) as f64
-    }
-
-    /// The standard error of the joint coefficient (0 read raw).
-    pub fn coefficient_se(&self) -> f64 {
-        self.joint.map_or(0.0, |(_, se)| se)
     }
 }
 
