@@ -1101,6 +1101,59 @@ mod tests {
         assert!(mixed.var > 100.0 * 2.0 * var, "{mixed:?}");
     }
 
+    /// Read raw, the walk holds a row's sides apart where the model is
+    /// whole; at one speed the carrying does, with the walk the reference
+    /// does not see only where the model is whole, and the runs' own
+    /// intervals join the forks' evidence.
+    #[test]
+    fn at_one_speed_the_carrying_stands_where_the_walk_stood() {
+        let forks = Evidence { var: 1e-4, df: 4.0 };
+        let raw = |walk_known| RowNoise {
+            evidence: Some(forks),
+            sets: Vec::new(),
+            walk_known,
+            from: vec!["forks".to_string()],
+        };
+        let run = RunFigure {
+            ticks: 100.0,
+            ns: 40.0,
+            interval: Some([98.0, 102.0]),
+            interval_df: Some(4.0),
+            forks: vec![99.0, 100.0, 101.0],
+            slow_state: false,
+        };
+        assert_eq!(
+            raw(true).at_speed([&run].into_iter(), None).1,
+            Between::Walk
+        );
+        assert_eq!(
+            raw(false).at_speed([&run].into_iter(), None).1,
+            Between::Nothing
+        );
+        assert_eq!(raw(true).at_speed([&run].into_iter(), None).0, raw(true));
+        let (noise, between) = raw(false).at_speed([&run].into_iter(), Some(0.3));
+        assert_eq!(
+            between,
+            Between::Carried {
+                se: 0.3,
+                beyond: false
+            }
+        );
+        assert_eq!(
+            noise.from,
+            ["forks", "intervals", "at equal reference speed"]
+        );
+        assert!(noise.evidence.unwrap().df > forks.df, "{noise:?}");
+        let (_, between) = raw(true).at_speed([&run].into_iter(), Some(0.3));
+        assert_eq!(
+            between,
+            Between::Carried {
+                se: 0.3,
+                beyond: true
+            }
+        );
+    }
+
     /// A comparison is the sum of its two sides weighed -1 and 1: its walk
     /// is the walk between them, its weight 1/a + 1/b; carried to one
     /// speed it counts the coefficient's error over the sides' distance,
@@ -1132,16 +1185,28 @@ mod tests {
         assert_eq!(raw.drift, raw.walk);
         let carried = |beyond| SumNoise::of(&terms, Between::Carried { se: 0.5, beyond });
         let alone = carried(false);
-        assert!((alone.walk.var - (0.5f64 * 0.04).powi(2)).abs() < 1e-15, "{alone:?}");
+        assert!(
+            (alone.walk.var - (0.5f64 * 0.04).powi(2)).abs() < 1e-15,
+            "{alone:?}"
+        );
         assert_eq!((alone.walk.df, alone.drift), (CARRIED_DF, Walk::default()));
         let whole = carried(true);
-        assert_eq!(whole.drift, Walk::beyond_reference_between(old, new).unwrap());
+        assert_eq!(
+            whole.drift,
+            Walk::beyond_reference_between(old, new).unwrap()
+        );
         assert!(whole.walk.var > alone.walk.var);
         assert_eq!(SumNoise::of(&terms, Between::Nothing).walk, Walk::default());
         let boot = Evidence { var: 0.01, df: 4.0 };
         let one_boot = raw.with_boots(&terms, &[0, 0], boot);
-        assert!((one_boot.walk.var - raw.walk.var).abs() < 1e-12, "{one_boot:?}");
+        assert!(
+            (one_boot.walk.var - raw.walk.var).abs() < 1e-12,
+            "{one_boot:?}"
+        );
         let two_boots = raw.with_boots(&terms, &[0, 1], boot);
-        assert!((two_boots.walk.var - raw.walk.var - 0.02).abs() < 1e-12, "{two_boots:?}");
+        assert!(
+            (two_boots.walk.var - raw.walk.var - 0.02).abs() < 1e-12,
+            "{two_boots:?}"
+        );
     }
 }
