@@ -962,16 +962,22 @@ mod tests {
         assert_eq!((runs.var, runs.df), (0.0, 2.0));
     }
 
-    #[test]
-    fn the_walk_grows_with_time_apart_and_shrinks_when_sides_alternate() {
-        let at = |mid_s: f64| RunTime {
+    /// A run of a minute, one fork, centred `mid_s` into the machine's
+    /// time, whose walk rate was read (1 per second, on 7 df).
+    fn minute_at(mid_s: f64) -> RunTime {
+        RunTime {
             mid_s,
             span_s: 60.0,
             forks: 1,
             walk: Some((1.0, 7.0)),
             walk_beyond_reference: None,
             beyond_reference_spread: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_walk_grows_with_time_apart_and_shrinks_when_sides_alternate() {
+        let at = minute_at;
         let walk_variance =
             |old: &[RunTime], new: &[RunTime]| Walk::between(old, new).map_or(0.0, |w| w.var);
         // One run each, 60 s apart: q * 60.
@@ -1162,12 +1168,9 @@ mod tests {
     #[test]
     fn a_comparison_is_a_sum_of_two_sides() {
         let at = |mid_s: f64| RunTime {
-            mid_s,
-            span_s: 60.0,
             forks: 3,
-            walk: Some((1.0, 7.0)),
             walk_beyond_reference: Some((0.25, 7.0)),
-            beyond_reference_spread: None,
+            ..minute_at(mid_s)
         };
         fn side(scaled: f64, times: &[RunTime], distance: f64) -> SumTerm<'_> {
             SumTerm {
