@@ -380,17 +380,6 @@ impl Walk {
         stats::NORMAL_975 * self.var.sqrt()
     }
 
-    /// None where no run of either side read its walk.
-    pub fn between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
-        Walk::of(&[(-1.0, old), (1.0, new)])
-    }
-
-    /// The walk a figure read at one reference speed still has between
-    /// two sides (`RunTime::walk_beyond_reference`).
-    pub fn beyond_reference_between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
-        Walk::beyond_reference(&[(-1.0, old), (1.0, new)])
-    }
-
     /// [`Walk::of`] at the rate the reference does not see, bounded by
     /// that ratio's own spread: it is the host's mix of path speeds, which
     /// flips within seconds and reverts to its level, not a walk that
@@ -434,9 +423,10 @@ impl Walk {
 
     /// The walk's share of a weighted sum of sets' figures, each set's
     /// figure the mean over its runs (`terms`: weight, when its runs ran):
-    /// q·Σ_i Σ_j w_i·w_j·Cov(set i, set j). A difference of two sets
-    /// ([`Walk::between`]) is one such sum; an attribution's residual,
-    /// which weighs several boots, another. None where no run read its walk.
+    /// q·Σ_i Σ_j w_i·w_j·Cov(set i, set j). A difference of two sets (a
+    /// comparison: weights -1 and 1) is one such sum; an attribution's
+    /// residual, which weighs several boots, another. None where no run
+    /// read its walk.
     ///
     /// A run's figure is the mean of the walk at its forks' points, not its
     /// value at the run's middle: two runs apart in time covary by the
@@ -724,6 +714,8 @@ pub struct SumNoise {
 }
 
 impl SumNoise {
+    /// The noise of Σ `terms` where `between` says what holds the sets
+    /// apart ([`RowNoise::at_speed`]).
     pub fn of(terms: &[SumTerm], between: Between) -> SumNoise {
         let weight = terms.iter().map(|t| t.scaled.powi(2) / t.runs as f64).sum();
         let scaled: Vec<(f64, &[RunTime])> = terms.iter().map(|t| (t.scaled, t.times)).collect();
@@ -962,6 +954,16 @@ mod tests {
         assert_eq!((runs.var, runs.df), (0.0, 2.0));
     }
 
+    /// The walk between two sides, as a comparison weighs them (-1 and 1).
+    fn between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
+        Walk::of(&[(-1.0, old), (1.0, new)])
+    }
+
+    /// The walk the reference does not see between two sides.
+    fn beyond_between(old: &[RunTime], new: &[RunTime]) -> Option<Walk> {
+        Walk::beyond_reference(&[(-1.0, old), (1.0, new)])
+    }
+
     /// A run of a minute, one fork, centred `mid_s` into the machine's
     /// time, whose walk rate was read (1 per second, on 7 df).
     fn minute_at(mid_s: f64) -> RunTime {
@@ -979,7 +981,7 @@ mod tests {
     fn the_walk_grows_with_time_apart_and_shrinks_when_sides_alternate() {
         let at = minute_at;
         let walk_variance =
-            |old: &[RunTime], new: &[RunTime]| Walk::between(old, new).map_or(0.0, |w| w.var);
+            |old: &[RunTime], new: &[RunTime]| between(old, new).map_or(0.0, |w| w.var);
         // One run each, 60 s apart: q * 60.
         assert!((walk_variance(&[at(0.0)], &[at(60.0)]) - 60.0).abs() < 1e-9);
         // Three back to back a side, 60 s each: further apart on average.
@@ -1079,18 +1081,18 @@ mod tests {
         let mean = logs.iter().sum::<f64>() / 8.0;
         let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 7.0;
         assert!((spread - var).abs() < 1e-15 && df == 7.0);
-        let walk = Walk::between(&[a], &[b]).unwrap();
-        let beyond = Walk::beyond_reference_between(&[a], &[b]).unwrap();
+        let walk = between(&[a], &[b]).unwrap();
+        let beyond = beyond_between(&[a], &[b]).unwrap();
         assert!((beyond.var - 2.0 * var).abs() < 1e-15, "{beyond:?}");
         assert!(beyond.var < walk.var / 100.0, "{beyond:?} {walk:?}");
         assert_eq!(beyond.df, 14.0);
         // Sets of three alternating runs: the bound of a difference again.
         let sets = [run(0.0), run(80.0), run(160.0)];
         let other = [run(40.0), run(120.0), run(200.0)];
-        let beyond = Walk::beyond_reference_between(&sets, &other).unwrap();
+        let beyond = beyond_between(&sets, &other).unwrap();
         assert!(beyond.var <= 2.0 * var + 1e-15);
         // Runs close in time walk less than the bound: the walk stands.
-        let near = Walk::beyond_reference_between(&[a], &[run(40.0)]).unwrap();
+        let near = beyond_between(&[a], &[run(40.0)]).unwrap();
         let near_walk = Walk::at_rate(&[(-1.0, &[a]), (1.0, &[run(40.0)])], |r| {
             r.walk_beyond_reference
         })
@@ -1103,7 +1105,7 @@ mod tests {
             beyond_reference_spread: None,
             ..a
         };
-        let mixed = Walk::beyond_reference_between(&[old], &[b]).unwrap();
+        let mixed = beyond_between(&[old], &[b]).unwrap();
         assert!(mixed.var > 100.0 * 2.0 * var, "{mixed:?}");
     }
 
@@ -1184,7 +1186,7 @@ mod tests {
         let terms = [side(-1.0, old, 0.01), side(1.0, new, -0.03)];
         let raw = SumNoise::of(&terms, Between::Walk);
         assert!((raw.weight - 1.5).abs() < 1e-12, "{raw:?}");
-        assert_eq!(raw.walk, Walk::between(old, new).unwrap());
+        assert_eq!(raw.walk, between(old, new).unwrap());
         assert_eq!(raw.drift, raw.walk);
         let carried = |beyond| SumNoise::of(&terms, Between::Carried { se: 0.5, beyond });
         let alone = carried(false);
@@ -1194,10 +1196,7 @@ mod tests {
         );
         assert_eq!((alone.walk.df, alone.drift), (CARRIED_DF, Walk::default()));
         let whole = carried(true);
-        assert_eq!(
-            whole.drift,
-            Walk::beyond_reference_between(old, new).unwrap()
-        );
+        assert_eq!(whole.drift, beyond_between(old, new).unwrap());
         assert!(whole.walk.var > alone.walk.var);
         assert_eq!(SumNoise::of(&terms, Between::Nothing).walk, Walk::default());
         let boot = Evidence { var: 0.01, df: 4.0 };
