@@ -608,7 +608,7 @@ impl RowNoise {
     /// saw a 3% toll in 75% of the synthetic machine's comparisons, six a
     /// side in 91%). Older documents give their whole intervals, drift and
     /// all, and the sides their spread.
-    pub fn of(sides: &[(&[RunFigure], &[RunTime])]) -> RowNoise {
+    fn of(sides: &[(&[RunFigure], &[RunTime])]) -> RowNoise {
         let sets: Vec<Evidence> = sides
             .iter()
             .filter_map(|(runs, _)| {
@@ -648,37 +648,39 @@ impl RowNoise {
         }
     }
 
-    /// The row read at one reference speed, its runs (`runs`, every side's)
-    /// carried there by one coefficient of standard error `se`, and what
-    /// then holds its sides apart; with no `se` (read raw) the noise is as
-    /// [`RowNoise::of`] read it, and the walk holds them apart where it is
-    /// known. At one speed each run's own interval holds no walk, only its
-    /// forks with its probe's and the run's spread pooled in: read beside
-    /// the forks, it keeps a row whose few forks agreed by chance on both
+    /// The noise of a row over `sides` (see `of`) and what holds
+    /// its sides apart: read raw (`carried_se` None), the walk where it is
+    /// known; read at one reference speed, its runs carried there by one
+    /// coefficient of standard error `carried_se`, the carrying stands where
+    /// the walk stood, and each run's own interval (no walk in it, only its
+    /// forks with its probe's and the run's spread pooled in) is read beside
+    /// the forks: it keeps a row whose few forks agreed by chance on both
     /// sides (a row at one of two levels per process, three forks a run)
-    /// from becoming a needle. Carrying the runs there stands where the
-    /// walk between the sides stood.
-    pub fn at_speed<'r>(
-        mut self,
-        runs: impl Iterator<Item = &'r RunFigure>,
-        se: Option<f64>,
+    /// from becoming a needle.
+    pub fn read(
+        sides: &[(&[RunFigure], &[RunTime])],
+        carried_se: Option<f64>,
     ) -> (RowNoise, Between) {
-        let Some(se) = se else {
-            let between = match self.walk_known {
-                true => Between::Walk,
-                false => Between::Nothing,
+        let mut noise = RowNoise::of(sides);
+        let Some(se) = carried_se else {
+            let between = if noise.walk_known {
+                Between::Walk
+            } else {
+                Between::Nothing
             };
-            return (self, between);
+            return (noise, between);
         };
-        self.evidence = Evidence::pooled(
-            self.evidence
+        let runs = sides.iter().flat_map(|(runs, _)| runs.iter());
+        noise.evidence = Evidence::pooled(
+            noise
+                .evidence
                 .into_iter()
                 .chain(runs.filter_map(Evidence::of_run)),
         );
-        self.from.push("intervals".to_string());
-        self.from.push("at equal reference speed".to_string());
-        let beyond = self.walk_known;
-        (self, Between::Carried { se, beyond })
+        noise.from.push("intervals".to_string());
+        noise.from.push("at equal reference speed".to_string());
+        let beyond = noise.walk_known;
+        (noise, Between::Carried { se, beyond })
     }
 }
 
@@ -715,7 +717,7 @@ pub struct SumNoise {
 
 impl SumNoise {
     /// The noise of Σ `terms` where `between` says what holds the sets
-    /// apart ([`RowNoise::at_speed`]).
+    /// apart ([`RowNoise::read`]).
     pub fn of(terms: &[SumTerm], between: Between) -> SumNoise {
         let weight = terms.iter().map(|t| t.scaled.powi(2) / t.runs as f64).sum();
         let scaled: Vec<(f64, &[RunTime])> = terms.iter().map(|t| (t.scaled, t.times)).collect();
@@ -1115,13 +1117,6 @@ mod tests {
     /// intervals join the forks' evidence.
     #[test]
     fn at_one_speed_the_carrying_stands_where_the_walk_stood() {
-        let forks = Evidence { var: 1e-4, df: 4.0 };
-        let raw = |walk_known| RowNoise {
-            evidence: Some(forks),
-            sets: Vec::new(),
-            walk_known,
-            from: vec!["forks".to_string()],
-        };
         let run = RunFigure {
             ticks: 100.0,
             ns: 40.0,
@@ -1130,16 +1125,17 @@ mod tests {
             forks: vec![99.0, 100.0, 101.0],
             slow_state: false,
         };
-        assert_eq!(
-            raw(true).at_speed([&run].into_iter(), None).1,
-            Between::Walk
-        );
-        assert_eq!(
-            raw(false).at_speed([&run].into_iter(), None).1,
-            Between::Nothing
-        );
-        assert_eq!(raw(true).at_speed([&run].into_iter(), None).0, raw(true));
-        let (noise, between) = raw(false).at_speed([&run].into_iter(), Some(0.3));
+        let runs = [run];
+        let ran = [minute_at(0.0)];
+        // Whole: the run says when it ran and read the walk; not: it does
+        // not say when.
+        let whole: [(&[RunFigure], &[RunTime]); 1] = [(&runs, &ran)];
+        let not_whole: [(&[RunFigure], &[RunTime]); 1] = [(&runs, &[])];
+        let forks = RowNoise::of(&whole).evidence.unwrap();
+        assert_eq!(RowNoise::read(&whole, None).1, Between::Walk);
+        assert_eq!(RowNoise::read(&not_whole, None).1, Between::Nothing);
+        assert_eq!(RowNoise::read(&whole, None).0, RowNoise::of(&whole));
+        let (_, between) = RowNoise::read(&not_whole, Some(0.3));
         assert_eq!(
             between,
             Between::Carried {
@@ -1147,12 +1143,12 @@ mod tests {
                 beyond: false
             }
         );
+        let (noise, between) = RowNoise::read(&whole, Some(0.3));
         assert_eq!(
             noise.from,
             ["forks", "intervals", "at equal reference speed"]
         );
         assert!(noise.evidence.unwrap().df > forks.df, "{noise:?}");
-        let (_, between) = raw(true).at_speed([&run].into_iter(), Some(0.3));
         assert_eq!(
             between,
             Between::Carried {

@@ -412,10 +412,7 @@ pub fn row_parts(
         .iter()
         .map(|f| (&f.runs[..], &f.times[..]))
         .collect();
-    let (RowNoise { evidence, .. }, between) = RowNoise::of(&sides).at_speed(
-        figures.iter().flat_map(|f| &f.runs),
-        row.joint.map(|(_, se)| se),
-    );
+    let (RowNoise { evidence, .. }, between) = RowNoise::read(&sides, row.joint.map(|(_, se)| se));
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
         estimate(
             &figures,

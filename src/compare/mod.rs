@@ -456,8 +456,8 @@ pub fn row_change(
             ..
         },
         between,
-    ) = RowNoise::of(&[(&old_figures, times[0]), (&new_figures, times[1])]).at_speed(
-        old_figures.iter().chain(&new_figures),
+    ) = RowNoise::read(
+        &[(&old_figures, times[0]), (&new_figures, times[1])],
         row.joint.map(|(_, se)| se),
     );
     // At one reference speed the walk the reference sees is out of the
