@@ -139,23 +139,33 @@ impl MachineStates {
             || "steal time unreadable".to_string(),
             |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
         );
-        let summary = match (model.slowdown(), model.slow_canary) {
-            (Some(slowdown), Some(slow)) => format!(
-                "machine: two speed states; the slow one {slowdown:.2}x the quiet one \
-                 (canary {:.0} vs {:.0} ticks) in {:.0}% of {} readings; {steal}",
-                slow,
+        let summary = match (model.slowdown(), model.above_known_pct) {
+            (_, Some(above)) => format!(
+                "machine: the whole run sat in a slow level, its fastest canary readings \
+                 +{above:.0}% above the quiet canary this boot read before ({:.0} ticks): no \
+                 round reached the quiet level, and every figure is that slow level's, its \
+                 interval reaching down to the quiet level; {steal}",
                 model.quiet_canary,
-                model.slow_share * 100.0,
+            ),
+            (Some(_), None) => format!(
+                "machine: a quiet level (canary {:.0} ticks, up to +{:.0}%) in {:.0}% of {} \
+                 readings, the rest in slow levels {}; {steal}",
+                model.quiet_canary,
+                model.quiet_band * 100.0,
+                (1.0 - model.slow_share) * 100.0,
                 model.readings,
+                slow_levels(&model),
             ),
             _ if model.readings < MIN_READINGS => format!(
-                "machine: {} canary readings, too few to tell speed states apart; {steal}",
+                "machine: {} canary readings, too few to tell speed levels apart; {steal}",
                 model.readings
             ),
             _ => format!(
-                "machine: one speed state over {} canary readings ({:.0} ticks){}; {steal}",
+                "machine: one speed level over {} canary readings ({:.0} ticks, up to +{:.0}%){}; \
+                 {steal}",
                 model.readings,
                 model.quiet_canary,
+                model.quiet_band * 100.0,
                 if model.slow_share > 0.0 {
                     format!(
                         ", {:.1}% of them disturbed and left out",
@@ -249,6 +259,18 @@ impl MachineStates {
             self.summary, reference.ticks
         );
         self.reference = Some(reference);
+    }
+}
+
+/// Where the slow readings lay: one level, or a spread of them (their
+/// 10th to 90th percentile above the quiet canary).
+fn slow_levels(model: &StateModel) -> String {
+    match model.slow_levels_pct {
+        Some([low, high]) if high - low >= 4.0 => {
+            format!("from +{low:.0}% to +{high:.0}% (10th-90th percentile)")
+        }
+        Some([low, high]) => format!("at +{:.0}%", (low + high) / 2.0),
+        None => "(none)".to_string(),
     }
 }
 
