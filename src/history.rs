@@ -439,6 +439,23 @@ impl History {
             })
     }
 
+    /// The quiet canary this boot's stored runs read (the lowest of their
+    /// quiet canaries, from runs that reached a quiet level of their own):
+    /// what a run that never reaches the quiet level is held against.
+    /// None where the history holds no run of this boot.
+    pub fn quiet_canary_of_boot(&self, boot_id: &str) -> Result<Option<f64>, HistoryError> {
+        self.conn
+            .query_row(
+                "SELECT MIN(json_extract(document, '$.machine_states.quiet_canary')) FROM runs
+                 WHERE json_extract(document, '$.inventory.identity.boot_id') = ?1
+                   AND json_extract(document, '$.machine_states.above_known_pct') IS NULL
+                   AND json_extract(document, '$.machine_states.quiet_canary') > 0",
+                params![boot_id],
+                |r| r.get::<_, Option<f64>>(0),
+            )
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// The newest run of boot `boot_id` that measured every one of `rows`
     /// ("probe", "variant"): the per-record table answers which runs have
     /// them, so no stored document is read whole to find out.

@@ -36,6 +36,9 @@ pub struct RunOptions {
     /// The program a fork runs as (`PROGRAM __worker`): mitbench itself.
     /// None runs the forks one after another in this process.
     pub worker: Option<PathBuf>,
+    /// The quiet canary the history read on this boot, which a run that
+    /// never reaches the quiet level is held against (`StateModel::fit_anchored`).
+    pub known_quiet_canary: Option<f64>,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -302,8 +305,16 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         .and_then(|((s0, t0), (s1, t1))| {
             (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
         });
-    let (machine_states, records) =
-        results::analyse(&merged, &tsc, &plan.settings, steal_pct, plan.placement.cpu);
+    let (machine_states, records) = results::analyse(
+        &merged,
+        &tsc,
+        &plan.settings,
+        results::RunFacts {
+            steal_pct,
+            cpu: plan.placement.cpu,
+            known_quiet_canary: plan.options.known_quiet_canary,
+        },
+    );
     let mut doc = RunDocument {
         schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),

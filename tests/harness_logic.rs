@@ -369,7 +369,8 @@ fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
         source: "test".into(),
         calibrated_mhz: None,
     };
-    let (_, records) = mitbench::results::analyse(&merged, &tsc, &s, None, 0);
+    let (_, records) =
+        mitbench::results::analyse(&merged, &tsc, &s, mitbench::results::RunFacts::default());
     let vs = records[1].vs_baseline.as_ref().expect("a comparison");
     assert_eq!(vs.pairs, with_a_base_round);
     assert!(vs.pairs >= s.min_rounds, "{}", vs.pairs);

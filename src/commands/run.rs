@@ -54,6 +54,9 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         Err(PlanError::Machine(message)) => return fail(Exit::FAILURE, message),
     };
     let inventory = Inventory::collect(Path::new("/"));
+    if !args.no_history {
+        plan.options.known_quiet_canary = known_quiet_canary(args, &inventory.identity.boot_id);
+    }
     let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
         Err(message) => return fail(Exit::FAILURE, message),
@@ -124,7 +127,18 @@ fn options(args: &RunArgs) -> RunOptions {
         latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
         forks: args.forks.map(usize::from),
         worker: worker(),
+        known_quiet_canary: None,
     }
+}
+
+/// The quiet canary the history read on this boot, where it holds a run
+/// of it; a history that cannot be read leaves the run to its own readings.
+fn known_quiet_canary(args: &RunArgs, boot_id: &str) -> Option<f64> {
+    if boot_id == crate::inventory::UNKNOWN {
+        return None;
+    }
+    let history = super::stored::open_history(&args.store).ok()??;
+    history.quiet_canary_of_boot(boot_id).ok()?
 }
 
 /// This program, to run each fork in a fresh process of; None where the

@@ -169,6 +169,16 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
         .unwrap_or_default()
 }
 
+/// What a run's analysis reads besides its rounds: the steal time over it,
+/// the CPU it measured on, and the quiet canary the history knew for its
+/// boot.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunFacts {
+    pub steal_pct: Option<f64>,
+    pub cpu: usize,
+    pub known_quiet_canary: Option<f64>,
+}
+
 /// The machine's states over a run and every variant's record, from the
 /// run's rounds and canary readings (its forks merged): the one analysis a
 /// live run and the synthetic machine share.
@@ -176,12 +186,17 @@ pub fn analyse(
     run: &crate::schedule::forks::Merged,
     tsc: &TscFrequency,
     settings: &Settings,
-    steal_pct: Option<f64>,
-    cpu: usize,
+    facts: RunFacts,
 ) -> (MachineStates, Vec<Record>) {
-    let model = crate::analysis::states::StateModel::fit(&run.canaries);
-    let mut machine_states =
-        MachineStates::new(model, &run.canaries, &run.canary_times, steal_pct, cpu);
+    let model =
+        crate::analysis::states::StateModel::fit_anchored(&run.canaries, facts.known_quiet_canary);
+    let mut machine_states = MachineStates::new(
+        model,
+        &run.canaries,
+        &run.canary_times,
+        facts.steal_pct,
+        facts.cpu,
+    );
     let speed = speed::RunSpeed::of(&run.probes, &machine_states.model);
     let context = Context {
         model: &machine_states.model,
