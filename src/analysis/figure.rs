@@ -118,6 +118,21 @@ pub fn median_or_hull(values: &[f64], intervals: &[(f64, f64)], seed: u64) -> (f
     (median, ci.unwrap_or_else(hull))
 }
 
+/// How much more than the canary a row may be slowed by a slow level:
+/// rows on the AMD EPYC guest slowed 0.5x to 2x as much as the canary did.
+pub const MOST_ROW_SLOWDOWN_PER_CANARY: f64 = 2.0;
+
+/// An interval of a figure measured in a slow level only (`excess`: its
+/// rounds' canary over the quiet canary, less one), reaching down to
+/// where the figure could lie at the quiet level: a slow level's figure
+/// is no measurement of the quiet one, and its own interval, however
+/// tight, says nothing of how far below the quiet figure lies.
+pub fn reaching_down_to_quiet(interval: [f64; 2], excess: f64) -> [f64; 2] {
+    let [lo, hi] = interval;
+    let down = 1.0 + MOST_ROW_SLOWDOWN_PER_CANARY * excess.max(0.0);
+    [if lo > 0.0 { lo / down } else { lo }, hi]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use super::speed::RunSpeed;
 use super::spread;
 use crate::analysis::figure;
 use crate::analysis::phases::PhaseCost;
-use crate::analysis::rounds::{self, Pair, RoundFigure};
+use crate::analysis::rounds::{self, Basis, Pair, RoundFigure};
 use crate::analysis::spread::{NextRun, RunSpread};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
@@ -188,6 +188,16 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     let next_run = cx.spread.get(declaration.id, &v.variant.name);
     let mut cost = cost(&estimate, &used, next_run, cx);
     set_speed_normalized(&mut cost, declaration.id, v, cx, seed);
+    if estimate.basis == Basis::NoQuietRound {
+        let excess = slow_level_excess(&used, cx.model);
+        reach_down_to_quiet(&mut cost, excess, cx);
+        record.notes.push(format!(
+            "no round reached the quiet level: the figure is a slow level's (the canary \
+             {:+.0}% above the quiet one), and its interval reaches down to where the quiet \
+             figure may lie",
+            excess * 100.0
+        ));
+    }
     record.cost = Some(cost);
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
@@ -341,6 +351,46 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
     cost.speed_normalized_ci95_ns = interval.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]);
     cost.speed_normalized_half_width_pct = interval.and_then(|i| figure::half_width_pct(ticks, i));
     cost.speed_normalized_df = next_run.map(|n| n.df);
+}
+
+/// How far the canary beside `rounds` sat above the quiet canary, as a
+/// fraction: the median over the rounds of their canaries' mean.
+fn slow_level_excess(rounds: &[&Round], model: &StateModel) -> f64 {
+    let canaries: Vec<f64> = rounds
+        .iter()
+        .filter_map(|r| Some((r.canary_before? + r.canary_after?) / 2.0))
+        .collect();
+    stats::median_of(&canaries).map_or(0.0, |c| (c / model.quiet_canary - 1.0).max(0.0))
+}
+
+/// A figure that stands on slow rounds only: each interval it prints
+/// reaches down to the quiet level (`figure::reaching_down_to_quiet`), the
+/// one at the reference speed too unless the reference saw the slow
+/// levels (then a slow round read at that speed is as good as a quiet one).
+fn reach_down_to_quiet(cost: &mut Cost, excess: f64, cx: &Context) {
+    let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
+    let down = |i: [f64; 2]| figure::reaching_down_to_quiet(i, excess);
+    if let Some(i) = cost.ci95_ticks.map(down) {
+        cost.ci95_ticks = Some(i);
+        cost.ci95_ns = Some(i.map(to_ns));
+        cost.ci_half_width_pct = figure::half_width_pct(cost.ticks, i);
+    }
+    if let Some(i) = cost.run_to_run_ci95_ticks.map(down) {
+        cost.run_to_run_ci95_ticks = Some(i);
+        cost.run_to_run_ci95_ns = Some(i.map(to_ns));
+        cost.run_to_run_half_width_pct = figure::half_width_pct(cost.ticks, i);
+    }
+    if cx.speed.sees_slow_state() {
+        return;
+    }
+    if let (Some(ticks), Some(i)) = (
+        cost.speed_normalized_ticks,
+        cost.speed_normalized_ci95_ticks.map(down),
+    ) {
+        cost.speed_normalized_ci95_ticks = Some(i);
+        cost.speed_normalized_ci95_ns = Some(i.map(to_ns));
+        cost.speed_normalized_half_width_pct = figure::half_width_pct(ticks, i);
+    }
 }
 
 fn fork_count(rounds: &[&Round]) -> usize {
