@@ -11,7 +11,11 @@
 //!   of one run of five);
 //! - a slow state (the host's) holds a share of the time, switching on
 //!   and off between canary readings (a two-state Markov chain), read by
-//!   the canary that brackets each round, which now and then misreads it.
+//!   the canary that brackets each round, which now and then misreads it;
+//!   on the many-levels host ([`Noise::many_levels_guest`]) the slow state
+//!   is a continuum of levels, +4% to +30%, drawn anew at every switch,
+//!   a switch may fall inside a round, and each row is slowed 0.5x-2x as
+//!   much as the canary.
 //!
 //! A run here goes through [`crate::results::analyse`], the analysis a
 //! live run gets, so an interval or a verdict is tested as it is printed.
@@ -52,6 +56,17 @@ pub struct Noise {
     /// on the Intel Xeon guest) or only the canary and the figures (the
     /// syscall path, as on the AMD EPYC guest).
     pub reference_sees_state: bool,
+    /// A continuum of slow levels instead of one `slowdown`: the least and
+    /// the most slowdown, each slow stretch's drawn evenly between them.
+    pub slow_levels: Option<[f64; 2]>,
+    /// How much more or less than the canary each row is slowed by a slow
+    /// level (log-uniform between the two, drawn per row and run); None:
+    /// every row exactly as much.
+    pub row_sensitivity: Option<[f64; 2]>,
+    /// Whether a switch of level falls inside a round (the round's figure
+    /// then at the level that held the larger part of it), not only
+    /// between a round and its closing canary.
+    pub switch_inside_rounds: bool,
 }
 
 impl Noise {
@@ -70,6 +85,9 @@ impl Noise {
             unseen_drift_per_minute: 0.0,
             unseen_reversion_minutes: 1.0,
             reference_sees_state: false,
+            slow_levels: None,
+            row_sensitivity: None,
+            switch_inside_rounds: false,
         }
     }
 
@@ -81,6 +99,21 @@ impl Noise {
             drift_per_minute: 0.04,
             reference_sees_state: true,
             ..Noise::cloud_guest(slow_share)
+        }
+    }
+
+    /// A guest like the busy AMD EPYC (Zen 4) one of 2026-11-26: a sharp
+    /// quiet level in `quiet_share` of the time and slow levels spread
+    /// evenly from +4% to +30% (its 18,086 canary readings: 52% within 2%
+    /// of the fastest, then ~4% in every 2% step up to +24%), a level
+    /// holding 0.1-1 s and switching inside rounds too, rows slowed 0.5x-2x
+    /// as much as the canary, and a reference that does not follow.
+    pub fn many_levels_guest(quiet_share: f64) -> Noise {
+        Noise {
+            slow_levels: Some([1.04, 1.30]),
+            row_sensitivity: Some([0.5, 2.0]),
+            switch_inside_rounds: true,
+            ..Noise::cloud_guest(1.0 - quiet_share)
         }
     }
 
@@ -170,11 +203,16 @@ pub struct Machine {
     reference_rng: fastrand::Rng,
     unseen_rng: fastrand::Rng,
     run_level_rng: fastrand::Rng,
+    /// The slow levels and the rows' sensitivity to them draw from a
+    /// stream of their own, so a two-state machine's draws stay as they were.
+    level_rng: fastrand::Rng,
     noise: Noise,
     log_speed: f64,
     /// The log speed of what the reference does not see.
     unseen_log_speed: f64,
     slow: bool,
+    /// The slowdown the slow state holds now.
+    slow_level: f64,
     /// Seconds since the machine started, at the end of the last run.
     clock_s: f64,
 }
@@ -186,6 +224,8 @@ impl Machine {
             reference_rng: fastrand::Rng::with_seed(seed ^ 0x5eed_0f7e_fe7e),
             unseen_rng: fastrand::Rng::with_seed(seed ^ 0x0a5e_e7a1_c0de),
             run_level_rng: fastrand::Rng::with_seed(seed ^ 0x7e7e_1e7e_1000),
+            level_rng: fastrand::Rng::with_seed(seed ^ 0x1e7e_15ea_0b0e),
+            slow_level: noise.slowdown,
             noise,
             log_speed: 0.0,
             unseen_log_speed: 0.0,
@@ -193,6 +233,7 @@ impl Machine {
             clock_s: 0.0,
         };
         machine.slow = machine.rng.f64() < machine.noise.slow_share;
+        machine.draw_slow_level();
         // Start anywhere in the walk's stationary spread.
         let stationary =
             machine.noise.drift_per_minute * (machine.noise.reversion_minutes / 2.0).sqrt();
@@ -226,9 +267,29 @@ impl Machine {
         (self.log_speed + self.unseen_log_speed).exp()
     }
 
+    /// A new slow level where the host has a continuum of them.
+    fn draw_slow_level(&mut self) {
+        if let Some([least, most]) = self.noise.slow_levels {
+            self.slow_level = least + (most - least) * self.level_rng.f64();
+        }
+    }
+
+    /// The slowdown of the state the machine is in now.
+    fn state_slowdown(&self) -> f64 {
+        if self.slow { self.slow_level } else { 1.0 }
+    }
+
     /// The state after one more canary reading's time: a two-state chain
-    /// whose stationary slow share is `slow_share`.
+    /// whose stationary slow share is `slow_share`; on a host with many
+    /// slow levels, each switch into the slow state (and a switch of the
+    /// same chance within it) draws a new level.
     fn step_state(&mut self) {
+        if self.slow
+            && self.noise.slow_levels.is_some()
+            && self.level_rng.f64() < self.noise.switch_per_reading
+        {
+            self.draw_slow_level();
+        }
         let p = self.noise.slow_share;
         let switch = 2.0 * self.noise.switch_per_reading;
         let leave = if self.slow {
@@ -238,13 +299,16 @@ impl Machine {
         };
         if self.rng.f64() < leave.min(1.0) {
             self.slow = !self.slow;
+            if self.slow {
+                self.draw_slow_level();
+            }
         }
     }
 
     fn canary(&mut self) -> f64 {
         let misread = self.rng.f64() < self.noise.canary_misread;
         let state = if self.slow != misread {
-            self.noise.slowdown
+            self.slow_level
         } else {
             1.0
         };
@@ -255,8 +319,8 @@ impl Machine {
     /// The reference beside a round: the machine's speed (and state, where
     /// the state slows the whole CPU), with a read noise of its own.
     fn reference(&mut self) -> f64 {
-        let state = if self.slow && self.noise.reference_sees_state {
-            self.noise.slowdown
+        let state = if self.noise.reference_sees_state {
+            self.state_slowdown()
         } else {
             1.0
         };
@@ -287,9 +351,24 @@ impl Machine {
                     .collect()
             })
             .collect();
+        let sensitivities: Vec<Vec<f64>> = probes
+            .iter()
+            .map(|probe| {
+                probe
+                    .variants
+                    .iter()
+                    .map(|_| match self.noise.row_sensitivity {
+                        Some([least, most]) => {
+                            (least.ln() + (most / least).ln() * self.level_rng.f64()).exp()
+                        }
+                        None => 1.0,
+                    })
+                    .collect()
+            })
+            .collect();
         for fork in 0..layout.forks {
             let mut last_canary = None;
-            for (probe, run_levels) in probes.iter().zip(&run_levels) {
+            for (probe_index, (probe, run_levels)) in probes.iter().zip(&run_levels).enumerate() {
                 let levels: Vec<f64> = probe
                     .variants
                     .iter()
@@ -322,10 +401,18 @@ impl Machine {
                             .entry(fork)
                             .or_default()
                             .push(quiet_figure);
-                        let state = if self.slow { self.noise.slowdown } else { 1.0 };
-                        let figure =
-                            quiet_figure * state * (1.0 + self.noise.round_noise * self.normal());
+                        let round_noise = 1.0 + self.noise.round_noise * self.normal();
+                        let before_switch = self.state_slowdown();
                         self.step_state();
+                        // A switch inside the round: the round's median is
+                        // the level that held the larger part of it.
+                        let state = if self.noise.switch_inside_rounds && self.level_rng.bool() {
+                            self.state_slowdown()
+                        } else {
+                            before_switch
+                        };
+                        let slowed = 1.0 + sensitivities[probe_index][i] * (state - 1.0);
+                        let figure = quiet_figure * slowed * round_noise;
                         let after = self.canary();
                         let reference_after = self.reference();
                         last_canary = Some((after, reference_after));
@@ -356,7 +443,8 @@ impl Machine {
             source: "synthetic".into(),
             calibrated_mhz: None,
         };
-        let (states, records) = results::analyse(&merged, &tsc, settings, None, 0);
+        let (states, records) =
+            results::analyse(&merged, &tsc, settings, results::RunFacts::default());
         let started_s = self.clock_s;
         self.clock_s += clock;
         Run {

@@ -186,6 +186,20 @@ fn verdicts_after(
     toll: f64,
     alternate: bool,
 ) -> Verdicts {
+    verdicts_on(Noise::cloud_guest, history, trials, a, b, toll, alternate)
+}
+
+/// [`verdicts_after`] on a machine whose noise `noise` makes from the
+/// trial's slow share.
+fn verdicts_on(
+    noise: fn(f64) -> Noise,
+    history: usize,
+    trials: u64,
+    a: usize,
+    b: usize,
+    toll: f64,
+    alternate: bool,
+) -> Verdicts {
     let settings = Settings::standard();
     let plain = guest_probes();
     let mut tolled = guest_probes();
@@ -195,7 +209,7 @@ fn verdicts_after(
     let (mut hit, mut tolled_rows, mut false_alarms, mut other_rows) = (0, 0, 0, 0);
     for trial in 0..trials {
         let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
-        let mut machine = Machine::new(Noise::cloud_guest(slow_share), 1000 + trial);
+        let mut machine = Machine::new(noise(slow_share), 1000 + trial);
         let earlier: Vec<_> = (0..history)
             .map(|_| machine.run(&plain, LAYOUT, &settings))
             .collect();
@@ -338,4 +352,87 @@ fn a_history_of_the_machine_keeps_false_alarms_down_and_sees_a_ten_percent_toll(
         0.95,
         0.05,
     );
+}
+
+/// The many-levels host at a quiet share from 20% to 80% over the trials
+/// (a slow share of 80% down to 20%).
+fn many_levels(slow_share: f64) -> Noise {
+    Noise::many_levels_guest(1.0 - slow_share)
+}
+
+#[test]
+fn on_a_host_with_many_slow_levels_the_printed_interval_holds_the_true_quiet_figure() {
+    // The targets (issue 52): the truth inside the printed interval in 85%
+    // to 98% of rows, each bound moved out by three binomial standard
+    // deviations at that rate for the rows counted, so the test fails on
+    // the estimator and not on the trials' own sampling; at a median
+    // half-width of at most 3% (the default run's target); the headline
+    // as close to the truth as on the two-state host. A band that takes
+    // the +4..+12% levels for quiet covers as often, at 5.6%.
+    let (probes, settings) = (guest_probes(), Settings::standard());
+    let (mut covered, mut rows, mut halves) = (0usize, 0usize, Vec::new());
+    let mut errors = Vec::new();
+    let mut misses: std::collections::BTreeMap<String, usize> = Default::default();
+    for trial in 0..TRIALS {
+        let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
+        let run =
+            Machine::new(many_levels(slow_share), 5000 + trial).run(&probes, LAYOUT, &settings);
+        for r in &run.records {
+            let Some(cost) = &r.cost else { continue };
+            let truth = run.truth[&(r.id.clone(), r.variant.clone())];
+            rows += 1;
+            if cost.estimator != Basis::NoQuietRound {
+                errors.push((cost.ticks / truth - 1.0).abs() * 100.0);
+            }
+            let shown = cost.shown();
+            let (Some([lo, hi]), Some(half)) = (shown.interval_ticks, shown.half_width_pct) else {
+                *misses
+                    .entry(format!("{} {} (no interval)", r.id, r.variant))
+                    .or_default() += 1;
+                continue;
+            };
+            halves.push(half);
+            if lo <= truth && truth <= hi {
+                covered += 1;
+            } else {
+                *misses.entry(format!("{} {}", r.id, r.variant)).or_default() += 1;
+            }
+        }
+    }
+    let rate = covered as f64 / rows as f64;
+    let sd = |p: f64| (p * (1.0 - p) / rows as f64).sqrt();
+    let (least, most) = (0.85 - 3.0 * sd(0.85), 0.98 + 3.0 * sd(0.98));
+    let half = median(&mut halves);
+    errors.sort_by(f64::total_cmp);
+    let error_at = |p: f64| errors[((errors.len() - 1) as f64 * p) as usize];
+    eprintln!(
+        "many levels: truth inside in {rate:.3} of {rows} rows (held to {least:.3}..{most:.3}); \
+         median half-width {half:.2}%; headline error median {:.2}%, p90 {:.2}%; misses {misses:?}",
+        error_at(0.5),
+        error_at(0.9),
+    );
+    assert!(
+        (least..=most).contains(&rate),
+        "coverage {rate:.3} of {rows}; misses {misses:?}"
+    );
+    assert!(half <= 3.0, "median half-width {half:.2}%");
+    assert!(error_at(0.5) < 0.5, "median error {:.2}%", error_at(0.5));
+    assert!(
+        error_at(0.9) < 1.0,
+        "90th percentile error {:.2}%",
+        error_at(0.9)
+    );
+}
+
+#[test]
+fn on_a_host_with_many_slow_levels_a_to_a_comparisons_mark_at_most_five_percent_of_rows() {
+    let v = verdicts_on(many_levels, 0, TRIALS, 1, 1, 1.0, false);
+    let rows = v.tolled_rows + v.other_rows;
+    let marked = v.seen * v.tolled_rows as f64 + v.alarms * v.other_rows as f64;
+    let rate = marked / rows as f64;
+    // At most 5% nominal, plus three binomial standard deviations for the
+    // rows counted.
+    let most = 0.05 + 3.0 * (0.05 * 0.95 / rows as f64).sqrt();
+    eprintln!("many levels, A/A: {rate:.3} of {rows} rows marked (held to {most:.3})");
+    assert!(rate <= most, "A/A false alarms {rate:.3}");
 }
