@@ -210,6 +210,11 @@ pub struct Scheduler<'a> {
     pub fork: usize,
     /// Whether each measured variant gets its counting round here.
     pub counting: bool,
+    /// Budget the fork's stopped variants left unspent, less what others
+    /// took beyond theirs: what a variant still short of quiet rounds may
+    /// go on with (`Scheduler::decide`), so the fork never runs past the
+    /// sum of its variants' budgets.
+    spare_s: f64,
 }
 
 impl<'a> Scheduler<'a> {
@@ -229,6 +234,7 @@ impl<'a> Scheduler<'a> {
             round_log,
             fork: 0,
             counting: true,
+            spare_s: 0.0,
         }
     }
 
@@ -357,10 +363,15 @@ impl<'a> Scheduler<'a> {
     /// budget spent, or the most rounds, or (once every variant has had
     /// `min_rounds` and the probe's rounds span `min_span_s`) when its
     /// round-level interval is within target, from quiet rounds where the
-    /// machine has shown two states. The baseline goes on while another
-    /// variant does, so every round has a baseline round near it in time.
+    /// machine has shown slow levels. A variant at its budget with fewer
+    /// than [`QUIET_ROUNDS_PER_FORK`] quiet rounds goes on, up to its
+    /// budget again, while the fork has spare time (budget others left):
+    /// on a host in its slow levels most of the time, the rows that need
+    /// quiet rounds get them from the suite's time, not by overrunning it.
+    /// The baseline goes on while another variant does, so every round has
+    /// a baseline round near it in time.
     fn decide(
-        &self,
+        &mut self,
         variants: &mut [VariantRounds],
         model: &StateModel,
         passes: usize,
@@ -369,19 +380,37 @@ impl<'a> Scheduler<'a> {
     ) {
         let s = &self.harness.settings;
         let settled = passes >= s.min_rounds && span_s >= s.min_span_s;
+        let borrowed = |v: &VariantRounds| (v.elapsed_s - v.budget_s(s.budget_s)).max(0.0);
+        // Stopped variants' borrowing is in `spare_s` already.
+        let mut lendable = self.spare_s
+            - variants
+                .iter()
+                .filter(|v| v.active())
+                .map(borrowed)
+                .sum::<f64>();
         for v in variants.iter_mut() {
             if !v.active() {
                 continue;
             }
+            let budget = v.budget_s(s.budget_s);
             v.stopped = if v.rounds.len() >= s.max_rounds {
                 Some(Stop::MaxRounds)
-            } else if v.elapsed_s >= v.budget_s(s.budget_s) {
-                Some(Stop::Budget)
+            } else if v.elapsed_s >= budget {
+                let short = short_of_quiet_rounds(v, model);
+                let may_borrow = short && v.elapsed_s < 2.0 * budget && lendable > 0.0;
+                // What its next pass takes: about its mean round.
+                lendable -= v.elapsed_s / v.rounds.len().max(1) as f64;
+                (!may_borrow).then_some(Stop::Budget)
             } else if settled && target_met(v, model, s, seed) {
                 Some(Stop::TargetMet)
             } else {
                 None
             };
+            if v.stopped.is_some() {
+                let left = budget - v.elapsed_s;
+                self.spare_s += left;
+                lendable += left.max(0.0);
+            }
         }
         if let Some(b) = variants.iter().position(|v| v.variant.is_baseline()) {
             let others_active = variants
@@ -390,6 +419,7 @@ impl<'a> Scheduler<'a> {
                 .any(|(i, v)| i != b && v.active());
             if others_active && variants[b].stopped == Some(Stop::TargetMet) {
                 variants[b].stopped = None;
+                self.spare_s -= variants[b].budget_s(s.budget_s) - variants[b].elapsed_s;
             }
         }
     }
@@ -412,6 +442,17 @@ impl<'a> Scheduler<'a> {
             self.round_log = None;
         }
     }
+}
+
+/// Quiet rounds a variant wants in each fork before its budget ends: three
+/// forks of three give the headline a median per fork and the interval
+/// more than [`rounds::MIN_ROUNDS_FOR_CI`] rounds.
+pub const QUIET_ROUNDS_PER_FORK: usize = 3;
+
+/// Whether a variant has fewer than [`QUIET_ROUNDS_PER_FORK`] quiet rounds
+/// where the machine showed slow levels.
+fn short_of_quiet_rounds(v: &VariantRounds, model: &StateModel) -> bool {
+    model.two_states && v.rounds.iter().filter(|r| r.quiet(model)).count() < QUIET_ROUNDS_PER_FORK
 }
 
 /// Whether a variant's round-level interval is within target, with enough
@@ -512,7 +553,7 @@ mod tests {
             cpu: 0,
             allowed: vec![0],
         };
-        let scheduler = Scheduler::new(&harness, &placement, None);
+        let mut scheduler = Scheduler::new(&harness, &placement, None);
         let spread: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i % 2)).collect();
         let mut variants = vec![
             variant("base", true, &[100.0; 12], 300.0),
@@ -540,5 +581,41 @@ mod tests {
         let mut early = vec![variant("settled", false, &[50.0; 12], 300.0)];
         scheduler.decide(&mut early, &one_state(), 12, 0.1, 0);
         assert_eq!(early[0].stopped, None);
+    }
+
+    #[test]
+    fn a_variant_short_of_quiet_rounds_goes_on_with_the_time_others_left() {
+        let harness = Harness::new(Settings::standard(), 2000.0);
+        let placement = Placement {
+            cpu: 0,
+            allowed: vec![0],
+        };
+        let mut canaries = vec![300.0; 40];
+        canaries.extend([400.0; 40]);
+        let model = StateModel::fit(&canaries);
+        let budget = Settings::standard().budget_s;
+        // Its budget spent, every round slow.
+        let spent = || {
+            let mut v = variant("slow", false, &[100.0; 12], 400.0);
+            v.elapsed_s = budget;
+            v
+        };
+        let mut scheduler = Scheduler::new(&harness, &placement, None);
+        let mut alone = vec![spent()];
+        scheduler.decide(&mut alone, &model, 12, 2.0, 0);
+        assert_eq!(alone[0].stopped, Some(Stop::Budget), "no spare time");
+        // A variant that met its target with half its budget left lends it.
+        let mut settled = variant("settled", false, &[50.0; 12], 300.0);
+        settled.elapsed_s = budget / 2.0;
+        let mut scheduler = Scheduler::new(&harness, &placement, None);
+        let mut both = vec![settled, spent()];
+        scheduler.decide(&mut both, &model, 12, 2.0, 0);
+        assert_eq!(both[0].stopped, Some(Stop::TargetMet));
+        assert_eq!(both[1].stopped, None, "goes on with the spare time");
+        // Once it has taken all of it, it stops.
+        both[1].elapsed_s = budget * 1.5;
+        scheduler.decide(&mut both, &model, 13, 2.1, 0);
+        assert_eq!(both[1].stopped, Some(Stop::Budget));
+        assert!(scheduler.spare_s.abs() < 1e-9, "{}", scheduler.spare_s);
     }
 }
