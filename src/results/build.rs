@@ -198,6 +198,15 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             excess * 100.0
         ));
     }
+    if cost.interval_ticks().is_none() {
+        record.notes.push(format!(
+            "no interval: {} of its {} rounds were at the quiet level, fewer than the {} an \
+             interval needs, and not two forks' worth to read a spread from",
+            estimate.rounds_used,
+            estimate.rounds,
+            rounds::MIN_ROUNDS_FOR_CI
+        ));
+    }
     record.cost = Some(cost);
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
@@ -216,11 +225,14 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         ));
     }
     record.cpus = v.rounds[0].measured.cpus.clone();
-    record.notes = first_seen(
+    // The rounds' own notes first, then what the analysis said above
+    // (these were once overwritten here, and the analysis's notes lost).
+    let round_notes = first_seen(
         v.rounds
             .iter()
             .flat_map(|r| r.measured.notes.iter().cloned()),
     );
+    record.notes.splice(0..0, round_notes);
     record.figures = figures_over(&used, &all, seed);
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
