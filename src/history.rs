@@ -2,6 +2,7 @@
 //! and a row per record for queries. Storing is never in the way of a run:
 //! the caller turns any error here into a one-line warning.
 
+use crate::inventory::identity::Identity;
 use crate::results::RunDocument;
 use crate::results::load::{self, LoadError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -439,18 +440,22 @@ impl History {
             })
     }
 
-    /// The quiet canary this boot's stored runs read (the lowest of their
-    /// quiet canaries, from runs that reached a quiet level of their own):
-    /// what a run that never reaches the quiet level is held against.
-    /// None where the history holds no run of this boot.
-    pub fn quiet_canary_of_boot(&self, boot_id: &str) -> Result<Option<f64>, HistoryError> {
+    /// The quiet canary this boot's stored runs read under the same
+    /// process controls as `like` (a seccomp filter or speculation control
+    /// the run inherited makes the canary, a raw getpid, dearer): the
+    /// lowest of their quiet canaries, from runs that reached a quiet level
+    /// of their own. What a run that never reaches the quiet level is held
+    /// against; None where the history holds no such run.
+    pub fn quiet_canary_like(&self, like: &Identity) -> Result<Option<f64>, HistoryError> {
+        let controls = serde_json::to_string(&like.process_controls).unwrap_or_default();
         self.conn
             .query_row(
                 "SELECT MIN(json_extract(document, '$.machine_states.quiet_canary')) FROM runs
                  WHERE json_extract(document, '$.inventory.identity.boot_id') = ?1
+                   AND json(COALESCE(json_extract(document, '$.inventory.identity.process_controls'), '{}')) = json(?2)
                    AND json_extract(document, '$.machine_states.above_known_pct') IS NULL
                    AND json_extract(document, '$.machine_states.quiet_canary') > 0",
-                params![boot_id],
+                params![like.boot_id, controls],
                 |r| r.get::<_, Option<f64>>(0),
             )
             .map_err(|e| self.sqlite(e))

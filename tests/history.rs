@@ -175,6 +175,36 @@ fn the_newest_run_of_a_boot_with_given_rows_is_found() {
 }
 
 #[test]
+fn the_quiet_canary_of_a_boot_is_read_under_the_same_process_controls_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let with_canary = |doc: RunDocument, quiet: f64, above: Option<f64>| {
+        let mut doc = doc;
+        doc.machine_states.model.quiet_canary = quiet;
+        doc.machine_states.model.above_known_pct = above;
+        doc
+    };
+    let like = fixture().inventory.identity;
+    assert_eq!(history.quiet_canary_like(&like).unwrap(), None, "empty");
+    history.store(&with_canary(fixture(), 280.0, None)).unwrap();
+    history.store(&with_canary(fixture(), 274.0, None)).unwrap();
+    // A run that never reached the quiet level, one under a filter (its
+    // canary dearer) and one of another boot do not count.
+    history
+        .store(&with_canary(fixture(), 250.0, Some(27.0)))
+        .unwrap();
+    history
+        .store(&with_canary(under_a_filter(fixture()), 200.0, None))
+        .unwrap();
+    let mut other_boot = with_canary(fixture(), 150.0, None);
+    other_boot.inventory.identity.boot_id = "another boot".into();
+    history.store(&other_boot).unwrap();
+    assert_eq!(history.quiet_canary_like(&like).unwrap(), Some(274.0));
+    let filtered = under_a_filter(fixture()).inventory.identity;
+    assert_eq!(history.quiet_canary_like(&filtered).unwrap(), Some(200.0));
+}
+
+#[test]
 fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();

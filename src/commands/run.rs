@@ -6,6 +6,7 @@ use super::stored::store_in_history;
 use crate::cli::RunArgs;
 use crate::export::{self, Format};
 use crate::inventory::Inventory;
+use crate::inventory::identity::Identity;
 use crate::results::advice;
 use crate::run::{self, PlanError, RunOptions};
 use std::path::Path;
@@ -55,7 +56,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     };
     let inventory = Inventory::collect(Path::new("/"));
     if !args.no_history {
-        plan.options.known_quiet_canary = known_quiet_canary(args, &inventory.identity.boot_id);
+        plan.options.known_quiet_canary = known_quiet_canary(args, &inventory.identity);
     }
     let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
@@ -131,14 +132,15 @@ fn options(args: &RunArgs) -> RunOptions {
     }
 }
 
-/// The quiet canary the history read on this boot, where it holds a run
-/// of it; a history that cannot be read leaves the run to its own readings.
-fn known_quiet_canary(args: &RunArgs, boot_id: &str) -> Option<f64> {
-    if boot_id == crate::inventory::UNKNOWN {
+/// The quiet canary the history read on this boot under the same process
+/// controls, where it holds such a run; a history that cannot be read
+/// leaves the run to its own readings.
+fn known_quiet_canary(args: &RunArgs, like: &Identity) -> Option<f64> {
+    if like.boot_id == crate::inventory::UNKNOWN {
         return None;
     }
     let history = super::stored::open_history(&args.store).ok()??;
-    history.quiet_canary_of_boot(boot_id).ok()?
+    history.quiet_canary_like(like).ok()?
 }
 
 /// This program, to run each fork in a fresh process of; None where the
