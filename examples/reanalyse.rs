@@ -1,0 +1,162 @@
+//! Reads a stored run's rounds again through today's analysis: the way to
+//! try an estimator on real runs offline (the runs in shared/data hold
+//! every round with its canaries and reference) before measuring live.
+//!
+//! usage: cargo run --release --example reanalyse -- RUN.json [RUN.json ...]
+//!
+//! Prints, per run, the machine line and the printed figures' spread as the
+//! stored document had them and as the analysis reads them now: the median
+//! half-width, rows that missed the target, rows without an interval, and
+//! getpid. Each round keeps its median, interval, canaries and reference;
+//! what a round does not store (its samples) is not needed by the analysis
+//! of rounds.
+
+use mitbench::harness::Settings;
+use mitbench::harness::tsc::TscFrequency;
+use mitbench::results::{self, Record, RunDocument, RunFacts};
+use mitbench::schedule::forks::Merged;
+use mitbench::schedule::{ProbeRounds, Stop, VariantRounds};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let paths: Vec<String> = std::env::args().skip(1).collect();
+    if paths.is_empty() {
+        eprintln!("usage: reanalyse RUN.json [RUN.json ...]");
+        return ExitCode::from(2);
+    }
+    for path in &paths {
+        let doc: RunDocument = match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+        {
+            Ok(doc) => doc,
+            Err(e) => {
+                eprintln!("error: {path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let merged = rounds_of(&doc);
+        let tsc = TscFrequency {
+            mhz: doc.inventory.tsc().map_or(2600.0, |t| t.mhz),
+            source: "stored run".into(),
+            calibrated_mhz: None,
+        };
+        let settings: Settings = doc.settings.harness.clone();
+        let (states, records) = results::analyse(&merged, &tsc, &settings, RunFacts::default());
+        println!("{path}");
+        println!("  stored: {}", spread_of(&doc.results));
+        println!("  now:    {}", spread_of(&records));
+        println!("  now:    {}", states.summary);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The run's rounds as the schedule handed them to the analysis, every
+/// canary reading beside the round it closed.
+fn rounds_of(doc: &RunDocument) -> Merged {
+    let mut merged = Merged::default();
+    let probes = mitbench::probes::select(&[]).unwrap_or_default();
+    for probe in probes {
+        let declaration = *probe.declaration();
+        let variants: Vec<VariantRounds> = probe
+            .variants()
+            .into_iter()
+            .filter_map(|variant| {
+                let record = doc
+                    .results
+                    .iter()
+                    .find(|r| r.id == declaration.id && r.variant == variant.name)?;
+                let rounds = record
+                    .rounds
+                    .each
+                    .iter()
+                    .map(|row| {
+                        let canaries = [
+                            row.canary_before.unwrap_or(f64::NAN),
+                            row.canary_after.unwrap_or(f64::NAN),
+                        ];
+                        let mut round = mitbench::synthetic::round_at(
+                            row.ticks,
+                            row.pass,
+                            row.started_s,
+                            row.fork,
+                            canaries,
+                        );
+                        round.canary_before = row.canary_before;
+                        round.canary_after = row.canary_after;
+                        round.reference_before = row.reference_ticks;
+                        round.reference_after = row.reference_ticks;
+                        let s = &mut round.measured.measurement.per_item;
+                        s.n = row.n;
+                        s.ci95 = (row.ci95_ticks[0], row.ci95_ticks[1]);
+                        s.min = row.min_ticks;
+                        s.p99 = row.p99_ticks;
+                        round
+                    })
+                    .collect::<Vec<_>>();
+                if rounds.is_empty() {
+                    return None;
+                }
+                for round in &rounds {
+                    merged.canaries.extend(round.canary_after);
+                    merged.canary_times.push(round.started_s);
+                }
+                Some(VariantRounds {
+                    variant,
+                    rounds,
+                    counting: None,
+                    unsupported: None,
+                    stopped: record.rounds.stopped.or(Some(Stop::Budget)),
+                    elapsed_s: record.rounds.elapsed_s.unwrap_or(0.0),
+                })
+            })
+            .collect();
+        if !variants.is_empty() {
+            merged.probes.push(ProbeRounds {
+                declaration,
+                toll: probe.toll(),
+                variants,
+                order_seed: 0,
+            });
+        }
+    }
+    merged
+}
+
+/// The printed figures' spread over a run's records.
+fn spread_of(records: &[Record]) -> String {
+    let mut halves: Vec<f64> = Vec::new();
+    let (mut rows, mut missed, mut bare) = (0, 0, 0);
+    let mut getpid = String::from("getpid: none");
+    for r in records {
+        let Some(cost) = &r.cost else { continue };
+        rows += 1;
+        missed += usize::from(!cost.target_met);
+        let shown = cost.shown();
+        match shown.half_width_pct {
+            Some(h) => halves.push(h),
+            None => bare += 1,
+        }
+        if r.id == "os/getpid" && r.variant == "syscall" {
+            getpid = format!(
+                "getpid {:.1} ns ±{:.2}%",
+                shown.ns,
+                shown.half_width_pct.unwrap_or(f64::NAN)
+            );
+        }
+    }
+    halves.sort_by(f64::total_cmp);
+    let at = |p: f64| {
+        halves
+            .get(((halves.len().max(1) - 1) as f64 * p) as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    format!(
+        "{rows} rows: half-width median {:.2}% p75 {:.2}% p90 {:.2}%; {missed} missed the target; \
+         {bare} without an interval; {getpid}",
+        at(0.5),
+        at(0.75),
+        at(0.9)
+    )
+}
