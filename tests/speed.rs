@@ -339,7 +339,7 @@ fn compare_sides(
             [&old_speeds, &new_speeds],
         ));
     }
-    compare::hold_to_false_discovery_rate(&mut rows);
+    compare::hold_to_false_discovery_rate(&mut rows, compare::DEFAULT_THRESHOLD_PCT);
     rows
 }
 

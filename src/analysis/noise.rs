@@ -133,37 +133,67 @@ impl Evidence {
         Spread::between(*self, a, b).half_width()
     }
 
-    /// Runs a side would need for a true change of `threshold_log` to be
-    /// found with 80% power ([`Spread::detectable`]), beside `fixed`: the
-    /// noise more runs do not average away (the walk the reference does not
-    /// see is bounded whatever the runs; the walk between two sides is
-    /// taken as it stands).
-    pub fn runs_to_detect(&self, threshold_log: f64, fixed: Walk) -> Option<usize> {
-        self.runs_until(threshold_log, fixed, Spread::detectable)
-    }
-
-    /// Runs a side would need for `threshold_log` to be beyond noise.
-    pub fn runs_to_resolve(&self, threshold_log: f64) -> Option<usize> {
-        self.runs_until(threshold_log, Walk::default(), Spread::half_width)
-    }
-
-    /// The fewest runs a side (up to [`OUT_OF_REACH`], which stands for
-    /// "no number of runs") at which `reach` of the spread between two
-    /// such sides, with `fixed` beside it, is within `threshold_log`.
-    fn runs_until(
-        &self,
-        threshold_log: f64,
-        fixed: Walk,
-        reach: fn(&Spread) -> f64,
-    ) -> Option<usize> {
-        (threshold_log > 0.0).then(|| {
-            (1..=1000)
-                .find(|&n| {
-                    Spread::of(Some(*self), 2.0 / n as f64, fixed)
-                        .is_some_and(|s| reach(&s) <= threshold_log)
-                })
-                .unwrap_or(OUT_OF_REACH)
+    /// Runs a side would need for a change of the threshold, once seen,
+    /// to be marked as a comparison judges it (`judged`: its estimate past
+    /// the noise's cut at the level the false discovery control asks),
+    /// beside `fixed`: the noise more runs do not average away (the walk
+    /// the reference does not see is bounded whatever the runs; the walk
+    /// between two sides is taken as it stands).
+    pub fn runs_to_resolve(&self, judged: Judged, fixed: Walk) -> Option<usize> {
+        (judged.threshold_log > 0.0).then(|| {
+            let resolves = |n: usize| {
+                Spread::of(Some(*self), 2.0 / n as f64, fixed)
+                    .is_some_and(|s| judged.noise_cut(&s) <= judged.threshold_log)
+            };
+            // The noise's cut shrinks as runs are added: the first count
+            // that resolves is found by halving, a dozen t solves where
+            // trying each count took up to a thousand.
+            let (mut low, mut high) = (1, OUT_OF_REACH);
+            while low < high {
+                let mid = (low + high) / 2;
+                if resolves(mid) {
+                    high = mid;
+                } else {
+                    low = mid + 1;
+                }
+            }
+            low
         })
+    }
+}
+
+/// The verdict as a comparison applies it, which the power of a change is
+/// read against: the threshold its estimate must pass, and how many rows
+/// its p-value is held to the false discovery rate over.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judged {
+    pub threshold_log: f64,
+    pub tests: usize,
+}
+
+impl Judged {
+    /// The two-sided level a lone changed row's p-value must reach:
+    /// Benjamini-Hochberg over `tests` rows takes the smallest p-value at
+    /// q / tests, and the 95% interval asks 5% of every row. Where many
+    /// rows changed the step-up cut is laxer, so the change printed is
+    /// what one row alone needs: at least 80%, never less.
+    pub fn level(&self) -> f64 {
+        (super::verdict::FALSE_DISCOVERY_RATE / self.tests.max(1) as f64).min(0.05)
+    }
+
+    /// How far an estimated log change must lie from none for the noise
+    /// to let it stand: the critical point at [`Judged::level`].
+    pub fn noise_cut(&self, s: &Spread) -> f64 {
+        stats::t_point(self.level(), s.df) * s.sd
+    }
+
+    /// The smallest true log change marked in 80% of repetitions: the
+    /// estimate must pass both the threshold and the noise's cut, and it
+    /// lands past a cut with 80% chance when the truth lies the one-sided
+    /// 80% point of the noise beyond it. (The larger of the cut at 5% and
+    /// the threshold, printed before, was marked at most half the time.)
+    pub fn detectable(&self, s: &Spread) -> f64 {
+        self.threshold_log.max(self.noise_cut(s)) + stats::student_t_80(s.df) * s.sd
     }
 }
 
@@ -528,13 +558,6 @@ impl Spread {
     /// Its 95% half-width: Student's t times the standard deviation.
     pub fn half_width(&self) -> f64 {
         stats::student_t_975(self.df) * self.sd
-    }
-
-    /// The smallest true change found with 80% power by a test at 5%
-    /// (two-sided): (t 97.5% + t 80%) standard deviations. A change of the
-    /// half-width itself is found only half the time.
-    pub fn detectable(&self) -> f64 {
-        (stats::student_t_975(self.df) + stats::student_t_80(self.df)) * self.sd
     }
 
     /// The two-sided p-value of a log change `change` under no change.
@@ -939,19 +962,36 @@ mod tests {
             df: 20.0,
         };
         assert!(e.threshold(3, 3) < e.threshold(1, 1));
-        let n = e.runs_to_resolve(0.01).unwrap();
-        assert!(e.threshold(n, n) <= 0.01 && e.threshold(n - 1, n - 1) > 0.01);
+        let judged = |threshold_log: f64, tests: usize| Judged {
+            threshold_log,
+            tests,
+        };
+        let cut = |n: usize, j: Judged| j.noise_cut(&Spread::between(e, n, n));
+        let one = judged(0.01, 1);
+        let n = e.runs_to_resolve(one, Walk::default()).unwrap();
+        assert!(cut(n, one) <= 0.01 && cut(n - 1, one) > 0.01, "{n}");
+        // Held to a false discovery rate over 65 rows, a change must clear
+        // a stricter cut: more runs.
+        let many = judged(0.01, 65);
+        let m = e.runs_to_resolve(many, Walk::default()).unwrap();
+        assert!(
+            m > n && cut(m, many) <= 0.01 && cut(m - 1, many) > 0.01,
+            "{m}"
+        );
         // Noise that more runs do not average away: a walk of sd 0.6%
-        // beside it needs more runs for 80% power at 2%, and one of 1%
-        // leaves 2% out of reach of any number.
+        // beside it needs more runs, and one of 1% leaves a 1% cut out of
+        // reach of any number.
         let fixed = |sd: f64| Walk {
             var: sd * sd,
             df: 20.0,
         };
-        let alone = e.runs_to_detect(0.02, Walk::default()).unwrap();
-        let beside = e.runs_to_detect(0.02, fixed(0.006)).unwrap();
+        let beside = e.runs_to_resolve(judged(0.02, 1), fixed(0.006)).unwrap();
+        let alone = e.runs_to_resolve(judged(0.02, 1), Walk::default()).unwrap();
         assert!(beside > alone, "{beside} {alone}");
-        assert_eq!(e.runs_to_detect(0.02, fixed(0.01)), Some(OUT_OF_REACH));
+        assert_eq!(
+            e.runs_to_resolve(judged(0.01, 1), fixed(0.01)),
+            Some(OUT_OF_REACH)
+        );
         let runs = Evidence::from_runs(&[100.0, 100.0, 100.0]).unwrap();
         assert_eq!((runs.var, runs.df), (0.0, 2.0));
     }

@@ -55,13 +55,15 @@ pub struct RowChange {
     /// 95% interval of the change: the change plus and minus how far the
     /// row moves between runs when nothing changed (see [`noise`]).
     pub change_ci95_pct: Option<[f64; 2]>,
-    /// The smallest true change this comparison finds with 80% power,
-    /// percent ((t 97.5% + t 80%) standard deviations of the noise), or the
-    /// threshold, whichever is larger.
+    /// The smallest true change this comparison marks in 80% of
+    /// repetitions, percent, as its verdict is applied: the estimate past
+    /// the threshold and past the noise's cut at the level the false
+    /// discovery control over the comparison's rows asks of one changed
+    /// row (`noise::Judged::detectable`).
     pub smallest_detectable_pct: Option<f64>,
-    /// Where the smallest detectable change is above the threshold: runs a
-    /// side would need for a change of the threshold to be found with 80%
-    /// power, beside the noise more runs do not average away (1000,
+    /// Where the noise's cut lies beyond the threshold: runs a side would
+    /// need for a change of the threshold, once seen, to be marked, beside
+    /// the noise more runs do not average away (1000,
     /// `noise::OUT_OF_REACH`: no number of runs would).
     pub runs_to_resolve: Option<usize>,
     /// The two-sided p-value of the change under no change, from the noise
@@ -87,6 +89,39 @@ pub struct RowChange {
     pub verdict: Verdict,
     /// Mitigations an inventory change switched that tax this row.
     pub consistent_with: Vec<String>,
+    /// The noise the verdict was held to, which the power is read from
+    /// once the comparison knows how many rows it tests.
+    #[serde(skip)]
+    power: Option<PowerNoise>,
+}
+
+/// What a row's power is read from: the spread its verdict was held to,
+/// the evidence more runs would average, and the noise they would not.
+#[derive(Debug, Clone, Copy)]
+struct PowerNoise {
+    spread: Spread,
+    evidence: Option<Evidence>,
+    fixed: noise::Walk,
+}
+
+impl RowChange {
+    /// Sets the smallest detectable change and the runs to resolve the
+    /// threshold for the verdict as applied: `threshold_pct`, and the false
+    /// discovery control over `tests` rows.
+    fn set_power(&mut self, threshold_pct: f64, tests: usize) {
+        let Some(noise) = self.power else {
+            return;
+        };
+        let judged = noise::Judged {
+            threshold_log: (threshold_pct / 100.0).ln_1p(),
+            tests,
+        };
+        self.smallest_detectable_pct = Some(judged.detectable(&noise.spread).exp_m1() * 100.0);
+        self.runs_to_resolve = noise
+            .evidence
+            .filter(|_| judged.noise_cut(&noise.spread) > judged.threshold_log)
+            .and_then(|e| e.runs_to_resolve(judged, noise.fixed));
+    }
 }
 
 /// Where the noise a verdict is held to comes from.
@@ -295,7 +330,7 @@ pub fn compare_sets(
             gaps.push(gap(Some(o), None));
         }
     }
-    let rows_tested = hold_to_false_discovery_rate(&mut rows);
+    let rows_tested = hold_to_false_discovery_rate(&mut rows, threshold_pct);
     let rows_marked = rows.iter().filter(|r| r.verdict != Verdict::Same).count();
     let learned_rows: Vec<Learned> = first_new
         .results
@@ -344,10 +379,16 @@ pub fn compare_sets(
 /// Holds the rows' verdicts to [`FALSE_DISCOVERY_RATE`] over every row a
 /// comparison tests (each row's own 5% test, run over some 300 rows, would
 /// mark a dozen that did not change). Returns how many rows were tested.
-pub fn hold_to_false_discovery_rate(rows: &mut [RowChange]) -> usize {
-    crate::analysis::verdict::hold_to_false_discovery_rate(
+/// Each row's power is then read for the verdict as applied over them
+/// ([`RowChange::set_power`]).
+pub fn hold_to_false_discovery_rate(rows: &mut [RowChange], threshold_pct: f64) -> usize {
+    let tested = crate::analysis::verdict::hold_to_false_discovery_rate(
         rows.iter_mut().map(|r| (&mut r.verdict, r.p_value)),
-    )
+    );
+    for row in rows.iter_mut() {
+        row.set_power(threshold_pct, tested);
+    }
+    tested
 }
 
 fn find<'d>(doc: &'d RunDocument, id: &str, variant: &str) -> Option<&'d Record> {
@@ -541,13 +582,11 @@ pub fn row_change(
     } else {
         None
     };
-    let floor_log = (threshold_pct / 100.0).ln_1p();
-    let detectable = spread.map(|s| s.detectable());
     let verdict = match note {
         Some(_) => Verdict::Same,
         None => verdict(change_pct, ci, threshold_pct),
     };
-    RowChange {
+    let mut row = RowChange {
         family: new[0].family.clone(),
         id: new[0].id.clone(),
         variant: new[0].variant.clone(),
@@ -558,14 +597,8 @@ pub fn row_change(
         new_ns,
         change_pct,
         change_ci95_pct: ci,
-        smallest_detectable_pct: detectable.map(|d| d.max(floor_log).exp_m1() * 100.0),
-        runs_to_resolve: evidence
-            .filter(|_| detectable.is_some_and(|d| d > floor_log))
-            // The history's spread holds the walk already.
-            .and_then(|e| match decided_by {
-                Some(NoiseSource::History) => e.runs_to_detect(floor_log, noise::Walk::default()),
-                _ => e.runs_to_detect(floor_log, walk),
-            }),
+        smallest_detectable_pct: None,
+        runs_to_resolve: None,
         p_value: spread
             .filter(|_| note.is_none())
             .map(|s| s.p_value(change_log)),
@@ -576,7 +609,20 @@ pub fn row_change(
         note,
         verdict,
         consistent_with: Vec::new(),
-    }
+        power: spread.map(|spread| PowerNoise {
+            spread,
+            evidence,
+            // The history's spread holds the walk already.
+            fixed: match decided_by {
+                Some(NoiseSource::History) => noise::Walk::default(),
+                _ => walk,
+            },
+        }),
+    };
+    // Read for this row alone until the comparison holds its rows to the
+    // false discovery rate over all of them.
+    row.set_power(threshold_pct, 1);
+    row
 }
 
 fn why_not(record: &Record) -> String {
