@@ -73,18 +73,23 @@ fn every_probe_variant_gives_sane_figures() {
                     if id != "harness/floor" {
                         assert!(s.median > 0.0, "{label}: median {}", s.median);
                     }
-                    // The fixed cost of a sample is positive and far below
-                    // the 5 us a base batch lasts. (Long items on the tiny
+                    // The fixed cost of a sample is positive and below what
+                    // a whole batch of the smallest size takes: the empty
+                    // and the full samples are timed in turn, so a busy
+                    // machine slows both, and this holds under co-runners
+                    // as on a quiet machine (a fixed bound of 5,000 ticks
+                    // failed at 77,870 beside two). Long items on the tiny
                     // budget leave one or two empty samples, whose median
-                    // one interrupt can set; the claim needs samples.)
+                    // one interrupt can set; the claim needs samples.
                     assert!(
                         m.fit.intercept > 0.0,
                         "{label}: intercept {}",
                         m.fit.intercept
                     );
+                    let smallest_batch = m.size_medians.iter().find(|(n, _)| *n > 0);
                     assert!(
-                        s.n < 8 || m.fit.intercept < 5_000.0,
-                        "{label}: intercept {}",
+                        s.n < 8 || smallest_batch.is_none_or(|(_, t)| m.fit.intercept < *t),
+                        "{label}: intercept {} against the smallest batch {smallest_batch:?}",
                         m.fit.intercept
                     );
                     medians.insert(label, s.median);
