@@ -154,9 +154,15 @@ impl StateModel {
         let above_known_pct = known_quiet
             .filter(|&k| own > k * (1.0 + own_band))
             .map(|k| (own / k - 1.0) * 100.0);
-        let quiet_threshold = match (above_known_pct, known_quiet) {
-            (Some(_), Some(k)) => k * (1.0 + own_band),
-            _ => own_threshold,
+        // The level the band is read above: the known one where the run
+        // never reached it, else the run's own.
+        let quiet_base = match (above_known_pct, known_quiet) {
+            (Some(_), Some(k)) => k,
+            _ => own,
+        };
+        let quiet_threshold = match above_known_pct {
+            Some(_) => quiet_base * (1.0 + own_band),
+            None => own_threshold,
         };
         let cut = sorted.partition_point(|&v| v <= quiet_threshold);
         let (quiet, slow) = sorted.split_at(cut);
@@ -180,8 +186,7 @@ impl StateModel {
             slow_share,
             readings: sorted.len(),
             two_states,
-            quiet_band: (quiet_threshold / own.min(known_quiet.unwrap_or(own)) - 1.0)
-                .clamp(0.0, QUIET_BAND),
+            quiet_band: (quiet_threshold / quiet_base - 1.0).clamp(0.0, QUIET_BAND),
             slow_levels_pct,
             known_quiet,
             above_known_pct,
@@ -577,9 +582,8 @@ mod tests {
         let reached = many_levels(3000, 0.5, 4);
         let model = StateModel::fit_anchored(&reached, Some(272.5));
         assert!(model.above_known_pct.is_none(), "{model:?}");
-        assert_eq!(
-            model.quiet_threshold,
-            StateModel::fit(&reached).quiet_threshold
-        );
+        let alone = StateModel::fit(&reached);
+        assert_eq!(model.quiet_threshold, alone.quiet_threshold);
+        assert_eq!(model.quiet_band, alone.quiet_band);
     }
 }
