@@ -2,6 +2,7 @@
 //! and a row per record for queries. Storing is never in the way of a run:
 //! the caller turns any error here into a one-line warning.
 
+use crate::analysis::states::{QUIET_BAND, QuietLevel};
 use crate::inventory::identity::Identity;
 use crate::results::RunDocument;
 use crate::results::load::{self, LoadError};
@@ -440,24 +441,35 @@ impl History {
             })
     }
 
-    /// The quiet canary this boot's stored runs read under the same
+    /// The quiet level this boot's stored runs read under the same
     /// process controls as `like` (a seccomp filter or speculation control
-    /// the run inherited makes the canary, a raw getpid, dearer): the
-    /// lowest of their quiet canaries, from runs that reached a quiet level
-    /// of their own. What a run that never reaches the quiet level is held
-    /// against; None where the history holds no such run.
-    pub fn quiet_canary_like(&self, like: &Identity) -> Result<Option<f64>, HistoryError> {
+    /// the run inherited makes the canary, a raw getpid, dearer): that of
+    /// the run with the lowest quiet canary among those that reached a
+    /// quiet level of their own, with the band it measured (documents
+    /// before the band read with the fixed one they used). What a run that
+    /// never reaches the quiet level is held against; None where the
+    /// history holds no such run.
+    pub fn quiet_level_like(&self, like: &Identity) -> Result<Option<QuietLevel>, HistoryError> {
         let controls = serde_json::to_string(&like.process_controls).unwrap_or_default();
         self.conn
             .query_row(
-                "SELECT MIN(json_extract(document, '$.machine_states.quiet_canary')) FROM runs
+                "SELECT json_extract(document, '$.machine_states.quiet_canary') AS canary,
+                        COALESCE(json_extract(document, '$.machine_states.quiet_band'), ?3)
+                 FROM runs
                  WHERE json_extract(document, '$.inventory.identity.boot_id') = ?1
                    AND json(COALESCE(json_extract(document, '$.inventory.identity.process_controls'), '{}')) = json(?2)
                    AND json_extract(document, '$.machine_states.above_known_pct') IS NULL
-                   AND json_extract(document, '$.machine_states.quiet_canary') > 0",
-                params![like.boot_id, controls],
-                |r| r.get::<_, Option<f64>>(0),
+                   AND canary > 0
+                 ORDER BY canary LIMIT 1",
+                params![like.boot_id, controls, QUIET_BAND],
+                |r| {
+                    Ok(QuietLevel {
+                        canary: r.get(0)?,
+                        band: r.get(1)?,
+                    })
+                },
             )
+            .optional()
             .map_err(|e| self.sqlite(e))
     }
 

@@ -36,9 +36,9 @@ pub struct RunOptions {
     /// The program a fork runs as (`PROGRAM __worker`): mitbench itself.
     /// None runs the forks one after another in this process.
     pub worker: Option<PathBuf>,
-    /// The quiet canary the history read on this boot, which a run that
+    /// The quiet level the history read on this boot, which a run that
     /// never reaches the quiet level is held against (`StateModel::fit_anchored`).
-    pub known_quiet_canary: Option<f64>,
+    pub known_quiet: Option<crate::analysis::states::QuietLevel>,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -312,7 +312,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         results::RunFacts {
             steal_pct,
             cpu: plan.placement.cpu,
-            known_quiet_canary: plan.options.known_quiet_canary,
+            known_quiet: plan.options.known_quiet,
         },
     );
     let mut doc = RunDocument {

@@ -166,7 +166,9 @@ pub struct Layout {
     pub run_s: f64,
 }
 
-const CANARY_TICKS: f64 = 275.0;
+/// The canary's quiet figure at the machine's mean speed: what a history
+/// of this machine's runs would know as its quiet canary.
+pub const CANARY_TICKS: f64 = 275.0;
 const CANARY_NOISE: f64 = 0.004;
 /// The reference's ticks per step at the machine's mean speed, and its own
 /// read noise (which only adds, as the canary's).
@@ -330,6 +332,18 @@ impl Machine {
 
     /// One run of `probes` laid out as `layout`, analysed with `settings`.
     pub fn run(&mut self, probes: &[Probe], layout: Layout, settings: &Settings) -> Run {
+        self.run_knowing(probes, layout, settings, None)
+    }
+
+    /// [`Machine::run`], analysed knowing the quiet level a history of
+    /// this machine's runs would hold (`RunFacts::known_quiet`).
+    pub fn run_knowing(
+        &mut self,
+        probes: &[Probe],
+        layout: Layout,
+        settings: &Settings,
+        known_quiet: Option<crate::analysis::states::QuietLevel>,
+    ) -> Run {
         let mut merged = Merged::default();
         let mut clean: BTreeMap<(String, String), BTreeMap<usize, Vec<f64>>> = BTreeMap::new();
         let mut clock = 0.0;
@@ -443,8 +457,15 @@ impl Machine {
             source: "synthetic".into(),
             calibrated_mhz: None,
         };
-        let (states, records) =
-            results::analyse(&merged, &tsc, settings, results::RunFacts::default());
+        let (states, records) = results::analyse(
+            &merged,
+            &tsc,
+            settings,
+            results::RunFacts {
+                known_quiet,
+                ..results::RunFacts::default()
+            },
+        );
         let started_s = self.clock_s;
         self.clock_s += clock;
         Run {

@@ -175,7 +175,7 @@ fn the_newest_run_of_a_boot_with_given_rows_is_found() {
 }
 
 #[test]
-fn the_quiet_canary_of_a_boot_is_read_under_the_same_process_controls_only() {
+fn the_quiet_level_of_a_boot_is_read_under_the_same_process_controls_only() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
     let with_canary = |doc: RunDocument, quiet: f64, above: Option<f64>| {
@@ -185,9 +185,17 @@ fn the_quiet_canary_of_a_boot_is_read_under_the_same_process_controls_only() {
         doc
     };
     let like = fixture().inventory.identity;
-    assert_eq!(history.quiet_canary_like(&like).unwrap(), None, "empty");
+    let canary_of = |history: &History, like: &mitbench::inventory::identity::Identity| {
+        history
+            .quiet_level_like(like)
+            .unwrap()
+            .map(|level| level.canary)
+    };
+    assert_eq!(canary_of(&history, &like), None, "empty");
     history.store(&with_canary(fixture(), 280.0, None)).unwrap();
-    history.store(&with_canary(fixture(), 274.0, None)).unwrap();
+    let mut sharp = with_canary(fixture(), 274.0, None);
+    sharp.machine_states.model.quiet_band = 0.03;
+    history.store(&sharp).unwrap();
     // A run that never reached the quiet level, one under a filter (its
     // canary dearer) and one of another boot do not count.
     history
@@ -199,9 +207,11 @@ fn the_quiet_canary_of_a_boot_is_read_under_the_same_process_controls_only() {
     let mut other_boot = with_canary(fixture(), 150.0, None);
     other_boot.inventory.identity.boot_id = "another boot".into();
     history.store(&other_boot).unwrap();
-    assert_eq!(history.quiet_canary_like(&like).unwrap(), Some(274.0));
+    assert_eq!(canary_of(&history, &like), Some(274.0));
+    let band = history.quiet_level_like(&like).unwrap().map(|l| l.band);
+    assert_eq!(band, Some(0.03), "the band that run measured");
     let filtered = under_a_filter(fixture()).inventory.identity;
-    assert_eq!(history.quiet_canary_like(&filtered).unwrap(), Some(200.0));
+    assert_eq!(canary_of(&history, &filtered), Some(200.0));
 }
 
 #[test]

@@ -91,6 +91,21 @@ pub struct StateModel {
     pub above_known_pct: Option<f64>,
 }
 
+/// A quiet level as a run measured it: its canary (median quiet reading)
+/// and how far above its fastest readings it reached (`quiet_band`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuietLevel {
+    pub canary: f64,
+    pub band: f64,
+}
+
+impl QuietLevel {
+    /// The canary at or below which a reading is at this level.
+    pub fn threshold(&self) -> f64 {
+        self.canary * (1.0 + self.band.clamp(MIN_QUIET_BAND, QUIET_BAND))
+    }
+}
+
 fn fixed_band() -> f64 {
     QUIET_BAND
 }
@@ -112,12 +127,14 @@ impl StateModel {
         StateModel::fit_anchored(readings, None)
     }
 
-    /// Splits canary readings, anchored where `known_quiet` (the quiet
-    /// canary the history read on this boot) lies below this run's own
-    /// quiet level: a run that never reached the quiet level has every
-    /// reading slow, rather than its lowest slow level taken for quiet.
-    pub fn fit_anchored(readings: &[f64], known_quiet: Option<f64>) -> StateModel {
-        let known_quiet = known_quiet.filter(|k| k.is_finite() && *k > 0.0);
+    /// Splits canary readings, anchored where `known` (the quiet level the
+    /// history read on this boot) lies below this run's own: a run whose
+    /// fastest readings sit above the known level's band never reached the
+    /// quiet level, and has every reading slow, rather than its lowest
+    /// slow level taken for quiet.
+    pub fn fit_anchored(readings: &[f64], known: Option<QuietLevel>) -> StateModel {
+        let known = known.filter(|k| k.canary.is_finite() && k.canary > 0.0);
+        let known_quiet = known.map(|k| k.canary);
         let mut sorted: Vec<f64> = readings
             .iter()
             .copied()
@@ -149,20 +166,15 @@ impl StateModel {
             Some(gap) => gap.min(own * (1.0 + own_band)),
             None => own * (1.0 + own_band),
         };
-        // The run's own quiet level stands unless it lies above the known
-        // one's band: then the run never reached the quiet level.
-        let above_known_pct = known_quiet
-            .filter(|&k| own > k * (1.0 + own_band))
-            .map(|k| (own / k - 1.0) * 100.0);
-        // The level the band is read above: the known one where the run
-        // never reached it, else the run's own.
-        let quiet_base = match (above_known_pct, known_quiet) {
-            (Some(_), Some(k)) => k,
-            _ => own,
-        };
-        let quiet_threshold = match above_known_pct {
-            Some(_) => quiet_base * (1.0 + own_band),
-            None => own_threshold,
+        // The run's own quiet level stands unless its fastest readings lie
+        // above the known level's band (its own, as measured when the
+        // boot's host was quiet: a run wholly in a continuum of slow
+        // levels has no sharp peak, and a band of its own as wide as them).
+        let above = known.filter(|k| own > k.threshold());
+        let above_known_pct = above.map(|k| (own / k.canary - 1.0) * 100.0);
+        let (quiet_threshold, quiet_base) = match above {
+            Some(k) => (k.threshold(), k.canary),
+            None => (own_threshold, own),
         };
         let cut = sorted.partition_point(|&v| v <= quiet_threshold);
         let (quiet, slow) = sorted.split_at(cut);
@@ -571,16 +583,27 @@ mod tests {
         let readings: Vec<f64> = many_levels(60, 1.0, 9).iter().map(|r| r * 1.27).collect();
         let alone = StateModel::fit(&readings);
         assert!(alone.is_quiet(272.0 * 1.27) && alone.above_known_pct.is_none());
-        let anchored = StateModel::fit_anchored(&readings, Some(272.0));
+        let known = |canary: f64| QuietLevel {
+            canary,
+            band: MIN_QUIET_BAND,
+        };
+        let anchored = StateModel::fit_anchored(&readings, Some(known(272.0)));
         assert!(anchored.two_states, "{anchored:?}");
         assert_eq!(anchored.slow_share, 1.0);
         assert!(!anchored.is_quiet(272.0 * 1.27));
         assert_eq!(anchored.quiet_canary, 272.0);
         let above = anchored.above_known_pct.unwrap();
         assert!((above - 27.0).abs() < 1.0, "{above}");
+        // A run wholly in a continuum of slow levels: no sharp peak, so its
+        // own band is as wide as they are, and still it is above the known
+        // level's band.
+        let continuum = many_levels(200, 0.0, 6);
+        let model = StateModel::fit_anchored(&continuum, Some(known(272.0)));
+        assert!(model.above_known_pct.is_some(), "{model:?}");
+        assert_eq!(model.slow_share, 1.0);
         // A run that reached the known level is read as it would be alone.
         let reached = many_levels(3000, 0.5, 4);
-        let model = StateModel::fit_anchored(&reached, Some(272.5));
+        let model = StateModel::fit_anchored(&reached, Some(known(272.5)));
         assert!(model.above_known_pct.is_none(), "{model:?}");
         let alone = StateModel::fit(&reached);
         assert_eq!(model.quiet_threshold, alone.quiet_threshold);

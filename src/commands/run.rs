@@ -3,6 +3,7 @@
 
 use super::output::{Exit, fail, print_table};
 use super::stored::store_in_history;
+use crate::analysis::states::QuietLevel;
 use crate::cli::RunArgs;
 use crate::export::{self, Format};
 use crate::inventory::Inventory;
@@ -56,7 +57,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     };
     let inventory = Inventory::collect(Path::new("/"));
     if !args.no_history {
-        plan.options.known_quiet_canary = known_quiet_canary(args, &inventory.identity);
+        plan.options.known_quiet = known_quiet(args, &inventory.identity);
     }
     let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
@@ -128,19 +129,19 @@ fn options(args: &RunArgs) -> RunOptions {
         latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
         forks: args.forks.map(usize::from),
         worker: worker(),
-        known_quiet_canary: None,
+        known_quiet: None,
     }
 }
 
-/// The quiet canary the history read on this boot under the same process
+/// The quiet level the history read on this boot under the same process
 /// controls, where it holds such a run; a history that cannot be read
 /// leaves the run to its own readings.
-fn known_quiet_canary(args: &RunArgs, like: &Identity) -> Option<f64> {
+fn known_quiet(args: &RunArgs, like: &Identity) -> Option<QuietLevel> {
     if like.boot_id == crate::inventory::UNKNOWN {
         return None;
     }
     let history = super::stored::open_history(&args.store).ok()??;
-    history.quiet_canary_like(like).ok()?
+    history.quiet_level_like(like).ok()?
 }
 
 /// This program, to run each fork in a fresh process of; None where the

@@ -169,7 +169,7 @@ fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
         patterns: tax::toll_probes(),
         latency_budget: advice::DEFAULT_BUDGET,
         worker: super::run::worker(),
-        known_quiet_canary: None,
+        known_quiet: None,
         ..RunOptions::default()
     };
     let plan = run::plan(options).map_err(|e| match e {

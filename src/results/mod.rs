@@ -176,7 +176,7 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
 pub struct RunFacts {
     pub steal_pct: Option<f64>,
     pub cpu: usize,
-    pub known_quiet_canary: Option<f64>,
+    pub known_quiet: Option<crate::analysis::states::QuietLevel>,
 }
 
 /// The machine's states over a run and every variant's record, from the
@@ -188,8 +188,7 @@ pub fn analyse(
     settings: &Settings,
     facts: RunFacts,
 ) -> (MachineStates, Vec<Record>) {
-    let model =
-        crate::analysis::states::StateModel::fit_anchored(&run.canaries, facts.known_quiet_canary);
+    let model = crate::analysis::states::StateModel::fit_anchored(&run.canaries, facts.known_quiet);
     let mut machine_states = MachineStates::new(
         model,
         &run.canaries,
