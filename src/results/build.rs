@@ -198,7 +198,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             excess * 100.0
         ));
     }
-    if cost.interval_ticks().is_none() {
+    if cost.shown().interval_ticks.is_none() {
         record.notes.push(format!(
             "no interval: {} of its {} rounds were at the quiet level, fewer than the {} an \
              interval needs, and not two forks' worth to read a spread from",
