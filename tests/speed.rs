@@ -5,6 +5,8 @@
 //! equal speed keep their false alarms to their rate across all rows, and
 //! a 2% toll is found. Seeded: no clock, no dependence on this machine.
 
+mod common;
+
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
 use mitbench::results::{EqualSpeed, Record};
@@ -415,10 +417,17 @@ fn a_row_at_a_level_per_run_is_held_by_a_history_of_runs() {
          a 10% toll seen in {seen:.3}"
     );
     assert!(alone >= 0.15, "two runs alone cannot see it: {alone:.3}");
-    // A 5% test's rate on one row, with a binomial standard error of 80
-    // trials (2.4%) beside it: pooled with the forks, the history let it
-    // through in 29% of comparisons; pooled but at the history's variance
-    // (the pooled degrees of freedom kept) in 10%.
-    assert!(held <= 0.075 && others <= 0.05, "{held:.3} {others:.3}");
+    // A 5% test's rate on one row, held to what chance allows it over the
+    // trials (pooled with the forks, the history let it through in 29% of
+    // comparisons; pooled but at the history's variance, the pooled
+    // degrees of freedom kept, in 10%), and over the other rows.
+    let (most_held, most_others) = (
+        common::at_most_by_chance(0.05, trials as usize),
+        common::at_most_by_chance(0.05, other_rows),
+    );
+    assert!(
+        held <= most_held && others <= most_others,
+        "{held:.3} (at most {most_held:.3}) {others:.3} (at most {most_others:.3})"
+    );
     assert!(seen >= 0.8, "a 10% toll seen in {seen:.3}");
 }

@@ -238,3 +238,22 @@ pub fn syscalls_under_a_filter(count: u64) -> mitbench::tax::count::Counted {
         [("Seccomp_filters".to_string(), "1".to_string())].into(),
     )
 }
+
+/// Binomial standard deviations a rate may stray from its nominal value by
+/// chance, but for one time in a thousand (one-sided 99.9% normal point).
+const CHANCE_SD: f64 = 3.09;
+
+/// The most a rate whose nominal value is `nominal` reads over `trials`
+/// trials by chance alone: the bound a test holds a false-alarm rate (or a
+/// coverage's upper end) to, fixed by the nominal rate and the number of
+/// trials before the run, never by a measured value. Trials that share a
+/// machine are not quite independent, so the bound is a guide, not exact.
+pub fn at_most_by_chance(nominal: f64, trials: usize) -> f64 {
+    nominal + CHANCE_SD * (nominal * (1.0 - nominal) / trials.max(1) as f64).sqrt()
+}
+
+/// The least a rate whose nominal value is `nominal` reads over `trials`
+/// trials by chance alone (see [`at_most_by_chance`]).
+pub fn at_least_by_chance(nominal: f64, trials: usize) -> f64 {
+    nominal - CHANCE_SD * (nominal * (1.0 - nominal) / trials.max(1) as f64).sqrt()
+}
