@@ -2,7 +2,7 @@
 //! and a row per record for queries. Storing is never in the way of a run:
 //! the caller turns any error here into a one-line warning.
 
-use crate::analysis::states::{QUIET_BAND, QuietLevel};
+use crate::analysis::states::QuietLevel;
 use crate::inventory::identity::Identity;
 use crate::results::RunDocument;
 use crate::results::load::{self, LoadError};
@@ -10,6 +10,22 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// A run's quiet level, as columns read from its document: the boot and
+/// process controls it is comparable within (`quiet_key`), and its quiet
+/// canary and band where the run reached a quiet level of its own. Set
+/// once per run (at store, and for older runs when the database is brought
+/// forward), so a run's look-up reads columns, not every document.
+macro_rules! quiet_level_columns {
+    () => {
+        "quiet_key = json_array(
+             json_extract(document, '$.inventory.identity.boot_id'),
+             json(COALESCE(json_extract(document, '$.inventory.identity.process_controls'), '{}'))),
+         quiet_canary = CASE WHEN json_extract(document, '$.machine_states.above_known_pct') IS NULL
+                             THEN json_extract(document, '$.machine_states.quiet_canary') END,
+         quiet_band = COALESCE(json_extract(document, '$.machine_states.quiet_band'), 0.12)"
+    };
+}
 
 /// Each step takes the database from version i to i + 1 (`PRAGMA
 /// user_version`); an older database is brought forward, never dropped.
@@ -57,6 +73,19 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE records ADD COLUMN speed_coefficient REAL;
     ALTER TABLE records ADD COLUMN speed_normalized_ticks REAL;
 ",
+    concat!(
+        "
+    -- Each run's quiet level (`quiet_level_columns`), which a new run on
+    -- the same boot is held against; the fixed 12% band for runs before.
+    ALTER TABLE runs ADD COLUMN quiet_key TEXT;
+    ALTER TABLE runs ADD COLUMN quiet_canary REAL;
+    ALTER TABLE runs ADD COLUMN quiet_band REAL;
+    UPDATE runs SET ",
+        quiet_level_columns!(),
+        ";
+    CREATE INDEX runs_by_quiet_key ON runs (quiet_key);
+"
+    ),
 ];
 
 /// Each row's (probe, variant) figures over earlier runs, in the order they
@@ -360,6 +389,11 @@ impl History {
         )
         .map_err(sqlite)?;
         let id = tx.last_insert_rowid();
+        tx.execute(
+            concat!("UPDATE runs SET ", quiet_level_columns!(), " WHERE id = ?1"),
+            params![id],
+        )
+        .map_err(sqlite)?;
         {
             let mut insert = tx
                 .prepare(
@@ -446,22 +480,18 @@ impl History {
     /// the run inherited makes the canary, a raw getpid, dearer): that of
     /// the run with the lowest quiet canary among those that reached a
     /// quiet level of their own, with the band it measured (documents
-    /// before the band read with the fixed one they used). What a run that
-    /// never reaches the quiet level is held against; None where the
-    /// history holds no such run.
+    /// before the band read with the fixed one they used), from the runs'
+    /// columns (`quiet_level_columns`). What a run that never reaches the
+    /// quiet level is held against; None where the history holds no such
+    /// run.
     pub fn quiet_level_like(&self, like: &Identity) -> Result<Option<QuietLevel>, HistoryError> {
         let controls = serde_json::to_string(&like.process_controls).unwrap_or_default();
         self.conn
             .query_row(
-                "SELECT json_extract(document, '$.machine_states.quiet_canary') AS canary,
-                        COALESCE(json_extract(document, '$.machine_states.quiet_band'), ?3)
-                 FROM runs
-                 WHERE json_extract(document, '$.inventory.identity.boot_id') = ?1
-                   AND json(COALESCE(json_extract(document, '$.inventory.identity.process_controls'), '{}')) = json(?2)
-                   AND json_extract(document, '$.machine_states.above_known_pct') IS NULL
-                   AND canary > 0
-                 ORDER BY canary LIMIT 1",
-                params![like.boot_id, controls, QUIET_BAND],
+                "SELECT quiet_canary, quiet_band FROM runs
+                 WHERE quiet_key = json_array(?1, json(?2)) AND quiet_canary > 0
+                 ORDER BY quiet_canary LIMIT 1",
+                params![like.boot_id, controls],
                 |r| {
                     Ok(QuietLevel {
                         canary: r.get(0)?,

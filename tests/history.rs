@@ -71,6 +71,36 @@ fn an_empty_older_database_is_migrated() {
 }
 
 #[test]
+fn a_database_before_the_quiet_level_columns_is_brought_forward_with_them() {
+    // A history of version 3 holding a run whose document predates the
+    // quiet band: bringing it forward fills the new columns from the
+    // document, the band the fixed 12% such runs were read with.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let doc = fixture();
+    History::open(&path, true).unwrap().store(&doc).unwrap();
+    let older = Connection::open(&path).unwrap();
+    older
+        .execute_batch(
+            "DROP INDEX runs_by_quiet_key;
+             ALTER TABLE runs DROP COLUMN quiet_key;
+             ALTER TABLE runs DROP COLUMN quiet_canary;
+             ALTER TABLE runs DROP COLUMN quiet_band;
+             UPDATE runs SET document = json_remove(document, '$.machine_states.quiet_band');
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    drop(older);
+    let history = History::open(&path, false).unwrap();
+    let level = history
+        .quiet_level_like(&doc.inventory.identity)
+        .unwrap()
+        .unwrap();
+    assert_eq!(level.canary, doc.machine_states.model.quiet_canary);
+    assert_eq!(level.band, mitbench::analysis::states::QUIET_BAND);
+}
+
+#[test]
 fn a_database_of_another_program_is_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("foreign.sqlite");
