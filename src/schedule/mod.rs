@@ -398,8 +398,10 @@ impl<'a> Scheduler<'a> {
             } else if v.elapsed_s >= budget {
                 let short = short_of_quiet_rounds(v, model);
                 let may_borrow = short && v.elapsed_s < 2.0 * budget && lendable > 0.0;
-                // What its next pass takes: about its mean round.
-                lendable -= v.elapsed_s / v.rounds.len().max(1) as f64;
+                if may_borrow {
+                    // What its next pass takes: about its mean round.
+                    lendable -= v.elapsed_s / v.rounds.len().max(1) as f64;
+                }
                 (!may_borrow).then_some(Stop::Budget)
             } else if settled && target_met(v, model, s, seed) {
                 Some(Stop::TargetMet)
@@ -617,5 +619,16 @@ mod tests {
         scheduler.decide(&mut both, &model, 13, 2.1, 0);
         assert_eq!(both[1].stopped, Some(Stop::Budget));
         assert!(scheduler.spare_s.abs() < 1e-9, "{}", scheduler.spare_s);
+        // A variant at its budget that has its quiet rounds stops and takes
+        // nothing of the spare time from one that is short of them.
+        let mut settled = variant("settled", false, &[50.0; 12], 300.0);
+        settled.elapsed_s = budget - 0.2;
+        let mut quiet_spent = variant("quiet", false, &[60.0; 12], 300.0);
+        quiet_spent.elapsed_s = budget;
+        let mut scheduler = Scheduler::new(&harness, &placement, None);
+        let mut three = vec![settled, quiet_spent, spent()];
+        scheduler.decide(&mut three, &model, 12, 2.0, 0);
+        assert_eq!(three[1].stopped, Some(Stop::Budget));
+        assert_eq!(three[2].stopped, None, "the short one goes on");
     }
 }
