@@ -349,40 +349,22 @@ impl Machine {
         let mut clock = 0.0;
         let variants_total: usize = probes.iter().map(|p| p.variants.len()).sum();
         let round_s = layout.run_s / (layout.forks * layout.passes * variants_total) as f64;
-        let run_levels: Vec<Vec<f64>> = probes
-            .iter()
-            .map(|probe| {
-                probe
-                    .variants
-                    .iter()
-                    .map(|v| {
-                        if v.run_level > 0.0 {
-                            (v.run_level * standard_normal(&mut self.run_level_rng)).exp()
-                        } else {
-                            1.0
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        let sensitivities: Vec<Vec<f64>> = probes
-            .iter()
-            .map(|probe| {
-                probe
-                    .variants
-                    .iter()
-                    .map(|_| match self.noise.row_sensitivity {
-                        Some([least, most]) => {
-                            (least.ln() + (most / least).ln() * self.level_rng.f64()).exp()
-                        }
-                        None => 1.0,
-                    })
-                    .collect()
-            })
-            .collect();
+        let run_levels = per_variant(probes, |v| {
+            if v.run_level > 0.0 {
+                (v.run_level * standard_normal(&mut self.run_level_rng)).exp()
+            } else {
+                1.0
+            }
+        });
+        let sensitivities = per_variant(probes, |_| match self.noise.row_sensitivity {
+            Some([least, most]) => (least.ln() + (most / least).ln() * self.level_rng.f64()).exp(),
+            None => 1.0,
+        });
         for fork in 0..layout.forks {
             let mut last_canary = None;
-            for (probe_index, (probe, run_levels)) in probes.iter().zip(&run_levels).enumerate() {
+            for ((probe, run_levels), sensitivities) in
+                probes.iter().zip(&run_levels).zip(&sensitivities)
+            {
                 let levels: Vec<f64> = probe
                     .variants
                     .iter()
@@ -425,7 +407,7 @@ impl Machine {
                         } else {
                             before_switch
                         };
-                        let slowed = 1.0 + sensitivities[probe_index][i] * (state - 1.0);
+                        let slowed = 1.0 + sensitivities[i] * (state - 1.0);
                         let figure = quiet_figure * slowed * round_noise;
                         let after = self.canary();
                         let reference_after = self.reference();
@@ -491,6 +473,15 @@ impl Machine {
                 .is_some_and(|r| r.slow_rounds_used),
         }
     }
+}
+
+/// One draw for each variant of each probe, in order: a figure a run
+/// gives each row (its level for the run, its sensitivity to slow levels).
+fn per_variant(probes: &[Probe], mut draw: impl FnMut(&Truth) -> f64) -> Vec<Vec<f64>> {
+    probes
+        .iter()
+        .map(|probe| probe.variants.iter().map(&mut draw).collect())
+        .collect()
 }
 
 /// A standard normal draw (Box-Muller).

@@ -70,8 +70,9 @@ pub struct StateModel {
     /// Share of readings above the threshold, 0 to 1.
     pub slow_share: f64,
     pub readings: usize,
-    /// Whether the slow readings form levels of their own (enough of them,
-    /// and slower by more than the canary's noise) rather than stray ones.
+    /// Whether the slow readings form levels of their own (enough of them
+    /// beyond the quiet band, or a run that never reached the known quiet
+    /// level) rather than stray ones.
     pub two_states: bool,
     /// How far above the fastest readings the quiet level reached, as a
     /// fraction ([`quiet_band`]); documents before it used [`QUIET_BAND`].

@@ -279,10 +279,7 @@ fn cost(
     let pct = |half: f64| (ticks.abs() > 0.0).then(|| half / ticks.abs() * 100.0);
     let in_canaries: Vec<f64> = used
         .iter()
-        .filter_map(|r| {
-            let canary = (r.canary_before? + r.canary_after?) / 2.0;
-            Some(r.measured.measurement.per_item.median / canary)
-        })
+        .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
         .collect();
     let (run_to_run, next_run_from) =
         figure::next_run_interval(ticks, estimate.ci95, next_run, cx.drift_interval_pct);
@@ -368,10 +365,7 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
 /// How far the canary beside `rounds` sat above the quiet canary, as a
 /// fraction: the median over the rounds of their canaries' mean.
 fn slow_level_excess(rounds: &[&Round], model: &StateModel) -> f64 {
-    let canaries: Vec<f64> = rounds
-        .iter()
-        .filter_map(|r| Some((r.canary_before? + r.canary_after?) / 2.0))
-        .collect();
+    let canaries: Vec<f64> = rounds.iter().filter_map(|r| r.canary()).collect();
     stats::median_of(&canaries).map_or(0.0, |c| (c / model.quiet_canary - 1.0).max(0.0))
 }
 

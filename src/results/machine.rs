@@ -139,7 +139,8 @@ impl MachineStates {
             || "steal time unreadable".to_string(),
             |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
         );
-        let summary = match (model.slowdown(), model.above_known_pct) {
+        let slow_levels_pct = model.slow_levels_pct.filter(|_| model.two_states);
+        let summary = match (slow_levels_pct, model.above_known_pct) {
             (_, Some(above)) => format!(
                 "machine: the whole run sat in a slow level, its fastest canary readings \
                  +{above:.0}% above the quiet canary this boot read before ({:.0} ticks): no \
@@ -147,14 +148,14 @@ impl MachineStates {
                  interval reaching down to the quiet level; {steal}",
                 model.quiet_canary,
             ),
-            (Some(_), None) => format!(
+            (Some(levels), None) => format!(
                 "machine: a quiet level (canary {:.0} ticks, up to +{:.0}%) in {:.0}% of {} \
                  readings, the rest in slow levels {}; {steal}",
                 model.quiet_canary,
                 model.quiet_band * 100.0,
                 (1.0 - model.slow_share) * 100.0,
                 model.readings,
-                slow_levels(&model),
+                slow_levels(levels),
             ),
             _ if model.readings < MIN_READINGS => format!(
                 "machine: {} canary readings, too few to tell speed levels apart; {steal}",
@@ -262,15 +263,13 @@ impl MachineStates {
     }
 }
 
-/// Where the slow readings lay: one level, or a spread of them (their
-/// 10th to 90th percentile above the quiet canary).
-fn slow_levels(model: &StateModel) -> String {
-    match model.slow_levels_pct {
-        Some([low, high]) if high - low >= 4.0 => {
-            format!("from +{low:.0}% to +{high:.0}% (10th-90th percentile)")
-        }
-        Some([low, high]) => format!("at +{:.0}%", (low + high) / 2.0),
-        None => "(none)".to_string(),
+/// Where the slow readings lay (their 10th and 90th percentile above the
+/// quiet canary): a spread of levels, or about one.
+fn slow_levels([low, high]: [f64; 2]) -> String {
+    if high - low >= 4.0 {
+        format!("from +{low:.0}% to +{high:.0}% (10th-90th percentile)")
+    } else {
+        format!("at +{:.0}%", (low + high) / 2.0)
     }
 }
 

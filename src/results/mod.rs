@@ -170,7 +170,7 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
 }
 
 /// What a run's analysis reads besides its rounds: the steal time over it,
-/// the CPU it measured on, and the quiet canary the history knew for its
+/// the CPU it measured on, and the quiet level the history knew for its
 /// boot.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunFacts {

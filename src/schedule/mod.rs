@@ -101,6 +101,12 @@ impl Round {
         }
     }
 
+    /// The canary beside the round: the mean of the readings on both
+    /// sides; None where either is missing.
+    pub fn canary(&self) -> Option<f64> {
+        Some((self.canary_before? + self.canary_after?) / 2.0)
+    }
+
     /// The machine's speed beside the round: the mean of the reference
     /// readings on both sides (one where only one was taken).
     pub fn reference(&self) -> Option<f64> {
@@ -515,6 +521,22 @@ mod tests {
         StateModel::fit(&[300.0; 20])
     }
 
+    /// A quiet level at 300 ticks and a slow one at 400, half the time each.
+    fn two_levels() -> StateModel {
+        let mut canaries = vec![300.0; 40];
+        canaries.extend([400.0; 40]);
+        StateModel::fit(&canaries)
+    }
+
+    /// A harness and a placement on one CPU, for the stopping rule's tests.
+    fn one_cpu() -> (Harness, Placement) {
+        let placement = Placement {
+            cpu: 0,
+            allowed: vec![0],
+        };
+        (Harness::new(Settings::standard(), 2000.0), placement)
+    }
+
     #[test]
     fn the_target_needs_enough_tight_rounds() {
         let s = Settings::standard();
@@ -534,9 +556,7 @@ mod tests {
     #[test]
     fn no_quiet_round_never_meets_the_target() {
         let s = Settings::standard();
-        let mut canaries = vec![300.0; 40];
-        canaries.extend([400.0; 40]);
-        let model = StateModel::fit(&canaries);
+        let model = two_levels();
         assert!(model.two_states);
         let slow_only = variant("a", false, &[100.0; 12], 400.0);
         assert!(!target_met(&slow_only, &model, &s, 0));
@@ -550,11 +570,7 @@ mod tests {
 
     #[test]
     fn budget_and_round_limits_stop_a_variant_and_the_baseline_waits_for_the_others() {
-        let harness = Harness::new(Settings::standard(), 2000.0);
-        let placement = Placement {
-            cpu: 0,
-            allowed: vec![0],
-        };
+        let (harness, placement) = one_cpu();
         let mut scheduler = Scheduler::new(&harness, &placement, None);
         let spread: Vec<f64> = (0..12).map(|i| 90.0 + 20.0 * f64::from(i % 2)).collect();
         let mut variants = vec![
@@ -587,14 +603,8 @@ mod tests {
 
     #[test]
     fn a_variant_short_of_quiet_rounds_goes_on_with_the_time_others_left() {
-        let harness = Harness::new(Settings::standard(), 2000.0);
-        let placement = Placement {
-            cpu: 0,
-            allowed: vec![0],
-        };
-        let mut canaries = vec![300.0; 40];
-        canaries.extend([400.0; 40]);
-        let model = StateModel::fit(&canaries);
+        let (harness, placement) = one_cpu();
+        let model = two_levels();
         let budget = Settings::standard().budget_s;
         // Its budget spent, every round slow.
         let spent = || {
