@@ -304,7 +304,11 @@ fn a_boots_own_variance_widens_parts_across_boots_and_moves_a_boots_sets_togethe
             .collect();
         let sets = SetRow::each(&records, &times);
         let parts = |of_set: Option<&[usize]>| {
-            let boot = of_set.map(|of_set| attribute::BootTerm { of_set, variance });
+            let boot = of_set.map(|of_set| attribute::BootTerm {
+                of_set,
+                variance: Some(variance),
+                boots: 2,
+            });
             attribute::row_parts(&sets, &recognised, 2.0, boot)
         };
         let (none, four_boots, two_boots) = (

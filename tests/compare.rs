@@ -315,7 +315,7 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|f| f == "run sets" || f == "forks"),
+                .any(|f| f["level"] == "run_sets" || f["level"] == "forks"),
             "the sets' own runs say how far a run strays: {row}"
         );
     }
@@ -326,12 +326,14 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
         table.contains("detectable") && table.contains("between runs:"),
         "{table}"
     );
-    // Every run of the history is compared: it says what its forks cannot
-    // show and how many runs would.
+    // Every run of the history is compared: it says where a level a whole
+    // run settles at is read from, how many runs the history needs, and
+    // that both sides ran under one boot.
     let words = table.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         words.contains("a level a whole run settles at")
-            && words.contains("`mitbench run --runs 5`"),
+            && words.contains("`mitbench run --runs 3`")
+            && words.contains("between boots: one boot"),
         "{table}"
     );
     // --runs keeps its runs in the history: it refuses what would lose them.

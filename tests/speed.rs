@@ -336,7 +336,8 @@ fn compare_sides(
             &o,
             &n,
             compare::DEFAULT_THRESHOLD_PCT,
-            learned.get(key).copied(),
+            compare::Outside::history(learned.get(key).copied()),
+            [0, 0],
             [&old_times, &new_times],
             [&old_speeds, &new_speeds],
         ));

@@ -239,7 +239,8 @@ fn verdicts_on(
                 &o,
                 &n,
                 compare::DEFAULT_THRESHOLD_PCT,
-                learned.get(key).copied(),
+                compare::Outside::history(learned.get(key).copied()),
+                [0, 0],
                 [&old_times, &new_times],
                 [&[], &[]],
             );
@@ -470,7 +471,8 @@ fn compared(
                 &side(&old, key)?,
                 &side(&new, key)?,
                 compare::DEFAULT_THRESHOLD_PCT,
-                None,
+                compare::Outside::default(),
+                [0, 0],
                 [&old_times, &new_times],
                 [&[], &[]],
             ))

@@ -15,10 +15,12 @@
 //! - [`spread`]: how far the next run's figure may land, from the forks.
 //! - [`figure`]: a record's figure and interval put together.
 //! - [`apart`]: sums and differences of figures measured apart.
+//! - [`contrast`]: one weighted sum of sets' figures and every level of its noise.
 //! - [`noise`]: the between-run noise a verdict is held to ([`noise::RowNoise`]).
 //! - [`verdict`]: a change and the verdict its interval and the threshold give.
 
 pub mod apart;
+pub mod contrast;
 pub mod figure;
 pub mod noise;
 pub mod phases;

@@ -30,7 +30,6 @@ use super::spread::ForkSpread;
 use super::states::Drift;
 use super::stats::{self, student_t_975};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Degrees of freedom an interval is taken to stand on where its record
 /// does not say (documents before forks).
@@ -113,9 +112,14 @@ impl Evidence {
     /// indirect call to two targets on the Intel guest sat 15% dearer in
     /// all three forks of one run of five, its forks otherwise 3% apart.
     pub fn beyond(&self, within: &Evidence) -> bool {
+        self.beyond_at(within, RUN_LEVEL_P)
+    }
+
+    /// [`Evidence::beyond`] by a one-sided F test at level `p`.
+    pub fn beyond_at(&self, within: &Evidence, p: f64) -> bool {
         within.var > 0.0
             && self.var.is_finite()
-            && stats::f_upper_p(self.var / within.var, self.df, within.df) < RUN_LEVEL_P
+            && stats::f_upper_p(self.var / within.var, self.df, within.df) < p
     }
 
     pub fn sd(&self) -> f64 {
@@ -213,23 +217,6 @@ pub struct Learned {
     pub evidence: Evidence,
     /// The earlier runs it was learned from.
     pub runs: usize,
-}
-
-/// Fewest earlier runs whose spread may stand alone against the forks'
-/// ([`Learned::sees_a_level_per_run`]): four steps, about three degrees of
-/// freedom. Fewer stand on 1.6 or 2.25 (t 5.5 or 3.9 standard
-/// deviations): on the Intel guest, histories of three runs deciding alone
-/// made the median row's detectable change 2.2-7.5% in four pairs where
-/// the forks and history pooled said 1.8-2.2%, with the same marks.
-pub const MIN_RUNS_ALONE: usize = 5;
-
-impl Learned {
-    /// Whether the history's runs lie further apart than `within` (the
-    /// forks' spread) explains ([`Evidence::beyond`]), on enough runs to say
-    /// so alone.
-    pub fn sees_a_level_per_run(&self, within: &Evidence) -> bool {
-        self.runs >= MIN_RUNS_ALONE && self.evidence.beyond(within)
-    }
 }
 
 /// Each row's noise from its earlier runs' figures in the order they ran,
@@ -589,124 +576,6 @@ pub struct RunFigure {
     pub slow_state: bool,
 }
 
-/// How far one row's figure moves between runs when nothing changed, as
-/// the compared runs say of themselves: the one noise model compare and
-/// attribute read their sides with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RowNoise {
-    /// The runs' own noise, as the variance of one run's log figure.
-    pub evidence: Option<Evidence>,
-    /// Each side's own spread over its runs, where it has two or more.
-    pub sets: Vec<Evidence>,
-    /// The model is whole: every run has forks, every side says when each
-    /// of its runs ran and some run read the machine's walk. The walk
-    /// between the sides is then counted apart ([`Walk::of`]) and
-    /// `evidence` is the forks' spread alone.
-    pub walk_known: bool,
-    /// What `evidence` was read from: "forks", or "intervals" and "run sets".
-    pub from: Vec<String>,
-}
-
-/// What moves a row's sides (or sets) apart beyond their runs' own noise.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Between {
-    /// The machine's walk between when they ran (raw figures).
-    Walk,
-    /// The joint coefficient's error (`se`) carrying them to one reference
-    /// speed, beside the walk the reference does not see where the model is
-    /// whole (`beyond`: [`RowNoise::walk_known`]; where it is not, the
-    /// runs' intervals hold it).
-    Carried { se: f64, beyond: bool },
-    /// Nothing known (older documents: their intervals hold it).
-    Nothing,
-}
-
-impl RowNoise {
-    /// The noise of a row over `sides`, each its runs' figures and when
-    /// they ran (empty where unknown). Where the model is whole, a run's
-    /// figure strays by its forks' spread over its forks, and the sides by
-    /// the machine's walk between when they ran; a side's own spread is
-    /// left out there: it holds the walk within the side, which the walk
-    /// term counts already (pooled with it, three alternating runs a side
-    /// saw a 3% toll in 75% of the synthetic machine's comparisons, six a
-    /// side in 91%). Older documents give their whole intervals, drift and
-    /// all, and the sides their spread.
-    fn of(sides: &[(&[RunFigure], &[RunTime])]) -> RowNoise {
-        let sets: Vec<Evidence> = sides
-            .iter()
-            .filter_map(|(runs, _)| {
-                Evidence::from_runs(&runs.iter().map(|r| r.ticks).collect::<Vec<_>>())
-            })
-            .collect();
-        let times_known = sides.iter().all(|(runs, times)| times.len() == runs.len());
-        let walk_read = sides
-            .iter()
-            .flat_map(|(_, times)| times.iter())
-            .any(|t| t.walk.is_some());
-        let all = || sides.iter().flat_map(|(runs, _)| runs.iter());
-        if times_known
-            && walk_read
-            && let Some(forks) = forks_evidence(all())
-        {
-            return RowNoise {
-                evidence: Some(forks),
-                sets,
-                walk_known: true,
-                from: vec!["forks".to_string()],
-            };
-        }
-        let intervals: Vec<Evidence> = all().filter_map(Evidence::of_run).collect();
-        let mut from = Vec::new();
-        if !intervals.is_empty() {
-            from.push("intervals".to_string());
-        }
-        if !sets.is_empty() {
-            from.push("run sets".to_string());
-        }
-        RowNoise {
-            evidence: Evidence::pooled(intervals.into_iter().chain(sets.iter().copied())),
-            sets,
-            walk_known: false,
-            from,
-        }
-    }
-
-    /// The noise of a row over `sides` (see `of`) and what holds
-    /// its sides apart: read raw (`carried_se` None), the walk where it is
-    /// known; read at one reference speed, its runs carried there by one
-    /// coefficient of standard error `carried_se`, the carrying stands where
-    /// the walk stood, and each run's own interval (no walk in it, only its
-    /// forks with its probe's and the run's spread pooled in) is read beside
-    /// the forks: it keeps a row whose few forks agreed by chance on both
-    /// sides (a row at one of two levels per process, three forks a run)
-    /// from becoming a needle.
-    pub fn read(
-        sides: &[(&[RunFigure], &[RunTime])],
-        carried_se: Option<f64>,
-    ) -> (RowNoise, Between) {
-        let mut noise = RowNoise::of(sides);
-        let Some(se) = carried_se else {
-            let between = if noise.walk_known {
-                Between::Walk
-            } else {
-                Between::Nothing
-            };
-            return (noise, between);
-        };
-        let runs = sides.iter().flat_map(|(runs, _)| runs.iter());
-        noise.evidence = Evidence::pooled(
-            noise
-                .evidence
-                .into_iter()
-                .chain(runs.filter_map(Evidence::of_run)),
-        );
-        noise.from.push("intervals".to_string());
-        noise.from.push("at equal reference speed".to_string());
-        let beyond = noise.walk_known;
-        (noise, Between::Carried { se, beyond })
-    }
-}
-
 /// Degrees of freedom of what carrying figures to one reference speed adds:
 /// the coefficients' errors are read on tens of rounds each.
 pub const CARRIED_DF: f64 = 20.0;
@@ -724,79 +593,11 @@ pub struct SumTerm<'t> {
     pub distance: f64,
 }
 
-/// What moves a weighted sum of sets' figures when nothing changed, beside
-/// its runs' own noise.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct SumNoise {
-    /// What one run's variance counts for in the sum: Σ scaled²/runs.
-    pub weight: f64,
-    /// The walk between the sets, or at one reference speed what carrying
-    /// them there adds beside the walk the reference does not see.
-    pub walk: Walk,
-    /// The part of `walk` that is the machine's drift between the runs: a
-    /// message names it.
-    pub drift: Walk,
-}
-
-impl SumNoise {
-    /// The noise of Σ `terms` where `between` says what holds the sets
-    /// apart ([`RowNoise::read`]).
-    pub fn of(terms: &[SumTerm], between: Between) -> SumNoise {
-        let weight = terms.iter().map(|t| t.scaled.powi(2) / t.runs as f64).sum();
-        let scaled: Vec<(f64, &[RunTime])> = terms.iter().map(|t| (t.scaled, t.times)).collect();
-        let (walk, drift) = match between {
-            Between::Walk => {
-                let walk = Walk::of(&scaled).unwrap_or_default();
-                (walk, walk)
-            }
-            // The coefficient's error moves each set's log figure by its
-            // distance from the common speed: the sum weighs it by the
-            // set's scaled figure. The walk the reference does not see
-            // moves them as the walk moves raw figures.
-            Between::Carried { se, beyond } => {
-                let beyond = match beyond {
-                    true => Walk::beyond_reference(&scaled).unwrap_or_default(),
-                    false => Walk::default(),
-                };
-                let carried = Walk {
-                    var: (se * terms.iter().map(|t| t.scaled * t.distance).sum::<f64>()).powi(2),
-                    df: CARRIED_DF,
-                };
-                (carried.plus(beyond), beyond)
-            }
-            Between::Nothing => (Walk::default(), Walk::default()),
-        };
-        SumNoise {
-            weight,
-            walk,
-            drift,
-        }
-    }
-
-    /// With each boot's own draw (`variance`, of one boot's log figure;
-    /// `boots`, each term's boot), which moves every set of the boot alike:
-    /// the sum weighs it by the scaled figures of the boot's sets, which
-    /// cancel within a boot.
-    pub fn with_boots(self, terms: &[SumTerm], boots: &[usize], variance: Evidence) -> SumNoise {
-        let mut per_boot: BTreeMap<usize, f64> = BTreeMap::new();
-        for (t, boot) in terms.iter().zip(boots) {
-            *per_boot.entry(*boot).or_default() += t.scaled;
-        }
-        SumNoise {
-            walk: self.walk.plus(Walk {
-                var: variance.var * per_boot.values().map(|x| x * x).sum::<f64>(),
-                df: variance.df,
-            }),
-            ..self
-        }
-    }
-}
-
 /// The spread of one run's figure from its forks: each run's fork figures,
 /// their squared log deviations pooled over every run of every side, over
 /// the forks a run's figure averages. None where a run has no forks, or
 /// none has two.
-fn forks_evidence<'r>(runs: impl Iterator<Item = &'r RunFigure>) -> Option<Evidence> {
+pub(super) fn forks_evidence<'r>(runs: impl Iterator<Item = &'r RunFigure>) -> Option<Evidence> {
     let mut pooled = ForkSpread::default();
     let mut forks = Vec::new();
     for run in runs {
@@ -935,13 +736,6 @@ mod tests {
         };
         assert!(!near.beyond(&forks));
         assert!(!apart.beyond(&Evidence { var: 0.0, df: 4.0 }));
-        // Said alone only on five runs or more.
-        let history = |runs| Learned {
-            evidence: apart,
-            runs,
-        };
-        assert!(!history(4).sees_a_level_per_run(&forks));
-        assert!(history(5).sees_a_level_per_run(&forks));
     }
 
     #[test]
@@ -1149,102 +943,5 @@ mod tests {
         };
         let mixed = beyond_between(&[old], &[b]).unwrap();
         assert!(mixed.var > 100.0 * 2.0 * var, "{mixed:?}");
-    }
-
-    /// Read raw, the walk holds a row's sides apart where the model is
-    /// whole; at one speed the carrying does, with the walk the reference
-    /// does not see only where the model is whole, and the runs' own
-    /// intervals join the forks' evidence.
-    #[test]
-    fn at_one_speed_the_carrying_stands_where_the_walk_stood() {
-        let run = RunFigure {
-            ticks: 100.0,
-            ns: 40.0,
-            interval: Some([98.0, 102.0]),
-            interval_df: Some(4.0),
-            forks: vec![99.0, 100.0, 101.0],
-            slow_state: false,
-        };
-        let runs = [run];
-        let ran = [minute_at(0.0)];
-        // Whole: the run says when it ran and read the walk; not: it does
-        // not say when.
-        let whole: [(&[RunFigure], &[RunTime]); 1] = [(&runs, &ran)];
-        let not_whole: [(&[RunFigure], &[RunTime]); 1] = [(&runs, &[])];
-        let forks = RowNoise::of(&whole).evidence.unwrap();
-        assert_eq!(RowNoise::read(&whole, None).1, Between::Walk);
-        assert_eq!(RowNoise::read(&not_whole, None).1, Between::Nothing);
-        assert_eq!(RowNoise::read(&whole, None).0, RowNoise::of(&whole));
-        let (_, between) = RowNoise::read(&not_whole, Some(0.3));
-        assert_eq!(
-            between,
-            Between::Carried {
-                se: 0.3,
-                beyond: false
-            }
-        );
-        let (noise, between) = RowNoise::read(&whole, Some(0.3));
-        assert_eq!(
-            noise.from,
-            ["forks", "intervals", "at equal reference speed"]
-        );
-        assert!(noise.evidence.unwrap().df > forks.df, "{noise:?}");
-        assert_eq!(
-            between,
-            Between::Carried {
-                se: 0.3,
-                beyond: true
-            }
-        );
-    }
-
-    /// A comparison is the sum of its two sides weighed -1 and 1: its walk
-    /// is the walk between them, its weight 1/a + 1/b; carried to one
-    /// speed it counts the coefficient's error over the sides' distance,
-    /// and the walk the reference does not see only where the model is
-    /// whole; a boot's draw cancels between sets of one boot.
-    #[test]
-    fn a_comparison_is_a_sum_of_two_sides() {
-        let at = |mid_s: f64| RunTime {
-            forks: 3,
-            walk_beyond_reference: Some((0.25, 7.0)),
-            ..minute_at(mid_s)
-        };
-        fn side(scaled: f64, times: &[RunTime], distance: f64) -> SumTerm<'_> {
-            SumTerm {
-                scaled,
-                runs: times.len(),
-                times,
-                distance,
-            }
-        }
-        let (old, new) = (&[at(0.0), at(60.0)][..], &[at(120.0)][..]);
-        let terms = [side(-1.0, old, 0.01), side(1.0, new, -0.03)];
-        let raw = SumNoise::of(&terms, Between::Walk);
-        assert!((raw.weight - 1.5).abs() < 1e-12, "{raw:?}");
-        assert_eq!(raw.walk, between(old, new).unwrap());
-        assert_eq!(raw.drift, raw.walk);
-        let carried = |beyond| SumNoise::of(&terms, Between::Carried { se: 0.5, beyond });
-        let alone = carried(false);
-        assert!(
-            (alone.walk.var - (0.5f64 * 0.04).powi(2)).abs() < 1e-15,
-            "{alone:?}"
-        );
-        assert_eq!((alone.walk.df, alone.drift), (CARRIED_DF, Walk::default()));
-        let whole = carried(true);
-        assert_eq!(whole.drift, beyond_between(old, new).unwrap());
-        assert!(whole.walk.var > alone.walk.var);
-        assert_eq!(SumNoise::of(&terms, Between::Nothing).walk, Walk::default());
-        let boot = Evidence { var: 0.01, df: 4.0 };
-        let one_boot = raw.with_boots(&terms, &[0, 0], boot);
-        assert!(
-            (one_boot.walk.var - raw.walk.var).abs() < 1e-12,
-            "{one_boot:?}"
-        );
-        let two_boots = raw.with_boots(&terms, &[0, 1], boot);
-        assert!(
-            (two_boots.walk.var - raw.walk.var - 0.02).abs() < 1e-12,
-            "{two_boots:?}"
-        );
     }
 }

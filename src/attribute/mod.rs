@@ -18,16 +18,15 @@ pub use boots::{
     recognise,
 };
 
-use crate::analysis::noise::{
-    self, Between, Evidence, RowNoise, RunFigure, RunTime, SumNoise, SumTerm,
-};
+pub use crate::analysis::contrast::BootNoise;
+use crate::analysis::contrast::{self, Contrast, Outside};
+use crate::analysis::noise::{self, Evidence, RunFigure, RunTime};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
 use crate::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
 use crate::results::summary::AttributedPart;
 use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Default threshold of a part: below 2% it is `~`.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
@@ -90,29 +89,6 @@ pub struct FamilyShare {
     pub rows: usize,
 }
 
-/// A boot's own variance per row, as the history has seen it between boots
-/// of the present command line: what a set of another boot strays by
-/// however many runs it holds.
-#[derive(Debug, Clone, Default)]
-pub struct BootNoise {
-    pub rows: BTreeMap<(String, String), Evidence>,
-    /// The most boots any row was read over.
-    pub boots: usize,
-}
-
-impl BootNoise {
-    /// From each row's figures per boot (`History::boot_figures`).
-    pub fn of(figures: &crate::history::BootFigures) -> BootNoise {
-        BootNoise {
-            rows: figures
-                .iter()
-                .filter_map(|(key, boots)| Some((key.clone(), noise::between_boots(boots)?)))
-                .collect(),
-            boots: figures.values().map(Vec::len).max().unwrap_or(0),
-        }
-    }
-}
-
 /// What the attribution counted of a boot's own variance, and from what.
 #[derive(Debug, Clone, Serialize)]
 pub struct BootVariance {
@@ -165,7 +141,10 @@ impl BootVariance {
 #[derive(Debug, Clone, Copy)]
 pub struct BootTerm<'a> {
     pub of_set: &'a [usize],
-    pub variance: Evidence,
+    /// None where the history holds no two boots of the row.
+    pub variance: Option<Evidence>,
+    /// Boots the variance was read over.
+    pub boots: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -302,14 +281,14 @@ pub fn attribute(
             gaps.push(format!("{} {}", r.id, r.variant));
             continue;
         };
-        let boot = boot_noise
-            .rows
-            .get(&(r.id.clone(), r.variant.clone()))
-            .filter(|_| spans_boots)
-            .map(|&variance| BootTerm {
-                of_set: &of_set,
-                variance,
-            });
+        let boot = Some(BootTerm {
+            of_set: &of_set,
+            variance: boot_noise
+                .rows
+                .get(&(r.id.clone(), r.variant.clone()))
+                .copied(),
+            boots: boot_noise.boots,
+        });
         rows.push(row_parts(
             &SetRow::each_at(&per_set, &times, &speeds),
             &recognised,
@@ -399,8 +378,8 @@ impl Figure {
 }
 
 /// The breakdown of one row over its sets (each with the row's records in
-/// every run), whose roles `recognised` says; `boot` where a boot's own
-/// variance is known and the sets span boots.
+/// every run), whose roles `recognised` says; `boot` says each set's boot
+/// and a boot's own variance where the history knows it (None: one boot).
 pub fn row_parts(
     sets: &[SetRow],
     recognised: &Recognised,
@@ -408,19 +387,28 @@ pub fn row_parts(
     boot: Option<BootTerm>,
 ) -> RowParts {
     let (figures, row) = Figure::each(sets);
-    let sides: Vec<(&[RunFigure], &[RunTime])> = figures
+    let contrast_sets: Vec<contrast::Set> = figures
         .iter()
-        .map(|f| (&f.runs[..], &f.times[..]))
+        .enumerate()
+        .map(|(i, f)| contrast::Set {
+            runs: &f.runs,
+            times: &f.times,
+            distance: f.distance,
+            boot: boot.map_or(0, |b| b.of_set[i]),
+        })
         .collect();
-    let (RowNoise { evidence, .. }, between) = RowNoise::read(&sides, row.joint.map(|(_, se)| se));
+    let outside = Outside {
+        carried_se: row.joint.map(|(_, se)| se).filter(|_| row.equal_speed),
+        history: None,
+        boot: boot.and_then(|b| Some((b.variance?, b.boots))),
+    };
     let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
         estimate(
             &figures,
+            &contrast_sets,
             terms,
             base,
-            evidence,
-            between,
-            boot,
+            &outside,
             threshold_pct,
         )
     };
@@ -474,17 +462,15 @@ pub fn row_parts(
     }
 }
 
-/// Σ weight·figure over `terms` (set, weight), read against set `base`.
-/// A set's figure strays by its runs' noise over its runs (a variance of
-/// logs: times the figure squared in nanoseconds) and by the walk, which
-/// sets run apart do not share.
+/// Σ weight·figure over `terms` (set, weight), read against set `base`,
+/// by one contrast ([`contrast::read`]) whose terms are each set's weight
+/// times its figure in nanoseconds.
 fn estimate(
     figures: &[Figure],
+    sets: &[contrast::Set],
     terms: &[(usize, f64)],
     base: usize,
-    evidence: Option<Evidence>,
-    between: Between,
-    boot: Option<BootTerm>,
+    outside: &Outside,
     threshold_pct: f64,
 ) -> Estimate {
     let mut merged: Vec<(usize, f64)> = Vec::new();
@@ -495,27 +481,15 @@ fn estimate(
         }
     }
     let ns: f64 = merged.iter().map(|&(s, w)| w * figures[s].ns).sum();
-    let terms: Vec<SumTerm> = merged
+    let scaled: Vec<(usize, f64)> = merged
         .iter()
-        .map(|&(s, w)| SumTerm {
-            scaled: w * figures[s].ns,
-            runs: figures[s].runs.len(),
-            times: &figures[s].times,
-            distance: figures[s].distance,
-        })
+        .map(|&(s, w)| (s, w * figures[s].ns))
         .collect();
-    let noise = SumNoise::of(&terms, between);
-    let SumNoise { weight, walk, .. } = match boot {
-        Some(boot) => {
-            let boots: Vec<usize> = merged.iter().map(|&(s, _)| boot.of_set[s]).collect();
-            noise.with_boots(&terms, &boots, boot.variance)
-        }
-        None => noise,
-    };
-    let spread = noise::Spread::of(evidence, weight, walk);
-    let half = spread.map(|s| s.half_width());
+    let read: Contrast = contrast::read(sets, &scaled, outside);
+    let half = read.half_width();
     let of_base = |v: f64| v / figures[base].ns * 100.0;
     let ci95_ns = half.map(|h| [ns - h, ns + h]);
+    let spread = read.spread;
     Estimate {
         ns,
         ci95_ns,

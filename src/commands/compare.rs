@@ -34,6 +34,7 @@ pub fn compare_runs([old, new]: [&SideRef; 2], fail_above: Option<f64>, judged: 
         },
         judged.threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
         &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
+        &boot_noise(history.as_ref(), &old_docs[0]),
     );
     let shown = show(
         &comparison,

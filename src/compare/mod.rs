@@ -6,7 +6,10 @@ mod explain;
 mod fleet;
 mod inventory_diff;
 
-use crate::analysis::noise::{self, RowNoise, RunFigure, Spread, SumNoise, SumTerm};
+use crate::analysis::contrast;
+pub use crate::analysis::contrast::Outside;
+pub use crate::analysis::contrast::{BootNoise, Decided, NoiseLevel};
+use crate::analysis::noise::{self, RunFigure, Spread};
 pub use crate::analysis::noise::{Evidence, Learned, RunTime};
 pub use crate::analysis::verdict::{Verdict, verdict};
 
@@ -70,15 +73,14 @@ pub struct RowChange {
     /// that decided; the comparison's rows are held to a false discovery
     /// rate over all of them (Benjamini-Hochberg) with it.
     pub p_value: Option<f64>,
-    /// What the noise was learned from: "intervals" (each run's own),
-    /// "history: N runs" (earlier runs of the same host, boot, build and
-    /// process controls), "run sets" (the sides' own spread).
-    pub noise_from: Vec<String>,
+    /// Every level of noise the comparison counted for the row, or says
+    /// it could not (`contrast::NoiseLevel`).
+    pub noise_from: Vec<NoiseLevel>,
     /// Runs on each side.
     pub runs: [usize; 2],
-    /// Which noise set the smallest detectable change: the larger of what
-    /// the compared runs say of themselves and what the history has seen.
-    pub decided_by: Option<NoiseSource>,
+    /// Which level set the spread the verdict is held to: within runs,
+    /// within and between pooled, or between runs alone.
+    pub decided_by: Option<Decided>,
     /// The machine's drift between when the two sides ran, as a 95%
     /// half-width in percent: part of the noise, and one that more runs a
     /// side do not average away unless the sides alternate.
@@ -124,15 +126,49 @@ impl RowChange {
     }
 }
 
-/// Where the noise a verdict is held to comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoiseSource {
-    /// The compared runs: their forks' spread, the sets' spread and the
-    /// machine's drift between when they ran.
-    TheseRuns,
-    /// The history's earlier runs of the same conditions.
-    History,
+/// What a comparison counted of a boot's own variance: a boot settles
+/// layouts and page allocations that move a row as a change would.
+#[derive(Debug, Clone, Serialize)]
+pub struct Boots {
+    pub sides_span_boots: bool,
+    /// Boots of the old side's command line the history read it over.
+    pub boots_seen: usize,
+    /// Rows it was counted in.
+    pub rows_counted: usize,
+    pub summary: String,
+}
+
+impl Boots {
+    fn of(span: bool, noise: &BootNoise, rows: &[RowChange]) -> Boots {
+        let rows_counted = rows
+            .iter()
+            .filter(|r| {
+                r.noise_from
+                    .iter()
+                    .any(|l| matches!(l, NoiseLevel::Boots { .. }))
+            })
+            .count();
+        let summary = match (span, rows_counted) {
+            (false, _) => "one boot: whatever a boot settles is the same on both sides".to_string(),
+            (true, 0) => "the sides ran under different boots, and a boot's own variance is not \
+                          known (the history holds no two boots of the old side's command line \
+                          with these rows): each verdict holds within one boot's knowledge; a \
+                          run on one more boot of that command line measures it"
+                .to_string(),
+            (true, n) => format!(
+                "the sides ran under different boots: a boot's own variance counted in {n} of {} \
+                 rows, from {} boots of the old side's command line in the history",
+                rows.len(),
+                noise.boots
+            ),
+        };
+        Boots {
+            sides_span_boots: span,
+            boots_seen: noise.boots,
+            rows_counted,
+            summary,
+        }
+    }
 }
 
 /// A row that cannot be compared, and why.
@@ -190,6 +226,9 @@ pub struct RunComparison {
     /// where the history knows fewer than three such runs.
     pub between_runs_pct: Option<f64>,
     pub history_runs: Option<usize>,
+    /// Whether the sides ran under different boots and what the
+    /// comparison knew of a boot's own variance.
+    pub boots: Boots,
     pub rows: Vec<RowChange>,
     /// Rows in one run only, or unsupported or unmeasured in one.
     pub gaps: Vec<RowGap>,
@@ -249,6 +288,7 @@ pub fn compare(
         &Side::one(new, new_name),
         threshold_pct,
         &|_, _| None,
+        &BootNoise::default(),
     )
 }
 
@@ -285,14 +325,19 @@ impl<'a> Side<'a> {
 
 /// Two sides of one run or more each. `learned` gives, per (probe,
 /// variant), what the history has seen the row do between runs of the
-/// same conditions (see [`noise`]).
+/// same conditions (see [`noise`]); `boot_noise` a boot's own variance per
+/// row, as the history has seen it between boots of the old side's
+/// command line (counted where the sides ran under different boots).
 pub fn compare_sets(
     old: &Side,
     new: &Side,
     threshold_pct: f64,
     learned: &dyn Fn(&str, &str) -> Option<Learned>,
+    boot_noise: &BootNoise,
 ) -> RunComparison {
     let (first_old, first_new) = (old.first(), new.first());
+    let boot_of = |doc: &RunDocument| doc.inventory.identity.boot_id.clone();
+    let boots = [0, usize::from(boot_of(first_old) != boot_of(first_new))];
     let inventory = inventory_changes(first_old, first_new);
     let (old_times, new_times) = (old.times(), new.times());
     let at = common_speed(old.runs.iter().chain(&new.runs).copied());
@@ -318,7 +363,15 @@ pub fn compare_sets(
                 &o,
                 &nw,
                 threshold_pct,
-                learned(&n.id, &n.variant),
+                Outside {
+                    history: learned(&n.id, &n.variant),
+                    boot: boot_noise
+                        .rows
+                        .get(&(n.id.clone(), n.variant.clone()))
+                        .map(|&e| (e, boot_noise.boots)),
+                    ..Outside::default()
+                },
+                boots,
                 [&old_times, &new_times],
                 [&old_speeds, &new_speeds],
             )),
@@ -365,6 +418,7 @@ pub fn compare_sets(
         inventory,
         between_runs_pct,
         history_runs,
+        boots: Boots::of(boots[1] == 1, boot_noise, &rows),
         rows,
         gaps,
         explained,
@@ -450,7 +504,11 @@ fn warnings(old: &RunDocument, new: &RunDocument) -> Vec<String> {
 }
 
 /// One row's change between a side of runs and another (each a record of
-/// the row per run, every one with a figure).
+/// the row per run, every one with a figure), read by one contrast
+/// ([`contrast::read`]): new less old in logs.
+/// `outside` is what the comparison knows beyond the two sides (the
+/// history's run-to-run noise of the row, a boot's variance) and `boots`
+/// each side's boot (an index per boot).
 /// `times` are when each side's runs ran (empty where unknown): the
 /// machine's walk between them is part of the noise.
 /// `speeds` say, run by run, the reference speed each side's figures are
@@ -461,7 +519,8 @@ pub fn row_change(
     old: &[&Record],
     new: &[&Record],
     threshold_pct: f64,
-    learned: Option<Learned>,
+    outside: Outside,
+    boots: [usize; 2],
     times: [&[RunTime]; 2],
     speeds: [&[Option<EqualSpeed>]; 2],
 ) -> RowChange {
@@ -489,84 +548,27 @@ pub fn row_change(
     let old_ns = side_figure(&old_figures, |f| f.ns);
     let new_ns = side_figure(&new_figures, |f| f.ns);
     let (a, b) = (oc.len(), nc.len());
-    let (
-        RowNoise {
-            evidence,
-            sets,
-            from: mut noise_from,
-            ..
+    let sets: Vec<contrast::Set> = [&old_figures, &new_figures]
+        .into_iter()
+        .enumerate()
+        .map(|(i, runs)| contrast::Set {
+            runs,
+            times: times[i],
+            distance: row.distance(i),
+            boot: boots[i],
+        })
+        .collect();
+    let read = contrast::read(
+        &sets,
+        &[(0, -1.0), (1, 1.0)],
+        &Outside {
+            carried_se: row.joint.map(|(_, se)| se).filter(|_| equal_speed),
+            ..outside
         },
-        between,
-    ) = RowNoise::read(
-        &[(&old_figures, times[0]), (&new_figures, times[1])],
-        row.joint.map(|(_, se)| se),
     );
-    // At one reference speed the walk the reference sees is out of the
-    // figures; what carrying them there adds stands in its place, beside
-    // the walk the reference does not see (the canary over the reference:
-    // on a host that slows the syscall path and not the core, most of it).
-    let side = |i: usize, scaled: f64, runs: usize| SumTerm {
-        scaled,
-        runs,
-        times: times[i],
-        distance: row.distance(i),
-    };
-    let SumNoise {
-        weight,
-        walk,
-        drift: shown_walk,
-    } = SumNoise::of(&[side(0, -1.0, a), side(1, 1.0, b)], between);
-    if shown_walk.var > 0.0 {
-        noise_from.push(
-            match equal_speed {
-                true => "the machine's drift between the runs the reference did not see",
-                false => "the machine's drift between the runs",
-            }
-            .to_string(),
-        );
-    }
     let change_log = (new_ticks / old_ticks).ln();
     let change_pct = change_log.exp_m1() * 100.0;
-    // At one reference speed the history's runs (learned at one speed too)
-    // and these runs' forks say the same thing, how far one run's figure
-    // strays: pooled by their degrees of freedom, a history of three runs
-    // adds its two steps rather than deciding alone on them. Unless five
-    // or more runs landed further apart than the forks explain: then the
-    // row has a level per run its forks share, and the history's spread,
-    // which holds it, stands on its own below as the raw figures' does.
-    let (evidence, learned) = match (equal_speed, learned) {
-        (true, Some(h)) if !evidence.is_some_and(|e| h.sees_a_level_per_run(&e)) => {
-            noise_from.push(format!("history: {} runs", h.runs));
-            (
-                Evidence::pooled(evidence.into_iter().chain([h.evidence])),
-                None,
-            )
-        }
-        (_, learned) => (evidence, learned),
-    };
-    let own = Spread::of(evidence, weight, walk);
-    // The history's runs of raw figures moved by everything that moves a
-    // run, the walk included, so what they saw stands on its own (with the
-    // sets' own spread); a change must clear it and what these runs say of
-    // themselves, and the larger of the two decides.
-    let history = learned.and_then(|h| {
-        noise_from.push(format!("history: {} runs", h.runs));
-        if !sets.is_empty() && !noise_from.iter().any(|f| f == "run sets") {
-            noise_from.push("run sets".to_string());
-        }
-        let seen = Evidence::pooled(std::iter::once(h.evidence).chain(sets.iter().copied()))?;
-        Some((Spread::between(seen, a, b), seen))
-    });
-    let (spread, decided_by, evidence) = match (own, history) {
-        (Some(o), Some((h, seen))) if h.half_width() > o.half_width() => {
-            (Some(h), Some(NoiseSource::History), Some(seen))
-        }
-        (None, Some((h, seen))) => (Some(h), Some(NoiseSource::History), Some(seen)),
-        (Some(o), _) => (Some(o), Some(NoiseSource::TheseRuns), evidence),
-        (None, None) => (None, None, evidence),
-    };
-    let noise = spread.map(|s| s.half_width());
-    let ci = noise.map(|n| {
+    let ci = read.half_width().map(|n| {
         [
             (change_log - n).exp_m1() * 100.0,
             (change_log + n).exp_m1() * 100.0,
@@ -599,24 +601,18 @@ pub fn row_change(
         change_ci95_pct: ci,
         smallest_detectable_pct: None,
         runs_to_resolve: None,
-        p_value: spread
-            .filter(|_| note.is_none())
-            .map(|s| s.p_value(change_log)),
-        walk_pct: (shown_walk.var > 0.0).then(|| shown_walk.half_width() * 100.0),
-        noise_from,
-        decided_by,
+        p_value: read.p_value(change_log).filter(|_| note.is_none()),
+        walk_pct: (read.drift.var > 0.0).then(|| read.drift.half_width() * 100.0),
+        noise_from: read.levels.clone(),
+        decided_by: read.decided_by,
         runs: [a, b],
         note,
         verdict,
         consistent_with: Vec::new(),
-        power: spread.map(|spread| PowerNoise {
+        power: read.spread.map(|spread| PowerNoise {
             spread,
-            evidence,
-            // The history's spread holds the walk already.
-            fixed: match decided_by {
-                Some(NoiseSource::History) => noise::Walk::default(),
-                _ => walk,
-            },
+            evidence: read.per_run,
+            fixed: read.fixed,
         }),
     };
     // Read for this row alone until the comparison holds its rows to the

@@ -90,22 +90,18 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
     }
 
     // A run's forks share whatever level the whole run settles at; only
-    // runs apart show it, so say how many it takes.
-    let alone = crate::analysis::noise::MIN_RUNS_ALONE;
+    // runs apart show it, so say where it was read from.
     let _ = match (cmp.between_runs_pct, cmp.history_runs) {
-        (Some(pct), Some(runs)) if runs >= alone => writeln!(
-            out,
-            "between runs: the history holds {runs} earlier runs of the same host, boot, build and process controls; between them the median row moved ±{pct:.1}% (95%)"
-        ),
         (Some(pct), Some(runs)) => writeln!(
             out,
-            "between runs: the history holds {runs} earlier runs of the same host, boot, build and process controls; between them the median row moved ±{pct:.1}% (95%); from {alone} on, they also show a row that settles at a level for a whole run, which its forks share"
+            "between runs: the history holds {runs} earlier runs of the same host, boot, build and process controls; between them the median row moved ±{pct:.1}% (95%), counted beside each row's forks"
         ),
         _ => writeln!(
             out,
-            "between runs: the history holds fewer than three earlier runs of the same host, boot, build and process controls, so each row's noise comes from the runs' own forks and drift, which do not show a level a whole run settles at (store {alone} runs of these conditions first: `mitbench run --runs {alone}`)"
+            "between runs: the history holds fewer than three earlier runs of the same host, boot, build and process controls, so a level a whole run settles at is read only where a side has two runs or more (store three runs of these conditions first: `mitbench run --runs 3`)"
         ),
     };
+    let _ = writeln!(out, "between boots: {}", cmp.boots.summary);
 
     heading(&mut out, "What changed on the machine");
     if cmp.inventory.is_empty() {
