@@ -283,7 +283,21 @@ pub fn compare(
     new_name: &str,
     threshold_pct: f64,
 ) -> RunComparison {
-    compare_sets(
+    let mut comparison = compare_unheld(old, old_name, new, new_name, threshold_pct);
+    hold_together(std::slice::from_mut(&mut comparison), threshold_pct);
+    comparison
+}
+
+/// One run against another, its rows not yet held to the false discovery
+/// rate: for a family of comparisons held together ([`hold_together`]).
+pub fn compare_unheld(
+    old: &RunDocument,
+    old_name: &str,
+    new: &RunDocument,
+    new_name: &str,
+    threshold_pct: f64,
+) -> RunComparison {
+    unheld(
         &Side::one(old, old_name),
         &Side::one(new, new_name),
         threshold_pct,
@@ -329,6 +343,20 @@ impl<'a> Side<'a> {
 /// row, as the history has seen it between boots of the old side's
 /// command line (counted where the sides ran under different boots).
 pub fn compare_sets(
+    old: &Side,
+    new: &Side,
+    threshold_pct: f64,
+    learned: &dyn Fn(&str, &str) -> Option<Learned>,
+    boot_noise: &BootNoise,
+) -> RunComparison {
+    let mut comparison = unheld(old, new, threshold_pct, learned, boot_noise);
+    hold_together(std::slice::from_mut(&mut comparison), threshold_pct);
+    comparison
+}
+
+/// [`compare_sets`] before its rows are held to the false discovery rate:
+/// each row's verdict its own 5% test's.
+fn unheld(
     old: &Side,
     new: &Side,
     threshold_pct: f64,
@@ -383,8 +411,6 @@ pub fn compare_sets(
             gaps.push(gap(Some(o), None));
         }
     }
-    let rows_tested = hold_to_false_discovery_rate(&mut rows, threshold_pct);
-    let rows_marked = rows.iter().filter(|r| r.verdict != Verdict::Same).count();
     let learned_rows: Vec<Learned> = first_new
         .results
         .iter()
@@ -397,7 +423,6 @@ pub fn compare_sets(
     spreads.sort_by(f64::total_cmp);
     let between_runs_pct = (!spreads.is_empty()).then(|| crate::analysis::stats::median(&spreads));
     let history_runs = learned_rows.iter().map(|l| l.runs).max();
-    let (explained, unexplained) = explain(&mut rows, &inventory);
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {
         warnings.extend(set_warnings(side));
@@ -421,12 +446,30 @@ pub fn compare_sets(
         boots: Boots::of(boots[1] == 1, boot_noise, &rows),
         rows,
         gaps,
-        explained,
-        unexplained,
+        explained: Vec::new(),
+        unexplained: Vec::new(),
         in_run: in_run(first_new),
-        rows_tested,
-        rows_marked,
-        false_rows_expected: FALSE_DISCOVERY_RATE * rows_marked as f64,
+        rows_tested: 0,
+        rows_marked: 0,
+        false_rows_expected: 0.0,
+    }
+}
+
+/// Holds the rows of `comparisons` to [`FALSE_DISCOVERY_RATE`] as one
+/// family (a fleet's columns are one question: which rows differ from the
+/// first host anywhere), then reads each row's power for the verdict as
+/// applied over them and explains the marked rows.
+pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64) {
+    let tested = hold_to_false_discovery_rate(
+        comparisons.iter_mut().flat_map(|c| c.rows.iter_mut()),
+        threshold_pct,
+    );
+    for c in comparisons {
+        c.rows_tested = c.rows.iter().filter(|r| r.p_value.is_some()).count();
+        c.rows_marked = c.rows.iter().filter(|r| r.verdict != Verdict::Same).count();
+        c.false_rows_expected = FALSE_DISCOVERY_RATE * c.rows_marked as f64;
+        (c.explained, c.unexplained) = explain(&mut c.rows, &c.inventory);
+        debug_assert!(c.rows_tested <= tested);
     }
 }
 
@@ -435,11 +478,15 @@ pub fn compare_sets(
 /// mark a dozen that did not change). Returns how many rows were tested.
 /// Each row's power is then read for the verdict as applied over them
 /// ([`RowChange::set_power`]).
-pub fn hold_to_false_discovery_rate(rows: &mut [RowChange], threshold_pct: f64) -> usize {
+pub fn hold_to_false_discovery_rate<'r>(
+    rows: impl IntoIterator<Item = &'r mut RowChange>,
+    threshold_pct: f64,
+) -> usize {
+    let mut rows: Vec<&mut RowChange> = rows.into_iter().collect();
     let tested = crate::analysis::verdict::hold_to_false_discovery_rate(
         rows.iter_mut().map(|r| (&mut r.verdict, r.p_value)),
     );
-    for row in rows.iter_mut() {
+    for row in rows {
         row.set_power(threshold_pct, tested);
     }
     tested
