@@ -1,10 +1,15 @@
-//! Figures measured apart (in other rows, runs or processes) put together:
-//! their errors are independent, so the 95% half-widths of a sum or a
-//! difference add in quadrature. Where one term's half-width is unknown,
-//! so is the result's: a narrower interval would claim what was not
-//! measured.
+//! Figures put together: measured apart (in other rows, runs or
+//! processes), their errors are independent and the 95% half-widths of a
+//! sum or a difference add in quadrature; read from the same run sets,
+//! their errors covary (a set's run level and its speed move its rows
+//! alike) by an amount not measured, and the half-width of a sum is at
+//! most the sum of the half-widths (Cauchy-Schwarz), whatever that
+//! covariance. Where one term's half-width is unknown, so is the result's:
+//! a narrower interval would claim what was not measured.
 
-/// `a` less `b`, each a figure with its half-width where one is known.
+/// `a` less `b`, each a figure with its half-width where one is known: in
+/// quadrature, which errors that covary positively (rows of one run) only
+/// narrow.
 pub fn difference(a: (f64, Option<f64>), b: (f64, Option<f64>)) -> (f64, Option<f64>) {
     (a.0 - b.0, a.1.zip(b.1).map(|(x, y)| x.hypot(y)))
 }
@@ -13,16 +18,32 @@ pub fn difference(a: (f64, Option<f64>), b: (f64, Option<f64>)) -> (f64, Option<
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Sum {
     value: f64,
-    /// Σ half-width².
+    /// Σ half-width² (measured apart), or (Σ half-width)² (same sets).
     var: f64,
+    /// Σ half-width, for terms read from the same sets.
+    linear: f64,
+    same_sets: bool,
     terms: bool,
     half_unknown: bool,
 }
 
 impl Sum {
+    /// A sum of figures read from the same run sets (different rows of
+    /// them): half-widths add, the bound whatever their covariance.
+    pub fn of_same_sets() -> Sum {
+        Sum {
+            same_sets: true,
+            ..Sum::default()
+        }
+    }
+
     pub fn add(&mut self, value: f64, half: Option<f64>) {
         self.value += value;
         match half {
+            Some(h) if self.same_sets => {
+                self.linear += h.abs();
+                self.var = self.linear * self.linear;
+            }
             Some(h) => self.var += h * h,
             None => self.half_unknown = true,
         }
@@ -60,6 +81,18 @@ mod tests {
         sum.add(1.0, Some(3.0));
         sum.add(2.0, Some(4.0));
         assert_eq!(sum.read(), (Some(3.0), Some([-2.0, 8.0])));
+        sum.add(1.0, None);
+        assert_eq!(sum.read(), (Some(4.0), None));
+    }
+
+    #[test]
+    fn half_widths_of_figures_from_the_same_sets_add_as_they_are() {
+        let mut sum = Sum::of_same_sets();
+        sum.add(1.0, Some(3.0));
+        sum.add(2.0, Some(4.0));
+        assert_eq!(sum.read(), (Some(3.0), Some([-4.0, 10.0])));
+        // Two terms that move together in full: the sum's error is the
+        // sum of theirs, which quadrature (5) would understate.
         sum.add(1.0, None);
         assert_eq!(sum.read(), (Some(4.0), None));
     }

@@ -135,8 +135,10 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
             rows
         })
         .collect();
-    let mut sums = vec![Sum::default(); switches.len()];
-    let mut remainder = Sum::default();
+    // Every crossing's part is read from the same sets (other rows of
+    // them): the shares' half-widths add, whatever their covariance.
+    let mut sums = vec![Sum::of_same_sets(); switches.len()];
+    let mut remainder = Sum::of_same_sets();
     let mut by_crossing = Vec::new();
     for row in &tax.rows {
         let (Some(count), Some(source)) = (row.count, TOLLS.iter().find(|t| t.kind == row.kind))
@@ -320,15 +322,15 @@ mod tests {
     use super::Sum;
 
     #[test]
-    fn shares_add_and_their_intervals_add_in_quadrature_only_where_all_are_known() {
-        let mut sum = Sum::default();
+    fn shares_from_the_same_sets_add_with_their_half_widths_only_where_all_are_known() {
+        let mut sum = Sum::of_same_sets();
         assert_eq!(sum.read(), (None, None), "nothing priced");
         sum.add(1.0, Some(0.3));
         sum.add(2.0, Some(0.4));
         let (share, ci) = sum.read();
         assert_eq!(share, Some(3.0));
         let [lo, hi] = ci.unwrap();
-        assert!((lo - 2.5).abs() < 1e-12 && (hi - 3.5).abs() < 1e-12);
+        assert!((lo - 2.3).abs() < 1e-12 && (hi - 3.7).abs() < 1e-12);
         // A term without an interval leaves the sum without one.
         sum.add(0.5, None);
         assert_eq!(sum.read(), (Some(3.5), None));
