@@ -86,6 +86,20 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX runs_by_quiet_key ON runs (quiet_key);
 "
     ),
+    "
+    -- Each run's kernel command line, which attribute and compare group
+    -- boots by, and whether a record's figure is the slow state's (no
+    -- quiet round), which a row's run-to-run noise leaves out: both read
+    -- without parsing a document. Each document is parsed once here.
+    ALTER TABLE runs ADD COLUMN cmdline TEXT;
+    UPDATE runs SET cmdline = json_extract(document, '$.inventory.kernel.cmdline');
+    CREATE INDEX runs_by_cmdline ON runs (cmdline);
+    ALTER TABLE records ADD COLUMN slow_state INTEGER NOT NULL DEFAULT 0;
+    UPDATE records SET slow_state = 1 WHERE (run_id, probe, variant) IN (
+        SELECT r.id, json_extract(j.value, '$.id'), json_extract(j.value, '$.variant')
+        FROM runs r, json_each(r.document, '$.results') j
+        WHERE json_extract(j.value, '$.cost.estimator') = 'no-quiet-round');
+",
 ];
 
 /// Each row's (probe, variant) figures over earlier runs, in the order they
@@ -371,8 +385,8 @@ impl History {
             .map_err(sqlite)?;
         tx.execute(
             "INSERT INTO runs (started_at, host, kernel, mitigations, probes, rows, schema, document,
-                               conditions, set_id, reference_ticks)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               conditions, set_id, reference_ticks, cmdline)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 doc.started_at,
                 doc.inventory.identity.hostname,
@@ -385,6 +399,7 @@ impl History {
                 conditions_of(doc),
                 set_id,
                 doc.reference_ticks(),
+                doc.inventory.kernel.cmdline,
             ],
         )
         .map_err(sqlite)?;
@@ -399,8 +414,8 @@ impl History {
                 .prepare(
                     "INSERT INTO records (run_id, probe, family, variant, role, ticks, ns,
                      ci95_lo_ticks, ci95_hi_ticks, unsupported_kind, speed_coefficient,
-                     speed_normalized_ticks)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                     speed_normalized_ticks, slow_state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 )
                 .map_err(sqlite)?;
             for r in &doc.results {
@@ -422,6 +437,7 @@ impl History {
                         r.unsupported.as_ref().map(|u| u.kind_name()),
                         cost.and_then(|c| c.speed_coefficient),
                         cost.and_then(|c| c.speed_normalized_ticks),
+                        r.slow_state(),
                     ])
                     .map_err(sqlite)?;
             }
@@ -516,7 +532,7 @@ impl History {
         self.conn
             .query_row(
                 "SELECT r.id FROM runs r
-                 WHERE json_extract(r.document, '$.inventory.identity.boot_id') = ?1
+                 WHERE json_extract(r.quiet_key, '$[0]') = ?1
                    AND (SELECT COUNT(DISTINCT c.probe || ' ' || c.variant) FROM records c
                         WHERE c.run_id = r.id AND c.ticks IS NOT NULL
                           AND c.probe || ' ' || c.variant IN (SELECT value FROM json_each(?2)))
@@ -547,7 +563,7 @@ impl History {
                 "SELECT c.probe, c.variant, c.ticks, c.speed_normalized_ticks,
                         c.speed_coefficient, r.reference_ticks
                  FROM records c JOIN runs r ON r.id = c.run_id
-                 WHERE r.conditions = ?1 AND c.ticks > 0
+                 WHERE r.conditions = ?1 AND c.ticks > 0 AND c.slow_state = 0
                    AND r.started_at NOT IN (SELECT value FROM json_each(?2))
                  ORDER BY r.started_at, r.id",
             )
@@ -597,8 +613,8 @@ impl History {
                 "SELECT r.conditions, json_extract(r.conditions, '$[2]'), c.probe, c.variant,
                         c.ticks, c.speed_normalized_ticks, c.speed_coefficient, r.reference_ticks
                  FROM records c JOIN runs r ON r.id = c.run_id
-                 WHERE json_extract(r.document, '$.inventory.kernel.cmdline') = ?1
-                   AND r.conditions IS NOT NULL AND c.ticks > 0
+                 WHERE r.cmdline = ?1
+                   AND r.conditions IS NOT NULL AND c.ticks > 0 AND c.slow_state = 0
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
@@ -648,8 +664,7 @@ impl History {
         let mut query = self
             .conn
             .prepare(
-                "SELECT id, COALESCE(set_id, id), started_at, conditions,
-                        json_extract(document, '$.inventory.kernel.cmdline')
+                "SELECT id, COALESCE(set_id, id), started_at, conditions, cmdline
                  FROM runs WHERE conditions IS NOT NULL ORDER BY id",
             )
             .map_err(|e| self.sqlite(e))?;

@@ -52,10 +52,27 @@ pub struct Noise {
     /// core's arithmetic. 0: the reference sees all of the machine's walk.
     pub unseen_drift_per_minute: f64,
     pub unseen_reversion_minutes: f64,
-    /// Whether the slow state slows the reference too (the whole CPU, as
-    /// on the Intel Xeon guest) or only the canary and the figures (the
-    /// syscall path, as on the AMD EPYC guest).
-    pub reference_sees_state: bool,
+    /// How much of the slow state's slowdown the reference sees: all of
+    /// it (1: the whole CPU, as on the Intel Xeon guest), none (0: only the
+    /// canary and the figures, the syscall path, as on the AMD EPYC guest),
+    /// or a part.
+    pub reference_state_share: f64,
+    /// The reference's own read noise (relative, only adding).
+    pub reference_noise: f64,
+    /// How each row follows the machine's speed: its log figure moves by a
+    /// slope times the log speed, the slope drawn per row and boot evenly
+    /// between the two; None: every row exactly as the speed (slope 1).
+    pub slopes: Option<[f64; 2]>,
+    /// Standard deviation of a level of every row's log figure drawn once
+    /// per run and shared by its forks, beside each variant's own.
+    pub run_level: f64,
+    /// One run in `odd_runs.0` sits at a level of its own on every row
+    /// (drawn per row, standard deviation `odd_runs.1`).
+    pub odd_runs: Option<(f64, f64)>,
+    /// Standard deviation of a level of each row's log figure drawn once
+    /// per machine (a boot: layouts and pages it settles), shared by every
+    /// run of it.
+    pub boot_level: f64,
     /// A continuum of slow levels instead of one `slowdown`: the least and
     /// the most slowdown, each slow stretch's drawn evenly between them.
     pub slow_levels: Option<[f64; 2]>,
@@ -84,7 +101,12 @@ impl Noise {
             round_noise: 0.006,
             unseen_drift_per_minute: 0.0,
             unseen_reversion_minutes: 1.0,
-            reference_sees_state: false,
+            reference_state_share: 0.0,
+            reference_noise: 0.001,
+            slopes: None,
+            run_level: 0.0,
+            odd_runs: None,
+            boot_level: 0.0,
             slow_levels: None,
             row_sensitivity: None,
             switch_inside_rounds: false,
@@ -97,7 +119,7 @@ impl Noise {
     pub fn wandering_guest(slow_share: f64) -> Noise {
         Noise {
             drift_per_minute: 0.04,
-            reference_sees_state: true,
+            reference_state_share: 1.0,
             ..Noise::cloud_guest(slow_share)
         }
     }
@@ -114,6 +136,24 @@ impl Noise {
             row_sensitivity: Some([0.5, 2.0]),
             switch_inside_rounds: true,
             ..Noise::cloud_guest(1.0 - quiet_share)
+        }
+    }
+
+    /// A guest that does not fit the estimator's model where it is
+    /// simplest: rows follow the speed with slopes from 0.5 to 1.5, the
+    /// reference reads with 0.5% of noise of its own and sees a third of
+    /// the slow state, every row settles at a level per run (0.5%) and,
+    /// one run in ten, at an odd one (3%), and each boot (each machine)
+    /// sets every row at a level of its own (1%).
+    pub fn misfit_guest(slow_share: f64) -> Noise {
+        Noise {
+            slopes: Some([0.5, 1.5]),
+            reference_noise: 0.005,
+            reference_state_share: 1.0 / 3.0,
+            run_level: 0.005,
+            odd_runs: Some((0.1, 0.03)),
+            boot_level: 0.01,
+            ..Noise::cloud_guest(slow_share)
         }
     }
 
@@ -173,7 +213,6 @@ const CANARY_NOISE: f64 = 0.004;
 /// The reference's ticks per step at the machine's mean speed, and its own
 /// read noise (which only adds, as the canary's).
 const REFERENCE_TICKS: f64 = 4.0;
-const REFERENCE_NOISE: f64 = 0.001;
 const TSC_MHZ: f64 = 2600.0;
 
 /// A synthetic run: its records, as a live run's are made, and each
@@ -208,6 +247,11 @@ pub struct Machine {
     /// The slow levels and the rows' sensitivity to them draw from a
     /// stream of their own, so a two-state machine's draws stay as they were.
     level_rng: fastrand::Rng,
+    /// The misfits (slopes, levels per run, odd runs, the boot's levels)
+    /// likewise.
+    misfit_rng: fastrand::Rng,
+    /// Each row's slope and boot level, drawn when the machine first runs it.
+    rows: BTreeMap<(String, String), (f64, f64)>,
     noise: Noise,
     log_speed: f64,
     /// The log speed of what the reference does not see.
@@ -227,6 +271,8 @@ impl Machine {
             unseen_rng: fastrand::Rng::with_seed(seed ^ 0x0a5e_e7a1_c0de),
             run_level_rng: fastrand::Rng::with_seed(seed ^ 0x7e7e_1e7e_1000),
             level_rng: fastrand::Rng::with_seed(seed ^ 0x1e7e_15ea_0b0e),
+            misfit_rng: fastrand::Rng::with_seed(seed ^ 0x0ddb_0075_107e),
+            rows: BTreeMap::new(),
             slow_level: noise.slowdown,
             noise,
             log_speed: 0.0,
@@ -321,13 +367,45 @@ impl Machine {
     /// The reference beside a round: the machine's speed (and state, where
     /// the state slows the whole CPU), with a read noise of its own.
     fn reference(&mut self) -> f64 {
-        let state = if self.noise.reference_sees_state {
-            self.state_slowdown()
-        } else {
-            1.0
-        };
+        let state = 1.0 + self.noise.reference_state_share * (self.state_slowdown() - 1.0);
         let normal = standard_normal(&mut self.reference_rng);
-        REFERENCE_TICKS * self.log_speed.exp() * state * (1.0 + REFERENCE_NOISE * normal.abs())
+        REFERENCE_TICKS
+            * self.log_speed.exp()
+            * state
+            * (1.0 + self.noise.reference_noise * normal.abs())
+    }
+
+    /// Each variant's slope and its level for this run beyond its own
+    /// (the boot's, every row's per run, an odd run's), in `probes`' order.
+    fn misfits(&mut self, probes: &[Probe]) -> Vec<Vec<(f64, f64)>> {
+        let noise = self.noise.clone();
+        let odd = noise
+            .odd_runs
+            .is_some_and(|(share, _)| self.misfit_rng.f64() < share);
+        probes
+            .iter()
+            .map(|probe| {
+                probe
+                    .variants
+                    .iter()
+                    .map(|v| {
+                        let key = (probe.declaration.id.to_string(), v.name.to_string());
+                        let rng = &mut self.misfit_rng;
+                        let (slope, boot) = *self.rows.entry(key).or_insert_with(|| {
+                            let slope = noise
+                                .slopes
+                                .map_or(1.0, |[least, most]| least + (most - least) * rng.f64());
+                            (slope, noise.boot_level * standard_normal(rng))
+                        });
+                        let mut level = boot + noise.run_level * standard_normal(rng);
+                        if let (true, Some((_, sd))) = (odd, noise.odd_runs) {
+                            level += sd * standard_normal(rng);
+                        }
+                        (slope, level.exp())
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// One run of `probes` laid out as `layout`, analysed with `settings`.
@@ -356,14 +434,33 @@ impl Machine {
                 1.0
             }
         });
+        let misfits = self.misfits(probes);
+        let run_levels: Vec<Vec<f64>> = run_levels
+            .iter()
+            .zip(&misfits)
+            .map(|(levels, rows)| {
+                levels
+                    .iter()
+                    .zip(rows)
+                    .map(|(level, (_, misfit))| level * misfit)
+                    .collect()
+            })
+            .collect();
+        let slopes: Vec<Vec<f64>> = misfits
+            .iter()
+            .map(|rows| rows.iter().map(|(slope, _)| *slope).collect())
+            .collect();
         let sensitivities = per_variant(probes, |_| match self.noise.row_sensitivity {
             Some([least, most]) => (least.ln() + (most / least).ln() * self.level_rng.f64()).exp(),
             None => 1.0,
         });
         for fork in 0..layout.forks {
             let mut last_canary = None;
-            for ((probe, run_levels), sensitivities) in
-                probes.iter().zip(&run_levels).zip(&sensitivities)
+            for (((probe, run_levels), sensitivities), slopes) in probes
+                .iter()
+                .zip(&run_levels)
+                .zip(&sensitivities)
+                .zip(&slopes)
             {
                 let levels: Vec<f64> = probe
                     .variants
@@ -386,7 +483,7 @@ impl Machine {
                             Some(read) => read,
                             None => (self.canary(), self.reference()),
                         };
-                        let speed = self.path_speed();
+                        let speed = self.path_speed().powf(slopes[i]);
                         let quiet_figure = probe.variants[i].ticks * levels[i] * speed;
                         clean
                             .entry((

@@ -74,18 +74,29 @@ fn an_empty_older_database_is_migrated() {
 fn a_database_before_the_quiet_level_columns_is_brought_forward_with_them() {
     // A history of version 3 holding a run whose document predates the
     // quiet band: bringing it forward fills the new columns from the
-    // document, the band the fixed 12% such runs were read with.
+    // document (the band the fixed 12% such runs were read with, the
+    // command line, which records are the slow state's figure).
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
-    let doc = fixture();
+    let mut doc = fixture();
+    let slow = doc
+        .results
+        .iter_mut()
+        .find(|r| r.cost.is_some())
+        .expect("a measured row");
+    slow.cost.as_mut().unwrap().estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
+    let slow = (slow.id.clone(), slow.variant.clone());
     History::open(&path, true).unwrap().store(&doc).unwrap();
     let older = Connection::open(&path).unwrap();
     older
         .execute_batch(
             "DROP INDEX runs_by_quiet_key;
+             DROP INDEX runs_by_cmdline;
              ALTER TABLE runs DROP COLUMN quiet_key;
              ALTER TABLE runs DROP COLUMN quiet_canary;
              ALTER TABLE runs DROP COLUMN quiet_band;
+             ALTER TABLE runs DROP COLUMN cmdline;
+             ALTER TABLE records DROP COLUMN slow_state;
              UPDATE runs SET document = json_remove(document, '$.machine_states.quiet_band');
              PRAGMA user_version = 3;",
         )
@@ -98,6 +109,19 @@ fn a_database_before_the_quiet_level_columns_is_brought_forward_with_them() {
         .unwrap();
     assert_eq!(level.canary, doc.machine_states.model.quiet_canary);
     assert_eq!(level.band, mitbench::analysis::states::QUIET_BAND);
+    let conn = Connection::open(&path).unwrap();
+    let cmdline: String = conn
+        .query_row("SELECT cmdline FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(cmdline, doc.inventory.kernel.cmdline);
+    let slow_rows: Vec<(String, String)> = conn
+        .prepare("SELECT probe, variant FROM records WHERE slow_state = 1")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(slow_rows, vec![slow]);
 }
 
 #[test]

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::sides::{Boots, compare_sides, learned_from};
+
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
 use mitbench::results::{EqualSpeed, Record};
@@ -99,26 +101,6 @@ fn the_interval_at_one_speed_holds_the_next_run_read_at_that_speed() {
     );
 }
 
-type Rows<'a> = BTreeMap<(String, String), &'a Record>;
-
-/// Each run's rows with a figure, by (probe, variant).
-fn rows_of(runs: &[Run]) -> Vec<Rows<'_>> {
-    runs.iter()
-        .map(|run| {
-            run.records
-                .iter()
-                .filter(|r| r.cost.is_some())
-                .map(|r| ((r.id.clone(), r.variant.clone()), r))
-                .collect()
-        })
-        .collect()
-}
-
-/// Each run's record of `key`, where every run has one.
-fn records<'a>(side: &[Rows<'a>], key: &(String, String)) -> Option<Vec<&'a Record>> {
-    side.iter().map(|r| r.get(key).copied()).collect()
-}
-
 /// The synthetic rows that sit at one of two levels per process (17% and
 /// 35% apart).
 const TWO_LEVELS: [&str; 2] = ["indirect", "wrapper"];
@@ -149,7 +131,7 @@ fn verdicts(
             old.push(machine.run(&plain, LAYOUT, &settings));
             new.push(machine.run(&tolled, LAYOUT, &settings));
         }
-        let rows = compare_sides(&old, &new, at_speed, &BTreeMap::new());
+        let rows = compare_sides(&old, &new, at_speed, &BTreeMap::new(), Boots::One);
         let mut false_row = false;
         for row in &rows {
             if row.id == "synthetic/syscall" && toll > 1.0 {
@@ -276,76 +258,6 @@ fn with_run_level(mut probes: Vec<mitbench::synthetic::Probe>) -> Vec<mitbench::
 
 const RUN_LEVEL_ROW: &str = "thunk";
 
-/// Each row's noise as `compare` learns it from the history's runs: their
-/// figures in the order they ran, carried to one reference speed.
-fn learned_from(history: &[Run]) -> BTreeMap<(String, String), compare::Learned> {
-    let speeds: Vec<f64> = history.iter().filter_map(|r| r.reference).collect();
-    let at = mitbench::analysis::rounds::across_forks(&speeds);
-    let mut figures: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for run in history {
-        for r in run.records.iter().filter(|r| r.cost.is_some()) {
-            let speed = run.reference.map(|run| EqualSpeed {
-                at,
-                run,
-                carry: None,
-            });
-            if let Some(figure) = r.run_figure(speed) {
-                figures
-                    .entry((r.id.clone(), r.variant.clone()))
-                    .or_default()
-                    .push(figure.ticks);
-            }
-        }
-    }
-    mitbench::analysis::noise::learned(figures)
-}
-
-/// A side of runs against another, each run read at the runs' common
-/// reference speed (`at_speed`; else raw), the rows held to the
-/// comparison's false discovery rate, with what `learned` has seen.
-fn compare_sides(
-    old: &[Run],
-    new: &[Run],
-    at_speed: bool,
-    learned: &BTreeMap<(String, String), compare::Learned>,
-) -> Vec<compare::RowChange> {
-    let speeds: Vec<f64> = old.iter().chain(new).filter_map(|r| r.reference).collect();
-    let at = mitbench::analysis::rounds::across_forks(&speeds);
-    let speeds_of = |runs: &[Run]| -> Vec<Option<EqualSpeed>> {
-        runs.iter()
-            .map(|run| {
-                Some(EqualSpeed {
-                    at,
-                    run: run.reference.filter(|_| at_speed)?,
-                    carry: None,
-                })
-            })
-            .collect()
-    };
-    let times =
-        |runs: &[Run]| -> Vec<compare::RunTime> { runs.iter().filter_map(|r| r.time).collect() };
-    let (old_times, new_times) = (times(old), times(new));
-    let (old_rows, new_rows) = (rows_of(old), rows_of(new));
-    let (old_speeds, new_speeds) = (speeds_of(old), speeds_of(new));
-    let mut rows = Vec::new();
-    for key in old_rows[0].keys() {
-        let (Some(o), Some(n)) = (records(&old_rows, key), records(&new_rows, key)) else {
-            continue;
-        };
-        rows.push(compare::row_change(
-            &o,
-            &n,
-            compare::DEFAULT_THRESHOLD_PCT,
-            compare::Outside::history(learned.get(key).copied()),
-            [0, 0],
-            [&old_times, &new_times],
-            [&old_speeds, &new_speeds],
-        ));
-    }
-    compare::hold_to_false_discovery_rate(&mut rows, compare::DEFAULT_THRESHOLD_PCT);
-    rows
-}
-
 /// One run against another at their common reference speed.
 fn compare_runs(
     old: &Run,
@@ -357,6 +269,7 @@ fn compare_runs(
         std::slice::from_ref(new),
         true,
         learned,
+        Boots::One,
     )
 }
 

@@ -198,6 +198,7 @@ fn verdicts_on(
         v.ticks *= toll;
     }
     let (mut hit, mut tolled_rows, mut false_alarms, mut other_rows) = (0, 0, 0, 0);
+    let mut detectable = Vec::new();
     for trial in 0..trials {
         let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
         let mut machine = Machine::new(noise(slow_share), 1000 + trial);
@@ -207,7 +208,9 @@ fn verdicts_on(
         let mut figures: std::collections::BTreeMap<(String, String), Vec<f64>> =
             Default::default();
         for run in &earlier {
-            for (key, record) in by_row(run) {
+            // As the history keeps them: a figure the slow state took
+            // (no quiet round) is not one of the row's (`row_figures`).
+            for (key, record) in by_row(run).into_iter().filter(|(_, r)| !r.slow_state()) {
                 let ticks = record.cost.as_ref().map(|c| c.ticks).unwrap_or_default();
                 figures.entry(key).or_default().push(ticks);
             }
@@ -247,6 +250,7 @@ fn verdicts_on(
             let marked = row.verdict != Verdict::Same;
             if first.id == "synthetic/syscall" {
                 tolled_rows += 1;
+                detectable.extend(row.smallest_detectable_pct);
                 hit += usize::from(
                     toll > 1.0 && row.verdict == Verdict::Slower || toll == 1.0 && marked,
                 );
@@ -257,6 +261,7 @@ fn verdicts_on(
         }
     }
     Verdicts {
+        detectable_pct: median(&mut detectable),
         seen: hit as f64 / tolled_rows as f64,
         tolled_rows,
         alarms: false_alarms as f64 / other_rows as f64,
@@ -267,6 +272,8 @@ fn verdicts_on(
 /// Of the tolled rows, the share marked (slower, or anything with no
 /// toll); of the others, the share marked.
 struct Verdicts {
+    /// The tolled rows' median printed detectable change, percent.
+    detectable_pct: f64,
     seen: f64,
     tolled_rows: usize,
     alarms: f64,
@@ -362,9 +369,19 @@ fn sets_run_back_to_back_do_not_pass_the_machines_drift_for_a_toll() {
 fn a_history_of_the_machine_keeps_false_alarms_down_and_sees_a_ten_percent_toll() {
     // Eight earlier runs of the same machine: the history's spread of each
     // row stands beside what the compared runs say of themselves. The
-    // rows the toll does not touch are the A/A comparison.
-    verdicts_on(Noise::cloud_guest, 8, TRIALS / 2, 1, 1, 1.10, false)
-        .hold("10% toll, one run a side, a history of eight runs", 0.95);
+    // rows the toll does not touch are the A/A comparison. A toll above
+    // the change the comparison prints as detectable is marked in at
+    // least 80% of comparisons, less what chance takes over the trials.
+    let v = verdicts_on(Noise::cloud_guest, 8, TRIALS / 2, 1, 1, 1.10, false);
+    assert!(
+        v.detectable_pct < 10.0,
+        "detectable {:.1}%",
+        v.detectable_pct
+    );
+    v.hold(
+        "10% toll, one run a side, a history of eight runs",
+        common::at_least_by_chance(0.80, v.tolled_rows),
+    );
 }
 
 /// The many-levels host at a quiet share from 20% to 80% over the trials

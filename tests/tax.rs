@@ -611,9 +611,11 @@ fn plain_and_filtered(
 
 /// A workload's share per mitigation against the truth: three runs a set,
 /// plain and under a filter that makes the null syscall 1.5x, each run's
-/// figures moved by the noise its forks claim; the filter's share of a
-/// workload of a million syscalls in one CPU second must hold the true
-/// share (half a null syscall each) in at least 90% of trials.
+/// figures moved by a level of its own three times the noise its forks
+/// claim (the forks share it and cannot show it: only the sets' runs can);
+/// the filter's share of a workload of a million syscalls in one CPU second
+/// must hold the true share (half a null syscall each) in 90-98% of trials,
+/// each bound moved out by what chance allows over the trials.
 #[test]
 fn a_known_part_is_recovered_within_its_interval() {
     use mitbench::attribute::BootNoise;
@@ -627,8 +629,9 @@ fn a_known_part_is_recovered_within_its_interval() {
         .find(|r| r.id == "os/getpid" && r.variant == "syscall")
         .and_then(|r| r.cost.clone())
         .unwrap();
-    // One run's figure strays by its forks' spread over the forks.
-    let sd = getpid.between_forks_pct.unwrap() / 100.0 / (getpid.forks as f64).sqrt();
+    // One run's figure strays by its forks' spread over the forks; its own
+    // level, three times that, is what the model must find elsewhere.
+    let sd = 3.0 * getpid.between_forks_pct.unwrap() / 100.0 / (getpid.forks as f64).sqrt();
     let syscalls = 1_000_000u64;
     let truth = syscalls as f64 * 0.5 * getpid.ns / 1e9 * 100.0;
     let plan = mitbench::plan::plan(&base.inventory, 3);
@@ -637,7 +640,7 @@ fn a_known_part_is_recovered_within_its_interval() {
         let (u, v) = (rng.f64().max(1e-12), rng.f64());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     };
-    let (trials, mut covered, mut halves, mut shares) = (100, 0, Vec::new(), Vec::new());
+    let (trials, mut covered, mut halves, mut shares) = (200, 0, Vec::new(), Vec::new());
     for _ in 0..trials {
         let sets = plain_and_filtered(&base, || (sd * normal()).exp());
         let recognised = mitbench::attribute::recognise(&sets).unwrap();
@@ -671,7 +674,11 @@ fn a_known_part_is_recovered_within_its_interval() {
          median half-width {:.1}% of it; mean estimate {mean:.3}%",
         half * 100.0
     );
-    assert!(rate >= 0.90, "covered {rate}");
+    let (least, most) = (
+        common::at_least_by_chance(0.90, trials),
+        common::at_most_by_chance(0.98, trials),
+    );
+    assert!((least..=most).contains(&rate), "covered {rate}");
     // Informative, and not biased: the interval is a fraction of the share,
     // and the estimates centre on the truth.
     assert!(half < 0.5, "half-width {half}");

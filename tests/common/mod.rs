@@ -6,6 +6,8 @@
 // Each test crate uses its part of this.
 #![allow(dead_code)]
 
+pub mod sides;
+
 use mitbench::harness::{Harness, Settings, affinity, tsc};
 use mitbench::probes::{self, AnyProbe, Figure, Measured, Outcome, Placement, Variant};
 use std::process::{Command, Output};
