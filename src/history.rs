@@ -91,9 +91,15 @@ const MIGRATIONS: &[&str] = &[
     -- boots by, and whether a record's figure is the slow state's (no
     -- quiet round), which a row's run-to-run noise leaves out: both read
     -- without parsing a document. Each document is parsed once here.
+    -- The look-ups read these columns through indexes that hold them: the
+    -- columns added after `document` sit behind its overflow pages, and a
+    -- query that read them from the table walked each run's document.
     ALTER TABLE runs ADD COLUMN cmdline TEXT;
     UPDATE runs SET cmdline = json_extract(document, '$.inventory.kernel.cmdline');
-    CREATE INDEX runs_by_cmdline ON runs (cmdline);
+    DROP INDEX runs_by_conditions;
+    CREATE INDEX runs_by_conditions ON runs (conditions, id, started_at, reference_ticks);
+    CREATE INDEX runs_by_cmdline ON runs (cmdline, id, conditions, started_at, reference_ticks);
+    CREATE INDEX runs_in_sets ON runs (id, set_id, started_at, conditions, cmdline);
     ALTER TABLE records ADD COLUMN slow_state INTEGER NOT NULL DEFAULT 0;
     UPDATE records SET slow_state = 1 WHERE (run_id, probe, variant) IN (
         SELECT r.id, json_extract(j.value, '$.id'), json_extract(j.value, '$.variant')
@@ -101,6 +107,16 @@ const MIGRATIONS: &[&str] = &[
         WHERE json_extract(j.value, '$.cost.estimator') = 'no-quiet-round');
 ",
 ];
+
+/// Runs a row's run-to-run noise is learned from, the newest of their
+/// conditions: past some sixty the t quantile it is read with hardly moves
+/// (2.00 against 1.96), and a history of thousands would be read whole by
+/// every comparison.
+pub const LEARNED_RUNS: i64 = 64;
+
+/// Runs of each boot a boot's own variance is read over: what varies there
+/// is the boots' means, which more runs of one boot sharpen little.
+pub const RUNS_PER_BOOT: i64 = 16;
 
 /// Each row's (probe, variant) figures over earlier runs, in the order they
 /// ran.
@@ -545,9 +561,10 @@ impl History {
             .map_err(|e| self.sqlite(e))
     }
 
-    /// Each row's (probe, variant) headline figures over the stored runs of
-    /// `conditions`, leaving out runs that started at one of `except` (the
-    /// runs being compared): what `compare` learns a row's noise from. Where
+    /// Each row's (probe, variant) headline figures over the newest
+    /// [`LEARNED_RUNS`] stored runs of `conditions`, leaving out runs that
+    /// started at one of `except` (the runs being compared): what `compare`
+    /// learns a row's noise from. Where
     /// every such run of a row has a figure at its reference speed, the
     /// row's figures are those, carried to one reference speed (the median
     /// of the runs'), as a comparison at equal speed reads them.
@@ -563,14 +580,16 @@ impl History {
                 "SELECT c.probe, c.variant, c.ticks, c.speed_normalized_ticks,
                         c.speed_coefficient, r.reference_ticks
                  FROM records c JOIN runs r ON r.id = c.run_id
-                 WHERE r.conditions = ?1 AND c.ticks > 0 AND c.slow_state = 0
-                   AND r.started_at NOT IN (SELECT value FROM json_each(?2))
+                 WHERE c.ticks > 0 AND c.slow_state = 0
+                   AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
+                                  AND started_at NOT IN (SELECT value FROM json_each(?2))
+                                ORDER BY id DESC LIMIT ?3)
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
         let mut by_row: BTreeMap<(String, String), Vec<StoredFigure>> = BTreeMap::new();
         let rows = query
-            .query_map(params![conditions, except], |r| {
+            .query_map(params![conditions, except, LEARNED_RUNS], |r| {
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     stored_figure(r, 2)?,
@@ -587,7 +606,8 @@ impl History {
             .collect())
     }
 
-    /// Each row's figures over the stored runs of `like`'s host, build and
+    /// Each row's figures over the stored runs (the newest
+    /// [`RUNS_PER_BOOT`] of each boot) of `like`'s host, build and
     /// process controls under the same kernel command line, grouped by the
     /// boot they ran in (at one reference speed where every run has one, as
     /// `row_figures` reads them): what `attribute` reads a boot's own
@@ -613,14 +633,18 @@ impl History {
                 "SELECT r.conditions, json_extract(r.conditions, '$[2]'), c.probe, c.variant,
                         c.ticks, c.speed_normalized_ticks, c.speed_coefficient, r.reference_ticks
                  FROM records c JOIN runs r ON r.id = c.run_id
-                 WHERE r.cmdline = ?1
-                   AND r.conditions IS NOT NULL AND c.ticks > 0 AND c.slow_state = 0
+                 WHERE c.ticks > 0 AND c.slow_state = 0
+                   AND r.id IN (SELECT id FROM (
+                       SELECT id, ROW_NUMBER() OVER (
+                           PARTITION BY json_extract(conditions, '$[2]') ORDER BY id DESC) AS newest
+                       FROM runs WHERE cmdline = ?1 AND conditions IS NOT NULL)
+                     WHERE newest <= ?2)
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
         let mut by_row: BTreeMap<(String, String), Vec<(String, StoredFigure)>> = BTreeMap::new();
         let rows = query
-            .query_map(params![like.inventory.kernel.cmdline], |r| {
+            .query_map(params![like.inventory.kernel.cmdline, RUNS_PER_BOOT], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, Option<String>>(1)?.unwrap_or_default(),

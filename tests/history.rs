@@ -92,6 +92,7 @@ fn a_database_before_the_quiet_level_columns_is_brought_forward_with_them() {
         .execute_batch(
             "DROP INDEX runs_by_quiet_key;
              DROP INDEX runs_by_cmdline;
+             DROP INDEX runs_in_sets;
              ALTER TABLE runs DROP COLUMN quiet_key;
              ALTER TABLE runs DROP COLUMN quiet_canary;
              ALTER TABLE runs DROP COLUMN quiet_band;

@@ -77,7 +77,7 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
         .iter()
         .map(|run| compare_unheld(&first.1, &first.0, &run.1, &run.0, threshold_pct))
         .collect();
-    super::hold_together(&mut compared, threshold_pct);
+    super::hold_together(&mut compared, threshold_pct, false);
     let against: Vec<Option<super::RunComparison>> = std::iter::once(None)
         .chain(compared.into_iter().map(Some))
         .collect();

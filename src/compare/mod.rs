@@ -284,7 +284,7 @@ pub fn compare(
     threshold_pct: f64,
 ) -> RunComparison {
     let mut comparison = compare_unheld(old, old_name, new, new_name, threshold_pct);
-    hold_together(std::slice::from_mut(&mut comparison), threshold_pct);
+    hold_together(std::slice::from_mut(&mut comparison), threshold_pct, true);
     comparison
 }
 
@@ -350,7 +350,7 @@ pub fn compare_sets(
     boot_noise: &BootNoise,
 ) -> RunComparison {
     let mut comparison = unheld(old, new, threshold_pct, learned, boot_noise);
-    hold_together(std::slice::from_mut(&mut comparison), threshold_pct);
+    hold_together(std::slice::from_mut(&mut comparison), threshold_pct, true);
     comparison
 }
 
@@ -457,19 +457,24 @@ fn unheld(
 
 /// Holds the rows of `comparisons` to [`FALSE_DISCOVERY_RATE`] as one
 /// family (a fleet's columns are one question: which rows differ from the
-/// first host anywhere), then reads each row's power for the verdict as
-/// applied over them and explains the marked rows.
-pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64) {
-    let tested = hold_to_false_discovery_rate(
-        comparisons.iter_mut().flat_map(|c| c.rows.iter_mut()),
-        threshold_pct,
+/// first host anywhere) and explains the marked rows; with `power`, reads
+/// each row's power for the verdict as applied over them (a fleet shows
+/// none, and 99 columns of it were half its time).
+pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64, power: bool) {
+    let rows = comparisons.iter_mut().flat_map(|c| c.rows.iter_mut());
+    let tested = crate::analysis::verdict::hold_to_false_discovery_rate(
+        rows.map(|r| (&mut r.verdict, r.p_value)),
     );
     for c in comparisons {
+        if power {
+            for row in &mut c.rows {
+                row.set_power(threshold_pct, tested);
+            }
+        }
         c.rows_tested = c.rows.iter().filter(|r| r.p_value.is_some()).count();
         c.rows_marked = c.rows.iter().filter(|r| r.verdict != Verdict::Same).count();
         c.false_rows_expected = FALSE_DISCOVERY_RATE * c.rows_marked as f64;
         (c.explained, c.unexplained) = explain(&mut c.rows, &c.inventory);
-        debug_assert!(c.rows_tested <= tested);
     }
 }
 
@@ -635,7 +640,9 @@ pub fn row_change(
         Some(_) => Verdict::Same,
         None => verdict(change_pct, ci, threshold_pct),
     };
-    let mut row = RowChange {
+    // Its power is read once the comparison holds its rows to the false
+    // discovery rate over all of them (`hold_to_false_discovery_rate`).
+    RowChange {
         family: new[0].family.clone(),
         id: new[0].id.clone(),
         variant: new[0].variant.clone(),
@@ -661,11 +668,7 @@ pub fn row_change(
             evidence: read.per_run,
             fixed: read.fixed,
         }),
-    };
-    // Read for this row alone until the comparison holds its rows to the
-    // false discovery rate over all of them.
-    row.set_power(threshold_pct, 1);
-    row
+    }
 }
 
 fn why_not(record: &Record) -> String {
