@@ -188,15 +188,16 @@ fn stored_figure(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoredFigu
 
 /// A row's stored figures (raw ticks, and where the run had one its figure
 /// at its reference speed, the coefficient and that speed) as one series:
-/// at one reference speed, the median of the runs', where every run has
-/// one; else the raw figures.
+/// at the runs' common reference speed (`speed::common`, as compare reads
+/// its sides), where every run has one; else the raw figures.
 fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
     let at_speed: Option<Vec<(f64, f64, f64)>> = stored.iter().map(|(_, s)| *s).collect();
     match at_speed {
         Some(figures) if !figures.is_empty() => {
-            let mut speeds: Vec<f64> = figures.iter().map(|(_, _, r)| *r).collect();
-            speeds.sort_by(f64::total_cmp);
-            let at = crate::analysis::stats::median(&speeds);
+            let speeds: Vec<f64> = figures.iter().map(|(_, _, r)| *r).collect();
+            let Some(at) = crate::analysis::speed::common(&speeds) else {
+                return stored.iter().map(|(ticks, _)| *ticks).collect();
+            };
             figures
                 .iter()
                 .map(|&(ticks, coefficient, run)| {
@@ -564,10 +565,10 @@ impl History {
     /// Each row's (probe, variant) headline figures over the newest
     /// [`LEARNED_RUNS`] stored runs of `conditions`, leaving out runs that
     /// started at one of `except` (the runs being compared): what `compare`
-    /// learns a row's noise from. Where
-    /// every such run of a row has a figure at its reference speed, the
-    /// row's figures are those, carried to one reference speed (the median
-    /// of the runs'), as a comparison at equal speed reads them.
+    /// learns a row's noise from. Where every such run of a row has a figure
+    /// at its reference speed, the row's figures are those, carried to the
+    /// runs' common reference speed, as a comparison at equal speed reads
+    /// them.
     pub fn row_figures(
         &self,
         conditions: &str,

@@ -238,7 +238,7 @@ fn verdicts_on(
             let (Some(o), Some(n)) = (side(&old, key), side(&new, key)) else {
                 continue;
             };
-            let row = compare::row_change(
+            let mut row = compare::row_change(
                 &o,
                 &n,
                 compare::DEFAULT_THRESHOLD_PCT,
@@ -247,6 +247,8 @@ fn verdicts_on(
                 [&old_times, &new_times],
                 [&[], &[]],
             );
+            // Each row held alone: its own 5% test, and its power for it.
+            compare::hold_to_false_discovery_rate([&mut row], compare::DEFAULT_THRESHOLD_PCT);
             let marked = row.verdict != Verdict::Same;
             if first.id == "synthetic/syscall" {
                 tolled_rows += 1;

@@ -246,6 +246,14 @@ pub fn carrying_half_width(se: f64, moved_pct: f64) -> f64 {
     se * (moved_pct / 100.0).ln_1p()
 }
 
+/// The one reference speed runs are read at together: the geometric mean
+/// of their own (speeds multiply, as the figures they carry do). compare,
+/// attribute and the history's learned noise all carry to it.
+pub fn common(speeds: &[f64]) -> Option<f64> {
+    (!speeds.is_empty() && speeds.iter().all(|s| *s > 0.0))
+        .then(|| (speeds.iter().map(|s| s.ln()).sum::<f64>() / speeds.len() as f64).exp())
+}
+
 /// `figure`, measured at `reference`, as it would read at `at` (ticks per
 /// reference step): figure × (at / reference)^coefficient.
 pub fn at_reference(figure: f64, reference: f64, at: f64, coefficient: f64) -> f64 {

@@ -202,12 +202,13 @@ pub enum Command {
                             written by `mitbench run --json`. A side may be a set of runs: a range of the \
                             history (`last~5..last~3`, `12..14`) or names separated by commas; sets compare \
                             each side's runs together (`mitbench run --runs N` makes one). A row is marked \
-                            when its change is beyond how far it moves between runs, the larger of what the \
-                            compared runs say (their forks, and the machine's drift between when the sides \
-                            ran) and what the history has seen of the row over earlier runs of the same \
-                            host, boot, build and process controls; so a row that did not change is marked \
-                            in at most about 5% of comparisons, and each row says the smallest change it \
-                            could have marked.\n\nExit codes: 0 \
+                            when its change is beyond its noise, every level counted where it can be: \
+                            within runs (their forks), between runs (a side's own runs, and the history's \
+                            runs of the same host, boot, build and process controls), the machine's drift, \
+                            and between boots where the sides ran under two (from the history's boots of \
+                            the old side's command line; named where unknown); the rows are held to a 5% \
+                            false discovery rate together, and each says the smallest change it would mark \
+                            four times in five (`detectable`). See docs/history-and-compare.md.\n\nExit codes: 0 \
                             compared; 2 a run cannot be read or is of another schema; 3 with --fail-above, a \
                             row is slower by more than PCT beyond noise."
     )]

@@ -9,14 +9,13 @@
 
 use super::{EqualSpeed, Record, RunDocument};
 use crate::analysis::noise::RunFigure;
-use crate::analysis::rounds::across_forks;
 use crate::analysis::speed;
 
-/// The reference speed runs are read at together: the geometric mean of
-/// every run's own, where every run has one.
+/// The reference speed runs are read at together (`speed::common`), where
+/// every run has one.
 pub fn common_speed<'d>(runs: impl IntoIterator<Item = &'d RunDocument>) -> Option<f64> {
     let speeds: Option<Vec<f64>> = runs.into_iter().map(|d| d.reference_ticks()).collect();
-    speeds.filter(|s| !s.is_empty()).map(|s| across_forks(&s))
+    speed::common(&speeds?)
 }
 
 /// Each run's figures read at reference speed `at`, where it and the run
