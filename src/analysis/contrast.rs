@@ -20,8 +20,8 @@
 //!   speed it is pooled with the forks' spread where it is not beyond it
 //!   (an F test at [`POOL_P`]: the "sometimes pool" rule of Bozivich,
 //!   Bancroft and Hartley, whose 25% keeps the test's size near nominal),
-//!   and stands alone where it is: then the runs' level is real and the
-//!   forks cannot show it. The two mean squares come from orthogonal parts
+//!   and stands alone where it is, on [`ALONE_DF`] degrees of freedom or
+//!   more: then the runs' level is real and the forks cannot show it. The two mean squares come from orthogonal parts
 //!   of the runs (a run's figure is the mean of its forks' logs), so their
 //!   degrees of freedom add without counting any twice. Raw figures hold
 //!   the machine's drift inside a set, which the drift term counts apart,
@@ -40,6 +40,16 @@ use std::collections::BTreeMap;
 /// The level of the F test above which the runs' spread is pooled with the
 /// forks': below it, the runs are taken to settle at a level of their own.
 pub const POOL_P: f64 = 0.25;
+
+/// Fewest degrees of freedom the runs' spread stands alone on: a history
+/// of three runs has 1.6 (two steps), and standing alone on it put the
+/// printed detectable change of a neighbour pair's 90th-percentile row at
+/// 55-120% on the AMD guest, t at 1.6 df being what it is; below it the
+/// runs' spread is pooled with the forks', where it counts by its degrees
+/// of freedom without deciding. Four runs (2.25) stand alone: at 3 (six
+/// runs), a five-run history could not, and on the synthetic misfit guest
+/// A/A with it marked a false row in 22% of comparisons (8% at 2).
+pub const ALONE_DF: f64 = 2.0;
 
 /// One set of a contrast: its runs' figures of the row, when they ran
 /// (empty where unknown), its runs' mean log distance from the common
@@ -231,7 +241,8 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
     let own = Spread::of(within, weight, fixed_within);
     let pool = at_speed
         && forks.is_some()
-        && matches!((between, within), (Some(b), Some(w)) if !b.beyond_at(&w, POOL_P));
+        && matches!((between, within),
+            (Some(b), Some(w)) if b.df < ALONE_DF || !b.beyond_at(&w, POOL_P));
     let (spread, decided_by, per_run, fixed) = if pool {
         let pooled = Evidence::pooled(within.into_iter().chain(between));
         (
