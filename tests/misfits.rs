@@ -12,7 +12,9 @@
 
 mod common;
 
-use common::sides::{Boots, boot_noise_from, compare_sides, learned_from};
+use common::sides::{
+    Boots, boot_noise_from, compare_sides, learned_from, marked_slower, probes_moving,
+};
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
 use mitbench::synthetic::{Layout, Machine, Noise, Probe, Run, guest_probes};
@@ -214,20 +216,11 @@ fn printed_power(trials: u64, history: usize, a_side: usize) -> (f64, usize) {
         let Some(detectable) = row.smallest_detectable_pct else {
             continue;
         };
-        let mut moved = guest_probes();
-        for probe in moved.iter_mut().filter(|p| p.declaration.id == row.id) {
-            for v in probe.variants.iter_mut().filter(|v| v.name == row.variant) {
-                v.ticks *= 1.0 + detectable / 100.0;
-            }
-        }
+        let moved = probes_moving(row, detectable);
         let (_, old, new) = sides(seed, history, a_side, &moved);
         let again = compare_sides(&old, &new, true, &learned, Boots::One);
-        let verdict = again
-            .iter()
-            .find(|r| r.id == row.id && r.variant == row.variant)
-            .map(|r| r.verdict);
         tried += 1;
-        marked += usize::from(verdict == Some(Verdict::Slower));
+        marked += usize::from(marked_slower(&again, row));
     }
     (marked as f64 / tried as f64, tried)
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::sides::{marked_slower, probes_moving};
+
 use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
@@ -526,19 +528,10 @@ fn printed_power(trials: u64, runs: usize) -> (f64, u64) {
         let Some(detectable) = row.smallest_detectable_pct else {
             continue;
         };
-        let mut moved = guest_probes();
-        for probe in moved.iter_mut().filter(|p| p.declaration.id == row.id) {
-            for v in probe.variants.iter_mut().filter(|v| v.name == row.variant) {
-                v.ticks *= 1.0 + detectable / 100.0;
-            }
-        }
+        let moved = probes_moving(row, detectable);
         let again = sides(trial, &moved);
-        let verdict = again
-            .iter()
-            .find(|r| r.id == row.id && r.variant == row.variant)
-            .map(|r| r.verdict);
         tried += 1;
-        marked += u64::from(verdict == Some(Verdict::Slower));
+        marked += u64::from(marked_slower(&again, row));
     }
     (marked as f64 / tried as f64, tried)
 }

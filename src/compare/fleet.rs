@@ -4,7 +4,7 @@
 //! marks come from the comparison engine run against the first run, N-1
 //! times, its rows held to the false discovery rate as one family.
 
-use super::{InventoryChange, RunLabel, Verdict, compare_unheld, inventory_changes, label};
+use super::{InventoryChange, RunLabel, Verdict, inventory_changes, label};
 use crate::results::RunDocument;
 use serde::Serialize;
 
@@ -75,7 +75,15 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
     // would mark a row that differs nowhere far more often than 5%.
     let mut compared: Vec<super::RunComparison> = columns[1..]
         .iter()
-        .map(|run| compare_unheld(&first.1, &first.0, &run.1, &run.0, threshold_pct))
+        .map(|run| {
+            super::unheld(
+                &super::Side::one(&first.1, &first.0),
+                &super::Side::one(&run.1, &run.0),
+                threshold_pct,
+                &|_, _| None,
+                &super::BootNoise::default(),
+            )
+        })
         .collect();
     super::hold_together(&mut compared, threshold_pct, false);
     let against: Vec<Option<super::RunComparison>> = std::iter::once(None)

@@ -283,21 +283,7 @@ pub fn compare(
     new_name: &str,
     threshold_pct: f64,
 ) -> RunComparison {
-    let mut comparison = compare_unheld(old, old_name, new, new_name, threshold_pct);
-    hold_together(std::slice::from_mut(&mut comparison), threshold_pct, true);
-    comparison
-}
-
-/// One run against another, its rows not yet held to the false discovery
-/// rate: for a family of comparisons held together ([`hold_together`]).
-pub fn compare_unheld(
-    old: &RunDocument,
-    old_name: &str,
-    new: &RunDocument,
-    new_name: &str,
-    threshold_pct: f64,
-) -> RunComparison {
-    unheld(
+    compare_sets(
         &Side::one(old, old_name),
         &Side::one(new, new_name),
         threshold_pct,
@@ -354,8 +340,9 @@ pub fn compare_sets(
     comparison
 }
 
-/// [`compare_sets`] before its rows are held to the false discovery rate:
-/// each row's verdict its own 5% test's.
+/// [`compare_sets`] before its rows are held to the false discovery rate
+/// (each row's verdict its own 5% test's): for a family of comparisons
+/// held together ([`hold_together`]).
 fn unheld(
     old: &Side,
     new: &Side,

@@ -5,7 +5,7 @@
 
 use mitbench::compare::{self, BootNoise, Outside};
 use mitbench::results::{EqualSpeed, Record};
-use mitbench::synthetic::Run;
+use mitbench::synthetic::{Probe, Run, guest_probes};
 use std::collections::BTreeMap;
 
 pub type Key = (String, String);
@@ -140,4 +140,23 @@ pub fn compare_sides(
     }
     compare::hold_to_false_discovery_rate(&mut rows, compare::DEFAULT_THRESHOLD_PCT);
     rows
+}
+
+/// The synthetic guest's probes with `row`'s variant `pct` percent dearer:
+/// a change of a printed size laid on one row.
+pub fn probes_moving(row: &compare::RowChange, pct: f64) -> Vec<Probe> {
+    let mut moved = guest_probes();
+    for probe in moved.iter_mut().filter(|p| p.declaration.id == row.id) {
+        for v in probe.variants.iter_mut().filter(|v| v.name == row.variant) {
+            v.ticks *= 1.0 + pct / 100.0;
+        }
+    }
+    moved
+}
+
+/// Whether `rows` mark `row` slower.
+pub fn marked_slower(rows: &[compare::RowChange], row: &compare::RowChange) -> bool {
+    rows.iter()
+        .find(|r| r.id == row.id && r.variant == row.variant)
+        .is_some_and(|r| r.verdict == compare::Verdict::Slower)
 }
