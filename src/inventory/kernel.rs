@@ -238,13 +238,25 @@ const MITIGATION_PARAMETERS: &[&str] = &[
     "kpti",
 ];
 
-/// The mitigation words of a kernel command line, in its order.
+/// The mitigation words of a kernel command line, in its order: the
+/// parameters above and every parameter the catalogue of kernel
+/// mitigations turns one off with (`mitigations::kernel::SWITCHES`), so a
+/// boot `mitbench plan` proposes (`tsa=off`, `kvm.nx_huge_pages=off`) is
+/// told apart from the present one by plan, compare and the history.
 pub fn mitigation_words(cmdline: &str) -> Vec<String> {
+    let parameter = |word: &str| {
+        word.split_once('=')
+            .map_or(word, |(name, _)| name)
+            .to_string()
+    };
     cmdline
         .split_whitespace()
         .filter(|word| {
-            let name = word.split_once('=').map_or(*word, |(name, _)| name);
-            MITIGATION_PARAMETERS.contains(&name)
+            let name = parameter(word);
+            MITIGATION_PARAMETERS.contains(&name.as_str())
+                || crate::mitigations::kernel::SWITCHES
+                    .iter()
+                    .any(|(_, off)| parameter(off) == name)
         })
         .map(str::to_string)
         .collect()
@@ -263,5 +275,13 @@ mod tests {
             words,
             ["mitigations=auto,nosmt", "nopti", "spectre_v2=retpoline"]
         );
+    }
+
+    #[test]
+    fn every_word_plan_proposes_is_a_mitigation_word() {
+        for (file, off) in crate::mitigations::kernel::SWITCHES {
+            let cmdline = format!("ro quiet {off}");
+            assert_eq!(mitigation_words(&cmdline), [*off], "{file}");
+        }
     }
 }
