@@ -378,10 +378,14 @@ impl Machine {
     /// Each variant's slope and its level for this run beyond its own
     /// (the boot's, every row's per run, an odd run's), in `probes`' order.
     fn misfits(&mut self, probes: &[Probe]) -> Vec<Vec<(f64, f64)>> {
-        let noise = self.noise.clone();
-        let odd = noise
-            .odd_runs
-            .is_some_and(|(share, _)| self.misfit_rng.f64() < share);
+        let Noise {
+            slopes,
+            run_level,
+            odd_runs,
+            boot_level,
+            ..
+        } = self.noise;
+        let odd = odd_runs.is_some_and(|(share, _)| self.misfit_rng.f64() < share);
         probes
             .iter()
             .map(|probe| {
@@ -392,13 +396,12 @@ impl Machine {
                         let key = (probe.declaration.id.to_string(), v.name.to_string());
                         let rng = &mut self.misfit_rng;
                         let (slope, boot) = *self.rows.entry(key).or_insert_with(|| {
-                            let slope = noise
-                                .slopes
+                            let slope = slopes
                                 .map_or(1.0, |[least, most]| least + (most - least) * rng.f64());
-                            (slope, noise.boot_level * standard_normal(rng))
+                            (slope, boot_level * standard_normal(rng))
                         });
-                        let mut level = boot + noise.run_level * standard_normal(rng);
-                        if let (true, Some((_, sd))) = (odd, noise.odd_runs) {
+                        let mut level = boot + run_level * standard_normal(rng);
+                        if let (true, Some((_, sd))) = (odd, odd_runs) {
                             level += sd * standard_normal(rng);
                         }
                         (slope, level.exp())

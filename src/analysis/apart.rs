@@ -18,9 +18,9 @@ pub fn difference(a: (f64, Option<f64>), b: (f64, Option<f64>)) -> (f64, Option<
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Sum {
     value: f64,
-    /// Σ half-width² (measured apart), or (Σ half-width)² (same sets).
+    /// Σ half-width² (measured apart).
     var: f64,
-    /// Σ half-width, for terms read from the same sets.
+    /// Σ half-width (read from the same sets).
     linear: f64,
     same_sets: bool,
     terms: bool,
@@ -40,11 +40,10 @@ impl Sum {
     pub fn add(&mut self, value: f64, half: Option<f64>) {
         self.value += value;
         match half {
-            Some(h) if self.same_sets => {
+            Some(h) => {
+                self.var += h * h;
                 self.linear += h.abs();
-                self.var = self.linear * self.linear;
             }
-            Some(h) => self.var += h * h,
             None => self.half_unknown = true,
         }
         self.terms = true;
@@ -57,7 +56,10 @@ impl Sum {
     /// The sum and its 95% interval: None with no term, and no interval
     /// where some term had none.
     pub fn read(self) -> (Option<f64>, Option<[f64; 2]>) {
-        let half = self.var.sqrt();
+        let half = match self.same_sets {
+            true => self.linear,
+            false => self.var.sqrt(),
+        };
         (
             self.terms.then_some(self.value),
             (self.terms && !self.half_unknown).then_some([self.value - half, self.value + half]),

@@ -33,7 +33,7 @@
 //!   own variance as the history has seen it between boots of one command
 //!   line; where unknown it is named, never silently zero.
 
-use super::noise::{self, Evidence, Learned, RunFigure, RunTime, Spread, SumTerm, Walk};
+use super::noise::{self, Evidence, Learned, RunFigure, RunTime, Spread, Walk};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -199,24 +199,24 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
         levels.push(NoiseLevel::RunLevelUnknown);
     }
 
-    let sum_terms: Vec<SumTerm> = terms
+    let scaled: Vec<(f64, &[RunTime])> = terms
         .iter()
-        .map(|&(set, scaled)| SumTerm {
-            scaled,
-            runs: sets[set].runs.len(),
-            times: sets[set].times,
-            distance: sets[set].distance,
-        })
+        .map(|&(set, scaled)| (scaled, sets[set].times))
         .collect();
-    let scaled: Vec<(f64, &[RunTime])> = sum_terms.iter().map(|t| (t.scaled, t.times)).collect();
-    let weight = sum_terms
+    // One run's variance counts Σ scaled²/runs in the sum.
+    let weight = terms
         .iter()
-        .map(|t| t.scaled.powi(2) / t.runs as f64)
+        .map(|&(set, scaled)| scaled.powi(2) / sets[set].runs.len() as f64)
         .sum();
     // What the runs' own noise does not hold: the drift between the sets,
     // or at one speed the carrying and the drift the reference misses.
     let carried = outside.carried_se.map(|se| Walk {
-        var: (se * sum_terms.iter().map(|t| t.scaled * t.distance).sum::<f64>()).powi(2),
+        var: (se
+            * terms
+                .iter()
+                .map(|&(set, w)| w * sets[set].distance)
+                .sum::<f64>())
+        .powi(2),
         df: noise::CARRIED_DF,
     });
     let drift = match (at_speed, walk_known) {
@@ -327,11 +327,6 @@ impl BootNoise {
             boots: figures.values().map(Vec::len).max().unwrap_or(0),
         }
     }
-}
-
-/// Whether any set of `sets` ran under another boot than the first.
-pub fn spans_boots(sets: &[Set]) -> bool {
-    sets.iter().any(|s| s.boot != sets[0].boot)
 }
 
 #[cfg(test)]

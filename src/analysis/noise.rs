@@ -111,15 +111,10 @@ impl Evidence {
     /// Whether runs' spread (`self`: how far the history's runs landed
     /// apart) is beyond what `within` (the forks' spread inside runs, on
     /// the same scale: one run's figure) explains, by a one-sided F test
-    /// at [`RUN_LEVEL_P`]. Where it is, the row settles at a level of its
-    /// own for a whole run, which its forks share and cannot show: the
-    /// indirect call to two targets on the Intel guest sat 15% dearer in
-    /// all three forks of one run of five, its forks otherwise 3% apart.
-    pub fn beyond(&self, within: &Evidence) -> bool {
-        self.beyond_at(within, RUN_LEVEL_P)
-    }
-
-    /// [`Evidence::beyond`] by a one-sided F test at level `p`.
+    /// at level `p`. Where it is, the row settles at a level of its own for
+    /// a whole run, which its forks share and cannot show: the indirect
+    /// call to two targets on the Intel guest sat 15% dearer in all three
+    /// forks of one run of five, its forks otherwise 3% apart.
     pub fn beyond_at(&self, within: &Evidence, p: f64) -> bool {
         within.var > 0.0
             && self.var.is_finite()
@@ -133,12 +128,6 @@ impl Evidence {
     /// The 95% half-width of one run's log figure, read as normal.
     pub fn half_width(&self) -> f64 {
         stats::NORMAL_975 * self.sd()
-    }
-
-    /// The smallest log change between a side of `a` runs and one of `b`
-    /// this evidence calls beyond noise.
-    pub fn threshold(&self, a: usize, b: usize) -> f64 {
-        Spread::between(*self, a, b).half_width()
     }
 
     /// Runs a side would need for a change of the threshold, once seen,
@@ -204,10 +193,6 @@ impl Judged {
         self.threshold_log.max(self.noise_cut(s)) + stats::student_t_80(s.df) * s.sd
     }
 }
-
-/// The level of the F test that tells a row's runs apart beyond its forks
-/// ([`Evidence::beyond`]).
-const RUN_LEVEL_P: f64 = 0.05;
 
 /// Runs a side said to be needed where no number of them would do.
 pub const OUT_OF_REACH: usize = 1000;
@@ -539,7 +524,8 @@ impl Spread {
     }
 
     /// A spread as an evidence of runs is read between sides of `a` and `b`.
-    pub fn between(evidence: Evidence, a: usize, b: usize) -> Spread {
+    #[cfg(test)]
+    fn between(evidence: Evidence, a: usize, b: usize) -> Spread {
         Spread {
             sd: evidence.sd() * (1.0 / a as f64 + 1.0 / b as f64).sqrt(),
             df: evidence.df,
@@ -583,19 +569,6 @@ pub struct RunFigure {
 /// Degrees of freedom of what carrying figures to one reference speed adds:
 /// the coefficients' errors are read on tens of rounds each.
 pub const CARRIED_DF: f64 = 20.0;
-
-/// One set's term in a weighted sum of sets' figures (a comparison's
-/// difference of two sides, an attribution's part).
-pub struct SumTerm<'t> {
-    /// Its weight times its figure, in the sum's unit (a comparison of log
-    /// figures: -1 and 1).
-    pub scaled: f64,
-    pub runs: usize,
-    /// When its runs ran.
-    pub times: &'t [RunTime],
-    /// Its runs' mean log distance from the common reference speed.
-    pub distance: f64,
-}
 
 /// The spread of one run's figure from its forks: each run's fork figures,
 /// their squared log deviations pooled over every run of every side, over
@@ -698,7 +671,7 @@ mod tests {
         assert!((e.sd() - sd).abs() < 1e-12);
         assert_eq!(e.df, 10.0);
         // Two such runs: the threshold is the interval's half-width again.
-        assert!((e.threshold(1, 1) - 1.1f64.ln()).abs() < 1e-12);
+        assert!((Spread::between(e, 1, 1).half_width() - 1.1f64.ln()).abs() < 1e-12);
         assert!(Evidence::from_interval(100.0, [120.0, 130.0], None).is_none());
     }
 
@@ -732,14 +705,14 @@ mod tests {
             var: 7.0 * forks.var,
             df: 3.0,
         };
-        assert!(apart.beyond(&forks));
+        assert!(apart.beyond_at(&forks, 0.05));
         // Four times is within what three and four df let chance do.
         let near = Evidence {
             var: 4.0 * forks.var,
             df: 3.0,
         };
-        assert!(!near.beyond(&forks));
-        assert!(!apart.beyond(&Evidence { var: 0.0, df: 4.0 }));
+        assert!(!near.beyond_at(&forks, 0.05));
+        assert!(!apart.beyond_at(&Evidence { var: 0.0, df: 4.0 }, 0.05));
     }
 
     #[test]
@@ -759,7 +732,8 @@ mod tests {
             var: 0.01f64.powi(2),
             df: 20.0,
         };
-        assert!(e.threshold(3, 3) < e.threshold(1, 1));
+        let threshold = |a, b| Spread::between(e, a, b).half_width();
+        assert!(threshold(3, 3) < threshold(1, 1));
         let judged = |threshold_log: f64, tests: usize| Judged {
             threshold_log,
             tests,

@@ -251,7 +251,7 @@ pub fn carrying_half_width(se: f64, moved_pct: f64) -> f64 {
 /// attribute and the history's learned noise all carry to it.
 pub fn common(speeds: &[f64]) -> Option<f64> {
     (!speeds.is_empty() && speeds.iter().all(|s| *s > 0.0))
-        .then(|| (speeds.iter().map(|s| s.ln()).sum::<f64>() / speeds.len() as f64).exp())
+        .then(|| super::rounds::across_forks(speeds))
 }
 
 /// `figure`, measured at `reference`, as it would read at `at` (ticks per

@@ -449,15 +449,14 @@ fn unheld(
 /// none, and 99 columns of it were half its time).
 pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64, power: bool) {
     let rows = comparisons.iter_mut().flat_map(|c| c.rows.iter_mut());
-    let tested = crate::analysis::verdict::hold_to_false_discovery_rate(
-        rows.map(|r| (&mut r.verdict, r.p_value)),
-    );
+    if power {
+        hold_to_false_discovery_rate(rows, threshold_pct);
+    } else {
+        crate::analysis::verdict::hold_to_false_discovery_rate(
+            rows.map(|r| (&mut r.verdict, r.p_value)),
+        );
+    }
     for c in comparisons {
-        if power {
-            for row in &mut c.rows {
-                row.set_power(threshold_pct, tested);
-            }
-        }
         c.rows_tested = c.rows.iter().filter(|r| r.p_value.is_some()).count();
         c.rows_marked = c.rows.iter().filter(|r| r.verdict != Verdict::Same).count();
         c.false_rows_expected = FALSE_DISCOVERY_RATE * c.rows_marked as f64;

@@ -244,16 +244,14 @@ const MITIGATION_PARAMETERS: &[&str] = &[
 /// boot `mitbench plan` proposes (`tsa=off`, `kvm.nx_huge_pages=off`) is
 /// told apart from the present one by plan, compare and the history.
 pub fn mitigation_words(cmdline: &str) -> Vec<String> {
-    let parameter = |word: &str| {
-        word.split_once('=')
-            .map_or(word, |(name, _)| name)
-            .to_string()
-    };
+    fn parameter(word: &str) -> &str {
+        word.split_once('=').map_or(word, |(name, _)| name)
+    }
     cmdline
         .split_whitespace()
         .filter(|word| {
             let name = parameter(word);
-            MITIGATION_PARAMETERS.contains(&name.as_str())
+            MITIGATION_PARAMETERS.contains(&name)
                 || crate::mitigations::kernel::SWITCHES
                     .iter()
                     .any(|(_, off)| parameter(off) == name)
