@@ -19,6 +19,7 @@ pub mod probes;
 pub mod results;
 pub mod run;
 pub mod schedule;
+#[cfg(any(test, feature = "synthetic"))]
 pub mod synthetic;
 pub mod sys;
 pub mod tax;
