@@ -6,6 +6,7 @@
 mod common;
 use common::mitbench;
 use mitbench::inventory::Inventory;
+use mitbench::mitigations::kernel::SWITCHES;
 use mitbench::plan::plan;
 use std::path::Path;
 
@@ -186,4 +187,72 @@ fn the_boots_the_history_holds_a_set_of_are_marked_measured_and_the_rest_to_do()
     let text = mitbench::export::plan::render(&p, 100);
     assert!(text.contains("measured: set 4,5,6"), "{text}");
     assert_eq!(text.matches("to do: no run set").count(), 3, "{text}");
+}
+
+/// A run document of the intel fixture's machine with every vulnerability
+/// file of the catalogue mitigated except `off`, booted with `cmdline`.
+fn run_under(cmdline: &str, off: Option<&str>) -> mitbench::results::RunDocument {
+    let mut doc: mitbench::results::RunDocument =
+        serde_json::from_str(include_str!("fixtures/run-a.json")).unwrap();
+    doc.inventory.kernel.cmdline = cmdline.to_string();
+    doc.inventory.cpu.vulnerabilities = SWITCHES
+        .iter()
+        .map(|(file, _)| {
+            let line = if Some(*file) == off {
+                "Vulnerable"
+            } else {
+                "Mitigation: a catalogue test"
+            };
+            (file.to_string(), line.to_string())
+        })
+        .collect();
+    doc
+}
+
+#[test]
+fn every_boot_the_plan_proposes_is_that_boot_to_history_compare_and_attribute() {
+    // Over the whole catalogue: a machine with every vulnerability file
+    // mitigated gets a boot without each; each must be recognised as that
+    // boot wherever a boot is read.
+    let present = run_under("root=/dev/vda1 ro quiet", None);
+    let p = plan(&present.inventory, 5);
+    let without: Vec<&mitbench::plan::Boot> = p
+        .boots
+        .iter()
+        .filter(|b| b.adds.as_ref().is_some_and(|w| w != "mitigations=off"))
+        .collect();
+    assert_eq!(without.len(), SWITCHES.len(), "a boot for every file");
+    for (boot, (file, off)) in without.iter().zip(SWITCHES) {
+        assert_eq!(boot.adds.as_deref(), Some(*off));
+        // The history's conditions and compare's command-line diff read
+        // the mitigation words.
+        let words = mitbench::inventory::mitigation_words(&boot.cmdline);
+        assert_eq!(words, [*off], "{file}: the history's conditions");
+        let booted = run_under(&boot.cmdline, Some(file));
+        let changes = mitbench::compare::inventory_changes(&present, &booted);
+        let named: Vec<&str> = changes
+            .iter()
+            .filter(|c| c.key.starts_with("cmdline"))
+            .flat_map(|c| mitbench::mitigations::switched_by(&c.key))
+            .map(|m| m.name)
+            .collect();
+        for m in mitbench::mitigations::of_file(file, "Mitigation: a catalogue test") {
+            assert!(named.contains(&m.name), "{off}: compare names {named:?}");
+        }
+        // attribute: the set under it is the boot without this file's
+        // mitigation, and only it.
+        let sets = [
+            mitbench::attribute::NamedSet {
+                name: "present".into(),
+                runs: vec![present.clone()],
+            },
+            mitbench::attribute::NamedSet {
+                name: (*off).into(),
+                runs: vec![booted],
+            },
+        ];
+        let recognised = mitbench::attribute::recognise(&sets).unwrap();
+        assert_eq!(recognised.sets[1].boot.adds.as_deref(), Some(*off));
+        assert_eq!(recognised.sets[1].off, [*file], "{off}");
+    }
 }

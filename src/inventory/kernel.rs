@@ -208,54 +208,15 @@ fn read_ring_buffer() -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// The kernel command line's words that set mitigations.
-const MITIGATION_PARAMETERS: &[&str] = &[
-    "mitigations",
-    "nopti",
-    "pti",
-    "nospectre_v1",
-    "nospectre_v2",
-    "spectre_v2",
-    "spectre_v2_user",
-    "spectre_bhi",
-    "spec_store_bypass_disable",
-    "nospec_store_bypass_disable",
-    "ssbd",
-    "l1tf",
-    "l1d_flush",
-    "mds",
-    "tsx",
-    "tsx_async_abort",
-    "mmio_stale_data",
-    "retbleed",
-    "spec_rstack_overflow",
-    "srbds",
-    "gather_data_sampling",
-    "reg_file_data_sampling",
-    "nosmt",
-    "noibrs",
-    "noibpb",
-    "kpti",
-];
-
 /// The mitigation words of a kernel command line, in its order: the
-/// parameters above and every parameter the catalogue of kernel
-/// mitigations turns one off with (`mitigations::kernel::SWITCHES`), so a
-/// boot `mitbench plan` proposes (`tsa=off`, `kvm.nx_huge_pages=off`) is
-/// told apart from the present one by plan, compare and the history.
+/// parameters the catalogue knows (`mitigations::kernel::is_parameter`),
+/// so a boot `mitbench plan` proposes (`tsa=off`,
+/// `kvm.nx_huge_pages=off`) is told apart from the present one by plan,
+/// compare and the history.
 pub fn mitigation_words(cmdline: &str) -> Vec<String> {
-    fn parameter(word: &str) -> &str {
-        word.split_once('=').map_or(word, |(name, _)| name)
-    }
     cmdline
         .split_whitespace()
-        .filter(|word| {
-            let name = parameter(word);
-            MITIGATION_PARAMETERS.contains(&name)
-                || crate::mitigations::kernel::SWITCHES
-                    .iter()
-                    .any(|(_, off)| parameter(off) == name)
-        })
+        .filter(|word| crate::mitigations::kernel::is_parameter(word))
         .map(str::to_string)
         .collect()
 }

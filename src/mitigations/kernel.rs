@@ -30,6 +30,36 @@ pub const SWITCHES: &[(&str, &str)] = &[
     ("itlb_multihit", "kvm.nx_huge_pages=off"),
 ];
 
+/// Command-line parameters that set mitigations besides the words of
+/// [`SWITCHES`]: the umbrella, the older spellings and the ones that set
+/// a mode rather than turn one off.
+const OTHER_PARAMETERS: &[&str] = &[
+    "mitigations",
+    "nopti",
+    "pti",
+    "kpti",
+    "nospectre_v2",
+    "spectre_v2_user",
+    "spectre_bhi",
+    "nospec_store_bypass_disable",
+    "ssbd",
+    "l1d_flush",
+    "tsx",
+    "nosmt",
+    "noibrs",
+    "noibpb",
+];
+
+/// Whether a command-line word (`name` or `name=value`) sets a
+/// mitigation: a parameter of [`SWITCHES`] or of the others above.
+pub fn is_parameter(word: &str) -> bool {
+    fn name(word: &str) -> &str {
+        word.split_once('=').map_or(word, |(name, _)| name)
+    }
+    let word = name(word);
+    OTHER_PARAMETERS.contains(&word) || SWITCHES.iter().any(|(_, off)| name(off) == word)
+}
+
 /// A mitigation the running kernel has in force, from its vulnerability
 /// file, with the boot parameter that turns it off.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

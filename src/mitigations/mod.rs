@@ -14,11 +14,20 @@ pub mod process;
 #[derive(Debug, Clone, Copy)]
 pub struct Mitigation {
     pub name: &'static str,
-    /// Inventory keys (a vulnerability file, a command-line parameter, a
-    /// kconfig option, a process control) whose change can switch it;
-    /// matched as lower-case substrings of the changed key.
+    /// The vulnerability files (/sys/devices/system/cpu/vulnerabilities)
+    /// whose "Mitigation: ..." line can mean it runs; each file's boot
+    /// word that turns it off is in [`kernel::SWITCHES`].
+    pub files: &'static [&'static str],
+    /// Where one file reports several mitigations (spectre_v2 names
+    /// retpolines, RSB filling, IBPB and BHI), the words of the line that
+    /// say this one runs; empty: the file's mitigation is this one.
+    pub in_line: &'static [&'static str],
+    /// Further inventory keys (a command-line parameter, a kconfig option,
+    /// a process control) whose change can switch it; matched, with
+    /// `files`, as lower-case substrings of the changed key.
     pub switched_by: &'static [&'static str],
-    /// Probe ids it taxes, as globs.
+    /// Probe ids it taxes, as globs; empty where it taxes nothing a
+    /// probe measures (`why` says what it does tax).
     pub taxes: &'static [&'static str],
     pub why: &'static str,
     pub source: &'static str,
@@ -40,28 +49,36 @@ const KERNEL_CROSSINGS: &[&str] = &[
 pub const MITIGATIONS: &[Mitigation] = &[
     Mitigation {
         name: "PTI (page-table isolation)",
-        switched_by: &["meltdown", "pti", "page_table_isolation"],
+        files: &["meltdown"],
+        in_line: &[],
+        switched_by: &["pti", "page_table_isolation"],
         taxes: KERNEL_CROSSINGS,
         why: "every kernel entry and exit switches page tables (CR3), and without PCID flushes the TLB",
         source: "https://docs.kernel.org/arch/x86/pti.html",
     },
     Mitigation {
         name: "retpoline / IBRS / eIBRS",
-        switched_by: &["spectre_v2", "retpoline", "ibrs"],
+        files: &["spectre_v2"],
+        in_line: &[],
+        switched_by: &["retpoline", "ibrs"],
         taxes: KERNEL_CROSSINGS,
         why: "the kernel's indirect branches go through retpoline thunks, or run with IBRS set on entry",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
         name: "return thunks / SRSO safe-RET",
-        switched_by: &["retbleed", "spec_rstack_overflow", "rethunk", "srso"],
+        files: &["retbleed", "spec_rstack_overflow"],
+        in_line: &[],
+        switched_by: &["rethunk", "srso"],
         taxes: KERNEL_CROSSINGS,
         why: "every kernel return goes through a return thunk; on AMD Zen the SRSO safe-RET sequence",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/srso.html",
     },
     Mitigation {
         name: "RSB filling",
-        switched_by: &["spectre_v2", "retbleed"],
+        files: &["spectre_v2", "retbleed"],
+        in_line: &["RSB filling"],
+        switched_by: &[],
         taxes: &[
             "os/ctxswitch",
             "os/thread",
@@ -74,6 +91,8 @@ pub const MITIGATIONS: &[Mitigation] = &[
     },
     Mitigation {
         name: "IBPB",
+        files: &["spectre_v2"],
+        in_line: &["IBPB: conditional", "IBPB: always-on"],
         switched_by: &["spectre_v2_user", "ibpb", "speculationindirectbranch"],
         taxes: &["os/ctxswitch", "os/fork", "os/exec", "thread/*"],
         why: "a prediction barrier on switches between tasks that may not share predictor state",
@@ -81,7 +100,9 @@ pub const MITIGATIONS: &[Mitigation] = &[
     },
     Mitigation {
         name: "SSBD (speculative store bypass disable)",
-        switched_by: &["spec_store_bypass", "ssbd", "speculation_store_bypass"],
+        files: &["spec_store_bypass"],
+        in_line: &[],
+        switched_by: &["ssbd", "speculation_store_bypass"],
         taxes: &[
             "syscall/specctrl-*",
             "indirect/pipeline-*",
@@ -93,33 +114,98 @@ pub const MITIGATIONS: &[Mitigation] = &[
     },
     Mitigation {
         name: "MDS / TAA / MMIO: VERW buffer clearing",
-        switched_by: &[
+        files: &[
             "mds",
             "tsx_async_abort",
             "mmio_stale_data",
             "reg_file_data_sampling",
-            "md_clear",
+            "tsa",
         ],
+        in_line: &[],
+        switched_by: &["md_clear"],
         taxes: KERNEL_CROSSINGS,
-        why: "VERW clears the CPU buffers on every return to user space",
+        why: "VERW clears the CPU buffers on every return to user space (on AMD, for TSA too)",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/mds.html",
     },
     Mitigation {
         name: "L1D flush",
-        switched_by: &["l1tf", "l1d_flush"],
+        files: &["l1tf"],
+        in_line: &[],
+        switched_by: &["l1d_flush"],
         taxes: &["os/ctxswitch", "thread/*"],
         why: "L1D is flushed on VM entry, or on switching to a task that asked for it",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/l1d_flush.html",
     },
     Mitigation {
         name: "BHI (branch history clearing)",
+        files: &["spectre_v2"],
+        in_line: &["BHI: SW", "BHI: BHI_DIS_S", "BHI: Retpoline"],
         switched_by: &["spectre_bhi", "bhi"],
         taxes: KERNEL_CROSSINGS,
         why: "the branch history is cleared on syscall entry (or BHI_DIS_S set)",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        name: "spectre_v1 barriers",
+        files: &["spectre_v1"],
+        in_line: &[],
+        switched_by: &["nospectre_v1"],
+        taxes: KERNEL_CROSSINGS,
+        why: "an LFENCE after SWAPGS on kernel entry, and user pointers masked before use",
+        source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
+    },
+    Mitigation {
+        name: "ITS (indirect target selection thunks)",
+        files: &["indirect_target_selection"],
+        in_line: &[],
+        switched_by: &[],
+        taxes: KERNEL_CROSSINGS,
+        why: "the kernel's indirect branches and returns in the lower half of a cache line go \
+              through ITS thunks",
+        source: "https://docs.kernel.org/admin-guide/hw-vuln/indirect-target-selection.html",
+    },
+    Mitigation {
+        name: "SRBDS (RDRAND/RDSEED serialised)",
+        files: &["srbds"],
+        in_line: &[],
+        switched_by: &[],
+        taxes: &[],
+        why: "microcode serialises RDRAND and RDSEED: only code that draws random numbers \
+              that way pays",
+        source: "https://docs.kernel.org/admin-guide/hw-vuln/special-register-buffer-data-sampling.html",
+    },
+    Mitigation {
+        name: "GDS (gather data sampling microcode)",
+        files: &["gather_data_sampling"],
+        in_line: &[],
+        switched_by: &[],
+        taxes: &[],
+        why: "microcode slows AVX gather instructions: only vector code that gathers pays",
+        source: "https://docs.kernel.org/admin-guide/hw-vuln/gather_data_sampling.html",
+    },
+    Mitigation {
+        name: "VMSCAPE (IBPB before returning to the VMM)",
+        files: &["vmscape"],
+        in_line: &[],
+        switched_by: &[],
+        taxes: &[],
+        why: "a prediction barrier on the way from a guest's exit to the user-space VMM: \
+              only a KVM host's VMM pays",
+        source: "https://docs.kernel.org/admin-guide/hw-vuln/vmscape.html",
+    },
+    Mitigation {
+        name: "iTLB multihit (no executable huge pages in guests)",
+        files: &["itlb_multihit"],
+        in_line: &[],
+        switched_by: &["nx_huge_pages"],
+        taxes: &[],
+        why: "KVM maps a guest's executable pages small: only a KVM host's guests pay",
+        source: "https://docs.kernel.org/admin-guide/hw-vuln/multihit.html",
+    },
+    Mitigation {
         name: "seccomp filters",
+        files: &[],
+        in_line: &[],
         switched_by: &["seccomp"],
         taxes: KERNEL_CROSSINGS,
         why: "every syscall of the process runs each of its filters before the call",
@@ -127,6 +213,8 @@ pub const MITIGATIONS: &[Mitigation] = &[
     },
     Mitigation {
         name: "compiler hardening",
+        files: &[],
+        in_line: &[],
         switched_by: &["c_compiler", "rustc"],
         taxes: &["cflags/*", "indirect/*"],
         why: "the measured code itself was built otherwise (thunks, CFI, stack protection)",
@@ -146,7 +234,26 @@ pub fn switched_by(key: &str) -> Vec<&'static Mitigation> {
     }
     MITIGATIONS
         .iter()
-        .filter(|m| m.switched_by.iter().any(|word| key.contains(word)))
+        .filter(|m| {
+            m.files
+                .iter()
+                .chain(m.switched_by)
+                .any(|word| key.contains(word))
+        })
+        .collect()
+}
+
+/// The mitigations a vulnerability file's line says run: those of the
+/// file whose words stand in the line, or that need none. Empty where the
+/// line says none runs ([`kernel::mitigated`]).
+pub fn of_file(file: &str, line: &str) -> Vec<&'static Mitigation> {
+    if !kernel::mitigated(line) {
+        return Vec::new();
+    }
+    MITIGATIONS
+        .iter()
+        .filter(|m| m.files.contains(&file))
+        .filter(|m| m.in_line.is_empty() || m.in_line.iter().any(|w| line.contains(w)))
         .collect()
 }
 
@@ -166,6 +273,25 @@ pub fn named(name: &str) -> Option<&'static Mitigation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_vulnerability_file_names_a_mitigation_whatever_its_line_says() {
+        // A file's mitigation with no words of its own stands for the
+        // file, so a line this catalogue has not seen still names one.
+        for (file, _) in kernel::SWITCHES {
+            let found = of_file(file, "Mitigation: something new");
+            assert!(!found.is_empty(), "{file} names no mitigation");
+            assert!(MITIGATIONS.iter().all(|m| {
+                m.files
+                    .iter()
+                    .all(|f| kernel::SWITCHES.iter().any(|(known, _)| known == f))
+            }));
+        }
+        let line = "Mitigation: Retpolines; STIBP: disabled; RSB filling; BHI: Not affected";
+        let names: Vec<&str> = of_file("spectre_v2", line).iter().map(|m| m.name).collect();
+        assert_eq!(names, ["retpoline / IBRS / eIBRS", "RSB filling"]);
+        assert!(of_file("spectre_v2", "Not affected").is_empty());
+    }
 
     #[test]
     fn a_seccomp_change_explains_syscalls_and_not_user_code() {
@@ -188,8 +314,8 @@ mod tests {
         for m in MITIGATIONS {
             assert!(m.source.starts_with("https://"), "{}", m.name);
             assert!(
-                !m.taxes.is_empty() && !m.switched_by.is_empty(),
-                "{}",
+                !m.files.is_empty() || !m.switched_by.is_empty(),
+                "{}: nothing switches it",
                 m.name
             );
         }

@@ -212,7 +212,7 @@ pub struct Tax {
     pub without_counters_unsupported: Option<String>,
     /// The named mitigations in force in these tolls, and the part of a
     /// toll measured for each where this machine could.
-    pub mitigations: Vec<named::InForce>,
+    pub mitigations: Vec<named::Named>,
     /// Each mitigation's part of the workload's CPU time (see `parts`);
     /// None until priced.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -17,11 +17,13 @@ use crate::results::RunDocument;
 use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
-/// One mitigation in force and the tolls it is part of.
+/// One mitigation in force for the workload and the tolls it is part of
+/// (the kernel's are [`kernel::InForce`], read from the same files).
 #[derive(Debug, Clone, Serialize)]
-pub struct InForce {
+pub struct Named {
     pub mitigation: &'static str,
-    /// The kinds of crossing whose toll it is part of.
+    /// The kinds of crossing whose toll it is part of; empty where it
+    /// taxes none of the crossings counted (`part_from` says why).
     pub kinds: Vec<Crossing>,
     /// What says it is in force: a vulnerability file's line, or a line of
     /// the workload's /proc status.
@@ -34,24 +36,20 @@ pub struct InForce {
 
 /// The mitigations in force for a workload with these process `controls`
 /// (from its /proc status), with the tolls from `tolls`.
-pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<InForce> {
+pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
     let controls = &counted.controls;
     let kinds: Vec<Crossing> = counted.counts.iter().map(|c| c.kind).collect();
     let mut found = Vec::new();
-    for (file, line) in &tolls.inventory.cpu.vulnerabilities {
-        if !kernel::mitigated(line) {
-            continue;
-        }
-        for m in mitigations::switched_by(file) {
-            let evidence = format!("{file}: {line}");
-            push(
-                &mut found,
-                m,
-                taxed(m, &kinds),
-                evidence,
-                None,
-                machine_wide(),
-            );
+    for f in kernel::in_force(&tolls.inventory.cpu.vulnerabilities) {
+        for m in mitigations::of_file(&f.vulnerability, &f.line) {
+            let kinds = taxed(m, &kinds);
+            let from = if kinds.is_empty() {
+                format!("none: it taxes no crossing counted here ({})", m.why)
+            } else {
+                machine_wide()
+            };
+            let evidence = format!("{}: {}", f.vulnerability, f.line);
+            push(&mut found, m, kinds, evidence, None, from);
         }
     }
     for (control, value) in process::on(controls) {
@@ -114,19 +112,16 @@ fn taxed(m: &Mitigation, kinds: &[Crossing]) -> Vec<Crossing> {
 /// Adds `m`, in the tolls of `kinds`; one entry per mitigation, the first
 /// evidence kept and the others appended.
 fn push(
-    found: &mut Vec<InForce>,
+    found: &mut Vec<Named>,
     m: &'static Mitigation,
     kinds: Vec<Crossing>,
     evidence: String,
     part_ns: Option<f64>,
     part_from: String,
 ) {
-    if kinds.is_empty() {
-        return;
-    }
     match found.iter_mut().find(|f| f.mitigation == m.name) {
         Some(seen) => seen.evidence.push_str(&format!("; {evidence}")),
-        None => found.push(InForce {
+        None => found.push(Named {
             mitigation: m.name,
             kinds,
             evidence,
@@ -207,5 +202,29 @@ mod tests {
                 .iter()
                 .all(|f| f.part_from.starts_with("machine-wide"))
         );
+    }
+
+    #[test]
+    fn every_kernel_mitigation_the_summary_lists_is_named_with_its_part_or_why_none() {
+        let mut tolls = fixture();
+        tolls.inventory.cpu.vulnerabilities = kernel::SWITCHES
+            .iter()
+            .map(|(file, _)| (file.to_string(), "Mitigation: test".to_string()))
+            .collect();
+        let listed = crate::results::summary::of(&tolls).in_force;
+        assert_eq!(listed.len(), kernel::SWITCHES.len());
+        let found = in_force(&tolls, &counted(&[]));
+        for f in &listed {
+            let named = found
+                .iter()
+                .find(|n| n.evidence.contains(&format!("{}: ", f.vulnerability)))
+                .unwrap_or_else(|| panic!("tax names nothing for {}", f.vulnerability));
+            assert!(!named.part_from.is_empty());
+        }
+        let srbds = found
+            .iter()
+            .find(|n| n.evidence.starts_with("srbds"))
+            .unwrap();
+        assert!(srbds.kinds.is_empty() && srbds.part_from.starts_with("none"));
     }
 }

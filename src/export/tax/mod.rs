@@ -8,7 +8,7 @@ use crate::export::page::render_page;
 use crate::export::terminal::terminal_safe;
 use crate::export::text_table::{self, Style, table};
 use crate::tax::check::{Check, Estimate};
-use crate::tax::named::InForce;
+use crate::tax::named::Named;
 use crate::tax::{Tax, TaxRow};
 use comfy_table::ContentArrangement;
 use serde::Serialize;
@@ -163,7 +163,7 @@ fn ended(tax: &Tax) -> String {
     }
 }
 
-fn part(m: &InForce) -> String {
+fn part(m: &Named) -> String {
     match m.part_ns {
         Some(ns) => format!("{ns:.1} ns of each crossing ({})", m.part_from),
         None => m.part_from.clone(),
@@ -267,11 +267,14 @@ pub fn render(tax: &Tax, style: Style, width: usize) -> String {
         );
     }
     for m in &tax.mitigations {
+        let kinds = match crate::tax::crossing::list(&m.kinds) {
+            none if none.is_empty() => "no crossing counted".to_string(),
+            kinds => kinds,
+        };
         let _ = writeln!(
             out,
-            "  {} [{}]: {}; part: {}",
+            "  {} [{kinds}]: {}; part: {}",
             m.mitigation,
-            crate::tax::crossing::list(&m.kinds),
             terminal_safe(&m.evidence, false),
             part(m)
         );
