@@ -7,6 +7,7 @@
 //! force by it, attribute recognises boots and wrappers by it, and tax
 //! names what a workload's tolls hold by it.
 
+pub mod crossing;
 pub mod kernel;
 pub mod process;
 

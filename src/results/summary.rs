@@ -5,6 +5,7 @@
 //! (terminal, Markdown, HTML) and the JSON all start with it.
 
 use super::{Record, RunDocument};
+use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::probes::FigureRole;
 use serde::Serialize;
@@ -184,11 +185,14 @@ const fn figure(what: &'static str, record: usize, reads: Reads) -> FigureSpec {
     }
 }
 
-/// The tolls of the summary, in the order it prints them: a table, one
-/// toll to a paragraph (kept as written, not as rustfmt would fold it).
+/// The answer's lines, in the order it prints them, each a toll and the
+/// figures it reads (kept as written, not as rustfmt would fold it). What
+/// prices a crossing is the crossings' one table
+/// ([`crate::mitigations::crossing::TOLLS`]): the null syscall's line reads
+/// its row.
 #[rustfmt::skip]
-const TOLLS: &[TollSpec] = &[
-    toll(TollKind::NullSyscall, "os/getpid", &["syscall"], &[figure("getpid", 0, Reads::Cost)]),
+const LINES: &[TollSpec] = &[
+    toll(TollKind::NullSyscall, SYSCALL.probe, &[SYSCALL.variant], &[figure("getpid", 0, Reads::Cost)]),
     toll(TollKind::IndirectCall, "indirect/call", &["indirect", "retpoline", "return-thunk"], &[
         figure("plain", 0, Reads::Cost),
         figure("retpoline +", 1, Reads::Added),
@@ -236,7 +240,7 @@ const TOLLS: &[TollSpec] = &[
 /// Every (probe, variant) the summary's tolls read, for the test that
 /// holds each against the registry.
 pub fn rows_read() -> Vec<(&'static str, &'static str)> {
-    TOLLS
+    LINES
         .iter()
         .flat_map(|t| t.variants.iter().map(|v| (t.probe, *v)))
         .collect()
@@ -256,7 +260,7 @@ pub fn of(doc: &RunDocument) -> Summary {
     let in_force = switches::in_force(&doc.inventory.cpu.vulnerabilities);
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let run = Lookup { doc, mhz };
-    let tolls = TOLLS.iter().filter_map(|spec| run.toll(spec)).collect();
+    let tolls = LINES.iter().filter_map(|spec| run.toll(spec)).collect();
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     Summary {

@@ -6,7 +6,6 @@
 mod attach;
 pub mod check;
 pub mod count;
-pub mod crossing;
 pub mod inject;
 pub mod named;
 pub mod observer;
@@ -18,8 +17,8 @@ pub mod workloads;
 
 use crate::analysis;
 use crate::history::History;
+pub use crate::mitigations::crossing::{self, Crossing, TOLLS, TollSource};
 use crate::results::RunDocument;
-use crate::tax::crossing::Crossing;
 use count::Counted;
 use serde::Serialize;
 use std::time::Duration;
@@ -42,110 +41,6 @@ pub fn count(target: &Target) -> Result<Counted, String> {
         Target::Running { pid, duration } => attach::count_running(*pid, *duration),
     }
 }
-
-/// What one crossing of a kind costs, and which measured row says so.
-pub struct TollSource {
-    pub kind: Crossing,
-    pub probe: &'static str,
-    pub variant: &'static str,
-    /// Crossings of the kind in one item of the probe.
-    pub crossings_per_item: f64,
-    /// A row whose cost the item includes beside the crossing, taken off
-    /// (an exec's process creation, a flush's syscall).
-    pub less: Option<(&'static str, &'static str)>,
-    /// Why the row prices the kind, where that is not plain.
-    pub note: Option<&'static str>,
-}
-
-const fn toll(kind: Crossing, probe: &'static str, variant: &'static str) -> TollSource {
-    TollSource {
-        kind,
-        probe,
-        variant,
-        crossings_per_item: 1.0,
-        less: None,
-        note: None,
-    }
-}
-
-impl TollSource {
-    const fn less(self, probe: &'static str, variant: &'static str) -> TollSource {
-        TollSource {
-            less: Some((probe, variant)),
-            ..self
-        }
-    }
-
-    const fn note(self, note: &'static str) -> TollSource {
-        TollSource {
-            note: Some(note),
-            ..self
-        }
-    }
-
-    /// Which rows price the kind, as the output says.
-    fn rows_named(&self) -> String {
-        let mut from = format!("{} {}", self.probe, self.variant);
-        if let Some((probe, variant)) = self.less {
-            from.push_str(&format!(" less {probe} {variant}"));
-        }
-        from
-    }
-
-    /// The rows it reads: its own, and the one it takes off.
-    pub fn rows(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
-        std::iter::once((self.probe, self.variant)).chain(self.less)
-    }
-}
-
-/// A local flush is priced by a one-page mprotect less the null syscall:
-/// the PTE change and the flush of this CPU's TLB, without the entry that
-/// the syscall row already prices.
-const LOCAL_FLUSH: TollSource = toll(
-    Crossing::TlbFlushLocal,
-    "memory/shootdown",
-    "mprotect/alone",
-)
-.less("os/getpid", "syscall")
-.note("a one-page mprotect less the null syscall: the PTE change and this CPU's flush");
-
-/// The probes whose rows price each kind of crossing.
-pub const TOLLS: [TollSource; 11] = [
-    toll(Crossing::Syscall, "os/getpid", "syscall"),
-    TollSource {
-        // One round trip: two wake-ups, two switches.
-        crossings_per_item: 2.0,
-        ..toll(Crossing::ContextSwitch, "os/ctxswitch", "futex/same-cpu")
-    },
-    toll(Crossing::PageFault, "memory/fault", "anon"),
-    // Create and join: the join is the price of the exit.
-    toll(Crossing::ThreadCreation, "os/thread", "pthread"),
-    toll(Crossing::ProcessByFork, "os/fork", "fork"),
-    toll(Crossing::ProcessByVfork, "os/fork", "vfork"),
-    toll(Crossing::Exec, "os/exec", "vfork+exec")
-        .less("os/fork", "vfork")
-        .note("vfork+exec+wait of a static no-op less vfork+wait: the exec alone"),
-    toll(Crossing::Creation, "os/thread", "pthread").note(
-        "priced as threads, the cheapest creation: this kernel did not split creations by \
-         clone flags",
-    ),
-    LOCAL_FLUSH,
-    toll(
-        Crossing::TlbFlushRemote,
-        "memory/shootdown",
-        "mprotect/remote",
-    )
-    .less("memory/shootdown", "mprotect/alone")
-    .note("a one-page mprotect with a thread of the process on the other CPU, less alone"),
-    TollSource {
-        kind: Crossing::TlbFlush,
-        note: Some(
-            "priced as local flushes: this kernel did not tell local flushes from remote \
-             shootdowns",
-        ),
-        ..LOCAL_FLUSH
-    },
-];
 
 /// The probes `mitbench tax` measures when no run of this boot has them.
 pub fn toll_probes() -> Vec<String> {
