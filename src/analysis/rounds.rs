@@ -223,8 +223,34 @@ pub struct Paired {
     pub delta: f64,
     pub delta_ci95: Option<(f64, f64)>,
     pub pairs: usize,
-    /// "quiet" when only pairs of two quiet rounds were used, else "all".
-    pub basis: String,
+    pub basis: PairBasis,
+}
+
+/// Which pairs of rounds a comparison with the baseline stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairBasis {
+    /// Only pairs of two quiet rounds (the machine showed two states).
+    Quiet,
+    /// Every pair.
+    All,
+}
+
+impl std::fmt::Display for PairBasis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PairBasis::Quiet => "quiet",
+            PairBasis::All => "all",
+        })
+    }
+}
+
+/// The state a round ran in, by the run's state model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoundState {
+    Quiet,
+    Slow,
 }
 
 /// Pairs of two quiet rounds when the machine showed two states and there
@@ -232,9 +258,9 @@ pub struct Paired {
 pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
     let quiet: Vec<Pair> = pairs.iter().copied().filter(|p| p.quiet).collect();
     let (used, basis) = if two_states && quiet.len() >= MIN_ROUNDS_FOR_CI {
-        (quiet, "quiet")
+        (quiet, PairBasis::Quiet)
     } else {
-        (pairs.to_vec(), "all")
+        (pairs.to_vec(), PairBasis::All)
     };
     let used: Vec<Pair> = used.into_iter().filter(|p| p.baseline > 0.0).collect();
     if used.is_empty() {
@@ -274,7 +300,7 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         delta,
         delta_ci95,
         pairs: used.len(),
-        basis: basis.to_string(),
+        basis,
     })
 }
 
@@ -380,11 +406,11 @@ mod tests {
         }));
         let p = paired(&pairs, true, 1).unwrap();
         assert_eq!(
-            (p.ratio, p.delta, p.pairs, p.basis.as_str()),
-            (2.0, 100.0, 10, "quiet")
+            (p.ratio, p.delta, p.pairs, p.basis),
+            (2.0, 100.0, 10, PairBasis::Quiet)
         );
         let all = paired(&pairs, false, 1).unwrap();
-        assert_eq!((all.pairs, all.basis.as_str()), (40, "all"));
+        assert_eq!((all.pairs, all.basis), (40, PairBasis::All));
         assert!(paired(&[], true, 1).is_none());
     }
 

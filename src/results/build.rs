@@ -11,7 +11,7 @@ use super::speed::RunSpeed;
 use super::spread;
 use crate::analysis::figure;
 use crate::analysis::phases::PhaseCost;
-use crate::analysis::rounds::{self, Basis, Pair, RoundFigure};
+use crate::analysis::rounds::{self, Basis, Pair, RoundFigure, RoundState};
 use crate::analysis::spread::{NextRun, RunSpread};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
@@ -446,7 +446,11 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         canary_before: round.canary_before,
         canary_after: round.canary_after,
         reference_ticks: round.reference().filter(|_| round.reference_steady()),
-        state: if round.quiet(model) { "quiet" } else { "slow" }.to_string(),
+        state: if round.quiet(model) {
+            RoundState::Quiet
+        } else {
+            RoundState::Slow
+        },
         worker_pid: round.worker_pid,
     }
 }
@@ -596,7 +600,7 @@ mod tests {
                 delta_ticks: 0.0,
                 delta_ci95_ticks: None,
                 pairs: 10,
-                basis: "all".into(),
+                basis: rounds::PairBasis::All,
                 headline_ratio: None,
                 holds_headline_ratio: None,
             }),

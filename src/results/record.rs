@@ -6,7 +6,7 @@
 pub use crate::analysis::figure::NextRunFrom;
 use crate::analysis::noise::RunFigure;
 use crate::analysis::phases::PhaseCost;
-use crate::analysis::rounds::Basis;
+use crate::analysis::rounds::{Basis, PairBasis, RoundState};
 use crate::analysis::speed;
 use crate::analysis::spread::fork_figures;
 use crate::harness::counters::CounterReport;
@@ -83,7 +83,7 @@ impl Record {
             .rounds
             .each
             .iter()
-            .filter(|r| !quiet_only || r.state == "quiet");
+            .filter(|r| !quiet_only || r.state == RoundState::Quiet);
         let ns_per_tick = if cost.ticks != 0.0 {
             cost.ns / cost.ticks
         } else {
@@ -322,8 +322,7 @@ pub struct Comparison {
     pub delta_ticks: f64,
     pub delta_ci95_ticks: Option<[f64; 2]>,
     pub pairs: usize,
-    /// "quiet": pairs of two quiet rounds; "all": every pair.
-    pub basis: String,
+    pub basis: PairBasis,
     /// The headline figures' own ratio (this cost over the baseline's),
     /// and whether `ratio_ci95` holds it; where it does not, the record's
     /// notes say why.
@@ -420,8 +419,8 @@ pub struct RoundRow {
     /// readings disagreed (the machine changed state during the round).
     #[serde(default)]
     pub reference_ticks: Option<f64>,
-    /// "quiet" or "slow", by the run's state model.
-    pub state: String,
+    /// By the run's state model.
+    pub state: RoundState,
     pub worker_pid: u32,
 }
 
