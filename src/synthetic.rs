@@ -557,10 +557,7 @@ impl Machine {
                 .map(|(key, forks)| {
                     let medians: Vec<f64> = forks
                         .into_values()
-                        .map(|mut figures| {
-                            figures.sort_by(f64::total_cmp);
-                            crate::analysis::stats::median(&figures)
-                        })
+                        .map(|figures| crate::analysis::stats::median_of(&figures).unwrap_or(0.0))
                         .collect();
                     (key, crate::analysis::rounds::across_forks(&medians))
                 })

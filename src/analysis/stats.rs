@@ -173,6 +173,18 @@ pub fn quantile_difference(
     Some((at(b) - at(a), central_interval(&differences, confidence)))
 }
 
+/// Quantile `q` of unsorted data, which is left as it is; None when empty.
+pub fn quantile_of(values: &[f64], q: f64) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (!sorted.is_empty()).then(|| quantile(&sorted, q))
+}
+
+/// The largest of unsorted data; None when empty.
+pub fn max_of(values: &[f64]) -> Option<f64> {
+    values.iter().copied().max_by(f64::total_cmp)
+}
+
 /// Median of unsorted data, which is left as it is; None when empty.
 pub fn median_of(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| select_median(&mut values.to_vec()))

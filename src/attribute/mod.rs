@@ -105,9 +105,8 @@ pub struct BootVariance {
 
 impl BootVariance {
     fn of(noise: &BootNoise, sets_span_boots: bool) -> BootVariance {
-        let mut sds: Vec<f64> = noise.rows.values().map(|e| e.sd() * 100.0).collect();
-        sds.sort_by(f64::total_cmp);
-        let median_pct = (!sds.is_empty()).then(|| crate::analysis::stats::median(&sds));
+        let sds: Vec<f64> = noise.rows.values().map(|e| e.sd() * 100.0).collect();
+        let median_pct = crate::analysis::stats::median_of(&sds);
         let summary = match (sets_span_boots, median_pct) {
             (false, _) => "the sets ran under one boot: the parts are this boot's, and a \
                            boot's own variance is not counted"
@@ -518,20 +517,17 @@ fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
             let families = crate::probes::by_family(rows, |r| &r.family)
                 .into_iter()
                 .filter_map(|(family, members)| {
-                    let mut shares: Vec<f64> = members
+                    let shares: Vec<f64> = members
                         .iter()
                         .filter_map(|r| {
                             let whole = r.whole.filter(|w| w.verdict == Verdict::Slower)?;
                             Some(r.parts[k]?.ns / whole.ns * 100.0)
                         })
                         .collect();
-                    (!shares.is_empty()).then(|| {
-                        shares.sort_by(f64::total_cmp);
-                        FamilyShare {
-                            family: family.name.to_string(),
-                            share_pct: crate::analysis::stats::median(&shares),
-                            rows: shares.len(),
-                        }
+                    crate::analysis::stats::median_of(&shares).map(|share_pct| FamilyShare {
+                        family: family.name.to_string(),
+                        share_pct,
+                        rows: shares.len(),
                     })
                 })
                 .collect();

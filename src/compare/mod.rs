@@ -403,12 +403,11 @@ fn unheld(
         .iter()
         .filter_map(|r| learned(&r.id, &r.variant))
         .collect();
-    let mut spreads: Vec<f64> = learned_rows
+    let spreads: Vec<f64> = learned_rows
         .iter()
         .map(|l| l.evidence.half_width() * 100.0)
         .collect();
-    spreads.sort_by(f64::total_cmp);
-    let between_runs_pct = (!spreads.is_empty()).then(|| crate::analysis::stats::median(&spreads));
+    let between_runs_pct = crate::analysis::stats::median_of(&spreads);
     let history_runs = learned_rows.iter().map(|l| l.runs).max();
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {

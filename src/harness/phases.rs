@@ -5,7 +5,7 @@
 //! sample's phases add up to its whole (less the harness's own call).
 
 use super::tsc;
-use crate::analysis::stats::median;
+use crate::analysis::stats::median_of;
 use serde::{Deserialize, Serialize};
 
 /// The phase stopwatch a batch is handed; see the module comment.
@@ -76,7 +76,7 @@ impl MarkCost {
 pub fn mark_ticks() -> f64 {
     const MARKS: u64 = 256;
     let mut laps = Laps::new(1);
-    let mut runs: Vec<f64> = (0..9)
+    let runs: Vec<f64> = (0..9)
         .map(|_| {
             laps.start();
             let start = tsc::read().ticks;
@@ -87,6 +87,5 @@ pub fn mark_ticks() -> f64 {
             end.saturating_sub(start) as f64 / MARKS as f64
         })
         .collect();
-    runs.sort_by(f64::total_cmp);
-    median(&runs)
+    median_of(&runs).unwrap_or(0.0)
 }

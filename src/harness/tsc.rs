@@ -157,7 +157,7 @@ pub fn frequency_from_kernel_log(log: &str) -> Option<(f64, String)> {
 /// Measures the TSC rate against CLOCK_MONOTONIC_RAW over `span`, taking the
 /// median of a few rounds so one preempted round cannot skew it.
 pub fn calibrate_mhz(span: Duration, rounds: usize) -> Option<f64> {
-    let mut rates: Vec<f64> = (0..rounds)
+    let rates: Vec<f64> = (0..rounds)
         .filter_map(|_| {
             let (t0, n0) = paired_read()?;
             std::thread::sleep(span);
@@ -166,11 +166,7 @@ pub fn calibrate_mhz(span: Duration, rounds: usize) -> Option<f64> {
             (ns > 0.0).then(|| (t1 - t0) as f64 * 1000.0 / ns)
         })
         .collect();
-    if rates.is_empty() {
-        return None;
-    }
-    rates.sort_by(f64::total_cmp);
-    Some(rates[rates.len() / 2])
+    crate::analysis::stats::median_of(&rates)
 }
 
 /// A TSC reading and a CLOCK_MONOTONIC_RAW reading taken as close together as

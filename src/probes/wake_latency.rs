@@ -5,7 +5,7 @@
 //! stand-in for the kernel's need_resched.
 
 use super::corunner::CoRunner;
-use crate::analysis::stats::quantile;
+use crate::analysis::stats::{max_of, quantile_of};
 use crate::harness::tsc;
 use crate::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -97,21 +97,17 @@ impl WakeLatency {
             late_ns, runner, ..
         } = self;
         drop(runner);
-        let mut late: Vec<f64> = late_ns
+        let late: Vec<f64> = late_ns
             .lock()
             .ok()?
             .iter()
             .map(|&ns| ns as f64 / 1000.0)
             .collect();
-        if late.is_empty() {
-            return None;
-        }
-        late.sort_by(f64::total_cmp);
         Some(Lateness {
             wakes: late.len(),
-            p50_us: quantile(&late, 0.5),
-            p99_us: quantile(&late, 0.99),
-            max_us: late[late.len() - 1],
+            p50_us: quantile_of(&late, 0.5)?,
+            p99_us: quantile_of(&late, 0.99)?,
+            max_us: max_of(&late)?,
         })
     }
 }

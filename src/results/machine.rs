@@ -6,7 +6,7 @@ use super::Record;
 use super::speed::RunSpeed;
 use crate::analysis::noise::RunTime;
 use crate::analysis::states::{Drift, MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
-use crate::analysis::stats::quantile;
+use crate::analysis::stats::{max_of, median_of};
 use serde::{Deserialize, Serialize};
 
 /// The run's states as the report states them.
@@ -94,17 +94,16 @@ impl ReferenceSpeed {
     /// it; None where the run read no reference.
     pub fn of(speed: &RunSpeed, records: &[Record]) -> Option<ReferenceSpeed> {
         let ticks = speed.reference?;
-        let mut explained: Vec<f64> = records
+        let explained: Vec<f64> = records
             .iter()
             .filter_map(|r| r.cost.as_ref()?.speed_explained_pct)
             .collect();
-        explained.sort_by(f64::total_cmp);
         Some(ReferenceSpeed {
             description: crate::harness::reference::DESCRIPTION.to_string(),
             ticks,
             moved_pct: speed.moved_pct,
             rows: explained.len(),
-            explained_pct: (!explained.is_empty()).then(|| quantile(&explained, 0.5)),
+            explained_pct: median_of(&explained),
             beyond_block_medians: speed.beyond.medians.clone(),
             beyond_sampling_pct: (!speed.beyond.medians.is_empty())
                 .then(|| speed.beyond.sampling_var.sqrt() * 100.0),
@@ -130,10 +129,11 @@ impl MachineStates {
         } = drift_blocks(&model, readings, times);
         // (lowest, highest, spread as a percentage of their median)
         let drift = (drift_block_medians.len() >= 2).then(|| {
-            let mut sorted = drift_block_medians.clone();
-            sorted.sort_by(f64::total_cmp);
-            let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
-            (lo, hi, (hi - lo) / quantile(&sorted, 0.5) * 100.0)
+            let blocks = &drift_block_medians;
+            let lo = blocks.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = max_of(blocks).unwrap_or(lo);
+            let median = median_of(blocks).unwrap_or(1.0);
+            (lo, hi, (hi - lo) / median * 100.0)
         });
         let steal = steal_pct.map_or_else(
             || "steal time unreadable".to_string(),

@@ -54,9 +54,8 @@ impl RunSpeed {
             .filter(|r| r.reference_steady())
             .filter_map(|r| Some((r.started_s, r.reference()?)))
             .collect();
-        let mut beside: Vec<f64> = timed.iter().map(|(_, r)| *r).collect();
-        beside.sort_by(f64::total_cmp);
-        let reference = (!beside.is_empty()).then(|| stats::median(&beside));
+        let beside: Vec<f64> = timed.iter().map(|(_, r)| *r).collect();
+        let reference = stats::median_of(&beside);
         let Some(at) = reference else {
             return RunSpeed::default();
         };
@@ -94,15 +93,14 @@ impl RunSpeed {
                 *fit = fit.toward(pooled);
             }
         }
-        let mut errors: Vec<f64> = fits
+        let errors: Vec<f64> = fits
             .values()
             .map(|f| f.se)
             .filter(|se| se.is_finite())
             .collect();
-        errors.sort_by(f64::total_cmp);
         run.fits = fits;
         run.pooled = pooled;
-        run.pooled_se = (!errors.is_empty()).then(|| stats::median(&errors));
+        run.pooled_se = stats::median_of(&errors);
         run.spread = run_spread(
             probes,
             |v| run.rounds(v, model),
@@ -275,14 +273,13 @@ mod tests {
         let model = StateModel::fit(&[200.0; 200]);
         let speed = RunSpeed::of(&probes, &model);
         let v = &probes[0].variants[0];
-        let mut at_speed: Vec<f64> = v
+        let at_speed: Vec<f64> = v
             .rounds
             .iter()
             .filter_map(|r| speed.figure("indirect/call", v, r))
             .collect();
         assert_eq!(at_speed.len(), v.rounds.len(), "every round has a figure");
-        at_speed.sort_by(f64::total_cmp);
-        let median = stats::median(&at_speed);
+        let median = stats::median_of(&at_speed).unwrap();
         assert!((3.0..3.4).contains(&median), "{median}");
     }
 }

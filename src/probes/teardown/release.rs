@@ -9,7 +9,7 @@
 //! All threads are SCHED_OTHER.
 
 use super::index::{Index, Policy};
-use crate::analysis::stats::quantile;
+use crate::analysis::stats::{max_of, quantile_of};
 use crate::harness::{Harness, tsc};
 use crate::probes::corunner::CoRunner;
 use crate::probes::{
@@ -194,16 +194,13 @@ fn start_lookups(
 /// microseconds, None when no lookup completed within a release.
 fn summarise(record: &Lookups, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64, f64)>) {
     let rate = record.lookups.load(Ordering::Relaxed) as f64 / seconds.max(1e-9);
-    let mut waits: Vec<f64> = record
+    let waits: Vec<f64> = record
         .waits_ticks
         .lock()
         .map(|w| w.iter().map(|&t| t as f64 / tsc_mhz).collect())
         .unwrap_or_default();
-    if waits.is_empty() {
-        return (rate, None);
-    }
-    waits.sort_by(f64::total_cmp);
-    (rate, Some((quantile(&waits, 0.99), waits[waits.len() - 1])))
+    let tail = quantile_of(&waits, 0.99).zip(max_of(&waits));
+    (rate, tail)
 }
 
 described_by_field!(Release);
