@@ -64,10 +64,17 @@ pub fn next_run_interval(
     (run_to_run, from)
 }
 
-/// How far `interval` reaches from `figure` on its wider side, percent of
-/// the figure; None at a figure of zero.
-pub fn half_width_pct(figure: f64, [lo, hi]: [f64; 2]) -> Option<f64> {
-    (figure.abs() > 0.0).then(|| (figure - lo).max(hi - figure) / figure.abs() * 100.0)
+/// How far `interval` reaches from `figure` on its wider side: the one
+/// half-width rule every output writes as "±" (an interval read on the log
+/// scale, or widened on one side, is not symmetric, and the narrower side
+/// would flatter it).
+pub fn half_width(figure: f64, [lo, hi]: [f64; 2]) -> f64 {
+    (figure - lo).max(hi - figure)
+}
+
+/// [`half_width`] as a percentage of the figure; None at a figure of zero.
+pub fn half_width_pct(figure: f64, interval: [f64; 2]) -> Option<f64> {
+    (figure.abs() > 0.0).then(|| half_width(figure, interval) / figure.abs() * 100.0)
 }
 
 /// `interval` around `figure` widened on the log scale, each side apart,

@@ -3,6 +3,7 @@
 //! how its rounds stopped, its counters, and its rounds. Every figure is
 //! computed once, in [`super::build`]; exporters only render.
 
+use crate::analysis::figure;
 pub use crate::analysis::figure::NextRunFrom;
 use crate::analysis::noise::RunFigure;
 use crate::analysis::phases::PhaseCost;
@@ -148,8 +149,14 @@ impl Record {
         self.role == Role::Baseline
     }
 
+    /// The figure every output shows of this row ([`Cost::shown`]).
+    pub fn shown(&self) -> Option<Shown> {
+        self.cost.as_ref().map(Cost::shown)
+    }
+
+    /// The shown figure's ticks: what fits, advice and plots read.
     pub fn cost_ticks(&self) -> Option<f64> {
-        self.cost.as_ref().map(|c| c.ticks)
+        self.shown().map(|s| s.ticks)
     }
 
     /// The p99 of the same-CPU co-runner's wait, where the probe had one.
@@ -303,13 +310,33 @@ pub struct EqualSpeed {
     pub carry: Option<f64>,
 }
 
-/// The figure a table shows of a cost: see [`Cost::shown`].
+/// The figure a table shows of a cost, and every export with it: see
+/// [`Cost::shown`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shown {
     pub ticks: f64,
     pub ns: f64,
     pub interval_ticks: Option<[f64; 2]>,
     pub half_width_pct: Option<f64>,
+}
+
+impl Shown {
+    /// The interval in ns, at the figure's own ns per tick.
+    pub fn interval_ns(&self) -> Option<[f64; 2]> {
+        let per_tick = if self.ticks != 0.0 {
+            self.ns / self.ticks
+        } else {
+            0.0
+        };
+        self.interval_ticks
+            .map(|[lo, hi]| [lo * per_tick, hi * per_tick])
+    }
+
+    /// The half-width in ns, by the one rule ([`figure::half_width`]).
+    pub fn half_width_ns(&self) -> Option<f64> {
+        self.interval_ns()
+            .map(|interval| figure::half_width(self.ns, interval))
+    }
 }
 
 /// Against the baseline, per pair of rounds adjacent in time (the

@@ -362,7 +362,7 @@ impl<'d> Lookup<'d> {
             Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
             Reads::WinBack(group) => self.win_back(f.what, probe, group, series(group)),
             Reads::Step { from, steps } => {
-                let (a, b) = (records[from].cost.as_ref()?, r.cost.as_ref()?);
+                let (a, b) = (records[from].shown()?, r.shown()?);
                 Some(Quantity {
                     what: f.what.to_string(),
                     value: self.ns((b.ticks - a.ticks) / steps)?,
@@ -381,14 +381,12 @@ impl<'d> Lookup<'d> {
     /// A record's own cost, in ns.
     fn cost(&self, what: &str, r: &Record) -> Option<Quantity> {
         // The figure the table shows: at the run's reference speed.
-        let shown = r.cost.as_ref()?.shown();
+        let shown = r.shown()?;
         Some(Quantity {
             what: what.to_string(),
             value: shown.ns,
             unit: Unit::Ns,
-            ci95: shown
-                .interval_ticks
-                .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
+            ci95: shown.interval_ns(),
             from: from(r),
         })
     }
@@ -409,7 +407,7 @@ impl<'d> Lookup<'d> {
 
     /// `variant`'s cost over `base`'s, from their headlines.
     fn times(&self, what: &str, r: &Record, base: &Record) -> Option<Quantity> {
-        let (a, b) = (r.cost.as_ref()?.ticks, base.cost.as_ref()?.ticks);
+        let (a, b) = (r.cost_ticks()?, base.cost_ticks()?);
         (b > 0.0).then(|| Quantity {
             what: what.to_string(),
             value: a / b,

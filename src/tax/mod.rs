@@ -126,19 +126,16 @@ pub struct Tax {
 /// there is none.
 fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>), String> {
     let figure = |probe: &str, variant: &str| -> Result<(f64, Option<f64>), String> {
-        let cost = tolls
+        // The figure the run's table prints: at its reference speed.
+        let shown = tolls
             .results
             .iter()
             .find(|r| r.id == probe && r.variant == variant)
-            .and_then(|r| r.cost.as_ref())
+            .and_then(|r| r.shown())
             .ok_or_else(|| format!("{probe} {variant} not measured"))?;
-        let half = cost
-            .run_to_run_ci95_ns
-            .or(cost.ci95_ns)
-            .map(|[lo, hi]| (hi - lo) / 2.0);
         Ok((
-            cost.ns / t.crossings_per_item,
-            half.map(|h| h / t.crossings_per_item),
+            shown.ns / t.crossings_per_item,
+            shown.half_width_ns().map(|h| h / t.crossings_per_item),
         ))
     };
     let mut toll = figure(t.probe, t.variant)?;

@@ -75,7 +75,10 @@ fn per_crossing(
             .find(|r| r.id == probe && r.variant == variant)
             .filter(|r| r.note.is_none())?;
         let e = pick(row)?;
-        Some((e.ns, e.ci95_ns.map(|[lo, hi]| (hi - lo) / 2.0)))
+        let half = e
+            .ci95_ns
+            .map(|i| crate::analysis::figure::half_width(e.ns, i));
+        Some((e.ns, half))
     };
     let mut part = find(source.probe, source.variant)?;
     if let Some((probe, variant)) = source.less {

@@ -16,8 +16,9 @@ fn cell(estimate: Option<Estimate>) -> String {
         return "-".to_string();
     };
     let sign = if e.ns >= 0.0 { "+" } else { "" };
-    let half = e.ci95_ns.map_or_else(String::new, |[lo, hi]| {
-        format!(" ±{}", format_cost((hi - lo) / 2.0))
+    let half = e.ci95_ns.map_or_else(String::new, |interval| {
+        let half = crate::analysis::figure::half_width(e.ns, interval);
+        format!(" ±{}", format_cost(half))
     });
     let text = format!("{sign}{}{half}", format_cost(e.ns));
     match e.verdict {

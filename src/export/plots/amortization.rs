@@ -19,9 +19,9 @@ pub fn amortization(
         .filter(in_series)
         .filter_map(|r| {
             let size = r.batch.as_ref()?.size as f64;
-            let cost = r.cost.as_ref()?;
-            let [lo, hi] = cost.interval_ticks().unwrap_or([cost.ticks, cost.ticks]);
-            Some((size, cost.ticks, lo, hi))
+            let shown = r.shown()?;
+            let [lo, hi] = shown.interval_ticks.unwrap_or([shown.ticks; 2]);
+            Some((size, shown.ticks, lo, hi))
         })
         .filter(|p| p.0 > 0.0 && p.1 > 0.0)
         .collect();

@@ -1,7 +1,8 @@
-//! One row per record in CSV, with stable column names (README lists
-//! them): what a spreadsheet or a script reads. The interval columns are
-//! the run-to-run interval the table prints; empty cells are figures the
-//! record does not have.
+//! One row per record in CSV, with stable column names (docs/json-and-csv.md
+//! lists them): what a spreadsheet or a script reads. `ns`, `ticks` and the
+//! `ci95_*` columns are the figure and interval the table prints (at the
+//! run's reference speed where it read one); the `raw_*` columns are the
+//! figure as timed; empty cells are figures the record does not have.
 
 use crate::export::{ExportError, Exporter};
 use crate::results::{Record, RunDocument};
@@ -46,11 +47,18 @@ struct Row<'a> {
     speed_normalized_ticks: Option<f64>,
     speed_normalized_ci95_low_ticks: Option<f64>,
     speed_normalized_ci95_high_ticks: Option<f64>,
+    raw_ns: Option<f64>,
+    raw_ticks: Option<f64>,
+    raw_ci95_low_ticks: Option<f64>,
+    raw_ci95_high_ticks: Option<f64>,
+    raw_ci95_half_width_pct: Option<f64>,
 }
 
 fn row(r: &Record) -> Row<'_> {
     let cost = r.cost.as_ref();
-    let interval = cost.and_then(|c| c.interval_ticks());
+    let shown = r.shown();
+    let interval = shown.and_then(|s| s.interval_ticks);
+    let raw_interval = cost.and_then(|c| c.interval_ticks());
     let vs = r.vs_baseline.as_ref();
     Row {
         probe: &r.id,
@@ -62,11 +70,11 @@ fn row(r: &Record) -> Row<'_> {
         item: &r.item,
         unsupported_kind: r.unsupported.as_ref().map(|u| kebab(&u.kind)),
         unsupported_reason: r.unsupported.as_ref().map(|u| u.reason.as_str()),
-        ns: cost.map(|c| c.ns),
-        ticks: cost.map(|c| c.ticks),
+        ns: shown.map(|s| s.ns),
+        ticks: shown.map(|s| s.ticks),
         ci95_low_ticks: interval.map(|i| i[0]),
         ci95_high_ticks: interval.map(|i| i[1]),
-        ci95_half_width_pct: cost.and_then(|c| c.interval_half_width_pct()),
+        ci95_half_width_pct: shown.and_then(|s| s.half_width_pct),
         rounds_used: cost.map(|c| c.rounds_used),
         rounds_total: r.rounds.total,
         estimator: cost.map(|c| kebab(&c.estimator)),
@@ -90,6 +98,11 @@ fn row(r: &Record) -> Row<'_> {
         speed_normalized_ci95_high_ticks: cost
             .and_then(|c| c.speed_normalized_ci95_ticks)
             .map(|i| i[1]),
+        raw_ns: cost.map(|c| c.ns),
+        raw_ticks: cost.map(|c| c.ticks),
+        raw_ci95_low_ticks: raw_interval.map(|i| i[0]),
+        raw_ci95_high_ticks: raw_interval.map(|i| i[1]),
+        raw_ci95_half_width_pct: cost.and_then(|c| c.interval_half_width_pct()),
     }
 }
 

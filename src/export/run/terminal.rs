@@ -1,5 +1,6 @@
 //! The terminal report: one table per family, then what the columns mean.
 
+use crate::analysis::figure::half_width;
 use crate::analysis::rounds::Basis;
 use crate::export::number::{format_cost, format_ratio};
 use crate::export::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
@@ -121,7 +122,7 @@ pub fn header_lines(doc: &RunDocument) -> Vec<String> {
 /// One amortization fit as a line of text.
 pub fn fit_line(a: &AmortizationFit) -> String {
     let f = &a.fit;
-    let half = |(lo, hi): (f64, f64)| format_cost((hi - lo) / 2.0);
+    let half = |value: f64, (lo, hi): (f64, f64)| format_cost(half_width(value, [lo, hi]));
     format!(
         "{}{}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
         a.id,
@@ -131,10 +132,10 @@ pub fn fit_line(a: &AmortizationFit) -> String {
             format!(" {}", a.group)
         },
         format_cost(f.per_item),
-        half(f.per_item_ci95),
+        half(f.per_item, f.per_item_ci95),
         a.item,
         format_cost(f.per_batch),
-        half(f.per_batch_ci95),
+        half(f.per_batch, f.per_batch_ci95),
         f.r2,
         f.points,
     )
@@ -187,7 +188,7 @@ pub fn cells(r: &Record) -> [String; 9] {
     let ci = match shown.map(|s| (s.half_width_pct, s.interval_ticks, s.ticks)) {
         Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
         Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
-        Some((None, Some([lo, hi]), m)) => format!("±{:.2}t", (m - lo).max(hi - m)),
+        Some((None, Some(interval), m)) => format!("±{:.2}t", half_width(m, interval)),
         _ => "-".into(),
     };
     let base = match (&r.vs_baseline, r.is_baseline()) {
@@ -348,7 +349,7 @@ fn delta(r: &Record) -> String {
         Some(c) => match c.delta_ci95_ticks {
             Some([lo, hi]) => {
                 let sign = if c.delta_ticks >= 0.0 { "+" } else { "" };
-                let half = format_cost((hi - lo) / 2.0);
+                let half = format_cost(half_width(c.delta_ticks, [lo, hi]));
                 format!("{sign}{} ±{half}", format_cost(c.delta_ticks))
             }
             None => String::new(),
