@@ -146,7 +146,7 @@ fn budgets_are_read_with_their_unit() {
 }
 
 /// The CSV columns README documents, in order.
-const CSV_COLUMNS: [&str; 33] = [
+const CSV_COLUMNS: [&str; 38] = [
     "probe",
     "family",
     "variant",
@@ -180,6 +180,11 @@ const CSV_COLUMNS: [&str; 33] = [
     "speed_normalized_ticks",
     "speed_normalized_ci95_low_ticks",
     "speed_normalized_ci95_high_ticks",
+    "raw_ns",
+    "raw_ticks",
+    "raw_ci95_low_ticks",
+    "raw_ci95_high_ticks",
+    "raw_ci95_half_width_pct",
 ];
 
 /// Read back with a CSV reader: the documented columns, one row per
@@ -195,20 +200,29 @@ fn csv_holds_every_record(path: &Path, doc: &serde_json::Value) {
     for (row, record) in rows.iter().zip(records) {
         assert_eq!(&row[column("probe")], record["id"].as_str().unwrap());
         assert_eq!(&row[column("variant")], record["variant"].as_str().unwrap());
-        match record["cost"]["ticks"].as_f64() {
+        // The figure the table prints: at the run's reference speed where
+        // it read one; the raw figure beside it.
+        let cost = &record["cost"];
+        match cost["speed_normalized_ticks"]
+            .as_f64()
+            .or(cost["ticks"].as_f64())
+        {
             Some(ticks) => {
                 let read: f64 = row[column("ticks")].parse().unwrap();
                 assert_eq!(read, ticks, "{row:?}");
+                let raw: f64 = row[column("raw_ticks")].parse().unwrap();
+                assert_eq!(raw, cost["ticks"].as_f64().unwrap(), "{row:?}");
                 // The interval the table prints: empty where neither the
                 // forks nor enough rounds gave one.
                 let lo = row[column("ci95_low_ticks")].parse::<f64>();
                 let hi = row[column("ci95_high_ticks")].parse::<f64>();
-                let cost = &record["cost"];
-                assert_eq!(
-                    lo.is_ok(),
-                    cost["run_to_run_ci95_ticks"].is_array() || cost["ci95_ticks"].is_array(),
-                    "{row:?}"
-                );
+                let has_interval = |key: &str| cost[key].is_array();
+                let shown_interval = if cost["speed_normalized_ticks"].is_number() {
+                    has_interval("speed_normalized_ci95_ticks")
+                } else {
+                    has_interval("run_to_run_ci95_ticks") || has_interval("ci95_ticks")
+                };
+                assert_eq!(lo.is_ok(), shown_interval, "{row:?}");
                 if let (Ok(lo), Ok(hi)) = (lo, hi) {
                     assert!(lo <= read && read <= hi, "{row:?}");
                 }
@@ -358,15 +372,16 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         !log.contains("CONSOLE"),
         "the page logged to the console: {log}"
     );
-    // mprotect and teardown: a curve each; getpid and thread churn: bars
-    // against the baseline; thread churn: its phases; and teardown's
+    // The answer's chart; mprotect and teardown: a curve each; getpid and
+    // thread churn: bars against the baseline; thread churn: its phases;
+    // and teardown's
     // co-runner wait where the run recorded it at two K or more (a quick
     // run on a slow machine may see no lookup finish within a release).
     let waited = doc["latency_advice"]
         .as_array()
         .is_some_and(|a| !a.is_empty());
     let svgs = dom.matches("<svg").count();
-    assert_eq!(svgs, 5 + usize::from(waited), "plots on the page");
+    assert_eq!(svgs, 6 + usize::from(waited), "plots on the page");
     for part in [
         "batch size B",
         "ticks per page",
@@ -407,6 +422,18 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         common::skipped("no co-runner wait recorded at two K: the latency plot");
     }
 
+    layout_at_1280(&browser, &profile, &page, dir.path());
+    // The answer's chart first: in the summary, above its table and the
+    // machine.
+    let chart = dom
+        .find("What each toll costs here")
+        .expect("the answer's chart");
+    assert!(summary < chart, "the answer's chart is not in the summary");
+    assert!(
+        chart < dom[summary..].find("<table").unwrap() + summary,
+        "the chart is not the answer's first part"
+    );
+
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
     for (width, name) in [(1280, "report-1280.png"), (390, "report-390.png")] {
         let shot = shots.join(name);
@@ -423,4 +450,68 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
         let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
         assert!(size > 10_000, "no screenshot at {width} px ({size} bytes)");
     }
+}
+
+/// What the test measures in the page as Chromium lays it out: the page's
+/// width against the window's, every scrolling box that scrolls sideways,
+/// and the size every SVG text is drawn at (its font size times the SVG's
+/// scale). The page has no script of its own; this one goes into a copy.
+const MEASURE: &str = r#"<script>
+(function () {
+  var out = { scroll: document.documentElement.scrollWidth, window: window.innerWidth,
+              sideways: [], small: [], texts: 0 };
+  document.querySelectorAll('.scroll').forEach(function (e) {
+    if (e.scrollWidth > e.clientWidth + 1) out.sideways.push(e.scrollWidth);
+  });
+  document.querySelectorAll('svg').forEach(function (svg) {
+    var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    svg.querySelectorAll('text').forEach(function (t) {
+      out.texts++;
+      var px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < 11) out.small.push(t.textContent.trim() + ' ' + px.toFixed(1) + 'px');
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'measured';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// The report in a 1280-pixel window: nothing wider than the window,
+/// nothing that scrolls sideways, no SVG text under 11 px.
+fn layout_at_1280(browser: &Path, profile: &Path, page: &str, dir: &Path) {
+    let measured = dir.join("measured.html");
+    std::fs::write(
+        &measured,
+        page.replace("</body>", &format!("{MEASURE}</body>")),
+    )
+    .unwrap();
+    let (dom, _) = headless(
+        browser,
+        profile,
+        &["--window-size=1280,2000".into(), "--dump-dom".into()],
+        &measured,
+    );
+    let json = dom
+        .split_once("<pre id=\"measured\">")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(json, _)| {
+            json.replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        })
+        .expect("the measuring script ran");
+    let m: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        m["scroll"].as_f64() <= m["window"].as_f64(),
+        "the page is wider than a 1280-pixel window: {m}"
+    );
+    assert_eq!(
+        m["sideways"],
+        serde_json::json!([]),
+        "a box scrolls sideways"
+    );
+    assert!(m["texts"].as_u64().unwrap() > 0, "no SVG text measured");
+    assert_eq!(m["small"], serde_json::json!([]), "SVG text under 11 px");
 }

@@ -47,6 +47,8 @@ pub fn amortization(
             )?;
         chart
             .configure_mesh()
+            .label_style(text())
+            .axis_desc_style(text())
             .x_label_formatter(&|v| step_label(*v, None))
             .x_desc("batch size B (items per batch)")
             .y_label_formatter(&value_label)

@@ -1,5 +1,6 @@
-//! Horizontal bars of ratios from 1, with their intervals, and the row
-//! labels the bar charts share.
+//! Horizontal bars on a log axis, with their intervals: ratios drawn from
+//! 1, or values drawn from the axis's left end; and the row labels the bar
+//! charts share.
 
 use super::*;
 
@@ -12,7 +13,7 @@ impl RowLabels {
         self.0.len() as i32
     }
 
-    /// Room for the widest name, about 7 px a character.
+    /// Room for the widest name, about 7 px a character at [`TEXT`].
     pub(super) fn area_width(&self) -> u32 {
         let widest = self.0.iter().map(|l| l.chars().count()).max().unwrap_or(4);
         (widest as u32 * 7 + 16).min(300)
@@ -30,7 +31,8 @@ impl RowLabels {
     }
 }
 
-/// One horizontal bar: a ratio drawn from 1, with its 95% interval.
+/// One horizontal bar: a ratio (drawn from 1) or a value (drawn from the
+/// axis's left end), with its 95% interval.
 pub(super) struct Bar {
     pub(super) label: String,
     pub(super) ratio: f64,
@@ -46,17 +48,44 @@ pub(super) fn ratio_bars(
     bars: &[Bar],
     legend_entries: Vec<(Mark, String)>,
 ) -> std::io::Result<String> {
+    let axis = Axis {
+        desc: x_desc,
+        label: value_label,
+        origin: Some(1.0),
+    };
+    log_bars(title, &axis, bars, legend_entries, WIDTH)
+}
+
+/// The value axis of a bar chart: its description, how a tick reads, and
+/// where bars start (a ratio's 1; None: the axis's left end).
+pub(super) struct Axis<'a> {
+    pub(super) desc: &'a str,
+    pub(super) label: fn(&f64) -> String,
+    pub(super) origin: Option<f64>,
+}
+
+/// Horizontal bars on a log axis from the axis's origin, each with its
+/// whisker; the first bar on top.
+pub(super) fn log_bars(
+    title: &str,
+    axis: &Axis,
+    bars: &[Bar],
+    legend_entries: Vec<(Mark, String)>,
+    width: u32,
+) -> std::io::Result<String> {
+    let origin = axis.origin;
     let labels = RowLabels(bars.iter().map(|b| b.label.clone()).collect());
     let n = labels.rows();
     let x = log_span(
         bars.iter().flat_map(|b| {
             let [lo, hi] = b.ci.unwrap_or([b.ratio; 2]);
-            [lo, hi, 1.0]
+            [lo, hi, origin.unwrap_or(lo)]
         }),
         1.15,
     );
+    let origin_at = origin.unwrap_or(x.0);
     let height = 90 + BAR_PITCH * bars.len() as u32;
-    svg(height, title, |root, legend| {
+    svg_of_width(width, height, title, |root, legend| {
         for (mark, text) in legend_entries {
             legend.add(mark, text);
         }
@@ -71,28 +100,32 @@ pub(super) fn ratio_bars(
             )?;
         chart
             .configure_mesh()
+            .label_style(text())
+            .axis_desc_style(text())
             .y_labels(bars.len())
             .y_label_formatter(&|v| labels.of(v))
-            .x_label_formatter(&value_label)
-            .x_desc(x_desc)
+            .x_label_formatter(&axis.label)
+            .x_desc(axis.desc)
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for (row, b) in bars.iter().enumerate() {
             let i = n - 1 - row as i32;
-            let (from, to) = if b.ratio >= 1.0 {
-                (1.0, b.ratio)
+            let (from, to) = if b.ratio >= origin_at {
+                (origin_at, b.ratio)
             } else {
-                (b.ratio, 1.0)
+                (b.ratio, origin_at)
             };
             chart.draw_series([span(from, to, i, b.colour)])?;
             if let Some([lo, hi]) = b.ci {
                 chart.draw_series([whisker(lo, hi, i)])?;
             }
         }
-        chart.draw_series([PathElement::new(
-            [(1.0, SegmentValue::Exact(0)), (1.0, SegmentValue::Last)],
-            BLACK.stroke_width(1),
-        )])?;
+        if let Some(at) = origin {
+            chart.draw_series([PathElement::new(
+                [(at, SegmentValue::Exact(0)), (at, SegmentValue::Last)],
+                BLACK.stroke_width(1),
+            )])?;
+        }
         Ok(())
     })
 }

@@ -121,6 +121,8 @@ fn latency_panel<'a, 'b>(
         )?;
     chart
         .configure_mesh()
+        .label_style(text())
+        .axis_desc_style(text())
         .x_label_formatter(&|v| step_label(*v, Some(x.unit)))
         .x_desc(format!("{} between chances to run", x.unit))
         .y_label_formatter(&value_label)

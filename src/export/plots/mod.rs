@@ -13,8 +13,10 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use serde::Serialize;
 
-/// Width of every plot in SVG user units; the page scales it to its width.
+/// Width of a plot in SVG user units, and of the answer's chart, which
+/// carries long labels; the page shows each at this width where it can.
 const WIDTH: u32 = 720;
+const WIDE: u32 = 1000;
 /// Pixels per bar in the bar charts.
 const BAR_PITCH: u32 = 26;
 const BAR: RGBColor = RGBColor(90, 130, 200);
@@ -29,10 +31,19 @@ const SERIES: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
     RGBColor(23, 190, 207),
 ];
+/// The size every label, axis description and legend line is drawn at:
+/// plotters writes a font of size s as s / 1.24 SVG units, and a plot is
+/// shown at its own width in a 1280-pixel window, so 14 reads 11.3 px.
+const TEXT: u32 = 14;
+
+fn text() -> TextStyle<'static> {
+    ("sans-serif", TEXT).into_font().into()
+}
+
 /// Room right of a plot for its legend, where the legend covers no point,
 /// and the characters of legend text on one line there.
 const LEGEND_ROOM: u32 = 210;
-const LEGEND_CHARS: usize = 28;
+const LEGEND_CHARS: usize = 25;
 
 fn series_colour(i: usize) -> RGBColor {
     SERIES[i % SERIES.len()]
@@ -52,6 +63,8 @@ enum Mark {
     Line(RGBColor),
     Dot(RGBColor),
     Block(RGBColor),
+    /// A line of the legend's text alone.
+    Note,
 }
 
 /// The entries of one plot's legend, drawn in a column right of the plot
@@ -65,7 +78,7 @@ impl Legend {
     }
 
     fn draw(&self, area: &DrawingArea<SVGBackend, Shift>) -> Drawn {
-        let font = ("sans-serif", 12).into_font();
+        let font = text();
         let mut y = 40;
         for (mark, text) in &self.0 {
             let middle = y + 6;
@@ -79,10 +92,11 @@ impl Legend {
                     [(6, middle - 5), (20, middle + 5)],
                     c.filled(),
                 ))?,
+                Mark::Note => {}
             }
             for line in super::text_table::wrap("", text, 0, LEGEND_CHARS) {
                 area.draw(&Text::new(line, (28, y), font.clone()))?;
-                y += 15;
+                y += 17;
             }
             y += 5;
         }
@@ -97,10 +111,21 @@ fn svg(
     name: &str,
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>, &mut Legend) -> Drawn,
 ) -> std::io::Result<String> {
+    svg_of_width(WIDTH, height, name, draw)
+}
+
+/// [`svg`] at `width` SVG units: the page shows every plot at its own
+/// width where the window has room, so its text keeps its size.
+fn svg_of_width(
+    width: u32,
+    height: u32,
+    name: &str,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>, &mut Legend) -> Drawn,
+) -> std::io::Result<String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        let (plot, side) = root.split_horizontally(WIDTH - LEGEND_ROOM);
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        let (plot, side) = root.split_horizontally(width - LEGEND_ROOM);
         let mut legend = Legend::default();
         root.fill(&WHITE)
             .map_err(|e| Box::new(e) as Box<dyn std::error::Error>)
@@ -123,6 +148,11 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
             .filter(|v| (lo..=hi).contains(v))
             .collect()
     };
+    // Over many decades 1-2-5 steps crowd into each other: powers of ten.
+    let decades = within(&[1.0]);
+    if decades.len() >= 5 {
+        return decades;
+    }
     let ticks = within(&[1.0, 2.0, 5.0]);
     if ticks.len() >= 3 {
         return ticks;
@@ -138,6 +168,17 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
             (v / scale).round() * scale
         })
         .collect()
+}
+
+/// A time axis's tick, from ns, in the unit that keeps it short: 500 ns,
+/// 10 µs, 2 ms.
+fn time_label(ns: &f64) -> String {
+    let (value, unit) = match ns.abs() {
+        v if v >= 1e6 => (ns / 1e6, "ms"),
+        v if v >= 1e3 => (ns / 1e3, "µs"),
+        _ => (*ns, "ns"),
+    };
+    format!("{} {unit}", value_label(&value))
 }
 
 /// A value axis's tick as a person writes it: 12,000 or 3.5 or 0.25.
@@ -199,6 +240,7 @@ fn step_label(v: f64, unit: Option<StepUnit>) -> String {
 }
 
 mod amortization;
+mod answer;
 mod bars;
 mod changes;
 mod latency;
@@ -207,7 +249,8 @@ mod ratios;
 mod stacked;
 
 pub use amortization::amortization;
-use bars::{Bar, RowLabels, ratio_bars};
+pub use answer::answer;
+use bars::{Axis, Bar, RowLabels, log_bars, ratio_bars};
 pub use changes::changes;
 pub use latency::latency;
 pub use phases::phase_shares;

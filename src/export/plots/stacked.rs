@@ -74,6 +74,8 @@ pub fn stacked_parts(
             .build_cartesian_2d(lo..hi, (0..n - 1).into_segmented())?;
         chart
             .configure_mesh()
+            .label_style(text())
+            .axis_desc_style(text())
             .y_labels(rows.len())
             .y_label_formatter(&|v| labels.of(v))
             .x_desc(reading.axis)

@@ -24,6 +24,8 @@ struct Page {
     machine_states: String,
     summary: crate::results::summary::Summary,
     summary_rows: Vec<[String; 3]>,
+    /// The answer as one chart, first on the page.
+    answer_plot: Option<Plot>,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
     budget_us: String,
@@ -119,6 +121,7 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         interrupted: doc.interrupted,
         machine_states: doc.machine_states.summary.clone(),
         summary_rows: super::summary::rows(&summary),
+        answer_plot: plots::answer(&summary)?,
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),
         unsupported: doc
