@@ -108,7 +108,7 @@ fn probe_table(rows: &[&Record]) -> Table {
             cells.push(match r.phases.iter().find(|p| p.name == name) {
                 Some(p) => {
                     let (lo, hi) = p.share_ci95_pct;
-                    let half = (p.share_pct - lo).max(hi - p.share_pct);
+                    let half = crate::analysis::figure::half_width(p.share_pct, [lo, hi]);
                     format!(
                         "{}\n{:.1}% ±{:.1}",
                         format_cost(p.median_ticks),

@@ -35,7 +35,7 @@ fn quantity(q: &Quantity) -> String {
     };
     let spread = q
         .ci95
-        .map(|[lo, hi]| (hi - q.value).max(q.value - lo).abs())
+        .map(|interval| crate::analysis::figure::half_width(q.value, interval).abs())
         .filter(|half| half.is_finite() && *half > 0.0)
         .map_or_else(String::new, |half| {
             format!(" ±{}", two_digits(half * scale))
