@@ -1,0 +1,147 @@
+//! docs/layout.md is true to the code: every module imports only modules of
+//! the layers below its own, as the document's `layers:` line orders them,
+//! and every source path the document describes exists.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const LAYOUT: &str = include_str!("../docs/layout.md");
+
+/// Each module named on the `layers:` line and its layer, 0 on top.
+fn layers() -> BTreeMap<String, usize> {
+    let start = LAYOUT.find("\nlayers:").expect("a layers: line") + 1;
+    let block = LAYOUT[start..].split("\n\n").next().unwrap();
+    let block = block.trim_start_matches("layers:");
+    let mut rank = BTreeMap::new();
+    for (i, layer) in block.split("->").enumerate() {
+        for name in layer.split('`').skip(1).step_by(2) {
+            assert!(rank.insert(name.to_string(), i).is_none(), "{name} twice");
+        }
+    }
+    rank
+}
+
+fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+/// The code of a source file outside its test module, without comments.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap();
+    text.lines()
+        .map(|line| line.split("//").next().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level module a `crate::` path names after each occurrence.
+fn imports(code: &str) -> Vec<String> {
+    code.split("crate::")
+        .skip(1)
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+/// Which arrows of `tree` point up or across the layers, as "from -> to".
+fn arrows_against(rank: &BTreeMap<String, usize>, tree: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(tree, &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(tree).unwrap();
+        let top = relative.components().next().unwrap().as_os_str();
+        let module = top.to_string_lossy().trim_end_matches(".rs").to_string();
+        if module == "lib" {
+            continue;
+        }
+        let from = *rank
+            .get(&module)
+            .unwrap_or_else(|| panic!("{module} is on no layer of docs/layout.md"));
+        for to in imports(&code(&std::fs::read_to_string(&file).unwrap())) {
+            if to == module {
+                continue;
+            }
+            match rank.get(&to) {
+                Some(&layer) if layer > from => {}
+                _ => wrong.push(format!("{} -> {to}", file.display())),
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    wrong
+}
+
+#[test]
+fn every_import_points_down_the_documented_layers() {
+    let rank = layers();
+    assert!(rank.len() >= 20, "the layers name every module: {rank:?}");
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let wrong = arrows_against(&rank, &tree);
+    assert!(
+        wrong.is_empty(),
+        "imports against docs/layout.md: {wrong:#?}"
+    );
+}
+
+#[test]
+fn an_import_up_the_layers_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir(src.join("analysis")).unwrap();
+    std::fs::write(src.join("analysis/mod.rs"), "use crate::export::x;\n").unwrap();
+    std::fs::write(src.join("plan.rs"), "// crate::commands in a comment\n").unwrap();
+    let wrong = arrows_against(&layers(), src);
+    assert_eq!(wrong.len(), 1, "{wrong:?}");
+    assert!(wrong[0].ends_with("analysis/mod.rs -> export"));
+}
+
+/// The paths a line of the module list starts with: "src/sys.rs, thunks.rs
+/// thin syscall wrappers" names src/sys.rs and thunks.rs.
+fn paths(line: &str) -> Vec<&str> {
+    line.split_whitespace()
+        .map(|token| token.trim_end_matches(','))
+        .take_while(|name| name.ends_with(".rs") || name.ends_with('/'))
+        .collect()
+}
+
+#[test]
+fn every_source_path_the_layout_describes_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let block = LAYOUT.split("```").nth(1).expect("the module list");
+    let mut dir = PathBuf::new();
+    let mut described = 0;
+    for line in block.lines() {
+        let names = paths(line);
+        let Some(first) = names.first() else { continue };
+        let nested = line.starts_with(' ');
+        let exists = |path: PathBuf| {
+            assert!(path.exists(), "docs/layout.md describes {}", path.display());
+        };
+        if nested {
+            // Inside the directory the last top-level line named.
+            names.iter().for_each(|name| exists(dir.join(name)));
+        } else {
+            // A top-level line: its first path from the root, the rest
+            // beside it (src/sys.rs, thunks.rs; csrc/, build.rs).
+            let first = root.join(first);
+            let parent = first.parent().unwrap().to_path_buf();
+            names[1..].iter().for_each(|name| exists(parent.join(name)));
+            dir = first.clone();
+            exists(first);
+        }
+        described += names.len();
+    }
+    assert!(described >= 60, "the module list read {described} paths");
+}
