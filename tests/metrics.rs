@@ -319,7 +319,7 @@ fn node_exporter_serves_a_real_runs_metrics() {
     assert!(sample(&scraped, "mitbench_machine_info", &["kernel="]) == Some(1.0));
 }
 
-/// The PromQL README gives, as recording rules, against series a test
+/// The PromQL docs/fleet-and-prometheus.md gives, as recording rules, against series a test
 /// feeds in: the null syscall per host, and only the host whose retpoline
 /// toll moved beyond both weeks' intervals.
 #[test]

@@ -7,7 +7,7 @@
 //! lines. Run documents and history databases go through their readers.
 //!
 //! Cases per property: `MITBENCH_PROPTEST_CASES`, default 1,000 (CI);
-//! README gives the 10,000-case run.
+//! docs/requirements.md gives the 10,000-case run.
 
 mod common;
 

@@ -145,7 +145,7 @@ fn budgets_are_read_with_their_unit() {
     assert_eq!(advice::DEFAULT_BUDGET, Duration::from_micros(50));
 }
 
-/// The CSV columns README documents, in order.
+/// The CSV columns docs/json-and-csv.md documents, in order.
 const CSV_COLUMNS: [&str; 38] = [
     "probe",
     "family",
