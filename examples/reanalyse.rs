@@ -133,15 +133,15 @@ fn spread_of(records: &[Record]) -> String {
         rows += 1;
         missed += usize::from(!cost.target_met);
         let shown = cost.shown();
-        match shown.half_width_pct {
+        match shown.ticks.half_width_pct() {
             Some(h) => halves.push(h),
             None => bare += 1,
         }
         if r.id == "os/getpid" && r.variant == "syscall" {
             getpid = format!(
                 "getpid {:.1} ns ±{:.2}%",
-                shown.ns,
-                shown.half_width_pct.unwrap_or(f64::NAN)
+                shown.ns.value,
+                shown.ticks.half_width_pct().unwrap_or(f64::NAN)
             );
         }
     }

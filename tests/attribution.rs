@@ -138,7 +138,7 @@ impl Tally {
             self.untouched += 1;
             self.marked += usize::from(e.verdict != Verdict::Same);
         }
-        if let Some([lo, hi]) = e.ci95_ns {
+        if let Some([lo, hi]) = e.ns.ci95 {
             self.intervals += 1;
             self.covered += usize::from(lo <= truth_ns && truth_ns <= hi);
         }
@@ -245,14 +245,14 @@ fn each_part_lands_where_its_toll_is_and_the_residual_is_nothing() {
             if row.note.is_some() {
                 continue;
             }
-            let [f, s] = truth(&row.id, &row.variant);
+            let [f, s] = truth(&row.key.id, &row.key.variant);
             filter_tally.add(row.parts[0], f);
             ssbd_tally.add(row.parts[1], s);
             whole_tally.add(row.whole, f + s);
             left_tally.add(row.residual, 0.0);
             // The residual is the whole less the parts, by definition.
-            let sum = row.parts.iter().flatten().map(|p| p.ns).sum::<f64>();
-            let (w, r) = (row.whole.unwrap().ns, row.residual.unwrap().ns);
+            let sum = row.parts.iter().flatten().map(|p| p.ns.value).sum::<f64>();
+            let (w, r) = (row.whole.unwrap().ns.value, row.residual.unwrap().ns.value);
             assert!(
                 (w - sum - r).abs() <= 1e-9 * w.abs().max(1.0),
                 "{w} {sum} {r}"
@@ -287,7 +287,7 @@ fn a_boots_own_variance_widens_parts_across_boots_and_moves_a_boots_sets_togethe
         df: 3.0,
     };
     let width = |e: Option<attribute::Estimate>| {
-        let [lo, hi] = e.unwrap().ci95_ns.unwrap();
+        let [lo, hi] = e.unwrap().ns.ci95.unwrap();
         hi - lo
     };
     let mut rows = 0;
@@ -419,7 +419,9 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
                 ))
             })
             .collect();
-        let null_syscall_comparable = rows.iter().any(|r| r.id == "os/getpid" && r.note.is_none());
+        let null_syscall_comparable = rows
+            .iter()
+            .any(|r| r.key.id == "os/getpid" && r.note.is_none());
         let a = attribute::Attribution {
             machine: "the synthetic machine".into(),
             threshold_pct: 2.0,

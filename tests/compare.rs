@@ -28,8 +28,14 @@ fn a_run_against_itself_changes_nothing() {
     assert!(cmp.gaps.is_empty());
     assert_eq!(cmp.rows.len(), doc.results.len());
     for row in &cmp.rows {
-        assert_eq!(row.verdict, Verdict::Same, "{} {}", row.id, row.variant);
-        assert!(row.change_pct.abs() < 1e-9);
+        assert_eq!(
+            row.verdict,
+            Verdict::Same,
+            "{} {}",
+            row.key.id,
+            row.key.variant
+        );
+        assert!(row.change_pct.value.abs() < 1e-9);
     }
     assert!(cmp.unexplained.is_empty() && cmp.explained.is_empty());
 }
@@ -43,11 +49,11 @@ fn an_injected_toll_is_flagged_and_attributed() {
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     assert!(cmp.inventory.iter().any(|c| c.key == "process: Seccomp"));
     for row in &cmp.rows {
-        let name = format!("{} {}", row.id, row.variant);
-        if row.id == "os/getpid" {
+        let name = format!("{} {}", row.key.id, row.key.variant);
+        if row.key.id == "os/getpid" {
             assert_eq!(row.verdict, Verdict::Slower, "{name}");
-            assert!((row.change_pct - 50.0).abs() < 1e-6, "{name}");
-            let [lo, hi] = row.change_ci95_pct.unwrap();
+            assert!((row.change_pct.value - 50.0).abs() < 1e-6, "{name}");
+            let [lo, hi] = row.change_pct.ci95.unwrap();
             assert!(
                 lo <= 50.0 + 1e-6 && 50.0 - 1e-6 <= hi,
                 "{name}: [{lo}, {hi}]"
@@ -82,7 +88,7 @@ fn a_change_no_inventory_difference_explains_is_unexplained() {
         .iter()
         .filter(|r| r.verdict == Verdict::Faster)
         .collect();
-    assert!(faster.iter().all(|r| r.id == "indirect/call"));
+    assert!(faster.iter().all(|r| r.key.id == "indirect/call"));
     assert!(!faster.is_empty());
     assert_eq!(cmp.unexplained.len(), faster.len());
 }
@@ -111,7 +117,7 @@ fn a_change_of_a_cheap_row_is_read_on_its_noise_not_on_a_tick() {
     let row = cmp
         .rows
         .iter()
-        .find(|r| r.id == "indirect/call" && r.variant == "direct")
+        .find(|r| r.key.id == "indirect/call" && r.key.variant == "direct")
         .unwrap();
     assert!(row.new_ticks - row.old_ticks < 0.1, "{row:?}");
     assert!(row.smallest_detectable_pct.unwrap() < 3.5, "{row:?}");

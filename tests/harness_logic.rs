@@ -346,10 +346,11 @@ fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
         assert!(v.rounds.len() >= s.min_rounds && v.counting.is_some());
         let e = headline(&rounds, i, &model);
         assert_eq!(e.basis, Basis::AllRounds);
-        let (lo, hi) = e.ci95.expect("an interval");
-        assert!(lo <= e.cost && e.cost <= hi);
-        assert!((hi - lo) / 2.0 <= s.tolerance(e.cost));
-        assert!(close(e.cost, truth, 1.0), "{} {}", v.variant.name, e.cost);
+        let [lo, hi] = e.cost.ci95.expect("an interval");
+        let cost = e.cost.value;
+        assert!(lo <= cost && cost <= hi);
+        assert!(e.cost.half_width().unwrap() <= s.tolerance(cost));
+        assert!(close(cost, truth, 1.0), "{} {cost}", v.variant.name);
     }
     // Every round of "dearer" has the baseline's round of its pass beside
     // it, and their ratios find 150/100, as the headlines' own ratio does.
@@ -441,9 +442,9 @@ fn a_machine_that_switches_speed_is_seen_and_the_quiet_figure_holds() {
         let e = headline(&rounds, i, &model);
         assert_eq!(e.basis, Basis::QuietRounds);
         assert!(
-            close(e.cost, truth, 1.0),
+            close(e.cost.value, truth, 1.0),
             "quiet figure {} against {truth}",
-            e.cost
+            e.cost.value
         );
         let slow = e.slow_state.expect("slow rounds");
         assert!(close(slow, truth * 1.32, 3.0), "slow figure {slow}");

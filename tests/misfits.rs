@@ -81,10 +81,11 @@ impl Tally {
             let marked = row.verdict != Verdict::Same;
             self.marked += usize::from(marked);
             self.covered += usize::from(
-                row.change_ci95_pct
+                row.change_pct
+                    .ci95
                     .is_some_and(|[lo, hi]| lo <= 0.0 && 0.0 <= hi),
             );
-            false_row |= marked && !TWO_LEVELS.contains(&row.variant.as_str());
+            false_row |= marked && !TWO_LEVELS.contains(&row.key.variant.as_str());
         }
         self.comparisons += 1;
         self.with_a_false_row += usize::from(false_row);

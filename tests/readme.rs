@@ -55,7 +55,10 @@ fn every_page_under_docs_is_linked_from_the_readme() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
         if name.ends_with(".md") {
             let link = format!("](docs/{name})");
-            assert!(README.contains(&link), "README.md does not link docs/{name}");
+            assert!(
+                README.contains(&link),
+                "README.md does not link docs/{name}"
+            );
         }
     }
 }

@@ -50,9 +50,9 @@ fn the_quiet_figure_holds_while_the_slow_share_goes_from_10_to_90_percent() {
         let e = rounds::estimate(&figures, model.two_states, 7).unwrap();
         assert_eq!(e.basis, Basis::QuietRounds);
         assert!(
-            (e.cost - truth).abs() / truth < 0.01,
+            (e.cost.value - truth).abs() / truth < 0.01,
             "share {slow_share}: quiet figure {} against {truth}",
-            e.cost
+            e.cost.value
         );
         // The all-states median moves with the share; the quiet one does not.
         if slow_share > 0.5 {
@@ -84,7 +84,7 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
             })
             .collect();
         let e = rounds::estimate(&figures, false, trial).unwrap();
-        let (lo, hi) = e.ci95.unwrap();
+        let [lo, hi] = e.cost.ci95.unwrap();
         covered += usize::from(lo <= truth && truth <= hi);
     }
     assert_coverage(

@@ -134,7 +134,7 @@ fn verdicts(
         let rows = compare_sides(&old, &new, at_speed, &BTreeMap::new(), Boots::One);
         let mut false_row = false;
         for row in &rows {
-            if row.id == "synthetic/syscall" && toll > 1.0 {
+            if row.key.id == "synthetic/syscall" && toll > 1.0 {
                 tolled_rows += 1;
                 hit += usize::from(row.verdict == Verdict::Slower);
             } else {
@@ -143,7 +143,7 @@ fn verdicts(
                 alarms += usize::from(marked);
                 // The rows at one of two levels per process are held to the
                 // row rate only: see the test.
-                false_row |= marked && !TWO_LEVELS.contains(&row.variant.as_str());
+                false_row |= marked && !TWO_LEVELS.contains(&row.key.variant.as_str());
             }
         }
         any += usize::from(false_row);
@@ -302,21 +302,20 @@ fn a_row_at_a_level_per_run_is_held_by_a_history_of_runs() {
         let dearer = machine.run(&tolled, LAYOUT, &settings);
         let marked = |rows: &[compare::RowChange]| {
             rows.iter()
-                .any(|r| r.variant == RUN_LEVEL_ROW && r.verdict != Verdict::Same)
+                .any(|r| r.key.variant == RUN_LEVEL_ROW && r.verdict != Verdict::Same)
         };
         alone += usize::from(marked(&compare_runs(&old, &same, &none)));
         let aa = compare_runs(&old, &same, &learned);
         held += usize::from(marked(&aa));
-        for row in aa
-            .iter()
-            .filter(|r| r.variant != RUN_LEVEL_ROW && !TWO_LEVELS.contains(&r.variant.as_str()))
-        {
+        for row in aa.iter().filter(|r| {
+            r.key.variant != RUN_LEVEL_ROW && !TWO_LEVELS.contains(&r.key.variant.as_str())
+        }) {
             other_rows += 1;
             others += usize::from(row.verdict != Verdict::Same);
         }
         for row in compare_runs(&old, &dearer, &learned)
             .iter()
-            .filter(|r| r.id == "synthetic/syscall")
+            .filter(|r| r.key.id == "synthetic/syscall")
         {
             tolled_rows += 1;
             seen += usize::from(row.verdict == Verdict::Slower);

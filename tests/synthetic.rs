@@ -419,7 +419,8 @@ fn on_a_host_with_many_slow_levels_the_printed_interval_holds_the_true_quiet_fig
                 errors.push((cost.ticks / truth - 1.0).abs() * 100.0);
             }
             let shown = cost.shown();
-            let (Some([lo, hi]), Some(half)) = (shown.interval_ticks, shown.half_width_pct) else {
+            let (Some([lo, hi]), Some(half)) = (shown.ticks.ci95, shown.ticks.half_width_pct())
+            else {
                 *misses
                     .entry(format!("{} {} (no interval)", r.id, r.variant))
                     .or_default() += 1;
@@ -576,7 +577,7 @@ fn held_in_slow_levels(noise: Noise) -> (usize, usize, usize, usize) {
     let inside = |r: &Record, truth: f64| {
         r.cost
             .as_ref()
-            .and_then(|c| c.shown().interval_ticks)
+            .and_then(|c| c.shown().ticks.ci95)
             .is_some_and(|[lo, hi]| lo <= truth && truth <= hi)
     };
     for trial in 0..TRIALS / 4 {

@@ -727,7 +727,7 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
         let row = a
             .rows
             .iter_mut()
-            .find(|r| r.id == id && r.variant == variant)
+            .find(|r| r.key.id == id && r.key.variant == variant)
             .unwrap();
         row.note = Some("some sets' figure is the slow state's".into());
     }

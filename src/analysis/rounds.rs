@@ -11,6 +11,7 @@
 //! noise twice. The rounds' spread is what a next run differs by; pooled
 //! samples would hide it behind their sheer number.
 
+use super::figure::Figure;
 use super::stats::{self, median};
 use serde::{Deserialize, Serialize};
 
@@ -71,10 +72,10 @@ impl Basis {
 /// A variant's figures over its rounds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Estimate {
-    pub cost: f64,
-    /// Bootstrap 95% interval of `cost` over the used rounds; None under
-    /// [`MIN_ROUNDS_FOR_CI`] rounds.
-    pub ci95: Option<(f64, f64)>,
+    /// The median over forks of each fork's median round, with the
+    /// bootstrap 95% interval over the used rounds (none under
+    /// [`MIN_ROUNDS_FOR_CI`] rounds).
+    pub cost: Figure,
     pub basis: Basis,
     /// Rounds `cost` is the median of, and all rounds.
     pub rounds_used: usize,
@@ -88,13 +89,6 @@ pub struct Estimate {
     /// Median over rounds of each round's own CI half-width: the precision
     /// one round reaches, not what a next run differs by.
     pub within_round_half_width: Option<f64>,
-}
-
-impl Estimate {
-    pub fn half_width(&self) -> Option<f64> {
-        self.ci95
-            .map(|(lo, hi)| (self.cost - lo).max(hi - self.cost))
-    }
 }
 
 /// A stable seed per probe, so a re-analysis gives the same intervals and
@@ -137,8 +131,13 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
     };
     let by_fork = by_fork(used.iter().map(|r| (r.fork, r.figure)));
     Some(Estimate {
-        cost: across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
-        ci95: (used.len() >= MIN_ROUNDS_FOR_CI).then(|| stratified_ci(&by_fork, seed)),
+        cost: Figure::new(
+            across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
+            (used.len() >= MIN_ROUNDS_FOR_CI).then(|| {
+                let (lo, hi) = stratified_ci(&by_fork, seed);
+                [lo, hi]
+            }),
+        ),
         basis,
         rounds_used: used.len(),
         rounds: rounds.len(),
@@ -362,9 +361,9 @@ mod tests {
         rounds.extend((0..60).map(|_| round(137.0, false)));
         let e = estimate(&rounds, true, 1).unwrap();
         assert_eq!(e.basis, Basis::QuietRounds);
-        assert!((e.cost - 101.0).abs() < 0.1, "{e:?}");
-        let (lo, hi) = e.ci95.unwrap();
-        assert!(lo <= e.cost && e.cost <= hi);
+        assert!((e.cost.value - 101.0).abs() < 0.1, "{e:?}");
+        let [lo, hi] = e.cost.ci95.unwrap();
+        assert!(lo <= e.cost.value && e.cost.value <= hi);
         assert_eq!(e.all_states, 137.0);
         assert_eq!(e.slow_state, Some(137.0));
         assert!((e.slow_share - 0.75).abs() < 1e-9);
@@ -378,14 +377,14 @@ mod tests {
         let slow: Vec<RoundFigure> = (0..9).map(|_| round(70.0, false)).collect();
         let e = estimate(&slow, true, 1).unwrap();
         assert_eq!(e.basis, Basis::NoQuietRound);
-        assert_eq!(e.cost, 70.0);
+        assert_eq!(e.cost.value, 70.0);
         assert!(estimate(&[], true, 1).is_none());
     }
 
     #[test]
     fn few_rounds_give_no_interval() {
         let rounds: Vec<RoundFigure> = (0..4).map(|_| round(10.0, true)).collect();
-        assert!(estimate(&rounds, false, 1).unwrap().ci95.is_none());
+        assert!(estimate(&rounds, false, 1).unwrap().cost.ci95.is_none());
     }
 
     #[test]
@@ -428,7 +427,7 @@ mod tests {
             })
             .collect();
         let e = estimate(&rounds, false, 1).unwrap();
-        let (lo, hi) = e.ci95.unwrap();
+        let [lo, hi] = e.cost.ci95.unwrap();
         assert!(
             (lo - 100.0).abs() < 1e-9 && (hi - 100.0).abs() < 1e-9,
             "{lo} {hi}"
@@ -447,9 +446,9 @@ mod tests {
         });
         let e = estimate(&rounds, false, 1).unwrap();
         assert!(
-            (e.cost - (100.0f64 * 110.0).sqrt()).abs() < 1e-9,
+            (e.cost.value - (100.0f64 * 110.0).sqrt()).abs() < 1e-9,
             "{}",
-            e.cost
+            e.cost.value
         );
     }
 }

@@ -20,9 +20,11 @@ pub use boots::{
 
 pub use crate::analysis::contrast::BootNoise;
 use crate::analysis::contrast::{self, Contrast, Outside};
+use crate::analysis::figure;
 use crate::analysis::noise::{self, Evidence, RunFigure, RunTime};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
+use crate::results::RowKey;
 use crate::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
 use crate::results::summary::AttributedPart;
 use crate::results::{EqualSpeed, Record};
@@ -35,8 +37,9 @@ pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
 /// the same as a percentage of the figure it is read against.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
-    pub ns: f64,
-    pub ci95_ns: Option<[f64; 2]>,
+    /// ns per item, with its 95% interval (JSON: `ns`, `ci95_ns`).
+    #[serde(flatten, serialize_with = "figure::as_ns")]
+    pub ns: figure::Figure,
     /// Of the set figure it is a toll on (the all-off set's for the whole,
     /// the set without the mitigation's for a part, the all-off set's for
     /// the residual).
@@ -53,10 +56,8 @@ pub struct Estimate {
 /// One row's toll and its parts.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowParts {
-    pub family: String,
-    pub id: String,
-    pub variant: String,
-    pub item: String,
+    #[serde(flatten)]
+    pub key: RowKey,
     pub present_ns: f64,
     pub all_off_ns: Option<f64>,
     /// The present set against the all-off set.
@@ -330,7 +331,7 @@ pub fn row_records<'a>(
 
 /// A set's figure for a row, after the runs the slow state held throughout
 /// are left out where its other runs are quiet (as a comparison does).
-struct Figure {
+struct SetFigure {
     ns: f64,
     runs: Vec<RunFigure>,
     times: Vec<RunTime>,
@@ -339,10 +340,10 @@ struct Figure {
     distance: f64,
 }
 
-impl Figure {
+impl SetFigure {
     /// Every set's figure of a row, read at one reference speed where all
     /// its runs can be.
-    fn each<'a>(sets: &[SetRow<'a>]) -> (Vec<Figure>, RowAtSpeed<'a>) {
+    fn each<'a>(sets: &[SetRow<'a>]) -> (Vec<SetFigure>, RowAtSpeed<'a>) {
         let quiet: Vec<(Vec<AtSpeed>, Vec<RunTime>)> = sets
             .iter()
             .map(|s| {
@@ -359,7 +360,7 @@ impl Figure {
             .enumerate()
             .map(|(i, (runs, times))| {
                 let figures = row.figures(i);
-                Figure {
+                SetFigure {
                     ns: across_forks(&figures.iter().map(|f| f.ns).collect::<Vec<_>>()),
                     slow_state: runs.iter().any(|(r, _)| r.slow_state()),
                     times: if times.len() == runs.len() {
@@ -385,7 +386,7 @@ pub fn row_parts(
     threshold_pct: f64,
     boot: Option<BootTerm>,
 ) -> RowParts {
-    let (figures, row) = Figure::each(sets);
+    let (figures, row) = SetFigure::each(sets);
     let contrast_sets: Vec<contrast::Set> = figures
         .iter()
         .enumerate()
@@ -448,10 +449,7 @@ pub fn row_parts(
     };
     let first = sets[p].records[0];
     RowParts {
-        family: first.family.clone(),
-        id: first.id.clone(),
-        variant: first.variant.clone(),
-        item: first.item.clone(),
+        key: RowKey::of(first),
         present_ns: figures[p].ns,
         all_off_ns: recognised.roles.all_off.map(|off| figures[off].ns),
         whole: whole.map(strip),
@@ -465,7 +463,7 @@ pub fn row_parts(
 /// by one contrast ([`contrast::read`]) whose terms are each set's weight
 /// times its figure in nanoseconds.
 fn estimate(
-    figures: &[Figure],
+    figures: &[SetFigure],
     sets: &[contrast::Set],
     terms: &[(usize, f64)],
     base: usize,
@@ -487,17 +485,12 @@ fn estimate(
     let read: Contrast = contrast::read(sets, &scaled, outside);
     let half = read.half_width();
     let of_base = |v: f64| v / figures[base].ns * 100.0;
-    let ci95_ns = half.map(|h| [ns - h, ns + h]);
+    let figure = figure::Figure::new(ns, half.map(|h| [ns - h, ns + h]));
     let spread = read.spread;
     Estimate {
-        ns,
-        ci95_ns,
+        ns: figure,
         pct: of_base(ns),
-        verdict: verdict(
-            of_base(ns),
-            ci95_ns.map(|[lo, hi]| [of_base(lo), of_base(hi)]),
-            threshold_pct,
-        ),
+        verdict: verdict(of_base(ns), figure.map(of_base).ci95, threshold_pct),
         p_value: spread.map(|s| s.p_value(ns)),
     }
 }
@@ -512,16 +505,16 @@ fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
             let moves = rows
                 .iter()
                 .filter(|r| r.parts[k].is_some_and(|p| p.verdict != Verdict::Same))
-                .map(|r| format!("{} {}", r.id, r.variant))
+                .map(|r| format!("{} {}", r.key.id, r.key.variant))
                 .collect();
-            let families = crate::probes::by_family(rows, |r| &r.family)
+            let families = crate::probes::by_family(rows, |r| &r.key.family)
                 .into_iter()
                 .filter_map(|(family, members)| {
                     let shares: Vec<f64> = members
                         .iter()
                         .filter_map(|r| {
                             let whole = r.whole.filter(|w| w.verdict == Verdict::Slower)?;
-                            Some(r.parts[k]?.ns / whole.ns * 100.0)
+                            Some(r.parts[k]?.ns.value / whole.ns.value * 100.0)
                         })
                         .collect();
                     crate::analysis::stats::median_of(&shares).map(|share_pct| FamilyShare {
@@ -549,7 +542,7 @@ pub fn summary_parts(a: &Attribution) -> Vec<AttributedPart> {
     for row in a
         .rows
         .iter()
-        .filter(|r| read.contains(&(r.id.as_str(), r.variant.as_str())))
+        .filter(|r| read.contains(&(r.key.id.as_str(), r.key.variant.as_str())))
     {
         for (switch, part) in a.recognised.switches.iter().zip(&row.parts) {
             let Some(part) = part.filter(|p| p.verdict == Verdict::Slower) else {
@@ -559,28 +552,26 @@ pub fn summary_parts(a: &Attribution) -> Vec<AttributedPart> {
             // the row's cost says more.
             let whole = row
                 .whole
-                .filter(|w| w.ns > 0.0 && a.recognised.switches.len() > 1);
+                .filter(|w| w.ns.value > 0.0 && a.recognised.switches.len() > 1);
             let (base, of) = match whole {
-                Some(whole) => (whole.ns, "toll"),
+                Some(whole) => (whole.ns.value, "toll"),
                 None => (row.present_ns, "cost"),
             };
             let pct = |ns: f64| ns / base * 100.0;
-            let (share, ci) = (
-                pct(part.ns),
-                part.ci95_ns.map(|[lo, hi]| [pct(lo), pct(hi)]),
-            );
+            let share = part.ns.map(pct);
+            let (share, ci) = (share.value, share.ci95);
             let ci_text = ci.map_or_else(String::new, |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
             parts.push(AttributedPart {
                 mitigation: switch.name.clone(),
-                probe: row.id.clone(),
-                variant: row.variant.clone(),
+                probe: row.key.id.clone(),
+                variant: row.key.variant.clone(),
                 share_pct: share,
                 share_ci95_pct: ci,
                 of: of.to_string(),
                 sets: sets.join(", "),
                 text: format!(
                     "{}: {share:.0}%{ci_text} of {} {}'s {of} here",
-                    switch.name, row.id, row.variant
+                    switch.name, row.key.id, row.key.variant
                 ),
             });
         }

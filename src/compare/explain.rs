@@ -17,10 +17,10 @@ pub(super) fn explain(
     let mut unexplained = Vec::new();
     let broad: Vec<&InventoryChange> = inventory.iter().filter(|c| c.moves_any_row).collect();
     for row in rows.iter_mut().filter(|r| r.verdict != Verdict::Same) {
-        let name = format!("{} {}", row.id, row.variant);
+        let name = format!("{} {}", row.key.id, row.key.variant);
         for change in inventory {
             for m in switched_by(&change.key) {
-                if !taxes(m, &row.id) {
+                if !taxes(m, &row.key.id) {
                     continue;
                 }
                 if !row.consistent_with.iter().any(|c| c == m.name) {

@@ -114,9 +114,9 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
                     // speed where it read one.
                     let shown = r.cost.as_ref()?.shown();
                     Some(FleetCell {
-                        ticks: shown.ticks,
-                        ns: shown.ns,
-                        half_width_pct: shown.half_width_pct,
+                        ticks: shown.ticks.value,
+                        ns: shown.ns.value,
+                        half_width_pct: shown.ticks.half_width_pct(),
                     })
                 })
                 .collect();
@@ -126,7 +126,7 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
                     cmp.as_ref()?
                         .rows
                         .iter()
-                        .find(|row| row.id == id && row.variant == variant)
+                        .find(|row| row.key.id == id && row.key.variant == variant)
                         .map(|row| row.verdict)
                 })
                 .collect();
@@ -175,16 +175,17 @@ mod tests {
     /// A row that did not change, whose own 5% test gave `p`.
     fn unchanged(p: f64) -> RowChange {
         RowChange {
-            family: "os".into(),
-            id: "os/getpid".into(),
-            variant: "syscall".into(),
-            item: "call".into(),
+            key: crate::results::RowKey {
+                family: "os".into(),
+                id: "os/getpid".into(),
+                variant: "syscall".into(),
+                item: "call".into(),
+            },
             old_ticks: 1.0,
             new_ticks: 1.0,
             old_ns: 1.0,
             new_ns: 1.0,
-            change_pct: 0.0,
-            change_ci95_pct: None,
+            change_pct: crate::analysis::figure::Figure::new(0.0, None),
             smallest_detectable_pct: None,
             runs_to_resolve: None,
             p_value: Some(p),

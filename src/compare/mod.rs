@@ -9,9 +9,11 @@ mod inventory_diff;
 use crate::analysis::contrast;
 pub use crate::analysis::contrast::Outside;
 pub use crate::analysis::contrast::{BootNoise, Decided, NoiseLevel};
+use crate::analysis::figure::Figure;
 use crate::analysis::noise::{self, RunFigure, Spread};
 pub use crate::analysis::noise::{Evidence, Learned, RunTime};
 pub use crate::analysis::verdict::{Verdict, verdict};
+use crate::results::RowKey;
 
 use crate::analysis::verdict::percent_change;
 pub use explain::IN_RUN_AB;
@@ -45,19 +47,18 @@ pub struct RunLabel {
 /// One row present and measured in both runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowChange {
-    pub family: String,
-    pub id: String,
-    pub variant: String,
-    pub item: String,
+    #[serde(flatten)]
+    pub key: RowKey,
     pub old_ticks: f64,
     pub new_ticks: f64,
     pub old_ns: f64,
     pub new_ns: f64,
-    /// new / old - 1, in percent (each side's geometric mean over its runs).
-    pub change_pct: f64,
-    /// 95% interval of the change: the change plus and minus how far the
-    /// row moves between runs when nothing changed (see [`noise`]).
-    pub change_ci95_pct: Option<[f64; 2]>,
+    /// new / old - 1, in percent (each side's geometric mean over its
+    /// runs), with its 95% interval: the change plus and minus how far the
+    /// row moves between runs when nothing changed (see [`noise`]). JSON:
+    /// `change_pct`, `change_ci95_pct`.
+    #[serde(flatten, serialize_with = "crate::analysis::figure::as_change_pct")]
+    pub change_pct: Figure,
     /// The smallest true change this comparison marks in 80% of
     /// repetitions, percent, as its verdict is applied: the estimate past
     /// the threshold and past the noise's cut at the level the false
@@ -249,7 +250,7 @@ impl RunComparison {
     /// Each probe family with a compared row, in the families' order,
     /// beside its rows: the sections every rendering is made of.
     pub fn by_family(&self) -> Vec<(&'static crate::probes::Family, Vec<&RowChange>)> {
-        crate::probes::by_family(&self.rows, |r| &r.family)
+        crate::probes::by_family(&self.rows, |r| &r.key.family)
     }
 
     /// Changed rows no mitigation of an inventory change explains, but a
@@ -259,7 +260,7 @@ impl RunComparison {
             .iter()
             .filter(|r| r.verdict != Verdict::Same && !r.consistent_with.is_empty())
             .filter(|r| {
-                let name = format!("{} {}", r.id, r.variant);
+                let name = format!("{} {}", r.key.id, r.key.variant);
                 !self.explained.iter().any(|e| e.rows.contains(&name))
             })
             .collect()
@@ -271,7 +272,7 @@ impl RunComparison {
         self.rows
             .iter()
             .filter(|r| r.verdict == Verdict::Slower)
-            .map(|r| r.change_ci95_pct.map_or(r.change_pct, |ci| ci[0]))
+            .map(|r| r.change_pct.ends()[0])
             .max_by(f64::total_cmp)
     }
 }
@@ -628,16 +629,12 @@ pub fn row_change(
     // Its power is read once the comparison holds its rows to the false
     // discovery rate over all of them (`hold_to_false_discovery_rate`).
     RowChange {
-        family: new[0].family.clone(),
-        id: new[0].id.clone(),
-        variant: new[0].variant.clone(),
-        item: new[0].item.clone(),
+        key: RowKey::of(new[0]),
         old_ticks,
         new_ticks,
         old_ns,
         new_ns,
-        change_pct,
-        change_ci95_pct: ci,
+        change_pct: Figure::new(change_pct, ci),
         smallest_detectable_pct: None,
         runs_to_resolve: None,
         p_value: read.p_value(change_log).filter(|_| note.is_none()),

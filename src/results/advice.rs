@@ -234,8 +234,8 @@ pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyA
             step: step.step,
             wait_p99_us: wait.value,
             wait_p99_ci95_us: wait.ci95,
-            ticks: cost.shown().ticks,
-            ticks_ci95: cost.shown().interval_ticks,
+            ticks: cost.shown().ticks.value,
+            ticks_ci95: cost.shown().ticks.ci95,
             seed_choice: r.seed_choice.clone(),
         };
         match series.iter_mut().find(|s| s.0 == r.id && s.1 == step.group) {

@@ -198,7 +198,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             excess * 100.0
         ));
     }
-    if cost.shown().interval_ticks.is_none() {
+    if cost.shown().ticks.ci95.is_none() {
         record.notes.push(format!(
             "no interval: {} of its {} rounds were at the quiet level, fewer than the {} an \
              interval needs, and not two forks' worth to read a spread from",
@@ -242,7 +242,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         .collect();
     record.estimated_phase_marks_ticks = stats::median_of(&marks);
     record.rounds = rounds_of(v, cx.model);
-    record.derived = derived(v, estimate.cost, declaration.rate_unit, cx.tsc);
+    record.derived = derived(v, estimate.cost.value, declaration.rate_unit, cx.tsc);
     record.counters = match &v.counting {
         Some(counting) => {
             let counting_round_ticks = counting.measurement.per_item.median;
@@ -275,14 +275,13 @@ fn cost(
     cx: &Context,
 ) -> Cost {
     let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
-    let ticks = estimate.cost;
-    let pct = |half: f64| (ticks.abs() > 0.0).then(|| half / ticks.abs() * 100.0);
+    let ticks = estimate.cost.value;
     let in_canaries: Vec<f64> = used
         .iter()
         .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
         .collect();
     let (run_to_run, next_run_from) =
-        figure::next_run_interval(ticks, estimate.ci95, next_run, cx.drift_interval_pct);
+        figure::next_run_interval(estimate.cost, next_run, cx.drift_interval_pct);
     Cost {
         ticks,
         ns: to_ns(ticks),
@@ -290,16 +289,18 @@ fn cost(
         run_to_run_ci95_ticks: run_to_run,
         run_to_run_ci95_ns: run_to_run.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]),
         run_to_run_half_width_pct: run_to_run.and_then(|i| figure::half_width_pct(ticks, i)),
-        ci95_ticks: estimate.ci95.map(|(lo, hi)| [lo, hi]),
-        ci95_ns: estimate.ci95.map(|(lo, hi)| [to_ns(lo), to_ns(hi)]),
-        ci_half_width_pct: estimate.half_width().and_then(pct),
+        ci95_ticks: estimate.cost.ci95,
+        ci95_ns: estimate.cost.map(to_ns).ci95,
+        ci_half_width_pct: estimate.cost.half_width_pct(),
         estimator: estimate.basis,
         rounds_used: estimate.rounds_used,
         target_met: crate::schedule::meets_target(estimate, cx.settings),
         all_states_median_ticks: estimate.all_states,
         slow_state_ticks: estimate.slow_state,
         slow_round_share: estimate.slow_share,
-        within_round_ci_half_width_pct: estimate.within_round_half_width.and_then(pct),
+        within_round_ci_half_width_pct: estimate
+            .within_round_half_width
+            .and_then(|half| (ticks.abs() > 0.0).then(|| half / ticks.abs() * 100.0)),
         in_canaries: stats::median_of(&in_canaries),
         forks: next_run.map_or_else(|| fork_count(used), |n| n.forks),
         between_forks_pct: next_run.map(|n| n.sd_log * 100.0),
@@ -344,8 +345,8 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
         return;
     };
     let next_run = cx.speed.spread.get(id, &v.variant.name);
-    let (interval, _) = figure::next_run_interval(estimate.cost, estimate.ci95, next_run, None);
-    let ticks = estimate.cost;
+    let (interval, _) = figure::next_run_interval(estimate.cost, next_run, None);
+    let ticks = estimate.cost.value;
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);
     let interval = interval.map(|i| figure::widened_in_logs(ticks, i, carrying));

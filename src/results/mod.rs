@@ -14,7 +14,7 @@ pub mod spread;
 pub mod summary;
 
 pub use build::{Context, probe_records};
-pub use record::{Comparison, Cost, Counters, EqualSpeed, Record};
+pub use record::{Comparison, Cost, Counters, EqualSpeed, Record, RowKey};
 
 use crate::analysis::noise::RunTime;
 use crate::analysis::stats::{self, Amortization};

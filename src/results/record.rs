@@ -16,6 +16,27 @@ use crate::schedule::Stop;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Which row of a run a figure belongs to, as every comparison of runs
+/// names it; serialized flat (its fields stand beside the row's own).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowKey {
+    pub family: String,
+    pub id: String,
+    pub variant: String,
+    pub item: String,
+}
+
+impl RowKey {
+    pub fn of(record: &Record) -> RowKey {
+        RowKey {
+            family: record.family.clone(),
+            id: record.id.clone(),
+            variant: record.variant.clone(),
+            item: record.item.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     pub id: String,
@@ -156,7 +177,7 @@ impl Record {
 
     /// The shown figure's ticks: what fits, advice and plots read.
     pub fn cost_ticks(&self) -> Option<f64> {
-        self.shown().map(|s| s.ticks)
+        self.shown().map(|s| s.ticks.value)
     }
 
     /// The p99 of the same-CPU co-runner's wait, where the probe had one.
@@ -281,19 +302,19 @@ impl Cost {
     /// the run measured one, else the raw figure. (ticks, ns, interval
     /// ticks, half-width percent.)
     pub fn shown(&self) -> Shown {
-        match (self.speed_normalized_ticks, self.speed_normalized_ns) {
-            (Some(ticks), Some(ns)) => Shown {
-                ticks,
-                ns,
-                interval_ticks: self.speed_normalized_ci95_ticks,
-                half_width_pct: self.speed_normalized_half_width_pct,
-            },
-            _ => Shown {
-                ticks: self.ticks,
-                ns: self.ns,
-                interval_ticks: self.interval_ticks(),
-                half_width_pct: self.interval_half_width_pct(),
-            },
+        let (ticks, ns, interval) = match (self.speed_normalized_ticks, self.speed_normalized_ns) {
+            (Some(ticks), Some(ns)) => (ticks, ns, self.speed_normalized_ci95_ticks),
+            _ => (self.ticks, self.ns, self.interval_ticks()),
+        };
+        let ticks = figure::Figure::new(ticks, interval);
+        let ns_per_tick = if ticks.value != 0.0 {
+            ns / ticks.value
+        } else {
+            0.0
+        };
+        Shown {
+            ticks,
+            ns: ticks.map(|t| t * ns_per_tick),
         }
     }
 }
@@ -310,33 +331,12 @@ pub struct EqualSpeed {
     pub carry: Option<f64>,
 }
 
-/// The figure a table shows of a cost, and every export with it: see
-/// [`Cost::shown`].
+/// The figure a table shows of a cost, and every export with it, in ticks
+/// and in ns: see [`Cost::shown`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shown {
-    pub ticks: f64,
-    pub ns: f64,
-    pub interval_ticks: Option<[f64; 2]>,
-    pub half_width_pct: Option<f64>,
-}
-
-impl Shown {
-    /// The interval in ns, at the figure's own ns per tick.
-    pub fn interval_ns(&self) -> Option<[f64; 2]> {
-        let per_tick = if self.ticks != 0.0 {
-            self.ns / self.ticks
-        } else {
-            0.0
-        };
-        self.interval_ticks
-            .map(|[lo, hi]| [lo * per_tick, hi * per_tick])
-    }
-
-    /// The half-width in ns, by the one rule ([`figure::half_width`]).
-    pub fn half_width_ns(&self) -> Option<f64> {
-        self.interval_ns()
-            .map(|interval| figure::half_width(self.ns, interval))
-    }
+    pub ticks: figure::Figure,
+    pub ns: figure::Figure,
 }
 
 /// Against the baseline, per pair of rounds adjacent in time (the

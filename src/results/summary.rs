@@ -362,10 +362,10 @@ impl<'d> Lookup<'d> {
             Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
             Reads::WinBack(group) => self.win_back(f.what, probe, group, series(group)),
             Reads::Step { from, steps } => {
-                let (a, b) = (records[from].shown()?, r.shown()?);
+                let (a, b) = (records[from].cost_ticks()?, r.cost_ticks()?);
                 Some(Quantity {
                     what: f.what.to_string(),
-                    value: self.ns((b.ticks - a.ticks) / steps)?,
+                    value: self.ns((b - a) / steps)?,
                     unit: Unit::Ns,
                     ci95: None,
                     from: self::from(r),
@@ -384,9 +384,9 @@ impl<'d> Lookup<'d> {
         let shown = r.shown()?;
         Some(Quantity {
             what: what.to_string(),
-            value: shown.ns,
+            value: shown.ns.value,
             unit: Unit::Ns,
-            ci95: shown.interval_ns(),
+            ci95: shown.ns.ci95,
             from: from(r),
         })
     }

@@ -484,7 +484,9 @@ pub fn meets_target(e: &rounds::Estimate, s: &crate::harness::Settings) -> bool 
             .min(rounds::MIN_ROUNDS_FOR_CI.max(s.min_rounds / 2));
     enough
         && e.basis != rounds::Basis::NoQuietRound
-        && e.half_width().is_some_and(|h| h <= s.tolerance(e.cost))
+        && e.cost
+            .half_width()
+            .is_some_and(|h| h <= s.tolerance(e.cost.value))
 }
 
 #[cfg(test)]

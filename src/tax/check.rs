@@ -23,6 +23,7 @@
 use super::count::children_usage;
 use super::inject;
 use super::workloads::Workload;
+use crate::analysis::figure::Figure;
 use crate::analysis::stats;
 use crate::harness::{Harness, Settings, affinity};
 use crate::sys;
@@ -47,8 +48,8 @@ pub struct Check {
     /// What the filter adds to one syscall, ns: on back-to-back getpid
     /// calls, and in a same-CPU eventfd ping-pong between two processes (a
     /// context switch every two syscalls).
-    pub hot_toll_ns: Estimate,
-    pub switching_toll_ns: Estimate,
+    pub hot_toll_ns: Figure,
+    pub switching_toll_ns: Figure,
     /// The counted run's context switches per syscall (0 without syscalls).
     pub switches_per_syscall: f64,
     /// Those over the ping-pong's (0.5), at most 1: how far the workload's
@@ -56,45 +57,17 @@ pub struct Check {
     pub switching_weight: f64,
     /// The toll the prediction uses: hot + (switching - hot) x weight; its
     /// interval is the two intervals so combined (a conservative bound).
-    pub toll_per_syscall_ns: Estimate,
+    pub toll_per_syscall_ns: Figure,
     /// The counted run's syscalls and context switches.
     pub syscalls: u64,
     pub switches: u64,
     /// syscalls x toll, ms.
-    pub predicted_ms: Estimate,
+    pub predicted_ms: Figure,
     /// Filtered minus plain, lower quartile of each side's runs, ms.
-    pub measured_cpu_ms: Estimate,
-    pub measured_wall_ms: Estimate,
+    pub measured_cpu_ms: Figure,
+    pub measured_wall_ms: Figure,
     /// measured CPU difference / predicted.
     pub measured_over_predicted: Option<f64>,
-}
-
-/// A figure and its 95% interval.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Estimate {
-    pub value: f64,
-    pub ci95: [f64; 2],
-}
-
-impl Estimate {
-    fn map(self, f: impl Fn(f64) -> f64) -> Estimate {
-        Estimate {
-            value: f(self.value),
-            ci95: [f(self.ci95[0]), f(self.ci95[1])],
-        }
-    }
-
-    /// `self` + (`other` - `self`) x `weight`, interval ends alike.
-    fn towards(self, other: Estimate, weight: f64) -> Estimate {
-        let between = |a: f64, b: f64| a + (b - a) * weight;
-        Estimate {
-            value: between(self.value, other.value),
-            ci95: [
-                between(self.ci95[0], other.ci95[0]),
-                between(self.ci95[1], other.ci95[1]),
-            ],
-        }
-    }
 }
 
 /// One figure measured plain and with something added (the filter here,
@@ -113,7 +86,7 @@ impl Sides {
 
     /// What the addition adds, in the quiet state (see the module
     /// comment), scaled by `scale`, with its 95% interval.
-    pub(super) fn difference(&self, scale: f64) -> Result<Estimate, String> {
+    pub(super) fn difference(&self, scale: f64) -> Result<Figure, String> {
         let (value, (lo, hi)) = stats::quantile_difference(
             &self.plain,
             &self.with,
@@ -123,11 +96,7 @@ impl Sides {
             0x7a5,
         )
         .ok_or("no runs to compare")?;
-        Ok(Estimate {
-            value,
-            ci95: [lo, hi],
-        }
-        .map(|v| v * scale))
+        Ok(Figure::new(value, Some([lo, hi])).map(|v| v * scale))
     }
 }
 
@@ -144,7 +113,7 @@ pub(super) fn reference_pingpong() -> Result<Vec<String>, String> {
 }
 
 /// The filter's toll per syscall in both regimes, ns: (hot, switching).
-type Tolls = (Estimate, Estimate);
+type Tolls = (Figure, Figure);
 
 fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Tolls, String> {
     let hot = getpid_ticks(program, tsc_mhz)?.difference(1000.0 / tsc_mhz)?;

@@ -133,10 +133,8 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>),
             .find(|r| r.id == probe && r.variant == variant)
             .and_then(|r| r.shown())
             .ok_or_else(|| format!("{probe} {variant} not measured"))?;
-        Ok((
-            shown.ns / t.crossings_per_item,
-            shown.half_width_ns().map(|h| h / t.crossings_per_item),
-        ))
+        let per_crossing = shown.ns.map(|ns| ns / t.crossings_per_item);
+        Ok((per_crossing.value, per_crossing.half_width()))
     };
     let mut toll = figure(t.probe, t.variant)?;
     if let Some((probe, variant)) = t.less {

@@ -10,9 +10,10 @@
 //! syscalls' part, the cost per counted context switch. Differences are of
 //! each side's lower quartile, as in `--check`.
 
-use super::check::{Estimate, Sides, in_turn, pin_here, reference_pingpong, run_once};
+use super::check::{Sides, in_turn, pin_here, reference_pingpong, run_once};
 use super::count::{self, Counted};
 use super::workloads::Workload;
+use crate::analysis::figure::Figure;
 use serde::Serialize;
 
 /// Rounds of each side, and the syscalls in one run of the syscalls
@@ -25,11 +26,11 @@ const SYSCALLS: u64 = 200_000;
 #[derive(Debug, Clone, Serialize)]
 pub struct Correction {
     /// CPU ns that counting adds to one syscall and to one context switch.
-    pub per_syscall_ns: Estimate,
-    pub per_switch_ns: Estimate,
+    pub per_syscall_ns: Figure,
+    pub per_switch_ns: Figure,
     /// The counted run's CPU time, less its syscalls and switches times
     /// those costs, s (the interval from the costs' intervals).
-    pub cpu_s: Estimate,
+    pub cpu_s: Figure,
 }
 
 /// One workload run plain and counted: (plain CPU s, counted CPU s, the
@@ -74,23 +75,19 @@ pub fn correct(counted: &Counted) -> Result<Correction, String> {
     let pp = pp_run.difference(1.0)?;
     let per_switch =
         |added: f64, per_call: f64| (added - pp_calls as f64 * per_call) / pp_switches as f64;
-    let per_switch_ns = Estimate {
-        value: per_switch(pp.value, per_syscall_ns.value),
-        ci95: [
-            per_switch(pp.ci95[0], per_syscall_ns.ci95[1]),
-            per_switch(pp.ci95[1], per_syscall_ns.ci95[0]),
-        ],
-    };
+    let ([pp_lo, pp_hi], [call_lo, call_hi]) = (pp.ends(), per_syscall_ns.ends());
+    let per_switch_ns = Figure::new(
+        per_switch(pp.value, per_syscall_ns.value),
+        Some([per_switch(pp_lo, call_hi), per_switch(pp_hi, call_lo)]),
+    );
     let without = |per_call: f64, per_switch: f64| {
         counted.cpu_s - (syscalls as f64 * per_call + switches as f64 * per_switch) / 1e9
     };
-    let cpu_s = Estimate {
-        value: without(per_syscall_ns.value, per_switch_ns.value),
-        ci95: [
-            without(per_syscall_ns.ci95[1], per_switch_ns.ci95[1]),
-            without(per_syscall_ns.ci95[0], per_switch_ns.ci95[0]),
-        ],
-    };
+    let [switch_lo, switch_hi] = per_switch_ns.ends();
+    let cpu_s = Figure::new(
+        without(per_syscall_ns.value, per_switch_ns.value),
+        Some([without(call_hi, switch_hi), without(call_lo, switch_lo)]),
+    );
     Ok(Correction {
         per_syscall_ns,
         per_switch_ns,

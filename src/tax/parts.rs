@@ -72,13 +72,10 @@ fn per_crossing(
     let find = |probe: &str, variant: &str| -> Option<(f64, Option<f64>)> {
         let row = rows
             .iter()
-            .find(|r| r.id == probe && r.variant == variant)
+            .find(|r| r.key.id == probe && r.key.variant == variant)
             .filter(|r| r.note.is_none())?;
         let e = pick(row)?;
-        let half = e
-            .ci95_ns
-            .map(|i| crate::analysis::figure::half_width(e.ns, i));
-        Some((e.ns, half))
+        Some((e.ns.value, e.ns.half_width()))
     };
     let mut part = find(source.probe, source.variant)?;
     if let Some((probe, variant)) = source.less {
@@ -129,7 +126,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                 .filter(|&(probe, variant)| {
                     a.rows
                         .iter()
-                        .any(|r| r.id == probe && r.variant == variant && r.note.is_some())
+                        .any(|r| r.key.id == probe && r.key.variant == variant && r.note.is_some())
                 })
                 .map(|(probe, variant)| format!("{probe} {variant}"))
                 .collect();

@@ -146,8 +146,12 @@ pub fn compare_sides(
 /// a change of a printed size laid on one row.
 pub fn probes_moving(row: &compare::RowChange, pct: f64) -> Vec<Probe> {
     let mut moved = guest_probes();
-    for probe in moved.iter_mut().filter(|p| p.declaration.id == row.id) {
-        for v in probe.variants.iter_mut().filter(|v| v.name == row.variant) {
+    for probe in moved.iter_mut().filter(|p| p.declaration.id == row.key.id) {
+        for v in probe
+            .variants
+            .iter_mut()
+            .filter(|v| v.name == row.key.variant)
+        {
             v.ticks *= 1.0 + pct / 100.0;
         }
     }
@@ -157,6 +161,6 @@ pub fn probes_moving(row: &compare::RowChange, pct: f64) -> Vec<Probe> {
 /// Whether `rows` mark `row` slower.
 pub fn marked_slower(rows: &[compare::RowChange], row: &compare::RowChange) -> bool {
     rows.iter()
-        .find(|r| r.id == row.id && r.variant == row.variant)
+        .find(|r| r.key.id == row.key.id && r.key.variant == row.key.variant)
         .is_some_and(|r| r.verdict == compare::Verdict::Slower)
 }

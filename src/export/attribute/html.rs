@@ -36,7 +36,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
     let names = a.recognised.names();
     let left = super::text::has_residual(a);
     let mut families = Vec::new();
-    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
+    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.key.family) {
         if rows.is_empty() {
             continue;
         }
@@ -50,16 +50,16 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
                     .parts
                     .iter()
                     .enumerate()
-                    .filter_map(|(k, p)| Some((Some(k), pct(p.as_ref()?.ns))))
+                    .filter_map(|(k, p)| Some((Some(k), pct(p.as_ref()?.ns.value))))
                     .collect();
                 if let Some(left) = r.residual {
-                    parts.push((None, pct(left.ns)));
+                    parts.push((None, pct(left.ns.value)));
                 }
                 Some(StackedRow {
-                    label: format!("{} {}", r.id, r.variant),
+                    label: format!("{} {}", r.key.id, r.key.variant),
                     parts,
                     whole_pct: whole.pct,
-                    whole_ci: whole.ci95_ns.map(|[lo, hi]| [pct(lo), pct(hi)]),
+                    whole_ci: whole.ns.map(pct).ci95,
                 })
             })
             .collect();

@@ -15,12 +15,11 @@ fn cell(estimate: Option<Estimate>) -> String {
     let Some(e) = estimate else {
         return "-".to_string();
     };
-    let sign = if e.ns >= 0.0 { "+" } else { "" };
-    let half = e.ci95_ns.map_or_else(String::new, |interval| {
-        let half = crate::analysis::figure::half_width(e.ns, interval);
-        format!(" ±{}", format_cost(half))
-    });
-    let text = format!("{sign}{}{half}", format_cost(e.ns));
+    let sign = if e.ns.value >= 0.0 { "+" } else { "" };
+    let half =
+        e.ns.half_width()
+            .map_or_else(String::new, |half| format!(" ±{}", format_cost(half)));
+    let text = format!("{sign}{}{half}", format_cost(e.ns.value));
     match e.verdict {
         Verdict::Same => format!("({text})"),
         _ => text,
@@ -110,7 +109,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
     if left {
         header.push("left".to_string());
     }
-    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.family) {
+    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.key.family) {
         if rows.is_empty() {
             continue;
         }
@@ -128,9 +127,9 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         for r in &rows {
             let mut cells = row(r, left);
             if terminal {
-                if r.id != probe {
-                    probe = &r.id;
-                    t.add_row([r.id.as_str()]);
+                if r.key.id != probe {
+                    probe = &r.key.id;
+                    t.add_row([r.key.id.as_str()]);
                 }
                 cells[0] = format!("  {}", variant(r));
             }
@@ -191,7 +190,7 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
 
 fn variant(r: &RowParts) -> String {
     let slow = if r.note.is_some() { " (slow)" } else { "" };
-    format!("{}{slow}", r.variant)
+    format!("{}{slow}", r.key.variant)
 }
 
 fn kind(kind: SwitchKind) -> &'static str {
@@ -211,7 +210,7 @@ pub(super) fn has_residual(a: &Attribution) -> bool {
 /// and, where `left`, what they leave.
 pub(super) fn row(r: &RowParts, left: bool) -> Vec<String> {
     let mut cells = vec![
-        format!("{} {}", r.id, variant(r)),
+        format!("{} {}", r.key.id, variant(r)),
         format_cost(r.present_ns),
         cell(r.whole),
     ];

@@ -61,7 +61,7 @@ struct Row {
 fn named<'a>(cmp: &'a RunComparison, names: &[String]) -> Vec<&'a RowChange> {
     cmp.rows
         .iter()
-        .filter(|r| names.contains(&format!("{} {}", r.id, r.variant)))
+        .filter(|r| names.contains(&format!("{} {}", r.key.id, r.key.variant)))
         .collect()
 }
 
@@ -138,12 +138,12 @@ fn sentence(line: &str) -> String {
 
 fn row(r: &RowChange) -> Row {
     Row {
-        id: r.id.clone(),
-        variant: r.variant.clone(),
+        id: r.key.id.clone(),
+        variant: r.key.variant.clone(),
         old: format!("{:.1}", r.old_ticks),
         new: format!("{:.1}", r.new_ticks),
-        change: signed(r.change_pct),
-        interval: r.change_ci95_pct.map_or_else(
+        change: signed(r.change_pct.value),
+        interval: r.change_pct.ci95.map_or_else(
             || "no interval".into(),
             |[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)),
         ),

@@ -120,7 +120,7 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
         let mut t = table(style, width);
         let mut probe = "";
         for r in rows {
-            let ci = r.change_ci95_pct.map_or_else(
+            let ci = r.change_pct.ci95.map_or_else(
                 || "no interval".to_string(),
                 |[lo, hi]| match style {
                     Style::Markdown => format!("[{}, {}]", signed(lo), signed(hi)),
@@ -128,11 +128,11 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
                 },
             );
             let mut row = vec![
-                r.id.clone(),
-                r.variant.clone(),
+                r.key.id.clone(),
+                r.key.variant.clone(),
                 format!("{:.1}", r.old_ticks),
                 format!("{:.1}", r.new_ticks),
-                format!("{} {ci}", signed(r.change_pct)),
+                format!("{} {ci}", signed(r.change_pct.value)),
                 detectable(r, cmp.threshold_pct, style),
                 match &r.note {
                     Some(_) => format!("{} (note)", r.verdict.symbol()),
@@ -140,9 +140,9 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
                 },
             ];
             if style == Style::Terminal {
-                if r.id != probe {
-                    probe = &r.id;
-                    t.add_row([r.id.as_str()]);
+                if r.key.id != probe {
+                    probe = &r.key.id;
+                    t.add_row([r.key.id.as_str()]);
                 }
                 row.remove(0);
                 row[0] = format!("  {}", row[0]);
@@ -157,8 +157,8 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
         let _ = writeln!(
             out,
             "{} {}: {}",
-            r.id,
-            r.variant,
+            r.key.id,
+            r.key.variant,
             r.note.as_deref().unwrap_or_default()
         );
     }
@@ -187,8 +187,8 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
             out,
             "{}{} {}: consistent only with a change that can move any row ({})",
             bullet(style),
-            r.id,
-            r.variant,
+            r.key.id,
+            r.key.variant,
             r.consistent_with.join(", ")
         );
     }

@@ -20,8 +20,8 @@ pub fn amortization(
         .filter_map(|r| {
             let size = r.batch.as_ref()?.size as f64;
             let shown = r.shown()?;
-            let [lo, hi] = shown.interval_ticks.unwrap_or([shown.ticks; 2]);
-            Some((size, shown.ticks, lo, hi))
+            let [lo, hi] = shown.ticks.ends();
+            Some((size, shown.ticks.value, lo, hi))
         })
         .filter(|p| p.0 > 0.0 && p.1 > 0.0)
         .collect();

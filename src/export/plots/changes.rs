@@ -13,9 +13,9 @@ pub fn changes(title: &str, rows: &[&RowChange]) -> std::io::Result<Plot> {
     let bars: Vec<Bar> = rows
         .iter()
         .map(|r| Bar {
-            label: format!("{} {}", r.id, r.variant),
-            ratio: ratio(r.change_pct),
-            ci: r.change_ci95_pct.map(|[lo, hi]| [ratio(lo), ratio(hi)]),
+            label: format!("{} {}", r.key.id, r.key.variant),
+            ratio: ratio(r.change_pct.value),
+            ci: r.change_pct.map(ratio).ci95,
             colour: match r.verdict {
                 Verdict::Slower => SLOWER,
                 Verdict::Faster => FASTER,

@@ -188,9 +188,9 @@ impl Exporter for OpenMetricsExporter {
                     // speed where it read one, so a dashboard and the
                     // terminal of one run agree.
                     let shown = c.shown();
-                    cost.add(&labels, seconds(shown.ticks));
-                    cost_ticks.add(&labels, shown.ticks);
-                    if let Some([lo, hi]) = shown.interval_ticks {
+                    cost.add(&labels, seconds(shown.ticks.value));
+                    cost_ticks.add(&labels, shown.ticks.value);
+                    if let Some([lo, hi]) = shown.ticks.ci95 {
                         low.add(&labels, seconds(lo));
                         high.add(&labels, seconds(hi));
                     }

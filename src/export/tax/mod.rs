@@ -3,11 +3,12 @@
 //! and the share of the workload's CPU time, then the mitigations named in
 //! the tolls and the check; the wording of every figure is made once here.
 
+use crate::analysis::figure::Figure;
 use crate::export::ExportError;
 use crate::export::page::render_page;
 use crate::export::terminal::terminal_safe;
 use crate::export::text_table::{self, Style, table};
-use crate::tax::check::{Check, Estimate};
+use crate::tax::check::Check;
 use crate::tax::named::Named;
 use crate::tax::{Tax, TaxRow};
 use comfy_table::ContentArrangement;
@@ -38,8 +39,8 @@ fn interval(value: Option<f64>, ci: Option<[f64; 2]>, digits: usize, unit: &str)
     }
 }
 
-fn estimate(e: Estimate, digits: usize) -> String {
-    interval(Some(e.value), Some(e.ci95), digits, "")
+fn estimate(e: Figure, digits: usize) -> String {
+    interval(Some(e.value), e.ci95, digits, "")
 }
 
 /// Each priced crossing's share of the CPU time with its mitigations'
