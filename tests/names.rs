@@ -49,6 +49,18 @@ fn every_row_tax_prices_a_crossing_by_is_registered() {
 }
 
 #[test]
+fn every_row_the_kernels_price_list_reads_is_registered() {
+    for s in mitbench::mitigations::sequences::SEQUENCES {
+        let (probe, variant) = s.row;
+        assert_variant(
+            probe,
+            variant,
+            &format!("the price list's {}", s.mitigation),
+        );
+    }
+}
+
+#[test]
 fn every_row_the_summary_reads_is_registered() {
     for (probe, variant) in mitbench::results::summary::rows_read() {
         assert_variant(probe, variant, "the summary's tolls");

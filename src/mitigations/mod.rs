@@ -10,6 +10,7 @@
 pub mod crossing;
 pub mod kernel;
 pub mod process;
+pub mod sequences;
 
 /// One mitigation mitbench knows.
 #[derive(Debug, Clone, Copy)]

@@ -13,6 +13,7 @@ mod doorbell;
 pub mod failures;
 mod floor;
 mod indirect;
+mod kernel;
 pub(crate) mod memory;
 pub(crate) mod os;
 pub mod section;

@@ -2,7 +2,9 @@
 //! id, glob or family, and the listing `mitbench list` prints.
 
 use super::{AnyProbe, Placement, Unsupported, Variant};
-use super::{Declaration, cflags, floor, indirect, memory, os, section, syscall, teardown, thread};
+use super::{
+    Declaration, cflags, floor, indirect, kernel, memory, os, section, syscall, teardown, thread,
+};
 use serde::{Deserialize, Serialize};
 
 /// `items` grouped by their probe family, in the families' order, families
@@ -39,6 +41,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "os",
         title: "OS crossings: syscalls, the vDSO, context switches, thread and process creation",
+    },
+    Family {
+        name: "kernel",
+        title: "the kernel's own mitigation sequences, replayed in user mode: each one's price",
     },
     Family {
         name: "indirect",
@@ -78,6 +84,7 @@ pub fn cflags_compiler() -> &'static str {
 pub fn registry() -> Vec<&'static dyn AnyProbe> {
     let mut probes: Vec<&'static dyn AnyProbe> = vec![&floor::Floor];
     probes.extend(os::probes());
+    probes.extend(kernel::probes());
     probes.extend(indirect::probes());
     probes.extend(cflags::probes());
     probes.extend(memory::probes());

@@ -1,0 +1,283 @@
+//! The instruction sequences the kernel runs for its own mitigations, as
+//! the `kernel/sequences` probe replays them in user mode: for each, the
+//! catalogue's mitigation and vulnerability file, when in a crossing the
+//! kernel runs it, the kernel source it follows, and where user mode had
+//! to differ. A sequence's price times how often a crossing runs it is the
+//! part of that crossing the mitigation takes at least (a floor), where
+//! the count is known; where it is not, the price is per occurrence.
+
+use serde::Serialize;
+
+/// When the kernel runs a sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Occurs {
+    /// Once on every kernel entry from user mode.
+    PerEntry,
+    /// Once on every return to user mode.
+    PerExit,
+    /// Once on every context switch.
+    PerSwitch,
+    /// On every return inside the kernel: how many a crossing makes needs
+    /// the function tracer or the kernel image, which these guests refuse.
+    PerKernelReturn,
+    /// On every indirect call or jump inside the kernel, likewise uncounted.
+    PerKernelIndirectCall,
+}
+
+impl Occurs {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Occurs::PerEntry => "at kernel entry",
+            Occurs::PerExit => "on return to user mode",
+            Occurs::PerSwitch => "on each context switch",
+            Occurs::PerKernelReturn => "per kernel return",
+            Occurs::PerKernelIndirectCall => "per kernel indirect call",
+        }
+    }
+
+    /// How many times one crossing of the null syscall runs it, where
+    /// that is known: once for entry and exit, none for a switch (a
+    /// syscall that does not block switches no task), unknown for the
+    /// returns and calls inside.
+    pub fn per_syscall(self) -> Option<u32> {
+        match self {
+            Occurs::PerEntry | Occurs::PerExit => Some(1),
+            Occurs::PerSwitch => Some(0),
+            Occurs::PerKernelReturn | Occurs::PerKernelIndirectCall => None,
+        }
+    }
+}
+
+/// How a row prices its sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Read {
+    /// The row less its baseline (a call through the sequence against a
+    /// plain one).
+    AddedToBaseline,
+    /// The row's own figure (one instruction timed alone).
+    OwnCost,
+}
+
+/// One sequence of the price list.
+#[derive(Debug, Clone, Copy)]
+pub struct Sequence {
+    /// Its variant of `kernel/sequences`, or the row elsewhere that
+    /// already prices it (`indirect/call retpoline`).
+    pub row: (&'static str, &'static str),
+    pub read: Read,
+    /// The catalogue's mitigation ([`super::MITIGATIONS`]).
+    pub mitigation: &'static str,
+    /// The vulnerability files whose line can say the kernel runs it.
+    pub files: &'static [&'static str],
+    /// Words of that line that say it runs; empty: the file's mitigation
+    /// being in force is enough.
+    pub when_line_says: &'static [&'static str],
+    /// CPU vendors (cpuinfo's `vendor_id`) the kernel runs it on; empty:
+    /// every vendor whose line says it runs.
+    pub vendors: &'static [&'static str],
+    pub occurs: Occurs,
+    /// The kernel source it follows: file and symbol.
+    pub source: &'static str,
+    /// Where the user-mode replay differs from the kernel's, if anywhere.
+    pub user_mode: &'static str,
+}
+
+/// The probe that replays the sequences.
+pub const PROBE: &str = "kernel/sequences";
+
+/// Its baseline: a call to a function that returns at once.
+pub const PLAIN_RETURN: &str = "call+ret";
+
+pub const SEQUENCES: &[Sequence] = &[
+    Sequence {
+        row: (PROBE, "srso-untrain"),
+        read: Read::AddedToBaseline,
+        mitigation: "return thunks / SRSO safe-RET",
+        files: &["spec_rstack_overflow"],
+        when_line_says: &["Safe RET"],
+        vendors: &["AuthenticAMD", "HygonGenuine"],
+        occurs: Occurs::PerEntry,
+        source: "arch/x86/lib/retpoline.S: srso_alias_untrain_ret (Zen 3/4; srso_untrain_ret \
+                 on Zen 1/2), called by UNTRAIN_RET at entry (asm/nospec-branch.h)",
+        user_mode: "the untraining and the safe return at addresses 2^2+2^8+2^14+2^20 apart, \
+                    as the kernel's linker script places them",
+    },
+    Sequence {
+        row: (PROBE, "srso-return-thunk"),
+        read: Read::AddedToBaseline,
+        mitigation: "return thunks / SRSO safe-RET",
+        files: &["spec_rstack_overflow"],
+        when_line_says: &["Safe RET"],
+        vendors: &["AuthenticAMD", "HygonGenuine"],
+        occurs: Occurs::PerKernelReturn,
+        source: "arch/x86/lib/retpoline.S: srso_alias_return_thunk -> srso_alias_safe_ret, \
+                 which every kernel `ret` jumps to",
+        user_mode: "",
+    },
+    Sequence {
+        row: (PROBE, "rsb-fill"),
+        read: Read::AddedToBaseline,
+        mitigation: "RSB filling",
+        files: &["spectre_v2", "retbleed"],
+        when_line_says: &["RSB filling"],
+        vendors: &[],
+        occurs: Occurs::PerSwitch,
+        source: "asm/nospec-branch.h: __FILL_RETURN_BUFFER(reg, RSB_CLEAR_LOOPS), from \
+                 __switch_to_asm (arch/x86/entry/entry_64.S)",
+        user_mode: "",
+    },
+    Sequence {
+        row: ("indirect/call", "retpoline"),
+        read: Read::AddedToBaseline,
+        mitigation: "retpoline / IBRS / eIBRS",
+        files: &["spectre_v2"],
+        when_line_says: &["Retpolines"],
+        vendors: &[],
+        occurs: Occurs::PerKernelIndirectCall,
+        source: "arch/x86/lib/retpoline.S: __x86_indirect_thunk_<reg>, for every `call *%reg`",
+        user_mode: "gcc's thunk (src/thunks.rs), the kernel's sequence",
+    },
+    Sequence {
+        row: ("indirect/barrier", "verw"),
+        read: Read::OwnCost,
+        mitigation: "MDS / TAA / MMIO: VERW buffer clearing",
+        files: &[
+            "mds",
+            "tsx_async_abort",
+            "mmio_stale_data",
+            "reg_file_data_sampling",
+            "tsa",
+        ],
+        when_line_says: &[],
+        vendors: &[],
+        occurs: Occurs::PerExit,
+        source: "asm/nospec-branch.h: CLEAR_CPU_BUFFERS (verw x86_verw_sel), before sysret/iret",
+        user_mode: "VERW of the user stack segment's selector (the kernel's is __KERNEL_DS); \
+                    it clears buffers only where the CPU has MD_CLEAR",
+    },
+    Sequence {
+        row: (PROBE, "bhb-clear"),
+        read: Read::AddedToBaseline,
+        mitigation: "BHI (branch history clearing)",
+        files: &["spectre_v2"],
+        when_line_says: &["BHI: SW loop"],
+        vendors: &[],
+        occurs: Occurs::PerEntry,
+        source: "arch/x86/entry/entry_64.S: clear_bhb_loop (5 x 5) and the LFENCE after it \
+                 (CLEAR_BRANCH_HISTORY)",
+        user_mode: "",
+    },
+    Sequence {
+        row: ("indirect/barrier", "lfence"),
+        read: Read::OwnCost,
+        mitigation: "spectre_v1 barriers",
+        files: &["spectre_v1"],
+        when_line_says: &["swapgs barriers"],
+        vendors: &["GenuineIntel"],
+        occurs: Occurs::PerEntry,
+        source: "arch/x86/entry/calling.h: FENCE_SWAPGS_USER_ENTRY, an LFENCE after SWAPGS \
+                 where the CPU has the SWAPGS bug",
+        user_mode: "",
+    },
+];
+
+/// Whether the running kernel runs `s`, by its vulnerability files' lines
+/// (name -> text) and the CPU's vendor: Ok, or why not.
+pub fn runs_here(
+    s: &Sequence,
+    vulnerabilities: &std::collections::BTreeMap<String, String>,
+    vendor: &str,
+) -> Result<(), String> {
+    let lines: Vec<(&str, &str)> = s
+        .files
+        .iter()
+        .filter_map(|f| Some((*f, vulnerabilities.get(*f)?.as_str())))
+        .filter(|(_, line)| super::kernel::mitigated(line))
+        .collect();
+    if lines.is_empty() {
+        return Err(format!(
+            "not in force here: {} says no mitigation",
+            s.files.join(", ")
+        ));
+    }
+    let said = lines.iter().any(|(_, line)| {
+        s.when_line_says.is_empty() || s.when_line_says.iter().any(|w| line.contains(w))
+    });
+    if !said {
+        let (file, line) = lines[0];
+        return Err(format!("not in force here: {file} says \"{line}\""));
+    }
+    if !s.vendors.is_empty() && !s.vendors.contains(&vendor) {
+        return Err(format!(
+            "not run on this CPU: the kernel runs it on {} only",
+            s.vendors.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn lines(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_sequence_names_a_mitigation_and_files_of_the_catalogue() {
+        for s in SEQUENCES {
+            let m = super::super::named(s.mitigation)
+                .unwrap_or_else(|| panic!("{} names no mitigation", s.row.1));
+            for file in s.files {
+                assert!(
+                    m.files.contains(file),
+                    "{}: {file} is not {}'s",
+                    s.row.1,
+                    m.name
+                );
+            }
+            assert!(s.source.contains(": "), "{}: a file and a symbol", s.row.1);
+        }
+    }
+
+    #[test]
+    fn this_amd_guests_lines_run_the_safe_ret_and_not_the_intel_barrier() {
+        let here = lines(&[
+            ("spec_rstack_overflow", "Vulnerable: Safe RET, no microcode"),
+            (
+                "spectre_v1",
+                "Mitigation: usercopy/swapgs barriers and __user pointer sanitization",
+            ),
+            (
+                "spectre_v2",
+                "Mitigation: Retpolines; STIBP: disabled; RSB filling; BHI: Not affected",
+            ),
+            ("mds", "Not affected"),
+        ]);
+        let runs = |variant: &str| {
+            let s = SEQUENCES.iter().find(|s| s.row.1 == variant).unwrap();
+            runs_here(s, &here, "AuthenticAMD")
+        };
+        assert!(runs("srso-untrain").is_ok());
+        assert!(runs("rsb-fill").is_ok());
+        assert!(runs("retpoline").is_ok());
+        assert!(
+            runs("lfence")
+                .unwrap_err()
+                .starts_with("not run on this CPU")
+        );
+        assert!(
+            runs("bhb-clear")
+                .unwrap_err()
+                .starts_with("not in force here")
+        );
+        assert!(runs("verw").unwrap_err().starts_with("not in force here"));
+    }
+}
