@@ -6,6 +6,7 @@
 pub mod advice;
 pub mod at_speed;
 mod build;
+pub mod floors;
 pub mod load;
 mod machine;
 pub mod record;

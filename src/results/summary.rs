@@ -20,6 +20,10 @@ pub struct Summary {
     /// The command line's mitigation words (`mitigations=auto`, `nopti`).
     pub command_line: Vec<String>,
     pub tolls: Vec<Toll>,
+    /// The kernel's mitigations in force, each sequence priced per time it
+    /// runs, and the floor of the null syscall they make: never measured
+    /// parts (those need another boot).
+    pub kernel: super::floors::KernelPrices,
     /// What the run cannot tell, and the boots that would.
     pub next_step: NextStep,
     /// The mitigations' parts of the tolls, where stored run sets of other
@@ -271,6 +275,7 @@ pub fn of(doc: &RunDocument) -> Summary {
         command_line: crate::inventory::mitigation_words(&doc.inventory.kernel.cmdline),
         in_force,
         tolls,
+        kernel: super::floors::of(doc),
         next_step: NextStep {
             boots,
             then: "`mitbench run` on each and `mitbench attribute` (see `mitbench plan`)"

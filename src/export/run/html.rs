@@ -26,6 +26,10 @@ struct Page {
     summary_rows: Vec<[String; 3]>,
     /// The answer as one chart, first on the page.
     answer_plot: Option<Plot>,
+    /// The kernel's mitigations priced per occurrence, and what one run
+    /// cannot tell of them.
+    kernel_prices: Option<String>,
+    not_measured: &'static str,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
     budget_us: String,
@@ -122,6 +126,8 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         machine_states: doc.machine_states.summary.clone(),
         summary_rows: super::summary::rows(&summary),
         answer_plot: plots::answer(&summary)?,
+        kernel_prices: super::summary::kernel_prices(&summary.kernel),
+        not_measured: super::summary::not_measured(&summary),
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),
         unsupported: doc

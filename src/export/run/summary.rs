@@ -1,8 +1,10 @@
 //! The summary of a run (`results::summary`) as text lines that fit a
 //! width, as Markdown, and as an HTML section: the same entries, laid out.
 
+use crate::analysis::figure::Figure;
 use crate::export::number::format_cost;
 use crate::export::text_table::wrap;
+use crate::results::floors::KernelPrices;
 use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
 use std::fmt::Write as _;
 
@@ -132,16 +134,89 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
             width,
         ));
     }
+    if let Some(prices) = kernel_prices(&summary.kernel) {
+        out.extend(wrap("kernel, priced:", &prices, 2, width));
+    }
     out.extend(wrap(
         "not measured:",
-        &format!(
-            "the kernel's own entry and return mitigations. {}",
-            next_step(summary, "`")
-        ),
+        &format!("{} {}", not_measured(summary), next_step(summary, "`")),
         2,
         width,
     ));
     out
+}
+
+/// What a run cannot tell of the kernel's mitigations.
+pub fn not_measured(summary: &Summary) -> &'static str {
+    if summary.kernel.prices.iter().any(|p| p.price_ns.is_some()) {
+        "what the kernel's own mitigations take beyond these floors and prices."
+    } else {
+        "the kernel's own entry and return mitigations."
+    }
+}
+
+/// A figure in ns with its half-width: "19.5 ns ±0.71".
+fn ns(f: Figure) -> String {
+    let half = f
+        .half_width()
+        .filter(|h| h.is_finite() && *h > 0.0)
+        .map_or_else(String::new, |h| format!(" ±{}", two_digits(h)));
+    format!("{} ns{half}", format_cost(f.value))
+}
+
+/// The kernel's mitigations in force, each sequence's price per time the
+/// kernel runs it, grouped by mitigation, and the null syscall's floor:
+/// None where none runs here.
+pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for p in &k.prices {
+        let text = match (p.price_ns, p.getpid_floor_ns, &p.unpriced) {
+            (_, Some(floor), _) => {
+                format!("at least {} of getpid ({})", ns(floor), p.occurs.describe())
+            }
+            (Some(price), None, _) if p.occurs.per_syscall().is_some() => {
+                format!("{} +{}", p.occurs.describe(), ns(price))
+            }
+            (Some(price), None, _) => {
+                format!(
+                    "{} +{} (count unknown here)",
+                    p.occurs.describe(),
+                    ns(price)
+                )
+            }
+            (None, _, why) => format!(
+                "{}: {}",
+                p.occurs.describe(),
+                why.as_deref().unwrap_or("not priced")
+            ),
+        };
+        match groups.iter_mut().find(|(m, _)| *m == p.mitigation) {
+            Some((_, texts)) => texts.push(text),
+            None => groups.push((p.mitigation, vec![text])),
+        }
+    }
+    // A mitigation in force whose sequence this CPU does not need.
+    for n in k.not_run.iter().filter(|n| n.in_force) {
+        if !groups.iter().any(|(m, _)| *m == n.mitigation) {
+            groups.push((n.mitigation, vec![n.why.clone()]));
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let mut line: Vec<String> = groups
+        .iter()
+        .map(|(m, texts)| format!("{m}: {}", texts.join(", ")))
+        .collect();
+    if let (Some(floor), Some(getpid)) = (k.getpid_floor_ns, k.getpid_ns) {
+        line.push(format!(
+            "together at least {} of getpid's {} ns (replayed in user mode; a floor, not a \
+             measured part)",
+            ns(floor),
+            format_cost(getpid.value)
+        ));
+    }
+    Some(line.join("; "))
 }
 
 /// The boots that would measure the kernel's own mitigations, each
@@ -207,9 +282,17 @@ pub fn markdown(summary: &Summary) -> String {
             text(&parts.join("; "))
         );
     }
+    if let Some(prices) = kernel_prices(&summary.kernel) {
+        let _ = writeln!(
+            out,
+            "\nThe kernel's mitigations, priced: {}.",
+            text(&prices)
+        );
+    }
     let _ = writeln!(
         out,
-        "\nNot measured here: the kernel's own entry and return mitigations. {}\n",
+        "\nNot measured here: {} {}\n",
+        not_measured(summary),
         next_step(summary, "`")
     );
     out

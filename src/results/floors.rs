@@ -1,0 +1,263 @@
+//! The kernel's own mitigations priced without a reboot: each sequence the
+//! running kernel runs for a mitigation in force (the catalogue's
+//! [`crate::mitigations::sequences`]), its price per occurrence from the
+//! run's replay, and what that makes of the null syscall: the part it
+//! takes at least (a floor) where the kernel runs it a known number of
+//! times per crossing, a price per occurrence with the count unknown where
+//! not. Never a measured part: only a boot without the mitigation measures
+//! that (`mitbench attribute`).
+
+use super::{Record, RunDocument};
+use crate::analysis::figure::Figure;
+use crate::mitigations::crossing::SYSCALL;
+use crate::mitigations::sequences::{Occurs, Read, SEQUENCES, Sequence, runs_here};
+use serde::Serialize;
+
+/// One sequence the running kernel runs, priced.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelPrice {
+    pub mitigation: &'static str,
+    /// The row that prices it: probe and variant.
+    pub probe: &'static str,
+    pub variant: &'static str,
+    pub occurs: Occurs,
+    /// The kernel source the replay follows, and where user mode differs.
+    pub source: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub user_mode: &'static str,
+    /// ns each time the kernel runs it: the row less its baseline, with
+    /// the 95% interval of that difference.
+    pub price_ns: Option<Figure>,
+    /// The part of one null syscall it takes at least, ns: the price times
+    /// the times a syscall runs it, where that count is known.
+    pub getpid_floor_ns: Option<Figure>,
+    /// Why there is no price, where there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unpriced: Option<String>,
+}
+
+/// The price list of the kernel's mitigations in force, and the floor of
+/// the null syscall they make together.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KernelPrices {
+    pub prices: Vec<KernelPrice>,
+    /// Sequences the catalogue knows that this kernel does not run here,
+    /// and why: their rows price them for a boot or CPU that would.
+    pub not_run: Vec<NotRun>,
+    /// The null syscall as the run's table prints it, ns.
+    pub getpid_ns: Option<Figure>,
+    /// The floors together, ns (half-widths added: they come from rows of
+    /// one run).
+    pub getpid_floor_ns: Option<Figure>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NotRun {
+    pub mitigation: &'static str,
+    pub variant: &'static str,
+    pub why: String,
+    /// Whether its mitigation is in force here all the same (its file says
+    /// so; this CPU needs no such sequence).
+    pub in_force: bool,
+}
+
+/// The price list of `doc`.
+pub fn of(doc: &RunDocument) -> KernelPrices {
+    let find = |(probe, variant): (&str, &str)| {
+        doc.results
+            .iter()
+            .find(|r| r.id == probe && r.variant == variant)
+    };
+    let mut list = KernelPrices {
+        getpid_ns: find((SYSCALL.probe, SYSCALL.variant))
+            .and_then(Record::shown)
+            .map(|s| s.ns),
+        ..KernelPrices::default()
+    };
+    let cpu = &doc.inventory.cpu;
+    for s in SEQUENCES {
+        if let Err(why) = runs_here(s, &cpu.vulnerabilities, &cpu.vendor) {
+            let in_force = s.files.iter().any(|f| {
+                cpu.vulnerabilities.get(*f).is_some_and(|line| {
+                    crate::mitigations::of_file(f, line)
+                        .iter()
+                        .any(|m| m.name == s.mitigation)
+                })
+            });
+            list.not_run.push(NotRun {
+                mitigation: s.mitigation,
+                variant: s.row.1,
+                why,
+                in_force,
+            });
+            continue;
+        }
+        let price = find(s.row).map(|r| price_ns(r, s.read, doc.inventory.tsc_mhz));
+        list.prices.push(priced(s, price));
+    }
+    let floors: Vec<Figure> = list
+        .prices
+        .iter()
+        .filter_map(|p| p.getpid_floor_ns)
+        .collect();
+    list.getpid_floor_ns = (!floors.is_empty()).then(|| {
+        let value = floors.iter().map(|f| f.value).sum();
+        let half: Option<f64> = floors.iter().map(Figure::half_width).sum();
+        Figure::new(value, half.map(|h| [value - h, value + h]))
+    });
+    list
+}
+
+/// What a row says one sequence costs, ns, with its interval: its own
+/// figure, or its difference from its baseline; Err: why there is none.
+fn price_ns(r: &Record, read: Read, tsc_mhz: Option<f64>) -> Result<Figure, String> {
+    if let Some(u) = &r.unsupported {
+        return Err(format!("unsupported: {}", u.reason));
+    }
+    if read == Read::OwnCost {
+        return r
+            .shown()
+            .map(|s| s.ns)
+            .ok_or_else(|| format!("{} {} was not measured", r.id, r.variant));
+    }
+    let vs = r.vs_baseline.as_ref().ok_or_else(|| {
+        format!(
+            "{} {} was not measured beside its baseline",
+            r.id, r.variant
+        )
+    })?;
+    let mhz = tsc_mhz
+        .filter(|m| *m > 0.0)
+        .ok_or("the TSC's rate is unknown")?;
+    let ticks = Figure::new(vs.delta_ticks, vs.delta_ci95_ticks);
+    Ok(ticks.map(|t| t * 1000.0 / mhz))
+}
+
+fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
+    let (price_ns, unpriced) = match price {
+        Some(Ok(f)) => (Some(f), None),
+        Some(Err(why)) => (None, Some(why)),
+        None => (
+            None,
+            Some(format!(
+                "not priced in this run: `mitbench run --probe {}` prices it",
+                s.row.0
+            )),
+        ),
+    };
+    let count = s.occurs.per_syscall().filter(|n| *n > 0);
+    KernelPrice {
+        mitigation: s.mitigation,
+        probe: s.row.0,
+        variant: s.row.1,
+        occurs: s.occurs,
+        source: s.source,
+        user_mode: s.user_mode,
+        price_ns,
+        getpid_floor_ns: price_ns
+            .zip(count)
+            .map(|(f, n)| f.map(|v| v * f64::from(n))),
+        unpriced,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mitigations::sequences::PROBE;
+
+    /// The default-run fixture on this AMD guest's lines, with a replay of
+    /// `variant` adding `ns` to its baseline.
+    fn run_with(rows: &[(&str, f64)]) -> RunDocument {
+        let mut doc: RunDocument =
+            serde_json::from_str(include_str!("../../tests/fixtures/default-run.json")).unwrap();
+        let getpid = doc
+            .results
+            .iter()
+            .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+            .unwrap()
+            .clone();
+        let mhz = doc.inventory.tsc_mhz.unwrap();
+        for (variant, ns) in rows {
+            let mut r = getpid.clone();
+            r.id = PROBE.to_string();
+            r.variant = variant.to_string();
+            let ticks = ns * mhz / 1000.0;
+            r.vs_baseline = Some(crate::results::Comparison {
+                ratio: 2.0,
+                ratio_ci95: None,
+                delta_ticks: ticks,
+                delta_ci95_ticks: Some([ticks * 0.9, ticks * 1.1]),
+                pairs: 10,
+                basis: crate::analysis::rounds::PairBasis::All,
+                headline_ratio: None,
+                holds_headline_ratio: None,
+            });
+            doc.results.push(r);
+        }
+        doc.inventory.cpu.vendor = "AuthenticAMD".into();
+        doc.inventory.cpu.vulnerabilities = [
+            ("spec_rstack_overflow", "Vulnerable: Safe RET, no microcode"),
+            (
+                "spectre_v1",
+                "Mitigation: usercopy/swapgs barriers and __user pointer sanitization",
+            ),
+            (
+                "spectre_v2",
+                "Mitigation: Retpolines; STIBP: disabled; RSB filling; BHI: Not affected",
+            ),
+            ("mds", "Not affected"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        doc
+    }
+
+    #[test]
+    fn an_entry_sequence_floors_getpid_and_a_per_return_one_is_priced_per_occurrence() {
+        let doc = run_with(&[
+            ("srso-untrain", 20.0),
+            ("srso-return-thunk", 6.0),
+            ("rsb-fill", 30.0),
+        ]);
+        let k = of(&doc);
+        let get = |v: &str| k.prices.iter().find(|p| p.variant == v).unwrap();
+        let untrain = get("srso-untrain").getpid_floor_ns.expect("an entry floor");
+        assert!((untrain.value - 20.0).abs() < 1e-6, "{untrain:?}");
+        assert!(get("srso-return-thunk").getpid_floor_ns.is_none());
+        assert!((get("srso-return-thunk").price_ns.unwrap().value - 6.0).abs() < 1e-6);
+        // A null syscall switches no task: RSB filling floors none of it.
+        assert!(get("rsb-fill").getpid_floor_ns.is_none());
+        // Not priced in this run: said, never zero.
+        assert!(
+            get("retpoline").price_ns.is_some(),
+            "indirect/call is in the fixture"
+        );
+        let floor = k.getpid_floor_ns.unwrap();
+        assert!(floor.value < k.getpid_ns.unwrap().value);
+        // What this CPU or kernel does not run is said, and why.
+        let not_run = |v: &str| k.not_run.iter().find(|n| n.variant == v).unwrap();
+        assert!(not_run("lfence").in_force && not_run("lfence").why.contains("GenuineIntel"));
+        assert!(!not_run("bhb-clear").in_force && !not_run("verw").in_force);
+    }
+
+    #[test]
+    fn a_sequence_the_run_did_not_replay_says_how_to_price_it() {
+        let k = of(&run_with(&[]));
+        let untrain = k
+            .prices
+            .iter()
+            .find(|p| p.variant == "srso-untrain")
+            .unwrap();
+        assert!(untrain.price_ns.is_none() && untrain.getpid_floor_ns.is_none());
+        assert!(
+            untrain
+                .unpriced
+                .as_deref()
+                .unwrap()
+                .contains("--probe kernel/sequences")
+        );
+        assert!(k.getpid_floor_ns.is_none());
+    }
+}
