@@ -111,12 +111,39 @@ fn a_toll_the_machine_could_not_measure_says_why_in_one_line() {
     );
 }
 
+/// The fixture with the kernel's price list replayed: each sequence of
+/// `kernel/sequences` 20 ns above its baseline.
+fn with_price_list() -> RunDocument {
+    let mut doc = fixture();
+    let base = doc
+        .results
+        .iter()
+        .find(|r| r.id == "indirect/call" && r.variant == "retpoline")
+        .unwrap()
+        .clone();
+    for variant in ["srso-untrain", "srso-return-thunk", "rsb-fill", "bhb-clear"] {
+        let mut r = base.clone();
+        r.id = "kernel/sequences".into();
+        r.variant = variant.into();
+        doc.results.push(r);
+    }
+    doc
+}
+
 #[test]
 fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
-    let doc = fixture();
+    // One screen: the tolls, the kernel's price list and the boots, in at
+    // most 30 lines of 100 columns (25 before the price list).
+    let doc = with_price_list();
     let lines = summary::lines(&of(&doc), 100);
     assert!(
-        lines.len() <= 25,
+        lines
+            .iter()
+            .any(|l| l.starts_with("kernel, priced: return thunks / SRSO")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.len() <= 30,
         "{} lines:\n{}",
         lines.len(),
         lines.join("\n")

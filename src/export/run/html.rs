@@ -29,7 +29,7 @@ struct Page {
     /// The kernel's mitigations priced per occurrence, and what one run
     /// cannot tell of them.
     kernel_prices: Option<String>,
-    not_measured: &'static str,
+    not_measured: String,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
     budget_us: String,

@@ -4,7 +4,7 @@
 use crate::analysis::figure::Figure;
 use crate::export::number::format_cost;
 use crate::export::text_table::wrap;
-use crate::results::floors::KernelPrices;
+use crate::results::floors::{KernelPrice, KernelPrices};
 use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
 use std::fmt::Write as _;
 
@@ -147,11 +147,18 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
 }
 
 /// What a run cannot tell of the kernel's mitigations.
-pub fn not_measured(summary: &Summary) -> &'static str {
-    if summary.kernel.prices.iter().any(|p| p.price_ns.is_some()) {
-        "what the kernel's own mitigations take beyond these floors and prices."
+pub fn not_measured(summary: &Summary) -> String {
+    let k = &summary.kernel;
+    if k.prices.iter().any(|p| p.price_ns.is_some()) {
+        "what they take beyond these floors and prices.".to_string()
+    } else if !k.prices.is_empty() {
+        format!(
+            "the kernel's own entry and return mitigations (`mitbench run --probe {}` prices \
+             each per occurrence).",
+            crate::mitigations::sequences::PROBE
+        )
     } else {
-        "the kernel's own entry and return mitigations."
+        "the kernel's own entry and return mitigations.".to_string()
     }
 }
 
@@ -164,41 +171,34 @@ fn ns(f: Figure) -> String {
     format!("{} ns{half}", format_cost(f.value))
 }
 
+/// One priced sequence in a few words: "at least 19 ns of getpid at kernel
+/// entry", "+31 ns per context switch", "+6 ns per kernel return (count
+/// unknown)".
+fn priced(p: &KernelPrice, price: Figure) -> String {
+    match (p.getpid_floor_ns, p.occurs.per_syscall()) {
+        (Some(floor), _) => format!("at least {} of getpid {}", ns(floor), p.occurs.describe()),
+        (None, Some(_)) => format!("+{} {}", ns(price), p.occurs.describe()),
+        (None, None) => format!("+{} {} (count unknown)", ns(price), p.occurs.describe()),
+    }
+}
+
 /// The kernel's mitigations in force, each sequence's price per time the
 /// kernel runs it, grouped by mitigation, and the null syscall's floor:
-/// None where none runs here.
+/// None where this run priced none of them.
 pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut unpriced: Vec<&str> = Vec::new();
     for p in &k.prices {
-        let text = match (p.price_ns, p.getpid_floor_ns, &p.unpriced) {
-            (_, Some(floor), _) => {
-                format!("at least {} of getpid ({})", ns(floor), p.occurs.describe())
+        let Some(price) = p.price_ns else {
+            if !unpriced.contains(&p.mitigation) {
+                unpriced.push(p.mitigation);
             }
-            (Some(price), None, _) if p.occurs.per_syscall().is_some() => {
-                format!("{} +{}", p.occurs.describe(), ns(price))
-            }
-            (Some(price), None, _) => {
-                format!(
-                    "{} +{} (count unknown here)",
-                    p.occurs.describe(),
-                    ns(price)
-                )
-            }
-            (None, _, why) => format!(
-                "{}: {}",
-                p.occurs.describe(),
-                why.as_deref().unwrap_or("not priced")
-            ),
+            continue;
         };
+        let text = priced(p, price);
         match groups.iter_mut().find(|(m, _)| *m == p.mitigation) {
             Some((_, texts)) => texts.push(text),
             None => groups.push((p.mitigation, vec![text])),
-        }
-    }
-    // A mitigation in force whose sequence this CPU does not need.
-    for n in k.not_run.iter().filter(|n| n.in_force) {
-        if !groups.iter().any(|(m, _)| *m == n.mitigation) {
-            groups.push((n.mitigation, vec![n.why.clone()]));
         }
     }
     if groups.is_empty() {
@@ -208,10 +208,19 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
         .iter()
         .map(|(m, texts)| format!("{m}: {}", texts.join(", ")))
         .collect();
+    // A mitigation in force whose sequence this CPU does not need.
+    for n in k.not_run.iter().filter(|n| n.in_force) {
+        if !groups.iter().any(|(m, _)| *m == n.mitigation) {
+            line.push(format!("{}: none on this CPU", n.mitigation));
+        }
+    }
+    if !unpriced.is_empty() {
+        line.push(format!("not priced in this run: {}", unpriced.join(", ")));
+    }
     if let (Some(floor), Some(getpid)) = (k.getpid_floor_ns, k.getpid_ns) {
         line.push(format!(
-            "together at least {} of getpid's {} ns (replayed in user mode; a floor, not a \
-             measured part)",
+            "together at least {} of getpid's {} ns (replayed in user mode: floors, not \
+             measured parts)",
             ns(floor),
             format_cost(getpid.value)
         ));
