@@ -77,7 +77,8 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
     let cpu = &doc.inventory.cpu;
     for s in SEQUENCES {
         if let Err(why) = runs_here(s, &cpu.vulnerabilities, &cpu.vendor) {
-            let in_force = s.files.iter().any(|f| {
+            let files = crate::mitigations::named(s.mitigation).map_or(&[][..], |m| m.files);
+            let in_force = files.iter().any(|f| {
                 cpu.vulnerabilities.get(*f).is_some_and(|line| {
                     crate::mitigations::of_file(f, line)
                         .iter()
@@ -196,21 +197,10 @@ mod tests {
             doc.results.push(r);
         }
         doc.inventory.cpu.vendor = "AuthenticAMD".into();
-        doc.inventory.cpu.vulnerabilities = [
-            ("spec_rstack_overflow", "Vulnerable: Safe RET, no microcode"),
-            (
-                "spectre_v1",
-                "Mitigation: usercopy/swapgs barriers and __user pointer sanitization",
-            ),
-            (
-                "spectre_v2",
-                "Mitigation: Retpolines; STIBP: disabled; RSB filling; BHI: Not affected",
-            ),
-            ("mds", "Not affected"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        doc.inventory.cpu.vulnerabilities = crate::mitigations::sequences::AMD_GUEST
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         doc
     }
 
