@@ -22,6 +22,7 @@
 pub mod apart;
 pub mod contrast;
 pub mod figure;
+pub mod interval;
 pub mod noise;
 pub mod phases;
 pub mod round;

@@ -11,7 +11,7 @@
 //! noise twice. The rounds' spread is what a next run differs by; pooled
 //! samples would hide it behind their sheer number.
 
-use super::figure::Figure;
+use super::interval::Figure;
 use super::stats::{self, median};
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,96 @@
+//! A figure and its 95% interval: the one type every estimate mitbench
+//! prints is, the one half-width rule every "±" is written by, and how a
+//! figure is written in the JSON under the names each document gave it.
+
+use serde::{Deserialize, Serialize};
+
+/// A figure and its 95% interval: what every estimate mitbench prints is,
+/// read by one half-width rule ([`half_width`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub value: f64,
+    pub ci95: Option<[f64; 2]>,
+}
+
+impl Figure {
+    pub fn new(value: f64, ci95: Option<[f64; 2]>) -> Figure {
+        Figure { value, ci95 }
+    }
+
+    /// How far its interval reaches on its wider side.
+    pub fn half_width(&self) -> Option<f64> {
+        self.ci95.map(|interval| half_width(self.value, interval))
+    }
+
+    /// [`Figure::half_width`] as a percentage of the figure.
+    pub fn half_width_pct(&self) -> Option<f64> {
+        self.ci95
+            .and_then(|interval| half_width_pct(self.value, interval))
+    }
+
+    /// Its interval's ends; a figure without one has both at the figure.
+    pub fn ends(&self) -> [f64; 2] {
+        self.ci95.unwrap_or([self.value; 2])
+    }
+
+    /// `self` + (`other` - `self`) x `weight`, the interval's ends alike.
+    pub fn towards(self, other: Figure, weight: f64) -> Figure {
+        let between = |a: f64, b: f64| a + (b - a) * weight;
+        let ([lo, hi], [other_lo, other_hi]) = (self.ends(), other.ends());
+        Figure {
+            value: between(self.value, other.value),
+            ci95: Some([between(lo, other_lo), between(hi, other_hi)]),
+        }
+    }
+
+    /// The figure and its interval's ends through `f` alike (a change of
+    /// unit, a scale).
+    pub fn map(self, f: impl Fn(f64) -> f64) -> Figure {
+        Figure {
+            value: f(self.value),
+            ci95: self.ci95.map(|[lo, hi]| [f(lo), f(hi)]),
+        }
+    }
+}
+
+/// Writes `figure` as two flat fields named `value` and `interval`: the
+/// names the JSON gave each figure before it had one type. For
+/// `#[serde(flatten, serialize_with = ...)]` through the wrappers below.
+fn flat<S: serde::Serializer>(
+    figure: &Figure,
+    serializer: S,
+    value: &str,
+    interval: &str,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(2))?;
+    map.serialize_entry(value, &figure.value)?;
+    map.serialize_entry(interval, &figure.ci95)?;
+    map.end()
+}
+
+/// A figure in ns as `ns` and `ci95_ns`.
+pub fn as_ns<S: serde::Serializer>(figure: &Figure, serializer: S) -> Result<S::Ok, S::Error> {
+    flat(figure, serializer, "ns", "ci95_ns")
+}
+
+/// A change in percent as `change_pct` and `change_ci95_pct`.
+pub fn as_change_pct<S: serde::Serializer>(
+    figure: &Figure,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    flat(figure, serializer, "change_pct", "change_ci95_pct")
+}
+
+/// How far `interval` reaches from `figure` on its wider side: the one
+/// half-width rule every output writes as "±" (an interval read on the log
+/// scale, or widened on one side, is not symmetric, and the narrower side
+/// would flatter it).
+pub fn half_width(figure: f64, [lo, hi]: [f64; 2]) -> f64 {
+    (figure - lo).max(hi - figure)
+}
+
+/// [`half_width`] as a percentage of the figure; None at a figure of zero.
+pub fn half_width_pct(figure: f64, interval: [f64; 2]) -> Option<f64> {
+    (figure.abs() > 0.0).then(|| half_width(figure, interval) / figure.abs() * 100.0)
+}
