@@ -41,7 +41,7 @@ fn every_entry_names_a_measured_record_of_the_run() {
         };
         assert!(!figures.is_empty());
         for q in figures {
-            assert!(q.value.is_finite(), "{q:?}");
+            assert!(q.figure.value.is_finite(), "{q:?}");
             let variant = q.from.variant.trim_end_matches('*');
             assert!(
                 doc.results.iter().any(|r| r.id == q.from.probe
@@ -50,8 +50,8 @@ fn every_entry_names_a_measured_record_of_the_run() {
                 "{:?} names no measured record: {q:?}",
                 toll.kind
             );
-            if let Some([lo, hi]) = q.ci95 {
-                assert!(lo <= q.value && q.value <= hi, "{q:?}");
+            if let Some([lo, hi]) = q.figure.ci95 {
+                assert!(lo <= q.figure.value && q.figure.value <= hi, "{q:?}");
             }
         }
     }
@@ -64,7 +64,7 @@ fn every_entry_names_a_measured_record_of_the_run() {
     let Outcome::Measured { figures } = &s.tolls[0].outcome else {
         panic!("the null syscall was measured")
     };
-    assert_eq!(figures[0].value, getpid.cost.as_ref().unwrap().ns);
+    assert_eq!(figures[0].figure.value, getpid.cost.as_ref().unwrap().ns);
 }
 
 #[test]

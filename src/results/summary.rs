@@ -5,6 +5,7 @@
 //! (terminal, Markdown, HTML) and the JSON all start with it.
 
 use super::{Record, RunDocument};
+use crate::analysis::interval::Figure;
 use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::probes::FigureRole;
@@ -64,9 +65,10 @@ pub struct From {
 pub struct Quantity {
     /// What the figure is ("per call", "retpoline +").
     pub what: String,
-    pub value: f64,
+    /// The figure in `unit`, with its interval (JSON: `value`, `ci95`).
+    #[serde(flatten)]
+    pub figure: Figure,
     pub unit: Unit,
-    pub ci95: Option<[f64; 2]>,
     pub from: From,
 }
 
@@ -370,9 +372,8 @@ impl<'d> Lookup<'d> {
                 let (a, b) = (records[from].cost_ticks()?, r.cost_ticks()?);
                 Some(Quantity {
                     what: f.what.to_string(),
-                    value: self.ns((b - a) / steps)?,
+                    figure: Figure::new(self.ns((b - a) / steps)?, None),
                     unit: Unit::Ns,
-                    ci95: None,
                     from: self::from(r),
                 })
             }
@@ -389,9 +390,8 @@ impl<'d> Lookup<'d> {
         let shown = r.shown()?;
         Some(Quantity {
             what: what.to_string(),
-            value: shown.ns.value,
+            figure: Figure::new(shown.ns.value, shown.ns.ci95),
             unit: Unit::Ns,
-            ci95: shown.ns.ci95,
             from: from(r),
         })
     }
@@ -401,11 +401,12 @@ impl<'d> Lookup<'d> {
         let vs = r.vs_baseline.as_ref()?;
         Some(Quantity {
             what: what.to_string(),
-            value: self.ns(vs.delta_ticks)?,
+            figure: Figure::new(
+                self.ns(vs.delta_ticks)?,
+                vs.delta_ci95_ticks
+                    .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
+            ),
             unit: Unit::Ns,
-            ci95: vs
-                .delta_ci95_ticks
-                .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
             from: from(r),
         })
     }
@@ -415,9 +416,8 @@ impl<'d> Lookup<'d> {
         let (a, b) = (r.cost_ticks()?, base.cost_ticks()?);
         (b > 0.0).then(|| Quantity {
             what: what.to_string(),
-            value: a / b,
+            figure: Figure::new(a / b, None),
             unit: Unit::Times,
-            ci95: None,
             from: from(r),
         })
     }
@@ -430,9 +430,8 @@ impl<'d> Lookup<'d> {
             .find(|f| f.role == FigureRole::CoRunnerWaitP99)?;
         Some(Quantity {
             what: what.to_string(),
-            value: f.value,
+            figure: Figure::new(f.value, f.ci95),
             unit: Unit::Us,
-            ci95: f.ci95,
             from: from(r),
         })
     }
@@ -446,9 +445,8 @@ impl<'d> Lookup<'d> {
             .find(|a| a.id == probe && a.group == group)?;
         Some(Quantity {
             what: what.to_string(),
-            value: advice.batch_to_win_back as f64,
+            figure: Figure::new(advice.batch_to_win_back as f64, None),
             unit: Unit::Batch,
-            ci95: None,
             from,
         })
     }
@@ -474,9 +472,8 @@ impl<'d> Lookup<'d> {
         };
         Some(Quantity {
             what: what.to_string(),
-            value: self.ns(value)?,
+            figure: Figure::new(self.ns(value)?, Some([self.ns(lo)?, self.ns(hi)?])),
             unit: Unit::Ns,
-            ci95: Some([self.ns(lo)?, self.ns(hi)?]),
             from,
         })
     }

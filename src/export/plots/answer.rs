@@ -19,16 +19,13 @@ pub fn answer(summary: &Summary) -> std::io::Result<Option<Plot>> {
                 Unit::Us => 1e3,
                 Unit::Times | Unit::Batch => continue,
             };
-            if !(q.value > 0.0 && q.value.is_finite()) {
+            if !(q.figure.value > 0.0 && q.figure.value.is_finite()) {
                 continue;
             }
             bars.push(Bar {
                 label: format!("{}: {}", toll.kind.label(), q.what),
-                ratio: q.value * ns,
-                ci: q
-                    .ci95
-                    .map(|[lo, hi]| [lo * ns, hi * ns])
-                    .filter(|[lo, _]| *lo > 0.0),
+                ratio: q.figure.value * ns,
+                ci: q.figure.map(|v| v * ns).ci95.filter(|[lo, _]| *lo > 0.0),
                 colour: series_colour(i),
             });
         }

@@ -17,7 +17,7 @@ fn quantity(q: &Quantity) -> String {
     let (scale, unit) = match q.unit {
         Unit::Ns | Unit::Us => {
             let ns = if q.unit == Unit::Ns { 1.0 } else { 1e3 };
-            match (q.value * ns).abs() {
+            match (q.figure.value * ns).abs() {
                 v if v >= 1e6 => (ns / 1e6, " ms"),
                 v if v >= 1e4 => (ns / 1e3, " us"),
                 _ => (ns, " ns"),
@@ -27,17 +27,18 @@ fn quantity(q: &Quantity) -> String {
         Unit::Batch => (1.0, ""),
     };
     let value = match q.unit {
-        Unit::Batch => format!("{:.0}", q.value),
-        _ => format!("{}{unit}", format_cost(q.value * scale)),
+        Unit::Batch => format!("{:.0}", q.figure.value),
+        _ => format!("{}{unit}", format_cost(q.figure.value * scale)),
     };
-    let signed = if q.what.ends_with('+') && q.value >= 0.0 {
+    let signed = if q.what.ends_with('+') && q.figure.value >= 0.0 {
         format!("+{value}")
     } else {
         value
     };
     let spread = q
-        .ci95
-        .map(|interval| crate::analysis::figure::half_width(q.value, interval).abs())
+        .figure
+        .half_width()
+        .map(f64::abs)
         .filter(|half| half.is_finite() && *half > 0.0)
         .map_or_else(String::new, |half| {
             format!(" ±{}", two_digits(half * scale))
