@@ -169,6 +169,9 @@ pub const SEQUENCES: &[Sequence] = &[
     },
 ];
 
+/// How [`runs_here`]'s reason starts where the CPU's vendor is why.
+pub const NOT_ON_THIS_CPU: &str = "not run on this CPU";
+
 /// Whether the running kernel runs `s`, by its vulnerability files' lines
 /// (name -> text) and the CPU's vendor: Ok, or why not.
 pub fn runs_here(
@@ -197,7 +200,7 @@ pub fn runs_here(
     }
     if !s.vendors.is_empty() && !s.vendors.contains(&vendor) {
         return Err(format!(
-            "not run on this CPU: the kernel runs it on {} only",
+            "{NOT_ON_THIS_CPU}: the kernel runs it on {} only",
             s.vendors.join(", ")
         ));
     }

@@ -10,7 +10,9 @@
 use super::{Record, RunDocument};
 use crate::analysis::figure::Figure;
 use crate::mitigations::crossing::SYSCALL;
-use crate::mitigations::sequences::{Occurs, Read, SEQUENCES, Sequence, runs_here};
+use crate::mitigations::sequences::{
+    NOT_ON_THIS_CPU, Occurs, Read, SEQUENCES, Sequence, runs_here,
+};
 use serde::Serialize;
 
 /// One sequence the running kernel runs, priced.
@@ -56,9 +58,11 @@ pub struct NotRun {
     pub mitigation: &'static str,
     pub variant: &'static str,
     pub why: String,
-    /// Whether its mitigation is in force here all the same (its file says
-    /// so; this CPU needs no such sequence).
+    /// Whether its mitigation is in force here all the same, by another
+    /// line of its files or on a CPU that needs no such sequence.
     pub in_force: bool,
+    /// Whether the kernel skips it on this CPU's vendor.
+    pub cpu_needs_none: bool,
 }
 
 /// The price list of `doc`.
@@ -88,6 +92,7 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
             list.not_run.push(NotRun {
                 mitigation: s.mitigation,
                 variant: s.row.1,
+                cpu_needs_none: why.starts_with(NOT_ON_THIS_CPU),
                 why,
                 in_force,
             });
@@ -219,7 +224,7 @@ mod tests {
         assert!((get("srso-return-thunk").price_ns.unwrap().value - 6.0).abs() < 1e-6);
         // A null syscall switches no task: RSB filling floors none of it.
         assert!(get("rsb-fill").getpid_floor_ns.is_none());
-        // Not priced in this run: said, never zero.
+        // A sequence priced by a row of another probe: indirect/call retpoline.
         assert!(
             get("retpoline").price_ns.is_some(),
             "indirect/call is in the fixture"
@@ -228,7 +233,8 @@ mod tests {
         assert!(floor.value < k.getpid_ns.unwrap().value);
         // What this CPU or kernel does not run is said, and why.
         let not_run = |v: &str| k.not_run.iter().find(|n| n.variant == v).unwrap();
-        assert!(not_run("lfence").in_force && not_run("lfence").why.contains("GenuineIntel"));
+        let lfence = not_run("lfence");
+        assert!(lfence.in_force && lfence.cpu_needs_none && lfence.why.contains("GenuineIntel"));
         assert!(!not_run("bhb-clear").in_force && !not_run("verw").in_force);
     }
 

@@ -209,10 +209,17 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
         .iter()
         .map(|(m, texts)| format!("{m}: {}", texts.join(", ")))
         .collect();
-    // A mitigation in force whose sequence this CPU does not need.
+    // A mitigation in force whose sequence this CPU does not need, or
+    // whose sequence here (retbleed's untrained return on Zen 2, say) the
+    // price list does not replay.
     for n in k.not_run.iter().filter(|n| n.in_force) {
         if !groups.iter().any(|(m, _)| *m == n.mitigation) {
-            line.push(format!("{}: none on this CPU", n.mitigation));
+            let what = if n.cpu_needs_none {
+                "none on this CPU"
+            } else {
+                "its sequence here is not in the price list"
+            };
+            line.push(format!("{}: {what}", n.mitigation));
         }
     }
     if !unpriced.is_empty() {
