@@ -14,6 +14,7 @@
 //! ```
 
 use crate::probes::Unsupported;
+use crate::probes::memory::region::{self, Region};
 
 /// The bits in which the two addresses differ (the kernel's linker script
 /// asserts `srso_alias_untrain_ret ^ srso_alias_safe_ret` is this).
@@ -26,10 +27,10 @@ const ALIGN: usize = 2 << 20;
 const UNTRAIN: usize = 0x40;
 const RETURNING: usize = 0x1000;
 
-/// The sequences written at their addresses; unmapped on drop.
+/// The sequences written at their addresses; unmapped when the region
+/// drops.
 pub(super) struct Aliased {
-    map: *mut libc::c_void,
-    base: usize,
+    region: Region,
 }
 
 fn jump_to(from_end: usize, target: usize) -> [u8; 4] {
@@ -40,22 +41,10 @@ fn jump_to(from_end: usize, target: usize) -> [u8; 4] {
 
 impl Aliased {
     pub(super) fn new() -> Result<Aliased, Unsupported> {
-        // SAFETY: a fresh private anonymous mapping; checked below.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                MAPPED,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(Unsupported::io("mmap", &std::io::Error::last_os_error()));
-        }
-        let base = (map as usize).next_multiple_of(ALIGN);
-        let code = Aliased { map, base };
+        let pages = MAPPED / region::page_size();
+        let region = Region::anon(pages).map_err(|e| Unsupported::io("mmap", &e))?;
+        let code = Aliased { region };
+        let base = code.base();
         let untrain = base + UNTRAIN;
         let safe_ret = untrain ^ ALIAS;
         let thunk = safe_ret + 7;
@@ -72,13 +61,15 @@ impl Aliased {
             (safe_ret, &thunk_bytes),
             (returning, &returning_bytes),
         ] {
-            debug_assert!(at + bytes.len() <= map as usize + MAPPED);
+            debug_assert!(at + bytes.len() <= code.region.base() as usize + MAPPED);
             // SAFETY: inside the writable mapping (the stretch from `base`
             // is 2 MiB and every offset is under 1.1 MiB).
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
         }
-        // SAFETY: the mapping made above, now read and executed only.
-        if unsafe { libc::mprotect(map, MAPPED, libc::PROT_READ | libc::PROT_EXEC) } != 0 {
+        // SAFETY: the region made above, from here on read and executed
+        // only.
+        let exec = libc::PROT_READ | libc::PROT_EXEC;
+        if !unsafe { region::protect(code.region.base(), pages, exec) } {
             return Err(Unsupported::io(
                 "mprotect(PROT_EXEC)",
                 &std::io::Error::last_os_error(),
@@ -87,10 +78,15 @@ impl Aliased {
         Ok(code)
     }
 
+    /// The 2 MiB-aligned start of the stretch the code is written in.
+    fn base(&self) -> usize {
+        (self.region.base() as usize).next_multiple_of(ALIGN)
+    }
+
     fn function(&self, offset: usize) -> unsafe extern "C" fn() {
         // SAFETY: `offset` starts one of the sequences written above, each
         // a function that returns to its caller with the stack as it was.
-        unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(self.base + offset) }
+        unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(self.base() + offset) }
     }
 
     /// The untraining the kernel calls at entry.
@@ -104,14 +100,6 @@ impl Aliased {
     }
 }
 
-impl Drop for Aliased {
-    fn drop(&mut self) {
-        // SAFETY: the mapping this value made; nothing runs from it after
-        // the probe's timing, which ends before the value drops.
-        unsafe { libc::munmap(self.map, MAPPED) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,9 +107,9 @@ mod tests {
     #[test]
     fn the_two_sequences_alias_as_the_kernels_and_both_return() {
         let code = Aliased::new().expect("a mapping");
-        let (untrain, safe_ret) = (code.base + UNTRAIN, (code.base + UNTRAIN) ^ ALIAS);
+        let (untrain, safe_ret) = (code.base() + UNTRAIN, (code.base() + UNTRAIN) ^ ALIAS);
         assert_eq!(untrain ^ safe_ret, ALIAS);
-        assert!(safe_ret > untrain && safe_ret - code.base < ALIGN);
+        assert!(safe_ret > untrain && safe_ret - code.base() < ALIGN);
         // SAFETY: both return to here with the stack as it was; a wrong
         // byte would crash this test rather than pass it.
         unsafe {

@@ -4,7 +4,7 @@
 
 mod fault;
 mod mapping;
-mod region;
+pub(crate) mod region;
 mod secret;
 mod shootdown;
 mod tlb;
