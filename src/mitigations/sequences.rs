@@ -83,6 +83,13 @@ pub struct Sequence {
     pub user_mode: &'static str,
 }
 
+impl Sequence {
+    /// The vulnerability files of its mitigation.
+    pub fn files(&self) -> &'static [&'static str] {
+        super::named(self.mitigation).map_or(&[], |m| m.files)
+    }
+}
+
 /// The probe that replays the sequences.
 pub const PROBE: &str = "kernel/sequences";
 
@@ -179,7 +186,7 @@ pub fn runs_here(
     vulnerabilities: &std::collections::BTreeMap<String, String>,
     vendor: &str,
 ) -> Result<(), String> {
-    let files = super::named(s.mitigation).map_or(&[][..], |m| m.files);
+    let files = s.files();
     let lines: Vec<(&str, &str)> = files
         .iter()
         .filter_map(|f| Some((*f, vulnerabilities.get(*f)?.as_str())))

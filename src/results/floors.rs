@@ -81,8 +81,7 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
     let cpu = &doc.inventory.cpu;
     for s in SEQUENCES {
         if let Err(why) = runs_here(s, &cpu.vulnerabilities, &cpu.vendor) {
-            let files = crate::mitigations::named(s.mitigation).map_or(&[][..], |m| m.files);
-            let in_force = files.iter().any(|f| {
+            let in_force = s.files().iter().any(|f| {
                 cpu.vulnerabilities.get(*f).is_some_and(|line| {
                     crate::mitigations::of_file(f, line)
                         .iter()
@@ -101,16 +100,13 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
         let price = find(s.row).map(|r| price_ns(r, s.read, doc.inventory.tsc_mhz));
         list.prices.push(priced(s, price));
     }
-    let floors: Vec<Figure> = list
-        .prices
-        .iter()
-        .filter_map(|p| p.getpid_floor_ns)
-        .collect();
-    list.getpid_floor_ns = (!floors.is_empty()).then(|| {
-        let value = floors.iter().map(|f| f.value).sum();
-        let half: Option<f64> = floors.iter().map(Figure::half_width).sum();
-        Figure::new(value, half.map(|h| [value - h, value + h]))
-    });
+    // Rows of one run: their half-widths add (`apart::Sum::of_same_sets`).
+    let mut floor = crate::analysis::apart::Sum::of_same_sets();
+    for f in list.prices.iter().filter_map(|p| p.getpid_floor_ns) {
+        floor.add(f.value, f.half_width());
+    }
+    let (value, interval) = floor.read();
+    list.getpid_floor_ns = value.map(|v| Figure::new(v, interval));
     list
 }
 
