@@ -123,7 +123,7 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
             .iter()
             .filter_map(|r| {
                 let (lo, hi) = r.ci95?;
-                Some((r.figure - lo).max(hi - r.figure))
+                Some(super::interval::half_width(r.figure, [lo, hi]))
             })
             .collect();
         h.sort_by(f64::total_cmp);
