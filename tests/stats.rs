@@ -408,3 +408,49 @@ fn benjamini_hochberg_finds_the_step_up_cut() {
         "{any} of 2000 trials found something"
     );
 }
+
+/// The next run's difference from its baseline: 5 variants of a probe, 3
+/// forks a run, each fork's difference drawn around the true one. Another
+/// run's difference lands in this run's interval 95% of the time. The
+/// bound: nominal +- 3.09 standard errors over the runs counted (the five
+/// variants of a run share its pooled spread, so they do not count apart).
+#[test]
+fn another_runs_difference_lands_in_the_next_run_interval_95_percent() {
+    use mitbench::analysis::spread::{ForkSpread, VariantSpread, pooled_in_probe};
+    const RUNS: usize = 2000;
+    const VARIANTS: usize = 5;
+    const FORKS: usize = 3;
+    let mut rng = fastrand::Rng::with_seed(55);
+    let run = |rng: &mut fastrand::Rng| -> Vec<Vec<f64>> {
+        (0..VARIANTS)
+            .map(|v| (0..FORKS).map(|_| 10.0 * v as f64 + normal(rng)).collect())
+            .collect()
+    };
+    let (mut hits, mut checks) = (0, 0);
+    for _ in 0..RUNS {
+        let (this, next) = (run(&mut rng), run(&mut rng));
+        let spreads: Vec<VariantSpread> = this
+            .iter()
+            .enumerate()
+            .map(|(v, forks)| VariantSpread {
+                name: v.to_string(),
+                forks: FORKS,
+                spread: ForkSpread::of_differences(forks),
+            })
+            .collect();
+        for (name, interval) in pooled_in_probe(&spreads, None) {
+            let v: usize = name.parse().unwrap();
+            let moved = stats::mean(&next[v]) - stats::mean(&this[v]);
+            hits += usize::from(moved.abs() <= interval.half_width());
+            checks += 1;
+        }
+    }
+    assert_eq!(checks, RUNS * VARIANTS);
+    let se = (0.95 * 0.05 / RUNS as f64).sqrt();
+    assert_coverage(
+        "next run's difference",
+        hits,
+        checks,
+        (0.95 - 3.09 * se)..=(0.95 + 3.09 * se),
+    );
+}

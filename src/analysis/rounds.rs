@@ -223,6 +223,11 @@ pub struct Paired {
     pub delta_ci95: Option<(f64, f64)>,
     pub pairs: usize,
     pub basis: PairBasis,
+    /// Each fork's difference (its variant's median less its baseline's):
+    /// what a next run's processes redraw, which `delta_ci95`, resampling
+    /// pairs inside this run's forks, does not count.
+    #[serde(skip)]
+    pub fork_deltas: Vec<f64>,
 }
 
 /// Which pairs of rounds a comparison with the baseline stands on.
@@ -270,7 +275,8 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         by_fork.entry(p.fork).or_default().push(*p);
     }
     let forks: Vec<Vec<Pair>> = by_fork.into_values().collect();
-    let (ratio, delta) = paired_figures(&forks);
+    let (ratio, fork_deltas) = paired_figures(&forks);
+    let delta = stats::mean(&fork_deltas);
     let (ratio_ci95, delta_ci95) = if used.len() >= MIN_ROUNDS_FOR_CI {
         let mut rng = fastrand::Rng::with_seed(seed);
         let (mut ratios, mut deltas) =
@@ -282,7 +288,7 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
                 .collect();
             let (r, d) = paired_figures(&drawn);
             ratios.push(r);
-            deltas.push(d);
+            deltas.push(stats::mean(&d));
         }
         ratios.sort_by(f64::total_cmp);
         deltas.sort_by(f64::total_cmp);
@@ -300,15 +306,17 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         delta_ci95,
         pairs: used.len(),
         basis,
+        fork_deltas,
     })
 }
 
-/// The ratio and difference of pairs read as the headlines are: in each
+/// The ratio and differences of pairs read as the headlines are: in each
 /// fork the variant's median over the baseline's (and less it), then the
-/// geometric mean of the ratios and the mean of the differences across
-/// forks. So × base is the two headlines' own ratio where both stand on
-/// the same rounds, and a process-level shift both share cancels in it.
-fn paired_figures(forks: &[Vec<Pair>]) -> (f64, f64) {
+/// geometric mean of the ratios across forks, and each fork's difference
+/// (their mean is the difference). So × base is the two headlines' own
+/// ratio where both stand on the same rounds, and a process-level shift
+/// both share cancels in it.
+fn paired_figures(forks: &[Vec<Pair>]) -> (f64, Vec<f64>) {
     let (mut ratios, mut deltas) = (Vec::new(), Vec::new());
     for fork in forks {
         let med = |side: fn(&Pair) -> f64| {
@@ -320,10 +328,7 @@ fn paired_figures(forks: &[Vec<Pair>]) -> (f64, f64) {
         ratios.push(variant / baseline);
         deltas.push(variant - baseline);
     }
-    (
-        across_forks(&ratios),
-        deltas.iter().sum::<f64>() / deltas.len() as f64,
-    )
+    (across_forks(&ratios), deltas)
 }
 
 /// Median and, from [`MIN_ROUNDS_FOR_CI`] values on, its bootstrap 95%

@@ -37,18 +37,31 @@ pub struct ForkSpread {
 impl ForkSpread {
     /// The spread of one variant's figures, one per fork.
     pub fn of(figures: &[f64]) -> ForkSpread {
-        let logs: Vec<f64> = figures
-            .iter()
-            .filter(|f| f.is_finite() && **f > 0.0)
-            .map(|f| f.ln())
-            .collect();
-        if logs.len() < 2 {
+        ForkSpread::of_values(
+            figures
+                .iter()
+                .filter(|f| f.is_finite() && **f > 0.0)
+                .map(|f| f.ln()),
+        )
+    }
+
+    /// The spread of one variant's differences from its baseline, one per
+    /// fork, in their own unit: a difference may be near zero or below, and
+    /// what moves it (the clock's granularity, a process's layout) is not
+    /// proportional to it.
+    pub fn of_differences(differences: &[f64]) -> ForkSpread {
+        ForkSpread::of_values(differences.iter().copied().filter(|d| d.is_finite()))
+    }
+
+    fn of_values(values: impl Iterator<Item = f64>) -> ForkSpread {
+        let values: Vec<f64> = values.collect();
+        if values.len() < 2 {
             return ForkSpread::default();
         }
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let mean = stats::mean(&values);
         ForkSpread {
-            ss: logs.iter().map(|l| (l - mean).powi(2)).sum(),
-            df: (logs.len() - 1) as f64,
+            ss: values.iter().map(|v| (v - mean).powi(2)).sum(),
+            df: (values.len() - 1) as f64,
         }
     }
 
@@ -65,8 +78,9 @@ impl ForkSpread {
 /// What a variant's interval for the next run is made of.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NextRun {
-    /// Standard deviation of a fork's log figure.
-    pub sd_log: f64,
+    /// Standard deviation of a fork's figure: of its log for a cost, in
+    /// its unit for a difference from the baseline.
+    pub sd: f64,
     /// Its degrees of freedom, pseudo ones included.
     pub df: f64,
     /// Forks the variant has figures from.
@@ -78,9 +92,14 @@ impl NextRun {
     /// with `drift_log` (a 95% half-width on the log scale: how far the
     /// machine's speed may move by then) added in quadrature.
     pub fn interval(&self, cost: f64, drift_log: f64) -> [f64; 2] {
-        let t = student_t_975(self.df);
-        let half = (t * self.sd_log * (2.0 / self.forks as f64).sqrt()).hypot(drift_log);
+        let half = self.half_width().hypot(drift_log);
         [cost * (-half).exp(), cost * half.exp()]
+    }
+
+    /// The 95% half-width of the next run's figure less this run's, in the
+    /// spread's own scale (log for a figure, its unit for a difference).
+    pub fn half_width(&self) -> f64 {
+        student_t_975(self.df) * self.sd * (2.0 / self.forks as f64).sqrt()
     }
 }
 
@@ -120,46 +139,11 @@ impl RunSpread {
     /// Every variant's next-run spread from its own fork spread, pooled
     /// with its probe's and the run's.
     pub fn pool(probes: &[ProbeSpreads]) -> RunSpread {
-        // Priors are medians of the variants' own variances, not their
-        // pooled sum: a variant at one of two levels per process has a
-        // spread of its own that must not widen every other row.
-        let median_of = |spreads: &mut dyn Iterator<Item = ForkSpread>| -> Option<(f64, f64)> {
-            let mut vars = Vec::new();
-            let mut df = 0.0;
-            for s in spreads.filter(|s| s.df > 0.0) {
-                vars.push(s.ss / s.df);
-                df += s.df;
-            }
-            vars.sort_by(f64::total_cmp);
-            (!vars.is_empty()).then(|| (stats::median(&vars), df))
-        };
-        let run_prior = median_of(&mut probes.iter().flat_map(|p| &p.variants).map(|v| v.spread));
+        let run_prior = median_variance(probes.iter().flat_map(|p| &p.variants).map(|v| v.spread));
         let mut by_variant = BTreeMap::new();
         for probe in probes {
-            let probe_prior = median_of(&mut probe.variants.iter().map(|v| v.spread))
-                .and_then(|(var, df)| {
-                    ForkSpread { ss: var * df, df }.with_prior(run_prior, PROBE_PRIOR_DF)
-                })
-                .or(run_prior);
-            for VariantSpread {
-                name,
-                forks,
-                spread,
-            } in &probe.variants
-            {
-                if *forks < 2 {
-                    continue;
-                }
-                if let Some((var, df)) = spread.with_prior(probe_prior, VARIANT_PRIOR_DF) {
-                    by_variant.insert(
-                        (probe.id.clone(), name.clone()),
-                        NextRun {
-                            sd_log: var.sqrt(),
-                            df,
-                            forks: *forks,
-                        },
-                    );
-                }
+            for (name, next) in pooled_in_probe(&probe.variants, run_prior) {
+                by_variant.insert((probe.id.clone(), name.to_string()), next);
             }
         }
         RunSpread { by_variant }
@@ -170,6 +154,46 @@ impl RunSpread {
             .get(&(id.to_string(), variant.to_string()))
             .copied()
     }
+}
+
+/// Each variant's [`NextRun`] (by name) from its own spread pooled with
+/// its probe's, which is pooled with `run_prior` (a variance and its df)
+/// where there is one. Variants of one probe share what moves them between
+/// processes, so three forks need not stand alone; a variant at one of two
+/// levels per process still widens its own interval.
+pub fn pooled_in_probe(
+    variants: &[VariantSpread],
+    run_prior: Option<(f64, f64)>,
+) -> Vec<(&str, NextRun)> {
+    let probe_prior = median_variance(variants.iter().map(|v| v.spread))
+        .and_then(|(var, df)| ForkSpread { ss: var * df, df }.with_prior(run_prior, PROBE_PRIOR_DF))
+        .or(run_prior);
+    variants
+        .iter()
+        .filter(|v| v.forks >= 2)
+        .filter_map(|v| {
+            let (var, df) = v.spread.with_prior(probe_prior, VARIANT_PRIOR_DF)?;
+            let next = NextRun {
+                sd: var.sqrt(),
+                df,
+                forks: v.forks,
+            };
+            Some((v.name.as_str(), next))
+        })
+        .collect()
+}
+
+/// The median of the spreads' own variances and their degrees of freedom
+/// together: a prior that one variant at two levels per process does not
+/// move, as the pooled sum would.
+fn median_variance(spreads: impl Iterator<Item = ForkSpread>) -> Option<(f64, f64)> {
+    let mut vars = Vec::new();
+    let mut df = 0.0;
+    for s in spreads.filter(|s| s.df > 0.0) {
+        vars.push(s.ss / s.df);
+        df += s.df;
+    }
+    Some((stats::median_of(&vars)?, df))
 }
 
 #[cfg(test)]
@@ -203,7 +227,7 @@ mod tests {
     #[test]
     fn the_prediction_interval_is_t_times_sd_times_root_two_over_forks() {
         let next = NextRun {
-            sd_log: 0.02,
+            sd: 0.02,
             df: 6.0,
             forks: 3,
         };

@@ -185,6 +185,11 @@ pub fn max_of(values: &[f64]) -> Option<f64> {
     values.iter().copied().max_by(f64::total_cmp)
 }
 
+/// Arithmetic mean; NaN when empty.
+pub fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
 /// Median of unsorted data, which is left as it is; None when empty.
 pub fn median_of(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| select_median(&mut values.to_vec()))

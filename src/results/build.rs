@@ -12,7 +12,7 @@ use super::spread;
 use crate::analysis::figure;
 use crate::analysis::phases::PhaseCost;
 use crate::analysis::rounds::{self, Basis, Pair, RoundFigure, RoundState};
-use crate::analysis::spread::{NextRun, RunSpread};
+use crate::analysis::spread::{ForkSpread, NextRun, RunSpread, VariantSpread, pooled_in_probe};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
 use crate::harness::{Settings, tsc::TscFrequency};
@@ -43,6 +43,7 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
         .iter()
         .find(|v| v.variant.is_baseline() && !v.rounds.is_empty());
     // Each record beside the index of its variant, which the toll names.
+    let mut differences = Vec::new();
     let (indices, mut records): (Vec<usize>, Vec<Record>) = probe
         .variants
         .iter()
@@ -53,12 +54,15 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
             if let Some(base) = base
                 && record.cost.is_some()
                 && !v.variant.is_baseline()
+                && let Some((comparison, spread)) = compare(v, base, cx.model, seed)
             {
-                record.vs_baseline = compare(v, base, cx.model, seed);
+                record.vs_baseline = Some(comparison);
+                differences.push(spread);
             }
             (index, record)
         })
         .unzip();
+    set_next_run_differences(&mut records, &differences);
     set_headline_ratios(&mut records);
     mark_layout_spread(&mut records);
     if let Some(toll) = probe.toll {
@@ -303,7 +307,7 @@ fn cost(
             .and_then(|half| (ticks.abs() > 0.0).then(|| half / ticks.abs() * 100.0)),
         in_canaries: stats::median_of(&in_canaries),
         forks: next_run.map_or_else(|| fork_count(used), |n| n.forks),
-        between_forks_pct: next_run.map(|n| n.sd_log * 100.0),
+        between_forks_pct: next_run.map(|n| n.sd * 100.0),
         between_forks_df: next_run.map(|n| n.df),
         next_run_from,
         speed_coefficient: None,
@@ -487,12 +491,14 @@ fn derived(
 /// fork, which ran beside it in time and in the same process. A round
 /// whose pass has no baseline round (the baseline's budget ran out first)
 /// stays unpaired rather than be set against a round minutes away.
+/// A variant against its baseline, and the spread of its forks'
+/// differences.
 fn compare(
     v: &VariantRounds,
     base: &VariantRounds,
     model: &StateModel,
     seed: u64,
-) -> Option<Comparison> {
+) -> Option<(Comparison, VariantSpread)> {
     let pairs: Vec<Pair> = v
         .rounds
         .iter()
@@ -510,16 +516,39 @@ fn compare(
         })
         .collect();
     let p = rounds::paired(&pairs, model.two_states, seed)?;
-    Some(Comparison {
+    let spread = VariantSpread {
+        name: v.variant.name.clone(),
+        forks: p.fork_deltas.len(),
+        spread: ForkSpread::of_differences(&p.fork_deltas),
+    };
+    let comparison = Comparison {
         ratio: p.ratio,
         ratio_ci95: p.ratio_ci95.map(|(lo, hi)| [lo, hi]),
         delta_ticks: p.delta,
         delta_ci95_ticks: p.delta_ci95.map(|(lo, hi)| [lo, hi]),
+        next_run_delta_ci95_ticks: None,
         pairs: p.pairs,
         basis: p.basis,
         headline_ratio: None,
         holds_headline_ratio: None,
-    })
+    };
+    Some((comparison, spread))
+}
+
+/// Sets each comparison's interval for the next run's difference: its
+/// forks' differences pooled with the probe's other variants' (no run
+/// prior: differences of other probes are in other units of scale).
+fn set_next_run_differences(records: &mut [Record], differences: &[VariantSpread]) {
+    for (name, next) in pooled_in_probe(differences, None) {
+        let vs = records
+            .iter_mut()
+            .filter(|r| r.variant == name)
+            .find_map(|r| r.vs_baseline.as_mut());
+        if let Some(vs) = vs {
+            let half = next.half_width();
+            vs.next_run_delta_ci95_ticks = Some([vs.delta_ticks - half, vs.delta_ticks + half]);
+        }
+    }
 }
 
 /// Each figure a probe measured beside the cost, as the median over rounds
@@ -600,6 +629,7 @@ mod tests {
                 ratio_ci95: None,
                 delta_ticks: 0.0,
                 delta_ci95_ticks: None,
+                next_run_delta_ci95_ticks: None,
                 pairs: 10,
                 basis: rounds::PairBasis::All,
                 headline_ratio: None,

@@ -28,7 +28,7 @@ pub struct KernelPrice {
     #[serde(skip_serializing_if = "str::is_empty")]
     pub user_mode: &'static str,
     /// ns each time the kernel runs it: the row less its baseline, with
-    /// the 95% interval of that difference.
+    /// the 95% interval another run's difference may land in.
     pub price_ns: Option<Figure>,
     /// The part of one null syscall it takes at least, ns: the price times
     /// the times a syscall runs it, where that count is known.
@@ -131,7 +131,10 @@ fn price_ns(r: &Record, read: Read, tsc_mhz: Option<f64>) -> Result<Figure, Stri
     let mhz = tsc_mhz
         .filter(|m| *m > 0.0)
         .ok_or("the TSC's rate is unknown")?;
-    let ticks = Figure::new(vs.delta_ticks, vs.delta_ci95_ticks);
+    // Where another run's price may land, where the run's forks say it;
+    // else how precisely this run pinned it (a document of before).
+    let interval = vs.next_run_delta_ci95_ticks.or(vs.delta_ci95_ticks);
+    let ticks = Figure::new(vs.delta_ticks, interval);
     Ok(ticks.map(|t| t * 1000.0 / mhz))
 }
 
@@ -190,6 +193,7 @@ mod tests {
                 ratio_ci95: None,
                 delta_ticks: ticks,
                 delta_ci95_ticks: Some([ticks * 0.9, ticks * 1.1]),
+                next_run_delta_ci95_ticks: None,
                 pairs: 10,
                 basis: crate::analysis::rounds::PairBasis::All,
                 headline_ratio: None,

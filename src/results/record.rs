@@ -348,6 +348,13 @@ pub struct Comparison {
     pub ratio_ci95: Option<[f64; 2]>,
     pub delta_ticks: f64,
     pub delta_ci95_ticks: Option<[f64; 2]>,
+    /// Where the next run's difference may land (95%): from the spread of
+    /// the forks' differences, pooled with the probe's other variants'
+    /// (`analysis::spread::pooled_in_probe`). `delta_ci95_ticks` says how
+    /// precisely this run pins its difference; this, how far another run's
+    /// may lie from it. The kernel's price list prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run_delta_ci95_ticks: Option<[f64; 2]>,
     pub pairs: usize,
     pub basis: PairBasis,
     /// The headline figures' own ratio (this cost over the baseline's),
