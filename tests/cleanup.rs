@@ -26,7 +26,9 @@ fn probes_leave_no_thread_child_or_descriptor_behind() {
     let _pin = affinity::pin_current_thread(placement.cpu).unwrap();
 
     let run_all = || {
-        for probe in probes::select(&["os/*".to_string(), "memory/*".to_string()]).unwrap() {
+        let families = ["os/*", "memory/*", "kernel/*", "syscall/specctrl-switch"];
+        let selected = probes::select(&families.map(str::to_string)).unwrap();
+        for probe in selected {
             for variant in probe.variants() {
                 probe.run(&variant, &placement, &harness);
             }

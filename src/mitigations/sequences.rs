@@ -67,6 +67,9 @@ pub struct Sequence {
     /// already prices it (`indirect/call retpoline`).
     pub row: (&'static str, &'static str),
     pub read: Read,
+    /// How many times one item of the row runs it (a round trip between
+    /// processes switches twice).
+    pub per_item: u32,
     /// The catalogue's mitigation ([`super::MITIGATIONS`]), whose
     /// vulnerability files say whether the kernel runs it.
     pub mitigation: &'static str,
@@ -77,6 +80,9 @@ pub struct Sequence {
     /// every vendor whose line says it runs.
     pub vendors: &'static [&'static str],
     pub occurs: Occurs,
+    /// The process control that asks the kernel to run it, where a task
+    /// asks (else the boot decides).
+    pub asked_by: Option<&'static str>,
     /// The kernel source it follows: file and symbol.
     pub source: &'static str,
     /// Where the user-mode replay differs from the kernel's, if anywhere.
@@ -100,10 +106,12 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-untrain"),
         read: Read::AddedToBaseline,
+        per_item: 1,
         mitigation: "return thunks / SRSO safe-RET",
         when_line_says: &["Safe RET"],
         vendors: &["AuthenticAMD", "HygonGenuine"],
         occurs: Occurs::PerEntry,
+        asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_alias_untrain_ret (Zen 3/4; srso_untrain_ret \
                  on Zen 1/2), called by UNTRAIN_RET at entry (asm/nospec-branch.h)",
         user_mode: "the untraining and the safe return at addresses 2^2+2^8+2^14+2^20 apart, \
@@ -112,10 +120,12 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-return-thunk"),
         read: Read::AddedToBaseline,
+        per_item: 1,
         mitigation: "return thunks / SRSO safe-RET",
         when_line_says: &["Safe RET"],
         vendors: &["AuthenticAMD", "HygonGenuine"],
         occurs: Occurs::PerKernelReturn,
+        asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_alias_return_thunk -> srso_alias_safe_ret, \
                  which every kernel `ret` jumps to",
         user_mode: "",
@@ -123,31 +133,52 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "rsb-fill"),
         read: Read::AddedToBaseline,
+        per_item: 1,
         mitigation: "RSB filling",
         when_line_says: &["RSB filling"],
         vendors: &[],
         occurs: Occurs::PerSwitch,
+        asked_by: None,
         source: "asm/nospec-branch.h: __FILL_RETURN_BUFFER(reg, RSB_CLEAR_LOOPS), from \
                  __switch_to_asm (arch/x86/entry/entry_64.S)",
         user_mode: "",
     },
     Sequence {
+        row: ("syscall/specctrl-switch", "indirect_branch=disable"),
+        read: Read::AddedToBaseline,
+        per_item: 2,
+        mitigation: "IBPB",
+        when_line_says: &["IBPB: conditional", "IBPB: always-on"],
+        vendors: &[],
+        occurs: Occurs::PerSwitch,
+        asked_by: Some("prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_DISABLE)"),
+        source: "arch/x86/mm/tlb.c: cond_mitigation -> indirect_branch_prediction_barrier, \
+                 on a switch of address space to or from a task that set \
+                 PR_SPEC_INDIRECT_BRANCH (always, with IBPB: always-on)",
+        user_mode: "not replayed (IBPB is an MSR write a process cannot make): a round trip \
+                    to another process with the control set, less one without, halved",
+    },
+    Sequence {
         row: ("indirect/call", "retpoline"),
         read: Read::AddedToBaseline,
+        per_item: 1,
         mitigation: "retpoline / IBRS / eIBRS",
         when_line_says: &["Retpolines"],
         vendors: &[],
         occurs: Occurs::PerKernelIndirectCall,
+        asked_by: None,
         source: "arch/x86/lib/retpoline.S: __x86_indirect_thunk_<reg>, for every `call *%reg`",
         user_mode: "gcc's thunk (src/thunks.rs), the kernel's sequence",
     },
     Sequence {
         row: ("indirect/barrier", "verw"),
         read: Read::OwnCost,
+        per_item: 1,
         mitigation: "MDS / TAA / MMIO: VERW buffer clearing",
         when_line_says: &[],
         vendors: &[],
         occurs: Occurs::PerExit,
+        asked_by: None,
         source: "asm/nospec-branch.h: CLEAR_CPU_BUFFERS (verw x86_verw_sel), before sysret/iret",
         user_mode: "VERW of the user stack segment's selector (the kernel's is __KERNEL_DS); \
                     it clears buffers only where the CPU has MD_CLEAR",
@@ -155,10 +186,12 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "bhb-clear"),
         read: Read::AddedToBaseline,
+        per_item: 1,
         mitigation: "BHI (branch history clearing)",
         when_line_says: &["BHI: SW loop"],
         vendors: &[],
         occurs: Occurs::PerEntry,
+        asked_by: None,
         source: "arch/x86/entry/entry_64.S: clear_bhb_loop (5 x 5) and the LFENCE after it \
                  (CLEAR_BRANCH_HISTORY)",
         user_mode: "",
@@ -166,10 +199,12 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: ("indirect/barrier", "lfence"),
         read: Read::OwnCost,
+        per_item: 1,
         mitigation: "spectre_v1 barriers",
         when_line_says: &["swapgs barriers"],
         vendors: &["GenuineIntel"],
         occurs: Occurs::PerEntry,
+        asked_by: None,
         source: "arch/x86/entry/calling.h: FENCE_SWAPGS_USER_ENTRY, an LFENCE after SWAPGS \
                  where the CPU has the SWAPGS bug",
         user_mode: "",

@@ -63,6 +63,10 @@ pub struct NotRun {
     pub in_force: bool,
     /// Whether the kernel skips it on this CPU's vendor.
     pub cpu_needs_none: bool,
+    /// The process control that would ask the kernel for it, where a task
+    /// asks (IBPB on its switches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<&'static str>,
 }
 
 /// The price list of `doc`.
@@ -94,10 +98,13 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
                 cpu_needs_none: why.starts_with(NOT_ON_THIS_CPU),
                 why,
                 in_force,
+                asked_by: s.asked_by,
             });
             continue;
         }
-        let price = find(s.row).map(|r| price_ns(r, s.read, doc.inventory.tsc_mhz));
+        let per_item = f64::from(s.per_item);
+        let price = find(s.row)
+            .map(|r| price_ns(r, s.read, doc.inventory.tsc_mhz).map(|f| f.map(|v| v / per_item)));
         list.prices.push(priced(s, price));
     }
     // Rows of one run: their half-widths add (`apart::Sum::of_same_sets`).
@@ -171,8 +178,9 @@ mod tests {
     use super::*;
     use crate::mitigations::sequences::PROBE;
 
-    /// The default-run fixture on this AMD guest's lines, with a replay of
-    /// `variant` adding `ns` to its baseline.
+    /// The default-run fixture on this AMD guest's lines, with a row of
+    /// `kernel/sequences` (or of the probe named before a space) adding
+    /// `ns` to its baseline.
     fn run_with(rows: &[(&str, f64)]) -> RunDocument {
         let mut doc: RunDocument =
             serde_json::from_str(include_str!("../../tests/fixtures/default-run.json")).unwrap();
@@ -183,9 +191,10 @@ mod tests {
             .unwrap()
             .clone();
         let mhz = doc.inventory.tsc_mhz.unwrap();
-        for (variant, ns) in rows {
+        for (row, ns) in rows {
+            let (probe, variant) = row.split_once(' ').unwrap_or((PROBE, row));
             let mut r = getpid.clone();
-            r.id = PROBE.to_string();
+            r.id = probe.to_string();
             r.variant = variant.to_string();
             let ticks = ns * mhz / 1000.0;
             r.vs_baseline = Some(crate::results::Comparison {
@@ -236,6 +245,37 @@ mod tests {
         let lfence = not_run("lfence");
         assert!(lfence.in_force && lfence.cpu_needs_none && lfence.why.contains("GenuineIntel"));
         assert!(!not_run("bhb-clear").in_force && !not_run("verw").in_force);
+    }
+
+    #[test]
+    fn ibpb_on_request_is_priced_per_switch_where_the_kernel_offers_it() {
+        let row = "syscall/specctrl-switch indirect_branch=disable";
+        let mut doc = run_with(&[(row, 2000.0)]);
+        // This AMD guest's kernel offers no IBPB: said, and why.
+        let ibpb = |k: &KernelPrices| k.prices.iter().find(|p| p.mitigation == "IBPB").cloned();
+        let k = of(&doc);
+        assert!(ibpb(&k).is_none());
+        let refused = k.not_run.iter().find(|n| n.mitigation == "IBPB").unwrap();
+        assert!(
+            !refused.in_force && refused.asked_by.is_some(),
+            "{refused:?}"
+        );
+        assert!(refused.why.contains("spectre_v2"), "{}", refused.why);
+        // A kernel that does: a round trip switches twice, so half of it.
+        doc.inventory.cpu.vulnerabilities.insert(
+            "spectre_v2".into(),
+            "Mitigation: Retpolines; IBPB: conditional; STIBP: disabled; RSB filling".into(),
+        );
+        let price = ibpb(&of(&doc)).unwrap();
+        assert_eq!(price.occurs, Occurs::PerSwitch);
+        assert!(
+            (price.price_ns.unwrap().value - 1000.0).abs() < 1e-6,
+            "{price:?}"
+        );
+        assert!(
+            price.getpid_floor_ns.is_none(),
+            "a null syscall switches no task"
+        );
     }
 
     #[test]

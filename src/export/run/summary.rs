@@ -151,7 +151,7 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
 pub fn not_measured(summary: &Summary) -> String {
     let k = &summary.kernel;
     if k.prices.iter().any(|p| p.price_ns.is_some()) {
-        "what they take beyond these floors and prices.".to_string()
+        "all beyond these floors and prices.".to_string()
     } else if !k.prices.is_empty() {
         format!(
             "the kernel's own entry and return mitigations (`mitbench run --probe {}` prices \
@@ -222,13 +222,26 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
             line.push(format!("{}: {what}", n.mitigation));
         }
     }
+    // A sequence a task asks for, which this kernel does not offer: said,
+    // since a user reading for its price would otherwise see nothing.
+    for n in k
+        .not_run
+        .iter()
+        .filter(|n| !n.in_force && n.asked_by.is_some())
+    {
+        let files = crate::mitigations::named(n.mitigation).map_or(&[][..], |m| m.files);
+        line.push(format!(
+            "{} on request: not offered ({} names none)",
+            n.mitigation,
+            files.join(", ")
+        ));
+    }
     if !unpriced.is_empty() {
         line.push(format!("not priced in this run: {}", unpriced.join(", ")));
     }
     if let (Some(floor), Some(getpid)) = (k.getpid_floor_ns, k.getpid_ns) {
         line.push(format!(
-            "together at least {} of getpid's {} ns (replayed in user mode: floors, not \
-             measured parts)",
+            "together at least {} of getpid's {} ns (floors of user-mode replays)",
             ns(floor),
             format_cost(getpid.value)
         ));

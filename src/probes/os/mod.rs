@@ -2,7 +2,7 @@
 //! seed pays one of these on its hot path, so they are the units the other
 //! families' tolls are read against.
 
-mod pingpong;
+pub mod pingpong;
 pub(crate) mod spawn;
 pub(crate) mod syscall;
 

@@ -6,9 +6,13 @@
 use crate::harness::Harness;
 use crate::probes::corunner::CoRunner;
 use crate::probes::doorbell::{Doorbell, Kind};
+use crate::probes::failures::Failures;
 use crate::probes::{Config, Outcome, Placement, Probe, Role, Unsupported};
+use crate::sys::retry_eintr;
 use serde::Serialize;
 use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -119,5 +123,101 @@ impl Partner {
             pong,
             _thread: thread,
         })
+    }
+}
+
+/// A process that answers each ring on the CPU of the thread that started
+/// it (a forked child inherits its affinity and its speculation controls).
+/// A round trip to it switches address spaces twice: where the kernel
+/// issues IBPB for a task that asked for it (arch/x86/mm/tlb.c:
+/// `cond_mitigation`), which a partner thread, sharing the address space,
+/// never causes.
+pub struct ProcessPartner {
+    ping: OwnedFd,
+    pong: OwnedFd,
+    child: libc::pid_t,
+    failed: Failures,
+}
+
+impl ProcessPartner {
+    pub fn start() -> Result<ProcessPartner, Unsupported> {
+        let pipe = || crate::sys::pipe(0).map_err(|e| Unsupported::io("pipe", &e));
+        let (ping_read, ping) = pipe()?;
+        let (pong, pong_write) = pipe()?;
+        // SAFETY: the child makes only async-signal-safe calls on
+        // descriptors it owns, then exits.
+        let child = unsafe { libc::fork() };
+        if child < 0 {
+            return Err(Unsupported::io("fork", &io::Error::last_os_error()));
+        }
+        if child == 0 {
+            // SAFETY: the child's own descriptors; it never returns.
+            unsafe {
+                answer(
+                    ping_read.as_raw_fd(),
+                    pong_write.as_raw_fd(),
+                    &[&ping, &pong],
+                )
+            }
+        }
+        Ok(ProcessPartner {
+            ping,
+            pong,
+            child,
+            failed: Failures::new(),
+        })
+    }
+
+    /// Rings the partner and waits for its answer.
+    pub fn round_trip(&self) {
+        let mut byte = 1u8;
+        // SAFETY: one byte from and into a valid buffer, on our own pipes.
+        let wrote = retry_eintr(|| unsafe {
+            libc::write(self.ping.as_raw_fd(), (&raw const byte).cast(), 1)
+        });
+        self.failed.check_io("pipe write", wrote, 1);
+        let read =
+            retry_eintr(|| unsafe { libc::read(self.pong.as_raw_fd(), (&raw mut byte).cast(), 1) });
+        self.failed.check_io("pipe read", read, 1);
+    }
+
+    pub fn failure(&self) -> Option<Unsupported> {
+        self.failed.reason()
+    }
+}
+
+impl Drop for ProcessPartner {
+    fn drop(&mut self) {
+        // SAFETY: our own child, killed then reaped.
+        unsafe { libc::kill(self.child, libc::SIGKILL) };
+        let mut status = 0;
+        let _ = retry_eintr(|| unsafe { libc::waitpid(self.child, &mut status, 0) });
+    }
+}
+
+/// The child's loop: each byte read on `ping` is written back on `pong`.
+/// Its parent kills it when done; it also exits with its parent thread
+/// (PR_SET_PDEATHSIG) and at the end of `ping` (every writer gone), so a
+/// Ctrl-C or a crash leaves no process behind.
+///
+/// # Safety
+/// Only in a child just forked: it closes `parent_ends` and never returns.
+unsafe fn answer(ping: libc::c_int, pong: libc::c_int, parent_ends: &[&OwnedFd]) -> ! {
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        for fd in parent_ends {
+            libc::close(fd.as_raw_fd());
+        }
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(ping, (&raw mut byte).cast(), 1);
+            if n == 1 {
+                if libc::write(pong, (&raw const byte).cast(), 1) != 1 {
+                    libc::_exit(1);
+                }
+            } else if n == 0 || *libc::__errno_location() != libc::EINTR {
+                libc::_exit(0);
+            }
+        }
     }
 }

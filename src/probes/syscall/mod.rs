@@ -15,5 +15,6 @@ pub fn probes() -> Vec<&'static dyn AnyProbe> {
         &seccomp::Seccomp,
         &specctrl::SPECCTRL_GETPID,
         &specctrl::SPECCTRL_STORELOAD,
+        &specctrl::SPECCTRL_SWITCH,
     ]
 }

@@ -2,12 +2,15 @@
 //! Store Bypass, indirect branch speculation, L1D flush on context switch.
 //! Every control the kernel offers is read; where the task may change one
 //! (PR_SPEC_PRCTL), a representative workload is measured with speculation
-//! enabled and disabled. The controls are per task, so each setting is made
+//! enabled and disabled: the null syscall, a store-to-load chain (what SSBD
+//! serialises), and a round trip to another process on the same CPU (the
+//! switch where the kernel issues IBPB or flushes L1D for a task that asked). The controls are per task, so each setting is made
 //! in a thread of its own that measures and exits: the process's other
 //! threads never change.
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
+use crate::probes::os::pingpong::ProcessPartner;
 use crate::probes::os::syscall::measure_raw_getpid;
 use crate::probes::{
     Config, Declaration, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_thread,
@@ -33,6 +36,18 @@ const CONTROLS: [(&str, libc::c_ulong); 3] = [
 enum Workload {
     Getpid,
     StoreLoad,
+    Switch,
+}
+
+impl Workload {
+    /// The controls (indices into CONTROLS) whose price this workload
+    /// shows: a switch pays only for those the kernel acts on there.
+    fn controls(self) -> &'static [usize] {
+        match self {
+            Workload::Getpid | Workload::StoreLoad => &[0, 1, 2],
+            Workload::Switch => &[1, 2],
+        }
+    }
 }
 
 pub struct SpecCtrl {
@@ -59,6 +74,12 @@ pub const SPECCTRL_GETPID: SpecCtrl = spec_ctrl(
     "syscall/specctrl-getpid",
     "the null syscall with each task speculation control set",
     "getpid call",
+);
+pub const SPECCTRL_SWITCH: SpecCtrl = spec_ctrl(
+    Workload::Switch,
+    "syscall/specctrl-switch",
+    "a round trip to another process on the same CPU with each control a switch obeys set",
+    "round trip to a process on this CPU (two switches of address space)",
 );
 pub const SPECCTRL_STORELOAD: SpecCtrl = spec_ctrl(
     Workload::StoreLoad,
@@ -158,7 +179,11 @@ impl Probe for SpecCtrl {
     type Config = Setting;
 
     fn configs(&self) -> Vec<Setting> {
-        let set = (0..CONTROLS.len()).flat_map(|i| [true, false].map(|e| Setting(Some((i, e)))));
+        let set = self
+            .workload
+            .controls()
+            .iter()
+            .flat_map(|&i| [true, false].map(|e| Setting(Some((i, e)))));
         std::iter::once(Setting(None)).chain(set).collect()
     }
 
@@ -219,6 +244,15 @@ fn controlled_measurement(
     let failures = Failures::new();
     let measurement = match workload {
         Workload::Getpid => measure_raw_getpid(harness, &failures),
+        Workload::Switch => {
+            // Started after the control is set: the child inherits it.
+            let partner = ProcessPartner::start()?;
+            let measurement = harness.measure_each(|| partner.round_trip());
+            if let Some(reason) = partner.failure() {
+                return Err(reason);
+            }
+            measurement
+        }
         Workload::StoreLoad => {
             let slots = black_box([0usize, 3, 5, 1, 7, 2, 6, 4]);
             let mut buf = [0usize; 8];
