@@ -244,6 +244,7 @@ fn node_exporter_serves_a_real_runs_metrics() {
         &[
             &QUICK_RUN[..],
             &["--probe", "os/getpid", "--probe", "memory/mprotect"],
+            &["--probe", "kernel/sequences"],
             &["--json", json.to_str().unwrap()],
             &["--openmetrics", prom.to_str().unwrap()],
         ]
@@ -317,6 +318,24 @@ fn node_exporter_serves_a_real_runs_metrics() {
         .is_some()
     );
     assert!(sample(&scraped, "mitbench_machine_info", &["kernel="]) == Some(1.0));
+    // The kernel's price list under its own names, each price the JSON's
+    // (which sequences run depends on the CPU: none is assumed).
+    for p in doc["summary"]["kernel"]["prices"].as_array().unwrap() {
+        let Some(ns) = p["price_ns"]["value"].as_f64() else {
+            continue;
+        };
+        let variant = format!("variant=\"{}\"", p["variant"].as_str().unwrap());
+        let served = sample(
+            &scraped,
+            "mitbench_kernel_sequence_price_seconds",
+            &[&variant],
+        )
+        .unwrap_or_else(|| panic!("no price served for {variant}"));
+        assert!(
+            (served - ns / 1e9).abs() <= ns * 1e-18,
+            "{variant}: {served} vs {ns} ns"
+        );
+    }
 }
 
 /// The PromQL docs/fleet-and-prometheus.md gives, as recording rules, against series a test

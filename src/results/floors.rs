@@ -174,49 +174,51 @@ fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
 }
 
 #[cfg(test)]
+/// The default-run fixture on this AMD guest's lines, with a row of
+/// `kernel/sequences` (or of the probe named before a space) adding
+/// `ns` to its baseline.
+pub(crate) fn run_with(rows: &[(&str, f64)]) -> RunDocument {
+    let mut doc: RunDocument =
+        serde_json::from_str(include_str!("../../tests/fixtures/default-run.json")).unwrap();
+    let getpid = doc
+        .results
+        .iter()
+        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+        .unwrap()
+        .clone();
+    let mhz = doc.inventory.tsc_mhz.unwrap();
+    for (row, ns) in rows {
+        let (probe, variant) = row
+            .split_once(' ')
+            .unwrap_or((crate::mitigations::sequences::PROBE, row));
+        let mut r = getpid.clone();
+        r.id = probe.to_string();
+        r.variant = variant.to_string();
+        let ticks = ns * mhz / 1000.0;
+        r.vs_baseline = Some(crate::results::Comparison {
+            ratio: 2.0,
+            ratio_ci95: None,
+            delta_ticks: ticks,
+            delta_ci95_ticks: Some([ticks * 0.9, ticks * 1.1]),
+            next_run_delta_ci95_ticks: None,
+            pairs: 10,
+            basis: crate::analysis::rounds::PairBasis::All,
+            headline_ratio: None,
+            holds_headline_ratio: None,
+        });
+        doc.results.push(r);
+    }
+    doc.inventory.cpu.vendor = "AuthenticAMD".into();
+    doc.inventory.cpu.vulnerabilities = crate::mitigations::sequences::AMD_GUEST
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    doc
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mitigations::sequences::PROBE;
-
-    /// The default-run fixture on this AMD guest's lines, with a row of
-    /// `kernel/sequences` (or of the probe named before a space) adding
-    /// `ns` to its baseline.
-    fn run_with(rows: &[(&str, f64)]) -> RunDocument {
-        let mut doc: RunDocument =
-            serde_json::from_str(include_str!("../../tests/fixtures/default-run.json")).unwrap();
-        let getpid = doc
-            .results
-            .iter()
-            .find(|r| r.id == "os/getpid" && r.variant == "syscall")
-            .unwrap()
-            .clone();
-        let mhz = doc.inventory.tsc_mhz.unwrap();
-        for (row, ns) in rows {
-            let (probe, variant) = row.split_once(' ').unwrap_or((PROBE, row));
-            let mut r = getpid.clone();
-            r.id = probe.to_string();
-            r.variant = variant.to_string();
-            let ticks = ns * mhz / 1000.0;
-            r.vs_baseline = Some(crate::results::Comparison {
-                ratio: 2.0,
-                ratio_ci95: None,
-                delta_ticks: ticks,
-                delta_ci95_ticks: Some([ticks * 0.9, ticks * 1.1]),
-                next_run_delta_ci95_ticks: None,
-                pairs: 10,
-                basis: crate::analysis::rounds::PairBasis::All,
-                headline_ratio: None,
-                holds_headline_ratio: None,
-            });
-            doc.results.push(r);
-        }
-        doc.inventory.cpu.vendor = "AuthenticAMD".into();
-        doc.inventory.cpu.vulnerabilities = crate::mitigations::sequences::AMD_GUEST
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        doc
-    }
 
     #[test]
     fn an_entry_sequence_floors_getpid_and_a_per_return_one_is_priced_per_occurrence() {

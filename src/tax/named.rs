@@ -14,6 +14,7 @@ use super::count::Counted;
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Mitigation, kernel};
 use crate::results::RunDocument;
+use crate::results::floors::{self, KernelPrice};
 use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
@@ -32,6 +33,10 @@ pub struct Named {
     pub part_ns: Option<f64>,
     /// Which rows measured that part, or why nothing here can.
     pub part_from: String,
+    /// The kernel's sequences for it, each priced per occurrence from the
+    /// tolls' run (`results::floors`): floors and prices, not parts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_prices: Vec<KernelPrice>,
 }
 
 /// The mitigations in force for a workload with these process `controls`
@@ -39,6 +44,7 @@ pub struct Named {
 pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
     let controls = &counted.controls;
     let kinds: Vec<Crossing> = counted.counts.iter().map(|c| c.kind).collect();
+    let prices = floors::of(tolls);
     let mut found = Vec::new();
     for f in kernel::in_force(&tolls.inventory.cpu.vulnerabilities) {
         for m in mitigations::of_file(&f.vulnerability, &f.line) {
@@ -79,15 +85,28 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
             // What its A/B here measures: a syscall with it on and off.
             push(&mut found, m, vec![Crossing::Syscall], evidence, part, from);
         } else if control.status_line == INDIRECT_BRANCH.status_line {
-            push(
-                &mut found,
-                m,
-                taxed(m, &kinds),
-                evidence,
-                None,
-                "not measured: mitbench has no in-run A/B of a context switch with it yet".into(),
-            );
+            // The price list's IBPB is this control's in-run A/B: a round
+            // trip to another process with it set, less without, per switch.
+            let ibpb = prices.prices.iter().find(|p| p.mitigation == m.name);
+            let part = ibpb.and_then(|p| p.price_ns).map(|f| f.value);
+            let from = match ibpb {
+                Some(p) if part.is_some() => format!(
+                    "per switch of address space: {}: {} against unchanged, halved",
+                    p.probe, p.variant
+                ),
+                Some(p) => format!("not measured: {}", p.unpriced.as_deref().unwrap_or("")),
+                None => "not measured: the tolls' kernel offers no IBPB on request".into(),
+            };
+            push(&mut found, m, taxed(m, &kinds), evidence, part, from);
         }
+    }
+    for named in &mut found {
+        named.kernel_prices = prices
+            .prices
+            .iter()
+            .filter(|p| p.mitigation == named.mitigation)
+            .cloned()
+            .collect();
     }
     found
 }
@@ -110,7 +129,7 @@ fn taxed(m: &Mitigation, kinds: &[Crossing]) -> Vec<Crossing> {
 }
 
 /// Adds `m`, in the tolls of `kinds`; one entry per mitigation, the first
-/// evidence kept and the others appended.
+/// evidence kept and the others appended, a measured part kept.
 fn push(
     found: &mut Vec<Named>,
     m: &'static Mitigation,
@@ -120,13 +139,20 @@ fn push(
     part_from: String,
 ) {
     match found.iter_mut().find(|f| f.mitigation == m.name) {
-        Some(seen) => seen.evidence.push_str(&format!("; {evidence}")),
+        Some(seen) => {
+            seen.evidence.push_str(&format!("; {evidence}"));
+            // A part measured here says more than "machine-wide".
+            if seen.part_ns.is_none() && part_ns.is_some() {
+                (seen.part_ns, seen.part_from) = (part_ns, part_from);
+            }
+        }
         None => found.push(Named {
             mitigation: m.name,
             kinds,
             evidence,
             part_ns,
             part_from,
+            kernel_prices: Vec::new(),
         }),
     }
 }
@@ -226,5 +252,36 @@ mod tests {
             .find(|n| n.evidence.starts_with("srbds"))
             .unwrap();
         assert!(srbds.kinds.is_empty() && srbds.part_from.starts_with("none"));
+    }
+
+    #[test]
+    fn a_kernel_mitigation_carries_its_prices_and_ibpb_on_request_its_a_b() {
+        let mut tolls = crate::results::floors::run_with(&[
+            ("srso-untrain", 20.0),
+            ("syscall/specctrl-switch indirect_branch=disable", 2000.0),
+        ]);
+        tolls.inventory.cpu.vulnerabilities.insert(
+            "spectre_v2".into(),
+            "Mitigation: Retpolines; IBPB: conditional; STIBP: disabled; RSB filling".into(),
+        );
+        let asked = counted(&[("SpeculationIndirectBranch", "conditional force disabled")]);
+        let found = in_force(&tolls, &asked);
+        let get = |name: &str| found.iter().find(|f| f.mitigation == name).unwrap();
+        let srso = get("return thunks / SRSO safe-RET");
+        let untrain = srso
+            .kernel_prices
+            .iter()
+            .find(|p| p.variant == "srso-untrain");
+        assert!((untrain.unwrap().price_ns.unwrap().value - 20.0).abs() < 1e-6);
+        // Its part stays unmeasured: a price is a floor, not a part.
+        assert!(srso.part_ns.is_none());
+        // IBPB on request: the round trip's difference, per switch.
+        let ibpb = get("IBPB");
+        assert!((ibpb.part_ns.unwrap() - 1000.0).abs() < 1e-6, "{ibpb:?}");
+        assert!(
+            ibpb.part_from.contains("syscall/specctrl-switch"),
+            "{}",
+            ibpb.part_from
+        );
     }
 }

@@ -220,6 +220,48 @@ impl Exporter for OpenMetricsExporter {
             per_batch.add(&labels, seconds(fit.fit.per_batch));
         }
 
+        // The kernel's price list: per occurrence and, where a syscall runs
+        // the sequence a known number of times, the floor of getpid. Never
+        // under a cost's name: these are replays, not measured parts.
+        let mut price = Family::new(
+            "mitbench_kernel_sequence_price_seconds",
+            "A kernel mitigation's sequence replayed in user mode: what it adds each time the kernel runs it (occurs says when); a floor or a price, never a measured part.",
+        );
+        let mut price_low = Family::new(
+            "mitbench_kernel_sequence_price_ci95_low_seconds",
+            "Lower end of the 95% interval another run's price may land in.",
+        );
+        let mut price_high = Family::new(
+            "mitbench_kernel_sequence_price_ci95_high_seconds",
+            "Upper end of the 95% interval another run's price may land in.",
+        );
+        let mut floor = Family::new(
+            "mitbench_kernel_getpid_floor_seconds",
+            "The part of one getpid the kernel's sequences in force take at least (sum of those a syscall runs a known number of times); not a measured part.",
+        );
+        let kernel = crate::results::floors::of(doc);
+        for p in &kernel.prices {
+            let Some(f) = p.price_ns else { continue };
+            let labels = vec![
+                label("mitigation", p.mitigation),
+                label("probe", p.probe),
+                label("variant", p.variant),
+                // The JSON's word for it ("per-entry").
+                label(
+                    "occurs",
+                    serde_json::to_value(p.occurs)?.as_str().unwrap_or(""),
+                ),
+            ];
+            price.add(&labels, f.value / 1e9);
+            if let Some([lo, hi]) = f.ci95 {
+                price_low.add(&labels, lo / 1e9);
+                price_high.add(&labels, hi / 1e9);
+            }
+        }
+        if let Some(f) = kernel.getpid_floor_ns {
+            floor.add(&Vec::new(), f.value / 1e9);
+        }
+
         let inv = &doc.inventory;
         let mut machine = Family::new(
             "mitbench_machine_info",
@@ -290,6 +332,10 @@ impl Exporter for OpenMetricsExporter {
             &ratio_high,
             &per_item,
             &per_batch,
+            &price,
+            &price_low,
+            &price_high,
+            &floor,
             &machine,
             &vulnerability,
             &build,

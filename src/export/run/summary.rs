@@ -175,7 +175,8 @@ fn ns(f: Figure) -> String {
 /// One priced sequence in a few words: "at least 19 ns of getpid at kernel
 /// entry", "+31 ns per context switch", "+6 ns per kernel return (count
 /// unknown)".
-fn priced(p: &KernelPrice, price: Figure) -> String {
+/// One sequence's price as the summary and `tax` say it.
+pub fn priced(p: &KernelPrice, price: Figure) -> String {
     match (p.getpid_floor_ns, p.occurs.per_syscall()) {
         (Some(floor), _) => format!("at least {} of getpid {}", ns(floor), p.occurs.describe()),
         (None, Some(_)) => format!("+{} {}", ns(price), p.occurs.describe()),

@@ -164,6 +164,20 @@ fn ended(tax: &Tax) -> String {
     }
 }
 
+/// What the kernel's sequences for `m` cost each time they run, where
+/// the tolls' run priced them.
+fn kernel_prices(m: &Named) -> String {
+    let priced: Vec<String> = m
+        .kernel_prices
+        .iter()
+        .filter_map(|p| Some(crate::export::run::summary::priced(p, p.price_ns?)))
+        .collect();
+    if priced.is_empty() {
+        return String::new();
+    }
+    format!("; priced (user-mode replay): {}", priced.join(", "))
+}
+
 fn part(m: &Named) -> String {
     match m.part_ns {
         Some(ns) => format!("{ns:.1} ns of each crossing ({})", m.part_from),
@@ -274,10 +288,11 @@ pub fn render(tax: &Tax, style: Style, width: usize) -> String {
         };
         let _ = writeln!(
             out,
-            "  {} [{kinds}]: {}; part: {}",
+            "  {} [{kinds}]: {}; part: {}{}",
             m.mitigation,
             terminal_safe(&m.evidence, false),
-            part(m)
+            part(m),
+            kernel_prices(m)
         );
     }
     if let Some(per) = &tax.per_mitigation {
@@ -381,7 +396,7 @@ pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
                 mitigation: m.mitigation,
                 kinds: &m.kinds,
                 evidence: &m.evidence,
-                part: part(m),
+                part: format!("{}{}", part(m), kernel_prices(m)),
             })
             .collect(),
         check: tax.check.as_ref().map(check_sentence),
