@@ -8,9 +8,8 @@
 
 use serde::Serialize;
 
-/// When the kernel runs a sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// When the kernel runs a sequence (JSON: its [`Occurs::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Occurs {
     /// Once on every kernel entry from user mode.
     PerEntry,
@@ -26,6 +25,17 @@ pub enum Occurs {
 }
 
 impl Occurs {
+    /// Its name in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Occurs::PerEntry => "per-entry",
+            Occurs::PerExit => "per-exit",
+            Occurs::PerSwitch => "per-switch",
+            Occurs::PerKernelReturn => "per-kernel-return",
+            Occurs::PerKernelIndirectCall => "per-kernel-indirect-call",
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Occurs::PerEntry => "at kernel entry",
@@ -46,6 +56,12 @@ impl Occurs {
             Occurs::PerSwitch => Some(0),
             Occurs::PerKernelReturn | Occurs::PerKernelIndirectCall => None,
         }
+    }
+}
+
+impl Serialize for Occurs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
