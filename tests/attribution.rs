@@ -437,6 +437,7 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
                 summary: String::new(),
             },
             discoveries: Default::default(),
+            floors: None,
         };
         let counted = common::syscalls_under_a_filter(syscalls);
         let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));

@@ -98,6 +98,7 @@ fn a_database_before_the_quiet_level_columns_is_brought_forward_with_them() {
              ALTER TABLE runs DROP COLUMN quiet_band;
              ALTER TABLE runs DROP COLUMN cmdline;
              ALTER TABLE records DROP COLUMN slow_state;
+             DROP TABLE floor_scores;
              UPDATE runs SET document = json_remove(document, '$.machine_states.quiet_band');
              PRAGMA user_version = 3;",
         )

@@ -12,6 +12,7 @@
 //! parameters by hand to attribute each workload's slowdown.
 
 pub mod boots;
+pub mod floors;
 
 pub use boots::{
     NamedSet, NotSeparated, Recognised, Refusal, Role, Roles, SetConditions, Switch, SwitchKind,
@@ -159,6 +160,10 @@ pub struct Attribution {
     pub gaps: Vec<String>,
     pub boot_variance: BootVariance,
     pub discoveries: Discoveries,
+    /// The kernel's price list scored against the sets' boots, where the
+    /// command scored it (`floors::score`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floors: Option<floors::FloorScores>,
 }
 
 /// The figures with a p-value over every column (the whole toll, each
@@ -311,6 +316,7 @@ pub fn attribute(
         gaps,
         boot_variance: BootVariance::of(boot_noise, spans_boots),
         discoveries,
+        floors: None,
     }
 }
 

@@ -246,6 +246,11 @@ pub enum Command {
         /// each command line and process controls, of the last run's host and build]
         #[arg(value_parser = SideRef::parse, value_name = "SET")]
         sets: Vec<SideRef>,
+        /// How many times one getpid runs a kernel sequence this kernel cannot count (its
+        /// returns, its indirect calls), e.g. per-kernel-return=40: each adds count x price to
+        /// the kernel price list's floor as a prediction, scored against the boots (repeatable)
+        #[arg(long = "count", value_name = "OCCURS=N", value_parser = values::kernel_count)]
+        counts: Vec<crate::attribute::floors::Count>,
         #[command(flatten)]
         judged: Judged,
     },

@@ -26,6 +26,30 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// How many times one null syscall runs a sequence the kernel cannot
+/// count here (`attribute --count`): `per-kernel-return=N` or
+/// `per-kernel-indirect-call=N`, N a number from 0 to a million.
+pub fn kernel_count(text: &str) -> Result<crate::attribute::floors::Count, String> {
+    use crate::mitigations::sequences::Occurs;
+    let uncounted = [Occurs::PerKernelReturn, Occurs::PerKernelIndirectCall];
+    let names = || uncounted.map(|o| format!("{}=N", o.name())).join(" or ");
+    let (name, n) = text
+        .split_once('=')
+        .ok_or_else(|| format!("must be {}", names()))?;
+    let occurs = uncounted
+        .into_iter()
+        .find(|o| o.name() == name)
+        .ok_or_else(|| format!("'{name}' is not counted here: give {}", names()))?;
+    let per_syscall = number(n)?;
+    if !(per_syscall.is_finite() && (0.0..=1e6).contains(&per_syscall)) {
+        return Err("the count must be a number from 0 to 1000000".into());
+    }
+    Ok(crate::attribute::floors::Count {
+        occurs,
+        per_syscall,
+    })
+}
+
 fn number(text: &str) -> Result<f64, String> {
     text.parse()
         .map_err(|_| format!("'{text}' is not a number"))
@@ -68,6 +92,25 @@ pub fn latency_budget(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_count_names_an_uncounted_sequence_and_a_number() {
+        use crate::mitigations::sequences::Occurs;
+        let c = kernel_count("per-kernel-return=40").unwrap();
+        assert_eq!((c.occurs, c.per_syscall), (Occurs::PerKernelReturn, 40.0));
+        assert!(kernel_count("per-kernel-indirect-call=0").is_ok());
+        for bad in [
+            "per-entry=1",
+            "per-kernel-return",
+            "per-kernel-return=-1",
+            "per-kernel-return=nan",
+            "per-kernel-return=1e9",
+            "returns=3",
+            "",
+        ] {
+            assert!(kernel_count(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn percentages_are_inside_0_to_100() {

@@ -4,6 +4,7 @@
 use super::output::{Exit, fail, page_target, print_json, print_out, show};
 use super::stored::{open_history, resolve};
 use crate::attribute::NamedSet;
+use crate::attribute::floors::Count;
 use crate::cli::{HistoryArgs, Judged, Printed};
 use crate::compare::{self, Side};
 use crate::export;
@@ -84,7 +85,7 @@ fn resolve_sets(
 
 /// `mitbench attribute SET...`: each row's toll broken down by mitigation
 /// over sets made under the plan's boots (see `attribute`).
-pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
+pub fn attribute(sets: &[SideRef], counts: &[Count], judged: Judged) -> Exit {
     let html = match page_target(judged.page.html.as_deref()) {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
@@ -108,7 +109,7 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         named => named,
     };
     let refs: Vec<&SideRef> = sets.iter().collect();
-    let (history, resolved) = match resolve_sets(&judged.store, &refs) {
+    let (mut history, resolved) = match resolve_sets(&judged.store, &refs) {
         Ok(resolved) => resolved,
         Err(exit) => return exit,
     };
@@ -125,7 +126,7 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
         Err(refusal) => return fail(Exit::USAGE, refusal),
     };
     let boot_noise = boot_noise(history.as_ref(), &named[recognised.roles.present].runs[0]);
-    let attribution = crate::attribute::attribute(
+    let mut attribution = crate::attribute::attribute(
         &named,
         recognised,
         judged
@@ -133,6 +134,14 @@ pub fn attribute(sets: &[SideRef], judged: Judged) -> Exit {
             .unwrap_or(crate::attribute::DEFAULT_THRESHOLD_PCT),
         &boot_noise,
     );
+    let mut floors = crate::attribute::floors::score(&attribution, &named, counts);
+    // The record is kept where there is a history to keep it in.
+    if let Some(history) = history.as_mut()
+        && let Err(e) = crate::attribute::floors::keep(&mut floors, history)
+    {
+        say!("the floors' scores were not kept: {e}");
+    }
+    attribution.floors = Some(floors);
     show(
         &attribution,
         judged.printed,

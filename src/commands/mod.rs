@@ -89,7 +89,11 @@ pub fn dispatch(cli: Cli) -> Exit {
             fail_above,
             judged,
         }) => compare::compare_runs([&old, &new], fail_above, judged),
-        Some(Command::Attribute { sets, judged }) => compare::attribute(&sets, judged),
+        Some(Command::Attribute {
+            sets,
+            counts,
+            judged,
+        }) => compare::attribute(&sets, &counts, judged),
         Some(Command::Completions { shell }) => install::completions(shell),
         Some(Command::Manpages { dir }) => install::manpages(&dir),
     }

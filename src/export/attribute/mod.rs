@@ -8,10 +8,80 @@ pub use html::render as render_html;
 pub use text::render;
 
 use crate::attribute::Attribution;
+use crate::attribute::floors::{FloorScore, FloorScores};
+use crate::export::run::summary::{ns, priced};
 
 /// How many of its figures the attribution marked, each column held to the
 /// false discovery rate over its rows.
 pub(crate) fn marked(a: &Attribution) -> String {
     let d = a.discoveries;
     crate::export::false_discoveries(d.marked, d.tested, d.false_expected, "figures")
+}
+
+/// The kernel's price list against the boots, a sentence a switch, then
+/// the record on this CPU model: what the text and the page say.
+pub(crate) fn floor_lines(f: &FloorScores) -> Vec<String> {
+    if let Some(why) = &f.unscored {
+        return vec![format!("not scored: {why}")];
+    }
+    let mut lines: Vec<String> = f.scores.iter().chain(&f.whole).map(scored).collect();
+    if !f.record.is_empty() {
+        let held: Vec<String> = f
+            .record
+            .iter()
+            .map(|h| format!("{} {} of {}", h.switch, h.honoured, h.scored))
+            .collect();
+        lines.push(format!(
+            "record on {} (pairs of boots that honoured the floor): {}",
+            f.cpu_model,
+            held.join(", ")
+        ));
+    }
+    lines.push(format!(
+        "floors from {}: user-mode replays of the kernel's sequences, at least what each \
+         mitigation takes of getpid; a part below its floor says the replay or the boot is not \
+         what the kernel runs",
+        f.floors_from
+    ));
+    lines
+}
+
+fn scored(s: &FloorScore) -> String {
+    let of = format!("{} ({})", s.switch, s.mitigations.join(", "));
+    let Some(part) = s.part_ns else {
+        return format!("{of}: no measured part of getpid (no set without it alone)");
+    };
+    let Some(floor) = s.floor_ns else {
+        let prices: Vec<String> = s
+            .prices
+            .iter()
+            .filter_map(|p| Some(priced(p, p.price_ns?)))
+            .collect();
+        return format!(
+            "{of}: part of getpid {}; no floor (its sequences: {})",
+            ns(part),
+            prices.join(", ")
+        );
+    };
+    let verdict = |honours: Option<bool>| match honours {
+        Some(true) => "honoured",
+        Some(false) => "NOT honoured: the part lies below it",
+        None => "not scored",
+    };
+    let predicted = s.predicted_ns.map_or_else(String::new, |p| {
+        format!(
+            "; predicted with the counts given {} ({})",
+            ns(p),
+            verdict(s.honours_prediction)
+        )
+    });
+    let beyond = s
+        .beyond_floor_ns
+        .map_or_else(String::new, |b| format!("; beyond the floor {}", ns(b)));
+    format!(
+        "{of}: part of getpid {} against a floor of {}: {}{beyond}{predicted}",
+        ns(part),
+        ns(floor),
+        verdict(s.honours_floor)
+    )
 }

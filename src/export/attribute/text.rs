@@ -164,6 +164,9 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
     if !a.gaps.is_empty() {
         out.say("not measured in every set:", &a.gaps.join(", "), 4);
     }
+    for line in a.floors.iter().flat_map(super::floor_lines) {
+        out.say("kernel floors:", &line, 4);
+    }
     out.say("boots:", &a.boot_variance.summary, 4);
     out.say("marked:", &super::marked(a), 4);
     out.say(

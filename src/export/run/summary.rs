@@ -164,7 +164,7 @@ pub fn not_measured(summary: &Summary) -> String {
 }
 
 /// A figure in ns with its half-width: "19.5 ns ±0.71".
-fn ns(f: Figure) -> String {
+pub fn ns(f: Figure) -> String {
     let half = f
         .half_width()
         .filter(|h| h.is_finite() && *h > 0.0)

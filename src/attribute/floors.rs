@@ -1,0 +1,264 @@
+//! The price list scored against boots: where the sets hold a boot that
+//! turns a kernel mitigation off, the null syscall's measured part for it
+//! beside the floor its replayed sequences set (`results::floors`), and
+//! whether the part honours the floor. A part below its floor, beyond both
+//! intervals, says the replay does not run as the kernel's sequence does
+//! (or the boot turned off less than its files say); a part well above it
+//! is what the sequences do not explain: uncounted returns and indirect
+//! calls, or effects a replay cannot show (a flushed predictor's misses).
+
+use super::{Attribution, NamedSet, SwitchKind};
+use crate::analysis::apart::Sum;
+use crate::analysis::figure::Figure;
+use crate::mitigations::crossing::SYSCALL;
+use crate::mitigations::sequences::Occurs;
+use crate::results::floors::{self, KernelPrice};
+use serde::Serialize;
+
+/// How many times one null syscall runs a sequence whose count the kernel
+/// does not tell (its kernel returns, its indirect calls), as a user
+/// supplies it: the prediction adds count x price.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Count {
+    pub occurs: Occurs,
+    pub per_syscall: f64,
+}
+
+/// One kernel mitigation the sets switch off, scored.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorScore {
+    /// The switch (a vulnerability file; "all" for every one) and the
+    /// mitigations of the price list it turns off.
+    pub switch: String,
+    /// The boot of the set without it.
+    pub off_boot: String,
+    pub mitigations: Vec<&'static str>,
+    /// The part of getpid its sequences take at least, ns; None where none
+    /// runs a known number of times per syscall.
+    pub floor_ns: Option<Figure>,
+    /// The floor plus each supplied count times its price, ns: labelled a
+    /// prediction, never a measurement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_ns: Option<Figure>,
+    /// Its sequences priced per occurrence (the counts unknown).
+    pub prices: Vec<KernelPrice>,
+    /// The measured part of getpid: the present set less the set without
+    /// it, ns.
+    pub part_ns: Option<Figure>,
+    /// The part honours the floor (and the prediction) where its upper end
+    /// reaches the floor's lower end.
+    pub honours_floor: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub honours_prediction: Option<bool>,
+    /// The part less the floor: what the replayed sequences do not explain.
+    pub beyond_floor_ns: Option<Figure>,
+}
+
+/// The price list scored against the sets' boots.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorScores {
+    /// The CPU model the scores are of (a record is kept per model), and
+    /// the present set's boot.
+    pub cpu_model: String,
+    pub present_boot: String,
+    /// Where the floors come from: the present set's first run.
+    pub floors_from: String,
+    pub scores: Vec<FloorScore>,
+    /// Every kernel mitigation together: the whole toll of getpid against
+    /// all the floors, where the sets hold the all-off boot.
+    pub whole: Option<FloorScore>,
+    /// Why nothing could be scored, where nothing was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unscored: Option<String>,
+    /// The history's record on this CPU model: per switch, how many boot
+    /// pairs scored and how many honoured the floor.
+    pub record: Vec<Held>,
+}
+
+/// One switch's record on one CPU model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Held {
+    pub switch: String,
+    pub scored: u32,
+    pub honoured: u32,
+}
+
+/// Scores the price list of the present set's first run against the null
+/// syscall's parts in `a` over `sets`, with the `counts` a user supplied.
+pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScores {
+    let roles = &a.recognised.roles;
+    let boot = |set: usize| sets[set].runs[0].inventory.identity.boot_id.clone();
+    let present = &sets[roles.present].runs[0];
+    let list = floors::of(present);
+    let mut scores = FloorScores {
+        cpu_model: present.inventory.cpu.model_name.clone(),
+        present_boot: boot(roles.present),
+        floors_from: format!("the present set's first run ({})", present.started_at),
+        scores: Vec::new(),
+        whole: None,
+        unscored: None,
+        record: Vec::new(),
+    };
+    let Some(row) = a
+        .rows
+        .iter()
+        .find(|r| r.key.id == SYSCALL.probe && r.key.variant == SYSCALL.variant)
+    else {
+        scores.unscored = Some(format!(
+            "the sets did not all measure {} {}",
+            SYSCALL.probe, SYSCALL.variant
+        ));
+        return scores;
+    };
+    if list.prices.iter().all(|p| p.price_ns.is_none()) {
+        scores.unscored = Some(format!(
+            "the present set's run priced no kernel sequence: `mitbench run --probe {}` on \
+             the present boot prices them",
+            crate::mitigations::sequences::PROBE
+        ));
+        return scores;
+    }
+    for ((switch, part), without) in a
+        .recognised
+        .switches
+        .iter()
+        .zip(&row.parts)
+        .zip(&roles.without)
+    {
+        let Some(without) = without.filter(|_| switch.kind == SwitchKind::Boot) else {
+            continue;
+        };
+        let of_switch: Vec<&KernelPrice> = list
+            .prices
+            .iter()
+            .filter(|p| files_of(p).contains(&switch.name.as_str()))
+            .collect();
+        if of_switch.is_empty() {
+            continue;
+        }
+        let measured = part.as_ref().map(|e| e.ns);
+        let off = (switch.name.clone(), boot(without));
+        scores
+            .scores
+            .push(scored(off, &of_switch, counts, measured));
+    }
+    // Every boot switch together, where the sets separate more than one:
+    // the whole toll against the floors of what the all-off set turns off.
+    let boot_switches: Vec<&str> = a
+        .recognised
+        .switches
+        .iter()
+        .filter(|s| s.kind == SwitchKind::Boot)
+        .map(|s| s.name.as_str())
+        .collect();
+    if let (Some(whole), Some(all_off), true) =
+        (row.whole.as_ref(), roles.all_off, boot_switches.len() > 1)
+    {
+        let all: Vec<&KernelPrice> = list
+            .prices
+            .iter()
+            .filter(|p| files_of(p).iter().any(|f| boot_switches.contains(f)))
+            .collect();
+        let off = ("all".to_string(), boot(all_off));
+        scores.whole = Some(scored(off, &all, counts, Some(whole.ns)));
+    }
+    scores
+}
+
+/// The vulnerability files of a price's mitigation.
+fn files_of(p: &KernelPrice) -> &'static [&'static str] {
+    crate::mitigations::named(p.mitigation).map_or(&[], |m| m.files)
+}
+
+fn scored(
+    (switch, off_boot): (String, String),
+    prices: &[&KernelPrice],
+    counts: &[Count],
+    part_ns: Option<Figure>,
+) -> FloorScore {
+    // Prices of one run: their half-widths add.
+    let mut floor = Sum::of_same_sets();
+    let mut predicted = Sum::of_same_sets();
+    let mut predicts = false;
+    for p in prices {
+        if let Some(f) = p.getpid_floor_ns {
+            floor.add(f.value, f.half_width());
+            predicted.add(f.value, f.half_width());
+        }
+        let count = counts.iter().find(|c| c.occurs == p.occurs);
+        if let (Some(c), Some(price)) = (count, p.price_ns) {
+            predicted.add(
+                c.per_syscall * price.value,
+                price.half_width().map(|h| c.per_syscall * h),
+            );
+            predicts = true;
+        }
+    }
+    let read = |sum: Sum| {
+        let (value, interval) = sum.read();
+        value.map(|v| Figure::new(v, interval))
+    };
+    let floor_ns = read(floor);
+    let predicted_ns = read(predicted).filter(|_| predicts);
+    let honours = |bound: Option<Figure>| Some(reaches(part_ns?, bound?));
+    let mut mitigations: Vec<&'static str> = prices.iter().map(|p| p.mitigation).collect();
+    mitigations.dedup();
+    FloorScore {
+        switch,
+        off_boot,
+        mitigations,
+        honours_floor: honours(floor_ns),
+        honours_prediction: honours(predicted_ns),
+        beyond_floor_ns: part_ns.zip(floor_ns).map(|(part, floor)| {
+            // Measured apart (the part from the sets, the floor from one
+            // run's replay): half-widths in quadrature.
+            let (value, half) = crate::analysis::apart::difference(
+                (part.value, part.half_width()),
+                (floor.value, floor.half_width()),
+            );
+            Figure::new(value, half.map(|h| [value - h, value + h]))
+        }),
+        floor_ns,
+        predicted_ns,
+        prices: prices.iter().map(|p| (*p).clone()).collect(),
+        part_ns,
+    }
+}
+
+/// Whether `part` reaches `bound`: its upper end at or above the bound's
+/// lower end (each end the value where there is no interval).
+fn reaches(part: Figure, bound: Figure) -> bool {
+    let [_, part_high] = part.ends();
+    let [bound_low, _] = bound.ends();
+    part_high >= bound_low
+}
+
+/// Keeps each score with a part and a floor in `history`, then reads the
+/// record of this CPU model back into `scores`.
+pub fn keep(
+    scores: &mut FloorScores,
+    history: &mut crate::history::History,
+) -> Result<(), crate::history::HistoryError> {
+    for s in scores.scores.iter().chain(&scores.whole) {
+        let (Some(floor), Some(part), Some(honoured)) = (s.floor_ns, s.part_ns, s.honours_floor)
+        else {
+            continue;
+        };
+        history.keep_floor_score(
+            &scores.cpu_model,
+            &s.switch,
+            (&scores.present_boot, &s.off_boot),
+            (floor.value, part.value, honoured),
+        )?;
+    }
+    scores.record = history
+        .floor_record(&scores.cpu_model)?
+        .into_iter()
+        .map(|(switch, scored, honoured)| Held {
+            switch,
+            scored,
+            honoured,
+        })
+        .collect();
+    Ok(())
+}
