@@ -535,9 +535,12 @@ fn compare(
     Some((comparison, spread))
 }
 
-/// Sets each comparison's interval for the next run's difference: its
-/// forks' differences pooled with the probe's other variants' (no run
-/// prior: differences of other probes are in other units of scale).
+/// Sets each comparison's interval for the next run's difference: on each
+/// side the wider of its forks' prediction (their differences pooled with
+/// the probe's other variants', without a run prior: differences of other
+/// probes are of other sizes) and this run's own interval, as a cost's is.
+/// Forks that agree to the tick predict no spread; the run's own interval
+/// still holds its precision.
 fn set_next_run_differences(records: &mut [Record], differences: &[VariantSpread]) {
     for (name, next) in pooled_in_probe(differences, None) {
         let vs = records
@@ -546,7 +549,9 @@ fn set_next_run_differences(records: &mut [Record], differences: &[VariantSpread
             .find_map(|r| r.vs_baseline.as_mut());
         if let Some(vs) = vs {
             let half = next.half_width();
-            vs.next_run_delta_ci95_ticks = Some([vs.delta_ticks - half, vs.delta_ticks + half]);
+            let [lo, hi] = vs.delta_ci95_ticks.unwrap_or([vs.delta_ticks; 2]);
+            vs.next_run_delta_ci95_ticks =
+                Some([lo.min(vs.delta_ticks - half), hi.max(vs.delta_ticks + half)]);
         }
     }
 }
