@@ -7,10 +7,12 @@
 //!
 //! Every sequence is a function called once per item, as the kernel calls
 //! (or jumps to) it; the baseline calls a function that returns at once,
-//! so a variant's difference from it is the sequence's price. The single
-//! instructions (LFENCE, VERW) are `indirect/barrier`'s rows.
+//! so a variant's difference from it is the sequence's price. All of them
+//! run from one mapping where each process lays them out alike
+//! ([`placed`]). The single instructions (LFENCE, VERW) are
+//! `indirect/barrier`'s rows.
 
-mod srso;
+mod placed;
 
 use super::{Outcome, Placement, Probe};
 use crate::harness::Harness;
@@ -40,6 +42,8 @@ global_asm!(
     ".globl mitbench_seq_ret",
     "mitbench_seq_ret:",
     "    ret",
+    ".globl mitbench_seq_ret_end",
+    "mitbench_seq_ret_end:",
     // Two return-stack slots a loop, 16 loops (RSB_CLEAR_LOOPS = 32): each
     // call's return address is dropped from the stack unused; the LFENCE
     // stops a mispredicted loop exit.
@@ -56,6 +60,8 @@ global_asm!(
     "    jnz 2b",
     "    lfence",
     "    ret",
+    ".globl mitbench_seq_rsb_fill_end",
+    "mitbench_seq_rsb_fill_end:",
     // Five calls, each running five taken jumps before the next, then the
     // returns; the LFENCE the kernel puts after the call.
     ".p2align 6",
@@ -81,13 +87,28 @@ global_asm!(
     "5:  lfence",
     "    pop rbp",
     "    ret",
+    ".globl mitbench_seq_bhb_clear_end",
+    "mitbench_seq_bhb_clear_end:",
     ".popsection",
 );
 
+// Each sequence's first byte and the byte past it: what is copied.
 unsafe extern "C" {
     fn mitbench_seq_ret();
+    fn mitbench_seq_ret_end();
     fn mitbench_seq_rsb_fill();
+    fn mitbench_seq_rsb_fill_end();
     fn mitbench_seq_bhb_clear();
+    fn mitbench_seq_bhb_clear_end();
+}
+
+/// The sequences of the text above, to copy into the mapping.
+fn copies() -> placed::Copies {
+    placed::Copies {
+        plain: (mitbench_seq_ret, mitbench_seq_ret_end),
+        rsb_fill: (mitbench_seq_rsb_fill, mitbench_seq_rsb_fill_end),
+        bhb_clear: (mitbench_seq_bhb_clear, mitbench_seq_bhb_clear_end),
+    }
 }
 
 /// Times `f`, a function of the sequences above, once per item.
@@ -102,23 +123,19 @@ impl Probe for Sequences {
     type Config = Sequence;
 
     fn measure(&self, sequence: &Sequence, placement: &Placement, harness: &Harness) -> Outcome {
-        match sequence {
-            Sequence::CallRet => time(harness, placement, mitbench_seq_ret),
-            Sequence::RsbFill => time(harness, placement, mitbench_seq_rsb_fill),
-            Sequence::BhbClear => time(harness, placement, mitbench_seq_bhb_clear),
-            Sequence::SrsoUntrain | Sequence::SrsoReturnThunk => {
-                let code = match srso::Aliased::new() {
-                    Ok(code) => code,
-                    Err(why) => return Outcome::Unsupported(why),
-                };
-                let f = match sequence {
-                    Sequence::SrsoUntrain => code.untrain(),
-                    _ => code.returning_through_thunk(),
-                };
-                // The mapping lives until `code` drops, after the timing.
-                time(harness, placement, f)
-            }
-        }
+        let code = match placed::Placed::new(&copies()) {
+            Ok(code) => code,
+            Err(why) => return Outcome::Unsupported(why),
+        };
+        let f = match sequence {
+            Sequence::CallRet => code.plain(),
+            Sequence::RsbFill => code.rsb_fill(),
+            Sequence::BhbClear => code.bhb_clear(),
+            Sequence::SrsoUntrain => code.untrain(),
+            Sequence::SrsoReturnThunk => code.returning_through_thunk(),
+        };
+        // The mapping lives until `code` drops, after the timing.
+        time(harness, placement, f)
     }
 }
 

@@ -1,10 +1,20 @@
-//! SRSO's safe return as the kernel lays it out on Zen 3 and 4
+//! Every replayed sequence written into one mapping at fixed offsets of a
+//! 2 MiB-aligned stretch, then made executable (never writable and
+//! executable at once), so that each process lays them out alike: run from
+//! the binary's text, the plain call and RSB filling each sat at one of two
+//! speeds per process (1.35 or 2.16 ns for the call on the AMD guest, in
+//! about a third of the processes each way), and a price, a difference from
+//! the call, moved by 0.8 ns from run to run; written here, the call took
+//! 2.16 ns in all 15 processes of five runs.
+//!
+//! SRSO's safe return is laid out as the kernel does on Zen 3 and 4
 //! (arch/x86/lib/retpoline.S, placed by arch/x86/kernel/vmlinux.lds.S):
 //! the untraining function and the safe return sit at addresses that
 //! differ in bits 2, 8, 14 and 20 exactly, so the untraining evicts the
-//! branch predictor's entry for the safe return's `ret`. The linker places
-//! the kernel's copies; here they are written into a mapping at such
-//! addresses, then made executable (never writable and executable at once).
+//! branch predictor's entry for the safe return's `ret`. The others are
+//! copied from the binary's text (position-independent: their branches
+//! stay inside them), each at a 64-byte-aligned offset as it is aligned
+//! there.
 //!
 //! ```text
 //! untrain:       nop2; lfence; jmp return_thunk
@@ -23,13 +33,28 @@ const ALIAS: usize = (1 << 2) | (1 << 8) | (1 << 14) | (1 << 20);
 const MAPPED: usize = 4 << 20;
 const ALIGN: usize = 2 << 20;
 /// Offsets from the aligned base: untrain (clear of every alias bit, so
-/// safe_ret lands above it in the same stretch) and the returning function.
+/// safe_ret lands above it in the same stretch), the returning function,
+/// and the copies of the binary's sequences.
 const UNTRAIN: usize = 0x40;
 const RETURNING: usize = 0x1000;
+const PLAIN: usize = 0x2000;
+const RSB_FILL: usize = 0x3000;
+const BHB_CLEAR: usize = 0x4000;
+
+/// A sequence of the binary's text: its first byte and the byte past it.
+pub(super) type Text = (unsafe extern "C" fn(), unsafe extern "C" fn());
+
+/// The binary's sequences to copy: the plain return, RSB filling, the
+/// branch-history clearing loop.
+pub(super) struct Copies {
+    pub plain: Text,
+    pub rsb_fill: Text,
+    pub bhb_clear: Text,
+}
 
 /// The sequences written at their addresses; unmapped when the region
 /// drops.
-pub(super) struct Aliased {
+pub(super) struct Placed {
     region: Region,
 }
 
@@ -39,11 +64,19 @@ fn jump_to(from_end: usize, target: usize) -> [u8; 4] {
     ((target as i64 - from_end as i64) as i32).to_le_bytes()
 }
 
-impl Aliased {
-    pub(super) fn new() -> Result<Aliased, Unsupported> {
+/// The bytes of a sequence of the binary's text.
+fn bytes_of((start, end): Text) -> Vec<u8> {
+    let (start, end) = (start as usize, end as usize);
+    // SAFETY: both are symbols of one function in the binary's text, which
+    // is mapped readable; `end` follows `start`.
+    unsafe { std::slice::from_raw_parts(start as *const u8, end - start) }.to_vec()
+}
+
+impl Placed {
+    pub(super) fn new(copies: &Copies) -> Result<Placed, Unsupported> {
         let pages = MAPPED / region::page_size();
         let region = Region::anon(pages).map_err(|e| Unsupported::io("mmap", &e))?;
-        let code = Aliased { region };
+        let code = Placed { region };
         let base = code.base();
         let untrain = base + UNTRAIN;
         let safe_ret = untrain ^ ALIAS;
@@ -57,13 +90,16 @@ impl Aliased {
         let mut returning_bytes = vec![0xe9];
         returning_bytes.extend(jump_to(returning + 5, thunk));
         for (at, bytes) in [
-            (untrain, &untrain_bytes),
-            (safe_ret, &thunk_bytes),
-            (returning, &returning_bytes),
+            (untrain, untrain_bytes),
+            (safe_ret, thunk_bytes),
+            (returning, returning_bytes),
+            (base + PLAIN, bytes_of(copies.plain)),
+            (base + RSB_FILL, bytes_of(copies.rsb_fill)),
+            (base + BHB_CLEAR, bytes_of(copies.bhb_clear)),
         ] {
             debug_assert!(at + bytes.len() <= code.region.base() as usize + MAPPED);
             // SAFETY: inside the writable mapping (the stretch from `base`
-            // is 2 MiB and every offset is under 1.1 MiB).
+            // is 2 MiB, every offset under 1.1 MiB, every copy under 4 KiB).
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
         }
         // SAFETY: the region made above, from here on read and executed
@@ -89,6 +125,18 @@ impl Aliased {
         unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(self.base() + offset) }
     }
 
+    pub(super) fn plain(&self) -> unsafe extern "C" fn() {
+        self.function(PLAIN)
+    }
+
+    pub(super) fn rsb_fill(&self) -> unsafe extern "C" fn() {
+        self.function(RSB_FILL)
+    }
+
+    pub(super) fn bhb_clear(&self) -> unsafe extern "C" fn() {
+        self.function(BHB_CLEAR)
+    }
+
     /// The untraining the kernel calls at entry.
     pub(super) fn untrain(&self) -> unsafe extern "C" fn() {
         self.function(UNTRAIN)
@@ -105,16 +153,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_two_sequences_alias_as_the_kernels_and_both_return() {
-        let code = Aliased::new().expect("a mapping");
+    fn the_two_sequences_alias_as_the_kernels_and_every_copy_returns() {
+        let copies = super::super::copies();
+        for text in [copies.plain, copies.rsb_fill, copies.bhb_clear] {
+            let len = bytes_of(text).len();
+            assert!(len > 0 && len < 0x1000, "a copy fits its slot: {len} bytes");
+        }
+        let code = Placed::new(&copies).expect("a mapping");
         let (untrain, safe_ret) = (code.base() + UNTRAIN, (code.base() + UNTRAIN) ^ ALIAS);
         assert_eq!(untrain ^ safe_ret, ALIAS);
         assert!(safe_ret > untrain && safe_ret - code.base() < ALIGN);
-        // SAFETY: both return to here with the stack as it was; a wrong
+        // SAFETY: each returns to here with the stack as it was; a wrong
         // byte would crash this test rather than pass it.
         unsafe {
             (code.untrain())();
             (code.returning_through_thunk())();
+            (code.plain())();
+            (code.rsb_fill())();
+            (code.bhb_clear())();
         }
     }
 }
