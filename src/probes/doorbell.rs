@@ -83,20 +83,27 @@ impl Doorbell for Futex {
     }
 }
 
-struct Pipe {
+/// A pipe rung by writing a byte and waited on by reading one: across
+/// processes too (a forked child keeps both ends; see [`Pipe::ends`]).
+pub struct Pipe {
     read: OwnedFd,
     write: OwnedFd,
     failed: Failures,
 }
 
 impl Pipe {
-    fn open() -> io::Result<Pipe> {
+    pub fn open() -> io::Result<Pipe> {
         let (read, write) = crate::sys::pipe(0)?;
         Ok(Pipe {
             read,
             write,
             failed: Failures::new(),
         })
+    }
+
+    /// Its read and write descriptors, for a forked child's own loop.
+    pub fn ends(&self) -> (std::os::fd::RawFd, std::os::fd::RawFd) {
+        (self.read.as_raw_fd(), self.write.as_raw_fd())
     }
 }
 

@@ -5,14 +5,12 @@
 
 use crate::harness::Harness;
 use crate::probes::corunner::CoRunner;
-use crate::probes::doorbell::{Doorbell, Kind};
-use crate::probes::failures::Failures;
+use crate::probes::doorbell::{Doorbell, Kind, Pipe};
 use crate::probes::{Config, Outcome, Placement, Probe, Role, Unsupported};
 use crate::sys::retry_eintr;
 use serde::Serialize;
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -133,17 +131,15 @@ impl Partner {
 /// `cond_mitigation`), which a partner thread, sharing the address space,
 /// never causes.
 pub struct ProcessPartner {
-    ping: OwnedFd,
-    pong: OwnedFd,
+    ping: Pipe,
+    pong: Pipe,
     child: libc::pid_t,
-    failed: Failures,
 }
 
 impl ProcessPartner {
     pub fn start() -> Result<ProcessPartner, Unsupported> {
-        let pipe = || crate::sys::pipe(0).map_err(|e| Unsupported::io("pipe", &e));
-        let (ping_read, ping) = pipe()?;
-        let (pong, pong_write) = pipe()?;
+        let pipe = || Pipe::open().map_err(|e| Unsupported::io("pipe", &e));
+        let (ping, pong) = (pipe()?, pipe()?);
         // SAFETY: the child makes only async-signal-safe calls on
         // descriptors it owns, then exits.
         let child = unsafe { libc::fork() };
@@ -151,46 +147,29 @@ impl ProcessPartner {
             return Err(Unsupported::io("fork", &io::Error::last_os_error()));
         }
         if child == 0 {
-            // SAFETY: the child's own descriptors; it never returns.
-            unsafe {
-                answer(
-                    ping_read.as_raw_fd(),
-                    pong_write.as_raw_fd(),
-                    &[&ping, &pong],
-                )
-            }
+            // SAFETY: the child's copies of the pipes; it never returns.
+            unsafe { answer(&ping, &pong) }
         }
-        Ok(ProcessPartner {
-            ping,
-            pong,
-            child,
-            failed: Failures::new(),
-        })
+        Ok(ProcessPartner { ping, pong, child })
     }
 
     /// Rings the partner and waits for its answer.
     pub fn round_trip(&self) {
-        let mut byte = 1u8;
-        // SAFETY: one byte from and into a valid buffer, on our own pipes.
-        let wrote = retry_eintr(|| unsafe {
-            libc::write(self.ping.as_raw_fd(), (&raw const byte).cast(), 1)
-        });
-        self.failed.check_io("pipe write", wrote, 1);
-        let read =
-            retry_eintr(|| unsafe { libc::read(self.pong.as_raw_fd(), (&raw mut byte).cast(), 1) });
-        self.failed.check_io("pipe read", read, 1);
+        self.ping.ring();
+        self.pong.wait();
     }
 
     pub fn failure(&self) -> Option<Unsupported> {
-        self.failed.reason()
+        self.ping.failure().or_else(|| self.pong.failure())
     }
 }
 
 impl Drop for ProcessPartner {
     fn drop(&mut self) {
-        // SAFETY: our own child, killed then reaped.
+        // SAFETY: our own child, killed, then reaped.
         unsafe { libc::kill(self.child, libc::SIGKILL) };
         let mut status = 0;
+        // SAFETY: as above.
         let _ = retry_eintr(|| unsafe { libc::waitpid(self.child, &mut status, 0) });
     }
 }
@@ -201,13 +180,14 @@ impl Drop for ProcessPartner {
 /// Ctrl-C or a crash leaves no process behind.
 ///
 /// # Safety
-/// Only in a child just forked: it closes `parent_ends` and never returns.
-unsafe fn answer(ping: libc::c_int, pong: libc::c_int, parent_ends: &[&OwnedFd]) -> ! {
+/// Only in a child just forked: it closes the parent's ends and never
+/// returns.
+unsafe fn answer(ping: &Pipe, pong: &Pipe) -> ! {
+    let ((ping, parent_rings), (parent_waits, pong)) = (ping.ends(), pong.ends());
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        for fd in parent_ends {
-            libc::close(fd.as_raw_fd());
-        }
+        libc::close(parent_rings);
+        libc::close(parent_waits);
         let mut byte = 0u8;
         loop {
             let n = libc::read(ping, (&raw mut byte).cast(), 1);

@@ -4,9 +4,11 @@
 //! (PR_SPEC_PRCTL), a representative workload is measured with speculation
 //! enabled and disabled: the null syscall, a store-to-load chain (what SSBD
 //! serialises), and a round trip to another process on the same CPU (the
-//! switch where the kernel issues IBPB or flushes L1D for a task that asked). The controls are per task, so each setting is made
-//! in a thread of its own that measures and exits: the process's other
-//! threads never change.
+//! switch where the kernel issues IBPB or flushes L1D for a task that
+//! asked). The controls are per task, so each setting is made in a thread
+//! of its own that measures and exits: the process's other threads never
+//! change (the round trip's partner, forked after the setting, has it too,
+//! and is killed before the thread ends).
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::failures::Failures;
