@@ -10,6 +10,7 @@ mod common;
 use common::{mitbench, scale_rows};
 use mitbench::history::History;
 use mitbench::results::RunDocument;
+use mitbench::results::floors::lay_price;
 use mitbench::results::load::document_from_file;
 use std::path::Path;
 
@@ -21,34 +22,11 @@ const RETURN_THUNK_NS: f64 = 6.0;
 /// The present boot's run: the fixture with the price list replayed.
 fn present() -> RunDocument {
     let mut doc = document_from_file(Path::new("tests/fixtures/default-run.json")).unwrap();
-    let mhz = doc.inventory.tsc_mhz.unwrap();
-    let getpid = doc
-        .results
-        .iter()
-        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
-        .unwrap()
-        .clone();
     for (variant, ns) in [
         ("srso-untrain", UNTRAIN_NS),
         ("srso-return-thunk", RETURN_THUNK_NS),
     ] {
-        let mut r = getpid.clone();
-        r.id = "kernel/sequences".into();
-        r.family = "kernel".into();
-        r.variant = variant.into();
-        let ticks = ns * mhz / 1000.0;
-        r.vs_baseline = Some(mitbench::results::Comparison {
-            ratio: 10.0,
-            ratio_ci95: None,
-            delta_ticks: ticks,
-            delta_ci95_ticks: Some([ticks * 0.99, ticks * 1.01]),
-            next_run_delta_ci95_ticks: Some([ticks * 0.95, ticks * 1.05]),
-            pairs: 30,
-            basis: mitbench::analysis::rounds::PairBasis::All,
-            headline_ratio: None,
-            holds_headline_ratio: None,
-        });
-        doc.results.push(r);
+        lay_price(&mut doc, ("kernel/sequences", variant), ns);
     }
     doc
 }
