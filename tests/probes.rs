@@ -143,6 +143,10 @@ fn every_probe_variant_gives_sane_figures() {
     for v in ["srso-untrain", "srso-return-thunk", "rsb-fill", "bhb-clear"] {
         assert!(sequence(v) > sequence("call+ret"), "kernel/sequences {v}");
     }
+    // A call or return through an ITS thunk does what the plain one does,
+    // plus a jump: never cheaper.
+    assert!(sequence("its-indirect-thunk") >= sequence("indirect-call"));
+    assert!(sequence("its-return-thunk") >= sequence("call+ret"));
     for frame in ["64", "1500"] {
         let packet = |v: &str| medians[&format!("indirect/pipeline-{frame} {v}")];
         assert!(

@@ -74,6 +74,10 @@ pub enum Read {
     AddedToBaseline,
     /// The row's own figure (one instruction timed alone).
     OwnCost,
+    /// The row less another variant of its probe, both against the
+    /// baseline: a call through a thunk against the plain indirect call it
+    /// stands in for.
+    AddedTo(&'static str),
 }
 
 /// One sequence of the price list.
@@ -144,6 +148,33 @@ pub const SEQUENCES: &[Sequence] = &[
         asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_alias_return_thunk -> srso_alias_safe_ret, \
                  which every kernel `ret` jumps to",
+        user_mode: "",
+    },
+    Sequence {
+        row: (PROBE, "its-indirect-thunk"),
+        read: Read::AddedTo("indirect-call"),
+        per_item: 1,
+        mitigation: "ITS (indirect target selection thunks)",
+        when_line_says: &["Aligned branch/return thunks"],
+        vendors: &["GenuineIntel"],
+        occurs: Occurs::PerKernelIndirectCall,
+        asked_by: None,
+        source: "arch/x86/lib/retpoline.S: __x86_indirect_its_thunk_<reg> (`jmp *%reg` in the \
+                 upper half of a cache line), called for every kernel `call *%reg` in a \
+                 line's lower half",
+        user_mode: "",
+    },
+    Sequence {
+        row: (PROBE, "its-return-thunk"),
+        read: Read::AddedToBaseline,
+        per_item: 1,
+        mitigation: "ITS (indirect target selection thunks)",
+        when_line_says: &["Aligned branch/return thunks"],
+        vendors: &["GenuineIntel"],
+        occurs: Occurs::PerKernelReturn,
+        asked_by: None,
+        source: "arch/x86/lib/retpoline.S: its_return_thunk (`ret; int3` in the upper half of \
+                 a cache line), jumped to by every kernel `ret` in a line's lower half",
         user_mode: "",
     },
     Sequence {

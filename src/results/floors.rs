@@ -103,8 +103,20 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
             continue;
         }
         let per_item = f64::from(s.per_item);
-        let price = find(s.row)
-            .map(|r| price_ns(r, s.read, doc.inventory.tsc_mhz).map(|f| f.map(|v| v / per_item)));
+        let mhz = doc.inventory.tsc_mhz;
+        let price = find(s.row).map(|r| {
+            let price = match s.read {
+                Read::AddedTo(other) => {
+                    let other = find((s.row.0, other)).ok_or_else(|| {
+                        format!("{} {other}, its reference, was not measured", s.row.0)
+                    })?;
+                    less(added(r, mhz)?, added(other, mhz)?)
+                }
+                Read::AddedToBaseline => added(r, mhz)?,
+                Read::OwnCost => own(r)?,
+            };
+            Ok(price.map(|v| v / per_item))
+        });
         list.prices.push(priced(s, price));
     }
     // Rows of one run: their half-widths add (`apart::Sum::of_same_sets`).
@@ -117,18 +129,18 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
     list
 }
 
-/// What a row says one sequence costs, ns, with its interval: its own
-/// figure, or its difference from its baseline; Err: why there is none.
-fn price_ns(r: &Record, read: Read, tsc_mhz: Option<f64>) -> Result<Figure, String> {
-    if let Some(u) = &r.unsupported {
-        return Err(format!("unsupported: {}", u.reason));
-    }
-    if read == Read::OwnCost {
-        return r
-            .shown()
-            .map(|s| s.ns)
-            .ok_or_else(|| format!("{} {} was not measured", r.id, r.variant));
-    }
+/// A row's own figure, ns, with its interval; Err: why there is none.
+fn own(r: &Record) -> Result<Figure, String> {
+    measured(r)?;
+    r.shown()
+        .map(|s| s.ns)
+        .ok_or_else(|| format!("{} {} was not measured", r.id, r.variant))
+}
+
+/// What a row adds to its baseline, ns, with the interval another run's
+/// difference may land in; Err: why there is none.
+fn added(r: &Record, tsc_mhz: Option<f64>) -> Result<Figure, String> {
+    measured(r)?;
     let vs = r.vs_baseline.as_ref().ok_or_else(|| {
         format!(
             "{} {} was not measured beside its baseline",
@@ -143,6 +155,22 @@ fn price_ns(r: &Record, read: Read, tsc_mhz: Option<f64>) -> Result<Figure, Stri
     let interval = vs.next_run_delta_ci95_ticks.or(vs.delta_ci95_ticks);
     let ticks = Figure::new(vs.delta_ticks, interval);
     Ok(ticks.map(|t| t * 1000.0 / mhz))
+}
+
+/// `a` less `b`, two rows of one run: half-widths add.
+fn less(a: Figure, b: Figure) -> Figure {
+    let mut sum = crate::analysis::apart::Sum::of_same_sets();
+    sum.add(a.value, a.half_width());
+    sum.add(-b.value, b.half_width());
+    let (_, interval) = sum.read();
+    Figure::new(a.value - b.value, interval)
+}
+
+fn measured(r: &Record) -> Result<(), String> {
+    match &r.unsupported {
+        Some(u) => Err(format!("unsupported: {}", u.reason)),
+        None => Ok(()),
+    }
 }
 
 fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
@@ -285,6 +313,37 @@ mod tests {
             price.getpid_floor_ns.is_none(),
             "a null syscall switches no task"
         );
+    }
+
+    #[test]
+    fn an_its_thunk_is_priced_against_the_plain_indirect_call_on_an_intel_kernel_that_runs_it() {
+        let mut doc = run_with(&[("its-indirect-thunk", 10.0), ("indirect-call", 4.0)]);
+        let its = |doc: &RunDocument| {
+            of(doc)
+                .prices
+                .into_iter()
+                .find(|p| p.variant == "its-indirect-thunk")
+        };
+        // The AMD guest: ITS is not in force, and no price is claimed.
+        assert!(its(&doc).is_none());
+        doc.inventory.cpu.vendor = "GenuineIntel".into();
+        doc.inventory.cpu.vulnerabilities.insert(
+            "indirect_target_selection".into(),
+            "Mitigation: Aligned branch/return thunks".into(),
+        );
+        let price = its(&doc).expect("priced on an Intel kernel with ITS thunks");
+        let f = price.price_ns.unwrap();
+        assert!((f.value - 6.0).abs() < 1e-6, "{f:?}");
+        // Two rows of one run: their half-widths (5% each) add.
+        assert!(
+            (f.half_width().unwrap() - (0.5 + 0.2)).abs() < 1e-6,
+            "{f:?}"
+        );
+        assert_eq!(price.occurs, Occurs::PerKernelIndirectCall);
+        // Without its reference row, it says so.
+        doc.results.retain(|r| r.variant != "indirect-call");
+        let unpriced = its(&doc).unwrap().unpriced.unwrap();
+        assert!(unpriced.contains("indirect-call"), "{unpriced}");
     }
 
     #[test]

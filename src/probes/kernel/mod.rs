@@ -31,6 +31,9 @@ named_configs! {
         SrsoReturnThunk => "srso-return-thunk" {"sequence": "a return through SRSO's return thunk"},
         RsbFill => "rsb-fill" {"sequence": "the return stack refilled: 32 calls, one LFENCE"},
         BhbClear => "bhb-clear" {"sequence": "the branch history cleared: 5 calls of 5 jumps, one LFENCE"},
+        IndirectCall => "indirect-call" {"sequence": "an indirect call (call *%rax) to a function that returns at once: what an ITS thunk stands in for"},
+        ItsIndirectThunk => "its-indirect-thunk" {"sequence": "the same call through an ITS thunk: a call to `jmp *%rax` in the upper half of a cache line"},
+        ItsReturnThunk => "its-return-thunk" {"sequence": "a return through ITS's return thunk: `ret` in the upper half of a cache line"},
     }
 }
 
@@ -89,6 +92,44 @@ global_asm!(
     "    ret",
     ".globl mitbench_seq_bhb_clear_end",
     "mitbench_seq_bhb_clear_end:",
+    // A plain indirect call, the reference of the ITS thunk below: the
+    // target is the `ret` after it, RIP-relative, so a copy still works.
+    ".p2align 6",
+    ".globl mitbench_seq_indirect",
+    "mitbench_seq_indirect:",
+    "    lea rax, [rip + 9f]",
+    "    call rax",
+    "    ret",
+    "9:  ret",
+    ".globl mitbench_seq_indirect_end",
+    "mitbench_seq_indirect_end:",
+    // The kernel's `call *%rax` in the lower half of a line becomes a call
+    // to __x86_indirect_its_thunk_rax: `jmp *%rax; int3` in an upper half.
+    ".p2align 6",
+    ".globl mitbench_seq_its_indirect",
+    "mitbench_seq_its_indirect:",
+    "    lea rax, [rip + 9f]",
+    "    call 8f",
+    "    ret",
+    "9:  ret",
+    ".p2align 6, 0xcc",
+    ".skip 32, 0xcc",
+    "8:  jmp rax",
+    "    int3",
+    ".globl mitbench_seq_its_indirect_end",
+    "mitbench_seq_its_indirect_end:",
+    // Its `ret` in the lower half of a line becomes a jump to
+    // its_return_thunk: `ret; int3` in an upper half.
+    ".p2align 6",
+    ".globl mitbench_seq_its_return",
+    "mitbench_seq_its_return:",
+    "    jmp 8f",
+    ".p2align 6, 0xcc",
+    ".skip 32, 0xcc",
+    "8:  ret",
+    "    int3",
+    ".globl mitbench_seq_its_return_end",
+    "mitbench_seq_its_return_end:",
     ".popsection",
 );
 
@@ -100,15 +141,42 @@ unsafe extern "C" {
     fn mitbench_seq_rsb_fill_end();
     fn mitbench_seq_bhb_clear();
     fn mitbench_seq_bhb_clear_end();
+    fn mitbench_seq_indirect();
+    fn mitbench_seq_indirect_end();
+    fn mitbench_seq_its_indirect();
+    fn mitbench_seq_its_indirect_end();
+    fn mitbench_seq_its_return();
+    fn mitbench_seq_its_return_end();
 }
 
-/// The sequences of the text above, to copy into the mapping.
-fn copies() -> placed::Copies {
-    placed::Copies {
-        plain: (mitbench_seq_ret, mitbench_seq_ret_end),
-        rsb_fill: (mitbench_seq_rsb_fill, mitbench_seq_rsb_fill_end),
-        bhb_clear: (mitbench_seq_bhb_clear, mitbench_seq_bhb_clear_end),
-    }
+/// The sequences of the text above, in the order the mapping holds their
+/// copies; the SRSO pair is written there by [`placed`] itself.
+const COPIED: [(Sequence, placed::Text); 6] = [
+    (Sequence::CallRet, (mitbench_seq_ret, mitbench_seq_ret_end)),
+    (
+        Sequence::RsbFill,
+        (mitbench_seq_rsb_fill, mitbench_seq_rsb_fill_end),
+    ),
+    (
+        Sequence::BhbClear,
+        (mitbench_seq_bhb_clear, mitbench_seq_bhb_clear_end),
+    ),
+    (
+        Sequence::IndirectCall,
+        (mitbench_seq_indirect, mitbench_seq_indirect_end),
+    ),
+    (
+        Sequence::ItsIndirectThunk,
+        (mitbench_seq_its_indirect, mitbench_seq_its_indirect_end),
+    ),
+    (
+        Sequence::ItsReturnThunk,
+        (mitbench_seq_its_return, mitbench_seq_its_return_end),
+    ),
+];
+
+fn texts() -> [placed::Text; 6] {
+    COPIED.map(|(_, text)| text)
 }
 
 /// Times `f`, a function of the sequences above, once per item.
@@ -123,16 +191,17 @@ impl Probe for Sequences {
     type Config = Sequence;
 
     fn measure(&self, sequence: &Sequence, placement: &Placement, harness: &Harness) -> Outcome {
-        let code = match placed::Placed::new(&copies()) {
+        let code = match placed::Placed::new(&texts()) {
             Ok(code) => code,
             Err(why) => return Outcome::Unsupported(why),
         };
         let f = match sequence {
-            Sequence::CallRet => code.plain(),
-            Sequence::RsbFill => code.rsb_fill(),
-            Sequence::BhbClear => code.bhb_clear(),
             Sequence::SrsoUntrain => code.untrain(),
             Sequence::SrsoReturnThunk => code.returning_through_thunk(),
+            copied => {
+                let at = COPIED.iter().position(|(s, _)| s == copied);
+                code.copied(at.expect("every other sequence is copied"))
+            }
         };
         // The mapping lives until `code` drops, after the timing.
         time(harness, placement, f)

@@ -34,23 +34,14 @@ const MAPPED: usize = 4 << 20;
 const ALIGN: usize = 2 << 20;
 /// Offsets from the aligned base: untrain (clear of every alias bit, so
 /// safe_ret lands above it in the same stretch), the returning function,
-/// and the copies of the binary's sequences.
+/// and the copies of the binary's sequences, each in a slot of its own.
 const UNTRAIN: usize = 0x40;
 const RETURNING: usize = 0x1000;
-const PLAIN: usize = 0x2000;
-const RSB_FILL: usize = 0x3000;
-const BHB_CLEAR: usize = 0x4000;
+const COPIES: usize = 0x2000;
+const SLOT: usize = 0x1000;
 
 /// A sequence of the binary's text: its first byte and the byte past it.
 pub(super) type Text = (unsafe extern "C" fn(), unsafe extern "C" fn());
-
-/// The binary's sequences to copy: the plain return, RSB filling, the
-/// branch-history clearing loop.
-pub(super) struct Copies {
-    pub plain: Text,
-    pub rsb_fill: Text,
-    pub bhb_clear: Text,
-}
 
 /// The sequences written at their addresses; unmapped when the region
 /// drops.
@@ -64,16 +55,20 @@ fn jump_to(from_end: usize, target: usize) -> [u8; 4] {
     ((target as i64 - from_end as i64) as i32).to_le_bytes()
 }
 
+/// How many bytes a sequence of the binary's text is.
+fn len_of((start, end): Text) -> usize {
+    (end as usize).saturating_sub(start as usize)
+}
+
 /// The bytes of a sequence of the binary's text.
-fn bytes_of((start, end): Text) -> Vec<u8> {
-    let (start, end) = (start as usize, end as usize);
-    // SAFETY: both are symbols of one function in the binary's text, which
-    // is mapped readable; `end` follows `start`.
-    unsafe { std::slice::from_raw_parts(start as *const u8, end - start) }.to_vec()
+fn bytes_of(text: Text) -> Vec<u8> {
+    // SAFETY: both ends are symbols of one function in the binary's text,
+    // which is mapped readable.
+    unsafe { std::slice::from_raw_parts(text.0 as *const u8, len_of(text)) }.to_vec()
 }
 
 impl Placed {
-    pub(super) fn new(copies: &Copies) -> Result<Placed, Unsupported> {
+    pub(super) fn new(copies: &[Text]) -> Result<Placed, Unsupported> {
         let pages = MAPPED / region::page_size();
         let region = Region::anon(pages).map_err(|e| Unsupported::io("mmap", &e))?;
         let code = Placed { region };
@@ -89,17 +84,30 @@ impl Placed {
         thunk_bytes.extend([0x0f, 0x0b]);
         let mut returning_bytes = vec![0xe9];
         returning_bytes.extend(jump_to(returning + 5, thunk));
+        let too_long = copies.iter().map(|t| len_of(*t)).find(|len| *len > SLOT);
+        if let Some(len) = too_long.or((COPIES + copies.len() * SLOT > ALIGN).then_some(0)) {
+            return Err(Unsupported::missing(
+                "room in the mapping",
+                format!(
+                    "{} sequences, one of {len} bytes, do not fit their slots",
+                    copies.len()
+                ),
+            ));
+        }
+        let copied = copies
+            .iter()
+            .enumerate()
+            .map(|(i, text)| (base + COPIES + i * SLOT, bytes_of(*text)));
         for (at, bytes) in [
             (untrain, untrain_bytes),
             (safe_ret, thunk_bytes),
             (returning, returning_bytes),
-            (base + PLAIN, bytes_of(copies.plain)),
-            (base + RSB_FILL, bytes_of(copies.rsb_fill)),
-            (base + BHB_CLEAR, bytes_of(copies.bhb_clear)),
-        ] {
-            debug_assert!(at + bytes.len() <= code.region.base() as usize + MAPPED);
-            // SAFETY: inside the writable mapping (the stretch from `base`
-            // is 2 MiB, every offset under 1.1 MiB, every copy under 4 KiB).
+        ]
+        .into_iter()
+        .chain(copied)
+        {
+            // SAFETY: inside the writable mapping: the 2 MiB stretch from
+            // `base` holds every slot, checked above.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
         }
         // SAFETY: the region made above, from here on read and executed
@@ -125,16 +133,9 @@ impl Placed {
         unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(self.base() + offset) }
     }
 
-    pub(super) fn plain(&self) -> unsafe extern "C" fn() {
-        self.function(PLAIN)
-    }
-
-    pub(super) fn rsb_fill(&self) -> unsafe extern "C" fn() {
-        self.function(RSB_FILL)
-    }
-
-    pub(super) fn bhb_clear(&self) -> unsafe extern "C" fn() {
-        self.function(BHB_CLEAR)
+    /// The `i`th copy of [`Placed::new`]'s `copies`.
+    pub(super) fn copied(&self, i: usize) -> unsafe extern "C" fn() {
+        self.function(COPIES + i * SLOT)
     }
 
     /// The untraining the kernel calls at entry.
@@ -154,23 +155,35 @@ mod tests {
 
     #[test]
     fn the_two_sequences_alias_as_the_kernels_and_every_copy_returns() {
-        let copies = super::super::copies();
-        for text in [copies.plain, copies.rsb_fill, copies.bhb_clear] {
-            let len = bytes_of(text).len();
-            assert!(len > 0 && len < 0x1000, "a copy fits its slot: {len} bytes");
-        }
-        let code = Placed::new(&copies).expect("a mapping");
+        let texts = super::super::texts();
+        let code = Placed::new(&texts).expect("a mapping");
         let (untrain, safe_ret) = (code.base() + UNTRAIN, (code.base() + UNTRAIN) ^ ALIAS);
         assert_eq!(untrain ^ safe_ret, ALIAS);
         assert!(safe_ret > untrain && safe_ret - code.base() < ALIGN);
+        // A copy keeps its place in a cache line: ITS's thunks sit in an
+        // upper half there as in the text.
+        for (i, text) in texts.iter().enumerate() {
+            assert_eq!(text.0 as usize % 64, 0, "copy {i} starts a line");
+        }
         // SAFETY: each returns to here with the stack as it was; a wrong
         // byte would crash this test rather than pass it.
         unsafe {
             (code.untrain())();
             (code.returning_through_thunk())();
-            (code.plain())();
-            (code.rsb_fill())();
-            (code.bhb_clear())();
+            for i in 0..texts.len() {
+                (code.copied(i))();
+            }
         }
+    }
+
+    #[test]
+    fn a_sequence_too_long_for_its_slot_is_refused() {
+        // A sequence longer than its slot (the text grew) is refused before
+        // a byte is read: an end two slots past a start stands in for it.
+        let start = super::super::texts()[0].0;
+        let far = (start as usize + 2 * SLOT) as *const ();
+        // SAFETY: only compared as an address, never called.
+        let end = unsafe { std::mem::transmute::<*const (), unsafe extern "C" fn()>(far) };
+        assert!(Placed::new(&[(start, end)]).is_err());
     }
 }
