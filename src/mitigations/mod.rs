@@ -115,7 +115,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/userspace-api/spec_ctrl.html",
     },
     Mitigation {
-        name: "MDS / TAA / MMIO: VERW buffer clearing",
+        name: "VERW buffer clearing (MDS / TAA / MMIO)",
         files: &[
             "mds",
             "tsx_async_abort",

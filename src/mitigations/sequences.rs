@@ -38,9 +38,9 @@ impl Occurs {
 
     pub fn describe(self) -> &'static str {
         match self {
-            Occurs::PerEntry => "at kernel entry",
-            Occurs::PerExit => "on return to user mode",
-            Occurs::PerSwitch => "on each context switch",
+            Occurs::PerEntry => "at entry",
+            Occurs::PerExit => "at exit",
+            Occurs::PerSwitch => "per context switch",
             Occurs::PerKernelReturn => "per kernel return",
             Occurs::PerKernelIndirectCall => "per kernel indirect call",
         }
@@ -221,7 +221,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: ("indirect/barrier", "verw"),
         read: Read::OwnCost,
         per_item: 1,
-        mitigation: "MDS / TAA / MMIO: VERW buffer clearing",
+        mitigation: "VERW buffer clearing (MDS / TAA / MMIO)",
         when_line_says: &[],
         vendors: &[],
         occurs: Occurs::PerExit,

@@ -136,7 +136,7 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
         ));
     }
     if let Some(prices) = kernel_prices(&summary.kernel) {
-        out.extend(wrap("kernel, priced:", &prices, 2, width));
+        out.extend(wrap("kernel, replayed:", &prices, 2, width));
     }
     out.extend(wrap(
         "not measured:",
@@ -151,7 +151,7 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
 pub fn not_measured(summary: &Summary) -> String {
     let k = &summary.kernel;
     if k.prices.iter().any(|p| p.price_ns.is_some()) {
-        "all beyond these floors and prices.".to_string()
+        "the rest.".to_string()
     } else if !k.prices.is_empty() {
         format!(
             "the kernel's own entry and return mitigations (`mitbench run --probe {}` prices \
@@ -175,13 +175,21 @@ pub fn ns(f: Figure) -> String {
 /// One priced sequence in a few words: "at least 19 ns of getpid at kernel
 /// entry", "+31 ns per context switch", "+6 ns per kernel return (count
 /// unknown)".
-/// One sequence's price as the summary and `tax` say it.
+/// One sequence's price as the summary and `tax` say it: "at least 19 ns
+/// of getpid at entry", "+31 ns per context switch", "+6 ns per kernel
+/// return" (that the count inside the kernel is unknown is said once, by
+/// the list).
 pub fn priced(p: &KernelPrice, price: Figure) -> String {
-    match (p.getpid_floor_ns, p.occurs.per_syscall()) {
-        (Some(floor), _) => format!("at least {} of getpid {}", ns(floor), p.occurs.describe()),
-        (None, Some(_)) => format!("+{} {}", ns(price), p.occurs.describe()),
-        (None, None) => format!("+{} {} (count unknown)", ns(price), p.occurs.describe()),
+    match p.getpid_floor_ns {
+        Some(floor) => format!("at least {} of getpid {}", ns(floor), p.occurs.describe()),
+        None => format!("+{} {}", ns(price), p.occurs.describe()),
     }
+}
+
+/// A mitigation's name without what its parenthesis explains: "ITS", not
+/// "ITS (indirect target selection thunks)".
+fn short_name(name: &str) -> &str {
+    name.split(" (").next().unwrap_or(name)
 }
 
 /// The kernel's mitigations in force, each sequence's price per time the
@@ -208,7 +216,7 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     }
     let mut line: Vec<String> = groups
         .iter()
-        .map(|(m, texts)| format!("{m}: {}", texts.join(", ")))
+        .map(|(m, texts)| format!("{}: {}", short_name(m), texts.join(", ")))
         .collect();
     // A mitigation in force whose sequence this CPU does not need, or
     // whose sequence here (retbleed's untrained return on Zen 2, say) the
@@ -218,9 +226,9 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
             let what = if n.cpu_needs_none {
                 "none on this CPU"
             } else {
-                "its sequence here is not in the price list"
+                "none replayed"
             };
-            line.push(format!("{}: {what}", n.mitigation));
+            line.push(format!("{}: {what}", short_name(n.mitigation)));
         }
     }
     // A sequence a task asks for, which this kernel does not offer: said,
@@ -233,7 +241,7 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
         let files = crate::mitigations::named(n.mitigation).map_or(&[][..], |m| m.files);
         line.push(format!(
             "{} on request: not offered ({} names none)",
-            n.mitigation,
+            short_name(n.mitigation),
             files.join(", ")
         ));
     }
@@ -242,10 +250,18 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     }
     if let (Some(floor), Some(getpid)) = (k.getpid_floor_ns, k.getpid_ns) {
         line.push(format!(
-            "together at least {} of getpid's {} ns (floors of user-mode replays)",
+            "together at least {} of getpid's {} ns",
             ns(floor),
             format_cost(getpid.value)
         ));
+    }
+    // Said once for every price per occurrence inside the kernel.
+    let uncounted = k
+        .prices
+        .iter()
+        .any(|p| p.price_ns.is_some() && p.occurs.per_syscall().is_none());
+    if uncounted {
+        line.push("counts in the kernel unknown".into());
     }
     Some(line.join("; "))
 }
