@@ -11,6 +11,7 @@ use super::{Attribution, NamedSet, SwitchKind};
 use crate::analysis::apart::Sum;
 use crate::analysis::figure::Figure;
 use crate::mitigations::crossing::SYSCALL;
+use crate::mitigations::files_of;
 use crate::mitigations::sequences::Occurs;
 use crate::results::floors::{self, KernelPrice};
 use serde::Serialize;
@@ -131,7 +132,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScore
         let of_switch: Vec<&KernelPrice> = list
             .prices
             .iter()
-            .filter(|p| files_of(p).contains(&switch.name.as_str()))
+            .filter(|p| files_of(p.mitigation).contains(&switch.name.as_str()))
             .collect();
         if of_switch.is_empty() {
             continue;
@@ -157,17 +158,16 @@ pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScore
         let all: Vec<&KernelPrice> = list
             .prices
             .iter()
-            .filter(|p| files_of(p).iter().any(|f| boot_switches.contains(f)))
+            .filter(|p| {
+                files_of(p.mitigation)
+                    .iter()
+                    .any(|f| boot_switches.contains(f))
+            })
             .collect();
         let off = ("all".to_string(), boot(all_off));
         scores.whole = Some(scored(off, &all, counts, Some(whole.ns)));
     }
     scores
-}
-
-/// The vulnerability files of a price's mitigation.
-fn files_of(p: &KernelPrice) -> &'static [&'static str] {
-    crate::mitigations::named(p.mitigation).map_or(&[], |m| m.files)
 }
 
 fn scored(
@@ -201,8 +201,12 @@ fn scored(
     let floor_ns = read(floor);
     let predicted_ns = read(predicted).filter(|_| predicts);
     let honours = |bound: Option<Figure>| Some(reaches(part_ns?, bound?));
-    let mut mitigations: Vec<&'static str> = prices.iter().map(|p| p.mitigation).collect();
-    mitigations.dedup();
+    let mut mitigations: Vec<&'static str> = Vec::new();
+    for p in prices {
+        if !mitigations.contains(&p.mitigation) {
+            mitigations.push(p.mitigation);
+        }
+    }
     FloorScore {
         switch,
         off_boot,

@@ -272,6 +272,12 @@ pub fn named(name: &str) -> Option<&'static Mitigation> {
     MITIGATIONS.iter().find(|m| m.name == name)
 }
 
+/// The vulnerability files of the mitigation named `name` (none for a
+/// name the catalogue does not hold).
+pub fn files_of(name: &str) -> &'static [&'static str] {
+    named(name).map_or(&[], |m| m.files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,7 +112,7 @@ pub struct Sequence {
 impl Sequence {
     /// The vulnerability files of its mitigation.
     pub fn files(&self) -> &'static [&'static str] {
-        super::named(self.mitigation).map_or(&[], |m| m.files)
+        super::files_of(self.mitigation)
     }
 }
 

@@ -238,7 +238,7 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
         .iter()
         .filter(|n| !n.in_force && n.asked_by.is_some())
     {
-        let files = crate::mitigations::named(n.mitigation).map_or(&[][..], |m| m.files);
+        let files = crate::mitigations::files_of(n.mitigation);
         line.push(format!(
             "{} on request: not offered ({} names none)",
             short_name(n.mitigation),
