@@ -71,13 +71,8 @@ pub struct NotRun {
 
 /// The price list of `doc`.
 pub fn of(doc: &RunDocument) -> KernelPrices {
-    let find = |(probe, variant): (&str, &str)| {
-        doc.results
-            .iter()
-            .find(|r| r.id == probe && r.variant == variant)
-    };
     let mut list = KernelPrices {
-        getpid_ns: find((SYSCALL.probe, SYSCALL.variant))
+        getpid_ns: record(doc, (SYSCALL.probe, SYSCALL.variant))
             .and_then(Record::shown)
             .map(|s| s.ns),
         ..KernelPrices::default()
@@ -102,21 +97,7 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
             });
             continue;
         }
-        let per_item = f64::from(s.per_item);
-        let mhz = doc.inventory.tsc_mhz;
-        let price = find(s.row).map(|r| {
-            let price = match s.read {
-                Read::AddedTo(other) => {
-                    let other = find((s.row.0, other)).ok_or_else(|| {
-                        format!("{} {other}, its reference, was not measured", s.row.0)
-                    })?;
-                    less(added(r, mhz)?, added(other, mhz)?)
-                }
-                Read::AddedToBaseline => added(r, mhz)?,
-                Read::OwnCost => own(r)?,
-            };
-            Ok(price.map(|v| v / per_item))
-        });
+        let price = record(doc, s.row).map(|r| price(s, r, doc));
         list.prices.push(priced(s, price));
     }
     // Rows of one run: their half-widths add (`apart::Sum::of_same_sets`).
@@ -127,6 +108,29 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
     let (value, interval) = floor.read();
     list.getpid_floor_ns = value.map(|v| Figure::new(v, interval));
     list
+}
+
+/// The record of a row (probe, variant) of `doc`.
+fn record<'a>(doc: &'a RunDocument, (probe, variant): (&str, &str)) -> Option<&'a Record> {
+    doc.results
+        .iter()
+        .find(|r| r.id == probe && r.variant == variant)
+}
+
+/// What one occurrence of `s` costs by its row `r` of `doc`, ns, with the
+/// interval another run's price may land in; Err: why there is none.
+fn price(s: &Sequence, r: &Record, doc: &RunDocument) -> Result<Figure, String> {
+    let mhz = doc.inventory.tsc_mhz;
+    let per_item = match s.read {
+        Read::AddedTo(other) => {
+            let other = record(doc, (s.row.0, other))
+                .ok_or_else(|| format!("{} {other}, its reference, was not measured", s.row.0))?;
+            less(added(r, mhz)?, added(other, mhz)?)
+        }
+        Read::AddedToBaseline => added(r, mhz)?,
+        Read::OwnCost => own(r)?,
+    };
+    Ok(per_item.map(|v| v / f64::from(s.per_item)))
 }
 
 /// A row's own figure, ns, with its interval; Err: why there is none.
