@@ -175,7 +175,7 @@ fn kernel_prices(m: &Named) -> String {
     if priced.is_empty() {
         return String::new();
     }
-    format!("; priced (user-mode replay): {}", priced.join(", "))
+    format!("; kernel price list: {}", priced.join(", "))
 }
 
 fn part(m: &Named) -> String {
