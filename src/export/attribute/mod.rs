@@ -38,9 +38,9 @@ pub(crate) fn floor_lines(f: &FloorScores) -> Vec<String> {
         ));
     }
     lines.push(format!(
-        "floors from {}: user-mode replays of the kernel's sequences, at least what each \
-         mitigation takes of getpid; a part below its floor says the replay or the boot is not \
-         what the kernel runs",
+        "floors from {}: at least what each mitigation's sequences take of getpid, as the \
+         price list replays them in user mode; a part below its floor says the replay or the \
+         boot is not what the kernel runs",
         f.floors_from
     ));
     lines

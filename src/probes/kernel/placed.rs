@@ -85,7 +85,9 @@ impl Placed {
         let mut returning_bytes = vec![0xe9];
         returning_bytes.extend(jump_to(returning + 5, thunk));
         let too_long = copies.iter().map(|t| len_of(*t)).find(|len| *len > SLOT);
-        if let Some(len) = too_long.or((COPIES + copies.len() * SLOT > ALIGN).then_some(0)) {
+        // The copies' slots end below the safe return, the next code up.
+        let crowded = COPIES + copies.len() * SLOT > UNTRAIN ^ ALIAS;
+        if let Some(len) = too_long.or(crowded.then_some(0)) {
             return Err(Unsupported::missing(
                 "room in the mapping",
                 format!(
@@ -107,7 +109,7 @@ impl Placed {
         .chain(copied)
         {
             // SAFETY: inside the writable mapping: the 2 MiB stretch from
-            // `base` holds every slot, checked above.
+            // `base` holds every slot below the safe return, checked above.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
         }
         // SAFETY: the region made above, from here on read and executed
