@@ -332,7 +332,7 @@ pub fn markdown(summary: &Summary) -> String {
     if let Some(prices) = kernel_prices(&summary.kernel) {
         let _ = writeln!(
             out,
-            "\nThe kernel's mitigations, priced: {}.",
+            "\nThe kernel's mitigations, replayed in user mode: {}.",
             text(&prices)
         );
     }
