@@ -105,12 +105,7 @@ pub fn in_force(vulnerabilities: &BTreeMap<String, String>) -> Vec<InForce> {
 mod tests {
     use super::*;
 
-    fn files(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::mitigations::lines_of as files;
 
     #[test]
     fn a_mitigation_is_in_force_when_its_file_says_so() {

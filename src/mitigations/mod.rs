@@ -272,6 +272,16 @@ pub fn named(name: &str) -> Option<&'static Mitigation> {
     MITIGATIONS.iter().find(|m| m.name == name)
 }
 
+/// Lines by name (a vulnerability file's, a /proc status line's) from
+/// pairs, as the inventory holds them: for tests.
+#[cfg(test)]
+pub(crate) fn lines_of(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// The vulnerability files of the mitigation named `name` (none for a
 /// name the catalogue does not hold).
 pub fn files_of(name: &str) -> &'static [&'static str] {

@@ -315,14 +315,7 @@ pub(crate) const AMD_GUEST: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    fn lines(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::mitigations::lines_of as lines;
 
     #[test]
     fn every_sequence_names_a_mitigation_of_the_catalogue_and_its_source() {

@@ -248,10 +248,8 @@ pub(crate) fn run_with(rows: &[(&str, f64)]) -> RunDocument {
         lay_price(&mut doc, row, *ns);
     }
     doc.inventory.cpu.vendor = "AuthenticAMD".into();
-    doc.inventory.cpu.vulnerabilities = crate::mitigations::sequences::AMD_GUEST
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    doc.inventory.cpu.vulnerabilities =
+        crate::mitigations::lines_of(crate::mitigations::sequences::AMD_GUEST);
     doc
 }
 

@@ -191,10 +191,7 @@ mod tests {
         };
         Counted::of(
             vec![count(Crossing::Syscall), count(Crossing::ContextSwitch)],
-            controls
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            crate::mitigations::lines_of(controls),
         )
     }
 
