@@ -33,6 +33,8 @@ pub struct RunOptions {
     /// Passes over the probes, each in a fresh process; None: the
     /// default for the run's kind (standard or quick).
     pub forks: Option<usize>,
+    /// Whether rounds wait for the quiet level (`crate::schedule::gate`).
+    pub wait_for_quiet: bool,
     /// The program a fork runs as (`PROGRAM __worker`): mitbench itself.
     /// None runs the forks one after another in this process.
     pub worker: Option<PathBuf>,
@@ -147,6 +149,7 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     if let Some(pct) = options.target_ci {
         settings.target_ci_pct = pct;
     }
+    settings.wait_for_quiet = options.wait_for_quiet;
     let budget = match options.budget {
         Some(seconds) => Some(seconds),
         None => {

@@ -12,7 +12,8 @@ use mitbench::probes::{
     Config, Declaration, Described, Kind, Outcome, Placement, Probe, Role, Unsupported,
 };
 use mitbench::results::MachineStates;
-use mitbench::schedule::{ProbeRounds, Scheduler, Stop};
+use mitbench::schedule::gate::{self, Gate};
+use mitbench::schedule::{ProbeRounds, QUIET_ROUNDS_PER_FORK, Scheduler, Stop};
 use serde::Serialize;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -103,6 +104,10 @@ impl Machine for Synthetic {
     fn stop_requested(&self) -> bool {
         let s = self.state.lock().unwrap();
         self.stop_at_sample.is_some_and(|k| s.samples >= k)
+    }
+
+    fn pause(&self, d: Duration) {
+        self.state.lock().unwrap().ticks += d.as_secs_f64() * MHZ * 1e6;
     }
 }
 
@@ -364,6 +369,7 @@ fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
         probes: vec![rounds.clone()],
         canaries: canaries.clone(),
         canary_times: vec![0.0; canaries.len()],
+        ..Default::default()
     };
     let tsc = mitbench::harness::tsc::TscFrequency {
         mhz: 2000.0,
@@ -502,4 +508,123 @@ fn the_drift_interval_extrapolates_the_step_between_stretches_to_the_next_run() 
         mitbench::analysis::states::drift_interval_pct(&blocks[..2], 0.0),
         None
     );
+}
+
+/// A host that is slow (+35%) in stretches: each stretch's length drawn
+/// from a mixture like the busy Zen 3 host's (shared/data/zen3-busy: most
+/// stretches tens of milliseconds, a fifth of them seconds long, which hold
+/// most of the time), scaled so that `quiet_share` of the time is quiet.
+/// The slow stretches are kept under the gate's longest wait, so that every
+/// wait can end at the quiet level.
+fn stretches(quiet_share: f64, seed: u64) -> impl Fn(f64) -> f64 + Send + Sync {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut draw = |mean_s: f64, longest_s: f64| {
+        let mean = if rng.f64() < 0.2 {
+            20.0 * mean_s
+        } else {
+            mean_s
+        };
+        (-mean * (1.0 - rng.f64()).ln()).min(longest_s)
+    };
+    // Means of a fifth at 20x and the rest at 1x: 4.8x the base mean.
+    let slow_mean = 0.1;
+    let quiet_mean = slow_mean * quiet_share / (1.0 - quiet_share);
+    let mut ends = Vec::new();
+    let mut t = 0.0;
+    while t < 10_000.0 {
+        t += draw(quiet_mean, f64::INFINITY);
+        ends.push((t, 1.0));
+        t += draw(slow_mean, 0.9 * gate::LONGEST_WAIT_S);
+        ends.push((t, 1.35));
+    }
+    move |now| ends[ends.partition_point(|&(end, _)| end <= now)].1
+}
+
+/// What one fork over `probes` synthetic probes of four variants measured
+/// on `machine`: each variant's quiet rounds, and the fork's seconds.
+fn fork_over(machine: &Arc<Synthetic>, probes: usize, wait: bool) -> (Vec<usize>, f64) {
+    let settings = fork_settings(wait);
+    let harness = harness_on(machine, settings.clone());
+    let placement = Placement {
+        cpu: 0,
+        allowed: vec![0],
+    };
+    let variants: Vec<Work> = (0..4)
+        .map(|i| Work {
+            baseline: i == 0,
+            ..Work::of(["a", "b", "c", "d"][i], 100.0 + 50.0 * i as f64)
+        })
+        .collect();
+    let mut scheduler = Scheduler::new(&harness, &placement, None);
+    scheduler.gate = Gate::new(wait, settings.budget_s * (4 * probes) as f64);
+    let started = machine.now();
+    let mut quiet_rounds = Vec::new();
+    for p in 0..probes {
+        let probe = SyntheticProbe {
+            machine: machine.clone(),
+            variants: variants.clone(),
+        };
+        let rounds = scheduler.run_probe(&probe, p as u64, |_| {});
+        let model = StateModel::fit(&scheduler.canaries);
+        quiet_rounds.extend(
+            rounds
+                .variants
+                .iter()
+                .map(|v| v.rounds.iter().filter(|r| r.quiet(&model)).count()),
+        );
+    }
+    (quiet_rounds, (machine.now() - started).as_secs_f64())
+}
+
+/// A fork's share of a standard run's settings, as `Job::share` gives the
+/// first of three forks: a fifth of a second a variant.
+fn fork_settings(wait: bool) -> Settings {
+    Settings {
+        budget_s: 0.2,
+        min_rounds: 4,
+        max_rounds: 67,
+        min_span_s: 0.3,
+        wait_for_quiet: wait,
+        ..settings()
+    }
+}
+
+#[test]
+fn waiting_for_the_quiet_level_gives_every_variant_quiet_rounds_in_the_same_time() {
+    let probes = 12;
+    let budget_s = fork_settings(true).budget_s * (4 * probes) as f64;
+    for quiet_share in [0.2, 0.5, 0.9] {
+        let (mut gated_rows, mut ungated_rows, mut rows) = (0, 0, 0);
+        for seed in 0..4 {
+            let host = || Arc::new(Synthetic::new(stretches(quiet_share, seed)));
+            let (gated, gated_s) = fork_over(&host(), probes, true);
+            let (ungated, ungated_s) = fork_over(&host(), probes, false);
+            // The run keeps its length: waiting is paid for by the budget,
+            // give or take one wait and a round of each variant.
+            let slack = gate::LONGEST_WAIT_S + 4.0 * probes as f64 * 0.05;
+            assert!(
+                gated_s <= budget_s + slack,
+                "{quiet_share}: {gated_s:.1} s against a budget of {budget_s:.1} s"
+            );
+            assert!(ungated_s <= budget_s + slack, "{ungated_s:.1} s");
+            rows += gated.len();
+            let enough = |q: &&usize| **q >= QUIET_ROUNDS_PER_FORK;
+            gated_rows += gated.iter().filter(enough).count();
+            ungated_rows += ungated.iter().filter(enough).count();
+        }
+        // With every slow stretch shorter than a wait may last, a variant
+        // goes without a quiet round only when the fork's time to wait is
+        // spent; that is what the budget allows at the least share.
+        assert!(
+            gated_rows >= ungated_rows,
+            "{quiet_share}: {gated_rows} rows with a quiet round gated, {ungated_rows} not"
+        );
+        if quiet_share >= 0.5 {
+            assert_eq!(
+                gated_rows, rows,
+                "{quiet_share}: every row has a quiet round"
+            );
+        }
+        eprintln!("{quiet_share}: gated {gated_rows}/{rows}, ungated {ungated_rows}/{rows}");
+    }
 }

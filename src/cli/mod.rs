@@ -346,6 +346,9 @@ pub struct RunArgs {
     /// Seed of the random order of rounds, to repeat a run's order [default: from the clock]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Start every round at once, without waiting for the canary to read the machine's quiet level
+    #[arg(long)]
+    pub no_wait: bool,
     /// Append one JSON line per finished round to FILE, to follow a long run
     #[arg(long, value_name = "FILE")]
     pub round_log: Option<PathBuf>,

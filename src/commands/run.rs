@@ -128,6 +128,7 @@ fn options(args: &RunArgs) -> RunOptions {
         round_log: args.round_log.clone(),
         latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
         forks: args.forks.map(usize::from),
+        wait_for_quiet: !args.no_wait,
         worker: worker(),
         known_quiet: None,
     }

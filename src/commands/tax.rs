@@ -170,6 +170,7 @@ fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
         latency_budget: advice::DEFAULT_BUDGET,
         worker: super::run::worker(),
         known_quiet: None,
+        wait_for_quiet: true,
         ..RunOptions::default()
     };
     let plan = run::plan(options).map_err(|e| match e {

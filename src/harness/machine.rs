@@ -27,6 +27,10 @@ pub trait Machine: Send + Sync {
     }
     /// Whether the run was asked to stop (Ctrl-C).
     fn stop_requested(&self) -> bool;
+    /// Lets `d` pass without work (a wait for the quiet level).
+    fn pause(&self, d: Duration) {
+        std::thread::sleep(d);
+    }
 }
 
 /// The machine mitbench runs on: the monotonic clock, the getpid canary

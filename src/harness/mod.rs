@@ -76,6 +76,10 @@ pub struct Settings {
     pub sample_us: f64,
     /// Batch sizes are 1..=this multiples of the base batch.
     pub batch_multiples: u64,
+    /// Whether a round waits for the canary to read the quiet level
+    /// (`crate::schedule::gate`); documents before it did not.
+    #[serde(default)]
+    pub wait_for_quiet: bool,
 }
 
 impl Settings {
@@ -92,6 +96,7 @@ impl Settings {
             max_samples: 10_000,
             sample_us: 10.0,
             batch_multiples: 8,
+            wait_for_quiet: true,
         }
     }
 

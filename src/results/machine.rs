@@ -7,6 +7,7 @@ use super::speed::RunSpeed;
 use crate::analysis::noise::RunTime;
 use crate::analysis::states::{Drift, MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
 use crate::analysis::stats::{max_of, median_of};
+use crate::schedule::gate::Waited;
 use serde::{Deserialize, Serialize};
 
 /// The run's states as the report states them.
@@ -53,6 +54,10 @@ pub struct MachineStates {
     /// work no mitigation touches. None in documents before it.
     #[serde(default)]
     pub reference: Option<ReferenceSpeed>,
+    /// How long the rounds waited for the quiet level
+    /// (`crate::schedule::gate`); None in documents before it.
+    #[serde(default)]
+    pub waited: Option<Waited>,
 }
 
 /// The run's reference speed, how far it moved, and how much of the rows'
@@ -198,7 +203,31 @@ impl MachineStates {
             drift_interval_pct: interval,
             summary,
             reference: None,
+            waited: None,
         }
+    }
+
+    /// Says how long the rounds waited for the quiet level and how much of
+    /// the time the machine was quiet, where any round waited.
+    pub fn set_waited(&mut self, waited: Waited) {
+        if waited.waits > 0 {
+            let share = waited.quiet_share().map_or_else(String::new, |q| {
+                format!(", quiet {:.0}% of the time", q * 100.0)
+            });
+            let slow = match waited.ended_slow {
+                0 => String::new(),
+                n => format!(
+                    ", {n} of them started slow (the host stayed slow over {:.0} s or the time \
+                     to wait was spent) and count as slow",
+                    crate::schedule::gate::LONGEST_WAIT_S
+                ),
+            };
+            self.summary = format!(
+                "{}; rounds waited {:.1} s for the quiet level{share} ({} waits{slow})",
+                self.summary, waited.seconds, waited.waits
+            );
+        }
+        self.waited = Some(waited);
     }
 
     /// When the run ran (seconds on one clock: its start and end) with its

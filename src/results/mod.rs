@@ -218,6 +218,7 @@ pub fn analyse(
     if let Some(reference) = ReferenceSpeed::of(&speed, &records) {
         machine_states.set_reference(reference);
     }
+    machine_states.set_waited(run.waited);
     (machine_states, records)
 }
 

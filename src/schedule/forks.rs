@@ -77,6 +77,9 @@ pub struct ForkRounds {
     pub probes: Vec<ForkProbe>,
     pub canaries: Vec<f64>,
     pub canary_times: Vec<f64>,
+    /// How long it waited for the quiet level (none in documents before).
+    #[serde(default)]
+    pub waited: super::gate::Waited,
 }
 
 /// A line a worker writes on stdout.
@@ -118,6 +121,11 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     );
     scheduler.fork = job.fork;
     scheduler.counting = job.counting;
+    let variants: usize = selected.iter().map(|p| p.variants().len()).sum();
+    scheduler.gate = super::gate::Gate::new(
+        job.settings.wait_for_quiet,
+        job.settings.budget_s * variants as f64,
+    );
     let mut done = 0;
     let mut measured = Vec::new();
     for (index, probe) in selected.into_iter().enumerate() {
@@ -139,6 +147,7 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     }
     Ok(ForkRounds {
         probes: measured,
+        waited: scheduler.gate.waited,
         canaries: scheduler.canaries,
         canary_times: scheduler.canary_times,
     })
@@ -248,6 +257,8 @@ pub struct Merged {
     pub probes: Vec<ProbeRounds>,
     pub canaries: Vec<f64>,
     pub canary_times: Vec<f64>,
+    /// The forks' waits for the quiet level, added up.
+    pub waited: super::gate::Waited,
 }
 
 impl Merged {
@@ -259,6 +270,7 @@ impl Merged {
         offset_s: f64,
         rounds: ForkRounds,
     ) {
+        self.waited.add(&rounds.waited);
         self.canaries.extend(rounds.canaries);
         self.canary_times
             .extend(rounds.canary_times.iter().map(|t| t + offset_s));

@@ -20,6 +20,7 @@
 //! whose timing never enters a figure.
 
 pub mod forks;
+pub mod gate;
 
 use crate::analysis::rounds::{self, RoundFigure};
 use crate::analysis::states::StateModel;
@@ -27,6 +28,7 @@ use crate::harness::Harness;
 use crate::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, Toll, Unsupported, Variant,
 };
+use gate::{Gate, Verdict};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Duration;
@@ -221,6 +223,8 @@ pub struct Scheduler<'a> {
     /// go on with (`Scheduler::decide`), so the fork never runs past the
     /// sum of its variants' budgets.
     spare_s: f64,
+    /// Waits for the quiet level before each round, and counts them.
+    pub gate: Gate,
 }
 
 impl<'a> Scheduler<'a> {
@@ -241,6 +245,7 @@ impl<'a> Scheduler<'a> {
             fork: 0,
             counting: true,
             spare_s: 0.0,
+            gate: Gate::new(harness.settings.wait_for_quiet, 0.0),
         }
     }
 
@@ -251,6 +256,11 @@ impl<'a> Scheduler<'a> {
     /// Reads the canary and, right after it, the reference.
     fn canary(&mut self) -> Option<f64> {
         let reading = self.harness.machine.canary();
+        self.keep_canary(reading)
+    }
+
+    /// Keeps a canary reading among the run's, and reads the reference.
+    fn keep_canary(&mut self, reading: Option<f64>) -> Option<f64> {
         if let Some(c) = reading {
             self.canaries.push(c);
             self.canary_times.push(self.seconds_since(self.run_started));
@@ -300,6 +310,8 @@ impl<'a> Scheduler<'a> {
                 break;
             }
             let model = StateModel::fit(&self.canaries);
+            let now_s = self.seconds_since(self.run_started);
+            self.gate.refit(&self.canaries, &self.canary_times, now_s);
             let span_s = self.seconds_since(started);
             self.decide(&mut variants, &model, pass, span_s, seed);
             on_pass(variants.iter().filter(|v| !v.active()).count());
@@ -329,13 +341,17 @@ impl<'a> Scheduler<'a> {
             Some(reading) => Some(reading),
             None => self.canary(),
         };
+        let canary_before = self.wait_for_quiet(canary_before);
         let reference_before = self.last_reference;
         let harness = self.harness.for_round(v.base_batch(), false);
         let round_started = self.harness.machine.now();
         let started_s = self.seconds_since(self.run_started);
         let outcome = probe.run(&v.variant, self.placement, &harness);
-        v.elapsed_s += self.seconds_since(round_started);
+        let round_s = self.seconds_since(round_started);
+        v.elapsed_s += round_s;
         let canary_after = self.canary();
+        self.gate
+            .count_round(round_s, [canary_before, canary_after]);
         let reference_after = self.last_reference;
         match outcome {
             Outcome::Measured(measured) => {
@@ -365,6 +381,46 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// Waits while the canary reads a slow level, as the gate allows
+    /// (see [`gate`]); returns the reading the round starts at. The
+    /// readings taken while waiting are not kept among the run's (they
+    /// would weigh the slow stretches by how long they were waited out),
+    /// only the last, the round's own.
+    fn wait_for_quiet(&mut self, reading: Option<f64>) -> Option<f64> {
+        let machine = self.harness.machine.clone();
+        let mut reading = reading;
+        let started = machine.now();
+        let mut waited_s = 0.0;
+        loop {
+            match self.gate.judge(reading, waited_s) {
+                Verdict::Go => break,
+                Verdict::GiveUp => {
+                    self.gate.waited.ended_slow += 1;
+                    break;
+                }
+                Verdict::Wait if machine.stop_requested() => break,
+                Verdict::Wait => {
+                    machine.pause(gate::WAIT_STEP);
+                    reading = machine.canary();
+                    waited_s = (machine.now() - started).as_secs_f64();
+                }
+            }
+        }
+        if waited_s > 0.0 {
+            self.gate.waited.seconds += waited_s;
+            self.gate.waited.waits += 1;
+            self.keep_canary(reading)
+        } else {
+            reading
+        }
+    }
+
+    /// A variant's budget in this fork: its share of the quiet time the
+    /// gate finds ([`Gate::budget_scale`]).
+    fn budget_of(&self, v: &VariantRounds) -> f64 {
+        v.budget_s(self.harness.settings.budget_s) * self.gate.budget_scale()
+    }
+
     /// The stopping rule, after a pass: a variant stops when it has its
     /// budget spent, or the most rounds, or (once every variant has had
     /// `min_rounds` and the probe's rounds span `min_span_s`) when its
@@ -386,7 +442,7 @@ impl<'a> Scheduler<'a> {
     ) {
         let s = &self.harness.settings;
         let settled = passes >= s.min_rounds && span_s >= s.min_span_s;
-        let borrowed = |v: &VariantRounds| (v.elapsed_s - v.budget_s(s.budget_s)).max(0.0);
+        let borrowed = |v: &VariantRounds| (v.elapsed_s - self.budget_of(v)).max(0.0);
         // Stopped variants' borrowing is in `spare_s` already.
         let mut lendable = self.spare_s
             - variants
@@ -398,7 +454,7 @@ impl<'a> Scheduler<'a> {
             if !v.active() {
                 continue;
             }
-            let budget = v.budget_s(s.budget_s);
+            let budget = self.budget_of(v);
             v.stopped = if v.rounds.len() >= s.max_rounds {
                 Some(Stop::MaxRounds)
             } else if v.elapsed_s >= budget {
@@ -427,7 +483,7 @@ impl<'a> Scheduler<'a> {
                 .any(|(i, v)| i != b && v.active());
             if others_active && variants[b].stopped == Some(Stop::TargetMet) {
                 variants[b].stopped = None;
-                self.spare_s -= variants[b].budget_s(s.budget_s) - variants[b].elapsed_s;
+                self.spare_s -= self.budget_of(&variants[b]) - variants[b].elapsed_s;
             }
         }
     }

@@ -1,0 +1,249 @@
+//! Waiting for the quiet level: a round starts when the canary reads the
+//! machine quiet, so a variant's budget is spent in quiet time.
+//!
+//! On a busy AMD host (shared/data/zen3-busy: 35% of canary readings
+//! quiet) the slow level comes in long stretches: half of the slow time in
+//! stretches over 1 s, a fifth over 3 s, up to 11 s. A probe's turn is a
+//! second or two, so without waiting a turn that falls in one stretch gave
+//! its rows no quiet round at all (getpid: 1 quiet round of 32), while the
+//! run as a whole had thousands. Waiting moves those rounds to the next
+//! quiet time.
+//!
+//! The time waited is paid for by the budget: each variant's budget shrinks
+//! to its share of the quiet time the host offers (the quiet share of the
+//! fork's time so far, never under [`LEAST_SCALE`]), and the time that
+//! frees is the fork's wait allowance. A run thus keeps its length on any
+//! host; a quiet host waits for nothing and keeps its whole budget. A wait
+//! ends at the quiet level, after [`LONGEST_WAIT_S`], or when the allowance
+//! is spent; the round then runs at the slow level and is counted so.
+//! Replayed on the busy host's timeline, this spread the quiet rounds over
+//! the rows: rows with a quiet round in every fork 41% -> 68%, with none
+//! 4.7% -> 1.6%, the run no longer (docs/how-a-figure-is-made.md).
+//!
+//! The quiet level the gate waits for is read from the readings of the
+//! last [`WINDOW_S`], not the whole run: a level that moves for good (a
+//! regression on the syscall path, a drifting host) is followed within it
+//! rather than waited for until the allowance runs out.
+
+use crate::analysis::states::StateModel;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The readings the gate's quiet level is read from: the last 30 s, well
+/// over the longest slow stretch seen (11.4 s), so a stretch does not fill
+/// the window and become the level.
+pub const WINDOW_S: f64 = 30.0;
+/// The longest one wait: 77% of the busy host's slow time came in
+/// stretches shorter than 3 s; a longer stretch is measured in rather than
+/// spending the allowance on it.
+pub const LONGEST_WAIT_S: f64 = 3.0;
+/// How often a wait reads the canary again (a reading takes ~0.1 ms).
+pub const WAIT_STEP: Duration = Duration::from_millis(2);
+/// The least share of its budget a variant keeps, however seldom the host
+/// is quiet: below it, rounds would be too few to tell anything.
+pub const LEAST_SCALE: f64 = 0.25;
+
+/// How long a fork (or a run, summed) waited for the quiet level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Waited {
+    /// Seconds spent waiting.
+    pub seconds: f64,
+    /// Rounds that found the machine slow and waited.
+    pub waits: u64,
+    /// Of those, the ones that ended still slow: the wait reached
+    /// [`LONGEST_WAIT_S`] or the allowance was spent.
+    pub ended_slow: u64,
+    /// Seconds of rounds run, and of those whose canaries both read quiet:
+    /// with `seconds`, the share of the time the host was quiet.
+    #[serde(default)]
+    pub round_seconds: f64,
+    #[serde(default)]
+    pub quiet_round_seconds: f64,
+}
+
+impl Waited {
+    pub fn add(&mut self, other: &Waited) {
+        self.seconds += other.seconds;
+        self.waits += other.waits;
+        self.ended_slow += other.ended_slow;
+        self.round_seconds += other.round_seconds;
+        self.quiet_round_seconds += other.quiet_round_seconds;
+    }
+
+    /// The share of the time (rounds and waits) the machine was quiet;
+    /// None before any round.
+    pub fn quiet_share(&self) -> Option<f64> {
+        let total = self.round_seconds + self.seconds;
+        (total > 0.0).then(|| (self.quiet_round_seconds / total).clamp(0.0, 1.0))
+    }
+}
+
+/// The gate of one fork: the quiet level it waits for and what it waited.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    enabled: bool,
+    /// The quiet level read from the recent readings; None until they
+    /// show two levels.
+    threshold: Option<f64>,
+    /// The fork's whole budget, all its variants together, seconds.
+    fork_budget_s: f64,
+    pub waited: Waited,
+}
+
+/// What a wait should do after a reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Start the round.
+    Go,
+    /// Wait a step and read again.
+    Wait,
+    /// Start the round though the machine reads slow.
+    GiveUp,
+}
+
+impl Gate {
+    pub fn new(enabled: bool, fork_budget_s: f64) -> Gate {
+        Gate {
+            enabled,
+            threshold: None,
+            fork_budget_s,
+            waited: Waited::default(),
+        }
+    }
+
+    /// Reads the quiet level again from the readings taken in the last
+    /// [`WINDOW_S`] before `now_s` (`times` in seconds, as `readings`).
+    pub fn refit(&mut self, readings: &[f64], times: &[f64], now_s: f64) {
+        let from = times.partition_point(|&t| t < now_s - WINDOW_S);
+        let model = StateModel::fit(&readings[from.min(readings.len())..]);
+        self.threshold = model.two_states.then_some(model.quiet_threshold);
+    }
+
+    /// What each variant's budget is multiplied by: the quiet share of the
+    /// fork's time where the gate waits, 1 where it does not.
+    pub fn budget_scale(&self) -> f64 {
+        if !self.enabled {
+            return 1.0;
+        }
+        self.waited
+            .quiet_share()
+            .map_or(1.0, |q| q.max(LEAST_SCALE))
+    }
+
+    /// Seconds the fork may still wait: the budget its variants do not
+    /// spend, less what it waited.
+    pub fn allowance_s(&self) -> f64 {
+        (self.fork_budget_s * (1.0 - self.budget_scale()) - self.waited.seconds).max(0.0)
+    }
+
+    /// Whether a round may start at `reading`, `waited_s` into a wait.
+    pub fn judge(&self, reading: Option<f64>, waited_s: f64) -> Verdict {
+        let (Some(threshold), true) = (self.threshold, self.enabled) else {
+            return Verdict::Go;
+        };
+        match reading {
+            Some(c) if c <= threshold => Verdict::Go,
+            // No reading (the thread moved): nothing says it is slow.
+            None => Verdict::Go,
+            Some(_) if waited_s >= LONGEST_WAIT_S || waited_s >= self.allowance_s() => {
+                Verdict::GiveUp
+            }
+            Some(_) => Verdict::Wait,
+        }
+    }
+
+    /// Counts a round of `seconds`, and whether both its canaries were at
+    /// the gate's quiet level.
+    pub fn count_round(&mut self, seconds: f64, canaries: [Option<f64>; 2]) {
+        self.waited.round_seconds += seconds;
+        // Before the readings show two levels, every round is at the one.
+        let quiet = match self.threshold {
+            None => true,
+            Some(t) => canaries.iter().all(|c| c.is_some_and(|c| c <= t)),
+        };
+        if quiet {
+            self.waited.quiet_round_seconds += seconds;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gate whose recent readings were half at 300 ticks, half at 400.
+    fn two_levels(budget_s: f64) -> Gate {
+        let mut readings = vec![300.0; 50];
+        readings.extend([400.0; 50]);
+        let times: Vec<f64> = (0..100).map(|i| f64::from(i) * 0.01).collect();
+        let mut gate = Gate::new(true, budget_s);
+        gate.refit(&readings, &times, 1.0);
+        gate
+    }
+
+    #[test]
+    fn a_quiet_reading_goes_and_a_slow_one_waits_within_the_allowance() {
+        let mut gate = two_levels(100.0);
+        assert_eq!(gate.judge(Some(301.0), 0.0), Verdict::Go);
+        // Nothing measured yet: the budget is whole, so nothing to wait with.
+        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+        gate.count_round(1.0, [Some(300.0), Some(300.0)]);
+        gate.count_round(1.0, [Some(400.0), Some(400.0)]);
+        assert!((gate.budget_scale() - 0.5).abs() < 1e-12);
+        assert!((gate.allowance_s() - 50.0).abs() < 1e-9);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::Wait);
+        assert_eq!(gate.judge(Some(400.0), LONGEST_WAIT_S), Verdict::GiveUp);
+        assert_eq!(gate.judge(None, 0.0), Verdict::Go);
+    }
+
+    #[test]
+    fn waiting_spends_the_allowance_and_the_share_counts_the_wait() {
+        let mut gate = two_levels(10.0);
+        gate.count_round(1.0, [Some(300.0), Some(300.0)]);
+        gate.count_round(1.0, [Some(300.0), Some(400.0)]);
+        gate.waited.seconds = 2.0;
+        // Quiet 1 s of 4: a quarter, the least scale.
+        assert!((gate.budget_scale() - LEAST_SCALE).abs() < 1e-12);
+        assert!((gate.allowance_s() - 5.5).abs() < 1e-9);
+        gate.waited.seconds = 8.0;
+        assert_eq!(gate.budget_scale(), LEAST_SCALE);
+        assert_eq!(gate.allowance_s(), 0.0);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+    }
+
+    #[test]
+    fn one_level_or_a_gate_turned_off_never_waits() {
+        let mut gate = Gate::new(true, 100.0);
+        gate.refit(&[300.0; 40], &[0.0; 40], 0.0);
+        assert_eq!(gate.judge(Some(900.0), 0.0), Verdict::Go);
+        let mut off = two_levels(100.0);
+        off.enabled = false;
+        off.count_round(1.0, [Some(400.0), Some(400.0)]);
+        assert_eq!(off.judge(Some(400.0), 0.0), Verdict::Go);
+        assert_eq!(off.budget_scale(), 1.0);
+    }
+
+    #[test]
+    fn the_level_follows_a_shift_that_fills_the_window() {
+        // 60 s at 300 ticks, then the level moves to 400 for good.
+        let readings: Vec<f64> = (0..100)
+            .map(|i| if i < 60 { 300.0 } else { 400.0 })
+            .collect();
+        let times: Vec<f64> = (0..100).map(f64::from).collect();
+        let mut gate = Gate::new(true, 100.0);
+        gate.count_round(1.0, [Some(300.0), Some(300.0)]);
+        gate.count_round(1.0, [Some(400.0), Some(400.0)]);
+        gate.refit(&readings, &times, 70.0);
+        assert_eq!(
+            gate.judge(Some(400.0), 0.0),
+            Verdict::Wait,
+            "both levels in the window"
+        );
+        gate.refit(&readings, &times, 99.0);
+        assert_eq!(
+            gate.judge(Some(400.0), 0.0),
+            Verdict::Go,
+            "only the new level in it"
+        );
+    }
+}
