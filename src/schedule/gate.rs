@@ -231,9 +231,9 @@ mod tests {
             .collect();
         let times: Vec<f64> = (0..100).map(f64::from).collect();
         let mut gate = Gate::new(true, 100.0);
+        gate.refit(&readings, &times, 70.0);
         gate.count_round(1.0, [Some(300.0), Some(300.0)]);
         gate.count_round(1.0, [Some(400.0), Some(400.0)]);
-        gate.refit(&readings, &times, 70.0);
         assert_eq!(
             gate.judge(Some(400.0), 0.0),
             Verdict::Wait,
