@@ -2,6 +2,7 @@
 //! variant on a pinned thread, then hand back the document to report.
 
 use crate::export::Format;
+use crate::export::target::Target;
 use crate::harness::steal;
 use crate::harness::{Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
@@ -10,7 +11,7 @@ use crate::results::{self, RunDocument, RunSettings};
 use crate::schedule::forks::{self, Job, Merged};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -51,12 +52,11 @@ pub enum PlanError {
     Machine(String),
 }
 
-/// A file the results go to once the run ends: rendered into `temp`, then
-/// renamed onto `path`.
+/// A file the results go to once the run ends, through `target`.
 pub struct PendingOutput {
     pub format: Format,
     pub path: PathBuf,
-    pub temp: tempfile::NamedTempFile,
+    pub target: Target,
 }
 
 /// A validated run, ready to execute.
@@ -180,7 +180,7 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         outputs.push(PendingOutput {
             format: *format,
             path: path.clone(),
-            temp: temp_file_beside(path, format.flag()).map_err(PlanError::Usage)?,
+            target: Target::of(path, format.flag()).map_err(PlanError::Usage)?,
         });
     }
     let round_log = match &options.round_log {
@@ -211,40 +211,12 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     })
 }
 
-/// Creates the temporary file an output (`--json`, `--html`, ...) is written to,
-/// beside the target so the final rename stays on one filesystem; made
-/// before measuring, so an unwritable place fails at once.
-pub fn temp_file_beside(path: &Path, flag: &str) -> Result<tempfile::NamedTempFile, String> {
-    if path.is_dir() {
-        return Err(format!(
-            "cannot write --{flag} {}: it is a directory",
-            path.display()
-        ));
-    }
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(".mitbench-")
-        .suffix(&format!(".{flag}.tmp"))
-        .tempfile_in(dir)
-        .map_err(|e| {
-            // tempfile appends ` at path "<its temporary file>"` to the OS's
-            // reason (and keeps no errno to rebuild it from); the user named
-            // the output, not that file.
-            let text = e.to_string();
-            let reason = text.split(" at path \"").next().unwrap_or(&text);
-            format!("cannot write --{flag} {}: {reason}", path.display())
-        })
-}
-
 /// Measures every selected variant in rounds (see [`crate::schedule`]).
 /// Ctrl-C ends the run after the round in flight; what was measured until
 /// then is returned.
 pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
-    for output in &plan.outputs {
-        interrupt::remove_on_abort(output.temp.path());
+    for temp in plan.outputs.iter().filter_map(|o| o.target.temp_path()) {
+        interrupt::remove_on_abort(temp);
     }
     interrupt::install();
     let started_at = chrono::Local::now().to_rfc3339();

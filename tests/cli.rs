@@ -454,3 +454,58 @@ fn a_history_that_cannot_be_written_is_a_warning() {
     assert_eq!(warnings.len(), 1, "{}", stderr(&out));
     assert!(json.exists(), "the JSON was lost with the history");
 }
+
+/// An output named by a device or a link is written there, not renamed
+/// over it: on /dev/full every output fails with one line naming it and
+/// exit 1, and the device is still a device (as root a rename would have
+/// put a file of ours in /dev and said "written").
+#[test]
+fn every_output_to_a_full_device_fails_and_leaves_the_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let full = Path::new("/dev/full");
+    if !std::fs::metadata(full).is_ok_and(|m| m.file_type().is_char_device()) {
+        eprintln!("skipped: no /dev/full character device here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("to-full");
+    std::os::unix::fs::symlink(full, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let run = fixture("default-run.json");
+    let mut cases: Vec<Vec<&str>> = ["json", "html", "csv", "markdown", "openmetrics"]
+        .into_iter()
+        .map(|format| vec!["export", format, run.as_str(), "/dev/full"])
+        .collect();
+    cases.push(vec!["report", run.as_str(), "-o", "/dev/full"]);
+    cases.push(vec!["report", run.as_str(), "-o", link]);
+    for flag in [
+        "--json",
+        "--html",
+        "--export-csv",
+        "--export-markdown",
+        "--openmetrics",
+    ] {
+        let mut args = FLOOR_RUN.to_vec();
+        args.extend(["--no-history", flag, "/dev/full"]);
+        cases.push(args);
+    }
+    for args in &cases {
+        let out = mitbench(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let failed: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(failed.len(), 1, "{args:?}: {err}");
+        assert!(
+            failed[0].contains("No space left on device"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("written to"), "{args:?}: {err}");
+        let kind = std::fs::symlink_metadata(full).unwrap().file_type();
+        assert!(kind.is_char_device(), "{args:?} replaced /dev/full");
+    }
+    let stray = std::fs::read_dir("/dev")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().starts_with(".mitbench-"));
+    assert!(!stray, "a temporary file was left in /dev");
+}

@@ -2,11 +2,11 @@
 //! stdout (made safe for the terminal), its errors on stderr, and the
 //! pages it writes atomically beside the result.
 
+use crate::export::target::Target;
 use crate::export::{self, ExportError, Exporter, TableExporter};
 use crate::results::RunDocument;
 use std::io::Write;
 use std::path::Path;
-use tempfile::NamedTempFile;
 
 /// The process's exit status. 0 success, 1 when the machine cannot run
 /// mitbench or output cannot be written, 2 on bad input (before anything
@@ -74,20 +74,20 @@ pub fn print_table(doc: &RunDocument, wide: bool) -> Result<(), Exit> {
 
 /// The file an `--html FILE` page goes to and the temporary file beside it
 /// it is written through; found unwritable before any work is done.
-pub type PageTarget<'a> = Option<(&'a Path, NamedTempFile)>;
+pub type PageTarget<'a> = Option<(&'a Path, Target)>;
 
 pub fn page_target(path: Option<&Path>) -> Result<PageTarget<'_>, String> {
-    path.map(|path| Ok((path, crate::run::temp_file_beside(path, "html")?)))
+    path.map(|path| Ok((path, Target::of(path, "html")?)))
         .transpose()
 }
 
 /// Writes a rendered page (`what` names it in the message) into place.
 pub fn write_page(
-    (path, temp): (&Path, NamedTempFile),
+    (path, target): (&Path, Target),
     page: Result<Vec<u8>, ExportError>,
     what: &str,
 ) -> Result<(), Exit> {
-    match page.and_then(|page| export::write_bytes_atomically(&page, temp, path)) {
+    match page.and_then(|page| target.write(&page, path)) {
         Ok(()) => {
             say!("{what} written to {}", path.display());
             Ok(())

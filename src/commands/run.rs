@@ -86,7 +86,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
             );
             continue;
         }
-        match export::write_atomically(format.exporter(), &doc, output.temp, &path) {
+        match export::write_to(format.exporter(), &doc, output.target, &path) {
             Ok(()) => say!("{} written to {}", format.what(), path.display()),
             Err(e) => {
                 say!(

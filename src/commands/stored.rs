@@ -94,11 +94,11 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
     };
     let budget = stored.latency_budget.unwrap_or(advice::DEFAULT_BUDGET);
     advice::advise_document(&mut doc, budget);
-    let temp = match crate::run::temp_file_beside(output, "output") {
-        Ok(temp) => temp,
+    let target = match crate::export::target::Target::of(output, "output") {
+        Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
-    match export::write_atomically(format.exporter(), &doc, temp, output) {
+    match export::write_to(format.exporter(), &doc, target, output) {
         Ok(()) => {
             say!("{} written to {}", format.what(), output.display());
             Exit::SUCCESS

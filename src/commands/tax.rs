@@ -31,8 +31,8 @@ pub fn tax(
     // it, a first Ctrl-C only cuts the tolls' measurement short and the
     // counts are still printed, a second exits at once, and must not leave
     // the page's temporary file behind.
-    if let Some((_, temp)) = &html {
-        interrupt::remove_on_abort(temp.path());
+    if let Some(temp) = html.as_ref().and_then(|(_, page)| page.temp_path()) {
+        interrupt::remove_on_abort(temp);
     }
     interrupt::install();
     let counted = match tax::count(target) {

@@ -20,6 +20,7 @@ mod page;
 pub mod plan;
 mod plots;
 pub mod run;
+pub mod target;
 pub mod tax;
 pub mod terminal;
 pub mod text_table;
@@ -43,7 +44,6 @@ pub use run::{
 };
 
 use crate::results::RunDocument;
-use std::io::Write;
 use std::path::Path;
 
 /// The files a run can be written to, as `--json`, `--html`,
@@ -106,28 +106,14 @@ pub enum ExportError {
     Io(#[from] std::io::Error),
 }
 
-/// Renders `doc` with `exporter` into a temporary file beside `path`
-/// (created already, so an unwritable directory fails before any
-/// measuring) and renames it into place: a reader sees the old file or the
-/// whole new one, never half.
-pub fn write_atomically(
+/// Renders `doc` with `exporter` and writes it to `path` through `target`
+/// (made before any measuring, so an unwritable place fails first; see
+/// [`target`]).
+pub fn write_to(
     exporter: &dyn Exporter,
     doc: &RunDocument,
-    temp: tempfile::NamedTempFile,
+    target: target::Target,
     path: &Path,
 ) -> Result<(), ExportError> {
-    write_bytes_atomically(&exporter.render(doc)?, temp, path)
-}
-
-/// Writes `bytes` into `temp` and renames it onto `path`.
-pub fn write_bytes_atomically(
-    bytes: &[u8],
-    temp: tempfile::NamedTempFile,
-    path: &Path,
-) -> Result<(), ExportError> {
-    let mut file = temp;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    target.write(&exporter.render(doc)?, path)
 }
