@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 pub enum NextRunFrom {
     /// The forks' spread (the wider side where rounds and drift say more).
     Forks,
+    /// One fork: the spread between processes borrowed from its probe's
+    /// other variants (or the run's), beside the rounds' interval.
+    BorrowedSpread,
     /// One fork: the rounds' interval and the machine's drift.
     RoundsAndDrift,
     /// One fork and no drift measured: the rounds alone, which cannot see
@@ -26,6 +29,9 @@ impl NextRunFrom {
     pub fn describe(self) -> &'static str {
         match self {
             NextRunFrom::Forks => "the spread across forks",
+            NextRunFrom::BorrowedSpread => {
+                "one process: the spread between processes borrowed from its probe's other rows"
+            }
             NextRunFrom::RoundsAndDrift => "this run's rounds and the machine's drift",
             NextRunFrom::RoundsOnly => {
                 "this run's rounds only: one fork and no drift measured, so another process or minute may land outside it"
@@ -40,7 +46,7 @@ impl NextRunFrom {
 /// widened by the drift; whichever of the two exists where one does not.
 pub fn next_run_interval(
     rounds: Figure,
-    forks: Option<NextRun>,
+    next: Option<NextRun>,
     drift_interval_pct: Option<f64>,
 ) -> (Option<[f64; 2]>, NextRunFrom) {
     let ticks = rounds.value;
@@ -52,12 +58,13 @@ pub fn next_run_interval(
     // The forks' spread holds the processes and the moments of this run;
     // the machine's drift by the next run comes on top, in quadrature.
     let drift_log = drift_interval_pct.unwrap_or(0.0) / 100.0;
-    let forks = forks.map(|n| n.interval(ticks, drift_log));
+    let forks = next.map(|n| n.interval(ticks, drift_log));
     let run_to_run = match (forks, in_run) {
         (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
         (one, other) => one.or(other),
     };
-    let from = match (forks, drift_interval_pct) {
+    let from = match (next, drift_interval_pct) {
+        (Some(n), _) if n.forks < 2 => NextRunFrom::BorrowedSpread,
         (Some(_), _) => NextRunFrom::Forks,
         (None, Some(_)) => NextRunFrom::RoundsAndDrift,
         (None, None) => NextRunFrom::RoundsOnly,

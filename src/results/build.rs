@@ -220,13 +220,14 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
              were all in the slow state, and a process-level effect of theirs is not in it"
         ));
     }
-    if record.cost.as_ref().map(|c| c.next_run_from)
-        == Some(crate::analysis::figure::NextRunFrom::RoundsOnly)
+    // A row of one process says so, whatever the run's forks: its interval
+    // cannot have measured how far another process lands.
+    if forks_used == 1
+        && let Some(from) = record.cost.as_ref().map(|c| c.next_run_from)
     {
-        record.notes.push(format!(
-            "interval from {}",
-            crate::analysis::figure::NextRunFrom::RoundsOnly.describe()
-        ));
+        record
+            .notes
+            .push(format!("one fork; interval from {}", from.describe()));
     }
     record.cpus = v.rounds[0].measured.cpus.clone();
     // The rounds' own notes first, then what the analysis said above

@@ -169,7 +169,8 @@ pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's qu
     interval where the next run's figure, read at the same reference speed, may land, as a \
     percentage of it: from the spread of the forks' figures (other processes, other minutes), and \
     at least this run's rounds (a run without reference readings: with the drift of the machine's \
-    quiet speed added). \
+    quiet speed added); `few-quiet`: fewer quiet rounds than an interval needs, `no-quiet`: none \
+    (the figure is a slow level's). \
     rounds: quiet rounds used / all rounds. × base and Δ ticks: the ratio and difference to the \
     probe's baseline from pairs of rounds run side by side (same pass, same fork), read as the \
     headlines are (medians in each fork, across forks their mean), ± the half-width of their 95% \
@@ -181,6 +182,15 @@ pub const COLUMNS: [&str; 9] = [
     "probe", "variant", "ns", "ticks", "±CI", "rounds", "× base", "Δ ticks", "note",
 ];
 
+/// Why a measured row has no interval, in one word for the ±CI column:
+/// no round at the quiet level, or fewer than an interval needs.
+fn no_interval_word(r: &Record) -> &'static str {
+    match r.cost.as_ref().map(|c| c.estimator) {
+        Some(Basis::NoQuietRound) => "no-quiet",
+        _ => "few-quiet",
+    }
+}
+
 /// One record's cells under [`COLUMNS`].
 pub fn cells(r: &Record) -> [String; 9] {
     let cost = r.cost.as_ref();
@@ -189,7 +199,8 @@ pub fn cells(r: &Record) -> [String; 9] {
         Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
         Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
         Some((None, Some(interval), m)) => format!("±{:.2}t", half_width(m, interval)),
-        _ => "-".into(),
+        Some(_) => no_interval_word(r).into(),
+        None => "-".into(),
     };
     let base = match (&r.vs_baseline, r.is_baseline()) {
         (_, true) if cost.is_some() => "1.00 (base)".to_string(),
@@ -275,6 +286,7 @@ enum Tag {
     SlowState,
     LayoutSpread,
     Dropped,
+    OneFork,
     MoreNotes,
 }
 
@@ -285,6 +297,7 @@ impl Tag {
             Tag::SlowState => "slow",
             Tag::LayoutSpread => "layout",
             Tag::Dropped => "dropped",
+            Tag::OneFork => "1-fork",
             Tag::MoreNotes => "+note",
         }
     }
@@ -297,6 +310,10 @@ impl Tag {
             Tag::SlowState => "no round in the quiet state, the slow state's figure",
             Tag::LayoutSpread => "within the spread code placement alone gives",
             Tag::Dropped => "samples dropped (CPU changed or the clock went backwards)",
+            Tag::OneFork => {
+                "measured in one process: its ±CI borrows the spread between processes from its \
+                 probe's other rows"
+            }
             Tag::MoreNotes => "the record has a note",
         }
     }
@@ -336,6 +353,9 @@ fn short_note(r: &Record, tags_used: &mut Vec<Tag>) -> String {
     }
     if r.rounds.dropped_migrated + r.rounds.dropped_backwards > 0 {
         tag(Tag::Dropped, &mut parts);
+    }
+    if r.cost.as_ref().is_some_and(|c| c.forks == 1) {
+        tag(Tag::OneFork, &mut parts);
     }
     if !r.notes.is_empty() {
         tag(Tag::MoreNotes, &mut parts);
