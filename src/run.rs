@@ -241,6 +241,16 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
 
     let per_fork: u64 = plan.probes.iter().map(|p| p.variants().len() as u64).sum();
     let progress = progress_bar(per_fork * plan.forks as u64, plan.options.quiet);
+    // Without a bar (a pipe, a CI log) a line a fork, from this process
+    // between forks: a reader of the log sees the run move, and the
+    // measuring CPU is not woken for it.
+    let log_lines = progress.is_hidden() && !plan.options.quiet;
+    if log_lines {
+        eprintln!(
+            "mitbench: measuring {per_fork} variants in {} forks on CPU {}",
+            plan.forks, plan.placement.cpu
+        );
+    }
     let run_clock = std::time::Instant::now();
     let mut merged = Merged::default();
     for fork in 0..plan.forks {
@@ -271,6 +281,15 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             Some(exe) => forks::spawn(exe, &job, on_progress)?,
             None => forks::work(&job, on_progress)?,
         };
+        if log_lines {
+            eprintln!(
+                "mitbench: fork {} of {} done at {:.0} s (waited {:.1} s for the quiet level)",
+                fork + 1,
+                plan.forks,
+                run_clock.elapsed().as_secs_f64(),
+                rounds.waited.seconds
+            );
+        }
         merged.add(&plan.probes, fork, offset_s, rounds);
     }
     progress.finish_and_clear();
