@@ -22,6 +22,14 @@ impl Figure {
         self.ci95.map(|interval| half_width(self.value, interval))
     }
 
+    /// The one-sided 95% lower bound: the figure less 1.645/1.96 of its
+    /// interval's lower side (a two-sided 95% interval's end is a 97.5%
+    /// bound); None without an interval, where no bound is known.
+    pub fn lower_bound_95(&self) -> Option<f64> {
+        let [lo, _] = self.ci95?;
+        Some(self.value - (self.value - lo) * (1.645 / 1.96))
+    }
+
     /// [`Figure::half_width`] as a percentage of the figure.
     pub fn half_width_pct(&self) -> Option<f64> {
         self.ci95

@@ -172,16 +172,23 @@ pub fn ns(f: Figure) -> String {
     format!("{} ns{half}", format_cost(f.value))
 }
 
-/// One priced sequence in a few words: "at least 19 ns of getpid at kernel
-/// entry", "+31 ns per context switch", "+6 ns per kernel return (count
-/// unknown)".
-/// One sequence's price as the summary and `tax` say it: "at least 19 ns
-/// of getpid at entry", "+31 ns per context switch", "+6 ns per kernel
+/// A floor as the lower bound it is, one-sided at 95%: "≥ 17.5 ns" (a
+/// figure ± a half-width claimed both sides of a bound); "≥ ~19 ns" where
+/// the price has no interval.
+pub fn floor(f: Figure) -> String {
+    match f.lower_bound_95() {
+        Some(bound) => format!("≥ {} ns", format_cost(bound.max(0.0))),
+        None => format!("≥ ~{} ns", format_cost(f.value)),
+    }
+}
+
+/// One sequence's price as the summary and `tax` say it: "≥ 19 ns of
+/// getpid at entry", "+31 ns per context switch", "+6 ns per kernel
 /// return" (that the count inside the kernel is unknown is said once, by
 /// the list).
 pub fn priced(p: &KernelPrice, price: Figure) -> String {
     match p.getpid_floor_ns {
-        Some(floor) => format!("at least {} of getpid {}", ns(floor), p.occurs.describe()),
+        Some(bound) => format!("{} of getpid {}", floor(bound), p.occurs.describe()),
         None => format!("+{} {}", ns(price), p.occurs.describe()),
     }
 }
@@ -250,8 +257,8 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     }
     if let (Some(floor), Some(getpid)) = (k.getpid_floor_ns, k.getpid_ns) {
         line.push(format!(
-            "together at least {} of getpid's {} ns",
-            ns(floor),
+            "together {} of getpid's {} ns",
+            self::floor(floor),
             format_cost(getpid.value)
         ));
     }
