@@ -88,7 +88,7 @@ fn build_and_time(template: &RunDocument, path: &str, runs: usize) -> Result<(),
     let step = Instant::now();
     let t = Instant::now();
     history
-        .quiet_level_like(&last.inventory.identity)
+        .quiet_level_like(&last.inventory.identity, last.settings.cpu)
         .map_err(|e| e.to_string())?;
     timed("the quiet level of this boot", t);
     let t = Instant::now();

@@ -566,23 +566,32 @@ impl History {
             })
     }
 
-    /// The quiet level this boot's stored runs read under the same
-    /// process controls as `like` (a seccomp filter or speculation control
-    /// the run inherited makes the canary, a raw getpid, dearer): that of
-    /// the run with the lowest quiet canary among those that reached a
-    /// quiet level of their own, with the band it measured (documents
-    /// before the band read with the fixed one they used), from the runs'
-    /// columns (`quiet_level_columns`). What a run that never reaches the
-    /// quiet level is held against; None where the history holds no such
-    /// run.
-    pub fn quiet_level_like(&self, like: &Identity) -> Result<Option<QuietLevel>, HistoryError> {
+    /// The quiet level this boot's recent runs read on CPU `cpu` under the
+    /// same process controls as `like` (a seccomp filter or speculation
+    /// control the run inherited makes the canary, a raw getpid, dearer;
+    /// another CPU may sit at another level): that of the run with the
+    /// lowest quiet canary among the five newest that reached a quiet
+    /// level of their own, with the band it measured (documents before the
+    /// band read with the fixed one they used), from the runs' columns
+    /// (`quiet_level_columns`). The newest, so that a level that drifts or
+    /// moves for good is followed rather than held against the lowest
+    /// ever. What a run that never reaches the quiet level is held
+    /// against; None where the history holds no such run.
+    pub fn quiet_level_like(
+        &self,
+        like: &Identity,
+        cpu: usize,
+    ) -> Result<Option<QuietLevel>, HistoryError> {
         let controls = serde_json::to_string(&like.process_controls).unwrap_or_default();
         self.conn
             .query_row(
-                "SELECT quiet_canary, quiet_band FROM runs
-                 WHERE quiet_key = json_array(?1, json(?2)) AND quiet_canary > 0
+                "SELECT quiet_canary, quiet_band FROM (
+                     SELECT quiet_canary, quiet_band FROM runs
+                     WHERE quiet_key = json_array(?1, json(?2)) AND quiet_canary > 0
+                       AND json_extract(document, '$.settings.cpu') = ?3
+                     ORDER BY id DESC LIMIT 5)
                  ORDER BY quiet_canary LIMIT 1",
-                params![like.boot_id, controls],
+                params![like.boot_id, controls, cpu as i64],
                 |r| {
                     Ok(QuietLevel {
                         canary: r.get(0)?,

@@ -106,7 +106,7 @@ fn a_database_before_the_quiet_level_columns_is_brought_forward_with_them() {
     drop(older);
     let history = History::open(&path, false).unwrap();
     let level = history
-        .quiet_level_like(&doc.inventory.identity)
+        .quiet_level_like(&doc.inventory.identity, doc.settings.cpu)
         .unwrap()
         .unwrap();
     assert_eq!(level.canary, doc.machine_states.model.quiet_canary);
@@ -243,7 +243,7 @@ fn the_quiet_level_of_a_boot_is_read_under_the_same_process_controls_only() {
     let like = fixture().inventory.identity;
     let canary_of = |history: &History, like: &mitbench::inventory::identity::Identity| {
         history
-            .quiet_level_like(like)
+            .quiet_level_like(like, fixture().settings.cpu)
             .unwrap()
             .map(|level| level.canary)
     };
@@ -264,10 +264,25 @@ fn the_quiet_level_of_a_boot_is_read_under_the_same_process_controls_only() {
     other_boot.inventory.identity.boot_id = "another boot".into();
     history.store(&other_boot).unwrap();
     assert_eq!(canary_of(&history, &like), Some(274.0));
-    let band = history.quiet_level_like(&like).unwrap().map(|l| l.band);
+    let cpu = fixture().settings.cpu;
+    let band = history
+        .quiet_level_like(&like, cpu)
+        .unwrap()
+        .map(|l| l.band);
     assert_eq!(band, Some(0.03), "the band that run measured");
     let filtered = under_a_filter(fixture()).inventory.identity;
     assert_eq!(canary_of(&history, &filtered), Some(200.0));
+    // A run on another CPU is held against that CPU's level only.
+    let mut elsewhere = with_canary(fixture(), 100.0, None);
+    elsewhere.settings.cpu += 1;
+    history.store(&elsewhere).unwrap();
+    assert_eq!(canary_of(&history, &like), Some(274.0));
+    // The five newest runs, not the lowest ever: a level that moved for
+    // good is followed.
+    for _ in 0..5 {
+        history.store(&with_canary(fixture(), 290.0, None)).unwrap();
+    }
+    assert_eq!(canary_of(&history, &like), Some(290.0));
 }
 
 #[test]

@@ -22,7 +22,13 @@
 //! A run may sit in a slow level from its first reading to its last; its
 //! lowest readings are then no quiet level at all. Where the history knows
 //! the quiet canary of this boot, the model is anchored to it
-//! ([`StateModel::fit_anchored`]), and a run above it says so.
+//! ([`StateModel::fit_anchored`]), and a run above it says so. Which it is
+//! is told by shape: the busy hosts' slow levels are a continuum, while a
+//! quiet level that moved (the host's speed drifting, or a real cost added
+//! on the syscall path: an audit rule, a trace event) is as sharp as a
+//! quiet level is. A sharp level above the known one is this run's quiet
+//! level, and the move is a finding of its own (`moved_pct`): calling it a
+//! slow level had dropped every row of a run with a real regression.
 
 use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
@@ -49,6 +55,10 @@ const MIN_SPLIT_SLOWDOWN: f64 = 0.06;
 const MIN_SPLIT_EXPLAINED: f64 = 0.85;
 /// Fewer readings than this tell nothing about levels: all are quiet.
 pub const MIN_READINGS: usize = 8;
+/// A run's lowest level at most this wide (its own band) is a quiet level,
+/// however far above the known one: a sharp quiet level's band is 2-3%,
+/// the continuum of a busy host's slow levels fills the whole 12%.
+const SHARP_LEVEL_BAND: f64 = 0.04;
 /// Slow readings below this share of all are single disturbances, not a
 /// level of the machine; they still do not count as quiet.
 const MIN_SLOW_SHARE: f64 = 0.03;
@@ -90,6 +100,12 @@ pub struct StateModel {
     /// a slow level.
     #[serde(default)]
     pub above_known_pct: Option<f64>,
+    /// How far this run's own quiet level, sharp as a quiet level is, sat
+    /// above `known_quiet`, in percent, where it sat above that level's
+    /// band: the quiet level moved (drift, or a cost added on the syscall
+    /// path), which is not a slow level. None in documents before it.
+    #[serde(default)]
+    pub moved_pct: Option<f64>,
 }
 
 /// A quiet level as a run measured it: its canary (median quiet reading)
@@ -159,6 +175,7 @@ impl StateModel {
                 slow_levels_pct: None,
                 known_quiet,
                 above_known_pct: None,
+                moved_pct: None,
             };
         }
         let own = quantile(&sorted, REFERENCE_QUANTILE);
@@ -169,10 +186,15 @@ impl StateModel {
         };
         // The run's own quiet level stands unless its fastest readings lie
         // above the known level's band (its own, as measured when the
-        // boot's host was quiet: a run wholly in a continuum of slow
-        // levels has no sharp peak, and a band of its own as wide as them).
-        let above = known.filter(|k| own > k.threshold());
-        let above_known_pct = above.map(|k| (own / k.canary - 1.0) * 100.0);
+        // boot's host was quiet) and are no sharp level: a run wholly in a
+        // continuum of slow levels has no sharp peak, and a band of its own
+        // as wide as them. A sharp level above it is a quiet level moved.
+        let beyond = known.filter(|k| own > k.threshold());
+        let sharp = own_band <= SHARP_LEVEL_BAND;
+        let pct_over = |k: QuietLevel| (own / k.canary - 1.0) * 100.0;
+        let moved_pct = beyond.filter(|_| sharp).map(pct_over);
+        let above = beyond.filter(|_| !sharp);
+        let above_known_pct = above.map(pct_over);
         let (quiet_threshold, quiet_base) = match above {
             Some(k) => (k.threshold(), k.canary),
             None => (own_threshold, own),
@@ -206,6 +228,7 @@ impl StateModel {
             slow_levels_pct,
             known_quiet,
             above_known_pct,
+            moved_pct,
         }
     }
 
@@ -580,31 +603,35 @@ mod tests {
         assert!(!model.two_states, "{model:?}");
     }
 
-    #[test]
-    fn a_run_held_in_a_slow_level_is_slow_against_the_boots_quiet_canary() {
-        // Every reading at +27%: alone, the run takes that level for quiet;
-        // against the quiet canary this boot read before, it is all slow.
-        let readings: Vec<f64> = many_levels(60, 1.0, 9).iter().map(|r| r * 1.27).collect();
-        let alone = StateModel::fit(&readings);
-        assert!(alone.is_quiet(272.0 * 1.27) && alone.above_known_pct.is_none());
-        let known = |canary: f64| QuietLevel {
+    fn known(canary: f64) -> QuietLevel {
+        QuietLevel {
             canary,
             band: MIN_QUIET_BAND,
-        };
-        let anchored = StateModel::fit_anchored(&readings, Some(known(272.0)));
-        assert!(anchored.two_states, "{anchored:?}");
-        assert_eq!(anchored.slow_share, 1.0);
-        assert!(!anchored.is_quiet(272.0 * 1.27));
-        assert_eq!(anchored.quiet_canary, 272.0);
-        let above = anchored.above_known_pct.unwrap();
-        assert!((above - 27.0).abs() < 1.0, "{above}");
+        }
+    }
+
+    #[test]
+    fn a_run_held_in_a_slow_level_is_slow_against_the_boots_quiet_canary() {
         // A run wholly in a continuum of slow levels: no sharp peak, so its
-        // own band is as wide as they are, and still it is above the known
-        // level's band.
+        // own band is as wide as they are, and it is above the known
+        // level's band: every reading slow.
         let continuum = many_levels(200, 0.0, 6);
         let model = StateModel::fit_anchored(&continuum, Some(known(272.0)));
-        assert!(model.above_known_pct.is_some(), "{model:?}");
+        assert!(model.two_states, "{model:?}");
+        assert!(
+            model.above_known_pct.is_some() && model.moved_pct.is_none(),
+            "{model:?}"
+        );
         assert_eq!(model.slow_share, 1.0);
+        assert_eq!(model.quiet_canary, 272.0);
+        // A sharp level at +27% is a quiet level that moved (a cost added
+        // on the syscall path): this run's own, said as a move.
+        let readings: Vec<f64> = many_levels(60, 1.0, 9).iter().map(|r| r * 1.27).collect();
+        let moved = StateModel::fit_anchored(&readings, Some(known(272.0)));
+        assert!(moved.above_known_pct.is_none(), "{moved:?}");
+        assert!(moved.is_quiet(272.0 * 1.27));
+        let pct = moved.moved_pct.unwrap();
+        assert!((pct - 27.0).abs() < 1.0, "{pct}");
         // A run that reached the known level is read as it would be alone.
         let reached = many_levels(3000, 0.5, 4);
         let model = StateModel::fit_anchored(&reached, Some(known(272.5)));
@@ -612,5 +639,56 @@ mod tests {
         let alone = StateModel::fit(&reached);
         assert_eq!(model.quiet_threshold, alone.quiet_threshold);
         assert_eq!(model.quiet_band, alone.quiet_band);
+    }
+
+    /// A run of a busy host (half its readings in the continuum of slow
+    /// levels) whose quiet level sits at `level` ticks.
+    fn busy_run_at(level: f64, seed: u64) -> Vec<f64> {
+        many_levels(400, 0.5, seed)
+            .iter()
+            .map(|r| r * level / 272.0)
+            .collect()
+    }
+
+    /// Twenty runs of one boot, each anchored as `mitbench run` anchors
+    /// it: to the lowest quiet canary of the boot's five newest runs that
+    /// reached a level of their own (`History::quiet_level_like`).
+    fn boot_of(levels: impl Fn(usize) -> f64) -> Vec<StateModel> {
+        let mut stored: Vec<f64> = Vec::new();
+        (0..20)
+            .map(|i| {
+                let anchor = stored.iter().rev().take(5).copied().reduce(f64::min);
+                let model =
+                    StateModel::fit_anchored(&busy_run_at(levels(i), i as u64), anchor.map(known));
+                if model.above_known_pct.is_none() {
+                    stored.push(model.quiet_canary);
+                }
+                model
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_quiet_level_drifting_four_percent_over_a_boot_is_never_a_slow_level() {
+        let runs = boot_of(|i| 272.0 * (1.0 + 0.04 * i as f64 / 19.0));
+        for (i, model) in runs.iter().enumerate() {
+            assert!(model.above_known_pct.is_none(), "run {i}: {model:?}");
+            assert!(model.slow_share < 0.6, "run {i}: {model:?}");
+        }
+    }
+
+    #[test]
+    fn a_real_five_percent_step_is_a_moved_level_not_a_slow_one() {
+        let runs = boot_of(|i| if i < 10 { 272.0 } else { 272.0 * 1.05 });
+        for (i, model) in runs.iter().enumerate() {
+            assert!(model.above_known_pct.is_none(), "run {i}: {model:?}");
+            assert!(model.slow_share < 0.6, "run {i}: {model:?}");
+        }
+        // The first run after the step says so; once five runs of the new
+        // level are stored, it is the level runs are held against.
+        let moved = runs[10].moved_pct.expect("the step is said");
+        assert!((moved - 5.0).abs() < 1.0, "{moved}");
+        assert!(runs[..10].iter().all(|m| m.moved_pct.is_none()));
+        assert!(runs[16..].iter().all(|m| m.moved_pct.is_none()));
     }
 }

@@ -57,7 +57,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     };
     let inventory = Inventory::collect(Path::new("/"));
     if !args.no_history {
-        plan.options.known_quiet = known_quiet(args, &inventory.identity);
+        plan.options.known_quiet = known_quiet(args, &inventory.identity, plan.placement.cpu);
     }
     let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
@@ -137,12 +137,12 @@ fn options(args: &RunArgs) -> RunOptions {
 /// The quiet level the history read on this boot under the same process
 /// controls, where it holds such a run; a history that cannot be read
 /// leaves the run to its own readings.
-fn known_quiet(args: &RunArgs, like: &Identity) -> Option<QuietLevel> {
+fn known_quiet(args: &RunArgs, like: &Identity, cpu: usize) -> Option<QuietLevel> {
     if like.boot_id == crate::inventory::UNKNOWN {
         return None;
     }
     let history = super::stored::open_history(&args.store).ok()??;
-    history.quiet_level_like(like).ok()?
+    history.quiet_level_like(like, cpu).ok()?
 }
 
 /// This program, to run each fork in a fresh process of; None where the

@@ -182,6 +182,17 @@ impl MachineStates {
                 },
             ),
         };
+        // A sharp level above the boot's recent one: said as a finding,
+        // since every figure of the run moved with it.
+        let summary = match (model.moved_pct, model.known_quiet) {
+            (Some(pct), Some(known)) => format!(
+                "{summary}; the quiet level sat {pct:+.0}% above the one this boot's recent runs \
+                 read ({known:.0} ticks): a sharp level, so the level moved (a cost added on the \
+                 syscall path, or the host's speed), not a slow level; `mitbench compare` tells \
+                 which rows moved with it"
+            ),
+            _ => summary,
+        };
         let interval = drift_interval_pct(&drift_block_medians, sampling_var);
         let summary = match (drift, interval) {
             (Some((lo, hi, pct)), Some(within)) => format!(
