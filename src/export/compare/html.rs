@@ -109,6 +109,7 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
         warnings: &cmp.warnings,
         canary: std::iter::once(super::canary(cmp))
             .chain(super::machine_speed(cmp))
+            .chain(super::runs_own_noise_only(cmp))
             .map(|line| sentence(&line))
             .collect::<Vec<_>>()
             .join(" "),

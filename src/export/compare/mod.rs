@@ -22,6 +22,28 @@ pub(crate) fn canary(cmp: &RunComparison) -> String {
     )
 }
 
+/// Where no row's between-run noise is known (one run a side and no
+/// history), that its verdict counts the runs' own noise only: said where
+/// a reader reads the verdicts, not in the JSON's `noise_from` alone.
+pub(crate) fn runs_own_noise_only(cmp: &RunComparison) -> Option<String> {
+    let unknown = cmp
+        .rows
+        .iter()
+        .filter(|r| {
+            r.noise_from
+                .contains(&crate::analysis::contrast::NoiseLevel::RunLevelUnknown)
+        })
+        .count();
+    (unknown > 0).then(|| {
+        format!(
+            "runs' own noise only in {unknown} of {} rows: one run a side and no history of these \
+             conditions, so how far a whole run moves is not counted and those verdicts may be \
+             bolder than they should (`mitbench run --runs 3` on each side measures it)",
+            cmp.rows.len()
+        )
+    })
+}
+
 /// How far the machine's own speed moved between the sides, where both
 /// read the reference, and that the rows are compared at one speed.
 pub(crate) fn machine_speed(cmp: &RunComparison) -> Option<String> {

@@ -101,6 +101,9 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
             "between runs: the history holds fewer than three earlier runs of the same host, boot, build and process controls, so a level a whole run settles at is read only where a side has two runs or more (store three runs of these conditions first: `mitbench run --runs 3`)"
         ),
     };
+    if let Some(only) = super::runs_own_noise_only(cmp) {
+        let _ = writeln!(out, "between runs: {only}");
+    }
     let _ = writeln!(out, "between boots: {}", cmp.boots.summary);
 
     heading(&mut out, "What changed on the machine");
