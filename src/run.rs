@@ -272,6 +272,11 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             counting: fork + 1 == plan.forks,
             progress: !progress.is_hidden(),
             round_log: plan.options.round_log.clone(),
+            known_quiet_threshold: plan
+                .options
+                .known_quiet
+                .filter(|_| fork == 0)
+                .map(|k| k.threshold()),
         };
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
         let done_before = per_fork * fork as u64;

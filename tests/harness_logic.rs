@@ -628,3 +628,28 @@ fn waiting_for_the_quiet_level_gives_every_variant_quiet_rounds_in_the_same_time
         eprintln!("{quiet_share}: gated {gated_rows}/{rows}, ungated {ungated_rows}/{rows}");
     }
 }
+
+#[test]
+fn a_slow_stretch_at_the_start_ends_within_the_wait_and_a_moved_level_does_not() {
+    let settings = fork_settings(true);
+    let placement = Placement {
+        cpu: 0,
+        allowed: vec![0],
+    };
+    // Slow for the first 5 s, then at the known level.
+    let stretch = Arc::new(Synthetic::new(|t| if t < 5.0 { 1.4 } else { 1.0 }));
+    let harness = harness_on(&stretch, settings.clone());
+    let mut scheduler = Scheduler::new(&harness, &placement, None);
+    scheduler.wait_for_known_level(CANARY * 1.03);
+    let waited = scheduler.gate.waited;
+    assert!(!waited.known_level_not_reached, "{waited:?}");
+    assert!((5.0..5.1).contains(&waited.start_s), "{waited:?}");
+    // A level 40% up for good: the wait ends at its limit, said moved.
+    let moved = Arc::new(Synthetic::new(|_| 1.4));
+    let harness = harness_on(&moved, settings);
+    let mut scheduler = Scheduler::new(&harness, &placement, None);
+    scheduler.wait_for_known_level(CANARY * 1.03);
+    let waited = scheduler.gate.waited;
+    assert!(waited.known_level_not_reached, "{waited:?}");
+    assert!(waited.start_s >= gate::LEVEL_MOVED_AFTER_S, "{waited:?}");
+}

@@ -150,6 +150,15 @@ impl StateModel {
     /// quiet level, and has every reading slow, rather than its lowest
     /// slow level taken for quiet.
     pub fn fit_anchored(readings: &[f64], known: Option<QuietLevel>) -> StateModel {
+        StateModel::fit_against(readings, known, false)
+    }
+
+    /// [`StateModel::fit_anchored`], where `moved` says the run waited at
+    /// its start longer than a slow stretch lasts without reaching the
+    /// known level: its own lowest level is then the quiet level, moved,
+    /// whatever its shape (a traced syscall path is a level as noisy as a
+    /// continuum of slow ones).
+    pub fn fit_against(readings: &[f64], known: Option<QuietLevel>, moved: bool) -> StateModel {
         let known = known.filter(|k| k.canary.is_finite() && k.canary > 0.0);
         let known_quiet = known.map(|k| k.canary);
         let mut sorted: Vec<f64> = readings
@@ -190,7 +199,7 @@ impl StateModel {
         // continuum of slow levels has no sharp peak, and a band of its own
         // as wide as them. A sharp level above it is a quiet level moved.
         let beyond = known.filter(|k| own > k.threshold());
-        let sharp = own_band <= SHARP_LEVEL_BAND;
+        let sharp = own_band <= SHARP_LEVEL_BAND || moved;
         let pct_over = |k: QuietLevel| (own / k.canary - 1.0) * 100.0;
         let moved_pct = beyond.filter(|_| sharp).map(pct_over);
         let above = beyond.filter(|_| !sharp);

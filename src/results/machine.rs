@@ -228,14 +228,27 @@ impl MachineStates {
             let slow = match waited.ended_slow {
                 0 => String::new(),
                 n => format!(
-                    ", {n} of them started slow (the host stayed slow over {:.0} s or the time \
-                     to wait was spent) and count as slow",
+                    "; {n} ended still slow, the host slow over {:.0} s or the time to wait \
+                     spent, and those rounds count as slow",
                     crate::schedule::gate::LONGEST_WAIT_S
                 ),
             };
             self.summary = format!(
                 "{}; rounds waited {:.1} s for the quiet level{share} ({} waits{slow})",
                 self.summary, waited.seconds, waited.waits
+            );
+        }
+        if waited.known_level_not_reached {
+            self.summary = format!(
+                "{}; the run waited {:.0} s at its start for the quiet level this boot's recent \
+                 runs read, and the canary never came back to it: longer than a host's slow \
+                 stretch lasts, so the level moved",
+                self.summary, waited.start_s
+            );
+        } else if waited.start_s >= 0.1 {
+            self.summary = format!(
+                "{}; the run waited {:.1} s at its start for the boot's quiet level",
+                self.summary, waited.start_s
             );
         }
         self.waited = Some(waited);

@@ -189,7 +189,11 @@ pub fn analyse(
     settings: &Settings,
     facts: RunFacts,
 ) -> (MachineStates, Vec<Record>) {
-    let model = crate::analysis::states::StateModel::fit_anchored(&run.canaries, facts.known_quiet);
+    let model = crate::analysis::states::StateModel::fit_against(
+        &run.canaries,
+        facts.known_quiet,
+        run.waited.known_level_not_reached,
+    );
     let mut machine_states = MachineStates::new(
         model,
         &run.canaries,

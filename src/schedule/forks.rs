@@ -45,6 +45,11 @@ pub struct Job {
     /// Whether a progress line goes to the parent after every pass (only
     /// where a bar shows it: each line wakes the parent).
     pub progress: bool,
+    /// The canary at or below which the boot's recent runs read quiet,
+    /// for the first fork to wait for before its first round (see
+    /// `Scheduler::wait_for_known_level`); None in the others.
+    #[serde(default)]
+    pub known_quiet_threshold: Option<f64>,
 }
 
 impl Job {
@@ -126,6 +131,12 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
         job.settings.wait_for_quiet,
         job.settings.budget_s * variants as f64,
     );
+    if let Some(threshold) = job
+        .known_quiet_threshold
+        .filter(|_| job.settings.wait_for_quiet)
+    {
+        scheduler.wait_for_known_level(threshold);
+    }
     let mut done = 0;
     let mut measured = Vec::new();
     for (index, probe) in selected.into_iter().enumerate() {

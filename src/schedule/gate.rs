@@ -42,6 +42,12 @@ pub const WAIT_STEP: Duration = Duration::from_millis(2);
 /// The least share of its budget a variant keeps, however seldom the host
 /// is quiet: below it, rounds would be too few to tell anything.
 pub const LEAST_SCALE: f64 = 0.25;
+/// How long a run waits at its start for the quiet level the boot's recent
+/// runs read, before it takes the level as moved: longer than the longest
+/// slow stretch seen (11.4 s on the busy Zen 3), so a host's slow stretch
+/// ends within it and a moved level (a cost added on the syscall path,
+/// the host's speed) does not.
+pub const LEVEL_MOVED_AFTER_S: f64 = 15.0;
 
 /// How long a fork (or a run, summed) waited for the quiet level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -59,6 +65,13 @@ pub struct Waited {
     pub round_seconds: f64,
     #[serde(default)]
     pub quiet_round_seconds: f64,
+    /// Seconds the run waited at its start for the boot's known quiet
+    /// level, and whether it waited [`LEVEL_MOVED_AFTER_S`] without the
+    /// canary coming back to it: the level moved.
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default)]
+    pub known_level_not_reached: bool,
 }
 
 impl Waited {
@@ -68,6 +81,8 @@ impl Waited {
         self.ended_slow += other.ended_slow;
         self.round_seconds += other.round_seconds;
         self.quiet_round_seconds += other.quiet_round_seconds;
+        self.start_s += other.start_s;
+        self.known_level_not_reached |= other.known_level_not_reached;
     }
 
     /// The share of the time (rounds and waits) the machine was quiet;

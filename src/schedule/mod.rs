@@ -415,6 +415,28 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// Waits, before the run's first round, for the canary to read at or
+    /// below `threshold` (the boot's known quiet level) for at most
+    /// [`gate::LEVEL_MOVED_AFTER_S`]; says whether it never did. Nothing
+    /// of this enters a figure: it tells a host's slow stretch, which
+    /// ends, from a level that moved, which does not.
+    pub fn wait_for_known_level(&mut self, threshold: f64) {
+        let machine = self.harness.machine.clone();
+        let started = machine.now();
+        let reached = loop {
+            if machine.canary().is_some_and(|c| c <= threshold) {
+                break true;
+            }
+            let waited = (machine.now() - started).as_secs_f64();
+            if waited >= gate::LEVEL_MOVED_AFTER_S || machine.stop_requested() {
+                break false;
+            }
+            machine.pause(gate::WAIT_STEP);
+        };
+        self.gate.waited.start_s = (machine.now() - started).as_secs_f64();
+        self.gate.waited.known_level_not_reached = !reached;
+    }
+
     /// A variant's budget in this fork: its share of the quiet time the
     /// gate finds ([`Gate::budget_scale`]).
     fn budget_of(&self, v: &VariantRounds) -> f64 {
