@@ -23,12 +23,14 @@
 //! lowest readings are then no quiet level at all. Where the history knows
 //! the quiet canary of this boot, the model is anchored to it
 //! ([`StateModel::fit_anchored`]), and a run above it says so. Which it is
-//! is told by shape: the busy hosts' slow levels are a continuum, while a
-//! quiet level that moved (the host's speed drifting, or a real cost added
-//! on the syscall path: an audit rule, a trace event) is as sharp as a
-//! quiet level is. A sharp level above the known one is this run's quiet
-//! level, and the move is a finding of its own (`moved_pct`): calling it a
-//! slow level had dropped every row of a run with a real regression.
+//! is told by time, not shape (a host's slow stretch can be one sharp
+//! level, a traced syscall path as noisy as a continuum): a run waits at
+//! its start longer than a slow stretch lasts for the known level
+//! (`Scheduler::wait_for_known_level`), and where it never came back the
+//! level moved (the host's speed, or a real cost added on the syscall
+//! path: an audit rule, a trace event). That run's own lowest level is its
+//! quiet level, and the move a finding of its own (`moved_pct`): calling
+//! it a slow level had dropped every row of a run with a real regression.
 
 use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
@@ -55,10 +57,6 @@ const MIN_SPLIT_SLOWDOWN: f64 = 0.06;
 const MIN_SPLIT_EXPLAINED: f64 = 0.85;
 /// Fewer readings than this tell nothing about levels: all are quiet.
 pub const MIN_READINGS: usize = 8;
-/// A run's lowest level at most this wide (its own band) is a quiet level,
-/// however far above the known one: a sharp quiet level's band is 2-3%,
-/// the continuum of a busy host's slow levels fills the whole 12%.
-const SHARP_LEVEL_BAND: f64 = 0.04;
 /// Slow readings below this share of all are single disturbances, not a
 /// level of the machine; they still do not count as quiet.
 const MIN_SLOW_SHARE: f64 = 0.03;
@@ -155,9 +153,7 @@ impl StateModel {
 
     /// [`StateModel::fit_anchored`], where `moved` says the run waited at
     /// its start longer than a slow stretch lasts without reaching the
-    /// known level: its own lowest level is then the quiet level, moved,
-    /// whatever its shape (a traced syscall path is a level as noisy as a
-    /// continuum of slow ones).
+    /// known level: its own lowest level is then the quiet level, moved.
     pub fn fit_against(readings: &[f64], known: Option<QuietLevel>, moved: bool) -> StateModel {
         let known = known.filter(|k| k.canary.is_finite() && k.canary > 0.0);
         let known_quiet = known.map(|k| k.canary);
@@ -195,14 +191,13 @@ impl StateModel {
         };
         // The run's own quiet level stands unless its fastest readings lie
         // above the known level's band (its own, as measured when the
-        // boot's host was quiet) and are no sharp level: a run wholly in a
-        // continuum of slow levels has no sharp peak, and a band of its own
-        // as wide as them. A sharp level above it is a quiet level moved.
+        // boot's host was quiet: a run wholly in a continuum of slow
+        // levels has no sharp peak, and a band of its own as wide as them)
+        // and the run did not wait out a slow stretch's length for it.
         let beyond = known.filter(|k| own > k.threshold());
-        let sharp = own_band <= SHARP_LEVEL_BAND || moved;
         let pct_over = |k: QuietLevel| (own / k.canary - 1.0) * 100.0;
-        let moved_pct = beyond.filter(|_| sharp).map(pct_over);
-        let above = beyond.filter(|_| !sharp);
+        let moved_pct = beyond.filter(|_| moved).map(pct_over);
+        let above = beyond.filter(|_| !moved);
         let above_known_pct = above.map(pct_over);
         let (quiet_threshold, quiet_base) = match above {
             Some(k) => (k.threshold(), k.canary),
@@ -621,26 +616,31 @@ mod tests {
 
     #[test]
     fn a_run_held_in_a_slow_level_is_slow_against_the_boots_quiet_canary() {
-        // A run wholly in a continuum of slow levels: no sharp peak, so its
-        // own band is as wide as they are, and it is above the known
-        // level's band: every reading slow.
-        let continuum = many_levels(200, 0.0, 6);
-        let model = StateModel::fit_anchored(&continuum, Some(known(272.0)));
-        assert!(model.two_states, "{model:?}");
-        assert!(
-            model.above_known_pct.is_some() && model.moved_pct.is_none(),
-            "{model:?}"
-        );
-        assert_eq!(model.slow_share, 1.0);
-        assert_eq!(model.quiet_canary, 272.0);
-        // A sharp level at +27% is a quiet level that moved (a cost added
-        // on the syscall path): this run's own, said as a move.
+        // Every reading at +27%: alone, the run takes that level for quiet;
+        // against the quiet canary this boot read before, it is all slow.
         let readings: Vec<f64> = many_levels(60, 1.0, 9).iter().map(|r| r * 1.27).collect();
-        let moved = StateModel::fit_anchored(&readings, Some(known(272.0)));
+        let anchored = StateModel::fit_anchored(&readings, Some(known(272.0)));
+        assert!(anchored.two_states, "{anchored:?}");
+        assert_eq!(anchored.slow_share, 1.0);
+        assert!(!anchored.is_quiet(272.0 * 1.27) && anchored.moved_pct.is_none());
+        assert_eq!(anchored.quiet_canary, 272.0);
+        let above = anchored.above_known_pct.unwrap();
+        assert!((above - 27.0).abs() < 1.0, "{above}");
+        // The same run after waiting out a slow stretch's length at its
+        // start without the known level coming back: the level moved (a
+        // cost added on the syscall path), this run's own, said as a move.
+        let moved = StateModel::fit_against(&readings, Some(known(272.0)), true);
         assert!(moved.above_known_pct.is_none(), "{moved:?}");
         assert!(moved.is_quiet(272.0 * 1.27));
         let pct = moved.moved_pct.unwrap();
         assert!((pct - 27.0).abs() < 1.0, "{pct}");
+        // A run wholly in a continuum of slow levels: no sharp peak, so its
+        // own band is as wide as they are, and still it is above the known
+        // level's band.
+        let continuum = many_levels(200, 0.0, 6);
+        let model = StateModel::fit_anchored(&continuum, Some(known(272.0)));
+        assert!(model.above_known_pct.is_some(), "{model:?}");
+        assert_eq!(model.slow_share, 1.0);
         // A run that reached the known level is read as it would be alone.
         let reached = many_levels(3000, 0.5, 4);
         let model = StateModel::fit_anchored(&reached, Some(known(272.5)));
@@ -661,14 +661,19 @@ mod tests {
 
     /// Twenty runs of one boot, each anchored as `mitbench run` anchors
     /// it: to the lowest quiet canary of the boot's five newest runs that
-    /// reached a level of their own (`History::quiet_level_like`).
+    /// reached a level of their own (`History::quiet_level_like`), and told
+    /// whether its start's wait reached that level (every reading of these
+    /// runs is at its own levels, so it did where its fastest readings lie
+    /// within the anchor's band).
     fn boot_of(levels: impl Fn(usize) -> f64) -> Vec<StateModel> {
         let mut stored: Vec<f64> = Vec::new();
         (0..20)
             .map(|i| {
                 let anchor = stored.iter().rev().take(5).copied().reduce(f64::min);
-                let model =
-                    StateModel::fit_anchored(&busy_run_at(levels(i), i as u64), anchor.map(known));
+                let readings = busy_run_at(levels(i), i as u64);
+                let fastest = readings.iter().copied().fold(f64::INFINITY, f64::min);
+                let waited_out = anchor.is_some_and(|a| fastest > known(a).threshold());
+                let model = StateModel::fit_against(&readings, anchor.map(known), waited_out);
                 if model.above_known_pct.is_none() {
                     stored.push(model.quiet_canary);
                 }

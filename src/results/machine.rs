@@ -187,9 +187,11 @@ impl MachineStates {
         let summary = match (model.moved_pct, model.known_quiet) {
             (Some(pct), Some(known)) => format!(
                 "{summary}; the quiet level sat {pct:+.0}% above the one this boot's recent runs \
-                 read ({known:.0} ticks): a sharp level, so the level moved (a cost added on the \
+                 read ({known:.0} ticks), and the run's first {:.0} s never came back to it, \
+                 longer than a host's slow stretch lasts: the level moved (a cost added on the \
                  syscall path, or the host's speed), not a slow level; `mitbench compare` tells \
-                 which rows moved with it"
+                 which rows moved with it",
+                crate::schedule::gate::LEVEL_MOVED_AFTER_S
             ),
             _ => summary,
         };
@@ -238,14 +240,8 @@ impl MachineStates {
                 self.summary, waited.seconds, waited.waits
             );
         }
-        if waited.known_level_not_reached {
-            self.summary = format!(
-                "{}; the run waited {:.0} s at its start for the quiet level this boot's recent \
-                 runs read, and the canary never came back to it: longer than a host's slow \
-                 stretch lasts, so the level moved",
-                self.summary, waited.start_s
-            );
-        } else if waited.start_s >= 0.1 {
+        // Where it never came back, the model's `moved_pct` says so.
+        if !waited.known_level_not_reached && waited.start_s >= 0.1 {
             self.summary = format!(
                 "{}; the run waited {:.1} s at its start for the boot's quiet level",
                 self.summary, waited.start_s
