@@ -193,7 +193,10 @@ pub fn pooled_in_probe(
 fn median_variance(spreads: impl Iterator<Item = ForkSpread>) -> Option<(f64, f64)> {
     let mut vars = Vec::new();
     let mut df = 0.0;
-    for s in spreads.filter(|s| s.df > 0.0) {
+    // A spread of zero (forks that agree to the tick) is the clock's step,
+    // not evidence of none: it would pull the median down (halve it in a
+    // probe of two variants) and hand its neighbours a needle.
+    for s in spreads.filter(|s| s.df > 0.0 && s.ss > 0.0) {
         vars.push(s.ss / s.df);
         df += s.df;
     }
