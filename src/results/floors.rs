@@ -154,11 +154,7 @@ fn added(r: &Record, tsc_mhz: Option<f64>) -> Result<Figure, String> {
     let mhz = tsc_mhz
         .filter(|m| *m > 0.0)
         .ok_or("the TSC's rate is unknown")?;
-    // Where another run's price may land, where the run's forks say it;
-    // else how precisely this run pinned it (a document of before).
-    let interval = vs.next_run_delta_ci95_ticks.or(vs.delta_ci95_ticks);
-    let ticks = Figure::new(vs.delta_ticks, interval);
-    Ok(ticks.map(|t| t * 1000.0 / mhz))
+    Ok(vs.next_run_delta().map(|t| t * 1000.0 / mhz))
 }
 
 /// `a` less `b`, two rows of one run: half-widths add.

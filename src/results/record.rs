@@ -366,6 +366,21 @@ pub struct Comparison {
     pub holds_headline_ratio: Option<bool>,
 }
 
+impl Comparison {
+    /// The difference in ticks with where the next run's may land: the
+    /// forks' prediction and this run's own interval together (a document
+    /// before the prediction: this run's alone). The answer and the price
+    /// list read this; this run's own interval alone claimed a precision
+    /// another run missed (retpoline +7.58 ±0.021 ns, the next run 7.99).
+    pub fn next_run_delta(&self) -> figure::Figure {
+        let interval = match (self.next_run_delta_ci95_ticks, self.delta_ci95_ticks) {
+            (Some([a, b]), Some([c, d])) => Some([a.min(c), b.max(d)]),
+            (one, other) => one.or(other),
+        };
+        figure::Figure::new(self.delta_ticks, interval)
+    }
+}
+
 /// How far placement alone moved the figure (the largest |ratio - 1| of a
 /// layout control, in percent), and for a compared variant whether its
 /// ratio is within it, so that its difference from the baseline cannot be

@@ -396,14 +396,16 @@ impl<'d> Lookup<'d> {
         })
     }
 
-    /// What a record adds to its baseline, in ns (the paired difference).
+    /// What a record adds to its baseline, in ns (the paired difference),
+    /// with where the next run's may land.
     fn added(&self, what: &str, r: &Record) -> Option<Quantity> {
-        let vs = r.vs_baseline.as_ref()?;
+        let delta = r.vs_baseline.as_ref()?.next_run_delta();
         Some(Quantity {
             what: what.to_string(),
             figure: Figure::new(
-                self.ns(vs.delta_ticks)?,
-                vs.delta_ci95_ticks
+                self.ns(delta.value)?,
+                delta
+                    .ci95
                     .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
             ),
             unit: Unit::Ns,
