@@ -705,4 +705,49 @@ mod tests {
         assert!(runs[..10].iter().all(|m| m.moved_pct.is_none()));
         assert!(runs[16..].iter().all(|m| m.moved_pct.is_none()));
     }
+
+    /// `n` readings at `level` times 272 ticks, each up to 0.6% slower (the
+    /// canary's own noise, which only adds).
+    fn at_level(n: usize, level: f64, rng: &mut fastrand::Rng) -> Vec<f64> {
+        (0..n)
+            .map(|_| 272.0 * level * (1.0 + 0.006 * rng.f64()))
+            .collect()
+    }
+
+    #[test]
+    fn two_levels_within_two_percent_are_one_quiet_level() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let mut readings = at_level(1000, 1.0, &mut rng);
+        readings.extend(at_level(1000, 1.012, &mut rng));
+        let model = StateModel::fit(&readings);
+        assert!(model.is_quiet(272.0 * 1.017), "{model:?}");
+        assert!(model.slow_share < MIN_SLOW_SHARE, "{model:?}");
+    }
+
+    #[test]
+    fn a_fast_level_two_percent_below_the_usual_one_does_not_make_it_slow() {
+        // 5% of readings on a level 2% faster than the other 95%: both are
+        // the quiet level (the usual one is no slow level of the host).
+        let mut rng = fastrand::Rng::with_seed(12);
+        let mut readings = at_level(100, 0.98, &mut rng);
+        readings.extend(at_level(1900, 1.0, &mut rng));
+        let model = StateModel::fit(&readings);
+        assert!(model.is_quiet(272.0 * 1.006), "{model:?}");
+        assert!(model.slow_share < MIN_SLOW_SHARE, "{model:?}");
+    }
+
+    #[test]
+    fn a_quiet_level_wandering_over_more_than_twelve_percent_is_read_so() {
+        // The whole CPU's speed spread evenly over 16%: one level, wider
+        // than the widest band. What lies beyond the band is called slow
+        // and said (its share), never taken for quiet.
+        let mut rng = fastrand::Rng::with_seed(13);
+        let readings: Vec<f64> = (0..2000)
+            .map(|_| 250.0 * (1.0 + 0.16 * rng.f64()))
+            .collect();
+        let model = StateModel::fit(&readings);
+        assert_eq!(model.quiet_band, QUIET_BAND, "{model:?}");
+        assert!(!model.is_quiet(250.0 * 1.15), "{model:?}");
+        assert!((0.15..0.35).contains(&model.slow_share), "{model:?}");
+    }
 }
