@@ -28,9 +28,7 @@ pub trait Machine: Send + Sync {
     /// Whether the run was asked to stop (Ctrl-C).
     fn stop_requested(&self) -> bool;
     /// Lets `d` pass without work (a wait for the quiet level).
-    fn pause(&self, d: Duration) {
-        std::thread::sleep(d);
-    }
+    fn pause(&self, d: Duration);
 }
 
 /// The machine mitbench runs on: the monotonic clock, the getpid canary
@@ -54,5 +52,16 @@ impl Machine for Live {
 
     fn stop_requested(&self) -> bool {
         interrupt::requested()
+    }
+
+    /// Spins rather than sleeps: a sleeping vCPU halts, and the host may
+    /// hand its CPU to another guest, so the round after a wait would
+    /// start on caches and predictors others left, which no round
+    /// without a wait does.
+    fn pause(&self, d: Duration) {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
     }
 }

@@ -235,9 +235,13 @@ impl MachineStates {
                     crate::schedule::gate::LONGEST_WAIT_S
                 ),
             };
+            let waits = match waited.waits {
+                1 => "1 wait".to_string(),
+                n => format!("{n} waits"),
+            };
             self.summary = format!(
-                "{}; rounds waited {:.1} s for the quiet level{share} ({} waits{slow})",
-                self.summary, waited.seconds, waited.waits
+                "{}; rounds waited {:.1} s for the quiet level{share} ({waits}{slow})",
+                self.summary, waited.seconds
             );
         }
         // Where it never came back, the model's `moved_pct` says so.

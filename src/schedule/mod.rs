@@ -434,7 +434,8 @@ impl<'a> Scheduler<'a> {
             machine.pause(gate::WAIT_STEP);
         };
         self.gate.waited.start_s = (machine.now() - started).as_secs_f64();
-        self.gate.waited.known_level_not_reached = !reached;
+        // A Ctrl-C during the wait says nothing of the level.
+        self.gate.waited.known_level_not_reached = !reached && !machine.stop_requested();
     }
 
     /// A variant's budget in this fork: its share of the quiet time the
