@@ -98,10 +98,11 @@ pub struct StateModel {
     /// a slow level.
     #[serde(default)]
     pub above_known_pct: Option<f64>,
-    /// How far this run's own quiet level, sharp as a quiet level is, sat
-    /// above `known_quiet`, in percent, where it sat above that level's
-    /// band: the quiet level moved (drift, or a cost added on the syscall
-    /// path), which is not a slow level. None in documents before it.
+    /// How far this run's own quiet level sat above `known_quiet`, in
+    /// percent, where it sat above that level's band and the run's start
+    /// waited a slow stretch's length without reaching it: the quiet level
+    /// moved (drift, or a cost added on the syscall path), which is not a
+    /// slow level. None in documents before it.
     #[serde(default)]
     pub moved_pct: Option<f64>,
 }
