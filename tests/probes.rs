@@ -143,10 +143,9 @@ fn every_probe_variant_gives_sane_figures() {
     for v in ["srso-untrain", "srso-return-thunk", "rsb-fill", "bhb-clear"] {
         medians.dearer(&sequence(v), &sequence("call+ret"));
     }
-    // A call or return through an ITS thunk does what the plain one does,
-    // plus a jump, which may cost nothing: never cheaper beyond the noise.
-    medians.not_cheaper(&sequence("its-indirect-thunk"), &sequence("indirect-call"));
-    medians.not_cheaper(&sequence("its-return-thunk"), &sequence("call+ret"));
+    // (Not the ITS thunks against the plain call and return: a jump more
+    // may cost nothing, and a placement's own level made the thunked
+    // return cheaper in one CI run, 5.6 against 6.5 ticks; no invariant.)
     for frame in ["64", "1500"] {
         let packet = |v: &str| format!("indirect/pipeline-{frame} {v}");
         medians.dearer(&packet("retpoline/B=1"), &packet("plain/B=1"));
@@ -190,18 +189,6 @@ impl Figures {
     fn dearer(&self, dearer: &str, cheaper: &str) {
         if let Some(((a, _), (b, _))) = self.both(dearer, cheaper) {
             assert!(a > b, "{dearer} ({a}) is not dearer than {cheaper} ({b})");
-        }
-    }
-
-    /// `a` is not cheaper than `b` beyond their intervals: for a pair whose
-    /// true gap may be nil, where the medians alone flip with the noise of
-    /// a loaded machine.
-    fn not_cheaper(&self, a: &str, b: &str) {
-        if let Some(((x, (_, x_hi)), (y, (y_lo, _)))) = self.both(a, b) {
-            assert!(
-                x_hi >= y_lo,
-                "{a} ({x}, up to {x_hi}) is cheaper than {b} ({y}, from {y_lo})"
-            );
         }
     }
 }
