@@ -582,7 +582,7 @@ fn per_variant(probes: &[Probe], mut draw: impl FnMut(&Truth) -> f64) -> Vec<Vec
 }
 
 /// A standard normal draw (Box-Muller).
-fn standard_normal(rng: &mut fastrand::Rng) -> f64 {
+pub(crate) fn standard_normal(rng: &mut fastrand::Rng) -> f64 {
     let u = rng.f64().max(f64::MIN_POSITIVE);
     let v = rng.f64();
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()

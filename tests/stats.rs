@@ -335,7 +335,7 @@ fn the_t_point_on_fractional_degrees_of_freedom_is_the_verdict_s() {
         let p80 = stats::t_two_sided_p(stats::student_t_80(dof), dof);
         assert!((p80 - 0.40).abs() < 1e-6, "{dof}: {p80}");
         let spread = Spread { sd: 0.01, df: dof };
-        let at_half = spread.p_value(spread.half_width());
+        let at_half = spread.p_value(spread.half_width(), 0.0);
         assert!((at_half - 0.05).abs() < 1e-6, "{dof}: {at_half}");
     }
     // Between the table's rows: the points found by integrating t's

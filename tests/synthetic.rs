@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::sides::{marked_slower, probes_moving};
+use common::sides::{FRESH_SEEDS, marked_slower, probes_moving};
 
 use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, Verdict};
@@ -200,7 +200,7 @@ fn verdicts_on(
         v.ticks *= toll;
     }
     let (mut hit, mut tolled_rows, mut false_alarms, mut other_rows) = (0, 0, 0, 0);
-    let mut detectable = Vec::new();
+    let (mut promised, mut kept) = (0, 0);
     for trial in 0..trials {
         let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
         let mut machine = Machine::new(noise(slow_share), 1000 + trial);
@@ -254,10 +254,18 @@ fn verdicts_on(
             let marked = row.verdict != Verdict::Same;
             if first.id == "synthetic/syscall" {
                 tolled_rows += 1;
-                detectable.extend(row.smallest_detectable_pct);
-                hit += usize::from(
-                    toll > 1.0 && row.verdict == Verdict::Slower || toll == 1.0 && marked,
-                );
+                let seen = toll > 1.0 && row.verdict == Verdict::Slower || toll == 1.0 && marked;
+                hit += usize::from(seen);
+                // The rows whose printed detectable change the toll passes
+                // are promised a mark four times in five.
+                if toll > 1.0
+                    && row
+                        .smallest_detectable_pct
+                        .is_some_and(|d| d <= (toll - 1.0) * 100.0)
+                {
+                    promised += 1;
+                    kept += usize::from(seen);
+                }
             } else {
                 other_rows += 1;
                 false_alarms += usize::from(marked);
@@ -265,8 +273,10 @@ fn verdicts_on(
         }
     }
     Verdicts {
-        detectable_pct: median(&mut detectable),
         seen: hit as f64 / tolled_rows as f64,
+        trials: trials as usize,
+        promised,
+        kept,
         tolled_rows,
         alarms: false_alarms as f64 / other_rows as f64,
         other_rows,
@@ -276,9 +286,15 @@ fn verdicts_on(
 /// Of the tolled rows, the share marked (slower, or anything with no
 /// toll); of the others, the share marked.
 struct Verdicts {
-    /// The tolled rows' median printed detectable change, percent.
-    detectable_pct: f64,
     seen: f64,
+    /// The comparisons: the rows of one move together with its machine's
+    /// walk, so a rate over rows is held to what chance allows over the
+    /// comparisons, not over rows counted as independent.
+    trials: usize,
+    /// Tolled rows whose printed detectable change the toll reaches, and
+    /// how many of them were marked slower.
+    promised: usize,
+    kept: usize,
     tolled_rows: usize,
     alarms: f64,
     other_rows: usize,
@@ -289,22 +305,38 @@ fn a_to_a_comparisons_mark_at_most_five_percent_of_rows() {
     let v = verdicts(TRIALS, 1, 1, 1.0, false);
     let rows = v.tolled_rows + v.other_rows;
     let rate = (v.seen * v.tolled_rows as f64 + v.alarms * v.other_rows as f64) / rows as f64;
-    let most = common::at_most_by_chance(0.05, rows);
+    let most = common::at_most_by_chance(0.05, v.trials);
     eprintln!("A/A: {rate:.3} of {rows} rows marked (held to {most:.3})");
     assert!(rate <= most, "A/A false alarms {rate:.3}");
 }
 
 impl Verdicts {
-    /// Says what was seen, then holds it to `min_seen` of the tolled rows,
-    /// and the others' false alarms to what chance allows a 5% rate over
-    /// them.
-    fn hold(&self, what: &str, min_seen: f64) {
-        let most = common::at_most_by_chance(0.05, self.other_rows);
+    /// Says what was seen, then holds the tolled rows to `nominal` (where
+    /// the model gives a rate, fixed before the run) less what chance
+    /// allows over them, the rows promised a mark by their printed detectable
+    /// change to 80% likewise, and the others' false alarms to what chance
+    /// allows a 5% rate.
+    fn hold(&self, what: &str, nominal: Option<f64>) {
+        let most = common::at_most_by_chance(0.05, self.trials);
+        let least = nominal.map_or(0.0, |n| common::at_least_by_chance(n, self.trials));
+        let kept = self.kept as f64 / self.promised.max(1) as f64;
+        let least_kept = common::at_least_by_chance(0.80, self.promised.min(self.trials));
         eprintln!(
-            "{what}: tolled rows marked in {:.3} of {}; other rows marked {:.3} of {} (held to {most:.3})",
-            self.seen, self.tolled_rows, self.alarms, self.other_rows
+            "{what}: tolled rows marked in {:.3} of {} (held to {least:.3}); of the {} whose \
+             printed detectable change the toll reaches, {kept:.3} (held to {least_kept:.3}); \
+             other rows marked {:.3} of {} (held to {most:.3})",
+            self.seen, self.tolled_rows, self.promised, self.alarms, self.other_rows
         );
-        assert!(self.seen >= min_seen, "{what}: seen in {:.3}", self.seen);
+        assert!(self.seen >= least, "{what}: seen in {:.3}", self.seen);
+        // Where no model gives the rate, the toll was chosen beyond most
+        // rows' detectable change: a test of the promise needs rows.
+        assert!(
+            nominal.is_some() || 2 * self.promised >= self.tolled_rows,
+            "{what}: only {} of {} rows promised",
+            self.promised,
+            self.tolled_rows
+        );
+        assert!(kept >= least_kept, "{what}: promised rows marked {kept:.3}");
         assert!(
             self.alarms <= most,
             "{what}: others marked {:.3}",
@@ -315,26 +347,13 @@ impl Verdicts {
     /// With no toll: every row's marks are false alarms, the tolled rows'
     /// too, each held to what chance allows a 5% rate.
     fn hold_no_toll(&self, what: &str) {
-        let most = |rows: usize| common::at_most_by_chance(0.05, rows);
+        let most = common::at_most_by_chance(0.05, self.trials);
         eprintln!(
-            "{what}: rows marked {:.3} of {} and {:.3} of {} (held to {:.3} and {:.3})",
-            self.seen,
-            self.tolled_rows,
-            self.alarms,
-            self.other_rows,
-            most(self.tolled_rows),
-            most(self.other_rows)
+            "{what}: rows marked {:.3} of {} and {:.3} of {} (held to {most:.3})",
+            self.seen, self.tolled_rows, self.alarms, self.other_rows,
         );
-        assert!(
-            self.seen <= most(self.tolled_rows),
-            "{what}: {:.3}",
-            self.seen
-        );
-        assert!(
-            self.alarms <= most(self.other_rows),
-            "{what}: {:.3}",
-            self.alarms
-        );
+        assert!(self.seen <= most, "{what}: {:.3}", self.seen);
+        assert!(self.alarms <= most, "{what}: {:.3}", self.alarms);
     }
 }
 
@@ -342,22 +361,44 @@ impl Verdicts {
 fn a_ten_percent_toll_is_seen_in_one_run_a_side() {
     // Two of the seven other rows sit at one of two levels per process:
     // their noise is read from both runs' forks together, so three forks
-    // that land on one level by chance do not make a needle of it.
-    verdicts(TRIALS, 1, 1, 1.10, false).hold("10% toll, one run a side", 0.95);
+    // that land on one level by chance do not make a needle of it. No
+    // model gives this toll's rate over rows of unlike noise: the rows
+    // whose printed detectable change it reaches hold the 80% promised.
+    verdicts(TRIALS, 1, 1, 1.10, false).hold("10% toll, one run a side", None);
+}
+
+/// The share of comparisons in which a `toll` passes the 1% threshold by
+/// the one-sided 95% point of a normal noise of `sd` (logs): what a row
+/// held alone is marked in, where that noise is all there is.
+fn marked_past_the_threshold(toll: f64, sd: f64) -> f64 {
+    let margin = (toll.ln() - (compare::DEFAULT_THRESHOLD_PCT / 100.0).ln_1p()) / sd;
+    let normal_upper = |x: f64| mitbench::analysis::stats::t_upper_p(x, 1e9);
+    normal_upper(normal_upper_point(0.05) - margin)
+}
+
+/// The normal's one-sided point with upper tail `p`.
+fn normal_upper_point(p: f64) -> f64 {
+    mitbench::analysis::stats::t_point(2.0 * p, 1e9)
 }
 
 #[test]
 fn a_three_percent_toll_is_seen_with_alternating_runs_as_far_as_the_walk_allows() {
-    // Three alternating runs a side cannot reach 95% here, by any test:
-    // the quiet speed's walk between a run and the next (3 min apart, a
-    // mean-reverting walk of 1%/sqrt(min) over 10 min) moves the log
-    // figure by sd sqrt(2 * 0.0005 * (1 - exp(-0.3))) = 1.61%, so the mean
-    // of three alternating differences carries 0.93% of walk alone; with
-    // the walk known exactly, a 3% toll clears the 95% point (1.96 sd) in
-    // Phi(ln 1.03 / 0.0093 - 1.96) = 89% of comparisons, which is about
-    // what mitbench sees (89% of 300). Six a side (walk 0.66%) reach 95%.
-    verdicts(TRIALS / 2, 3, 3, 1.03, true).hold("3% toll, three alternating runs a side", 0.85);
-    verdicts(TRIALS / 4, 6, 6, 1.03, true).hold("3% toll, six alternating runs a side", 0.95);
+    // Three alternating runs a side cannot see it every time here, by any
+    // test: the quiet speed's walk between a run and the next (3 min
+    // apart, a mean-reverting walk of 1%/sqrt(min) over 10 min) moves the
+    // log figure by sd sqrt(2 * 0.0005 * (1 - exp(-0.3))) = 1.61%, so the
+    // mean of n alternating differences carries 1.61%/sqrt(n) of walk
+    // alone. With the walk known exactly, the verdict marks a 3% toll as
+    // often as it passes the 1% threshold by 1.645 of those: the nominal
+    // rate, the tests' own noise only lowering it.
+    let walk_sd = |n: f64| (2.0 * 0.0005 * (1.0 - (-0.3f64).exp()) / n).sqrt();
+    for (trials, runs) in [(TRIALS / 2, 3), (TRIALS / 4, 6)] {
+        let nominal = marked_past_the_threshold(1.03, walk_sd(runs as f64));
+        verdicts(trials, runs, runs, 1.03, true).hold(
+            &format!("3% toll, {runs} alternating runs a side (nominal {nominal:.3})"),
+            Some(nominal),
+        );
+    }
 }
 
 #[test]
@@ -376,16 +417,8 @@ fn a_history_of_the_machine_keeps_false_alarms_down_and_sees_a_ten_percent_toll(
     // rows the toll does not touch are the A/A comparison. A toll above
     // the change the comparison prints as detectable is marked in at
     // least 80% of comparisons, less what chance takes over the trials.
-    let v = verdicts_on(Noise::cloud_guest, 8, TRIALS / 2, 1, 1, 1.10, false);
-    assert!(
-        v.detectable_pct < 10.0,
-        "detectable {:.1}%",
-        v.detectable_pct
-    );
-    v.hold(
-        "10% toll, one run a side, a history of eight runs",
-        common::at_least_by_chance(0.80, v.tolled_rows),
-    );
+    verdicts_on(Noise::cloud_guest, 8, TRIALS / 2, 1, 1, 1.10, false)
+        .hold("10% toll, one run a side, a history of eight runs", None);
 }
 
 /// The many-levels host at a quiet share from 20% to 80% over the trials
@@ -467,7 +500,7 @@ fn on_a_host_with_many_slow_levels_a_to_a_comparisons_mark_at_most_five_percent_
     let rows = v.tolled_rows + v.other_rows;
     let marked = v.seen * v.tolled_rows as f64 + v.alarms * v.other_rows as f64;
     let rate = marked / rows as f64;
-    let most = common::at_most_by_chance(0.05, rows);
+    let most = common::at_most_by_chance(0.05, v.trials);
     eprintln!("many levels, A/A: {rate:.3} of {rows} rows marked (held to {most:.3})");
     assert!(rate <= most, "A/A false alarms {rate:.3}");
 }
@@ -505,15 +538,16 @@ fn compared(
 }
 
 /// Over `trials` comparisons of `runs` runs a side: one row is moved by
-/// the change the same comparison without it printed as detectable (the
-/// machine seeded alike, so every other draw is the same), and the share
-/// of trials that mark it slower.
+/// the change a comparison without it printed as detectable, on a machine
+/// of the same kind drawing fresh noise (a user who repeats the runs gets
+/// new draws, not the ones the printed figure was read from), and the
+/// share of trials that mark it slower.
 fn printed_power(trials: u64, runs: usize) -> (f64, u64) {
     let settings = Settings::standard();
     let plain = guest_probes();
-    let sides = |trial: u64, new_probes: &[mitbench::synthetic::Probe]| {
-        let slow_share = 0.2 + 0.6 * (trial % 7) as f64 / 6.0;
-        let mut machine = Machine::new(Noise::cloud_guest(slow_share), 7000 + trial);
+    let sides = |seed: u64, new_probes: &[mitbench::synthetic::Probe]| {
+        let slow_share = 0.2 + 0.6 * (seed % 7) as f64 / 6.0;
+        let mut machine = Machine::new(Noise::cloud_guest(slow_share), seed);
         let old: Vec<_> = (0..runs)
             .map(|_| machine.run(&plain, LAYOUT, &settings))
             .collect();
@@ -524,13 +558,14 @@ fn printed_power(trials: u64, runs: usize) -> (f64, u64) {
     };
     let (mut marked, mut tried) = (0, 0);
     for trial in 0..trials {
-        let rows = sides(trial, &plain);
+        let seed = 7000 + trial;
+        let rows = sides(seed, &plain);
         let row = &rows[trial as usize % rows.len()];
         let Some(detectable) = row.smallest_detectable_pct else {
             continue;
         };
         let moved = probes_moving(row, detectable);
-        let again = sides(trial, &moved);
+        let again = sides(seed + FRESH_SEEDS, &moved);
         tried += 1;
         marked += u64::from(marked_slower(&again, row));
     }
@@ -543,7 +578,7 @@ fn a_change_of_the_printed_detectable_size_is_marked_four_times_in_five() {
     // and false discovery control included), for one changed row; the
     // target is 75-85% of trials (issue 53), each bound moved out as far as
     // chance may take it over the trials counted.
-    for (trials, runs) in [(TRIALS, 1), (TRIALS / 4, 3)] {
+    for (trials, runs) in [(TRIALS, 1), (TRIALS / 2, 3)] {
         let (rate, tried) = printed_power(trials, runs);
         let tried = tried as usize;
         let (least, most) = (

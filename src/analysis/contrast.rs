@@ -143,9 +143,10 @@ impl Contrast {
         self.spread.map(|s| s.half_width())
     }
 
-    /// The two-sided p-value of `value` (in the sum's unit) under none.
-    pub fn p_value(&self, value: f64) -> Option<f64> {
-        self.spread.map(|s| s.p_value(value))
+    /// The p-value of `value` (in the sum's unit) under a truth within
+    /// `threshold` of none ([`Spread::p_value`]).
+    pub fn p_value(&self, value: f64, threshold: f64) -> Option<f64> {
+        self.spread.map(|s| s.p_value(value, threshold))
     }
 }
 

@@ -338,7 +338,7 @@ pub fn fit_amortization(batches: &[f64], costs: &[f64]) -> Option<Amortization> 
 
 /// The normal distribution's 97.5% and 80% points: the t table's last row.
 pub const NORMAL_975: f64 = 1.96;
-const NORMAL_80: f64 = 0.8416;
+pub const NORMAL_80: f64 = 0.8416;
 
 /// Student's t for 1 to 30 degrees of freedom, at 97.5% and at 80%.
 const T_975: [f64; 30] = [
@@ -526,6 +526,12 @@ pub fn t_two_sided_p(t: f64, dof: f64) -> f64 {
     }
     let dof = dof.max(1.0);
     incomplete_beta(dof / (dof + t * t), dof / 2.0, 0.5).clamp(0.0, 1.0)
+}
+
+/// The upper tail of Student's t: P(T >= t), either sign of t.
+pub fn t_upper_p(t: f64, dof: f64) -> f64 {
+    let tail = t_two_sided_p(t, dof) / 2.0;
+    if t >= 0.0 { tail } else { 1.0 - tail }
 }
 
 /// The upper tail of Snedecor's F on (`d1`, `d2`) degrees of freedom:

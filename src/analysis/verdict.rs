@@ -26,9 +26,10 @@ impl Verdict {
     }
 }
 
-/// The false discovery rate a comparison's (or an attribution's column's)
+/// The false discovery rate a comparison's (or an attribution table's)
 /// marked figures are held to: of those it marks, at most this share are
-/// expected to have not changed.
+/// expected to have moved less than the threshold (their p-values are read
+/// against it: `noise::Spread::p_value`).
 pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
 
 /// Holds verdicts to [`FALSE_DISCOVERY_RATE`] over every figure tested

@@ -122,7 +122,7 @@ impl RowChange {
         self.smallest_detectable_pct = Some(judged.detectable(&noise.spread).exp_m1() * 100.0);
         self.runs_to_resolve = noise
             .evidence
-            .filter(|_| judged.noise_cut(&noise.spread) > judged.threshold_log)
+            .filter(|_| judged.detectable(&noise.spread) > judged.resolved())
             .and_then(|e| e.runs_to_resolve(judged, noise.fixed));
     }
 }
@@ -637,7 +637,9 @@ pub fn row_change(
         change_pct: Figure::new(change_pct, ci),
         smallest_detectable_pct: None,
         runs_to_resolve: None,
-        p_value: read.p_value(change_log).filter(|_| note.is_none()),
+        p_value: read
+            .p_value(change_log, (threshold_pct / 100.0).ln_1p())
+            .filter(|_| note.is_none()),
         walk_pct: (read.drift.var > 0.0).then(|| read.drift.half_width() * 100.0),
         noise_from: read.levels.clone(),
         decided_by: read.decided_by,

@@ -32,8 +32,8 @@ pub use listing::{render_history, render_listing};
 /// sentence for both.
 pub(crate) fn false_discoveries(marked: usize, tested: usize, expected: f64, what: &str) -> String {
     format!(
-        "{marked} of {tested} {what} marked; at most {expected:.1} of them expected not to have \
-         changed (false discovery rate {:.0}%)",
+        "{marked} of {tested} {what} marked; at most {expected:.1} of them expected to have moved \
+         less than the threshold (false discovery rate {:.0}%)",
         crate::analysis::verdict::FALSE_DISCOVERY_RATE * 100.0
     )
 }

@@ -142,6 +142,11 @@ pub fn compare_sides(
     rows
 }
 
+/// What a seed adds for a repetition with fresh noise (a power check's
+/// second draw): beyond any seed a test draws from, and a multiple of the
+/// seven slow shares a seed picks from, so it runs on a host of the kind.
+pub const FRESH_SEEDS: u64 = 7 * 150_000;
+
 /// The synthetic guest's probes with `row`'s variant `pct` percent dearer:
 /// a change of a printed size laid on one row.
 pub fn probes_moving(row: &compare::RowChange, pct: f64) -> Vec<Probe> {

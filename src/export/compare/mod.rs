@@ -66,12 +66,14 @@ pub(crate) fn legend(threshold_pct: f64) -> String {
          holds three or more (the larger of the two decides); where every run read the \
          reference, each row is read at one reference speed, the machine's own speed taken \
          out (what the reference does not see of it, the canary over the reference, still \
-         counted); a row is marked where its change is beyond the threshold and Benjamini-Hochberg \
-         over all the compared rows finds it (false discovery rate 5%); detectable: the \
-         smallest true change found with 80% power, and where that is above the threshold the \
-         runs a side would need to find the threshold (N runs; out of reach: noise that more \
-         runs do not average away, the walk the reference does not see, is as large); ~: \
-         within noise or below {threshold_pct}%"
+         counted); a row is marked where Benjamini-Hochberg over all the compared rows finds its change \
+         beyond the threshold (p-values against a true change of {threshold_pct}%, so at most 5% \
+         of the marked rows are expected to have moved less); detectable: the smallest true \
+         change found with 80% power, and where that is above {resolved_pct}% the runs a side \
+         would need to find {resolved_pct}% so (N runs; out of reach: noise that more runs do \
+         not average away, the walk the reference does not see, is as large); ~: within noise \
+         or below {threshold_pct}%",
+        resolved_pct = crate::analysis::noise::RESOLVED_THRESHOLDS * threshold_pct
     )
 }
 

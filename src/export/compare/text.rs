@@ -34,18 +34,19 @@ fn table(style: Style, width: usize) -> Table {
 }
 
 /// The smallest change the row could show, and the runs a side would need
-/// to see the threshold.
+/// to see a change of twice the threshold.
 fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -> String {
-    let out_of_reach = crate::analysis::noise::OUT_OF_REACH;
+    use crate::analysis::noise::{OUT_OF_REACH as out_of_reach, RESOLVED_THRESHOLDS};
+    let resolved_pct = RESOLVED_THRESHOLDS * threshold_pct;
     match (r.smallest_detectable_pct, r.runs_to_resolve, style) {
         (Some(pct), Some(n), Style::Markdown) if n >= out_of_reach => {
-            format!("±{pct:.1}% ({threshold_pct}%: out of reach of more runs)")
+            format!("±{pct:.1}% ({resolved_pct}%: out of reach of more runs)")
         }
         (Some(pct), Some(n), Style::Terminal) if n >= out_of_reach => {
             format!("±{pct:.1}%, out of reach")
         }
         (Some(pct), Some(n), Style::Markdown) if n > 1 => {
-            format!("±{pct:.1}% ({threshold_pct}%: {n} runs a side)")
+            format!("±{pct:.1}% ({resolved_pct}%: {n} runs a side)")
         }
         (Some(pct), Some(n), Style::Terminal) if n > 1 => format!("±{pct:.1}%, {n} runs"),
         (Some(pct), _, _) => format!("±{pct:.1}%"),
