@@ -95,14 +95,13 @@ fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
     for name in ["K=1", "K=4096", "waiter"] {
         let m = common::measure("teardown/index-2^16", name);
         let figure = common::sane_figures(name, &m.figures);
-        // Wait figures exist only where a lookup completed within a release.
+        // Wait figures exist only where a lookup completed within a
+        // release, and then both. (Not p99 against max: one quantile
+        // function orders them, whatever the probe does.)
         let has = |key: &str| m.figures.iter().any(|f| f.name == key);
         for side in ["same-cpu", "other-cpu"] {
             let (p99, max) = (format!("{side} wait p99"), format!("{side} wait max"));
             assert_eq!(has(&p99), has(&max), "{name}: {side}");
-            if has(&p99) {
-                assert!(figure(&p99) <= figure(&max), "{name}: {side}");
-            }
         }
         if name == "K=1" {
             assert_eq!(figure("yields"), 65_535.0);
