@@ -315,6 +315,16 @@ pub(crate) const AMD_GUEST: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_sequence_names_a_catalogue_mitigation_and_its_vulnerabilities() {
+        // The price list joins its entries to the vulnerability files by
+        // the catalogue: a misspelt name would join to nothing.
+        for s in SEQUENCES {
+            let files = crate::mitigations::files_of(s.mitigation);
+            assert!(!files.is_empty(), "{}: no vulnerability file", s.mitigation);
+        }
+    }
     use crate::mitigations::lines_of as lines;
 
     #[test]

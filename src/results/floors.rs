@@ -19,6 +19,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelPrice {
     pub mitigation: &'static str,
+    /// The vulnerability files (under /sys/devices/system/cpu/
+    /// vulnerabilities/) the mitigation serves: the key `summary.in_force`
+    /// and the inventory use, which a machine reader joins the price on.
+    pub vulnerabilities: &'static [&'static str],
     /// The row that prices it: probe and variant.
     pub probe: &'static str,
     pub variant: &'static str,
@@ -56,6 +60,8 @@ pub struct KernelPrices {
 #[derive(Debug, Clone, Serialize)]
 pub struct NotRun {
     pub mitigation: &'static str,
+    /// As [`KernelPrice::vulnerabilities`].
+    pub vulnerabilities: &'static [&'static str],
     pub variant: &'static str,
     pub why: String,
     /// Whether its mitigation is in force here all the same, by another
@@ -89,6 +95,7 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
             });
             list.not_run.push(NotRun {
                 mitigation: s.mitigation,
+                vulnerabilities: crate::mitigations::files_of(s.mitigation),
                 variant: s.row.1,
                 cpu_needs_none: why.starts_with(NOT_ON_THIS_CPU),
                 why,
@@ -188,6 +195,7 @@ fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
     let count = s.occurs.per_syscall().filter(|n| *n > 0);
     KernelPrice {
         mitigation: s.mitigation,
+        vulnerabilities: crate::mitigations::files_of(s.mitigation),
         probe: s.row.0,
         variant: s.row.1,
         occurs: s.occurs,
