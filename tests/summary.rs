@@ -4,6 +4,7 @@
 
 use mitbench::export::Exporter;
 use mitbench::export::TableExporter;
+use mitbench::export::run::AnswerAt;
 use mitbench::export::run::summary;
 use mitbench::results::RunDocument;
 use mitbench::results::summary::{Outcome, TollKind, of};
@@ -152,7 +153,12 @@ fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
         assert!(l.chars().count() <= 100, "{l}");
     }
     for width in [80, 100, 132] {
-        let text = TableExporter { width: Some(width) }.render(&doc).unwrap();
+        let text = TableExporter {
+            width: Some(width),
+            answer: AnswerAt::Last,
+        }
+        .render(&doc)
+        .unwrap();
         let text = String::from_utf8(text).unwrap();
         for l in text.lines() {
             assert!(l.chars().count() <= width, "{width}: {l}");
@@ -163,8 +169,33 @@ fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
         let last: Vec<String> = last.into_iter().rev().map(str::to_string).collect();
         assert_eq!(last, summary, "no summary at the end at {width} columns");
     }
+    // On a pipe the answer comes right after the header, whole, before
+    // the first table.
+    let piped = TableExporter {
+        width: Some(100),
+        answer: AnswerAt::First,
+    }
+    .render(&doc)
+    .unwrap();
+    let piped = String::from_utf8(piped).unwrap();
+    let summary = summary::lines(&of(&doc), 100).join("\n");
+    let answer_at = piped.find(&summary).expect("the whole answer on a pipe");
+    let first_table = piped.find('┌').expect("a table");
+    assert!(
+        answer_at < first_table,
+        "the answer after a table on a pipe"
+    );
+    assert_eq!(piped.matches(&summary).count(), 1, "the answer twice");
     // --wide: every note whole, in one row.
-    let wide = String::from_utf8(TableExporter { width: None }.render(&doc).unwrap()).unwrap();
+    let wide = String::from_utf8(
+        TableExporter {
+            width: None,
+            answer: AnswerAt::Last,
+        }
+        .render(&doc)
+        .unwrap(),
+    )
+    .unwrap();
     let notes: Vec<&str> = doc
         .results
         .iter()

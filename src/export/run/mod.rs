@@ -16,4 +16,4 @@ pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use openmetrics::OpenMetricsExporter;
-pub use terminal::TableExporter;
+pub use terminal::{AnswerAt, TableExporter};

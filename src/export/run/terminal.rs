@@ -16,15 +16,33 @@ use std::fmt::Write as _;
 /// `width` is None (`--wide`, every note whole).
 pub struct TableExporter {
     pub width: Option<usize>,
+    /// Where the answer goes: last, where a terminal leaves its reader, or
+    /// first, where the reader of a log or a pipe (`| head`, a CI page)
+    /// looks before 1,800 lines of tables.
+    pub answer: AnswerAt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerAt {
+    First,
+    Last,
 }
 
 impl Exporter for TableExporter {
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        Ok(render(doc, self.width).into_bytes())
+        Ok(render(doc, self.width, self.answer).into_bytes())
     }
 }
 
-fn render(doc: &RunDocument, width: Option<usize>) -> String {
+/// The answer block: what the mitigations cost here, in a few lines.
+fn answer(out: &mut String, doc: &RunDocument, width: Option<usize>) {
+    let summary_width = width.unwrap_or(DEFAULT_WIDTH);
+    for line in super::summary::lines(&crate::results::summary::of(doc), summary_width) {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+fn render(doc: &RunDocument, width: Option<usize>, answer_at: AnswerAt) -> String {
     let mut out = String::new();
     let text_width = width.unwrap_or(usize::MAX);
     let say = |out: &mut String, first: &str, text: &str, indent: usize| {
@@ -32,6 +50,10 @@ fn render(doc: &RunDocument, width: Option<usize>) -> String {
     };
     for line in header_lines(doc) {
         say(&mut out, "", &line, 2);
+    }
+    if answer_at == AnswerAt::First {
+        let _ = writeln!(out);
+        answer(&mut out, doc, width);
     }
     let mut tags_used: Vec<Tag> = Vec::new();
     for (family, records) in doc.by_family() {
@@ -75,11 +97,9 @@ fn render(doc: &RunDocument, width: Option<usize>) -> String {
             2,
         );
     }
-    // The answer last, where the terminal leaves the reader.
-    let _ = writeln!(out);
-    let summary_width = width.unwrap_or(DEFAULT_WIDTH);
-    for line in super::summary::lines(&crate::results::summary::of(doc), summary_width) {
-        let _ = writeln!(out, "{line}");
+    if answer_at == AnswerAt::Last {
+        let _ = writeln!(out);
+        answer(&mut out, doc, width);
     }
     out
 }
