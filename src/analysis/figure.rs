@@ -105,19 +105,24 @@ pub fn toll_recovered_interval(
     Some([lo * 100.0, hi * 100.0])
 }
 
+/// The least interval holding every one of `intervals` (a point is an
+/// interval of no width); None where there is none.
+pub fn hull(intervals: impl IntoIterator<Item = [f64; 2]>) -> Option<[f64; 2]> {
+    intervals
+        .into_iter()
+        .reduce(|[lo, hi], [l, h]| [lo.min(l), hi.max(h)])
+}
+
 /// The median over rounds of a per-round figure (a phase's ticks or
 /// share) with its interval over rounds from five rounds on, else the hull
 /// of the rounds' own intervals.
 pub fn median_or_hull(values: &[f64], intervals: &[(f64, f64)], seed: u64) -> (f64, (f64, f64)) {
     let (median, ci) = rounds::median_with_ci(values, seed);
-    let hull = || {
-        intervals
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(l, h)| {
-                (lo.min(l), hi.max(h))
-            })
+    let of_rounds = || {
+        hull(intervals.iter().map(|&(lo, hi)| [lo, hi]))
+            .map_or((f64::INFINITY, f64::NEG_INFINITY), |[lo, hi]| (lo, hi))
     };
-    (median, ci.unwrap_or_else(hull))
+    (median, ci.unwrap_or_else(of_rounds))
 }
 
 /// How much more than the canary a row may be slowed by a slow level:

@@ -114,9 +114,11 @@ fn set_headline_ratios(records: &mut [Record]) {
         vs.headline_ratio = Some(ratio);
         vs.holds_headline_ratio = holds;
         if holds == Some(false) {
-            let hull = |[lo, hi]: [f64; 2], at: f64| [lo.min(at), hi.max(at)];
-            vs.ratio_ci95 = vs.ratio_ci95.map(|i| hull(i, ratio));
-            vs.delta_ci95_ticks = vs.delta_ci95_ticks.map(|i| hull(i, delta));
+            let holding = |interval: Option<[f64; 2]>, at: f64| {
+                interval.and_then(|i| crate::analysis::figure::hull([i, [at, at]]))
+            };
+            vs.ratio_ci95 = holding(vs.ratio_ci95, ratio);
+            vs.delta_ci95_ticks = holding(vs.delta_ci95_ticks, delta);
             r.notes.push(format!(
                 "x base is the median over {} pairs of rounds run side by side ({}); the \
                  printed figures' ratio, {ratio:.3}, lay outside its interval, which is widened \

@@ -373,10 +373,11 @@ impl Comparison {
     /// list read this; this run's own interval alone claimed a precision
     /// another run missed (retpoline +7.58 ±0.021 ns, the next run 7.99).
     pub fn next_run_delta(&self) -> figure::Figure {
-        let interval = match (self.next_run_delta_ci95_ticks, self.delta_ci95_ticks) {
-            (Some([a, b]), Some([c, d])) => Some([a.min(c), b.max(d)]),
-            (one, other) => one.or(other),
-        };
+        let interval = figure::hull(
+            [self.next_run_delta_ci95_ticks, self.delta_ci95_ticks]
+                .into_iter()
+                .flatten(),
+        );
         figure::Figure::new(self.delta_ticks, interval)
     }
 }
