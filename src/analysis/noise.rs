@@ -237,7 +237,8 @@ impl Judged {
     /// marked less often than either spread taken as the truth says: the
     /// cut's point plus the 80% point of the noise (the textbook sum) was
     /// marked in 71% of 200 trials on the synthetic guest one run a side
-    /// (4-8 df). [`power_multiple`] counts both.
+    /// (three forks a run: a few degrees of freedom). [`power_multiple`]
+    /// counts both.
     pub fn detectable(&self, s: &Spread) -> f64 {
         let cut = self.noise_cut(s);
         if s.sd <= 0.0 {
