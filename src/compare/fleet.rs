@@ -106,10 +106,7 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
             let cells: Vec<Option<FleetCell>> = columns
                 .iter()
                 .map(|(_, doc)| {
-                    let r = doc
-                        .results
-                        .iter()
-                        .find(|r| r.id == id && r.variant == variant)?;
+                    let r = doc.record(id, variant)?;
                     // The figure a run's own table shows: at its reference
                     // speed where it read one.
                     let shown = r.cost.as_ref()?.shown();

@@ -367,12 +367,12 @@ fn unheld(
         let olds: Vec<Option<&Record>> = old
             .runs
             .iter()
-            .map(|d| find(d, &n.id, &n.variant))
+            .map(|d| d.record(&n.id, &n.variant))
             .collect();
         let news: Vec<Option<&Record>> = new
             .runs
             .iter()
-            .map(|d| find(d, &n.id, &n.variant))
+            .map(|d| d.record(&n.id, &n.variant))
             .collect();
         match (present(&olds), present(&news)) {
             (Some(o), Some(nw)) => rows.push(row_change(
@@ -395,7 +395,7 @@ fn unheld(
         }
     }
     for o in &first_old.results {
-        if find(first_new, &o.id, &o.variant).is_none() {
+        if first_new.record(&o.id, &o.variant).is_none() {
             gaps.push(gap(Some(o), None));
         }
     }
@@ -481,12 +481,6 @@ pub fn hold_to_false_discovery_rate<'r>(
         row.set_power(threshold_pct, tested);
     }
     tested
-}
-
-fn find<'d>(doc: &'d RunDocument, id: &str, variant: &str) -> Option<&'d Record> {
-    doc.results
-        .iter()
-        .find(|r| r.id == id && r.variant == variant)
 }
 
 /// Every run's record of a row, where every run measured it.

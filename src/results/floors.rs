@@ -78,7 +78,8 @@ pub struct NotRun {
 /// The price list of `doc`.
 pub fn of(doc: &RunDocument) -> KernelPrices {
     let mut list = KernelPrices {
-        getpid_ns: record(doc, (SYSCALL.probe, SYSCALL.variant))
+        getpid_ns: doc
+            .record(SYSCALL.probe, SYSCALL.variant)
             .and_then(Record::shown)
             .map(|s| s.ns),
         ..KernelPrices::default()
@@ -104,7 +105,7 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
             });
             continue;
         }
-        let price = record(doc, s.row).map(|r| price(s, r, doc));
+        let price = doc.record(s.row.0, s.row.1).map(|r| price(s, r, doc));
         list.prices.push(priced(s, price));
     }
     // Rows of one run: their half-widths add (`apart::Sum::of_same_sets`).
@@ -117,20 +118,14 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
     list
 }
 
-/// The record of a row (probe, variant) of `doc`.
-fn record<'a>(doc: &'a RunDocument, (probe, variant): (&str, &str)) -> Option<&'a Record> {
-    doc.results
-        .iter()
-        .find(|r| r.id == probe && r.variant == variant)
-}
-
 /// What one occurrence of `s` costs by its row `r` of `doc`, ns, with the
 /// interval another run's price may land in; Err: why there is none.
 fn price(s: &Sequence, r: &Record, doc: &RunDocument) -> Result<Figure, String> {
     let mhz = doc.inventory.tsc_mhz;
     let per_item = match s.read {
         Read::AddedTo(other) => {
-            let other = record(doc, (s.row.0, other))
+            let other = doc
+                .record(s.row.0, other)
                 .ok_or_else(|| format!("{} {other}, its reference, was not measured", s.row.0))?;
             less(added(r, mhz)?, added(other, mhz)?)
         }
@@ -215,9 +210,7 @@ fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
 #[cfg(any(test, feature = "synthetic"))]
 pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64) {
     let mut r = doc
-        .results
-        .iter()
-        .find(|r| r.id == SYSCALL.probe && r.variant == SYSCALL.variant)
+        .record(SYSCALL.probe, SYSCALL.variant)
         .expect("a run with the null syscall")
         .clone();
     let ticks = ns * doc.inventory.tsc_mhz.expect("a run with its TSC's rate") / 1000.0;

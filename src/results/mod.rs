@@ -115,6 +115,14 @@ pub struct RunDocument {
 }
 
 impl RunDocument {
+    /// The record of the row (probe, variant), where the run has one: the
+    /// one look-up every reader of a run makes by its key.
+    pub fn record(&self, probe: &str, variant: &str) -> Option<&Record> {
+        self.results
+            .iter()
+            .find(|r| r.id == probe && r.variant == variant)
+    }
+
     /// The run's reference speed (ticks per reference step), where it
     /// read the reference.
     pub fn reference_ticks(&self) -> Option<f64> {

@@ -298,11 +298,7 @@ impl<'d> Lookup<'d> {
     /// could not measure it; None where the run has no such record or it
     /// was not measured (interrupted).
     fn record(&self, probe: &str, variant: &str) -> Option<Result<&'d Record, Outcome>> {
-        let r = self
-            .doc
-            .results
-            .iter()
-            .find(|r| r.id == probe && r.variant == variant)?;
+        let r = self.doc.record(probe, variant)?;
         match (&r.cost, &r.unsupported) {
             (Some(_), _) => Some(Ok(r)),
             (None, Some(u)) => Some(Err(Outcome::Unsupported {

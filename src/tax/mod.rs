@@ -128,9 +128,7 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>),
     let figure = |probe: &str, variant: &str| -> Result<(f64, Option<f64>), String> {
         // The figure the run's table prints: at its reference speed.
         let shown = tolls
-            .results
-            .iter()
-            .find(|r| r.id == probe && r.variant == variant)
+            .record(probe, variant)
             .and_then(|r| r.shown())
             .ok_or_else(|| format!("{probe} {variant} not measured"))?;
         let per_crossing = shown.ns.map(|ns| ns / t.crossings_per_item);

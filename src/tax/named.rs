@@ -164,10 +164,7 @@ fn push(
 pub const SSBD_ROW: (&str, &str) = ("syscall/specctrl-getpid", "store_bypass=disable");
 
 fn ab_delta_ns(doc: &RunDocument, probe: &str, variant: &str) -> Option<f64> {
-    let record = doc
-        .results
-        .iter()
-        .find(|r| r.id == probe && r.variant == variant)?;
+    let record = doc.record(probe, variant)?;
     let delta_ticks = record.vs_baseline.as_ref()?.delta_ticks;
     let mhz = doc.inventory.tsc_mhz?;
     Some(delta_ticks * 1000.0 / mhz)
