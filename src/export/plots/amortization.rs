@@ -45,10 +45,7 @@ pub fn amortization(
                 (x.0.max(0.5)..x.1).log_scale().with_key_points(sizes),
                 (y.0..y.1).log_scale().with_key_points(log_ticks(y.0, y.1)),
             )?;
-        chart
-            .configure_mesh()
-            .label_style(text())
-            .axis_desc_style(text())
+        styled_mesh(&mut chart)
             .x_label_formatter(&|v| step_label(*v, None))
             .x_desc("batch size B (items per batch)")
             .y_label_formatter(&value_label)

@@ -98,10 +98,7 @@ pub(super) fn log_bars(
                 (x.0..x.1).log_scale().with_key_points(log_ticks(x.0, x.1)),
                 (0..n - 1).into_segmented(),
             )?;
-        chart
-            .configure_mesh()
-            .label_style(text())
-            .axis_desc_style(text())
+        styled_mesh(&mut chart)
             .y_labels(bars.len())
             .y_label_formatter(&|v| labels.of(v))
             .x_label_formatter(&axis.label)

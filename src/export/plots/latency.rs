@@ -119,10 +119,7 @@ fn latency_panel<'a, 'b>(
                 .with_key_points(x.steps.to_vec()),
             (y.0..y.1).log_scale().with_key_points(log_ticks(y.0, y.1)),
         )?;
-    chart
-        .configure_mesh()
-        .label_style(text())
-        .axis_desc_style(text())
+    styled_mesh(&mut chart)
         .x_label_formatter(&|v| step_label(*v, Some(x.unit)))
         .x_desc(format!("{} between chances to run", x.unit))
         .y_label_formatter(&value_label)

@@ -7,9 +7,10 @@ use crate::compare::{RowChange, Verdict};
 use crate::probes::StepUnit;
 use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint};
 use crate::results::{AmortizationFit, Record, RunDocument};
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::combinators::{LogCoord, WithKeyPoints};
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{SegmentValue, ValueFormatter};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -38,6 +39,22 @@ const TEXT: u32 = 14;
 
 fn text() -> TextStyle<'static> {
     ("sans-serif", TEXT).into_font().into()
+}
+
+/// A chart's mesh with the labels and axis descriptions every plot here
+/// writes in [`text`]: the rest (labels, formatters, descriptions) is each
+/// plot's own.
+fn styled_mesh<'a, 'b, DB, XT, YT, X, Y>(
+    chart: &'b mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+) -> MeshStyle<'a, 'b, X, Y, DB>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.label_style(text()).axis_desc_style(text());
+    mesh
 }
 
 /// Room right of a plot for its legend, where the legend covers no point,

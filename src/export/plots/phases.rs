@@ -28,10 +28,7 @@ pub fn phase_shares(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
             .x_label_area_size(36)
             .y_label_area_size(labels.area_width())
             .build_cartesian_2d(0.0..100.0, (0..n - 1).into_segmented())?;
-        chart
-            .configure_mesh()
-            .label_style(text())
-            .axis_desc_style(text())
+        styled_mesh(&mut chart)
             .y_labels(rows.len())
             .y_label_formatter(&|v| labels.of(v))
             .x_label_formatter(&value_label)

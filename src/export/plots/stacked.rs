@@ -72,10 +72,7 @@ pub fn stacked_parts(
             .x_label_area_size(36)
             .y_label_area_size(labels.area_width())
             .build_cartesian_2d(lo..hi, (0..n - 1).into_segmented())?;
-        chart
-            .configure_mesh()
-            .label_style(text())
-            .axis_desc_style(text())
+        styled_mesh(&mut chart)
             .y_labels(rows.len())
             .y_label_formatter(&|v| labels.of(v))
             .x_desc(reading.axis)
