@@ -336,6 +336,31 @@ fn node_exporter_serves_a_real_runs_metrics() {
             "{variant}: {served} vs {ns} ns"
         );
     }
+    // Each attack vector the kernel reads, enabled or not, and each
+    // enabled one's replayed price as the JSON has it.
+    let vectors = &doc["summary"]["attack_vectors"];
+    if vectors["controls"]["unavailable"].is_null() {
+        for v in vectors["controls"]["enabled"].as_array().unwrap() {
+            let vector = format!("vector=\"{}\"", v.as_str().unwrap());
+            let enabled = sample(&scraped, "mitbench_attack_vector_enabled", &[&vector]);
+            assert_eq!(enabled, Some(1.0), "{vector}");
+        }
+        for cost in vectors["vectors"].as_array().unwrap() {
+            let Some(ns) = cost["per_crossing_ns"]["value"].as_f64() else {
+                continue;
+            };
+            let vector = format!("vector=\"{}\"", cost["vector"].as_str().unwrap());
+            let served = sample(
+                &scraped,
+                "mitbench_attack_vector_getpid_floor_seconds",
+                &[&vector],
+            );
+            assert!(
+                served.is_some_and(|s| (s - ns / 1e9).abs() <= ns * 1e-18),
+                "{vector}: {served:?} vs {ns} ns"
+            );
+        }
+    }
 }
 
 /// The PromQL docs/fleet-and-prometheus.md gives, as recording rules, against series a test

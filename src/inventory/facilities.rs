@@ -14,6 +14,12 @@ pub struct Facilities {
     pub pmu: String,
     pub seccomp: String,
     pub io_uring: String,
+    /// Whether this machine can run guests of its own (/dev/kvm, the kvm
+    /// modules), which makes the guest attack vectors relevant: "can run
+    /// guests: ...", "runs no guests: ...", or "unknown" (empty in runs
+    /// stored before it was read).
+    #[serde(default)]
+    pub guests: String,
 }
 
 pub fn collect(root: &Root, kernel: &Kernel, kernel_log: Option<&str>) -> Facilities {
@@ -22,7 +28,31 @@ pub fn collect(root: &Root, kernel: &Kernel, kernel_log: Option<&str>) -> Facili
         pmu: pmu(root, kernel_log),
         seccomp: seccomp(root, kernel),
         io_uring: io_uring(root, kernel),
+        guests: guests(root),
     }
+}
+
+/// /dev/kvm and the loaded kvm modules: a machine that has neither runs
+/// no guests under this kernel (a guest itself may still have them, for
+/// nested guests).
+fn guests(root: &Root) -> String {
+    let found: Vec<&str> = [
+        "dev/kvm",
+        "sys/module/kvm",
+        "sys/module/kvm_amd",
+        "sys/module/kvm_intel",
+    ]
+    .into_iter()
+    .filter(|p| root.exists(p))
+    .collect();
+    if !found.is_empty() {
+        let names: Vec<String> = found.iter().map(|p| format!("/{p}")).collect();
+        return format!("can run guests: {}", names.join(", "));
+    }
+    if root.is_live() || root.exists("sys/module") {
+        return "runs no guests: no /dev/kvm and no kvm module".into();
+    }
+    UNKNOWN.into()
 }
 
 fn pmu(root: &Root, kernel_log: Option<&str>) -> String {

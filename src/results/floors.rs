@@ -108,14 +108,19 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
         let price = doc.record(s.row.0, s.row.1).map(|r| price(s, r, doc));
         list.prices.push(priced(s, price));
     }
-    // Rows of one run: their half-widths add (`apart::Sum::of_same_sets`).
-    let mut floor = crate::analysis::apart::Sum::of_same_sets();
-    for f in list.prices.iter().filter_map(|p| p.getpid_floor_ns) {
-        floor.add(f.value, f.half_width());
-    }
-    let (value, interval) = floor.read();
-    list.getpid_floor_ns = value.map(|v| Figure::new(v, interval));
+    list.getpid_floor_ns = sum_of_one_run(list.prices.iter().filter_map(|p| p.getpid_floor_ns));
     list
+}
+
+/// Figures of rows of one run added up: their half-widths add
+/// (`apart::Sum::of_same_sets`). None where there are none.
+pub fn sum_of_one_run(figures: impl IntoIterator<Item = Figure>) -> Option<Figure> {
+    let mut sum = crate::analysis::apart::Sum::of_same_sets();
+    for f in figures {
+        sum.add(f.value, f.half_width());
+    }
+    let (value, interval) = sum.read();
+    value.map(|v| Figure::new(v, interval))
 }
 
 /// What one occurrence of `s` costs by its row `r` of `doc`, ns, with the

@@ -13,6 +13,7 @@ pub mod record;
 mod speed;
 pub mod spread;
 pub mod summary;
+pub mod vectors;
 
 pub use build::{Context, probe_records};
 pub use record::{Comparison, Cost, Counters, EqualSpeed, Record, RowKey};

@@ -25,6 +25,9 @@ pub struct Summary {
     /// runs, and the floor of the null syscall they make: never measured
     /// parts (those need another boot).
     pub kernel: super::floors::KernelPrices,
+    /// The kernel's attack-vector controls and what each enabled vector's
+    /// mitigations cost here, replayed.
+    pub attack_vectors: super::vectors::AttackVectors,
     /// What the run cannot tell, and the boots that would.
     pub next_step: NextStep,
     /// The mitigations' parts of the tolls, where stored run sets of other
@@ -269,6 +272,7 @@ pub fn of(doc: &RunDocument) -> Summary {
     let tolls = LINES.iter().filter_map(|spec| run.toll(spec)).collect();
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
+    let kernel = super::floors::of(doc);
     Summary {
         machine: format!(
             "{}, kernel {}",
@@ -277,11 +281,11 @@ pub fn of(doc: &RunDocument) -> Summary {
         command_line: crate::inventory::mitigation_words(&doc.inventory.kernel.cmdline),
         in_force,
         tolls,
-        kernel: super::floors::of(doc),
+        attack_vectors: super::vectors::of(&doc.inventory, &kernel),
+        kernel,
         next_step: NextStep {
             boots,
-            then: "`mitbench run` on each and `mitbench attribute` (see `mitbench plan`)"
-                .to_string(),
+            then: "`mitbench run` on each, `mitbench attribute` (`mitbench plan`)".to_string(),
         },
         attributed: doc.attributed.clone(),
     }

@@ -29,6 +29,7 @@ struct Page {
     /// The kernel's mitigations priced per occurrence, and what one run
     /// cannot tell of them.
     kernel_prices: Option<String>,
+    attack_vectors: String,
     not_measured: String,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
@@ -127,6 +128,7 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         summary_rows: super::summary::rows(&summary),
         answer_plot: plots::answer(&summary)?,
         kernel_prices: super::summary::kernel_prices(&summary.kernel),
+        attack_vectors: super::summary::attack_vectors(&summary.attack_vectors),
         not_measured: super::summary::not_measured(&summary),
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),

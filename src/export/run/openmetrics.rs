@@ -64,6 +64,70 @@ impl Family {
     }
 }
 
+/// Each attack vector: whether the command line leaves it enabled, and
+/// for an enabled one what its mitigations that `no_<vector>` would turn
+/// off cost, replayed: per getpid (a floor) and per context switch, each
+/// with the 95% interval another run's figure may land in.
+fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
+    let mut enabled = Family::new(
+        "mitbench_attack_vector_enabled",
+        "1 where the kernel's mitigations= options leave the attack vector mitigated, 0 where they turn it off.",
+    );
+    // A kernel without the controls has no vectors to report.
+    let read = v.controls.unavailable.is_none();
+    for vector in v
+        .controls
+        .enabled
+        .iter()
+        .chain(&v.controls.disabled)
+        .filter(|_| read)
+    {
+        let on = v.controls.enables(*vector);
+        enabled.add(
+            &vec![label("vector", vector.name())],
+            f64::from(u8::from(on)),
+        );
+    }
+    let mut figures = [
+        Family::new(
+            "mitbench_attack_vector_getpid_floor_seconds",
+            "The part of one getpid that the mitigations no_<vector> would turn off take at least, replayed in user mode; not a measured part.",
+        ),
+        Family::new(
+            "mitbench_attack_vector_getpid_floor_ci95_low_seconds",
+            "Lower end of the 95% interval another run's floor may land in.",
+        ),
+        Family::new(
+            "mitbench_attack_vector_getpid_floor_ci95_high_seconds",
+            "Upper end of the 95% interval another run's floor may land in.",
+        ),
+        Family::new(
+            "mitbench_attack_vector_switch_price_seconds",
+            "What the mitigations no_<vector> would turn off add to a context switch, replayed in user mode.",
+        ),
+        Family::new(
+            "mitbench_attack_vector_switch_price_ci95_low_seconds",
+            "Lower end of the 95% interval another run's price may land in.",
+        ),
+        Family::new(
+            "mitbench_attack_vector_switch_price_ci95_high_seconds",
+            "Upper end of the 95% interval another run's price may land in.",
+        ),
+    ];
+    for cost in &v.vectors {
+        let labels = vec![label("vector", cost.vector.name())];
+        for (figure, first) in [(cost.per_crossing_ns, 0), (cost.per_switch_ns, 3)] {
+            let Some(f) = figure else { continue };
+            figures[first].add(&labels, f.value / 1e9);
+            if let Some([lo, hi]) = f.ci95 {
+                figures[first + 1].add(&labels, lo / 1e9);
+                figures[first + 2].add(&labels, hi / 1e9);
+            }
+        }
+    }
+    std::iter::once(enabled).chain(figures).collect()
+}
+
 /// A sample value: Go's float syntax accepts Rust's shortest round-trip
 /// form, and integers print without a fraction.
 fn number(value: f64) -> String {
@@ -262,6 +326,8 @@ impl Exporter for OpenMetricsExporter {
             floor.add(&Vec::new(), f.value / 1e9);
         }
 
+        let vectors = attack_vectors(&crate::results::vectors::of(&doc.inventory, &kernel));
+
         let inv = &doc.inventory;
         let mut machine = Family::new(
             "mitbench_machine_info",
@@ -336,13 +402,17 @@ impl Exporter for OpenMetricsExporter {
             &price_low,
             &price_high,
             &floor,
+        ]
+        .into_iter()
+        .chain(&vectors)
+        .chain([
             &machine,
             &vulnerability,
             &build,
             &start,
             &duration,
             &interrupted,
-        ] {
+        ]) {
             family.write(&mut out);
         }
         Ok(out.into_bytes())

@@ -4,8 +4,10 @@
 use crate::analysis::figure::Figure;
 use crate::export::number::format_cost;
 use crate::export::text_table::wrap;
+use crate::mitigations::vectors::Vector;
 use crate::results::floors::{KernelPrice, KernelPrices};
 use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
+use crate::results::vectors::{AttackVectors, VectorCost};
 use std::fmt::Write as _;
 
 /// Columns the label takes before a toll's figures.
@@ -113,14 +115,21 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
         2,
         width,
     ));
-    if !summary.command_line.is_empty() {
-        out.extend(wrap(
-            "command line:",
-            &summary.command_line.join(" "),
-            2,
-            width,
-        ));
+    let others: Vec<&str> = summary
+        .command_line
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.starts_with("mitigations="))
+        .collect();
+    if !others.is_empty() {
+        out.extend(wrap("command line:", &others.join(" "), 2, width));
     }
+    out.extend(wrap(
+        "vectors, replayed:",
+        &attack_vectors(&summary.attack_vectors),
+        2,
+        width,
+    ));
     for toll in &summary.tolls {
         let label = format!("{:<LABEL$}", toll.kind.label());
         let text = format!("{} [{}]", body(toll), sources(toll));
@@ -135,16 +144,106 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
             width,
         ));
     }
-    if let Some(prices) = kernel_prices(&summary.kernel) {
-        out.extend(wrap("kernel, replayed:", &prices, 2, width));
+    // What the run cannot tell closes the price list's paragraph, where
+    // there is one: a line of the screen the Intel price list needs.
+    let rest = format!(
+        "not measured: {} (the boots that would: `mitbench plan`)",
+        not_measured(summary).trim_end_matches('.')
+    );
+    match kernel_prices(&summary.kernel) {
+        Some(prices) => out.extend(wrap(
+            "kernel, replayed:",
+            &format!("{prices}; {rest}"),
+            2,
+            width,
+        )),
+        None => out.extend(wrap(&rest, "", 2, width)),
     }
-    out.extend(wrap(
-        "not measured:",
-        &format!("{} {}", not_measured(summary), next_step(summary, "`")),
-        2,
-        width,
-    ));
     out
+}
+
+/// The vector controls and each enabled vector's price in one paragraph:
+/// "mitigations=auto,no_guest_host: user_kernel keeps retpoline, ...:
+/// ≥ 17.8 ns of getpid, +33 ns ±5 a switch; ...".
+pub fn attack_vectors(v: &AttackVectors) -> String {
+    let c = &v.controls;
+    if let Some(why) = &c.unavailable {
+        return why.clone();
+    }
+    let (bare, kept): (Vec<&VectorCost>, Vec<&VectorCost>) =
+        v.vectors.iter().partition(|v| v.keeps.is_empty());
+    let mut parts: Vec<String> = kept.into_iter().map(vector_cost).collect();
+    parts.extend(kept_by_several(&v.vectors));
+    let names = |vs: &mut dyn Iterator<Item = Vector>| vs.map(Vector::name).collect::<Vec<_>>();
+    if !bare.is_empty() {
+        let bare = names(&mut bare.iter().map(|v| v.vector));
+        parts.push(format!("{} keep none", bare.join(", ")));
+    }
+    if !c.disabled.is_empty() {
+        let guests = match v.guests.split(':').next() {
+            Some(g @ ("can run guests" | "runs no guests")) => format!(" (this machine {g})"),
+            _ => String::new(),
+        };
+        let off = names(&mut c.disabled.iter().copied());
+        parts.push(format!("{} off{guests}", off.join(", ")));
+    }
+    // The word itself is in the JSON; the answer says what it did, and
+    // what of it the kernel does not take as written.
+    parts.extend(c.problems.iter().cloned());
+    parts.join("; ")
+}
+
+/// "user_kernel ≥ 17.8 ns of getpid, +33 ns ±5 a switch (retpoline, RSB
+/// filling)": what `no_<vector>` would turn off and its price.
+fn vector_cost(v: &VectorCost) -> String {
+    let mut prices: Vec<String> = Vec::new();
+    if let Some(f) = v.per_crossing_ns {
+        prices.push(format!("{} of getpid", floor(f)));
+    }
+    if let Some(f) = v.per_switch_ns {
+        prices.push(format!("+{} a switch", ns(f)));
+    }
+    let off: Vec<&str> = v.turns_off.iter().map(|m| brief(m)).collect();
+    match (prices.is_empty(), off.is_empty()) {
+        (_, true) => format!("{} turns none off alone", v.vector.name()),
+        (true, false) => format!(
+            "{} ({}): not priced in this run",
+            v.vector.name(),
+            off.join(", ")
+        ),
+        (false, false) => format!(
+            "{} {} ({})",
+            v.vector.name(),
+            prices.join(", "),
+            off.join(", ")
+        ),
+    }
+}
+
+/// The mitigations in force that no one vector turns off, each with the
+/// vectors that keep it: "VERW buffer clearing goes only with user_kernel
+/// and user_user both off".
+fn kept_by_several(vectors: &[VectorCost]) -> Vec<String> {
+    let mut shared: Vec<(&str, Vec<&str>)> = Vec::new();
+    for v in vectors {
+        for m in v.keeps.iter().filter(|m| !v.turns_off.contains(m)) {
+            match shared.iter_mut().find(|(name, _)| name == m) {
+                Some((_, by)) => by.push(v.vector.name()),
+                None => shared.push((m, vec![v.vector.name()])),
+            }
+        }
+    }
+    shared
+        .into_iter()
+        .map(|(m, by)| format!("{} stays unless {} are off", brief(m), by.join(", ")))
+        .collect()
+}
+
+/// A mitigation's name to its first word group: "retpoline", not
+/// "retpoline / IBRS / eIBRS"; "return thunks", not "return thunks / SRSO
+/// safe-RET".
+fn brief(name: &str) -> &str {
+    short_name(name).split(" / ").next().unwrap_or(name)
 }
 
 /// What a run cannot tell of the kernel's mitigations.
@@ -336,6 +435,11 @@ pub fn markdown(summary: &Summary) -> String {
             text(&parts.join("; "))
         );
     }
+    let _ = writeln!(
+        out,
+        "\nAttack vectors, replayed in user mode: {}.",
+        text(&attack_vectors(&summary.attack_vectors))
+    );
     if let Some(prices) = kernel_prices(&summary.kernel) {
         let _ = writeln!(
             out,

@@ -1,0 +1,142 @@
+//! What each attack vector costs here: for every vector the command line
+//! leaves enabled, the mitigations in force it keeps, those `no_<vector>`
+//! would turn off, and their price from the run's replay of the kernel's
+//! sequences ([`super::floors`]): a floor per crossing and a price per
+//! context switch. Replayed, never measured: only a boot with the vector
+//! off measures what it saves (`mitbench plan` names that boot).
+
+use super::floors::{KernelPrice, KernelPrices, sum_of_one_run};
+use crate::analysis::figure::Figure;
+use crate::inventory::Inventory;
+use crate::mitigations::sequences::Occurs;
+use crate::mitigations::vectors::{self, Controls, Vector};
+use crate::mitigations::{self, Mitigation};
+use serde::Serialize;
+
+/// The vector controls of the running kernel and what each costs.
+#[derive(Debug, Clone, Serialize)]
+pub struct AttackVectors {
+    pub controls: Controls,
+    /// Whether this machine can run guests, which makes the guest vectors
+    /// relevant (the inventory's `facilities.guests`).
+    pub guests: String,
+    pub vectors: Vec<VectorCost>,
+}
+
+/// One enabled vector, priced.
+#[derive(Debug, Clone, Serialize)]
+pub struct VectorCost {
+    pub vector: Vector,
+    /// What it protects, so that the price is not read as advice.
+    pub protects: &'static str,
+    /// The mitigations in force it needs (the catalogue's names).
+    pub keeps: Vec<&'static str>,
+    /// Those `no_<vector>` would turn off here.
+    pub turns_off: Vec<&'static str>,
+    /// The part of one null syscall they take at least, ns (floors of
+    /// sequences run a known number of times per crossing).
+    pub per_crossing_ns: Option<Figure>,
+    /// What they add to a context switch, ns.
+    pub per_switch_ns: Option<Figure>,
+    /// "replayed": the figures price the kernel's sequences in user mode.
+    pub source: &'static str,
+    /// Prices per occurrence whose count per crossing is unknown, and
+    /// mitigations it would turn off that no row prices, with why.
+    pub unpriced: Vec<String>,
+}
+
+/// The vectors of `inventory`'s command line, priced by `prices`.
+pub fn of(inventory: &Inventory, prices: &KernelPrices) -> AttackVectors {
+    let cmdline = &inventory.kernel.cmdline;
+    let controls = vectors::read(cmdline, &inventory.kernel.release);
+    let in_force = in_force(inventory);
+    let vectors = match controls.unavailable {
+        Some(_) => Vec::new(),
+        None => vectors::kept(&controls, &in_force, cmdline)
+            .into_iter()
+            .map(|k| priced(k, prices, inventory))
+            .collect(),
+    };
+    AttackVectors {
+        controls,
+        guests: match inventory.facilities.guests.as_str() {
+            "" => crate::inventory::UNKNOWN.to_string(),
+            g => g.to_string(),
+        },
+        vectors,
+    }
+}
+
+/// The catalogue's mitigations the vulnerability files say run, once each.
+pub fn in_force(inventory: &Inventory) -> Vec<&'static Mitigation> {
+    let mut found: Vec<&'static Mitigation> = Vec::new();
+    for f in mitigations::kernel::in_force(&inventory.cpu.vulnerabilities) {
+        for m in mitigations::of_file(&f.vulnerability, &f.line) {
+            if !found.iter().any(|known| known.name == m.name) {
+                found.push(m);
+            }
+        }
+    }
+    found
+}
+
+fn priced(kept: vectors::Kept, prices: &KernelPrices, inventory: &Inventory) -> VectorCost {
+    let names = |ms: &[&'static Mitigation]| ms.iter().map(|m| m.name).collect::<Vec<_>>();
+    let turns_off = names(&kept.alone);
+    let its: Vec<&KernelPrice> = prices
+        .prices
+        .iter()
+        .filter(|p| turns_off.contains(&p.mitigation))
+        .collect();
+    let per_crossing_ns = sum_of_one_run(its.iter().filter_map(|p| p.getpid_floor_ns));
+    let per_switch_ns = sum_of_one_run(
+        its.iter()
+            .filter(|p| p.occurs == Occurs::PerSwitch)
+            .filter_map(|p| p.price_ns),
+    );
+    let mut unpriced: Vec<String> = its
+        .iter()
+        .filter(|p| p.occurs.per_syscall().is_none())
+        .filter_map(|p| {
+            let price = p.price_ns?;
+            Some(format!(
+                "{}: +{:.3} ns {}, how often a crossing runs it unknown",
+                p.mitigation,
+                price.value,
+                p.occurs.describe()
+            ))
+        })
+        .collect();
+    for name in &turns_off {
+        if !its
+            .iter()
+            .any(|p| p.mitigation == *name && p.price_ns.is_some())
+        {
+            let why = prices
+                .not_run
+                .iter()
+                .find(|n| n.mitigation == *name)
+                .map_or("no sequence of the price list replays it", |n| {
+                    n.why.as_str()
+                });
+            unpriced.push(format!("{name}: {why}"));
+        }
+    }
+    if kept.vector == Vector::CrossThread {
+        unpriced.push(format!(
+            "its mitigations act between the hyperthreads of a core (STIBP, SMT off under \
+             auto,nosmt): SMT active here: {}",
+            inventory.cpu.smt_active
+        ));
+    }
+    VectorCost {
+        vector: kept.vector,
+        protects: kept.vector.protects(),
+        keeps: names(&kept.keeps),
+        turns_off,
+        per_crossing_ns,
+        per_switch_ns,
+        source: "replayed",
+        unpriced,
+    }
+}
