@@ -4,8 +4,10 @@
 //! line. mitbench never reboots or changes a boot setting; the plan says
 //! how a user makes each boot once, and what to run on it.
 
+use crate::analysis::figure::Figure;
 use crate::inventory::Inventory;
 use crate::mitigations::kernel::{self as switches, InForce};
+use crate::mitigations::vectors::{self, Vector};
 use serde::Serialize;
 
 /// Ways to make a boot with another command line once, for the user to
@@ -39,6 +41,37 @@ pub struct Plan {
     pub note: Option<String>,
     /// Whether the boots' `measured` were read from a history.
     pub history_read: bool,
+    /// The attack-vector controls of the present command line, and a boot
+    /// for each vector whose `no_<vector>` would turn off a mitigation in
+    /// force here (none where the kernel has no vector controls).
+    pub vectors: crate::mitigations::vectors::Controls,
+    pub vector_boots: Vec<VectorBoot>,
+}
+
+/// A boot with one more attack vector off: the present `mitigations=` word
+/// with `no_<vector>` added, so the options it has stay.
+#[derive(Debug, Clone, Serialize)]
+pub struct VectorBoot {
+    pub vector: Vector,
+    pub protects: &'static str,
+    /// The `mitigations=` word this boot has in place of the present one.
+    pub adds: String,
+    pub cmdline: String,
+    /// The mitigations in force here it would turn off.
+    pub turns_off: Vec<&'static str>,
+    /// What the last stored run's replay predicts it saves, where a run
+    /// of this machine priced them: per getpid at least, per switch.
+    pub predicted: Option<Predicted>,
+    /// As [`Boot::measured`].
+    pub measured: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Predicted {
+    /// The run whose price list this is.
+    pub from_run: i64,
+    pub getpid_floor_ns: Option<Figure>,
+    pub per_switch_ns: Option<Figure>,
 }
 
 /// One boot of the plan.
@@ -88,6 +121,11 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         }
     }
     let probes: Vec<String> = SELECTION.iter().map(|p| format!("--probe {p}")).collect();
+    let controls = vectors::read(&present, &inventory.kernel.release);
+    let vector_boots = match (&controls.unavailable, already_off) {
+        (None, false) => vector_boots(inventory, &controls, &base),
+        _ => Vec::new(),
+    };
     Plan {
         machine: format!(
             "{}, kernel {}",
@@ -98,7 +136,34 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         run: format!("mitbench run --runs {runs} {}", probes.join(" ")),
         note,
         history_read: false,
+        vectors: controls,
+        vector_boots,
     }
+}
+
+/// A boot per enabled vector whose option would turn something off here.
+fn vector_boots(
+    inventory: &Inventory,
+    controls: &vectors::Controls,
+    base: &str,
+) -> Vec<VectorBoot> {
+    let in_force = crate::results::vectors::in_force(inventory);
+    vectors::kept(controls, &in_force, &inventory.kernel.cmdline)
+        .into_iter()
+        .filter(|k| !k.alone.is_empty())
+        .map(|k| {
+            let adds = vectors::word_without(controls, k.vector);
+            VectorBoot {
+                vector: k.vector,
+                protects: k.vector.protects(),
+                cmdline: with_word(base, &adds),
+                adds,
+                turns_off: k.alone.iter().map(|m| m.name).collect(),
+                predicted: None,
+                measured: None,
+            }
+        })
+        .collect()
 }
 
 fn boot(name: &str, word: &str, base: &str) -> Boot {
@@ -111,15 +176,14 @@ fn boot(name: &str, word: &str, base: &str) -> Boot {
 }
 
 impl Plan {
-    /// Marks each boot measured where one of `sets` (the history's newest
-    /// of each command line) ran under its command line: the set with the
-    /// fewest process controls on, as the boot's own.
+    /// Marks each boot (and vector boot) measured where one of `sets` (the
+    /// history's newest of each command line) ran under its command line:
+    /// the set with the fewest process controls on, as the boot's own.
     pub fn mark_measured(&mut self, sets: &[crate::history::StoredSet]) {
         self.history_read = true;
-        for boot in &mut self.boots {
-            boot.measured = sets
-                .iter()
-                .filter(|s| without_boot_image(&s.cmdline) == boot.cmdline)
+        let newest = |cmdline: &str| {
+            sets.iter()
+                .filter(|s| without_boot_image(&s.cmdline) == cmdline)
                 .min_by_key(|s| crate::mitigations::process::on(&s.controls).len())
                 .map(|s| {
                     format!(
@@ -128,6 +192,39 @@ impl Plan {
                         s.ids.len(),
                         s.started_at
                     )
+                })
+        };
+        for boot in &mut self.vector_boots {
+            boot.measured = newest(&boot.cmdline);
+        }
+        for boot in &mut self.boots {
+            boot.measured = newest(&boot.cmdline);
+        }
+    }
+
+    /// Each vector boot's saving as the stored run `id` (`doc`) priced
+    /// its sequences, where that run measured this machine's command line.
+    pub fn predict(&mut self, id: i64, doc: &crate::results::RunDocument) {
+        let machine = format!(
+            "{}, kernel {}",
+            doc.inventory.cpu.model_name, doc.inventory.kernel.release
+        );
+        if machine != self.machine
+            || without_boot_image(&doc.inventory.kernel.cmdline) != self.boots[0].cmdline
+        {
+            return;
+        }
+        let prices = crate::results::floors::of(doc);
+        let costs = crate::results::vectors::of(&doc.inventory, &prices).vectors;
+        for boot in &mut self.vector_boots {
+            boot.predicted = costs
+                .iter()
+                .find(|c| c.vector == boot.vector)
+                .filter(|c| c.per_crossing_ns.is_some() || c.per_switch_ns.is_some())
+                .map(|c| Predicted {
+                    from_run: id,
+                    getpid_floor_ns: c.per_crossing_ns,
+                    per_switch_ns: c.per_switch_ns,
                 });
         }
     }

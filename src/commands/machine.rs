@@ -58,13 +58,16 @@ pub fn plan(json: bool, runs: usize, root: &Path, store: &HistoryArgs) -> Exit {
     };
     // Which boots the history holds a set of: those of the last run's host
     // and build. No history, or one that cannot be read, marks none.
+    // The last run's price list predicts what each vector boot saves.
     if let Ok(Some(history)) = super::stored::open_history(store)
-        && let Ok(sets) = history
+        && let Ok((id, last)) = history
             .nth_last(0)
-            .and_then(|last| history.load(last))
-            .and_then(|last| history.latest_sets(&last))
+            .and_then(|id| Ok((id, history.load(id)?)))
     {
-        plan.mark_measured(&sets);
+        if let Ok(sets) = history.latest_sets(&last) {
+            plan.mark_measured(&sets);
+        }
+        plan.predict(id, &last);
     }
     if json {
         return print_json(&plan);

@@ -1,7 +1,9 @@
 //! A boot plan (`crate::plan`) as text that keeps to a width; the command
 //! lines stay whole, one to a line, for copying.
 
+use super::run::summary as run_summary;
 use super::terminal::{Prose, terminal_safe};
+use crate::mitigations::vectors::Vector;
 use crate::plan::Plan;
 use std::fmt::Write as _;
 
@@ -38,6 +40,7 @@ pub fn render(plan: &Plan, width: usize) -> String {
             );
         }
     }
+    vector_boots(plan, &mut out, plan.boots.len());
     let _ = writeln!(out);
     out.say("on each boot:", &plan.run, 2);
     out.say(
@@ -53,4 +56,63 @@ pub fn render(plan: &Plan, width: usize) -> String {
         out.say("  -", how, 4);
     }
     out.text
+}
+
+/// The attack-vector controls and a boot per vector whose option would
+/// turn something off here, numbered on from the boots above.
+fn vector_boots(plan: &Plan, out: &mut Prose, numbered: usize) {
+    let c = &plan.vectors;
+    let _ = writeln!(out);
+    if let Some(why) = &c.unavailable {
+        out.say("attack vectors:", &format!("{why}: no vector boots"), 2);
+    } else {
+        let names = |vs: &[Vector]| vs.iter().map(|v| v.name()).collect::<Vec<_>>().join(", ");
+        let off = match c.disabled.is_empty() {
+            true => String::new(),
+            false => format!("; off: {}", names(&c.disabled)),
+        };
+        out.say(
+            "attack vectors:",
+            &format!("enabled: {}{off}", names(&c.enabled)),
+            2,
+        );
+    }
+    for problem in &c.problems {
+        out.say("  note:", problem, 4);
+    }
+    for (i, boot) in plan.vector_boots.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. without {} (adds {} to mitigations=):",
+            numbered + i + 1,
+            boot.vector.name(),
+            boot.vector.option()
+        );
+        let _ = writeln!(out, "   {}", terminal_safe(&boot.cmdline, false));
+        out.say("   turns off:", &boot.turns_off.join(", "), 5);
+        let predicted = match &boot.predicted {
+            Some(p) => {
+                let mut parts = Vec::new();
+                if let Some(f) = p.getpid_floor_ns {
+                    parts.push(format!("{} of getpid", run_summary::floor(f)));
+                }
+                if let Some(f) = p.per_switch_ns {
+                    parts.push(format!("+{} a switch", run_summary::ns(f)));
+                }
+                format!("{}, as run {} replayed them", parts.join(", "), p.from_run)
+            }
+            None => "not priced: the history's last run of this machine priced none of them \
+                     (mitbench run --probe kernel prices them)"
+                .into(),
+        };
+        out.say("   saves:", &predicted, 5);
+        out.say(
+            "   protects:",
+            &format!("{}: the saving is its price, not advice", boot.protects),
+            5,
+        );
+        if let Some(set) = &boot.measured {
+            let _ = writeln!(out, "   measured: set {set}");
+        }
+    }
 }
