@@ -13,6 +13,7 @@ pub mod parts;
 mod procs;
 mod supervise;
 mod tracefs;
+pub mod vectors;
 pub mod workloads;
 
 use crate::analysis;
@@ -49,6 +50,8 @@ pub fn toll_probes() -> Vec<String> {
         .flat_map(|t| t.rows())
         .map(|(probe, _)| probe.to_string())
         .collect();
+    // The kernel's price list, which splits the tolls by attack vector.
+    probes.push(crate::mitigations::sequences::PROBE.to_string());
     probes.sort();
     probes.dedup();
     probes
@@ -108,6 +111,9 @@ pub struct Tax {
     /// The named mitigations in force in these tolls, and the part of a
     /// toll measured for each where this machine could.
     pub mitigations: Vec<named::Named>,
+    /// Each enabled attack vector's part of the workload's CPU time, from
+    /// the replayed prices of what turning it off would turn off.
+    pub per_vector: Vec<vectors::VectorShare>,
     /// Each mitigation's part of the workload's CPU time (see `parts`);
     /// None until priced.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -196,6 +202,7 @@ pub fn estimate(
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
         mitigations: named::in_force(tolls, &counted),
+        per_vector: vectors::per_vector(tolls, &counted, cpu_s),
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),
         counted,

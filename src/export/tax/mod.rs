@@ -128,6 +128,26 @@ fn per_mitigation_lines(per: &crate::tax::parts::PerMitigation) -> Vec<String> {
 }
 
 /// A row's cells, in [`HEADER`]'s order.
+/// "by attack vector, replayed: user_kernel ≥ 1.2% of CPU time (...)", a
+/// line per enabled vector.
+fn per_vector_lines(tax: &Tax) -> Vec<String> {
+    tax.per_vector
+        .iter()
+        .map(|v| {
+            let share = match &v.share_pct {
+                // A floor, said as its one-sided 95% bound.
+                Some(f) => format!(
+                    "≥ {:.2}% of the workload's CPU time; {}",
+                    f.lower_bound_95().unwrap_or(f.value).max(0.0),
+                    v.from
+                ),
+                None => v.from.clone(),
+            };
+            format!("{}: {share}", v.vector.name())
+        })
+        .collect()
+}
+
 fn cells(r: &TaxRow) -> [String; 7] {
     let count = match (&r.count, &r.unsupported) {
         (Some(n), _) => n.to_string(),
@@ -300,6 +320,16 @@ pub fn render(tax: &Tax, style: Style, width: usize) -> String {
             let _ = writeln!(out, "{line}");
         }
     }
+    let by_vector = per_vector_lines(tax);
+    if !by_vector.is_empty() {
+        let _ = writeln!(
+            out,
+            "by attack vector (what no_<vector> would turn off), replayed:"
+        );
+    }
+    for line in by_vector {
+        let _ = writeln!(out, "  {line}");
+    }
     if let Some(why) = &tax.check_unsupported {
         let _ = writeln!(out, "check: unsupported: {why}");
     }
@@ -327,6 +357,7 @@ struct Page<'a> {
     check: Option<String>,
     check_unsupported: Option<&'a str>,
     per_mitigation: Vec<String>,
+    per_vector: Vec<String>,
     per_crossing_plot: Option<crate::export::plots::Plot>,
 }
 
@@ -406,6 +437,7 @@ pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
             .as_ref()
             .map(per_mitigation_lines)
             .unwrap_or_default(),
+        per_vector: per_vector_lines(tax),
         per_crossing_plot: per_crossing_plot(tax)?,
     };
     render_page("tax.html", &page)

@@ -1,0 +1,82 @@
+//! A workload's crossing time split by attack vector: for each vector the
+//! command line leaves enabled, the syscalls counted times the floor the
+//! mitigations `no_<vector>` would turn off take of one (replayed by the
+//! tolls' run, `results::vectors`), and the context switches counted times
+//! what they add to one. A floor and a replay, never a measured part: a
+//! boot with the vector off measures that (`mitbench plan`).
+
+use super::count::Counted;
+use crate::analysis::figure::Figure;
+use crate::mitigations::crossing::Crossing;
+use crate::mitigations::vectors::Vector;
+use crate::results::RunDocument;
+use crate::results::floors::{self, sum_of_one_run};
+use serde::Serialize;
+
+/// One enabled vector's part of the workload's CPU time.
+#[derive(Debug, Clone, Serialize)]
+pub struct VectorShare {
+    pub vector: Vector,
+    /// The mitigations in force `no_<vector>` would turn off.
+    pub turns_off: Vec<&'static str>,
+    /// Their time in the workload's counted crossings, ms, at least
+    /// (floors per syscall, prices per switch), with the 95% interval.
+    pub ms: Option<Figure>,
+    /// The same as a percent of the CPU time the shares are of.
+    pub share_pct: Option<Figure>,
+    /// What it stands on, or why there is none.
+    pub from: String,
+}
+
+/// Each enabled vector of the tolls' boot, priced over `counted`'s
+/// syscalls and switches, as shares of `cpu_s`.
+pub fn per_vector(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Vec<VectorShare> {
+    let count = |kind: Crossing| {
+        counted
+            .counts
+            .iter()
+            .find(|c| c.kind == kind)
+            .and_then(|c| c.count)
+    };
+    let (syscalls, switches) = (count(Crossing::Syscall), count(Crossing::ContextSwitch));
+    let prices = floors::of(tolls);
+    let vectors = crate::results::vectors::of(&tolls.inventory, &prices);
+    vectors
+        .vectors
+        .into_iter()
+        .map(|v| {
+            // Each part: its count times its price per crossing, ns -> ms.
+            let parts = [(syscalls, v.per_crossing_ns), (switches, v.per_switch_ns)];
+            let ms = sum_of_one_run(parts.iter().filter_map(|(n, price)| {
+                let (n, f) = ((*n)? as f64, (*price)?);
+                Some(Figure::new(
+                    n * f.value / 1e6,
+                    f.ci95.map(|[lo, hi]| [n * lo / 1e6, n * hi / 1e6]),
+                ))
+            }));
+            let pct = |ms: f64| ms / 1e3 / cpu_s * 100.0;
+            let share_pct = ms
+                .filter(|_| cpu_s > 0.0)
+                .map(|f| Figure::new(pct(f.value), f.ci95.map(|[lo, hi]| [pct(lo), pct(hi)])));
+            let from = match (&ms, v.turns_off.is_empty()) {
+                (_, true) => "turns nothing in force off alone".to_string(),
+                (None, false) => format!(
+                    "not priced: the tolls' run priced none of {} over a counted crossing",
+                    v.turns_off.join(", ")
+                ),
+                (Some(_), false) => format!(
+                    "syscalls x the floor of getpid, switches x the price per switch, \
+                     replayed by {}",
+                    crate::mitigations::sequences::PROBE
+                ),
+            };
+            VectorShare {
+                vector: v.vector,
+                turns_off: v.turns_off,
+                ms,
+                share_pct,
+                from,
+            }
+        })
+        .collect()
+}
