@@ -4,7 +4,7 @@
 //! attribute by construction. "Consistent with", never proof.
 
 use super::{Explanation, InRun, InventoryChange, RowChange, Verdict};
-use crate::mitigations::{switched_by, taxes};
+use crate::mitigations::{switched_by_change, taxes};
 use crate::probes::Role;
 use crate::results::RunDocument;
 /// Marks each changed row with the mitigations an inventory change can
@@ -19,7 +19,7 @@ pub(super) fn explain(
     for row in rows.iter_mut().filter(|r| r.verdict != Verdict::Same) {
         let name = format!("{} {}", row.key.id, row.key.variant);
         for change in inventory {
-            for m in switched_by(&change.key) {
+            for m in switched_by_change(&change.key, &change.old, &change.new) {
                 if !taxes(m, &row.key.id) {
                     continue;
                 }

@@ -291,6 +291,31 @@ pub fn switched_by(key: &str) -> Vec<&'static Mitigation> {
         .collect()
 }
 
+/// The mitigations a change of this inventory key from `old` to `new` can
+/// switch: where both are `mitigations=` words that leave some vector on,
+/// those whose vectors (one enabled keeps it) differ between the two;
+/// else every one [`switched_by`] names.
+pub fn switched_by_change(key: &str, old: &str, new: &str) -> Vec<&'static Mitigation> {
+    let all = switched_by(key);
+    if !key.to_ascii_lowercase().ends_with("cmdline: mitigations") {
+        return all;
+    }
+    // The release only decides whether options are read; a change of them
+    // is read as a kernel that reads them would.
+    let enabled = |word: &str| {
+        let word = if word == "absent" { "auto" } else { word };
+        vectors::read(&format!("mitigations={word}"), "6.17").enabled
+    };
+    let (before, after) = (enabled(old), enabled(new));
+    if before.is_empty() || after.is_empty() || before == after {
+        return all;
+    }
+    let kept = |on: &[Vector], m: &Mitigation| m.vectors.iter().any(|v| on.contains(v));
+    all.into_iter()
+        .filter(|m| !m.vectors.is_empty() && kept(&before, m) != kept(&after, m))
+        .collect()
+}
+
 /// The mitigations a vulnerability file's line says run: those of the
 /// file whose words stand in the line, or that need none. Empty where the
 /// line says none runs ([`kernel::mitigated`]).
@@ -451,6 +476,28 @@ mod tests {
             let listed = kernel_names.iter().any(|(n, _)| *n == m.name);
             assert!(listed || m.vectors.len() <= 1, "{}", m.name);
         }
+    }
+
+    #[test]
+    fn a_vector_option_switches_only_what_no_other_enabled_vector_keeps() {
+        let names = |old: &str, new: &str| -> Vec<&str> {
+            switched_by_change("cmdline: mitigations", old, new)
+                .iter()
+                .map(|m| m.name)
+                .collect()
+        };
+        let guest = "auto,no_guest_host,no_guest_guest";
+        let switched = names(guest, &format!("{guest},no_user_user"));
+        assert_eq!(switched, ["IBPB"], "VERW stays for user_kernel");
+        let switched = names(guest, &format!("{guest},no_user_kernel"));
+        assert!(switched.contains(&"PTI (page-table isolation)"));
+        assert!(switched.contains(&"retpoline / IBRS / eIBRS"));
+        assert!(!switched.contains(&"IBPB"));
+        // Off, or a change the vectors do not tell (nosmt): every one.
+        assert_eq!(names("auto", "off"), names("absent", "off"));
+        assert!(names("auto", "auto,nosmt").len() >= 8);
+        let other = switched_by_change("cmdline: nopti", "absent", "set");
+        assert_eq!(other.len(), switched_by("cmdline: nopti").len());
     }
 
     #[test]
