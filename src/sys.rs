@@ -27,6 +27,26 @@ pub fn syscall0(nr: libc::c_long) -> i64 {
     ret
 }
 
+/// A syscall with one argument and no memory effects on us (getuid, or
+/// close on a descriptor that is not open): `nomem` as for [`syscall0`].
+#[inline(always)]
+pub fn syscall1(nr: libc::c_long, a: usize) -> i64 {
+    let ret: i64;
+    // SAFETY: as for syscall0; callers pass calls that touch none of our
+    // memory whatever the argument.
+    unsafe {
+        asm!(
+            "syscall",
+            inlateout("rax") nr => ret,
+            in("rdi") a,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack, nomem, preserves_flags)
+        );
+    }
+    ret
+}
+
 /// A syscall with two arguments.
 ///
 /// # Safety

@@ -3,6 +3,7 @@
 //! families' tolls are read against.
 
 pub mod pingpong;
+pub(crate) mod returns;
 pub(crate) mod spawn;
 pub(crate) mod syscall;
 
@@ -11,6 +12,7 @@ use super::AnyProbe;
 pub fn probes() -> Vec<&'static dyn AnyProbe> {
     vec![
         &syscall::Getpid,
+        &returns::SyscallReturn,
         &syscall::ClockGettime,
         &pingpong::ContextSwitch,
         &spawn::Thread,
