@@ -243,6 +243,10 @@ fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
         (("kernel/sequences", "indirect-call"), 1.1),
         (("kernel/sequences", "its-indirect-thunk"), 1.5),
         (("kernel/sequences", "its-return-thunk"), 0.3),
+        // The return after a crossing, which the null syscall's line names.
+        (("os/syscall-return", "call+ret"), 0.0),
+        (("os/syscall-return", "getpid/inline"), 102.0),
+        (("os/syscall-return", "getpid/in-fn"), 135.0),
         (
             ("syscall/specctrl-switch", "indirect_branch=disable"),
             1800.0,
@@ -277,6 +281,12 @@ fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
     }
     let lines = summary::lines(&of(&doc), 100);
     let text = lines.join("\n");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("null syscall") && l.contains("from a function +33")),
+        "{text}"
+    );
     for named in ["BHI", "ITS", "IBPB", "spectre_v1 barriers", "VERW"] {
         assert!(text.contains(named), "{named} not in:\n{text}");
     }

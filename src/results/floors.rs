@@ -150,7 +150,7 @@ fn own(r: &Record) -> Result<Figure, String> {
 
 /// What a row adds to its baseline, ns, with the interval another run's
 /// difference may land in; Err: why there is none.
-fn added(r: &Record, tsc_mhz: Option<f64>) -> Result<Figure, String> {
+pub(crate) fn added(r: &Record, tsc_mhz: Option<f64>) -> Result<Figure, String> {
     measured(r)?;
     let vs = r.vs_baseline.as_ref().ok_or_else(|| {
         format!(
@@ -165,7 +165,7 @@ fn added(r: &Record, tsc_mhz: Option<f64>) -> Result<Figure, String> {
 }
 
 /// `a` less `b`, two rows of one run: half-widths add.
-fn less(a: Figure, b: Figure) -> Figure {
+pub(crate) fn less(a: Figure, b: Figure) -> Figure {
     let mut sum = crate::analysis::apart::Sum::of_same_sets();
     sum.add(a.value, a.half_width());
     sum.add(-b.value, b.half_width());

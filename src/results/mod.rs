@@ -10,6 +10,7 @@ pub mod floors;
 pub mod load;
 mod machine;
 pub mod record;
+pub mod returns;
 mod speed;
 pub mod spread;
 pub mod summary;

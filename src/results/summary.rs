@@ -28,6 +28,9 @@ pub struct Summary {
     /// The kernel's attack-vector controls and what each enabled vector's
     /// mitigations cost here, replayed.
     pub attack_vectors: super::vectors::AttackVectors,
+    /// What a syscall made from inside a function pays beyond the raw
+    /// instruction, per syscall (empty where the run did not measure it).
+    pub syscall_return: Vec<super::returns::ReturnToll>,
     /// What the run cannot tell, and the boots that would.
     pub next_step: NextStep,
     /// The mitigations' parts of the tolls, where stored run sets of other
@@ -269,7 +272,9 @@ pub fn of(doc: &RunDocument) -> Summary {
     let in_force = switches::in_force(&doc.inventory.cpu.vulnerabilities);
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let run = Lookup { doc, mhz };
-    let tolls = LINES.iter().filter_map(|spec| run.toll(spec)).collect();
+    let mut tolls: Vec<Toll> = LINES.iter().filter_map(|spec| run.toll(spec)).collect();
+    let syscall_return = super::returns::of(doc);
+    through_a_function(&mut tolls, &syscall_return);
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     let kernel = super::floors::of(doc);
@@ -283,11 +288,42 @@ pub fn of(doc: &RunDocument) -> Summary {
         tolls,
         attack_vectors: super::vectors::of(&doc.inventory, &kernel),
         kernel,
+        syscall_return,
         next_step: NextStep {
             boots,
             then: "`mitbench run` on each, `mitbench attribute` (`mitbench plan`)".to_string(),
         },
         attributed: doc.attributed.clone(),
+    }
+}
+
+/// The null syscall's line says what a program pays beyond the raw
+/// instruction when its getpid comes through a function (the return after
+/// the crossing, `results::returns`): a figure of another probe than the
+/// line's own, so it is added here rather than by the line's spec.
+fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]) {
+    let Some(extra) = returns
+        .iter()
+        .find(|r| r.syscall == "getpid")
+        .and_then(|r| r.extra_ns)
+    else {
+        return;
+    };
+    let line = tolls.iter_mut().find(|t| t.kind == TollKind::NullSyscall);
+    if let Some(Toll {
+        outcome: Outcome::Measured { figures },
+        ..
+    }) = line
+    {
+        figures.push(Quantity {
+            what: "from a function +".to_string(),
+            figure: extra,
+            unit: Unit::Ns,
+            from: From {
+                probe: super::returns::PROBE.to_string(),
+                variant: "getpid/in-fn".to_string(),
+            },
+        });
     }
 }
 

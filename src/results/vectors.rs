@@ -21,6 +21,9 @@ pub struct AttackVectors {
     /// relevant (the inventory's `facilities.guests`).
     pub guests: String,
     pub vectors: Vec<VectorCost>,
+    /// Mitigations in force that no enabled vector keeps: held by their
+    /// own option (`spectre_v2=retpoline`), or outside the vector controls.
+    pub unkept: Vec<&'static str>,
 }
 
 /// One enabled vector, priced.
@@ -57,7 +60,17 @@ pub fn of(inventory: &Inventory, prices: &KernelPrices) -> AttackVectors {
             .map(|k| priced(k, prices, inventory))
             .collect(),
     };
+    let unkept = in_force
+        .iter()
+        .filter(|m| {
+            !vectors
+                .iter()
+                .any(|v: &VectorCost| v.keeps.contains(&m.name))
+        })
+        .map(|m| m.name)
+        .collect();
     AttackVectors {
+        unkept,
         controls,
         guests: match inventory.facilities.guests.as_str() {
             "" => crate::inventory::UNKNOWN.to_string(),

@@ -50,8 +50,10 @@ pub fn toll_probes() -> Vec<String> {
         .flat_map(|t| t.rows())
         .map(|(probe, _)| probe.to_string())
         .collect();
-    // The kernel's price list, which splits the tolls by attack vector.
+    // The kernel's price list, which splits the tolls by attack vector,
+    // and the return after a crossing, which a program's syscalls pay.
     probes.push(crate::mitigations::sequences::PROBE.to_string());
+    probes.push(crate::results::returns::PROBE.to_string());
     probes.sort();
     probes.dedup();
     probes
@@ -114,6 +116,12 @@ pub struct Tax {
     /// Each enabled attack vector's part of the workload's CPU time, from
     /// the replayed prices of what turning it off would turn off.
     pub per_vector: Vec<vectors::VectorShare>,
+    /// What the return after each crossing adds where the workload makes
+    /// its syscalls from inside functions (libc's wrappers do), beyond the
+    /// syscall row's raw instruction; None where the tolls' run did not
+    /// measure it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscall_return: Option<ReturnShare>,
     /// Each mitigation's part of the workload's CPU time (see `parts`);
     /// None until priced.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,6 +211,7 @@ pub fn estimate(
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
         mitigations: named::in_force(tolls, &counted),
         per_vector: vectors::per_vector(tolls, &counted, cpu_s),
+        syscall_return: return_share(tolls, &counted, cpu_s),
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),
         counted,
@@ -212,6 +221,36 @@ pub fn estimate(
         check: None,
         check_unsupported: None,
     }
+}
+
+/// The syscalls counted, each made from a function: what the return after
+/// the crossing adds to the syscall row's price.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReturnShare {
+    /// Per syscall, ns (getpid's, from `os/syscall-return`), with the
+    /// interval another run's may land in.
+    pub per_syscall_ns: crate::analysis::figure::Figure,
+    /// Over the syscalls counted, percent of the CPU time, with interval.
+    pub share_pct: Option<f64>,
+    pub share_ci95_pct: Option<[f64; 2]>,
+}
+
+fn return_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<ReturnShare> {
+    let per = crate::results::returns::of(tolls)
+        .into_iter()
+        .find(|r| r.syscall == "getpid")?
+        .extra_ns?;
+    let syscalls = counted
+        .counts
+        .iter()
+        .find(|c| c.kind == crate::mitigations::crossing::Crossing::Syscall)?
+        .count? as f64;
+    let pct = |ns: f64| (cpu_s > 0.0).then(|| syscalls * ns / 1e9 / cpu_s * 100.0);
+    Some(ReturnShare {
+        share_pct: pct(per.value),
+        share_ci95_pct: per.ci95.and_then(|[lo, hi]| Some([pct(lo)?, pct(hi)?])),
+        per_syscall_ns: per,
+    })
 }
 
 /// The CPU time shares are of: the workload's without the counters where

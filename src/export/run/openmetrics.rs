@@ -128,6 +128,35 @@ fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
     std::iter::once(enabled).chain(figures).collect()
 }
 
+/// What a syscall made from inside a function pays beyond the raw
+/// instruction, per syscall: one series name, a `syscall` label.
+fn syscall_return(tolls: &[crate::results::returns::ReturnToll]) -> [Family; 3] {
+    let mut families = [
+        Family::new(
+            "mitbench_syscall_return_toll_seconds",
+            "What a syscall made from inside a function adds to the same syscall made inline: the return after the crossing.",
+        ),
+        Family::new(
+            "mitbench_syscall_return_toll_ci95_low_seconds",
+            "Lower end of the 95% interval another run's toll may land in.",
+        ),
+        Family::new(
+            "mitbench_syscall_return_toll_ci95_high_seconds",
+            "Upper end of the 95% interval another run's toll may land in.",
+        ),
+    ];
+    for t in tolls {
+        let Some(f) = t.extra_ns else { continue };
+        let labels = vec![label("syscall", t.syscall)];
+        families[0].add(&labels, f.value / 1e9);
+        if let Some([lo, hi]) = f.ci95 {
+            families[1].add(&labels, lo / 1e9);
+            families[2].add(&labels, hi / 1e9);
+        }
+    }
+    families
+}
+
 /// A sample value: Go's float syntax accepts Rust's shortest round-trip
 /// form, and integers print without a fraction.
 fn number(value: f64) -> String {
@@ -327,6 +356,7 @@ impl Exporter for OpenMetricsExporter {
         }
 
         let vectors = attack_vectors(&crate::results::vectors::of(&doc.inventory, &kernel));
+        let returns = syscall_return(&crate::results::returns::of(doc));
 
         let inv = &doc.inventory;
         let mut machine = Family::new(
@@ -405,6 +435,7 @@ impl Exporter for OpenMetricsExporter {
         ]
         .into_iter()
         .chain(&vectors)
+        .chain(&returns)
         .chain([
             &machine,
             &vulnerability,

@@ -105,16 +105,22 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
             _ => f.vulnerability.clone(),
         })
         .collect();
-    out.extend(wrap(
-        "in force:",
-        &if in_force.is_empty() {
-            "none the vulnerability files name".to_string()
-        } else {
-            in_force.join(", ")
-        },
-        2,
-        width,
-    ));
+    // Where the vectors paragraph names every mitigation in force, the
+    // files' line would repeat it on a screen with no line to spare (the
+    // JSON, the Markdown and the report keep it).
+    let vectors = &summary.attack_vectors;
+    if vectors.controls.unavailable.is_some() || !vectors.unkept.is_empty() {
+        out.extend(wrap(
+            "in force:",
+            &if in_force.is_empty() {
+                "none the vulnerability files name".to_string()
+            } else {
+                in_force.join(", ")
+            },
+            2,
+            width,
+        ));
+    }
     let others: Vec<&str> = summary
         .command_line
         .iter()
@@ -177,7 +183,7 @@ pub fn attack_vectors(v: &AttackVectors) -> String {
     let names = |vs: &mut dyn Iterator<Item = Vector>| vs.map(Vector::name).collect::<Vec<_>>();
     if !bare.is_empty() {
         let bare = names(&mut bare.iter().map(|v| v.vector));
-        parts.push(format!("{} keep none", bare.join(", ")));
+        parts.push(format!("{}: none", bare.join(", ")));
     }
     if !c.disabled.is_empty() {
         let guests = match v.guests.split(':').next() {
@@ -203,7 +209,7 @@ fn vector_cost(v: &VectorCost) -> String {
     if let Some(f) = v.per_switch_ns {
         prices.push(format!("+{} a switch", ns(f)));
     }
-    let off: Vec<&str> = v.turns_off.iter().map(|m| brief(m)).collect();
+    let off: Vec<String> = v.turns_off.iter().map(|m| brief(m)).collect();
     match (prices.is_empty(), off.is_empty()) {
         (_, true) => format!("{} turns none off alone", v.vector.name()),
         (true, false) => format!(
@@ -221,8 +227,8 @@ fn vector_cost(v: &VectorCost) -> String {
 }
 
 /// The mitigations in force that no one vector turns off, each with the
-/// vectors that keep it: "VERW buffer clearing goes only with user_kernel
-/// and user_user both off".
+/// vectors that keep it: "user_kernel+user_user keep VERW buffer
+/// clearing".
 fn kept_by_several(vectors: &[VectorCost]) -> Vec<String> {
     let mut shared: Vec<(&str, Vec<&str>)> = Vec::new();
     for v in vectors {
@@ -235,15 +241,14 @@ fn kept_by_several(vectors: &[VectorCost]) -> Vec<String> {
     }
     shared
         .into_iter()
-        .map(|(m, by)| format!("{} stays unless {} are off", brief(m), by.join(", ")))
+        .map(|(m, by)| format!("{} keep {}", by.join("+"), brief(m)))
         .collect()
 }
 
-/// A mitigation's name to its first word group: "retpoline", not
-/// "retpoline / IBRS / eIBRS"; "return thunks", not "return thunks / SRSO
-/// safe-RET".
-fn brief(name: &str) -> &str {
-    short_name(name).split(" / ").next().unwrap_or(name)
+/// A mitigation's name without its parenthesis, its alternatives run
+/// together: "retpoline/IBRS/eIBRS" (which one runs, the price list says).
+fn brief(name: &str) -> String {
+    short_name(name).replace(" / ", "/")
 }
 
 /// What a run cannot tell of the kernel's mitigations.

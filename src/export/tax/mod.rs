@@ -148,6 +148,23 @@ fn per_vector_lines(tax: &Tax) -> Vec<String> {
         .collect()
 }
 
+/// What the return after the crossing adds where the syscalls come
+/// through functions, as a program's do.
+fn return_sentence(tax: &Tax) -> Option<String> {
+    let r = tax.syscall_return.as_ref()?;
+    Some(format!(
+        "syscalls made from a function (as through libc) pay {} more each on the return after \
+         the crossing (os/syscall-return): {} of the CPU time beyond the syscall row",
+        interval(
+            Some(r.per_syscall_ns.value),
+            r.per_syscall_ns.ci95,
+            1,
+            " ns"
+        ),
+        interval(r.share_pct, r.share_ci95_pct, 2, "%")
+    ))
+}
+
 fn cells(r: &TaxRow) -> [String; 7] {
     let count = match (&r.count, &r.unsupported) {
         (Some(n), _) => n.to_string(),
@@ -292,6 +309,9 @@ pub fn render(tax: &Tax, style: Style, width: usize) -> String {
             out,
             "priced crossings together: {share:.1}% of the workload's CPU time ({ESTIMATE_CAVEAT})"
         );
+    }
+    if let Some(line) = return_sentence(tax) {
+        let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "counts include {}", c.includes);
     let _ = writeln!(out, "{}", observer_sentence(tax));
