@@ -6,34 +6,23 @@ use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 /// A syscall with no arguments. Returns the raw kernel result (-errno on
-/// failure).
+/// failure). Its rdi is set to 0 and ignored by the kernel; in a timed
+/// loop the compiler sets it once, outside the loop.
 #[inline(always)]
 pub fn syscall0(nr: libc::c_long) -> i64 {
-    let ret: i64;
-    // SAFETY: the kernel clobbers rcx and r11 and nothing else visible here;
-    // callers pass argument-free syscalls with no memory effects on us, so
-    // `nomem` is true and lets a timed loop keep its state in registers
-    // across the call (no spill and reload per item that a C loop would not
-    // have). Without `pure` the call is still made every time.
-    unsafe {
-        asm!(
-            "syscall",
-            inlateout("rax") nr => ret,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack, nomem, preserves_flags)
-        );
-    }
-    ret
+    syscall1(nr, 0)
 }
 
-/// A syscall with one argument and no memory effects on us (getuid, or
-/// close on a descriptor that is not open): `nomem` as for [`syscall0`].
+/// A syscall with one argument and no memory effects on us (getpid,
+/// getuid, or close on a descriptor that is not open).
 #[inline(always)]
 pub fn syscall1(nr: libc::c_long, a: usize) -> i64 {
     let ret: i64;
-    // SAFETY: as for syscall0; callers pass calls that touch none of our
-    // memory whatever the argument.
+    // SAFETY: the kernel clobbers rcx and r11 and nothing else visible here;
+    // callers pass syscalls with no memory effects on us, so `nomem` is true
+    // and lets a timed loop keep its state in registers across the call (no
+    // spill and reload per item that a C loop would not have). Without
+    // `pure` the call is still made every time.
     unsafe {
         asm!(
             "syscall",

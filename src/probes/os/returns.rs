@@ -98,21 +98,10 @@ fn call_after<const NR: i64, const ARG: usize>() -> i64 {
     ret
 }
 
-/// Times calls that return a pid or an id, with nothing around them but
-/// the loop: the lowest result is kept in a register and checked once the
-/// round is timed (as `os/getpid` does, for the same reason).
+/// Times calls that return a pid or an id as `os/getpid` does.
 #[inline(always)]
 fn timed(harness: &Harness, failures: &Failures, call: impl Fn() -> i64) -> Option<Measurement> {
-    let mut lowest = 0i64;
-    let m = harness.measure(|n| {
-        let mut batch = 0i64;
-        for _ in 0..n {
-            batch = batch.min(call());
-        }
-        lowest = lowest.min(batch);
-    });
-    failures.check_raw("syscall", black_box(lowest));
-    m
+    super::syscall::measure_calls(harness, failures, "syscall", call)
 }
 
 /// close(-1) fails with EBADF every time: any other result is a failure.

@@ -27,9 +27,9 @@ impl Probe for Getpid {
         let measurement = match path {
             GetpidPath::Syscall => measure_raw_getpid(harness, &failures),
             // SAFETY: getpid has no preconditions.
-            GetpidPath::Libc => {
-                measure_getpid(harness, &failures, || i64::from(unsafe { libc::getpid() }))
-            }
+            GetpidPath::Libc => measure_calls(harness, &failures, "getpid", || {
+                i64::from(unsafe { libc::getpid() })
+            }),
             GetpidPath::Cached => {
                 let pid = std::process::id();
                 harness.measure_each(|| black_box(&pid).to_owned())
@@ -43,30 +43,33 @@ impl Probe for Getpid {
 /// the raw instruction and nothing else, as a plain C loop would run it
 /// (bench/getpid_ref.c).
 pub fn measure_raw_getpid(harness: &Harness, failures: &Failures) -> Option<Measurement> {
-    measure_getpid(harness, failures, || sys::syscall0(libc::SYS_getpid))
+    measure_calls(harness, failures, "getpid", || {
+        sys::syscall0(libc::SYS_getpid)
+    })
 }
 
-/// Times `getpid` calls with nothing around them but the loop. A failure is
-/// still caught, but not by a branch per call: the loop keeps the lowest
-/// result in a register (a conditional move) and it is checked once the
-/// round is timed. A per-call branch and a store of each result read 4-7%
-/// above the C loop on an Intel guest, whose kernel clears the branch
-/// history on every entry.
+/// Times calls that return a pid or an id (-errno on failure) with nothing
+/// around them but the loop. A failure is still caught, but not by a
+/// branch per call: the loop keeps the lowest result in a register (a
+/// conditional move) and it is checked once the round is timed. A per-call
+/// branch and a store of each result read 4-7% above the C loop on an
+/// Intel guest, whose kernel clears the branch history on every entry.
 #[inline(always)]
-fn measure_getpid(
+pub(crate) fn measure_calls(
     harness: &Harness,
     failures: &Failures,
-    getpid: impl Fn() -> i64,
+    name: &'static str,
+    call: impl Fn() -> i64,
 ) -> Option<Measurement> {
     let mut lowest = 0i64;
     let measurement = harness.measure(|n| {
         let mut batch_lowest = 0i64;
         for _ in 0..n {
-            batch_lowest = batch_lowest.min(getpid());
+            batch_lowest = batch_lowest.min(call());
         }
         lowest = lowest.min(batch_lowest);
     });
-    failures.check_raw("getpid", black_box(lowest));
+    failures.check_raw(name, black_box(lowest));
     measurement
 }
 
