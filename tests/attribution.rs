@@ -644,6 +644,17 @@ mod cli {
             mitbench::plan::with_word(&odd.inventory.kernel.cmdline, "nosmt");
         let odd = write("odd.json", &odd);
         refused(&["attribute", &filter, &odd], "matches no boot of the plan");
+        // The plan's boot without an attack vector turns several off at
+        // once: compare reads it, attribute says so.
+        let mut vector = fixture();
+        let word = "mitigations=auto,no_guest_host,no_guest_guest,no_user_kernel";
+        vector.inventory.kernel.cmdline =
+            mitbench::plan::with_word(&vector.inventory.kernel.cmdline, word);
+        let vector = write("vector.json", &vector);
+        refused(
+            &["attribute", &filter, &vector],
+            "user_kernel attack vector",
+        );
         // A boot parameter the kernel did not take: its file unchanged.
         let mut untaken = fixture();
         untaken.inventory.kernel.cmdline =

@@ -255,7 +255,7 @@ fn selection_by_id_glob_and_family() {
             .collect()
     };
     assert_eq!(ids(&["os/getpid"]), vec!["os/getpid"]);
-    assert_eq!(ids(&["os/*"]).len(), 6);
+    assert_eq!(ids(&["os/*"]).len(), 7);
     assert_eq!(ids(&["os"]), ids(&["os/*"]));
     assert_eq!(
         ids(&["os/fork", "harness/*"]),

@@ -351,6 +351,18 @@ fn claim(slot: &mut Option<usize>, i: usize, sets: &[NamedSet]) -> Result<(), Re
 /// The plan's boot a set's command line is.
 fn boot_of(set: &NamedSet, the_plan: &plan::Plan) -> Result<plan::Boot, Refusal> {
     let line = cmdline(&set.runs[0]);
+    // A vector boot turns several mitigations off at once, which no part
+    // of this table is: compare reads it against the present boot and
+    // names what its option switched.
+    if let Some(v) = the_plan.vector_boots.iter().find(|b| b.cmdline == line) {
+        return Err(format!(
+            "{} ran under the plan's boot without the {} attack vector ({}), which turns off              {} at once: attribute reads boots with one mitigation off or all; `mitbench compare`              reads this set against the present boot's and names what the option switched",
+            set.name,
+            v.vector.name(),
+            v.adds,
+            v.turns_off.join(", ")
+        ));
+    }
     the_plan
         .boots
         .iter()
