@@ -86,9 +86,12 @@ fn every_probe_variant_gives_sane_figures() {
                         "{label}: intercept {}",
                         m.fit.intercept
                     );
+                    // Not above it: equal where one item costs less than
+                    // the timer's own jitter (an indirect/call retpoline
+                    // row read 78 ticks empty and at batch 1 in a CI run).
                     let smallest_batch = m.size_medians.iter().find(|(n, _)| *n > 0);
                     assert!(
-                        s.n < 8 || smallest_batch.is_none_or(|(_, t)| m.fit.intercept < *t),
+                        s.n < 8 || smallest_batch.is_none_or(|(_, t)| m.fit.intercept <= *t),
                         "{label}: intercept {} against the smallest batch {smallest_batch:?}",
                         m.fit.intercept
                     );
