@@ -13,27 +13,33 @@ pub fn syscall0(nr: libc::c_long) -> i64 {
     syscall1(nr, 0)
 }
 
+/// The `syscall` instruction with `nr` in rax and the given argument
+/// operands and options; the kernel clobbers rcx and r11 and nothing else
+/// visible here. One template for every arity.
+macro_rules! raw_syscall {
+    ($nr:expr, [$($operand:tt)*], $($option:ident),*) => {{
+        let ret: i64;
+        asm!(
+            "syscall",
+            inlateout("rax") $nr => ret,
+            $($operand)*
+            lateout("rcx") _,
+            lateout("r11") _,
+            options($($option),*)
+        );
+        ret
+    }};
+}
+
 /// A syscall with one argument and no memory effects on us (getpid,
 /// getuid, or close on a descriptor that is not open).
 #[inline(always)]
 pub fn syscall1(nr: libc::c_long, a: usize) -> i64 {
-    let ret: i64;
-    // SAFETY: the kernel clobbers rcx and r11 and nothing else visible here;
-    // callers pass syscalls with no memory effects on us, so `nomem` is true
-    // and lets a timed loop keep its state in registers across the call (no
-    // spill and reload per item that a C loop would not have). Without
-    // `pure` the call is still made every time.
-    unsafe {
-        asm!(
-            "syscall",
-            inlateout("rax") nr => ret,
-            in("rdi") a,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack, nomem, preserves_flags)
-        );
-    }
-    ret
+    // SAFETY: callers pass syscalls with no memory effects on us, so
+    // `nomem` is true and lets a timed loop keep its state in registers
+    // across the call (no spill and reload per item that a C loop would not
+    // have). Without `pure` the call is still made every time.
+    unsafe { raw_syscall!(nr, [in("rdi") a,], nostack, nomem, preserves_flags) }
 }
 
 /// A syscall with two arguments.
@@ -42,19 +48,7 @@ pub fn syscall1(nr: libc::c_long, a: usize) -> i64 {
 /// The arguments must be valid for `nr`, e.g. pointers the kernel writes to.
 #[inline(always)]
 pub unsafe fn syscall2(nr: libc::c_long, a: usize, b: usize) -> i64 {
-    let ret: i64;
-    unsafe {
-        asm!(
-            "syscall",
-            inlateout("rax") nr => ret,
-            in("rdi") a,
-            in("rsi") b,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    ret
+    unsafe { raw_syscall!(nr, [in("rdi") a, in("rsi") b,], nostack) }
 }
 
 /// Runs a libc-style call (-1 and errno on failure) until it does not fail
