@@ -231,8 +231,7 @@ pub struct ReturnShare {
     /// interval another run's may land in.
     pub per_syscall_ns: crate::analysis::figure::Figure,
     /// Over the syscalls counted, percent of the CPU time, with interval.
-    pub share_pct: Option<f64>,
-    pub share_ci95_pct: Option<[f64; 2]>,
+    pub share_pct: Option<crate::analysis::figure::Figure>,
 }
 
 fn return_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<ReturnShare> {
@@ -245,10 +244,9 @@ fn return_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<Re
         .iter()
         .find(|c| c.kind == crate::mitigations::crossing::Crossing::Syscall)?
         .count? as f64;
-    let pct = |ns: f64| (cpu_s > 0.0).then(|| syscalls * ns / 1e9 / cpu_s * 100.0);
+    let pct = |ns: f64| syscalls * ns / 1e9 / cpu_s * 100.0;
     Some(ReturnShare {
-        share_pct: pct(per.value),
-        share_ci95_pct: per.ci95.and_then(|[lo, hi]| Some([pct(lo)?, pct(hi)?])),
+        share_pct: (cpu_s > 0.0).then(|| per.map(pct)),
         per_syscall_ns: per,
     })
 }

@@ -49,15 +49,11 @@ pub fn per_vector(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Vec<Vec
             let parts = [(syscalls, v.per_crossing_ns), (switches, v.per_switch_ns)];
             let ms = sum_of_one_run(parts.iter().filter_map(|(n, price)| {
                 let (n, f) = ((*n)? as f64, (*price)?);
-                Some(Figure::new(
-                    n * f.value / 1e6,
-                    f.ci95.map(|[lo, hi]| [n * lo / 1e6, n * hi / 1e6]),
-                ))
+                Some(f.map(|ns| n * ns / 1e6))
             }));
-            let pct = |ms: f64| ms / 1e3 / cpu_s * 100.0;
             let share_pct = ms
                 .filter(|_| cpu_s > 0.0)
-                .map(|f| Figure::new(pct(f.value), f.ci95.map(|[lo, hi]| [pct(lo), pct(hi)])));
+                .map(|f| f.map(|ms| ms / 1e3 / cpu_s * 100.0));
             let from = match (&ms, v.turns_off.is_empty()) {
                 (_, true) => "turns nothing in force off alone".to_string(),
                 (None, false) => format!(

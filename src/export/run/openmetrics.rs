@@ -7,6 +7,7 @@
 //! escaped and cut to [`MAX_LABEL_CHARS`], so no text from the machine can
 //! break the format or grow a series without bound.
 
+use crate::analysis::figure::Figure;
 use crate::export::{ExportError, Exporter};
 use crate::results::{Record, RunDocument};
 use std::fmt::Write as _;
@@ -64,6 +65,16 @@ impl Family {
     }
 }
 
+/// A figure in ns as seconds: its value, and its interval's ends where it
+/// has one, each in its family.
+fn add_seconds([value, low, high]: [&mut Family; 3], labels: &Labels, f: Figure) {
+    value.add(labels, f.value / 1e9);
+    if let Some([lo, hi]) = f.ci95 {
+        low.add(labels, lo / 1e9);
+        high.add(labels, hi / 1e9);
+    }
+}
+
 /// Each attack vector: whether the command line leaves it enabled, and
 /// for an enabled one what its mitigations that `no_<vector>` would turn
 /// off cost, replayed: per getpid (a floor) and per context switch, each
@@ -118,11 +129,10 @@ fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
         let labels = vec![label("vector", cost.vector.name())];
         for (figure, first) in [(cost.per_crossing_ns, 0), (cost.per_switch_ns, 3)] {
             let Some(f) = figure else { continue };
-            figures[first].add(&labels, f.value / 1e9);
-            if let Some([lo, hi]) = f.ci95 {
-                figures[first + 1].add(&labels, lo / 1e9);
-                figures[first + 2].add(&labels, hi / 1e9);
-            }
+            let [value, low, high] = &mut figures[first..first + 3] else {
+                unreachable!("three families a figure")
+            };
+            add_seconds([value, low, high], &labels, f);
         }
     }
     std::iter::once(enabled).chain(figures).collect()
@@ -148,11 +158,8 @@ fn syscall_return(tolls: &[crate::results::returns::ReturnToll]) -> [Family; 3] 
     for t in tolls {
         let Some(f) = t.extra_ns else { continue };
         let labels = vec![label("syscall", t.syscall)];
-        families[0].add(&labels, f.value / 1e9);
-        if let Some([lo, hi]) = f.ci95 {
-            families[1].add(&labels, lo / 1e9);
-            families[2].add(&labels, hi / 1e9);
-        }
+        let [value, low, high] = &mut families;
+        add_seconds([value, low, high], &labels, f);
     }
     families
 }
@@ -345,11 +352,7 @@ impl Exporter for OpenMetricsExporter {
                     serde_json::to_value(p.occurs)?.as_str().unwrap_or(""),
                 ),
             ];
-            price.add(&labels, f.value / 1e9);
-            if let Some([lo, hi]) = f.ci95 {
-                price_low.add(&labels, lo / 1e9);
-                price_high.add(&labels, hi / 1e9);
-            }
+            add_seconds([&mut price, &mut price_low, &mut price_high], &labels, f);
         }
         if let Some(f) = kernel.getpid_floor_ns {
             floor.add(&Vec::new(), f.value / 1e9);

@@ -161,7 +161,12 @@ fn return_sentence(tax: &Tax) -> Option<String> {
             1,
             " ns"
         ),
-        interval(r.share_pct, r.share_ci95_pct, 2, "%")
+        interval(
+            r.share_pct.map(|f| f.value),
+            r.share_pct.and_then(|f| f.ci95),
+            2,
+            "%"
+        )
     ))
 }
 
