@@ -51,6 +51,16 @@ pub unsafe fn syscall2(nr: libc::c_long, a: usize, b: usize) -> i64 {
     unsafe { raw_syscall!(nr, [in("rdi") a, in("rsi") b,], nostack) }
 }
 
+/// A syscall with three arguments that may run a signal handler before it
+/// returns (tgkill to the calling thread): memory may change under it.
+///
+/// # Safety
+/// The arguments must be valid for `nr`.
+#[inline(always)]
+pub unsafe fn syscall3(nr: libc::c_long, a: usize, b: usize, c: usize) -> i64 {
+    unsafe { raw_syscall!(nr, [in("rdi") a, in("rsi") b, in("rdx") c,], nostack) }
+}
+
 /// Runs a libc-style call (-1 and errno on failure) until it does not fail
 /// with EINTR.
 pub fn retry_eintr<T: PartialEq + From<i8>>(mut call: impl FnMut() -> T) -> io::Result<T> {

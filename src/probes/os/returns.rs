@@ -3,18 +3,25 @@
 //! inside the function, each against a plain call and return. What a
 //! program pays beyond the raw instruction when its syscall comes through a
 //! function (libc's wrappers, its own helpers) is the in-function variant
-//! less the inline one, per syscall (`results::returns`).
+//! less the inline one, per syscall (`results::returns`). The other ways
+//! into the kernel and back are timed the same way, inline and from a
+//! function: a page fault (the kernel returns by `iret`), a signal handled
+//! and returned from (`rt_sigreturn`), and a `sched_yield` that switches to
+//! a partner on the same CPU and back.
 
 use crate::harness::{Harness, Measurement};
+use crate::probes::corunner::CoRunner;
 use crate::probes::failures::Failures;
-use crate::probes::{Outcome, Placement, Probe};
+use crate::probes::memory::region::Region;
+use crate::probes::{Outcome, Placement, Probe, Unsupported};
 use crate::sys;
 use std::arch::asm;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 probe! {
-    /// a syscall made from inside a function: the return after the crossing
-    pub struct SyscallReturn: "os/syscall-return", seed "all", item "syscall (or plain call)",
+    /// a syscall, page fault, signal or switch met inside a function: the return after it
+    pub struct SyscallReturn: "os/syscall-return", seed "all", item "crossing (or plain call)",
         requires ["x86-64 with rdtscp"];
 }
 
@@ -31,6 +38,12 @@ named_configs! {
         GetppidInFn => "getppid/in-fn" {"syscall": "getppid", "shape": "in a function"},
         CloseInline => "close-bad-fd/inline" {"syscall": "close(-1)", "shape": "inline"},
         CloseInFn => "close-bad-fd/in-fn" {"syscall": "close(-1)", "shape": "in a function"},
+        FaultInline => "fault/inline" {"crossing": "page fault: first write to an anonymous page", "shape": "inline"},
+        FaultInFn => "fault/in-fn" {"crossing": "page fault: first write to an anonymous page", "shape": "in a function"},
+        SignalInline => "signal/inline" {"crossing": "tgkill to itself: a handler runs, rt_sigreturn", "shape": "inline"},
+        SignalInFn => "signal/in-fn" {"crossing": "tgkill to itself: a handler runs, rt_sigreturn", "shape": "in a function"},
+        SwitchInline => "yield-switch/inline" {"crossing": "sched_yield to a yielding thread on the same CPU and back", "shape": "inline"},
+        SwitchInFn => "yield-switch/in-fn" {"crossing": "sched_yield to a yielding thread on the same CPU and back", "shape": "in a function"},
     }
 }
 
@@ -63,9 +76,174 @@ impl Probe for SyscallReturn {
             Shape::GetppidInFn => timed(harness, &failures, in_fn::<GETPPID, NONE>),
             Shape::CloseInline => bad_close(harness, &failures, || sys::syscall1(CLOSE, BAD_FD)),
             Shape::CloseInFn => bad_close(harness, &failures, in_fn::<CLOSE, BAD_FD>),
+            Shape::FaultInline => faults(harness, &failures, |page| {
+                // SAFETY: a page of the mapping `faults` prepared.
+                unsafe { page.write_volatile(1) }
+            }),
+            Shape::FaultInFn => faults(harness, &failures, write_in_fn),
+            Shape::SignalInline => return signals(harness, placement, raise),
+            Shape::SignalInFn => return signals(harness, placement, raise_in_fn),
+            Shape::SwitchInline => {
+                return switches(harness, placement, || sys::syscall0(SCHED_YIELD));
+            }
+            Shape::SwitchInFn => return switches(harness, placement, in_fn::<SCHED_YIELD, NONE>),
         };
         failures.outcome(m, vec![placement.cpu])
     }
+}
+
+/// Page faults, one per item: each batch writes the first byte of each
+/// page of a fresh anonymous mapping, made and unmapped untimed.
+#[inline(always)]
+fn faults(harness: &Harness, failures: &Failures, write: impl Fn(*mut u8)) -> Option<Measurement> {
+    let page = crate::probes::memory::region::page_size();
+    harness.measure_prepared(
+        |n| failures.ok("mmap", Region::anon(n as usize)),
+        |region, n| {
+            if let Some(region) = region {
+                for i in 0..(n as usize).min(region.len() / page) {
+                    write(region.at(i * page));
+                }
+            }
+        },
+    )
+}
+
+#[inline(never)]
+fn write_in_fn(page: *mut u8) {
+    // SAFETY: as the inline write.
+    unsafe { page.write_volatile(1) }
+}
+
+/// The signal each item sends itself: one whose default is to be ignored,
+/// so one that arrives after the handler is gone harms nothing.
+const SIGNAL: libc::c_int = libc::SIGURG;
+
+/// Signals handled, counted by the handler.
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    HANDLED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The handler installed for the length of a measurement; the previous
+/// disposition is put back when dropped, on every path out.
+struct Handler(libc::sigaction);
+
+impl Handler {
+    fn install() -> std::io::Result<Handler> {
+        // SAFETY: a zeroed sigaction with a handler that only counts (async
+        // signal safe); the old one is kept to be put back.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(SIGNAL, &action, &mut old) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(Handler(old))
+        }
+    }
+}
+
+impl Drop for Handler {
+    fn drop(&mut self) {
+        // SAFETY: the disposition sigaction gave back.
+        unsafe { libc::sigaction(SIGNAL, &self.0, std::ptr::null_mut()) };
+    }
+}
+
+/// The calling thread, as tgkill names it.
+struct Target {
+    pid: usize,
+    tid: usize,
+}
+
+impl Target {
+    fn this_thread() -> Target {
+        Target {
+            pid: sys::syscall0(libc::SYS_getpid) as usize,
+            tid: sys::syscall0(libc::SYS_gettid) as usize,
+        }
+    }
+}
+
+#[inline(always)]
+fn raise(to: &Target) -> i64 {
+    // SAFETY: a signal to this thread, whose handler only counts.
+    unsafe { sys::syscall3(libc::SYS_tgkill, to.pid, to.tid, SIGNAL as usize) }
+}
+
+#[inline(never)]
+fn raise_in_fn(to: &Target) -> i64 {
+    raise(to)
+}
+
+/// Signals this thread sends itself, one per item: the tgkill returns
+/// through the handler and rt_sigreturn. Every call must have run the
+/// handler once, or the figure is not of a signal.
+fn signals(harness: &Harness, placement: &Placement, send: impl Fn(&Target) -> i64) -> Outcome {
+    let _handler = match Handler::install() {
+        Ok(handler) => handler,
+        Err(e) => return Outcome::Unsupported(Unsupported::io("sigaction", &e)),
+    };
+    let failures = Failures::new();
+    let to = Target::this_thread();
+    let sent = std::cell::Cell::new(0u64);
+    let before = HANDLED.load(Ordering::Relaxed);
+    let m = super::syscall::measure_calls(harness, &failures, "tgkill", || {
+        sent.set(sent.get() + 1);
+        send(&to)
+    });
+    let handled = HANDLED.load(Ordering::Relaxed) - before;
+    if failures.reason().is_none() && handled != sent.get() {
+        return Outcome::Unsupported(Unsupported::probe_failed(format!(
+            "{handled} signals handled for {} sent",
+            sent.get()
+        )));
+    }
+    failures.outcome(m, vec![placement.cpu])
+}
+
+const SCHED_YIELD: i64 = libc::SYS_sched_yield;
+
+/// sched_yield with a partner on the same CPU that yields back: each item
+/// is two switches. The partner's own count of yields must keep up with
+/// ours (at least half), or the yields ran alone and switched nothing.
+fn switches(harness: &Harness, placement: &Placement, call: impl Fn() -> i64) -> Outcome {
+    let partner = match CoRunner::start(
+        "mitbench-yield",
+        placement.cpu,
+        |stop, rounds| {
+            while !stop.load(Ordering::Acquire) {
+                sys::syscall0(SCHED_YIELD);
+                rounds.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+        || {},
+    ) {
+        Ok(partner) => partner,
+        Err(reason) => return Outcome::Unsupported(reason),
+    };
+    let failures = Failures::new();
+    let calls = std::cell::Cell::new(0u64);
+    let before = partner.rounds.load(Ordering::Relaxed);
+    let m = super::syscall::measure_calls(harness, &failures, "sched_yield", || {
+        calls.set(calls.get() + 1);
+        call()
+    });
+    let answered = partner.rounds.load(Ordering::Relaxed) - before;
+    drop(partner);
+    if failures.reason().is_none() && answered < calls.get() / 2 {
+        return Outcome::Unsupported(Unsupported::probe_failed(format!(
+            "sched_yield switched to the partner on CPU {} for {answered} of {} calls: \
+             the scheduler let the yields run alone",
+            placement.cpu,
+            calls.get()
+        )));
+    }
+    failures.outcome(m, vec![placement.cpu])
 }
 
 /// An empty function the compiler must call: the asm has effects it
