@@ -1,7 +1,9 @@
 //! The toll a crossing leaves in user space: what a syscall made from
 //! inside a function pays beyond the raw instruction, per syscall, from the
 //! `os/syscall-return` rows (the in-function variant less the inline one,
-//! both against the plain call and return they were measured beside).
+//! both against the plain call and return they were measured beside), and
+//! the same for the other crossings it times (a page fault, a signal, a
+//! switch).
 
 use super::RunDocument;
 use super::floors::{added, less};
@@ -14,10 +16,15 @@ pub const PROBE: &str = "os/syscall-return";
 /// The syscalls it measures, by the variants' prefix.
 pub const SYSCALLS: &[&str] = &["getpid", "getuid", "getppid", "close-bad-fd"];
 
-/// One syscall's return toll.
+/// The other crossings it measures, by the variants' prefix: a page fault,
+/// a signal handled and returned from, a yield that switches and back.
+pub const OTHER_CROSSINGS: &[&str] = &["fault", "signal", "yield-switch"];
+
+/// One crossing's return toll.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReturnToll {
-    pub syscall: &'static str,
+    /// The syscall, or the other crossing, by its variants' prefix.
+    pub crossing: &'static str,
     /// What the call from inside a function adds to the inline one, ns,
     /// with the interval another run's may land in.
     pub extra_ns: Option<Figure>,
@@ -29,15 +36,24 @@ pub struct ReturnToll {
 /// Each syscall's toll in `doc`; empty where the run did not measure the
 /// probe.
 pub fn of(doc: &RunDocument) -> Vec<ReturnToll> {
+    tolls(doc, SYSCALLS)
+}
+
+/// Each other crossing's toll in `doc`, as [`of`].
+pub fn of_other_crossings(doc: &RunDocument) -> Vec<ReturnToll> {
+    tolls(doc, OTHER_CROSSINGS)
+}
+
+fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
     if doc.record(PROBE, "call+ret").is_none() {
         return Vec::new();
     }
     let mhz = doc.inventory.tsc_mhz;
-    SYSCALLS
+    crossings
         .iter()
-        .map(|&syscall| {
+        .map(|&crossing| {
             let row = |shape: &str| {
-                let variant = format!("{syscall}/{shape}");
+                let variant = format!("{crossing}/{shape}");
                 let r = doc
                     .record(PROBE, &variant)
                     .ok_or_else(|| format!("{PROBE} {variant} was not measured"))?;
@@ -45,7 +61,7 @@ pub fn of(doc: &RunDocument) -> Vec<ReturnToll> {
             };
             let extra = row("in-fn").and_then(|f| Ok(less(f, row("inline")?)));
             ReturnToll {
-                syscall,
+                crossing,
                 unmeasured: extra.as_ref().err().cloned(),
                 extra_ns: extra.ok(),
             }

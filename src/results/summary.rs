@@ -31,6 +31,9 @@ pub struct Summary {
     /// What a syscall made from inside a function pays beyond the raw
     /// instruction, per syscall (empty where the run did not measure it).
     pub syscall_return: Vec<super::returns::ReturnToll>,
+    /// The same for the other crossings measured: a page fault, a signal
+    /// handled and returned from, a yield that switches.
+    pub other_crossing_return: Vec<super::returns::ReturnToll>,
     /// What the run cannot tell, and the boots that would.
     pub next_step: NextStep,
     /// The mitigations' parts of the tolls, where stored run sets of other
@@ -289,6 +292,7 @@ pub fn of(doc: &RunDocument) -> Summary {
         attack_vectors: super::vectors::of(&doc.inventory, &kernel),
         kernel,
         syscall_return,
+        other_crossing_return: super::returns::of_other_crossings(doc),
         next_step: NextStep {
             boots,
             then: "`mitbench run` on each, `mitbench attribute` (`mitbench plan`)".to_string(),
@@ -304,7 +308,7 @@ pub fn of(doc: &RunDocument) -> Summary {
 fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]) {
     let Some(extra) = returns
         .iter()
-        .find(|r| r.syscall == "getpid")
+        .find(|r| r.crossing == "getpid")
         .and_then(|r| r.extra_ns)
     else {
         return;

@@ -138,26 +138,54 @@ fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
     std::iter::once(enabled).chain(figures).collect()
 }
 
-/// What a syscall made from inside a function pays beyond the raw
-/// instruction, per syscall: one series name, a `syscall` label.
-fn syscall_return(tolls: &[crate::results::returns::ReturnToll]) -> [Family; 3] {
+/// One kind of return toll's series: its label and its three names.
+struct ReturnSeries {
+    label: &'static str,
+    names: [&'static str; 3],
+    help: &'static str,
+}
+
+const SYSCALL_RETURN: ReturnSeries = ReturnSeries {
+    label: "syscall",
+    names: [
+        "mitbench_syscall_return_toll_seconds",
+        "mitbench_syscall_return_toll_ci95_low_seconds",
+        "mitbench_syscall_return_toll_ci95_high_seconds",
+    ],
+    help: "What a syscall made from inside a function adds to the same syscall made inline: the return after the crossing.",
+};
+
+const CROSSING_RETURN: ReturnSeries = ReturnSeries {
+    label: "crossing",
+    names: [
+        "mitbench_crossing_return_toll_seconds",
+        "mitbench_crossing_return_toll_ci95_low_seconds",
+        "mitbench_crossing_return_toll_ci95_high_seconds",
+    ],
+    help: "What a page fault, a signal or a switch met inside a function adds to the same met inline: the return after it.",
+};
+
+/// What a crossing made from inside a function pays beyond the same
+/// crossing made inline: one series name per kind, the crossing its label.
+fn return_toll(
+    series: &ReturnSeries,
+    tolls: &[crate::results::returns::ReturnToll],
+) -> [Family; 3] {
+    let [value, low, high] = series.names;
     let mut families = [
+        Family::new(value, series.help),
         Family::new(
-            "mitbench_syscall_return_toll_seconds",
-            "What a syscall made from inside a function adds to the same syscall made inline: the return after the crossing.",
-        ),
-        Family::new(
-            "mitbench_syscall_return_toll_ci95_low_seconds",
+            low,
             "Lower end of the 95% interval another run's toll may land in.",
         ),
         Family::new(
-            "mitbench_syscall_return_toll_ci95_high_seconds",
+            high,
             "Upper end of the 95% interval another run's toll may land in.",
         ),
     ];
     for t in tolls {
         let Some(f) = t.extra_ns else { continue };
-        let labels = vec![label("syscall", t.syscall)];
+        let labels = vec![label(series.label, t.crossing)];
         let [value, low, high] = &mut families;
         add_seconds([value, low, high], &labels, f);
     }
@@ -359,7 +387,11 @@ impl Exporter for OpenMetricsExporter {
         }
 
         let vectors = attack_vectors(&crate::results::vectors::of(&doc.inventory, &kernel));
-        let returns = syscall_return(&crate::results::returns::of(doc));
+        let returns = return_toll(&SYSCALL_RETURN, &crate::results::returns::of(doc));
+        let other_returns = return_toll(
+            &CROSSING_RETURN,
+            &crate::results::returns::of_other_crossings(doc),
+        );
 
         let inv = &doc.inventory;
         let mut machine = Family::new(
@@ -439,6 +471,7 @@ impl Exporter for OpenMetricsExporter {
         .into_iter()
         .chain(&vectors)
         .chain(&returns)
+        .chain(&other_returns)
         .chain([
             &machine,
             &vulnerability,
