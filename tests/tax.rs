@@ -623,10 +623,11 @@ fn a_known_part_is_recovered_within_its_interval() {
         "tests/fixtures/default-run.json",
     ))
     .unwrap();
+    // The row tax prices a syscall by: glibc's getpid(), as programs call.
     let getpid = base
         .results
         .iter()
-        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+        .find(|r| r.id == "os/getpid" && r.variant == "libc")
         .and_then(|r| r.cost.clone())
         .unwrap();
     // One run's figure strays by its forks' spread over the forks; its own
@@ -748,7 +749,7 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
         (after.share_pct, after.from.as_str()),
         (before.share_pct, before.from.as_str())
     );
-    note(&mut a, "os/getpid", "syscall");
+    note(&mut a, "os/getpid", "libc");
     let none = filter(&a);
     assert!(
         none.share_pct.is_none() && none.share_ci95_pct.is_none(),

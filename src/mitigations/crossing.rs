@@ -135,9 +135,17 @@ const LOCAL_FLUSH: TollSource = toll(
 /// is first priced by, and the summary's first line.
 pub const SYSCALL: TollSource = toll(Crossing::Syscall, "os/getpid", "syscall");
 
+/// A syscall as a program pays it: through a function (glibc's getpid()),
+/// so the raw instruction and the return after the crossing
+/// (`os/syscall-return` says how much of it that return is).
+pub const SYSCALL_AS_PAID: TollSource = toll(Crossing::Syscall, "os/getpid", "libc").note(
+    "glibc's getpid(): the raw instruction and the return after the crossing, as a \
+     program's syscalls come through functions",
+);
+
 /// The probes whose rows price each kind of crossing.
 pub const TOLLS: [TollSource; 11] = [
-    SYSCALL,
+    SYSCALL_AS_PAID,
     TollSource {
         // One round trip: two wake-ups, two switches.
         crossings_per_item: 2.0,

@@ -223,12 +223,13 @@ pub fn estimate(
     }
 }
 
-/// The syscalls counted, each made from a function: what the return after
-/// the crossing adds to the syscall row's price.
+/// The syscalls counted, each made from a function: how much of the
+/// syscall row's price (glibc's getpid()) is the return after the crossing.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReturnShare {
-    /// Per syscall, ns (getpid's, from `os/syscall-return`), with the
-    /// interval another run's may land in.
+    /// Per syscall, ns (getpid's, from `os/syscall-return`: the call from a
+    /// function less the inline one), with the interval another run's may
+    /// land in.
     pub per_syscall_ns: crate::analysis::figure::Figure,
     /// Over the syscalls counted, percent of the CPU time, with interval.
     pub share_pct: Option<crate::analysis::figure::Figure>,
@@ -237,7 +238,7 @@ pub struct ReturnShare {
 fn return_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<ReturnShare> {
     let per = crate::results::returns::of(tolls)
         .into_iter()
-        .find(|r| r.syscall == "getpid")?
+        .find(|r| r.crossing == "getpid")?
         .extra_ns?;
     let syscalls = counted
         .counts

@@ -148,13 +148,12 @@ fn per_vector_lines(tax: &Tax) -> Vec<String> {
         .collect()
 }
 
-/// What the return after the crossing adds where the syscalls come
-/// through functions, as a program's do.
+/// How much of the syscall row's price is the return after the crossing.
 fn return_sentence(tax: &Tax) -> Option<String> {
     let r = tax.syscall_return.as_ref()?;
     Some(format!(
-        "syscalls made from a function (as through libc) pay {} more each on the return after \
-         the crossing (os/syscall-return): {} of the CPU time beyond the syscall row",
+        "of each syscall's price (through libc, as a program makes it), {} is the return after \
+         the crossing (os/syscall-return): {} of the CPU time",
         interval(
             Some(r.per_syscall_ns.value),
             r.per_syscall_ns.ci95,
