@@ -46,6 +46,25 @@ pub struct Plan {
     /// force here (none where the kernel has no vector controls).
     pub vectors: crate::mitigations::vectors::Controls,
     pub vector_boots: Vec<VectorBoot>,
+    /// The boots that would tell whether a mitigation leaves the return
+    /// toll (`results::returns`), and the toll the history last measured.
+    pub return_toll: ReturnTollBoots,
+}
+
+/// The vulnerabilities whose mitigations act on returns: the return
+/// thunks (SRSO's safe RET, retbleed's untrained return), and spectre_v2's
+/// retpolines and return-stack filling. Each is a candidate cause of the
+/// return toll; its boot, with mitigations=off, would tell.
+pub const RETURN_CANDIDATES: &[&str] = &["spec_rstack_overflow", "retbleed", "spectre_v2"];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReturnTollBoots {
+    /// The plan's boots (by name) that turn a candidate off.
+    pub boots: Vec<String>,
+    /// getpid's toll from a function in the history's last run of this
+    /// machine that measured it, and that run.
+    pub present_ns: Option<Figure>,
+    pub from_run: Option<i64>,
 }
 
 /// A boot with one more attack vector off: the present `mitigations=` word
@@ -132,13 +151,33 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
             inventory.cpu.model_name, inventory.kernel.release
         ),
         in_force,
-        boots,
         run: format!("mitbench run --runs {runs} {}", probes.join(" ")),
         note,
         history_read: false,
         vectors: controls,
         vector_boots,
+        return_toll: ReturnTollBoots {
+            boots: return_boots(&boots),
+            present_ns: None,
+            from_run: None,
+        },
+        boots,
     }
+}
+
+/// The boots of `boots` that turn a return mitigation off: mitigations=off
+/// and each candidate's own.
+fn return_boots(boots: &[Boot]) -> Vec<String> {
+    boots
+        .iter()
+        .filter(|b| {
+            b.name == "mitigations=off"
+                || RETURN_CANDIDATES
+                    .iter()
+                    .any(|v| b.name == format!("without {v}"))
+        })
+        .map(|b| b.name.clone())
+        .collect()
 }
 
 /// A boot per enabled vector whose option would turn something off here.
@@ -213,6 +252,14 @@ impl Plan {
             || without_boot_image(&doc.inventory.kernel.cmdline) != self.boots[0].cmdline
         {
             return;
+        }
+        if let Some(toll) = crate::results::returns::of(doc)
+            .into_iter()
+            .find(|t| t.crossing == "getpid")
+            .and_then(|t| t.extra_ns)
+        {
+            self.return_toll.present_ns = Some(toll);
+            self.return_toll.from_run = Some(id);
         }
         let prices = crate::results::floors::of(doc);
         let costs = crate::results::vectors::of(&doc.inventory, &prices).vectors;

@@ -438,6 +438,7 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
             },
             discoveries: Default::default(),
             floors: None,
+            returns: None,
         };
         let counted = common::syscalls_under_a_filter(syscalls);
         let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));
@@ -604,6 +605,74 @@ mod cli {
         assert!(text.contains("seccomp filter: moves 3 row(s)"), "{text}");
         for line in text.lines() {
             assert!(line.chars().count() <= 100, "{line}");
+        }
+    }
+
+    /// The return toll against a boot without the SRSO mitigation, the
+    /// candidate the issue names: where getpid's toll is gone in that set
+    /// attribute says the boot explains it, where half stays that it
+    /// explains a part, where all stays that it does not. Each set is a
+    /// copy of one real run (an AMD Zen 4 guest with SRSO "Safe RET"),
+    /// the boot's set with its in-function row moved.
+    #[test]
+    fn the_return_toll_is_scored_against_the_boot_without_its_candidate() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = document_from_file(Path::new("tests/fixtures/syscall-return-run.json")).unwrap();
+        let present = saved(dir.path(), "present.json", &base);
+        let toll_left = |share: f64| {
+            let mut doc = base.clone();
+            doc.inventory.kernel.cmdline = mitbench::plan::with_word(
+                &doc.inventory.kernel.cmdline,
+                "spec_rstack_overflow=off",
+            );
+            doc.inventory
+                .cpu
+                .vulnerabilities
+                .insert("spec_rstack_overflow".into(), "Vulnerable".into());
+            let vs = |variant: &str| {
+                doc.results
+                    .iter()
+                    .find(|r| r.id == "os/syscall-return" && r.variant == variant)
+                    .and_then(|r| r.vs_baseline.clone())
+                    .unwrap()
+            };
+            let (inline, in_fn) = (vs("getpid/inline"), vs("getpid/in-fn"));
+            let mut moved = in_fn.clone();
+            let shift = (in_fn.delta_ticks - inline.delta_ticks) * (1.0 - share);
+            moved.delta_ticks -= shift;
+            moved.delta_ci95_ticks = in_fn
+                .delta_ci95_ticks
+                .map(|[lo, hi]| [lo - shift, hi - shift]);
+            moved.next_run_delta_ci95_ticks = in_fn
+                .next_run_delta_ci95_ticks
+                .map(|[lo, hi]| [lo - shift, hi - shift]);
+            let record = doc
+                .results
+                .iter_mut()
+                .find(|r| r.id == "os/syscall-return" && r.variant == "getpid/in-fn")
+                .unwrap();
+            record.vs_baseline = Some(moved);
+            saved(dir.path(), &format!("left-{share}.json"), &doc)
+        };
+        for (share, outcome) in [(0.0, "gone"), (0.5, "fell"), (1.0, "stays")] {
+            let without = toll_left(share);
+            let out = mitbench(&["attribute", &present, &without, "--json"]);
+            assert!(out.status.success(), "{out:?}");
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let scores = &json["returns"];
+            assert!(
+                scores["present_ns"]["value"].as_f64().unwrap() > 0.0,
+                "{scores}"
+            );
+            let score = &scores["scores"][0];
+            assert_eq!(score["without"], "spec_rstack_overflow", "{scores}");
+            assert_eq!(score["outcome"], outcome, "{scores}");
+            let text = mitbench(&["attribute", &present, &without]);
+            let text = String::from_utf8(text.stdout).unwrap();
+            assert!(
+                text.contains("return toll:") && text.contains("without spec_rstack_overflow"),
+                "{text}"
+            );
         }
     }
 

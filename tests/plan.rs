@@ -111,6 +111,45 @@ fn this_guest_gets_a_boot_without_srsos_safe_ret() {
     );
 }
 
+/// The boots that would tell whether a mitigation leaves the return toll
+/// are those that turn a return mitigation off: the return thunks'
+/// (retbleed, SRSO), spectre_v2's (retpolines, RSB filling), and every
+/// mitigation at once; never one that leaves returns alone (PTI, MDS).
+#[test]
+fn the_return_toll_is_settled_by_the_boots_without_a_return_mitigation() {
+    let names = |fixture_name: &str| plan(&fixture(fixture_name), 5).return_toll.boots;
+    assert_eq!(
+        names("amd-zen2-retbleed"),
+        [
+            "mitigations=off",
+            "without spectre_v2",
+            "without retbleed",
+            "without spec_rstack_overflow"
+        ]
+    );
+    let intel = names("intel-pti-ibrs");
+    assert!(
+        intel.contains(&"without spectre_v2".to_string()),
+        "{intel:?}"
+    );
+    assert!(
+        !intel
+            .iter()
+            .any(|b| b.contains("mds") || b.contains("meltdown")),
+        "{intel:?}"
+    );
+    assert!(names("mitigations-off").is_empty());
+    // The text names them.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/amd-epyc-guest");
+    let out = mitbench(&["plan", "--root", root]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("return toll:"), "{text}");
+    assert!(
+        text.contains("without spec_rstack_overflow would tell"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_boot_with_mitigations_off_says_what_to_compare_it_with() {
     let p = plan(&fixture("mitigations-off"), 5);

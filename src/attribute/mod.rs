@@ -13,6 +13,7 @@
 
 pub mod boots;
 pub mod floors;
+pub mod returns;
 
 pub use boots::{
     NamedSet, NotSeparated, Recognised, Refusal, Role, Roles, SetConditions, Switch, SwitchKind,
@@ -164,6 +165,11 @@ pub struct Attribution {
     /// command scored it (`floors::score`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub floors: Option<floors::FloorScores>,
+    /// The return after a syscall made from a function, held against each
+    /// boot that turns a candidate cause off; None where the sets did not
+    /// measure it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub returns: Option<returns::ReturnScores>,
 }
 
 /// The figures with a p-value over every column (the whole toll, each
@@ -299,7 +305,7 @@ pub fn attribute(
     let discoveries = hold_to_false_discovery_rate(&mut rows);
     let reach = reach(&recognised.switches, &rows);
     let doc = &present[0];
-    Attribution {
+    let mut attribution = Attribution {
         machine: format!(
             "{}, kernel {}",
             doc.inventory.cpu.model_name, doc.inventory.kernel.release
@@ -312,7 +318,10 @@ pub fn attribute(
         boot_variance: BootVariance::of(boot_noise, spans_boots),
         discoveries,
         floors: None,
-    }
+        returns: None,
+    };
+    attribution.returns = returns::score(&attribution, sets);
+    attribution
 }
 
 /// Every run's record of a row (`id`, `variant`) with a figure, where

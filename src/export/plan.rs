@@ -41,6 +41,7 @@ pub fn render(plan: &Plan, width: usize) -> String {
         }
     }
     vector_boots(plan, &mut out, plan.boots.len());
+    return_toll(plan, &mut out);
     let _ = writeln!(out);
     out.say("on each boot:", &plan.run, 2);
     out.say(
@@ -56,6 +57,33 @@ pub fn render(plan: &Plan, width: usize) -> String {
         out.say("  -", how, 4);
     }
     out.text
+}
+
+/// Which boots would tell whether a mitigation leaves the return toll.
+fn return_toll(plan: &Plan, out: &mut Prose) {
+    let r = &plan.return_toll;
+    if r.boots.is_empty() {
+        return;
+    }
+    let measured = match (r.present_ns, r.from_run) {
+        (Some(toll), Some(run)) => format!(
+            "getpid made from a function paid +{} in run {run}; ",
+            run_summary::ns(toll)
+        ),
+        _ => String::new(),
+    };
+    let _ = writeln!(out);
+    out.say(
+        "return toll:",
+        &format!(
+            "{measured}the boots {} would tell whether a mitigation leaves it (the return \
+             thunks, return-stack filling): where one does, the toll is gone on its boot. \
+             Run os/syscall-return on them (the selection above has it); `mitbench attribute` \
+             scores each boot",
+            r.boots.join(", ")
+        ),
+        2,
+    );
 }
 
 /// The attack-vector controls and a boot per vector whose option would

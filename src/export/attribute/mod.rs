@@ -9,6 +9,7 @@ pub use text::render;
 
 use crate::attribute::Attribution;
 use crate::attribute::floors::{FloorScore, FloorScores};
+use crate::attribute::returns::{Outcome, ReturnScores};
 use crate::export::run::summary::{ns, priced};
 
 /// How many of its figures the attribution marked, each column held to the
@@ -43,6 +44,36 @@ pub(crate) fn floor_lines(f: &FloorScores) -> Vec<String> {
          boot is not what the kernel runs",
         f.floors_from
     ));
+    lines
+}
+
+/// The return toll against the boots: the present toll, then a sentence a
+/// boot.
+pub(crate) fn return_lines(r: &ReturnScores) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} made from a function pays {} on the return after the crossing in the present set \
+         (os/syscall-return; the mean of its runs)",
+        r.syscall,
+        ns(r.present_ns)
+    )];
+    lines.extend(r.scores.iter().map(|s| {
+        let without = if s.without == "all" {
+            "every mitigation off".to_string()
+        } else {
+            format!("without {}", s.without)
+        };
+        let verdict = match s.outcome {
+            Outcome::Gone => "gone: this boot's change explains the toll",
+            Outcome::Fell => "fell, some stays: it explains a part",
+            Outcome::Stays => "stays: it does not explain the toll",
+        };
+        format!(
+            "{without} (boot {}): {}, less by {}: {verdict}",
+            s.boot,
+            ns(s.toll_ns),
+            ns(s.fell_ns)
+        )
+    }));
     lines
 }
 

@@ -167,6 +167,9 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
     for line in a.floors.iter().flat_map(super::floor_lines) {
         out.say("kernel floors:", &line, 4);
     }
+    for line in a.returns.iter().flat_map(super::return_lines) {
+        out.say("return toll:", &line, 4);
+    }
     out.say("boots:", &a.boot_variance.summary, 4);
     out.say("marked:", &super::marked(a), 4);
     out.say(
