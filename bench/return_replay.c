@@ -1,25 +1,28 @@
 /*
- * A user-mode replay of one candidate cause of the return toll that
- * os/syscall-return measures: the return-address predictor left holding
- * entries the kernel pushed and never popped. With SRSO's safe-RET every
- * kernel return is `call srso_safe_ret` (which pops its own return address
- * and returns to the real one): the call and the return balance, so each
- * kernel call leaves its entry behind, and the user's first return after
- * the crossing is predicted into kernel text, which user mode cannot
- * fetch.
+ * User-mode replays of the candidate causes of the return toll that
+ * os/syscall-return measures, timed as the probe times a syscall: the same
+ * work inline in the loop and inside a noinline function, whose return
+ * comes right after it. The extra of the function over inline is what the
+ * work costs the return after it, as the toll is what a crossing costs it.
  *
- * The replay leaves such an entry in user mode: a function jumps (not
- * calls) to a `call` at a chosen address, whose callee drops the return
- * address and jumps back, so the predictor holds an entry for the byte
- * after that `call` and the stack is as before; then the function
- * returns, predicted to that entry. Three places for the `call`:
- *   none      no entry left (a plain call and return);
- *   text      the entry points into executable user text (int3s);
- *   no-exec   the `call` ends its page, the entry points at the next page,
- *             mapped PROT_NONE: a target the fetch cannot read, as kernel
- *             text is to user mode.
- * Per place, the 2nd percentile of 300 samples of 1,000 calls, in TSC
- * ticks per call, and the extra over none.
+ * The candidates, each what a kernel path could leave in the
+ * return-address predictor:
+ *   plain       nothing (an empty function: a call and a return);
+ *   stale       one entry the kernel pushed and never popped. With SRSO's
+ *               safe-RET every kernel return is `call srso_safe_ret`, which
+ *               drops its own return address and returns to the real one:
+ *               each kernel call leaves its entry behind. Replayed by a jmp
+ *               to a `call` that ends a page whose next page is PROT_NONE
+ *               (a target the fetch cannot read, as kernel text is to user
+ *               mode); its callee drops the return address and jumps back;
+ *   stale x4    four such entries, as a kernel path of four calls leaves;
+ *   fill        the kernel's return-stack filling (__FILL_RETURN_BUFFER):
+ *               32 calls whose entries point at int3 traps, the stack put
+ *               back, so every entry the predictor holds is wrong;
+ *   overflow    a balanced chain of 40 calls and returns, deeper than the
+ *               predictor: the entry of the function's own caller is gone.
+ * Per candidate, the 2nd percentile of 300 samples of 1,000 items, inline
+ * and in a function, in TSC ticks per item, and the extra.
  *
  * Build and run:   cc -O2 -o return_replay bench/return_replay.c && ./return_replay CPU
  */
@@ -36,20 +39,55 @@
 #define SAMPLES 300
 #define PAGE 4096
 
-/* Where the `call` sits; 0 leaves no entry. */
+/* The `call` that ends the executable page. */
 static uint8_t *site;
 
-__attribute__((noinline)) static void leave_entry(void) {
-    if (!site)
-        return;
-    /* jmp to the call site; its callee drops the return address and jumps
-     * back here through r11. rax, r11 are clobbered. */
+#define ALWAYS static inline __attribute__((always_inline))
+
+ALWAYS void plain(void) { __asm__ volatile("" ::: "memory"); }
+
+/* jmp to the call site; its callee drops the return address and jumps back
+ * here through r11. */
+ALWAYS void stale(void) {
     __asm__ volatile("lea 1f(%%rip), %%r11\n\t"
                      "jmp *%0\n\t"
                      "1:"
                      :
                      : "r"(site)
                      : "r11", "memory");
+}
+
+ALWAYS void stale4(void) {
+    for (int i = 0; i < 4; i++)
+        stale();
+}
+
+/* 32 entries at int3 traps, two calls a turn, then the stack put back. */
+ALWAYS void fill(void) {
+    __asm__ volatile("mov $16, %%ecx\n\t"
+                     "1: call 2f\n\t"
+                     "int3\n\t"
+                     "2: call 3f\n\t"
+                     "int3\n\t"
+                     "3: dec %%ecx\n\t"
+                     "jnz 1b\n\t"
+                     "add $256, %%rsp"
+                     :
+                     :
+                     : "rcx", "memory", "cc");
+}
+
+__attribute__((noinline)) static int chain(int depth) {
+    if (depth == 0)
+        return 0;
+    int below = chain(depth - 1);
+    __asm__ volatile("" : "+r"(below));
+    return below + 1;
+}
+
+ALWAYS void overflow(void) {
+    int d = chain(40);
+    __asm__ volatile("" : : "r"(d));
 }
 
 /* The k-th smallest of n samples, by selection (n is small). */
@@ -60,18 +98,31 @@ static double kth(double *v, int n, int k) {
     return v[k];
 }
 
-static double run(uint8_t *where) {
-    static double v[SAMPLES];
-    unsigned aux;
-    site = where;
-    for (int s = 0; s < SAMPLES; s++) {
-        uint64_t t0 = __rdtscp(&aux);
-        for (int i = 0; i < CALLS; i++)
-            leave_entry();
-        v[s] = (double)(__rdtscp(&aux) - t0) / CALLS;
+/* For each candidate: the work inlined in the timed loop, and a noinline
+ * function doing it, timed by its own loop. */
+#define TIMED(work)                                                         \
+    __attribute__((noinline)) static void work##_fn(void) { work(); }       \
+    static double work##_time(int in_fn) {                                  \
+        static double v[SAMPLES];                                           \
+        unsigned aux;                                                       \
+        for (int s = 0; s < SAMPLES; s++) {                                 \
+            uint64_t t0 = __rdtscp(&aux);                                   \
+            if (in_fn)                                                      \
+                for (int i = 0; i < CALLS; i++)                             \
+                    work##_fn();                                            \
+            else                                                            \
+                for (int i = 0; i < CALLS; i++)                             \
+                    work();                                                 \
+            v[s] = (double)(__rdtscp(&aux) - t0) / CALLS;                   \
+        }                                                                   \
+        return kth(v, SAMPLES, SAMPLES * 2 / 100);                          \
     }
-    return kth(v, SAMPLES, SAMPLES * 2 / 100);
-}
+
+TIMED(plain)
+TIMED(stale)
+TIMED(stale4)
+TIMED(fill)
+TIMED(overflow)
 
 int main(int argc, char **argv) {
     int cpu = argc > 1 ? atoi(argv[1]) : 1;
@@ -86,21 +137,24 @@ int main(int argc, char **argv) {
     /* The callee at the page's start: add $8,%rsp; jmp *%r11 */
     const uint8_t callee[] = {0x48, 0x83, 0xc4, 0x08, 0x41, 0xff, 0xe3};
     memcpy(code, callee, sizeof callee);
-    /* Two calls to it: one mid-page, one ending the page. */
-    uint8_t *mid = code + 2048, *end = code + PAGE - 5;
-    for (uint8_t *c = mid; c; c = (c == mid ? end : NULL)) {
-        int32_t rel = (int32_t)(code - (c + 5));
-        c[0] = 0xe8;
-        memcpy(c + 1, &rel, 4);
-    }
+    site = code + PAGE - 5;
+    int32_t rel = (int32_t)(code - (site + 5));
+    site[0] = 0xe8;
+    memcpy(site + 1, &rel, 4);
     if (mprotect(code, PAGE, PROT_READ | PROT_EXEC) || mprotect(code + PAGE, PAGE, PROT_NONE)) {
         perror("mprotect");
         return 1;
     }
-    double none = run(NULL), text = run(mid), noexec = run(end);
-    printf("none     %7.1f ticks\n", none);
-    printf("text     %7.1f ticks (%+.1f)\n", text, text - none);
-    printf("no-exec  %7.1f ticks (%+.1f)\n", noexec, noexec - none);
+    struct { const char *name; double (*time)(int); } each[] = {
+        {"plain", plain_time}, {"stale", stale_time},       {"stale x4", stale4_time},
+        {"fill", fill_time},   {"overflow", overflow_time},
+    };
+    printf("%-10s %8s %8s %8s   (TSC ticks per item, 2nd percentile)\n", "candidate", "inline",
+           "in-fn", "extra");
+    for (unsigned i = 0; i < sizeof each / sizeof each[0]; i++) {
+        double inline_ = each[i].time(0), in_fn = each[i].time(1);
+        printf("%-10s %8.1f %8.1f %+8.1f\n", each[i].name, inline_, in_fn, in_fn - inline_);
+    }
     munmap(code, 2 * PAGE);
     return 0;
 }
