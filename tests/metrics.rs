@@ -341,27 +341,27 @@ fn node_exporter_serves_a_real_runs_metrics() {
             "{variant}: {served} vs {ns} ns"
         );
     }
-    // The return after a crossing: one series, a syscall label.
-    for t in doc["summary"]["syscall_return"].as_array().unwrap() {
-        let Some(ns) = t["extra_ns"]["value"].as_f64() else {
-            continue;
-        };
-        let syscall = format!("syscall=\"{}\"", t["syscall"].as_str().unwrap());
-        let served = sample(
-            &scraped,
-            "mitbench_syscall_return_toll_seconds",
-            &[&syscall],
-        );
-        assert!(
-            served.is_some_and(|s| (s - ns / 1e9).abs() <= ns.abs() * 1e-18),
-            "{syscall}: {served:?} vs {ns} ns"
-        );
+    // The return after a crossing: one series a kind, the crossing its
+    // label.
+    for (kind, series, count) in [
+        ("syscall_return", "mitbench_syscall_return_toll_seconds", 4),
+        ("other_crossing_return", "mitbench_crossing_return_toll_seconds", 3),
+    ] {
+        let label = series.trim_start_matches("mitbench_").split('_').next().unwrap();
+        let tolls = doc["summary"][kind].as_array().unwrap();
+        for t in tolls {
+            let Some(ns) = t["extra_ns"]["value"].as_f64() else {
+                continue;
+            };
+            let crossing = format!("{label}=\"{}\"", t["crossing"].as_str().unwrap());
+            let served = sample(&scraped, series, &[&crossing]);
+            assert!(
+                served.is_some_and(|s| (s - ns / 1e9).abs() <= ns.abs() * 1e-18),
+                "{crossing}: {served:?} vs {ns} ns"
+            );
+        }
+        assert_eq!(tolls.len(), count, "{kind}");
     }
-    assert_eq!(
-        doc["summary"]["syscall_return"].as_array().unwrap().len(),
-        4,
-        "getpid, getuid, getppid, close(-1)"
-    );
     // Each attack vector the kernel reads, enabled or not, and each
     // enabled one's replayed price as the JSON has it.
     let vectors = &doc["summary"]["attack_vectors"];
