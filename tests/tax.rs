@@ -757,3 +757,45 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
     );
     assert!(none.from.contains("not comparable"), "{}", none.from);
 }
+
+/// The syscall row is priced as a program pays it (glibc's getpid()), and
+/// tax says how much of that is the return after the crossing: getpid's
+/// toll from the tolls' run times the syscalls counted, as a share of the
+/// CPU time, with the toll's interval; said in the text.
+#[test]
+fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
+    let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
+        "tests/fixtures/syscall-return-run.json",
+    ))
+    .unwrap();
+    let toll = mitbench::results::returns::of(&tolls)
+        .into_iter()
+        .find(|t| t.crossing == "getpid")
+        .and_then(|t| t.extra_ns)
+        .unwrap();
+    let syscalls = 1_000_000u64;
+    let counted = common::syscalls_under_a_filter(syscalls);
+    let tax = mitbench::tax::estimate(counted, &tolls, "a fixture".into(), Err("none".into()));
+    let share = tax.syscall_return.as_ref().unwrap();
+    assert_eq!(share.per_syscall_ns, toll);
+    // A million syscalls in one CPU second: ns per syscall x 1e6 / 1e9 s.
+    let pct = share.share_pct.unwrap();
+    assert!((pct.value - toll.value / 10.0).abs() < 1e-9, "{pct:?}");
+    let [lo, hi] = pct.ci95.unwrap();
+    assert!(lo < pct.value && pct.value < hi, "{pct:?}");
+    // The syscall row reads glibc's getpid(), not the raw instruction.
+    let row = tax
+        .rows
+        .iter()
+        .find(|r| r.kind == mitbench::tax::crossing::Crossing::Syscall)
+        .unwrap();
+    assert!(
+        row.toll_from.starts_with("os/getpid libc"),
+        "{}",
+        row.toll_from
+    );
+    let text =
+        mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
+    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(prose.contains("is the return after the crossing"), "{text}");
+}
