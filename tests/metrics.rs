@@ -345,9 +345,17 @@ fn node_exporter_serves_a_real_runs_metrics() {
     // label.
     for (kind, series, count) in [
         ("syscall_return", "mitbench_syscall_return_toll_seconds", 4),
-        ("other_crossing_return", "mitbench_crossing_return_toll_seconds", 3),
+        (
+            "other_crossing_return",
+            "mitbench_crossing_return_toll_seconds",
+            3,
+        ),
     ] {
-        let label = series.trim_start_matches("mitbench_").split('_').next().unwrap();
+        let label = series
+            .trim_start_matches("mitbench_")
+            .split('_')
+            .next()
+            .unwrap();
         let tolls = doc["summary"][kind].as_array().unwrap();
         for t in tolls {
             let Some(ns) = t["extra_ns"]["value"].as_f64() else {

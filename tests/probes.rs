@@ -156,7 +156,14 @@ fn every_probe_variant_gives_sane_figures() {
     // The same for a page fault and a signal. (Not the yield's switch: its
     // partner shares the CPU with whatever else runs, and its inline row
     // read ±7% in a quiet run; no invariant.)
-    for syscall in ["getpid", "getuid", "getppid", "close-bad-fd", "fault", "signal"] {
+    for syscall in [
+        "getpid",
+        "getuid",
+        "getppid",
+        "close-bad-fd",
+        "fault",
+        "signal",
+    ] {
         let inline = returns(&format!("{syscall}/inline"));
         medians.not_cheaper_beyond(&returns(&format!("{syscall}/in-fn")), &inline, 0.05);
     }
