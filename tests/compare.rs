@@ -100,7 +100,7 @@ fn rows_in_one_run_only_are_listed_not_dropped() {
     let gone = new.results.remove(0);
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     assert_eq!(cmp.gaps.len(), 1);
-    assert_eq!(cmp.gaps[0].variant, gone.variant);
+    assert_eq!(cmp.gaps[0].key.variant, gone.variant);
     assert_eq!(cmp.gaps[0].new.as_deref(), Some("absent"));
     assert_eq!(cmp.gaps[0].old, None);
 }

@@ -77,8 +77,7 @@ pub(super) fn in_run(doc: &RunDocument) -> Vec<InRun> {
         .filter_map(|r| {
             let vs = r.vs_baseline.as_ref()?;
             Some(InRun {
-                id: r.id.clone(),
-                variant: r.variant.clone(),
+                key: crate::results::RowKey::of(r),
                 baseline: r.baseline.clone()?,
                 ratio: vs.ratio,
                 ratio_ci95: vs.ratio_ci95,

@@ -77,8 +77,10 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
         .iter()
         .map(|run| {
             super::unheld(
-                &super::Side::one(&first.1, &first.0),
-                &super::Side::one(&run.1, &run.0),
+                [
+                    &super::Side::one(&first.1, &first.0),
+                    &super::Side::one(&run.1, &run.0),
+                ],
                 threshold_pct,
                 &|_, _| None,
                 &super::BootNoise::default(),

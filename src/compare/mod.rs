@@ -175,8 +175,8 @@ impl Boots {
 /// A row that cannot be compared, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowGap {
-    pub id: String,
-    pub variant: String,
+    #[serde(flatten)]
+    pub key: RowKey,
     pub old: Option<String>,
     pub new: Option<String>,
 }
@@ -196,8 +196,8 @@ pub struct Explanation {
 /// An in-run A/B row of the new run: attributed by construction.
 #[derive(Debug, Clone, Serialize)]
 pub struct InRun {
-    pub id: String,
-    pub variant: String,
+    #[serde(flatten)]
+    pub key: RowKey,
     pub baseline: String,
     pub ratio: f64,
     pub ratio_ci95: Option<[f64; 2]>,
@@ -336,7 +336,7 @@ pub fn compare_sets(
     learned: &dyn Fn(&str, &str) -> Option<Learned>,
     boot_noise: &BootNoise,
 ) -> RunComparison {
-    let mut comparison = unheld(old, new, threshold_pct, learned, boot_noise);
+    let mut comparison = unheld([old, new], threshold_pct, learned, boot_noise);
     hold_together(std::slice::from_mut(&mut comparison), threshold_pct, true);
     comparison
 }
@@ -345,8 +345,7 @@ pub fn compare_sets(
 /// (each row's verdict its own 5% test's): for a family of comparisons
 /// held together ([`hold_together`]).
 fn unheld(
-    old: &Side,
-    new: &Side,
+    [old, new]: [&Side; 2],
     threshold_pct: f64,
     learned: &dyn Fn(&str, &str) -> Option<Learned>,
     boot_noise: &BootNoise,
@@ -665,8 +664,7 @@ fn gap(old: Option<&Record>, new: Option<&Record>) -> RowGap {
         Some(_) => None,
     };
     RowGap {
-        id: any.id.clone(),
-        variant: any.variant.clone(),
+        key: RowKey::of(any),
         old: side(old),
         new: side(new),
     }

@@ -93,8 +93,8 @@ pub(crate) fn gap(g: &RowGap) -> String {
     let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "measured".to_string());
     format!(
         "{} {}: old {}, new {}",
-        g.id,
-        g.variant,
+        g.key.id,
+        g.key.variant,
         side(&g.old),
         side(&g.new)
     )
@@ -107,6 +107,6 @@ pub(crate) fn in_run(r: &InRun) -> String {
         .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
     format!(
         "{} {}: {:.3}x{ci} of {}",
-        r.id, r.variant, r.ratio, r.baseline
+        r.key.id, r.key.variant, r.ratio, r.baseline
     )
 }
