@@ -32,13 +32,40 @@ fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a source file outside its test module, without comments.
+/// The code of a source file without comments and without the items
+/// marked `#[cfg(test)]` (a test module, a test-only function): the whole
+/// file else, code after a test module too.
 fn code(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap();
-    text.lines()
+    let text: String = text
+        .lines()
         .map(|line| line.split("//").next().unwrap())
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    let mut kept = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        kept.push_str(&rest[..at]);
+        rest = &rest[at..];
+        rest = &rest[item_end(rest)..];
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// Where the item that starts `text` ends: after its `;` or after the `}`
+/// that closes its first `{`.
+fn item_end(text: &str) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            ';' if depth == 0 => return i + 1,
+            '{' => depth += 1,
+            '}' if depth == 1 => return i + 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// The top-level module a `crate::` path names after each occurrence.
@@ -105,6 +132,16 @@ fn an_import_up_the_layers_is_caught() {
     let wrong = arrows_against(&layers(), src);
     assert_eq!(wrong.len(), 1, "{wrong:?}");
     assert!(wrong[0].ends_with("analysis/mod.rs -> export"));
+}
+
+/// A test module is left out, not what follows it: an import after one
+/// (or after a test-only function) is still read.
+#[test]
+fn code_after_a_test_module_is_still_read() {
+    let text = "use crate::sys;\n#[cfg(test)]\nmod tests {\n    use crate::export::x;\n    \
+                fn f() { if true { g(); } }\n}\n#[cfg(test)]\nuse crate::commands::y;\n\
+                fn later() { crate::history::open(); }\n";
+    assert_eq!(imports(&code(text)), ["sys", "history"]);
 }
 
 /// The paths a line of the module list starts with: "src/sys.rs, thunks.rs
