@@ -62,3 +62,40 @@ fn every_page_under_docs_is_linked_from_the_readme() {
         }
     }
 }
+
+/// The block between these markers in docs/probes.md is written from the
+/// registry: every probe id, what one item is, and its summary, as
+/// `mitbench list` prints them.
+const PROBE_LIST_START: &str = "<!-- probe list: written from the registry -->";
+const PROBE_LIST_END: &str = "<!-- end of the probe list -->";
+
+fn probe_list() -> String {
+    let mut list = String::from("| probe | one item | what it measures |\n|---|---|---|\n");
+    for probe in mitbench::probes::registry() {
+        let d = probe.declaration();
+        list.push_str(&format!("| `{}` | {} | {} |\n", d.id, d.item, d.summary));
+    }
+    list
+}
+
+/// docs/probes.md lists every probe the registry has, as the registry
+/// says it. With MITBENCH_BLESS=1 the test writes the list into the page
+/// instead of checking it.
+#[test]
+fn the_probe_list_in_docs_is_the_registrys() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/probes.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let (before, rest) = page.split_once(PROBE_LIST_START).expect("the start marker");
+    let (listed, after) = rest.split_once(PROBE_LIST_END).expect("the end marker");
+    let expected = format!("\n{}", probe_list());
+    if std::env::var_os("MITBENCH_BLESS").is_some() {
+        let page = format!("{before}{PROBE_LIST_START}{expected}{PROBE_LIST_END}{after}");
+        std::fs::write(&path, page).unwrap();
+        return;
+    }
+    assert_eq!(
+        listed, expected,
+        "docs/probes.md's probe list is not the registry's: MITBENCH_BLESS=1 cargo test \
+         --release --test readme rewrites it"
+    );
+}

@@ -19,7 +19,7 @@ use crate::harness::Harness;
 use std::arch::global_asm;
 
 probe! {
-    /// each sequence the kernel runs for a mitigation (safe-RET untraining, the safe return, RSB filling, branch-history clearing), replayed in user mode
+    /// each sequence the kernel runs for a mitigation (safe-RET untraining, the safe return, RSB filling, branch-history clearing, the ITS thunks), replayed in user mode
     pub struct Sequences: "kernel/sequences", seed "all", item "sequence, called once",
         requires ["x86-64"];
 }
