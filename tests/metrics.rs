@@ -340,6 +340,25 @@ fn node_exporter_serves_a_real_runs_metrics() {
             (served - ns / 1e9).abs() <= ns * 1e-18,
             "{variant}: {served} vs {ns} ns"
         );
+        // Joined to the vulnerability it serves by the file's name, the
+        // label both series use.
+        for file in p["vulnerabilities"].as_array().unwrap() {
+            let name = format!("name=\"{}\"", file.as_str().unwrap());
+            assert!(
+                sample(
+                    &scraped,
+                    "mitbench_kernel_sequence_price_seconds",
+                    &[&variant, &name]
+                )
+                .is_some(),
+                "{variant} {name}"
+            );
+            assert_eq!(
+                sample(&scraped, "mitbench_vulnerability_info", &[&name]),
+                Some(1.0),
+                "{name}"
+            );
+        }
     }
     // The return after a crossing: one series a kind, the crossing its
     // label.

@@ -13,6 +13,7 @@ use super::TOLLS;
 use super::count::Counted;
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Mitigation, kernel};
+use crate::analysis::figure::Figure;
 use crate::results::RunDocument;
 use crate::results::floors::{self, KernelPrice};
 use crate::tax::crossing::Crossing;
@@ -23,14 +24,18 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct Named {
     pub mitigation: &'static str,
+    /// The sysfs vulnerability files it serves (the key of
+    /// `summary.in_force`); none for a process control.
+    pub vulnerabilities: &'static [&'static str],
     /// The kinds of crossing whose toll it is part of; empty where it
     /// taxes none of the crossings counted (`part_from` says why).
     pub kinds: Vec<Crossing>,
     /// What says it is in force: a vulnerability file's line, or a line of
     /// the workload's /proc status.
     pub evidence: String,
-    /// Its part of one crossing, ns, where an in-run A/B measured it here.
-    pub part_ns: Option<f64>,
+    /// Its part of one crossing, ns, where an in-run A/B measured it here,
+    /// with the interval another run's may land in.
+    pub part_ns: Option<Figure>,
     /// Which rows measured that part, or why nothing here can.
     pub part_from: String,
     /// The kernel's sequences for it, each priced per occurrence from the
@@ -77,7 +82,9 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
             );
         } else if control.status_line == SSBD.status_line {
             let (probe, variant) = SSBD_ROW;
-            let part = ab_delta_ns(tolls, probe, variant);
+            let part = tolls
+                .record(probe, variant)
+                .and_then(|r| floors::added(r, tolls.inventory.tsc_mhz).ok());
             let from = match part {
                 Some(_) => format!("{probe}: {variant} against unchanged"),
                 None => format!("not measured: the tolls' run has no {probe} rows"),
@@ -88,7 +95,7 @@ pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
             // The price list's IBPB is this control's in-run A/B: a round
             // trip to another process with it set, less without, per switch.
             let ibpb = prices.prices.iter().find(|p| p.mitigation == m.name);
-            let part = ibpb.and_then(|p| p.price_ns).map(|f| f.value);
+            let part = ibpb.and_then(|p| p.price_ns);
             let from = match ibpb {
                 Some(p) if part.is_some() => format!(
                     "per switch of address space: {}: {} against unchanged, halved",
@@ -135,7 +142,7 @@ fn push(
     m: &'static Mitigation,
     kinds: Vec<Crossing>,
     evidence: String,
-    part_ns: Option<f64>,
+    part_ns: Option<Figure>,
     part_from: String,
 ) {
     match found.iter_mut().find(|f| f.mitigation == m.name) {
@@ -148,6 +155,7 @@ fn push(
         }
         None => found.push(Named {
             mitigation: m.name,
+            vulnerabilities: m.files,
             kinds,
             evidence,
             part_ns,
@@ -157,18 +165,9 @@ fn push(
     }
 }
 
-/// The measured difference of `variant` from its probe's baseline, ns per
-/// item, in `doc`.
 /// The in-run A/B row that measures SSBD's part of a syscall: (probe,
 /// variant), checked against the registry by tests/names.rs.
 pub const SSBD_ROW: (&str, &str) = ("syscall/specctrl-getpid", "store_bypass=disable");
-
-fn ab_delta_ns(doc: &RunDocument, probe: &str, variant: &str) -> Option<f64> {
-    let record = doc.record(probe, variant)?;
-    let delta_ticks = record.vs_baseline.as_ref()?.delta_ticks;
-    let mhz = doc.inventory.tsc_mhz?;
-    Some(delta_ticks * 1000.0 / mhz)
-}
 
 #[cfg(test)]
 mod tests {

@@ -291,19 +291,23 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
         .collect();
     // A process control an in-run A/B of the tolls' run measured: its part
     // of each crossing it taxes, times the counts.
-    for m in tax.mitigations.iter().filter(|m| m.part_ns.is_some()) {
-        let part = m.part_ns.unwrap_or(0.0);
-        let mut sum = Sum::default();
+    for m in &tax.mitigations {
+        let Some(part) = m.part_ns else { continue };
+        // One A/B row prices every crossing: its half-widths add.
+        let mut sum = Sum::of_same_sets();
         for row in tax.rows.iter().filter(|r| m.kinds.contains(&r.kind)) {
             if let (Some(count), true) = (row.count, cpu_s > 0.0) {
-                sum.add(pct_of(count, part, cpu_s), None);
+                sum.add(
+                    pct_of(count, part.value, cpu_s),
+                    part.half_width().map(|h| pct_of(count, h, cpu_s)),
+                );
             }
         }
-        let (share_pct, _) = sum.read();
+        let (share_pct, share_ci95_pct) = sum.read();
         parts.push(MitigationShare {
             mitigation: m.mitigation.to_string(),
             share_pct,
-            share_ci95_pct: None,
+            share_ci95_pct,
             needs_boot: None,
             from: m.part_from.clone(),
         });

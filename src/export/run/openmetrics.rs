@@ -370,17 +370,23 @@ impl Exporter for OpenMetricsExporter {
         let kernel = crate::results::floors::of(doc);
         for p in &kernel.prices {
             let Some(f) = p.price_ns else { continue };
-            let labels = vec![
-                label("mitigation", p.mitigation),
-                label("probe", p.probe),
-                label("variant", p.variant),
-                // The JSON's word for it ("per-entry").
-                label(
-                    "occurs",
-                    serde_json::to_value(p.occurs)?.as_str().unwrap_or(""),
-                ),
-            ];
-            add_seconds([&mut price, &mut price_low, &mut price_high], &labels, f);
+            // One sample per vulnerability file it serves, under the label
+            // mitbench_vulnerability_info names a file by: a query joins
+            // the two on `name`.
+            for file in p.vulnerabilities {
+                let labels = vec![
+                    label("mitigation", p.mitigation),
+                    label("name", file),
+                    label("probe", p.probe),
+                    label("variant", p.variant),
+                    // The JSON's word for it ("per-entry").
+                    label(
+                        "occurs",
+                        serde_json::to_value(p.occurs)?.as_str().unwrap_or(""),
+                    ),
+                ];
+                add_seconds([&mut price, &mut price_low, &mut price_high], &labels, f);
+            }
         }
         if let Some(f) = kernel.getpid_floor_ns {
             floor.add(&Vec::new(), f.value / 1e9);

@@ -221,7 +221,11 @@ fn kernel_prices(m: &Named) -> String {
 
 fn part(m: &Named) -> String {
     match m.part_ns {
-        Some(ns) => format!("{ns:.1} ns of each crossing ({})", m.part_from),
+        Some(f) => format!(
+            "{} of each crossing ({})",
+            crate::export::run::summary::ns(f),
+            m.part_from
+        ),
         None => m.part_from.clone(),
     }
 }
