@@ -134,7 +134,12 @@ fn hostile_document() -> mitbench::results::RunDocument {
 #[test]
 fn hostile_machine_text_cannot_break_the_format() {
     let doc = hostile_document();
-    let text = String::from_utf8(OpenMetricsExporter.render(&doc).unwrap()).unwrap();
+    let text = String::from_utf8(
+        OpenMetricsExporter
+            .render(&mitbench::export::RunView::of(&doc))
+            .unwrap(),
+    )
+    .unwrap();
     check_exposition(&text);
     check_one_label_set_per_family(&text);
     assert!(text.contains("mitbench_machine_info{host=\"host\\\"name\\\\with\\nnewline\""));

@@ -45,7 +45,9 @@ fn every_export_of_getpid_reads_the_tables_figure() {
 
     // CSV: `ns` and `ticks` print as the table's cells; the raw figure is
     // under its own name.
-    let csv = CsvExporter.render(&doc).unwrap();
+    let csv = CsvExporter
+        .render(&mitbench::export::RunView::of(&doc))
+        .unwrap();
     let mut reader = csv::Reader::from_reader(&csv[..]);
     let headers = reader.headers().unwrap().clone();
     let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
@@ -61,14 +63,23 @@ fn every_export_of_getpid_reads_the_tables_figure() {
     assert_eq!(number("raw_ns"), row.cost.as_ref().unwrap().ns);
 
     // The JSON's summary (its headline) reads getpid at the same figure.
-    let json: serde_json::Value =
-        serde_json::from_slice(&JsonExporter.render(&doc).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(
+        &JsonExporter
+            .render(&mitbench::export::RunView::of(&doc))
+            .unwrap(),
+    )
+    .unwrap();
     let first = &json["summary"]["tolls"][0]["figures"][0];
     assert_eq!(first["what"], "getpid");
     assert_eq!(format_cost(first["value"].as_f64().unwrap()), ns_cell);
 
     // OpenMetrics: the cost in ticks.
-    let text = String::from_utf8(OpenMetricsExporter.render(&doc).unwrap()).unwrap();
+    let text = String::from_utf8(
+        OpenMetricsExporter
+            .render(&mitbench::export::RunView::of(&doc))
+            .unwrap(),
+    )
+    .unwrap();
     let line = text
         .lines()
         .find(|l| {

@@ -157,7 +157,7 @@ fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
             width: Some(width),
             answer: AnswerAt::Last,
         }
-        .render(&doc)
+        .render(&mitbench::export::RunView::of(&doc))
         .unwrap();
         let text = String::from_utf8(text).unwrap();
         for l in text.lines() {
@@ -175,7 +175,7 @@ fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
         width: Some(100),
         answer: AnswerAt::First,
     }
-    .render(&doc)
+    .render(&mitbench::export::RunView::of(&doc))
     .unwrap();
     let piped = String::from_utf8(piped).unwrap();
     let summary = summary::lines(&of(&doc), 100).join("\n");
@@ -192,7 +192,7 @@ fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
             width: None,
             answer: AnswerAt::Last,
         }
-        .render(&doc)
+        .render(&mitbench::export::RunView::of(&doc))
         .unwrap(),
     )
     .unwrap();
@@ -210,7 +210,9 @@ fn the_summary_fits_one_screen_and_the_tables_fit_the_width() {
 #[test]
 fn the_json_and_the_markdown_begin_with_the_summary() {
     let doc = fixture();
-    let json = mitbench::export::JsonExporter.render(&doc).unwrap();
+    let json = mitbench::export::JsonExporter
+        .render(&mitbench::export::RunView::of(&doc))
+        .unwrap();
     let text = String::from_utf8(json.clone()).unwrap();
     assert!(text.starts_with("{\n  \"summary\": {"), "{}", &text[..80]);
     let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
@@ -223,7 +225,9 @@ fn the_json_and_the_markdown_begin_with_the_summary() {
     // A program reading it back as a run document skips it.
     let back: RunDocument = serde_json::from_slice(&json).unwrap();
     assert_eq!(back.results.len(), doc.results.len());
-    let md = mitbench::export::MarkdownExporter.render(&doc).unwrap();
+    let md = mitbench::export::MarkdownExporter
+        .render(&mitbench::export::RunView::of(&doc))
+        .unwrap();
     let md = String::from_utf8(md).unwrap();
     let summary_at = md.find("## What the mitigations cost").unwrap();
     let first_family = md.find("\n## ").unwrap();

@@ -4,7 +4,6 @@
 
 use crate::export::target::Target;
 use crate::export::{self, ExportError, Exporter, TableExporter};
-use crate::results::RunDocument;
 use std::io::IsTerminal;
 use std::io::Write;
 use std::path::Path;
@@ -64,14 +63,14 @@ pub fn print_json(value: &impl serde::Serialize) -> Exit {
 /// A run's table on stdout, made safe for the terminal (a stored run may
 /// hold control characters in its names); the answer last on a terminal,
 /// first on a pipe or in a file.
-pub fn print_table(doc: &RunDocument, wide: bool) -> Result<(), Exit> {
+pub fn print_table(run: &export::RunView, wide: bool) -> Result<(), Exit> {
     let width = (!wide).then(export::text_table::terminal_width);
     let answer = match std::io::stdout().is_terminal() {
         true => export::run::AnswerAt::Last,
         false => export::run::AnswerAt::First,
     };
     let table = TableExporter { width, answer }
-        .render(doc)
+        .render(run)
         .map_err(|e| fail(Exit::FAILURE, format!("rendering the table failed: {e}")))?;
     let table = String::from_utf8_lossy(&table);
     let _ = std::io::stdout().write_all(export::terminal::terminal_safe(&table, true).as_bytes());

@@ -70,7 +70,9 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     {
         doc.attributed = crate::attribute::summary_parts(&attribution);
     }
-    if let Err(failed) = print_table(&doc, args.wide) {
+    // The answer and its price list, made once for every output.
+    let view = crate::export::RunView::of(&doc);
+    if let Err(failed) = print_table(&view, args.wide) {
         return (failed, None);
     }
     // One output that cannot be written (a full disk) costs that file, not
@@ -86,7 +88,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
             );
             continue;
         }
-        match export::write_to(format.exporter(), &doc, output.target, &path) {
+        match export::write_to(format.exporter(), &view, output.target, &path) {
             Ok(()) => say!("{} written to {}", format.what(), path.display()),
             Err(e) => {
                 say!(

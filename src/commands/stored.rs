@@ -79,7 +79,7 @@ pub fn history_show(store: &HistoryArgs, run: &RunRef, wide: bool) -> Exit {
         Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(Exit::USAGE, e),
     };
-    match print_table(&doc, wide) {
+    match print_table(&export::RunView::of(&doc), wide) {
         Ok(()) => Exit::SUCCESS,
         Err(failed) => failed,
     }
@@ -98,7 +98,12 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
-    match export::write_to(format.exporter(), &doc, target, output) {
+    match export::write_to(
+        format.exporter(),
+        &export::RunView::of(&doc),
+        target,
+        output,
+    ) {
         Ok(()) => {
             say!("{} written to {}", format.what(), output.display());
             Exit::SUCCESS

@@ -93,9 +93,26 @@ impl Format {
     }
 }
 
+/// A run and its summary (the answer, the price list, the tolls), made
+/// once per document and laid out by every exporter: an exporter computes
+/// nothing of its own.
+pub struct RunView<'d> {
+    pub doc: &'d RunDocument,
+    pub summary: crate::results::summary::Summary,
+}
+
+impl<'d> RunView<'d> {
+    pub fn of(doc: &'d RunDocument) -> RunView<'d> {
+        RunView {
+            doc,
+            summary: crate::results::summary::of(doc),
+        }
+    }
+}
+
 /// A rendering of a whole run.
 pub trait Exporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError>;
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -106,14 +123,14 @@ pub enum ExportError {
     Io(#[from] std::io::Error),
 }
 
-/// Renders `doc` with `exporter` and writes it to `path` through `target`
+/// Renders `run` with `exporter` and writes it to `path` through `target`
 /// (made before any measuring, so an unwritable place fails first; see
 /// [`target`]).
 pub fn write_to(
     exporter: &dyn Exporter,
-    doc: &RunDocument,
+    run: &RunView,
     target: target::Target,
     path: &Path,
 ) -> Result<(), ExportError> {
-    target.write(&exporter.render(doc)?, path)
+    target.write(&exporter.render(run)?, path)
 }

@@ -172,6 +172,9 @@ pub fn estimate(
     observer: Result<observer::Correction, String>,
 ) -> Tax {
     let cpu_s = shares_of(&counted, observer.as_ref().ok());
+    // The tolls' run's price list, made once for the named mitigations and
+    // the attack vectors.
+    let prices = crate::results::floors::of(tolls);
     let rows: Vec<TaxRow> = counted
         .counts
         .iter()
@@ -209,8 +212,8 @@ pub fn estimate(
     let priced: Vec<f64> = rows.iter().filter_map(|r| r.share_pct).collect();
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
-        mitigations: named::in_force(tolls, &counted),
-        per_vector: vectors::per_vector(tolls, &counted, cpu_s),
+        mitigations: named::in_force(tolls, &prices, &counted),
+        per_vector: vectors::per_vector(tolls, &prices, &counted, cpu_s),
         syscall_return: return_share(tolls, &counted, cpu_s),
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),

@@ -11,11 +11,11 @@
 
 use super::TOLLS;
 use super::count::Counted;
+use crate::analysis::figure::Figure;
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Mitigation, kernel};
-use crate::analysis::figure::Figure;
 use crate::results::RunDocument;
-use crate::results::floors::{self, KernelPrice};
+use crate::results::floors::{self, KernelPrice, KernelPrices};
 use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
@@ -45,11 +45,11 @@ pub struct Named {
 }
 
 /// The mitigations in force for a workload with these process `controls`
-/// (from its /proc status), with the tolls from `tolls`.
-pub fn in_force(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
+/// (from its /proc status), with the tolls from `tolls` and their run's
+/// price list `prices`.
+pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -> Vec<Named> {
     let controls = &counted.controls;
     let kinds: Vec<Crossing> = counted.counts.iter().map(|c| c.kind).collect();
-    let prices = floors::of(tolls);
     let mut found = Vec::new();
     for f in kernel::in_force(&tolls.inventory.cpu.vulnerabilities) {
         for m in mitigations::of_file(&f.vulnerability, &f.line) {
@@ -173,6 +173,11 @@ pub const SSBD_ROW: (&str, &str) = ("syscall/specctrl-getpid", "store_bypass=dis
 mod tests {
     use super::*;
 
+    /// As `in_force`, with the price list of the tolls' own run.
+    fn in_force_here(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
+        in_force(tolls, &floors::of(tolls), counted)
+    }
+
     fn fixture() -> RunDocument {
         serde_json::from_str(include_str!("../../tests/fixtures/run-a.json")).unwrap()
     }
@@ -198,7 +203,7 @@ mod tests {
             ("Speculation_Store_Bypass", "thread force mitigated"),
             ("SpeculationIndirectBranch", "conditional force disabled"),
         ]);
-        let found = in_force(&fixture(), &controls);
+        let found = in_force_here(&fixture(), &controls);
         let get = |name: &str| found.iter().find(|f| f.mitigation == name);
         let seccomp = get("seccomp filters").expect("seccomp named");
         assert_eq!(seccomp.kinds, [Crossing::Syscall]);
@@ -210,7 +215,7 @@ mod tests {
         assert_eq!(ssbd.kinds, [Crossing::Syscall]);
         // Not in force: nothing said of it.
         let quiet = counted(&[("Seccomp_filters", "0")]);
-        let machine_only = in_force(&fixture(), &quiet);
+        let machine_only = in_force_here(&fixture(), &quiet);
         assert!(
             machine_only
                 .iter()
@@ -232,7 +237,7 @@ mod tests {
             .collect();
         let listed = crate::results::summary::of(&tolls).in_force;
         assert_eq!(listed.len(), kernel::SWITCHES.len());
-        let found = in_force(&tolls, &counted(&[]));
+        let found = in_force_here(&tolls, &counted(&[]));
         for f in &listed {
             let named = found
                 .iter()
@@ -258,7 +263,7 @@ mod tests {
             "Mitigation: Retpolines; IBPB: conditional; STIBP: disabled; RSB filling".into(),
         );
         let asked = counted(&[("SpeculationIndirectBranch", "conditional force disabled")]);
-        let found = in_force(&tolls, &asked);
+        let found = in_force_here(&tolls, &asked);
         let get = |name: &str| found.iter().find(|f| f.mitigation == name).unwrap();
         let srso = get("return thunks / SRSO safe-RET");
         let untrain = srso
@@ -270,7 +275,10 @@ mod tests {
         assert!(srso.part_ns.is_none());
         // IBPB on request: the round trip's difference, per switch.
         let ibpb = get("IBPB");
-        assert!((ibpb.part_ns.unwrap() - 1000.0).abs() < 1e-6, "{ibpb:?}");
+        assert!(
+            (ibpb.part_ns.unwrap().value - 1000.0).abs() < 1e-6,
+            "{ibpb:?}"
+        );
         assert!(
             ibpb.part_from.contains("syscall/specctrl-switch"),
             "{}",

@@ -28,9 +28,15 @@ pub struct VectorShare {
     pub from: String,
 }
 
-/// Each enabled vector of the tolls' boot, priced over `counted`'s
-/// syscalls and switches, as shares of `cpu_s`.
-pub fn per_vector(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Vec<VectorShare> {
+/// Each enabled vector of the tolls' boot (`prices`: the tolls' run's
+/// price list), priced over `counted`'s syscalls and switches, as shares
+/// of `cpu_s`.
+pub fn per_vector(
+    tolls: &RunDocument,
+    prices: &floors::KernelPrices,
+    counted: &Counted,
+    cpu_s: f64,
+) -> Vec<VectorShare> {
     let count = |kind: Crossing| {
         counted
             .counts
@@ -39,8 +45,7 @@ pub fn per_vector(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Vec<Vec
             .and_then(|c| c.count)
     };
     let (syscalls, switches) = (count(Crossing::Syscall), count(Crossing::ContextSwitch));
-    let prices = floors::of(tolls);
-    let vectors = crate::results::vectors::of(&tolls.inventory, &prices);
+    let vectors = crate::results::vectors::of(&tolls.inventory, prices);
     vectors
         .vectors
         .into_iter()

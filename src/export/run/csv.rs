@@ -4,8 +4,8 @@
 //! run's reference speed where it read one); the `raw_*` columns are the
 //! figure as timed; empty cells are figures the record does not have.
 
-use crate::export::{ExportError, Exporter};
-use crate::results::{Record, RunDocument};
+use crate::export::{ExportError, Exporter, RunView};
+use crate::results::Record;
 use serde::Serialize;
 
 pub struct CsvExporter;
@@ -116,7 +116,8 @@ fn kebab(value: &impl Serialize) -> String {
 }
 
 impl Exporter for CsvExporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError> {
+        let doc = run.doc;
         let mut writer = ::csv::Writer::from_writer(Vec::new());
         for r in &doc.results {
             writer.serialize(row(r)).map_err(csv_error)?;

@@ -7,7 +7,7 @@
 use super::terminal::{COLUMNS, LEGEND, cells};
 use crate::export::page::render_page;
 use crate::export::plots::{self, Plot};
-use crate::export::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter, RunView};
 use crate::results::advice::{Advice, LatencyAdvice};
 use crate::results::{Record, RunDocument};
 use serde::Serialize;
@@ -15,14 +15,14 @@ use serde::Serialize;
 pub struct HtmlExporter;
 
 #[derive(Serialize)]
-struct Page {
+struct Page<'r> {
     host: String,
     tool_version: String,
     started_at: String,
     finished_at: String,
     interrupted: bool,
     machine_states: String,
-    summary: crate::results::summary::Summary,
+    summary: &'r crate::results::summary::Summary,
     summary_rows: Vec<[String; 3]>,
     /// The answer as one chart, first on the page.
     answer_plot: Option<Plot>,
@@ -56,8 +56,8 @@ struct FamilySection {
 }
 
 impl Exporter for HtmlExporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        render_page("report.html", page(doc)?)
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError> {
+        render_page("report.html", page(run)?)
     }
 }
 
@@ -100,8 +100,8 @@ fn family_plots(doc: &RunDocument, records: &[&Record]) -> Result<Vec<Plot>, Exp
     Ok(plots)
 }
 
-fn page(doc: &RunDocument) -> Result<Page, ExportError> {
-    let summary = crate::results::summary::of(doc);
+fn page<'r>(run: &'r RunView) -> Result<Page<'r>, ExportError> {
+    let (doc, summary) = (run.doc, &run.summary);
     let mut families = Vec::new();
     for (family, records) in doc.by_family() {
         let plots = family_plots(doc, &records)?;
@@ -125,11 +125,11 @@ fn page(doc: &RunDocument) -> Result<Page, ExportError> {
         finished_at: doc.finished_at.clone(),
         interrupted: doc.interrupted,
         machine_states: doc.machine_states.summary.clone(),
-        summary_rows: super::summary::rows(&summary),
-        answer_plot: plots::answer(&summary)?,
+        summary_rows: super::summary::rows(summary),
+        answer_plot: plots::answer(summary)?,
         kernel_prices: super::summary::kernel_prices(&summary.kernel),
         attack_vectors: super::summary::attack_vectors(&summary.attack_vectors),
-        not_measured: super::summary::not_measured(&summary),
+        not_measured: super::summary::not_measured(summary),
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),
         unsupported: doc

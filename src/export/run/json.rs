@@ -1,6 +1,6 @@
 //! The whole run document as pretty JSON: what `--json` writes.
 
-use crate::export::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter, RunView};
 use crate::results::RunDocument;
 
 pub struct JsonExporter;
@@ -10,16 +10,16 @@ pub struct JsonExporter;
 /// is made from the records again wherever it is shown).
 #[derive(serde::Serialize)]
 struct WithSummary<'d> {
-    summary: crate::results::summary::Summary,
+    summary: &'d crate::results::summary::Summary,
     #[serde(flatten)]
     doc: &'d RunDocument,
 }
 
 impl Exporter for JsonExporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError> {
         let with = WithSummary {
-            summary: crate::results::summary::of(doc),
-            doc,
+            summary: &run.summary,
+            doc: run.doc,
         };
         let mut bytes = serde_json::to_vec_pretty(&with)?;
         bytes.push(b'\n');

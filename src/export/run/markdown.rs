@@ -3,21 +3,21 @@
 //! an issue or a wiki (hyperfine's `--export-markdown`).
 
 use super::terminal::{COLUMNS, LEGEND, cells, family_advice, fit_line, header_lines};
-use crate::export::{ExportError, Exporter};
-use crate::results::RunDocument;
+use crate::export::{ExportError, Exporter, RunView};
 use std::fmt::Write as _;
 
 pub struct MarkdownExporter;
 
 impl Exporter for MarkdownExporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError> {
+        let doc = run.doc;
         let mut out = String::new();
         let _ = writeln!(
             out,
             "# mitbench: {}\n",
             cell(&doc.inventory.identity.hostname)
         );
-        out.push_str(&super::summary::markdown(&crate::results::summary::of(doc)));
+        out.push_str(&super::summary::markdown(&run.summary));
         for line in header_lines(doc) {
             let _ = writeln!(out, "{}  ", cell(&line));
         }

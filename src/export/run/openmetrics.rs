@@ -8,7 +8,7 @@
 //! break the format or grow a series without bound.
 
 use crate::analysis::figure::Figure;
-use crate::export::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter, RunView};
 use crate::results::{Record, RunDocument};
 use std::fmt::Write as _;
 
@@ -257,237 +257,245 @@ fn label(name: &str, value: &str) -> (String, String) {
 }
 
 impl Exporter for OpenMetricsExporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
-        let seconds = |ticks: f64| mhz.map_or(f64::NAN, |mhz| ticks / mhz / 1e6);
-
-        let mut info = Family::new(
-            "mitbench_variant_info",
-            "What each variant is: its role and its params as JSON (cut to a bounded length); the value is always 1.",
-        );
-        let mut up = Family::new(
-            "mitbench_variant_up",
-            "1 when the variant was measured, 0 when this machine could not run it (the reason label says why).",
-        );
-        let mut cost = Family::new(
-            "mitbench_cost_seconds",
-            "Cost of one item in the machine's quiet state, as the run's table prints it: the median of the variant's quiet rounds, at the run's reference speed where it read one.",
-        );
-        let mut cost_ticks = Family::new(
-            "mitbench_cost_ticks",
-            "Cost of one item in TSC ticks (reference cycles), as the run's table prints it.",
-        );
-        let mut low = Family::new(
-            "mitbench_cost_ci95_low_seconds",
-            "Lower end of the cost's run-to-run 95% interval, as the run's table prints it.",
-        );
-        let mut high = Family::new(
-            "mitbench_cost_ci95_high_seconds",
-            "Upper end of the cost's run-to-run 95% interval, as the run's table prints it.",
-        );
-        let mut ratio = Family::new(
-            "mitbench_vs_baseline_ratio",
-            "The variant's cost over its probe's baseline's: median over pairs of rounds adjacent in time.",
-        );
-        let mut ratio_low = Family::new(
-            "mitbench_vs_baseline_ci95_low_ratio",
-            "Lower end of the 95% interval of the ratio to the baseline.",
-        );
-        let mut ratio_high = Family::new(
-            "mitbench_vs_baseline_ci95_high_ratio",
-            "Upper end of the 95% interval of the ratio to the baseline.",
-        );
-        for r in &doc.results {
-            let labels = record_labels(r);
-            let mut described = labels.clone();
-            described.push(label("role", r.role.name()));
-            described.push(label("params", &r.params.to_string()));
-            info.add(&described, 1.0);
-            let with_reason = |reason: &str| {
-                let mut labels = labels.clone();
-                labels.push(label("reason", reason));
-                labels
-            };
-            match (&r.unsupported, &r.cost) {
-                (Some(why), _) => up.add(&with_reason(&why.reason), 0.0),
-                (None, Some(c)) => {
-                    up.add(&with_reason(""), 1.0);
-                    // The figure the run's table prints: at its reference
-                    // speed where it read one, so a dashboard and the
-                    // terminal of one run agree.
-                    let shown = c.shown();
-                    cost.add(&labels, seconds(shown.ticks.value));
-                    cost_ticks.add(&labels, shown.ticks.value);
-                    if let Some([lo, hi]) = shown.ticks.ci95 {
-                        low.add(&labels, seconds(lo));
-                        high.add(&labels, seconds(hi));
-                    }
-                }
-                (None, None) => {}
-            }
-            if let Some(vs) = &r.vs_baseline {
-                ratio.add(&labels, vs.ratio);
-                if let Some([lo, hi]) = vs.ratio_ci95 {
-                    ratio_low.add(&labels, lo);
-                    ratio_high.add(&labels, hi);
-                }
-            }
-        }
-
-        let mut per_item = Family::new(
-            "mitbench_amortization_per_item_seconds",
-            "Fitted cost(B) = per item + per batch / B: the part every item pays.",
-        );
-        let mut per_batch = Family::new(
-            "mitbench_amortization_per_batch_seconds",
-            "Fitted cost(B) = per item + per batch / B: the toll one batch pays, shared by its B items.",
-        );
-        for fit in &doc.amortization {
-            let labels = vec![label("probe", &fit.id), label("group", &fit.group)];
-            per_item.add(&labels, seconds(fit.fit.per_item));
-            per_batch.add(&labels, seconds(fit.fit.per_batch));
-        }
-
-        // The kernel's price list: per occurrence and, where a syscall runs
-        // the sequence a known number of times, the floor of getpid. Never
-        // under a cost's name: these are replays, not measured parts.
-        let mut price = Family::new(
-            "mitbench_kernel_sequence_price_seconds",
-            "A kernel mitigation's sequence replayed in user mode: what it adds each time the kernel runs it (occurs says when); a floor or a price, never a measured part.",
-        );
-        let mut price_low = Family::new(
-            "mitbench_kernel_sequence_price_ci95_low_seconds",
-            "Lower end of the 95% interval another run's price may land in.",
-        );
-        let mut price_high = Family::new(
-            "mitbench_kernel_sequence_price_ci95_high_seconds",
-            "Upper end of the 95% interval another run's price may land in.",
-        );
-        let mut floor = Family::new(
-            "mitbench_kernel_getpid_floor_seconds",
-            "The part of one getpid the kernel's sequences in force take at least (sum of those a syscall runs a known number of times); not a measured part.",
-        );
-        let kernel = crate::results::floors::of(doc);
-        for p in &kernel.prices {
-            let Some(f) = p.price_ns else { continue };
-            // One sample per vulnerability file it serves, under the label
-            // mitbench_vulnerability_info names a file by: a query joins
-            // the two on `name`.
-            for file in p.vulnerabilities {
-                let labels = vec![
-                    label("mitigation", p.mitigation),
-                    label("name", file),
-                    label("probe", p.probe),
-                    label("variant", p.variant),
-                    // The JSON's word for it ("per-entry").
-                    label(
-                        "occurs",
-                        serde_json::to_value(p.occurs)?.as_str().unwrap_or(""),
-                    ),
-                ];
-                add_seconds([&mut price, &mut price_low, &mut price_high], &labels, f);
-            }
-        }
-        if let Some(f) = kernel.getpid_floor_ns {
-            floor.add(&Vec::new(), f.value / 1e9);
-        }
-
-        let vectors = attack_vectors(&crate::results::vectors::of(&doc.inventory, &kernel));
-        let returns = return_toll(&SYSCALL_RETURN, &crate::results::returns::of(doc));
-        let other_returns = return_toll(
-            &CROSSING_RETURN,
-            &crate::results::returns::of_other_crossings(doc),
-        );
-
-        let inv = &doc.inventory;
-        let mut machine = Family::new(
-            "mitbench_machine_info",
-            "The machine the run measured; the value is always 1.",
-        );
-        machine.add(
-            &vec![
-                label("host", &inv.identity.hostname),
-                label("kernel", &inv.kernel.release),
-                label("cpu_model", &inv.cpu.model_name),
-                label("microcode", &inv.cpu.microcode),
-                label("hypervisor", &inv.cpu.hypervisor),
-                label("preemption", &inv.kernel.preemption.model),
-                label(
-                    "mitigation_words",
-                    &crate::inventory::mitigation_words(&inv.kernel.cmdline).join(" "),
-                ),
-            ],
-            1.0,
-        );
-        let mut vulnerability = Family::new(
-            "mitbench_vulnerability_info",
-            "Each line of /sys/devices/system/cpu/vulnerabilities; the value is always 1.",
-        );
-        for (name, text) in &inv.cpu.vulnerabilities {
-            vulnerability.add(&vec![label("name", name), label("status", text)], 1.0);
-        }
-        let mut build = Family::new(
-            "mitbench_build_info",
-            "The mitbench that made the run; the value is always 1.",
-        );
-        build.add(
-            &vec![
-                label("version", &doc.tool_version),
-                label("git_commit", &doc.build.git_commit),
-            ],
-            1.0,
-        );
-        let started = chrono::DateTime::parse_from_rfc3339(&doc.started_at).ok();
-        let finished = chrono::DateTime::parse_from_rfc3339(&doc.finished_at).ok();
-        let mut start = Family::new(
-            "mitbench_run_start_time_seconds",
-            "When the run started, seconds since the Unix epoch.",
-        );
-        let mut duration = Family::new("mitbench_run_duration_seconds", "How long the run took.");
-        let mut interrupted = Family::new(
-            "mitbench_run_interrupted",
-            "1 when Ctrl-C stopped the run early: its rows are what was measured.",
-        );
-        if let Some(s) = started {
-            start.add(&Vec::new(), s.timestamp_millis() as f64 / 1000.0);
-        }
-        if let (Some(s), Some(f)) = (started, finished) {
-            duration.add(&Vec::new(), (f - s).num_milliseconds() as f64 / 1000.0);
-        }
-        interrupted.add(&Vec::new(), f64::from(u8::from(doc.interrupted)));
-
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError> {
+        let (doc, summary) = (run.doc, &run.summary);
         let mut out = String::new();
-        for family in [
-            &info,
-            &up,
-            &cost,
-            &cost_ticks,
-            &low,
-            &high,
-            &ratio,
-            &ratio_low,
-            &ratio_high,
-            &per_item,
-            &per_batch,
-            &price,
-            &price_low,
-            &price_high,
-            &floor,
-        ]
-        .into_iter()
-        .chain(&vectors)
-        .chain(&returns)
-        .chain(&other_returns)
-        .chain([
-            &machine,
-            &vulnerability,
-            &build,
-            &start,
-            &duration,
-            &interrupted,
-        ]) {
+        for family in records(doc)
+            .iter()
+            .chain(&amortization(doc))
+            .chain(&kernel_prices(&summary.kernel)?)
+            .chain(&attack_vectors(&summary.attack_vectors))
+            .chain(&return_toll(&SYSCALL_RETURN, &summary.syscall_return))
+            .chain(&return_toll(
+                &CROSSING_RETURN,
+                &summary.other_crossing_return,
+            ))
+            .chain(&machine(doc))
+        {
             family.write(&mut out);
         }
         Ok(out.into_bytes())
     }
+}
+
+/// A row's figure in seconds at the run's TSC rate (NaN where unknown).
+fn seconds_of(doc: &RunDocument) -> impl Fn(f64) -> f64 {
+    let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
+    move |ticks: f64| mhz.map_or(f64::NAN, |mhz| ticks / mhz / 1e6)
+}
+
+/// Each variant: what it is, whether it ran, its cost and its ratio to
+/// its baseline, with their intervals.
+fn records(doc: &RunDocument) -> Vec<Family> {
+    let seconds = seconds_of(doc);
+    let mut info = Family::new(
+        "mitbench_variant_info",
+        "What each variant is: its role and its params as JSON (cut to a bounded length); the value is always 1.",
+    );
+    let mut up = Family::new(
+        "mitbench_variant_up",
+        "1 when the variant was measured, 0 when this machine could not run it (the reason label says why).",
+    );
+    let mut cost = Family::new(
+        "mitbench_cost_seconds",
+        "Cost of one item in the machine's quiet state, as the run's table prints it: the median of the variant's quiet rounds, at the run's reference speed where it read one.",
+    );
+    let mut cost_ticks = Family::new(
+        "mitbench_cost_ticks",
+        "Cost of one item in TSC ticks (reference cycles), as the run's table prints it.",
+    );
+    let mut low = Family::new(
+        "mitbench_cost_ci95_low_seconds",
+        "Lower end of the cost's run-to-run 95% interval, as the run's table prints it.",
+    );
+    let mut high = Family::new(
+        "mitbench_cost_ci95_high_seconds",
+        "Upper end of the cost's run-to-run 95% interval, as the run's table prints it.",
+    );
+    let mut ratio = Family::new(
+        "mitbench_vs_baseline_ratio",
+        "The variant's cost over its probe's baseline's: median over pairs of rounds adjacent in time.",
+    );
+    let mut ratio_low = Family::new(
+        "mitbench_vs_baseline_ci95_low_ratio",
+        "Lower end of the 95% interval of the ratio to the baseline.",
+    );
+    let mut ratio_high = Family::new(
+        "mitbench_vs_baseline_ci95_high_ratio",
+        "Upper end of the 95% interval of the ratio to the baseline.",
+    );
+    for r in &doc.results {
+        let labels = record_labels(r);
+        let mut described = labels.clone();
+        described.push(label("role", r.role.name()));
+        described.push(label("params", &r.params.to_string()));
+        info.add(&described, 1.0);
+        let with_reason = |reason: &str| {
+            let mut labels = labels.clone();
+            labels.push(label("reason", reason));
+            labels
+        };
+        match (&r.unsupported, &r.cost) {
+            (Some(why), _) => up.add(&with_reason(&why.reason), 0.0),
+            (None, Some(c)) => {
+                up.add(&with_reason(""), 1.0);
+                // The figure the run's table prints: at its reference
+                // speed where it read one, so a dashboard and the
+                // terminal of one run agree.
+                let shown = c.shown();
+                cost.add(&labels, seconds(shown.ticks.value));
+                cost_ticks.add(&labels, shown.ticks.value);
+                if let Some([lo, hi]) = shown.ticks.ci95 {
+                    low.add(&labels, seconds(lo));
+                    high.add(&labels, seconds(hi));
+                }
+            }
+            (None, None) => {}
+        }
+        if let Some(vs) = &r.vs_baseline {
+            ratio.add(&labels, vs.ratio);
+            if let Some([lo, hi]) = vs.ratio_ci95 {
+                ratio_low.add(&labels, lo);
+                ratio_high.add(&labels, hi);
+            }
+        }
+    }
+
+    vec![
+        info, up, cost, cost_ticks, low, high, ratio, ratio_low, ratio_high,
+    ]
+}
+
+/// Each amortization fit's two parts.
+fn amortization(doc: &RunDocument) -> Vec<Family> {
+    let seconds = seconds_of(doc);
+    let mut per_item = Family::new(
+        "mitbench_amortization_per_item_seconds",
+        "Fitted cost(B) = per item + per batch / B: the part every item pays.",
+    );
+    let mut per_batch = Family::new(
+        "mitbench_amortization_per_batch_seconds",
+        "Fitted cost(B) = per item + per batch / B: the toll one batch pays, shared by its B items.",
+    );
+    for fit in &doc.amortization {
+        let labels = vec![label("probe", &fit.id), label("group", &fit.group)];
+        per_item.add(&labels, seconds(fit.fit.per_item));
+        per_batch.add(&labels, seconds(fit.fit.per_batch));
+    }
+
+    vec![per_item, per_batch]
+}
+
+/// The kernel's price list (`summary.kernel`): per occurrence and, where
+/// a syscall runs the sequence a known number of times, the floor of
+/// getpid.
+fn kernel_prices(
+    kernel: &crate::results::floors::KernelPrices,
+) -> Result<Vec<Family>, ExportError> {
+    // The kernel's price list: per occurrence and, where a syscall runs
+    // the sequence a known number of times, the floor of getpid. Never
+    // under a cost's name: these are replays, not measured parts.
+    let mut price = Family::new(
+        "mitbench_kernel_sequence_price_seconds",
+        "A kernel mitigation's sequence replayed in user mode: what it adds each time the kernel runs it (occurs says when); a floor or a price, never a measured part.",
+    );
+    let mut price_low = Family::new(
+        "mitbench_kernel_sequence_price_ci95_low_seconds",
+        "Lower end of the 95% interval another run's price may land in.",
+    );
+    let mut price_high = Family::new(
+        "mitbench_kernel_sequence_price_ci95_high_seconds",
+        "Upper end of the 95% interval another run's price may land in.",
+    );
+    let mut floor = Family::new(
+        "mitbench_kernel_getpid_floor_seconds",
+        "The part of one getpid the kernel's sequences in force take at least (sum of those a syscall runs a known number of times); not a measured part.",
+    );
+    for p in &kernel.prices {
+        let Some(f) = p.price_ns else { continue };
+        // One sample per vulnerability file it serves, under the label
+        // mitbench_vulnerability_info names a file by: a query joins
+        // the two on `name`.
+        for file in p.vulnerabilities {
+            let labels = vec![
+                label("mitigation", p.mitigation),
+                label("name", file),
+                label("probe", p.probe),
+                label("variant", p.variant),
+                // The JSON's word for it ("per-entry").
+                label(
+                    "occurs",
+                    serde_json::to_value(p.occurs)?.as_str().unwrap_or(""),
+                ),
+            ];
+            add_seconds([&mut price, &mut price_low, &mut price_high], &labels, f);
+        }
+    }
+    if let Some(f) = kernel.getpid_floor_ns {
+        floor.add(&Vec::new(), f.value / 1e9);
+    }
+
+    Ok(vec![price, price_low, price_high, floor])
+}
+
+/// The machine, its vulnerability lines, the build and the run's times.
+fn machine(doc: &RunDocument) -> Vec<Family> {
+    let inv = &doc.inventory;
+    let mut machine = Family::new(
+        "mitbench_machine_info",
+        "The machine the run measured; the value is always 1.",
+    );
+    machine.add(
+        &vec![
+            label("host", &inv.identity.hostname),
+            label("kernel", &inv.kernel.release),
+            label("cpu_model", &inv.cpu.model_name),
+            label("microcode", &inv.cpu.microcode),
+            label("hypervisor", &inv.cpu.hypervisor),
+            label("preemption", &inv.kernel.preemption.model),
+            label(
+                "mitigation_words",
+                &crate::inventory::mitigation_words(&inv.kernel.cmdline).join(" "),
+            ),
+        ],
+        1.0,
+    );
+    let mut vulnerability = Family::new(
+        "mitbench_vulnerability_info",
+        "Each line of /sys/devices/system/cpu/vulnerabilities; the value is always 1.",
+    );
+    for (name, text) in &inv.cpu.vulnerabilities {
+        vulnerability.add(&vec![label("name", name), label("status", text)], 1.0);
+    }
+    let mut build = Family::new(
+        "mitbench_build_info",
+        "The mitbench that made the run; the value is always 1.",
+    );
+    build.add(
+        &vec![
+            label("version", &doc.tool_version),
+            label("git_commit", &doc.build.git_commit),
+        ],
+        1.0,
+    );
+    let started = chrono::DateTime::parse_from_rfc3339(&doc.started_at).ok();
+    let finished = chrono::DateTime::parse_from_rfc3339(&doc.finished_at).ok();
+    let mut start = Family::new(
+        "mitbench_run_start_time_seconds",
+        "When the run started, seconds since the Unix epoch.",
+    );
+    let mut duration = Family::new("mitbench_run_duration_seconds", "How long the run took.");
+    let mut interrupted = Family::new(
+        "mitbench_run_interrupted",
+        "1 when Ctrl-C stopped the run early: its rows are what was measured.",
+    );
+    if let Some(s) = started {
+        start.add(&Vec::new(), s.timestamp_millis() as f64 / 1000.0);
+    }
+    if let (Some(s), Some(f)) = (started, finished) {
+        duration.add(&Vec::new(), (f - s).num_milliseconds() as f64 / 1000.0);
+    }
+    interrupted.add(&Vec::new(), f64::from(u8::from(doc.interrupted)));
+
+    vec![machine, vulnerability, build, start, duration, interrupted]
 }

@@ -4,8 +4,9 @@ use crate::analysis::figure::half_width;
 use crate::analysis::rounds::Basis;
 use crate::export::number::{format_cost, format_ratio};
 use crate::export::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
-use crate::export::{ExportError, Exporter};
+use crate::export::{ExportError, Exporter, RunView};
 use crate::probes::Role;
+use crate::results::summary::Summary;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
@@ -29,20 +30,21 @@ pub enum AnswerAt {
 }
 
 impl Exporter for TableExporter {
-    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        Ok(render(doc, self.width, self.answer).into_bytes())
+    fn render(&self, run: &RunView) -> Result<Vec<u8>, ExportError> {
+        Ok(render(run, self.width, self.answer).into_bytes())
     }
 }
 
 /// The answer block: what the mitigations cost here, in a few lines.
-fn answer(out: &mut String, doc: &RunDocument, width: Option<usize>) {
+fn answer(out: &mut String, summary: &Summary, width: Option<usize>) {
     let summary_width = width.unwrap_or(DEFAULT_WIDTH);
-    for line in super::summary::lines(&crate::results::summary::of(doc), summary_width) {
+    for line in super::summary::lines(summary, summary_width) {
         let _ = writeln!(out, "{line}");
     }
 }
 
-fn render(doc: &RunDocument, width: Option<usize>, answer_at: AnswerAt) -> String {
+fn render(run: &RunView, width: Option<usize>, answer_at: AnswerAt) -> String {
+    let doc = run.doc;
     let mut out = String::new();
     let text_width = width.unwrap_or(usize::MAX);
     let say = |out: &mut String, first: &str, text: &str, indent: usize| {
@@ -53,7 +55,7 @@ fn render(doc: &RunDocument, width: Option<usize>, answer_at: AnswerAt) -> Strin
     }
     if answer_at == AnswerAt::First {
         let _ = writeln!(out);
-        answer(&mut out, doc, width);
+        answer(&mut out, &run.summary, width);
     }
     let mut tags_used: Vec<Tag> = Vec::new();
     for (family, records) in doc.by_family() {
@@ -99,7 +101,7 @@ fn render(doc: &RunDocument, width: Option<usize>, answer_at: AnswerAt) -> Strin
     }
     if answer_at == AnswerAt::Last {
         let _ = writeln!(out);
-        answer(&mut out, doc, width);
+        answer(&mut out, &run.summary, width);
     }
     out
 }
