@@ -182,3 +182,64 @@ fn every_source_path_the_layout_describes_exists() {
     }
     assert!(described >= 60, "the module list read {described} paths");
 }
+
+/// Each function of `code` longer than `most` lines, as "name: lines",
+/// counted from `fn` to the brace that closes its body.
+fn long_functions(code: &str, most: usize) -> Vec<String> {
+    let mut long = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        let before = code[..at].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // Its body opens at the first `{` outside the signature's brackets;
+        // a `;` there first is a declaration without one.
+        let mut depth = 0i32;
+        let open = code[at..].char_indices().find_map(|(i, c)| {
+            match c {
+                '(' | '[' | '<' => depth += 1,
+                ')' | ']' | '>' => depth -= 1,
+                ';' if depth <= 0 => return Some(None),
+                '{' if depth <= 0 => return Some(Some(at + i)),
+                _ => {}
+            }
+            None
+        });
+        let Some(Some(open)) = open else { continue };
+        let end = open + item_end(&code[open..]);
+        let lines = code[at..end].lines().count();
+        if lines > most {
+            long.push(format!("{name}: {lines}"));
+        }
+    }
+    long
+}
+
+/// The renderers lay out what the summary and the records hold: none of
+/// their functions is over 100 lines.
+#[test]
+fn no_exporter_function_is_over_100_lines() {
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/export"),
+        &mut files,
+    );
+    let long: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            long_functions(&code(&std::fs::read_to_string(file).unwrap()), 100)
+                .into_iter()
+                .map(move |f| format!("{}: {f}", file.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "{long:#?}");
+    // The check can fail: a function of 102 lines is caught, whatever
+    // its signature holds; a declaration without a body is not one.
+    let body = "x();\n".repeat(100);
+    let f = format!("fn g(a: [u8; 2]) -> Vec<u8>;\nfn f(a: [u8; 2]) -> Vec<u8> {{\n{body}}}");
+    assert_eq!(long_functions(&f, 100), ["f: 102"]);
+}

@@ -41,6 +41,15 @@ fn roles(roles: &[Role]) -> String {
 pub fn render(a: &Attribution, style: Style, width: usize) -> String {
     let mut out = Prose::new(width);
     out.heading("Where each row's toll comes from", &a.machine);
+    conditions(&mut out, a);
+    tables(&mut out, a, style, width);
+    let _ = writeln!(out);
+    findings(&mut out, a);
+    out.text
+}
+
+/// The sets, the mitigations they separate, and what they leave.
+fn conditions(out: &mut Prose, a: &Attribution) {
     for set in &a.recognised.sets {
         out.say(
             &format!("set {}:", set.name),
@@ -99,6 +108,10 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
             2,
         );
     }
+}
+
+/// A table per family: each row's whole toll and parts.
+fn tables(out: &mut Prose, a: &Attribution, style: Style, width: usize) {
     let mut header = vec![
         "row".to_string(),
         "present ns".to_string(),
@@ -140,7 +153,11 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         }
         let _ = writeln!(out, "{t}");
     }
-    let _ = writeln!(out);
+}
+
+/// Each mitigation's reach, the scores against the boots, and how to
+/// read the tables.
+fn findings(out: &mut Prose, a: &Attribution) {
     for reach in &a.reach {
         let shares: Vec<String> = reach
             .families
@@ -191,7 +208,6 @@ pub fn render(a: &Attribution, style: Style, width: usize) -> String {
         ),
         2,
     );
-    out.text
 }
 
 fn variant(r: &RowParts) -> String {

@@ -64,12 +64,32 @@ pub fn render(cmp: &RunComparison, style: Style, width: usize) -> String {
 
 fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
     let mut out = String::new();
-    let heading = |out: &mut String, text: &str| {
-        let _ = match style {
-            Style::Terminal => writeln!(out, "\n{text}"),
-            Style::Markdown => writeln!(out, "\n### {text}\n"),
-        };
+    sides(&mut out, cmp);
+    heading(style, &mut out, "What changed on the machine");
+    if cmp.inventory.is_empty() {
+        let _ = writeln!(
+            out,
+            "nothing mitbench records (kernel, command line, vulnerabilities, microcode, CPU, kconfig, process controls)"
+        );
+    } else {
+        for c in &cmp.inventory {
+            let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
+        }
+    }
+    rows(&mut out, cmp, style, width);
+    attribution(&mut out, cmp, style);
+    out
+}
+
+fn heading(style: Style, out: &mut String, text: &str) {
+    let _ = match style {
+        Style::Terminal => writeln!(out, "\n{text}"),
+        Style::Markdown => writeln!(out, "\n### {text}\n"),
     };
+}
+
+/// The two sides, the warnings, and what the noise is read from.
+fn sides(out: &mut String, cmp: &RunComparison) {
     let _ = writeln!(
         out,
         "old: {} ({}, {}, kernel {})\nnew: {} ({}, {}, kernel {})",
@@ -106,21 +126,12 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
         let _ = writeln!(out, "between runs: {only}");
     }
     let _ = writeln!(out, "between boots: {}", cmp.boots.summary);
+}
 
-    heading(&mut out, "What changed on the machine");
-    if cmp.inventory.is_empty() {
-        let _ = writeln!(
-            out,
-            "nothing mitbench records (kernel, command line, vulnerabilities, microcode, CPU, kconfig, process controls)"
-        );
-    } else {
-        for c in &cmp.inventory {
-            let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
-        }
-    }
-
+/// A table per family, the marks and the rows' notes.
+fn rows(out: &mut String, cmp: &RunComparison, style: Style, width: usize) {
     for (family, rows) in cmp.by_family() {
-        heading(&mut out, &format!("{} ({})", family.name, family.title));
+        heading(style, out, &format!("{} ({})", family.name, family.title));
         let mut t = table(style, width);
         let mut probe = "";
         for r in rows {
@@ -166,8 +177,12 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
             r.note.as_deref().unwrap_or_default()
         );
     }
+}
 
-    heading(&mut out, "Attribution (consistent with, not proof)");
+/// What the changed rows are consistent with, the in-run A/B rows and the
+/// rows not compared.
+fn attribution(out: &mut String, cmp: &RunComparison, style: Style) {
+    heading(style, out, "Attribution (consistent with, not proof)");
     if cmp.explained.is_empty() && cmp.unexplained.is_empty() {
         let _ = writeln!(out, "no row changed beyond noise and the threshold");
     }
@@ -206,18 +221,21 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
     }
 
     if !cmp.in_run.is_empty() {
-        heading(&mut out, "In-run A/B (attributed by construction, new run)");
+        heading(
+            style,
+            out,
+            "In-run A/B (attributed by construction, new run)",
+        );
         for r in &cmp.in_run {
             let _ = writeln!(out, "{}{}", bullet(style), super::in_run(r));
         }
     }
     if !cmp.gaps.is_empty() {
-        heading(&mut out, "Rows not compared");
+        heading(style, out, "Rows not compared");
         for g in &cmp.gaps {
             let _ = writeln!(out, "{}{}", bullet(style), super::gap(g));
         }
     }
-    out
 }
 
 fn bullet(style: Style) -> &'static str {

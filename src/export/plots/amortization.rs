@@ -10,26 +10,7 @@ pub fn amortization(
     fit: &AmortizationFit,
     advice: Option<&Advice>,
 ) -> std::io::Result<Plot> {
-    let in_series =
-        |r: &&Record| r.id == fit.id && r.batch.as_ref().is_some_and(|b| b.group == fit.group);
-    // (batch, cost, low, high), ticks per item.
-    let points: Vec<(f64, f64, f64, f64)> = doc
-        .results
-        .iter()
-        .filter(in_series)
-        .filter_map(|r| {
-            let size = r.batch.as_ref()?.size as f64;
-            let shown = r.shown()?;
-            let [lo, hi] = shown.ticks.ends();
-            Some((size, shown.ticks.value, lo, hi))
-        })
-        .filter(|p| p.0 > 0.0 && p.1 > 0.0)
-        .collect();
-    let seed = doc
-        .results
-        .iter()
-        .filter(in_series)
-        .find_map(|r| Some((r.batch.as_ref()?.size as f64, r.seed_choice.clone()?)));
+    let (points, seed) = measured(doc, fit);
     let name = series_name(&fit.id, &fit.group);
     let x = log_span(points.iter().map(|p| p.0), 1.5);
     let y = log_span(points.iter().flat_map(|p| [p.2.max(p.1 * 0.5), p.3]), 1.3);
@@ -114,4 +95,32 @@ pub fn amortization(
             points.len()
         ),
     })
+}
+
+/// One batch size measured: (batch, cost, low, high), ticks per item.
+type Point = (f64, f64, f64, f64);
+
+/// The fit's measured points, and the batch size its seed document chose
+/// with why.
+fn measured(doc: &RunDocument, fit: &AmortizationFit) -> (Vec<Point>, Option<(f64, String)>) {
+    let in_series =
+        |r: &&Record| r.id == fit.id && r.batch.as_ref().is_some_and(|b| b.group == fit.group);
+    let points: Vec<Point> = doc
+        .results
+        .iter()
+        .filter(in_series)
+        .filter_map(|r| {
+            let size = r.batch.as_ref()?.size as f64;
+            let shown = r.shown()?;
+            let [lo, hi] = shown.ticks.ends();
+            Some((size, shown.ticks.value, lo, hi))
+        })
+        .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+        .collect();
+    let seed = doc
+        .results
+        .iter()
+        .filter(in_series)
+        .find_map(|r| Some((r.batch.as_ref()?.size as f64, r.seed_choice.clone()?)));
+    (points, seed)
 }
