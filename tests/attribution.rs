@@ -129,7 +129,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, estimate: Option<attribute::Estimate>, truth_ns: f64) {
+    fn add(&mut self, estimate: Option<attribute::Attributed>, truth_ns: f64) {
         let e = estimate.expect("every part measured");
         if truth_ns > 0.0 {
             self.tolled += 1;
@@ -286,7 +286,7 @@ fn a_boots_own_variance_widens_parts_across_boots_and_moves_a_boots_sets_togethe
         var: 0.02f64.powi(2),
         df: 3.0,
     };
-    let width = |e: Option<attribute::Estimate>| {
+    let width = |e: Option<attribute::Attributed>| {
         let [lo, hi] = e.unwrap().ns.ci95.unwrap();
         hi - lo
     };

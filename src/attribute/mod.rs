@@ -35,10 +35,13 @@ use serde::Serialize;
 /// Default threshold of a part: below 2% it is `~`.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
 
-/// A sum of sets' figures: its value in nanoseconds, its 95% interval, and
-/// the same as a percentage of the figure it is read against.
+/// A toll attributed over sets (a row's whole toll, a mitigation's part,
+/// or what the parts leave): a sum of sets' figures, in nanoseconds with
+/// its 95% interval, the same as a percentage of the figure it is read
+/// against, and its verdict. The figure is [`figure::Figure`]; this adds
+/// what an attribution says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Estimate {
+pub struct Attributed {
     /// ns per item, with its 95% interval (JSON: `ns`, `ci95_ns`).
     #[serde(flatten, serialize_with = "figure::as_ns")]
     pub ns: figure::Figure,
@@ -63,12 +66,12 @@ pub struct RowParts {
     pub present_ns: f64,
     pub all_off_ns: Option<f64>,
     /// The present set against the all-off set.
-    pub whole: Option<Estimate>,
+    pub whole: Option<Attributed>,
     /// Per mitigation, in the attribution's order: the present set against
     /// the set without it; None where no set lacks it alone.
-    pub parts: Vec<Option<Estimate>>,
+    pub parts: Vec<Option<Attributed>>,
     /// The whole less every part, where all are measured.
-    pub residual: Option<Estimate>,
+    pub residual: Option<Attributed>,
     /// Why a row has figures but no verdicts.
     pub note: Option<String>,
 }
@@ -412,7 +415,7 @@ pub fn row_parts(
         history: None,
         boot: boot.and_then(|b| Some((b.variance?, b.boots))),
     };
-    let sum = |terms: &[(usize, f64)], base: usize| -> Estimate {
+    let sum = |terms: &[(usize, f64)], base: usize| -> Attributed {
         estimate(
             &figures,
             &contrast_sets,
@@ -427,7 +430,7 @@ pub fn row_parts(
         .roles
         .all_off
         .map(|off| sum(&[(p, 1.0), (off, -1.0)], off));
-    let parts: Vec<Option<Estimate>> = recognised
+    let parts: Vec<Option<Attributed>> = recognised
         .roles
         .without
         .iter()
@@ -449,8 +452,8 @@ pub fn row_parts(
          the parts are not comparable"
             .to_string()
     });
-    let strip = |e: Estimate| match note {
-        Some(_) => Estimate {
+    let strip = |e: Attributed| match note {
+        Some(_) => Attributed {
             verdict: Verdict::Same,
             p_value: None,
             ..e
@@ -479,7 +482,7 @@ fn estimate(
     base: usize,
     outside: &Outside,
     threshold_pct: f64,
-) -> Estimate {
+) -> Attributed {
     let mut merged: Vec<(usize, f64)> = Vec::new();
     for &(set, w) in terms {
         match merged.iter_mut().find(|(s, _)| *s == set) {
@@ -497,7 +500,7 @@ fn estimate(
     let of_base = |v: f64| v / figures[base].ns * 100.0;
     let figure = figure::Figure::new(ns, half.map(|h| [ns - h, ns + h]));
     let spread = read.spread;
-    Estimate {
+    Attributed {
         ns: figure,
         pct: of_base(ns),
         verdict: verdict(of_base(ns), figure.map(of_base).ci95, threshold_pct),

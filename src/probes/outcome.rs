@@ -3,6 +3,7 @@
 //! not run.
 
 use super::Unsupported;
+use crate::analysis::figure::Figure;
 use crate::harness::Measurement;
 use serde::{Deserialize, Serialize};
 
@@ -16,19 +17,18 @@ pub struct Measured {
     pub notes: Vec<String>,
     /// Figures measured beside the cost per item (a co-runner's latency,
     /// yields per item), each named with its unit.
-    pub figures: Vec<Figure>,
+    pub figures: Vec<NamedFigure>,
 }
 
-/// A figure a probe measured beside the harness's cost per item.
+/// A figure a probe measured beside the harness's cost per item: the one
+/// figure type (its value, and in a record the 95% interval of the median
+/// over rounds, from five rounds on), named, with its unit.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Figure {
+pub struct NamedFigure {
     pub name: String,
-    pub value: f64,
+    #[serde(flatten)]
+    pub figure: Figure,
     pub unit: String,
-    /// In a record: the 95% interval of the median over rounds, from five
-    /// rounds on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci95: Option<[f64; 2]>,
     /// What a reader of the results may use the figure for beyond showing it.
     #[serde(default, skip_serializing_if = "FigureRole::is_plain")]
     pub role: FigureRole,
@@ -51,22 +51,21 @@ impl FigureRole {
     }
 }
 
-impl Figure {
-    pub fn new(name: &str, value: f64, unit: &str) -> Figure {
-        Figure {
+impl NamedFigure {
+    pub fn new(name: &str, value: f64, unit: &str) -> NamedFigure {
+        NamedFigure {
             name: name.to_string(),
-            value,
+            figure: Figure::new(value, None),
             unit: unit.to_string(),
-            ci95: None,
             role: FigureRole::Plain,
         }
     }
 
     /// The p99 of a same-CPU co-runner's wait, in µs.
-    pub fn co_runner_wait_p99(name: &str, us: f64) -> Figure {
-        Figure {
+    pub fn co_runner_wait_p99(name: &str, us: f64) -> NamedFigure {
+        NamedFigure {
             role: FigureRole::CoRunnerWaitP99,
-            ..Figure::new(name, us, " us")
+            ..NamedFigure::new(name, us, " us")
         }
     }
 }

@@ -232,8 +232,8 @@ pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyA
         };
         let point = LatencyPoint {
             step: step.step,
-            wait_p99_us: wait.value,
-            wait_p99_ci95_us: wait.ci95,
+            wait_p99_us: wait.figure.value,
+            wait_p99_ci95_us: wait.figure.ci95,
             ticks: cost.shown().ticks.value,
             ticks_ci95: cost.shown().ticks.ci95,
             seed_choice: r.seed_choice.clone(),

@@ -16,7 +16,7 @@ use crate::analysis::spread::{ForkSpread, NextRun, RunSpread, VariantSpread, poo
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
 use crate::harness::{Settings, tsc::TscFrequency};
-use crate::probes::{Figure, FigureRole, Role};
+use crate::probes::{FigureRole, NamedFigure, Role};
 use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
 
 /// What records are computed with: the run's state model, clock and
@@ -584,7 +584,7 @@ fn set_next_run_differences(
 /// headline's, except a co-runner's wait, which is over `all` rounds: a
 /// co-runner waits in the slow state too, and the latency advice must not
 /// leave those waits out.
-fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<Figure> {
+fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<NamedFigure> {
     let seen = || all.iter().flat_map(|r| r.measured.figures.iter());
     first_seen(seen().map(|f| (f.name.as_str(), f.unit.as_str(), f.role)))
         .into_iter()
@@ -597,17 +597,17 @@ fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<Figure> {
                 .iter()
                 .flat_map(|r| r.measured.figures.iter())
                 .filter(|f| f.name == name)
-                .map(|f| f.value)
+                .map(|f| f.figure.value)
                 .filter(|v| v.is_finite())
                 .collect();
             if values.is_empty() {
                 return None;
             }
             let (value, ci) = rounds::median_with_ci(&values, seed);
-            Some(Figure {
-                ci95: ci.map(|(lo, hi)| [lo, hi]),
+            Some(NamedFigure {
+                figure: crate::analysis::figure::Figure::new(value, ci.map(|(lo, hi)| [lo, hi])),
                 role,
-                ..Figure::new(name, value, unit)
+                ..NamedFigure::new(name, value, unit)
             })
         })
         .collect()
@@ -706,7 +706,7 @@ mod tests {
         // the machine is slow, and the advice must see those waits.
         let with_wait = |wait: f64| {
             let mut round = crate::synthetic::round_at(100.0, 0, 0.0, 0, [300.0, 300.0]);
-            round.measured.figures = vec![Figure::co_runner_wait_p99("wait", wait)];
+            round.measured.figures = vec![NamedFigure::co_runner_wait_p99("wait", wait)];
             round
         };
         let quiet: Vec<Round> = (0..5).map(|_| with_wait(10.0)).collect();
@@ -714,7 +714,7 @@ mod tests {
         let used: Vec<&Round> = quiet.iter().collect();
         let all: Vec<&Round> = quiet.iter().chain(&slow).collect();
         let figures = figures_over(&used, &all, 1);
-        assert_eq!(figures[0].value, 100.0, "{figures:?}");
+        assert_eq!(figures[0].figure.value, 100.0, "{figures:?}");
         assert_eq!(figures[0].role, FigureRole::CoRunnerWaitP99);
     }
 }

@@ -11,7 +11,7 @@ use crate::analysis::rounds::{Basis, PairBasis, RoundState};
 use crate::analysis::speed;
 use crate::analysis::spread::fork_figures;
 use crate::harness::counters::CounterReport;
-use crate::probes::{Batched, Figure, FigureRole, LatencyStep, Role, Unsupported};
+use crate::probes::{Batched, FigureRole, LatencyStep, NamedFigure, Role, Unsupported};
 use crate::schedule::Stop;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -84,7 +84,7 @@ pub struct Record {
     pub notes: Vec<String>,
     /// Figures the probe measured beside the cost per item: medians over
     /// the rounds `cost.estimator` names.
-    pub figures: Vec<Figure>,
+    pub figures: Vec<NamedFigure>,
 }
 
 impl Record {
@@ -181,7 +181,7 @@ impl Record {
     }
 
     /// The p99 of the same-CPU co-runner's wait, where the probe had one.
-    pub fn co_runner_wait_p99(&self) -> Option<&Figure> {
+    pub fn co_runner_wait_p99(&self) -> Option<&NamedFigure> {
         self.figures
             .iter()
             .find(|f| f.role == FigureRole::CoRunnerWaitP99)

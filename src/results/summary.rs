@@ -472,7 +472,7 @@ impl<'d> Lookup<'d> {
             .find(|f| f.role == FigureRole::CoRunnerWaitP99)?;
         Some(Quantity {
             what: what.to_string(),
-            figure: Figure::new(f.value, f.ci95),
+            figure: f.figure,
             unit: Unit::Us,
             from: from(r),
         })

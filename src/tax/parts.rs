@@ -8,7 +8,7 @@
 
 use super::{TOLLS, Tax, TollSource};
 use crate::analysis::apart::{self, Sum};
-use crate::attribute::{Attribution, Estimate, RowParts, SwitchKind};
+use crate::attribute::{Attributed, Attribution, RowParts, SwitchKind};
 use crate::plan::Plan;
 use serde::Serialize;
 
@@ -67,7 +67,7 @@ pub fn per_mitigation(tax: &Tax, attribution: Option<&Attribution>, plan: &Plan)
 fn per_crossing(
     source: &TollSource,
     rows: &[RowParts],
-    pick: impl Fn(&RowParts) -> Option<Estimate>,
+    pick: impl Fn(&RowParts) -> Option<Attributed>,
 ) -> Option<(f64, Option<f64>)> {
     let find = |probe: &str, variant: &str| -> Option<(f64, Option<f64>)> {
         let row = rows

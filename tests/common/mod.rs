@@ -9,7 +9,7 @@
 pub mod sides;
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::{self, AnyProbe, Figure, Measured, Outcome, Placement, Variant};
+use mitbench::probes::{self, AnyProbe, Measured, NamedFigure, Outcome, Placement, Variant};
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -58,13 +58,13 @@ pub fn helper_threads() -> usize {
 /// Asserts every figure is finite and not negative, and returns a lookup
 /// of a figure's value by name.
 #[allow(dead_code)] // not every test crate reads figures
-pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) -> f64 + 'a {
+pub fn sane_figures<'a>(label: &'a str, figures: &'a [NamedFigure]) -> impl Fn(&str) -> f64 + 'a {
     for f in figures {
         assert!(
-            f.value.is_finite() && f.value >= 0.0,
+            f.figure.value.is_finite() && f.figure.value >= 0.0,
             "{label}: {} {}",
             f.name,
-            f.value
+            f.figure.value
         );
     }
     move |name| {
@@ -72,6 +72,7 @@ pub fn sane_figures<'a>(label: &'a str, figures: &'a [Figure]) -> impl Fn(&str) 
             .iter()
             .find(|f| f.name == name)
             .unwrap_or_else(|| panic!("{label}: no figure {name}"))
+            .figure
             .value
     }
 }

@@ -2,7 +2,7 @@
 //! has off, the mitigations separated, per family a table of each row's
 //! whole toll, its parts and what they leave, then each mitigation's reach.
 
-use crate::attribute::{Attribution, Estimate, Role, RowParts, SwitchKind};
+use crate::attribute::{Attributed, Attribution, Role, RowParts, SwitchKind};
 use crate::compare::Verdict;
 use crate::export::number::format_cost;
 use crate::export::terminal::Prose;
@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 /// A figure with its interval's half-width, in parentheses where it is
 /// within noise or under the threshold.
-fn cell(estimate: Option<Estimate>) -> String {
+fn cell(estimate: Option<Attributed>) -> String {
     let Some(e) = estimate else {
         return "-".to_string();
     };

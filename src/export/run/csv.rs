@@ -87,7 +87,7 @@ fn row(r: &Record) -> Row<'_> {
         all_states_median_ticks: cost.map(|c| c.all_states_median_ticks),
         slow_round_share: cost.map(|c| c.slow_round_share),
         machine_drift_pct: cost.and_then(|c| c.machine_drift_pct),
-        co_runner_wait_p99_us: r.co_runner_wait_p99().map(|f| f.value),
+        co_runner_wait_p99_us: r.co_runner_wait_p99().map(|f| f.figure.value),
         notes: r.notes.join("; "),
         speed_coefficient: cost.and_then(|c| c.speed_coefficient),
         speed_normalized_ns: cost.and_then(|c| c.speed_normalized_ns),

@@ -462,7 +462,12 @@ fn figure_notes(r: &Record) -> Vec<String> {
         ));
     }
     for f in &r.figures {
-        notes.push(format!("{} {}{}", f.name, format_figure(f.value), f.unit));
+        notes.push(format!(
+            "{} {}{}",
+            f.name,
+            format_figure(f.figure.value),
+            f.unit
+        ));
     }
     if let Some(toll) = &r.derived.toll_recovered {
         let interval = toll

@@ -19,7 +19,7 @@ use super::algorithms::{self, Algorithm, Hasher, Output};
 use crate::harness::{Harness, tsc};
 use crate::probes::wake_latency::WakeLatency;
 use crate::probes::{
-    Config, Figure, LatencyStep, Outcome, Placement, Probe, Role, StepUnit, Unsupported,
+    Config, LatencyStep, NamedFigure, Outcome, Placement, Probe, Role, StepUnit, Unsupported,
     measure_in_own_thread,
 };
 use serde::Serialize;
@@ -240,16 +240,16 @@ impl Probe for Chunked {
             let buffers = stretches.buffers.max(1) as f64;
             let mhz = harness.tsc_mhz();
             figures = vec![
-                Figure::new("yields", stretches.yields as f64 / buffers, "/buffer"),
-                Figure::new(
+                NamedFigure::new("yields", stretches.yields as f64 / buffers, "/buffer"),
+                NamedFigure::new(
                     "longest stretch",
                     stretches.longest_ticks as f64 / mhz,
                     " us",
                 ),
-                Figure::new("co-runner late p50", lateness.p50_us, " us"),
-                Figure::co_runner_wait_p99("p99", lateness.p99_us),
-                Figure::new("max", lateness.max_us, " us"),
-                Figure::new("wakes", lateness.wakes as f64, ""),
+                NamedFigure::new("co-runner late p50", lateness.p50_us, " us"),
+                NamedFigure::co_runner_wait_p99("p99", lateness.p99_us),
+                NamedFigure::new("max", lateness.max_us, " us"),
+                NamedFigure::new("wakes", lateness.wakes as f64, ""),
             ];
             Ok((measurement, vec![scheduling]))
         });

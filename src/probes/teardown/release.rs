@@ -13,8 +13,8 @@ use crate::analysis::stats::{max_of, quantile_of};
 use crate::harness::{Harness, tsc};
 use crate::probes::corunner::CoRunner;
 use crate::probes::{
-    Batched, Config, Declaration, Figure, LatencyStep, Outcome, Placement, Probe, Role, StepUnit,
-    Unsupported,
+    Batched, Config, Declaration, LatencyStep, NamedFigure, Outcome, Placement, Probe, Role,
+    StepUnit, Unsupported,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -296,14 +296,14 @@ impl Probe for Release {
         let mut figures = vec![
             // The whole index's release, extrapolated from the cost per
             // entry of a slice: derived, and named so.
-            Figure::new(
+            NamedFigure::new(
                 "estimated teardown of M",
                 measurement.as_ref().map_or(0.0, |m| {
                     m.per_item.median * f64::from(entries) / mhz / 1000.0
                 }),
                 " ms",
             ),
-            Figure::new(
+            NamedFigure::new(
                 "yields",
                 yields as f64 / released.max(1) as f64 * f64::from(entries),
                 "/teardown",
@@ -328,7 +328,7 @@ impl Probe for Release {
         for ([rate_name, p99_name, max_name], record, reference_rate) in co_runners {
             let (rate, waits) = summarise(record, seconds, mhz);
             if reference_rate > 0.0 {
-                figures.push(Figure::new(
+                figures.push(NamedFigure::new(
                     rate_name,
                     rate / reference_rate * 100.0,
                     "% of no-teardown",
@@ -343,11 +343,11 @@ impl Probe for Release {
                     // The same-CPU co-runner's wait is the latency the
                     // release's batch size buys; the other CPU's is the lock's.
                     figures.push(if Arc::ptr_eq(record, &same) {
-                        Figure::co_runner_wait_p99(p99_name, p99)
+                        NamedFigure::co_runner_wait_p99(p99_name, p99)
                     } else {
-                        Figure::new(p99_name, p99, " us")
+                        NamedFigure::new(p99_name, p99, " us")
                     });
-                    figures.push(Figure::new(max_name, max, " us"));
+                    figures.push(NamedFigure::new(max_name, max, " us"));
                 }
                 // Its waits spanned whole releases, which are not recorded.
                 None => notes.push(format!(
