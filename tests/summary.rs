@@ -296,3 +296,86 @@ fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
     }
     assert!(lines.len() <= 30, "{} lines:\n{text}", lines.len());
 }
+
+/// A fixture tree of an Intel guest booted with `spectre_v2=retpoline`,
+/// whose spectre_v2 line reads "BHI: Retpoline": the retpolines are the
+/// BHI mitigation and no clearing loop runs (tests/fixtures/
+/// intel-bhi-retpoline, made from the intel-xeon-guest tree with that
+/// line; not captured from one machine). A run on it that replayed the
+/// clearing loop anyway: no output names the loop in force or charges it
+/// per crossing; the retpolines are in force.
+#[test]
+fn bhi_mitigated_by_the_retpolines_is_no_clearing_loop_in_any_output() {
+    use mitbench::export::RunView;
+    use mitbench::results::floors::lay_price;
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-bhi-retpoline");
+    let tree = mitbench::inventory::Inventory::collect(&root);
+    assert!(tree.cpu.vulnerabilities["spectre_v2"].ends_with("BHI: Retpoline"));
+    let mut doc = fixture();
+    lay_price(&mut doc, ("kernel/sequences", "bhb-clear"), 17.3);
+    doc.inventory.cpu.vendor = tree.cpu.vendor.clone();
+    doc.inventory.cpu.model_name = tree.cpu.model_name.clone();
+    doc.inventory.cpu.vulnerabilities = tree.cpu.vulnerabilities.clone();
+    doc.inventory.kernel.cmdline = tree.kernel.cmdline.clone();
+    let s = of(&doc);
+    let in_force: Vec<&str> = mitbench::results::vectors::in_force(&doc.inventory)
+        .iter()
+        .map(|m| m.name)
+        .collect();
+    assert!(
+        in_force.iter().any(|m| m.starts_with("retpoline")),
+        "{in_force:?}"
+    );
+    assert!(
+        !in_force.iter().any(|m| m.starts_with("BHI")),
+        "{in_force:?}"
+    );
+    assert!(
+        s.kernel
+            .prices
+            .iter()
+            .all(|p| !p.mitigation.starts_with("BHI")),
+        "{:?}",
+        s.kernel.prices
+    );
+    // The loop the run replayed is listed as not in force, with the line.
+    let bhi = s
+        .kernel
+        .not_run
+        .iter()
+        .find(|n| n.mitigation.starts_with("BHI"))
+        .expect("the replayed loop is accounted for");
+    assert!(
+        !bhi.in_force && bhi.why.contains("BHI: Retpoline"),
+        "{bhi:?}"
+    );
+    let run = RunView::of(&doc);
+    let text = |out: Vec<u8>| String::from_utf8(out).unwrap();
+    let metrics = text(mitbench::export::OpenMetricsExporter.render(&run).unwrap());
+    assert!(!metrics.contains("mitigation=\"BHI"), "{metrics}");
+    for page in [
+        text(mitbench::export::MarkdownExporter.render(&run).unwrap()),
+        text(mitbench::export::HtmlExporter.render(&run).unwrap()),
+        text(
+            TableExporter {
+                width: Some(100),
+                answer: AnswerAt::First,
+            }
+            .render(&run)
+            .unwrap(),
+        ),
+    ] {
+        assert!(!page.contains("cleared by a loop"), "{page}");
+        assert!(!page.contains("BHI (branch history clearing) +"), "{page}");
+    }
+    // The plan offers no boot for BHI beside spectre_v2's own.
+    let plan = mitbench::plan::plan(&tree, 3);
+    for boot in &plan.vector_boots {
+        assert!(
+            !boot.turns_off.iter().any(|m| m.starts_with("BHI")),
+            "{:?}",
+            boot.turns_off
+        );
+    }
+}
