@@ -14,6 +14,13 @@ pub fn difference(a: (f64, Option<f64>), b: (f64, Option<f64>)) -> (f64, Option<
     (a.0 - b.0, a.1.zip(b.1).map(|(x, y)| x.hypot(y)))
 }
 
+/// [`difference`] of two figures, the result's interval symmetric about
+/// it (each side's wider half-width counts).
+pub fn less(a: super::figure::Figure, b: super::figure::Figure) -> super::figure::Figure {
+    let (value, half) = difference((a.value, a.half_width()), (b.value, b.half_width()));
+    super::figure::Figure::new(value, half.map(|h| [value - h, value + h]))
+}
+
 /// A running sum of figures with their half-widths.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Sum {

@@ -213,15 +213,11 @@ fn scored(
         mitigations,
         honours_floor: honours(floor_ns),
         honours_prediction: honours(predicted_ns),
-        beyond_floor_ns: part_ns.zip(floor_ns).map(|(part, floor)| {
-            // Measured apart (the part from the sets, the floor from one
-            // run's replay): half-widths in quadrature.
-            let (value, half) = crate::analysis::apart::difference(
-                (part.value, part.half_width()),
-                (floor.value, floor.half_width()),
-            );
-            Figure::new(value, half.map(|h| [value - h, value + h]))
-        }),
+        // Measured apart (the part from the sets, the floor from one run's
+        // replay): half-widths in quadrature.
+        beyond_floor_ns: part_ns
+            .zip(floor_ns)
+            .map(|(part, floor)| crate::analysis::apart::less(part, floor)),
         floor_ns,
         predicted_ns,
         prices: prices.iter().map(|p| (*p).clone()).collect(),

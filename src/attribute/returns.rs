@@ -80,7 +80,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet]) -> Option<ReturnScores> {
         scores.push(ReturnScore {
             without,
             boot: boot(set),
-            fell_ns: apart(present_ns, toll_ns),
+            fell_ns: crate::analysis::apart::less(present_ns, toll_ns),
             outcome: outcome(present_ns, toll_ns),
             toll_ns,
         });
@@ -121,17 +121,10 @@ pub fn set_toll(set: &NamedSet) -> Option<Figure> {
     }
 }
 
-/// `a` less `b`, measured apart: half-widths in quadrature.
-fn apart(a: Figure, b: Figure) -> Figure {
-    let (value, half) =
-        crate::analysis::apart::difference((a.value, a.half_width()), (b.value, b.half_width()));
-    Figure::new(value, half.map(|h| [value - h, value + h]))
-}
-
 /// One-sided tests at 5%: did the toll fall (present less this one above
 /// zero), and is what is left above zero.
 fn outcome(present: Figure, without: Figure) -> Outcome {
-    let fell = apart(present, without)
+    let fell = crate::analysis::apart::less(present, without)
         .lower_bound_95()
         .is_some_and(|lo| lo > 0.0);
     let left = without.lower_bound_95().is_some_and(|lo| lo > 0.0);
