@@ -798,4 +798,22 @@ fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
         mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
     let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(prose.contains("is the return after the crossing"), "{text}");
+    // Tolls from a run that did not measure the probe: the share is not
+    // known, and the text says why.
+    let older = mitbench::results::load::document_from_file(std::path::Path::new(
+        "tests/fixtures/default-run.json",
+    ))
+    .unwrap();
+    let counted = common::syscalls_under_a_filter(syscalls);
+    let tax = mitbench::tax::estimate(counted, &older, "a fixture".into(), Err("none".into()));
+    assert!(tax.syscall_return.is_none());
+    let why = tax.syscall_return_unmeasured.as_deref().unwrap();
+    assert!(why.contains("did not measure os/syscall-return"), "{why}");
+    let text =
+        mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
+    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        prose.contains("is the return after the crossing is not known"),
+        "{text}"
+    );
 }

@@ -119,9 +119,13 @@ pub struct Tax {
     /// What the return after each crossing adds where the workload makes
     /// its syscalls from inside functions (libc's wrappers do), beyond the
     /// syscall row's raw instruction; None where the tolls' run did not
-    /// measure it.
+    /// measure it (`syscall_return_unmeasured` says so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall_return: Option<ReturnShare>,
+    /// Why the return's share is not known, where the workload made
+    /// syscalls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscall_return_unmeasured: Option<String>,
     /// Each mitigation's part of the workload's CPU time (see `parts`);
     /// None until priced.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -215,6 +219,7 @@ pub fn estimate(
         mitigations: named::in_force(tolls, &prices, &counted),
         per_vector: vectors::per_vector(tolls, &prices, &counted, cpu_s),
         syscall_return: return_share(tolls, &counted, cpu_s),
+        syscall_return_unmeasured: return_unmeasured(tolls, &counted),
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),
         counted,
@@ -253,6 +258,32 @@ fn return_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<Re
         share_pct: (cpu_s > 0.0).then(|| per.map(pct)),
         per_syscall_ns: per,
     })
+}
+
+/// Why the workload's syscalls have no return share: the tolls' run did
+/// not measure getpid's return toll (None where it did, or no syscall
+/// was counted).
+fn return_unmeasured(tolls: &RunDocument, counted: &Counted) -> Option<String> {
+    let syscalls = counted
+        .counts
+        .iter()
+        .find(|c| c.kind == crate::mitigations::crossing::Crossing::Syscall)
+        .and_then(|c| c.count)
+        .is_some_and(|n| n > 0);
+    let getpid = crate::results::returns::of(tolls)
+        .into_iter()
+        .find(|r| r.crossing == "getpid");
+    match getpid {
+        _ if !syscalls => None,
+        Some(toll) if toll.extra_ns.is_some() => None,
+        Some(toll) => toll.unmeasured,
+        None => Some(format!(
+            "the tolls' run did not measure {} (`mitbench run --probe {}` on this boot \
+             measures it)",
+            crate::results::returns::PROBE,
+            crate::results::returns::PROBE
+        )),
+    }
 }
 
 /// The CPU time shares are of: the workload's without the counters where

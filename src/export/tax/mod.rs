@@ -150,7 +150,12 @@ fn per_vector_lines(tax: &Tax) -> Vec<String> {
 
 /// How much of the syscall row's price is the return after the crossing.
 fn return_sentence(tax: &Tax) -> Option<String> {
-    let r = tax.syscall_return.as_ref()?;
+    let Some(r) = tax.syscall_return.as_ref() else {
+        let why = tax.syscall_return_unmeasured.as_ref()?;
+        return Some(format!(
+            "how much of each syscall's price is the return after the crossing is not known: {why}"
+        ));
+    };
     Some(format!(
         "of each syscall's price (through libc, as a program makes it), {} is the return after \
          the crossing (os/syscall-return): {} of the CPU time",
