@@ -17,6 +17,7 @@ pub mod vectors;
 pub mod workloads;
 
 use crate::analysis;
+use crate::analysis::figure::Figure;
 use crate::history::History;
 pub use crate::mitigations::crossing::{self, Crossing, TOLLS, TollSource};
 use crate::results::RunDocument;
@@ -142,7 +143,7 @@ pub struct Tax {
 /// its interval: the row's figure per crossing, less the row it takes off
 /// (`analysis::apart::difference`: the rows were measured apart); or why
 /// there is none.
-fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>), String> {
+fn price(t: &TollSource, tolls: &RunDocument) -> Result<Figure, String> {
     let figure = |probe: &str, variant: &str| -> Result<(f64, Option<f64>), String> {
         // The figure the run's table prints: at its reference speed.
         let shown = tolls
@@ -163,7 +164,7 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<(f64, Option<[f64; 2]>),
             t.rows_named()
         ));
     }
-    Ok((ns, half.map(|h| [ns - h, ns + h])))
+    Ok(Figure::new(ns, half.map(|h| [ns - h, ns + h])))
 }
 
 /// The counts priced by the tolls in `tolls`, as shares of the workload's
@@ -191,18 +192,17 @@ pub fn estimate(
             };
             let count = c.count;
             let ms = |ns: f64| count.map(|n| n as f64 * ns / 1e6);
-            let total_ms = priced.as_ref().and_then(|p| ms(p.0));
+            let total_ms = priced.and_then(|p| ms(p.value));
             let total_ci95_ms = priced
-                .as_ref()
-                .and_then(|p| p.1)
+                .and_then(|p| p.ci95)
                 .and_then(|[lo, hi]| Some([ms(lo)?, ms(hi)?]));
             let pct = |ms: f64| (cpu_s > 0.0).then(|| ms / 1e3 / cpu_s * 100.0);
             TaxRow {
                 kind: c.kind,
                 count,
                 per_cpu_second: count.filter(|_| cpu_s > 0.0).map(|n| n as f64 / cpu_s),
-                toll_ns: priced.as_ref().map(|p| p.0),
-                toll_ci95_ns: priced.as_ref().and_then(|p| p.1),
+                toll_ns: priced.map(|p| p.value),
+                toll_ci95_ns: priced.and_then(|p| p.ci95),
                 toll_from,
                 toll_note: source.filter(|_| priced.is_some()).and_then(|t| t.note),
                 total_ms,

@@ -190,16 +190,24 @@ fn start_lookups(
     CoRunner::start(name, cpu, body, || {})
 }
 
-/// Lookups per second over `seconds`, and the lock waits' p99 and max in
-/// microseconds, None when no lookup completed within a release.
-fn summarise(record: &Lookups, seconds: f64, tsc_mhz: f64) -> (f64, Option<(f64, f64)>) {
+/// The tail of a co-runner's lock waits, µs.
+struct WaitTail {
+    p99: f64,
+    max: f64,
+}
+
+/// Lookups per second over `seconds`, and the lock waits' tail, None when
+/// no lookup completed within a release.
+fn summarise(record: &Lookups, seconds: f64, tsc_mhz: f64) -> (f64, Option<WaitTail>) {
     let rate = record.lookups.load(Ordering::Relaxed) as f64 / seconds.max(1e-9);
     let waits: Vec<f64> = record
         .waits_ticks
         .lock()
         .map(|w| w.iter().map(|&t| t as f64 / tsc_mhz).collect())
         .unwrap_or_default();
-    let tail = quantile_of(&waits, 0.99).zip(max_of(&waits));
+    let tail = quantile_of(&waits, 0.99)
+        .zip(max_of(&waits))
+        .map(|(p99, max)| WaitTail { p99, max });
     (rate, tail)
 }
 
@@ -339,7 +347,7 @@ impl Probe for Release {
                 ));
             }
             match waits {
-                Some((p99, max)) => {
+                Some(WaitTail { p99, max }) => {
                     // The same-CPU co-runner's wait is the latency the
                     // release's batch size buys; the other CPU's is the lock's.
                     figures.push(if Arc::ptr_eq(record, &same) {
