@@ -291,6 +291,7 @@ fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
             .any(|l| l.starts_with("null syscall") && l.contains("from a function +33")),
         "{text}"
     );
+    prices_join_in_force(&doc);
     for named in ["BHI", "ITS", "IBPB", "spectre_v1 barriers", "VERW"] {
         assert!(text.contains(named), "{named} not in:\n{text}");
     }
@@ -378,4 +379,33 @@ fn bhi_mitigated_by_the_retpolines_is_no_clearing_loop_in_any_output() {
             boot.turns_off
         );
     }
+}
+
+/// A machine reader joins each priced entry of the kernel price list to
+/// the vulnerability line that put it in force, by key: every price names
+/// the sysfs files it serves, and one of them is in `summary.in_force`.
+fn prices_join_in_force(doc: &RunDocument) {
+    let json = serde_json::to_value(of(doc)).unwrap();
+    let in_force: Vec<&str> = json["in_force"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["vulnerability"].as_str().unwrap())
+        .collect();
+    let prices = json["kernel"]["prices"].as_array().unwrap();
+    assert!(!prices.is_empty());
+    for p in prices {
+        let files = p["vulnerabilities"].as_array().unwrap();
+        assert!(
+            files
+                .iter()
+                .any(|f| in_force.contains(&f.as_str().unwrap())),
+            "{p} joins none of {in_force:?}"
+        );
+    }
+}
+
+#[test]
+fn the_amd_guests_prices_join_its_in_force_lines_by_key() {
+    prices_join_in_force(&with_price_list());
 }
