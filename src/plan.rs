@@ -62,7 +62,7 @@ pub struct ReturnTollBoots {
     /// The plan's boots (by name) that turn a candidate off.
     pub boots: Vec<String>,
     /// getpid's toll from a function in the history's last run of this
-    /// machine that measured it, and that run.
+    /// machine, where that run measured it, and the run.
     pub present_ns: Option<Figure>,
     pub from_run: Option<i64>,
 }

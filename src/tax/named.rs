@@ -84,11 +84,13 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
             let (probe, variant) = SSBD_ROW;
             let part = tolls
                 .record(probe, variant)
-                .and_then(|r| floors::added(r, tolls.inventory.tsc_mhz).ok());
-            let from = match part {
-                Some(_) => format!("{probe}: {variant} against unchanged"),
-                None => format!("not measured: the tolls' run has no {probe} rows"),
+                .ok_or_else(|| format!("the tolls' run has no {probe} rows"))
+                .and_then(|r| floors::added(r, tolls.inventory.tsc_mhz));
+            let from = match &part {
+                Ok(_) => format!("{probe}: {variant} against unchanged"),
+                Err(why) => format!("not measured: {why}"),
             };
+            let part = part.ok();
             // What its A/B here measures: a syscall with it on and off.
             push(&mut found, m, vec![Crossing::Syscall], evidence, part, from);
         } else if control.status_line == INDIRECT_BRANCH.status_line {
