@@ -253,10 +253,7 @@ impl Plan {
         {
             return;
         }
-        if let Some(toll) = crate::results::returns::of(doc)
-            .into_iter()
-            .find(|t| t.crossing == "getpid")
-            .and_then(|t| t.extra_ns)
+        if let Some(toll) = crate::results::returns::of_one(doc, "getpid").and_then(|t| t.extra_ns)
         {
             self.return_toll.present_ns = Some(toll);
             self.return_toll.from_run = Some(id);

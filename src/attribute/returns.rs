@@ -100,12 +100,7 @@ pub fn set_toll(set: &NamedSet) -> Option<Figure> {
     let each: Vec<Figure> = set
         .runs
         .iter()
-        .map(|doc| {
-            returns::of(doc)
-                .into_iter()
-                .find(|t| t.crossing == SCORED)?
-                .extra_ns
-        })
+        .map(|doc| returns::of_one(doc, SCORED)?.extra_ns)
         .collect::<Option<_>>()?;
     match each.as_slice() {
         [] => None,

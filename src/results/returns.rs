@@ -39,6 +39,12 @@ pub fn of(doc: &RunDocument) -> Vec<ReturnToll> {
     tolls(doc, SYSCALLS)
 }
 
+/// One crossing's toll in `doc` (a syscall's or another's, by its
+/// variants' prefix); None where the run did not measure the probe.
+pub fn of_one(doc: &RunDocument, crossing: &'static str) -> Option<ReturnToll> {
+    tolls(doc, &[crossing]).pop()
+}
+
 /// Each other crossing's toll in `doc`, as [`of`].
 pub fn of_other_crossings(doc: &RunDocument) -> Vec<ReturnToll> {
     tolls(doc, OTHER_CROSSINGS)

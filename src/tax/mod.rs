@@ -214,12 +214,13 @@ pub fn estimate(
         })
         .collect();
     let priced: Vec<f64> = rows.iter().filter_map(|r| r.share_pct).collect();
+    let (syscall_return, syscall_return_unmeasured) = return_share(tolls, &counted, cpu_s);
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
         mitigations: named::in_force(tolls, &prices, &counted),
         per_vector: vectors::per_vector(tolls, &prices, &counted, cpu_s),
-        syscall_return: return_share(tolls, &counted, cpu_s),
-        syscall_return_unmeasured: return_unmeasured(tolls, &counted),
+        syscall_return,
+        syscall_return_unmeasured,
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),
         counted,
@@ -243,47 +244,38 @@ pub struct ReturnShare {
     pub share_pct: Option<crate::analysis::figure::Figure>,
 }
 
-fn return_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<ReturnShare> {
-    let per = crate::results::returns::of(tolls)
-        .into_iter()
-        .find(|r| r.crossing == "getpid")?
-        .extra_ns?;
-    let syscalls = counted
-        .counts
-        .iter()
-        .find(|c| c.kind == crate::mitigations::crossing::Crossing::Syscall)?
-        .count? as f64;
+/// How much of each counted syscall is the return after the crossing; or,
+/// where the workload made syscalls and the tolls' run did not measure
+/// getpid's return toll, why not (neither where no syscall was counted).
+fn return_share(
+    tolls: &RunDocument,
+    counted: &Counted,
+    cpu_s: f64,
+) -> (Option<ReturnShare>, Option<String>) {
+    let Some(syscalls) = counted.count_of(Crossing::Syscall) else {
+        return (None, None);
+    };
+    let probe = crate::results::returns::PROBE;
+    let (per, why) = match crate::results::returns::of_one(tolls, "getpid") {
+        Some(toll) => (toll.extra_ns, toll.unmeasured),
+        None => (
+            None,
+            Some(format!(
+                "the tolls' run did not measure {probe} (`mitbench run --probe {probe}` on \
+                 this boot measures it)"
+            )),
+        ),
+    };
+    let Some(per) = per else {
+        return (None, why.filter(|_| syscalls > 0));
+    };
+    let syscalls = syscalls as f64;
     let pct = |ns: f64| syscalls * ns / 1e9 / cpu_s * 100.0;
-    Some(ReturnShare {
+    let share = ReturnShare {
         share_pct: (cpu_s > 0.0).then(|| per.map(pct)),
         per_syscall_ns: per,
-    })
-}
-
-/// Why the workload's syscalls have no return share: the tolls' run did
-/// not measure getpid's return toll (None where it did, or no syscall
-/// was counted).
-fn return_unmeasured(tolls: &RunDocument, counted: &Counted) -> Option<String> {
-    let syscalls = counted
-        .counts
-        .iter()
-        .find(|c| c.kind == crate::mitigations::crossing::Crossing::Syscall)
-        .and_then(|c| c.count)
-        .is_some_and(|n| n > 0);
-    let getpid = crate::results::returns::of(tolls)
-        .into_iter()
-        .find(|r| r.crossing == "getpid");
-    match getpid {
-        _ if !syscalls => None,
-        Some(toll) if toll.extra_ns.is_some() => None,
-        Some(toll) => toll.unmeasured,
-        None => Some(format!(
-            "the tolls' run did not measure {} (`mitbench run --probe {}` on this boot \
-             measures it)",
-            crate::results::returns::PROBE,
-            crate::results::returns::PROBE
-        )),
-    }
+    };
+    (Some(share), None)
 }
 
 /// The CPU time shares are of: the workload's without the counters where

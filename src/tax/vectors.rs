@@ -37,14 +37,10 @@ pub fn per_vector(
     counted: &Counted,
     cpu_s: f64,
 ) -> Vec<VectorShare> {
-    let count = |kind: Crossing| {
-        counted
-            .counts
-            .iter()
-            .find(|c| c.kind == kind)
-            .and_then(|c| c.count)
-    };
-    let (syscalls, switches) = (count(Crossing::Syscall), count(Crossing::ContextSwitch));
+    let (syscalls, switches) = (
+        counted.count_of(Crossing::Syscall),
+        counted.count_of(Crossing::ContextSwitch),
+    );
     let vectors = crate::results::vectors::of(&tolls.inventory, prices);
     vectors
         .vectors
