@@ -18,7 +18,7 @@ pub fn difference(a: (f64, Option<f64>), b: (f64, Option<f64>)) -> (f64, Option<
 /// it (each side's wider half-width counts).
 pub fn less(a: super::figure::Figure, b: super::figure::Figure) -> super::figure::Figure {
     let (value, half) = difference((a.value, a.half_width()), (b.value, b.half_width()));
-    super::figure::Figure::new(value, half.map(|h| [value - h, value + h]))
+    super::figure::Figure::within(value, half)
 }
 
 /// A running sum of figures with their half-widths.

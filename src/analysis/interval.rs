@@ -17,6 +17,12 @@ impl Figure {
         Figure { value, ci95 }
     }
 
+    /// A figure whose interval reaches `half` either side of it, where a
+    /// half-width is known.
+    pub fn within(value: f64, half: Option<f64>) -> Figure {
+        Figure::new(value, half.map(|h| [value - h, value + h]))
+    }
+
     /// How far its interval reaches on its wider side.
     pub fn half_width(&self) -> Option<f64> {
         self.ci95.map(|interval| half_width(self.value, interval))

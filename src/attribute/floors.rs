@@ -271,7 +271,7 @@ mod tests {
     use super::*;
 
     fn figure(value: f64, half: f64) -> Figure {
-        Figure::new(value, Some([value - half, value + half]))
+        Figure::within(value, Some(half))
     }
 
     #[test]

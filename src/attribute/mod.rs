@@ -498,7 +498,7 @@ fn estimate(
     let read: Contrast = contrast::read(sets, &scaled, outside);
     let half = read.half_width();
     let of_base = |v: f64| v / figures[base].ns * 100.0;
-    let figure = figure::Figure::new(ns, half.map(|h| [ns - h, ns + h]));
+    let figure = figure::Figure::within(ns, half);
     let spread = read.spread;
     Attributed {
         ns: figure,

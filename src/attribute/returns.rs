@@ -111,7 +111,7 @@ pub fn set_toll(set: &NamedSet) -> Option<Figure> {
             let var = many.iter().map(|f| (f.value - mean).powi(2)).sum::<f64>() / (n - 1.0);
             let own = many.iter().filter_map(Figure::half_width).sum::<f64>() / n;
             let half = (student_t_975(n - 1.0) * var.sqrt()).max(own) / n.sqrt();
-            Some(Figure::new(mean, Some([mean - half, mean + half])))
+            Some(Figure::within(mean, Some(half)))
         }
     }
 }
@@ -135,7 +135,7 @@ mod tests {
     use super::*;
 
     fn figure(value: f64, half: f64) -> Figure {
-        Figure::new(value, Some([value - half, value + half]))
+        Figure::within(value, Some(half))
     }
 
     #[test]

@@ -164,7 +164,7 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<Figure, String> {
             t.rows_named()
         ));
     }
-    Ok(Figure::new(ns, half.map(|h| [ns - h, ns + h])))
+    Ok(Figure::within(ns, half))
 }
 
 /// The counts priced by the tolls in `tolls`, as shares of the workload's
