@@ -450,7 +450,7 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
         let per = mitbench::tax::parts::per_mitigation(&tax, Some(&a), &plan);
         let part = |name: &str| per.parts.iter().find(|p| p.mitigation == name).unwrap();
         let filter = part("seccomp filter");
-        match filter.share_ci95_pct {
+        match filter.share.and_then(|s| s.ci95) {
             Some([lo, hi]) => {
                 assert!(null_syscall_comparable, "priced from sets not comparable");
                 priced += 1;
@@ -462,7 +462,7 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
                 refused += 1;
             }
         }
-        ssbd_priced += usize::from(part("SSBD by prctl").share_pct.is_some());
+        ssbd_priced += usize::from(part("SSBD by prctl").share.is_some());
     }
     let rate = covered as f64 / priced as f64;
     println!(

@@ -473,10 +473,10 @@ fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
         "memory/shootdown mprotect/alone less os/getpid syscall"
     );
     assert!(flushes.toll_note.unwrap().contains("local"));
-    assert!(flushes.toll_ns.unwrap() > 0.0);
+    assert!(flushes.toll.unwrap().value > 0.0);
     // The stored run predates os/exec: the exec row is counted, not priced.
     let exec = row(Crossing::Exec);
-    assert!(exec.toll_ns.is_none());
+    assert!(exec.toll.is_none());
     assert!(
         exec.toll_from.contains("os/exec vfork+exec"),
         "{}",
@@ -654,15 +654,16 @@ fn a_known_part_is_recovered_within_its_interval() {
             .iter()
             .find(|p| p.mitigation == "seccomp filter")
             .unwrap();
-        let [lo, hi] = filter.share_ci95_pct.unwrap();
+        let share = filter.share.unwrap();
+        let [lo, hi] = share.ci95.unwrap();
         covered += usize::from(lo <= truth && truth <= hi);
         halves.push((hi - lo) / 2.0 / truth);
-        shares.push(filter.share_pct.unwrap());
+        shares.push(share.value);
         // The kernel's mitigations, in every set, name their boots.
         assert!(
             per.parts
                 .iter()
-                .filter(|p| p.share_pct.is_none())
+                .filter(|p| p.share.is_none())
                 .all(|p| p.needs_boot.is_some())
         );
     }
@@ -740,21 +741,18 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
             .unwrap()
     };
     let before = filter(&a);
-    assert!(before.share_pct.is_some(), "{before:?}");
+    assert!(before.share.is_some(), "{before:?}");
     // The filter is priced on syscalls only: a context switch's row does
     // not touch its share.
     note(&mut a, "os/ctxswitch", "futex/same-cpu");
     let after = filter(&a);
     assert_eq!(
-        (after.share_pct, after.from.as_str()),
-        (before.share_pct, before.from.as_str())
+        (after.share, after.from.as_str()),
+        (before.share, before.from.as_str())
     );
     note(&mut a, "os/getpid", "libc");
     let none = filter(&a);
-    assert!(
-        none.share_pct.is_none() && none.share_ci95_pct.is_none(),
-        "{none:?}"
-    );
+    assert!(none.share.is_none(), "{none:?}");
     assert!(none.from.contains("not comparable"), "{}", none.from);
 }
 

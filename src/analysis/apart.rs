@@ -62,21 +62,21 @@ impl Sum {
 
     /// The sum and its 95% interval: None with no term, and no interval
     /// where some term had none.
-    pub fn read(self) -> (Option<f64>, Option<[f64; 2]>) {
+    pub fn read(self) -> Option<super::figure::Figure> {
         let half = match self.same_sets {
             true => self.linear,
             false => self.var.sqrt(),
         };
-        (
-            self.terms.then_some(self.value),
-            (self.terms && !self.half_unknown).then_some([self.value - half, self.value + half]),
-        )
+        self.terms.then(|| {
+            super::figure::Figure::within(self.value, (!self.half_unknown).then_some(half))
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::figure::Figure;
 
     #[test]
     fn half_widths_of_figures_measured_apart_add_in_quadrature() {
@@ -86,12 +86,12 @@ mod tests {
         );
         assert_eq!(difference((10.0, Some(3.0)), (4.0, None)), (6.0, None));
         let mut sum = Sum::default();
-        assert_eq!(sum.read(), (None, None));
+        assert_eq!(sum.read(), None);
         sum.add(1.0, Some(3.0));
         sum.add(2.0, Some(4.0));
-        assert_eq!(sum.read(), (Some(3.0), Some([-2.0, 8.0])));
+        assert_eq!(sum.read(), Some(Figure::new(3.0, Some([-2.0, 8.0]))));
         sum.add(1.0, None);
-        assert_eq!(sum.read(), (Some(4.0), None));
+        assert_eq!(sum.read(), Some(Figure::new(4.0, None)));
     }
 
     #[test]
@@ -99,10 +99,10 @@ mod tests {
         let mut sum = Sum::of_same_sets();
         sum.add(1.0, Some(3.0));
         sum.add(2.0, Some(4.0));
-        assert_eq!(sum.read(), (Some(3.0), Some([-4.0, 10.0])));
+        assert_eq!(sum.read(), Some(Figure::new(3.0, Some([-4.0, 10.0]))));
         // Two terms that move together in full: the sum's error is the
         // sum of theirs, which quadrature (5) would understate.
         sum.add(1.0, None);
-        assert_eq!(sum.read(), (Some(4.0), None));
+        assert_eq!(sum.read(), Some(Figure::new(4.0, None)));
     }
 }

@@ -3,7 +3,10 @@
 //! variant wins back, with every end of the intervals it is read from; a
 //! per-round figure's median with its interval.
 
-pub use super::interval::{Figure, as_change_pct, as_ns, half_width, half_width_pct};
+pub use super::interval::{
+    Figure, as_change_pct, as_ns, as_remainder_pct, as_share_pct, as_toll_ns, as_total_ms,
+    half_width, half_width_pct,
+};
 use super::rounds;
 use super::spread::NextRun;
 use serde::{Deserialize, Serialize};

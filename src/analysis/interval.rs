@@ -67,34 +67,79 @@ impl Figure {
     }
 }
 
+/// A figure, or one that may be missing, as the JSON writes it: its value
+/// and its interval, each null where there is none.
+pub trait Flat {
+    fn parts(&self) -> (Option<f64>, Option<[f64; 2]>);
+}
+
+impl Flat for Figure {
+    fn parts(&self) -> (Option<f64>, Option<[f64; 2]>) {
+        (Some(self.value), self.ci95)
+    }
+}
+
+impl Flat for Option<Figure> {
+    fn parts(&self) -> (Option<f64>, Option<[f64; 2]>) {
+        (self.map(|f| f.value), self.and_then(|f| f.ci95))
+    }
+}
+
 /// Writes `figure` as two flat fields named `value` and `interval`: the
 /// names the JSON gave each figure before it had one type. For
 /// `#[serde(flatten, serialize_with = ...)]` through the wrappers below.
 fn flat<S: serde::Serializer>(
-    figure: &Figure,
+    figure: &impl Flat,
     serializer: S,
     value: &str,
     interval: &str,
 ) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
+    let (point, ci95) = figure.parts();
     let mut map = serializer.serialize_map(Some(2))?;
-    map.serialize_entry(value, &figure.value)?;
-    map.serialize_entry(interval, &figure.ci95)?;
+    map.serialize_entry(value, &point)?;
+    map.serialize_entry(interval, &ci95)?;
     map.end()
 }
 
-/// A figure in ns as `ns` and `ci95_ns`.
-pub fn as_ns<S: serde::Serializer>(figure: &Figure, serializer: S) -> Result<S::Ok, S::Error> {
-    flat(figure, serializer, "ns", "ci95_ns")
+/// A `serialize_with` wrapper writing a figure under two field names.
+macro_rules! flat_as {
+    ($(#[$doc:meta])* $name:ident: $value:literal, $interval:literal) => {
+        $(#[$doc])*
+        pub fn $name<S: serde::Serializer>(
+            figure: &impl Flat,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            flat(figure, serializer, $value, $interval)
+        }
+    };
 }
 
-/// A change in percent as `change_pct` and `change_ci95_pct`.
-pub fn as_change_pct<S: serde::Serializer>(
-    figure: &Figure,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    flat(figure, serializer, "change_pct", "change_ci95_pct")
-}
+flat_as!(
+    /// A figure in ns as `ns` and `ci95_ns`.
+    as_ns: "ns", "ci95_ns"
+);
+flat_as!(
+    /// A change in percent as `change_pct` and `change_ci95_pct`.
+    as_change_pct: "change_pct", "change_ci95_pct"
+);
+flat_as!(
+    /// A crossing's toll as `toll_ns` and `toll_ci95_ns`.
+    as_toll_ns: "toll_ns", "toll_ci95_ns"
+);
+flat_as!(
+    /// A total in ms as `total_ms` and `total_ci95_ms`.
+    as_total_ms: "total_ms", "total_ci95_ms"
+);
+flat_as!(
+    /// A share in percent as `share_pct` and `share_ci95_pct`.
+    as_share_pct: "share_pct", "share_ci95_pct"
+);
+flat_as!(
+    /// What parts leave, in percent, as `remainder_pct` and
+    /// `remainder_ci95_pct`.
+    as_remainder_pct: "remainder_pct", "remainder_ci95_pct"
+);
 
 /// How far `interval` reaches from `figure` on its wider side: the one
 /// half-width rule every output writes as "±" (an interval read on the log

@@ -194,12 +194,8 @@ fn scored(
             predicts = true;
         }
     }
-    let read = |sum: Sum| {
-        let (value, interval) = sum.read();
-        value.map(|v| Figure::new(v, interval))
-    };
-    let floor_ns = read(floor);
-    let predicted_ns = read(predicted).filter(|_| predicts);
+    let floor_ns = floor.read();
+    let predicted_ns = predicted.read().filter(|_| predicts);
     let honours = |bound: Option<Figure>| Some(reaches(part_ns?, bound?));
     let mut mitigations: Vec<&'static str> = Vec::new();
     for p in prices {

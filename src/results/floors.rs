@@ -119,8 +119,7 @@ pub fn sum_of_one_run(figures: impl IntoIterator<Item = Figure>) -> Option<Figur
     for f in figures {
         sum.add(f.value, f.half_width());
     }
-    let (value, interval) = sum.read();
-    value.map(|v| Figure::new(v, interval))
+    sum.read()
 }
 
 /// What one occurrence of `s` costs by its row `r` of `doc`, ns, with the
@@ -169,8 +168,8 @@ pub(crate) fn less(a: Figure, b: Figure) -> Figure {
     let mut sum = crate::analysis::apart::Sum::of_same_sets();
     sum.add(a.value, a.half_width());
     sum.add(-b.value, b.half_width());
-    let (_, interval) = sum.read();
-    Figure::new(a.value - b.value, interval)
+    // Two terms: the sum is there.
+    sum.read().unwrap_or(Figure::new(a.value - b.value, None))
 }
 
 fn measured(r: &Record) -> Result<(), String> {

@@ -17,7 +17,7 @@ pub mod vectors;
 pub mod workloads;
 
 use crate::analysis;
-use crate::analysis::figure::Figure;
+use crate::analysis::figure::{self, Figure};
 use crate::history::History;
 pub use crate::mitigations::crossing::{self, Crossing, TOLLS, TollSource};
 use crate::results::RunDocument;
@@ -78,20 +78,20 @@ pub struct TaxRow {
     pub count: Option<u64>,
     pub per_cpu_second: Option<f64>,
     /// What one crossing costs here, ns, with its run-to-run interval.
-    pub toll_ns: Option<f64>,
-    pub toll_ci95_ns: Option<[f64; 2]>,
+    #[serde(flatten, serialize_with = "figure::as_toll_ns")]
+    pub toll: Option<Figure>,
     /// Where the toll comes from ("os/getpid syscall"), or why there is none.
     pub toll_from: String,
     /// Why those rows price the kind, where that is not plain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toll_note: Option<&'static str>,
     /// count x toll, ms, with the toll's interval carried through.
-    pub total_ms: Option<f64>,
-    pub total_ci95_ms: Option<[f64; 2]>,
+    #[serde(flatten, serialize_with = "figure::as_total_ms")]
+    pub total: Option<Figure>,
     /// Of the workload's CPU time, percent, with the total's interval
     /// carried through.
-    pub share_pct: Option<f64>,
-    pub share_ci95_pct: Option<[f64; 2]>,
+    #[serde(flatten, serialize_with = "figure::as_share_pct")]
+    pub share: Option<Figure>,
     pub unsupported: Option<String>,
 }
 
@@ -191,29 +191,29 @@ pub fn estimate(
                 None => (None, "no toll measured for this kind yet".into()),
             };
             let count = c.count;
-            let ms = |ns: f64| count.map(|n| n as f64 * ns / 1e6);
-            let total_ms = priced.and_then(|p| ms(p.value));
-            let total_ci95_ms = priced
-                .and_then(|p| p.ci95)
-                .and_then(|[lo, hi]| Some([ms(lo)?, ms(hi)?]));
-            let pct = |ms: f64| (cpu_s > 0.0).then(|| ms / 1e3 / cpu_s * 100.0);
+            let total = priced
+                .zip(count)
+                .map(|(p, n)| p.map(|ns| n as f64 * ns / 1e6));
+            let share = total
+                .filter(|_| cpu_s > 0.0)
+                .map(|t| t.map(|ms| ms / 1e3 / cpu_s * 100.0));
             TaxRow {
                 kind: c.kind,
                 count,
                 per_cpu_second: count.filter(|_| cpu_s > 0.0).map(|n| n as f64 / cpu_s),
-                toll_ns: priced.map(|p| p.value),
-                toll_ci95_ns: priced.and_then(|p| p.ci95),
+                toll: priced,
                 toll_from,
                 toll_note: source.filter(|_| priced.is_some()).and_then(|t| t.note),
-                total_ms,
-                total_ci95_ms,
-                share_pct: total_ms.and_then(pct),
-                share_ci95_pct: total_ci95_ms.and_then(|[lo, hi]| Some([pct(lo)?, pct(hi)?])),
+                total,
+                share,
                 unsupported: c.unsupported.clone(),
             }
         })
         .collect();
-    let priced: Vec<f64> = rows.iter().filter_map(|r| r.share_pct).collect();
+    let priced: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.share.map(|s| s.value))
+        .collect();
     let (syscall_return, syscall_return_unmeasured) = return_share(tolls, &counted, cpu_s);
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),

@@ -8,6 +8,7 @@
 
 use super::{TOLLS, Tax, TollSource};
 use crate::analysis::apart::{self, Sum};
+use crate::analysis::figure::{self, Figure};
 use crate::attribute::{Attributed, Attribution, RowParts, SwitchKind};
 use crate::plan::Plan;
 use serde::Serialize;
@@ -18,8 +19,8 @@ use serde::Serialize;
 pub struct MitigationShare {
     pub mitigation: String,
     /// Percent of the workload's CPU time, with its 95% interval.
-    pub share_pct: Option<f64>,
-    pub share_ci95_pct: Option<[f64; 2]>,
+    #[serde(flatten, serialize_with = "figure::as_share_pct")]
+    pub share: Option<Figure>,
     /// The boot of `mitbench plan` that would separate it, where nothing
     /// measured separates it.
     pub needs_boot: Option<String>,
@@ -33,8 +34,8 @@ pub struct PerMitigation {
     pub parts: Vec<MitigationShare>,
     /// The whole toll less the parts (mitigations that overlap leave it
     /// negative), where every part and the whole are attributed.
-    pub remainder_pct: Option<f64>,
-    pub remainder_ci95_pct: Option<[f64; 2]>,
+    #[serde(flatten, serialize_with = "figure::as_remainder_pct")]
+    pub remainder: Option<Figure>,
     /// The run sets the parts are attributed over; None: none were.
     pub attributed_over: Option<String>,
     /// Per priced crossing, each attributed mitigation's share of the
@@ -188,7 +189,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         .zip(sums)
         .zip(&not_comparable)
         .map(|((switch, sum), not_comparable)| {
-            let (share_pct, share_ci95_pct) = sum.read();
+            let share = sum.read();
             let workload_line = workload_has
                 .iter()
                 .find(|(name, _)| *name == switch.name)
@@ -205,8 +206,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                 });
             MitigationShare {
                 mitigation: switch.name.clone(),
-                share_pct: share_pct.filter(|_| applies),
-                share_ci95_pct: share_ci95_pct.filter(|_| applies),
+                share: share.filter(|_| applies),
                 needs_boot: None,
                 from: if !applies {
                     "not on in the workload's process: it takes nothing of it".to_string()
@@ -232,18 +232,15 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
         .collect();
     // The parts leave a remainder of the whole toll the sets measured; a
     // part the workload does not pay is in that whole, not in its own.
-    let all_apply = parts.iter().all(|p| p.share_pct.is_some());
+    let all_apply = parts.iter().all(|p| p.share.is_some());
     for vulnerability in &a.recognised.not_separated.in_force {
         parts.push(needing_boot(&vulnerability.name, plan));
     }
-    let (remainder_pct, remainder_ci95_pct) = match all_apply {
-        true => remainder.read(),
-        false => (None, None),
-    };
+    let remainder = remainder.read().filter(|_| all_apply);
     // A part the workload does not pay is not stacked.
     for crossing in &mut by_crossing {
         for (share, part) in crossing.shares_pct.iter_mut().zip(&parts) {
-            if part.share_pct.is_none() {
+            if part.share.is_none() {
                 *share = None;
             }
         }
@@ -253,8 +250,7 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     }
     PerMitigation {
         parts,
-        remainder_pct,
-        remainder_ci95_pct,
+        remainder,
         attributed_over: Some(sets.join(", ")),
         by_crossing,
     }
@@ -269,8 +265,7 @@ fn needing_boot(vulnerability: &str, plan: &Plan) -> MitigationShare {
         .or_else(|| plan.boots.iter().find(|b| b.name == "mitigations=off"));
     MitigationShare {
         mitigation: vulnerability.to_string(),
-        share_pct: None,
-        share_ci95_pct: None,
+        share: None,
         needs_boot: boot.map(|b| {
             format!(
                 "{} (adds {})",
@@ -303,19 +298,16 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
                 );
             }
         }
-        let (share_pct, share_ci95_pct) = sum.read();
         parts.push(MitigationShare {
             mitigation: m.mitigation.to_string(),
-            share_pct,
-            share_ci95_pct,
+            share: sum.read(),
             needs_boot: None,
             from: m.part_from.clone(),
         });
     }
     PerMitigation {
         parts,
-        remainder_pct: None,
-        remainder_ci95_pct: None,
+        remainder: None,
         attributed_over: None,
         by_crossing: Vec::new(),
     }
@@ -324,19 +316,20 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
 #[cfg(test)]
 mod tests {
     use super::Sum;
+    use crate::analysis::figure::Figure;
 
     #[test]
     fn shares_from_the_same_sets_add_with_their_half_widths_only_where_all_are_known() {
         let mut sum = Sum::of_same_sets();
-        assert_eq!(sum.read(), (None, None), "nothing priced");
+        assert_eq!(sum.read(), None, "nothing priced");
         sum.add(1.0, Some(0.3));
         sum.add(2.0, Some(0.4));
-        let (share, ci) = sum.read();
-        assert_eq!(share, Some(3.0));
-        let [lo, hi] = ci.unwrap();
+        let share = sum.read().unwrap();
+        assert_eq!(share.value, 3.0);
+        let [lo, hi] = share.ci95.unwrap();
         assert!((lo - 2.3).abs() < 1e-12 && (hi - 3.7).abs() < 1e-12);
         // A term without an interval leaves the sum without one.
         sum.add(0.5, None);
-        assert_eq!(sum.read(), (Some(3.5), None));
+        assert_eq!(sum.read(), Some(Figure::new(3.5, None)));
     }
 }

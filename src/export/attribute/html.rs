@@ -3,6 +3,7 @@
 //! table, and each mitigation's reach. Every figure comes from the
 //! attribution.
 
+use crate::analysis::figure::Figure;
 use crate::attribute::{Attribution, SetConditions, Switch, SwitchReach};
 use crate::export::ExportError;
 use crate::export::page::render_page;
@@ -60,8 +61,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
                 Some(StackedRow {
                     label: format!("{} {}", r.key.id, r.key.variant),
                     parts,
-                    whole_pct: whole.pct,
-                    whole_ci: whole.ns.map(pct).ci95,
+                    whole: Figure::new(whole.pct, whole.ns.map(pct).ci95),
                 })
             })
             .collect();

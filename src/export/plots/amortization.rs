@@ -23,8 +23,8 @@ pub fn amortization(
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(
-                (x.0.max(0.5)..x.1).log_scale().with_key_points(sizes),
-                (y.0..y.1).log_scale().with_key_points(log_ticks(y.0, y.1)),
+                (x.start.max(0.5)..x.end).log_scale().with_key_points(sizes),
+                y.clone().log_scale().with_key_points(log_ticks(&y)),
             )?;
         styled_mesh(&mut chart)
             .x_label_formatter(&|v| step_label(*v, None))
@@ -33,9 +33,9 @@ pub fn amortization(
             .y_desc(format!("ticks per {}", fit.item))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        let from = x.0.max(0.5);
+        let from = x.start.max(0.5);
         let curve = (0..=120).map(|i| {
-            let b = from * (x.1 / from).powf(f64::from(i) / 120.0);
+            let b = from * (x.end / from).powf(f64::from(i) / 120.0);
             (b, f.per_item + f.per_batch / b)
         });
         chart.draw_series(LineSeries::new(
@@ -52,7 +52,7 @@ pub fn amortization(
             ),
         );
         chart.draw_series(points.iter().map(|&(b, _, lo, hi)| {
-            PathElement::new([(b, lo.max(y.0)), (b, hi)], BLACK.stroke_width(1))
+            PathElement::new([(b, lo.max(y.start)), (b, hi)], BLACK.stroke_width(1))
         }))?;
         chart.draw_series(
             points
@@ -61,9 +61,9 @@ pub fn amortization(
         )?;
         legend.add(Mark::Dot(BLACK), "measured, with its 95% interval");
         let upright = |b: f64, colour: RGBColor| {
-            PathElement::new([(b, y.0), (b, y.1)], colour.stroke_width(2))
+            PathElement::new([(b, y.start), (b, y.end)], colour.stroke_width(2))
         };
-        let shown = |b: f64| (from..x.1).contains(&b);
+        let shown = |b: f64| (from..x.end).contains(&b);
         if let Some((b, what)) = seed.filter(|s| shown(s.0)) {
             chart.draw_series([upright(b, SEED_MARK)])?;
             legend.add(Mark::Line(SEED_MARK), format!("B={b}: {what}"));

@@ -24,8 +24,11 @@ pub fn answer(summary: &Summary) -> std::io::Result<Option<Plot>> {
             }
             bars.push(Bar {
                 label: format!("{}: {}", toll.kind.label(), q.what),
-                ratio: q.figure.value * ns,
-                ci: q.figure.map(|v| v * ns).ci95.filter(|[lo, _]| *lo > 0.0),
+                value: Figure {
+                    ci95: q.figure.ci95.filter(|[lo, _]| *lo > 0.0),
+                    ..q.figure
+                }
+                .map(|v| v * ns),
                 colour: series_colour(i),
             });
         }

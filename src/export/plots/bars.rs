@@ -35,8 +35,8 @@ impl RowLabels {
 /// axis's left end), with its 95% interval.
 pub(super) struct Bar {
     pub(super) label: String,
-    pub(super) ratio: f64,
-    pub(super) ci: Option<[f64; 2]>,
+    /// The ratio or value, and its interval.
+    pub(super) value: Figure,
     pub(super) colour: RGBColor,
 }
 
@@ -78,12 +78,12 @@ pub(super) fn log_bars(
     let n = labels.rows();
     let x = log_span(
         bars.iter().flat_map(|b| {
-            let [lo, hi] = b.ci.unwrap_or([b.ratio; 2]);
+            let [lo, hi] = b.value.ends();
             [lo, hi, origin.unwrap_or(lo)]
         }),
         1.15,
     );
-    let origin_at = origin.unwrap_or(x.0);
+    let origin_at = origin.unwrap_or(x.start);
     let height = 90 + BAR_PITCH * bars.len() as u32;
     svg_of_width(width, height, title, |root, legend| {
         for (mark, text) in legend_entries {
@@ -95,7 +95,7 @@ pub(super) fn log_bars(
             .x_label_area_size(36)
             .y_label_area_size(labels.area_width())
             .build_cartesian_2d(
-                (x.0..x.1).log_scale().with_key_points(log_ticks(x.0, x.1)),
+                x.clone().log_scale().with_key_points(log_ticks(&x)),
                 (0..n - 1).into_segmented(),
             )?;
         styled_mesh(&mut chart)
@@ -107,13 +107,14 @@ pub(super) fn log_bars(
             .draw()?;
         for (row, b) in bars.iter().enumerate() {
             let i = n - 1 - row as i32;
-            let (from, to) = if b.ratio >= origin_at {
-                (origin_at, b.ratio)
+            let value = b.value.value;
+            let (from, to) = if value >= origin_at {
+                (origin_at, value)
             } else {
-                (b.ratio, origin_at)
+                (value, origin_at)
             };
             chart.draw_series([span(from, to, i, b.colour)])?;
-            if let Some([lo, hi]) = b.ci {
+            if let Some([lo, hi]) = b.value.ci95 {
                 chart.draw_series([whisker(lo, hi, i)])?;
             }
         }

@@ -14,15 +14,14 @@ pub fn changes(title: &str, rows: &[&RowChange]) -> std::io::Result<Plot> {
         .iter()
         .map(|r| Bar {
             label: format!("{} {}", r.key.id, r.key.variant),
-            ratio: ratio(r.change_pct.value),
-            ci: r.change_pct.map(ratio).ci95,
+            value: r.change_pct.map(ratio),
             colour: match r.verdict {
                 Verdict::Slower => SLOWER,
                 Verdict::Faster => FASTER,
                 Verdict::Same => SAME,
             },
         })
-        .filter(|b| b.ratio > 0.0 && b.ratio.is_finite())
+        .filter(|b| b.value.value > 0.0 && b.value.value.is_finite())
         .collect();
     let svg = ratio_bars(
         title,

@@ -32,7 +32,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
     steps.sort_by(f64::total_cmp);
     steps.dedup();
     let x_axis = Axis {
-        span: x,
+        span: x.clone(),
         steps: &steps,
         unit,
     };
@@ -42,12 +42,12 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
             &top,
             (format!("{id}: what a co-runner waits"), 18),
             &x_axis,
-            (waits, "co-runner wait p99, µs".into()),
+            (waits.clone(), "co-runner wait p99, µs".into()),
             series,
-            |p| (p.wait_p99_us, p.wait_p99_ci95_us),
+            |p| Figure::new(p.wait_p99_us, p.wait_p99_ci95_us),
         )?;
         upper.draw_series([PathElement::new(
-            [(x.0, budget), (x.1, budget)],
+            [(x.start, budget), (x.end, budget)],
             RED.stroke_width(2),
         )])?;
         legend.add(Mark::Line(RED), format!("budget {budget:.0} µs"));
@@ -61,7 +61,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
         }
         if let Some((b, what)) = &seed {
             upper.draw_series([PathElement::new(
-                [(*b, waits.0), (*b, waits.1)],
+                [(*b, waits.start), (*b, waits.end)],
                 SEED_MARK.stroke_width(2),
             )])?;
             legend.add(Mark::Line(SEED_MARK), what.clone());
@@ -72,7 +72,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
             &x_axis,
             (costs, format!("ticks per {}", first.item)),
             series,
-            |p| (p.ticks, p.ticks_ci95),
+            |p| Figure::new(p.ticks, p.ticks_ci95),
         )?;
         Ok(())
     })?;
@@ -90,7 +90,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
 
 /// The step axis the two panels of a latency plot share.
 struct Axis<'a> {
-    span: (f64, f64),
+    span: std::ops::Range<f64>,
     steps: &'a [f64],
     unit: StepUnit,
 }
@@ -104,9 +104,9 @@ fn latency_panel<'a, 'b>(
     area: &'a DrawingArea<SVGBackend<'b>, Shift>,
     (caption, caption_size): (String, u32),
     x: &Axis<'_>,
-    (y, y_desc): ((f64, f64), String),
+    (y, y_desc): (std::ops::Range<f64>, String),
     series: &[&LatencyAdvice],
-    value: impl Fn(&LatencyPoint) -> (f64, Option<[f64; 2]>),
+    value: impl Fn(&LatencyPoint) -> Figure,
 ) -> Result<ChartContext<'a, SVGBackend<'b>, LogLog>, Box<dyn std::error::Error>> {
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", caption_size))
@@ -114,10 +114,8 @@ fn latency_panel<'a, 'b>(
         .x_label_area_size(36)
         .y_label_area_size(70)
         .build_cartesian_2d(
-            (x.span.0..x.span.1)
-                .log_scale()
-                .with_key_points(x.steps.to_vec()),
-            (y.0..y.1).log_scale().with_key_points(log_ticks(y.0, y.1)),
+            x.span.clone().log_scale().with_key_points(x.steps.to_vec()),
+            y.clone().log_scale().with_key_points(log_ticks(&y)),
         )?;
     styled_mesh(&mut chart)
         .x_label_formatter(&|v| step_label(*v, Some(x.unit)))
@@ -128,9 +126,9 @@ fn latency_panel<'a, 'b>(
         .draw()?;
     for (i, s) in series.iter().enumerate() {
         let c = series_colour(i);
-        let at = |p: &LatencyPoint| (p.step as f64, value(p).0);
+        let at = |p: &LatencyPoint| (p.step as f64, value(p).value);
         chart.draw_series(s.points.iter().filter_map(|p| {
-            let [lo, hi] = value(p).1?;
+            let [lo, hi] = value(p).ci95?;
             Some(PathElement::new(
                 [(p.step as f64, lo), (p.step as f64, hi)],
                 c.stroke_width(1),

@@ -3,6 +3,7 @@
 //! co-runner's wait, each probe's ratios to its baseline, and the phase
 //! shares of phased probes. A plot is an SVG string and a caption.
 
+use crate::analysis::figure::Figure;
 use crate::compare::{RowChange, Verdict};
 use crate::probes::StepUnit;
 use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint};
@@ -157,7 +158,7 @@ fn svg_of_width(
 /// Tick marks for a log axis over `lo..hi`: 1-2-5 steps where that gives
 /// three or more, every digit where that does, else five values spread
 /// evenly and rounded to two figures (a range inside one decade).
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+fn log_ticks(&std::ops::Range { start: lo, end: hi }: &std::ops::Range<f64>) -> Vec<f64> {
     let within = |mantissas: &[f64]| -> Vec<f64> {
         let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
         (first..=last)
@@ -224,16 +225,16 @@ fn series_name(id: &str, group: &str) -> String {
 }
 
 /// The low and high ends of `values` spread out by `margin` on log axes.
-fn log_span(values: impl Iterator<Item = f64>, margin: f64) -> (f64, f64) {
+fn log_span(values: impl Iterator<Item = f64>, margin: f64) -> std::ops::Range<f64> {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
     if lo.is_finite() && hi > 0.0 {
-        (lo / margin, hi * margin)
+        lo / margin..hi * margin
     } else {
-        (0.1, 10.0)
+        0.1..10.0
     }
 }
 

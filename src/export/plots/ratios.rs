@@ -7,21 +7,20 @@ pub fn ratios(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
     let bars: Vec<Bar> = records
         .iter()
         .filter_map(|r| {
-            let (label, ratio, ci) = if r.is_baseline() {
+            let (label, value) = if r.is_baseline() {
                 r.cost.as_ref()?;
-                (format!("{} (base)", r.variant), 1.0, None)
+                (format!("{} (base)", r.variant), Figure::new(1.0, None))
             } else {
                 let c = r.vs_baseline.as_ref()?;
-                (r.variant.clone(), c.ratio, c.ratio_ci95)
+                (r.variant.clone(), Figure::new(c.ratio, c.ratio_ci95))
             };
             Some(Bar {
                 label,
-                ratio,
-                ci,
+                value,
                 colour: BAR,
             })
         })
-        .filter(|b| b.ratio > 0.0 && b.ratio.is_finite())
+        .filter(|b| b.value.value > 0.0 && b.value.value.is_finite())
         .collect();
     let svg = ratio_bars(
         &format!("{id}: × base"),

@@ -12,8 +12,8 @@ use super::*;
 pub struct StackedRow {
     pub label: String,
     pub parts: Vec<(Option<usize>, f64)>,
-    pub whole_pct: f64,
-    pub whole_ci: Option<[f64; 2]>,
+    /// The whole toll in percent, and its interval.
+    pub whole: Figure,
 }
 
 /// What a stacked plot's axis measures and how its caption reads it.
@@ -47,7 +47,7 @@ pub fn stacked_parts(
     for r in rows {
         let pos: f64 = r.parts.iter().map(|p| p.1.max(0.0)).sum();
         let neg: f64 = r.parts.iter().map(|p| p.1.min(0.0)).sum();
-        let [wlo, whi] = r.whole_ci.unwrap_or([r.whole_pct; 2]);
+        let [wlo, whi] = r.whole.ends();
         lo = lo.min(neg).min(wlo);
         hi = hi.max(pos).max(whi);
     }
@@ -91,10 +91,10 @@ pub fn stacked_parts(
                 };
                 chart.draw_series([span(from, to, i, colour(part))])?;
             }
-            let [wlo, whi] = r.whole_ci.unwrap_or([r.whole_pct; 2]);
+            let [wlo, whi] = r.whole.ends();
             chart.draw_series([whisker(wlo, whi, i)])?;
             chart.draw_series([Circle::new(
-                (r.whole_pct, SegmentValue::CenterOf(i)),
+                (r.whole.value, SegmentValue::CenterOf(i)),
                 3,
                 BLACK.filled(),
             )])?;

@@ -29,18 +29,21 @@ const ESTIMATE_CAVEAT: &str = "an estimate: count x the cost of one crossing mea
     isolation; a crossing in a real workload may cost more, with colder caches and predictors";
 
 /// "12.3 [11.0, 14.1]", the value followed by `unit` ("%" for a share).
-fn interval(value: Option<f64>, ci: Option<[f64; 2]>, digits: usize, unit: &str) -> String {
-    match (value, ci) {
-        (Some(v), Some([lo, hi])) => {
+fn interval(figure: Option<Figure>, digits: usize, unit: &str) -> String {
+    match figure {
+        Some(Figure {
+            value: v,
+            ci95: Some([lo, hi]),
+        }) => {
             format!("{v:.digits$}{unit} [{lo:.digits$}, {hi:.digits$}]")
         }
-        (Some(v), None) => format!("{v:.digits$}{unit}"),
-        _ => "-".into(),
+        Some(Figure { value: v, .. }) => format!("{v:.digits$}{unit}"),
+        None => "-".into(),
     }
 }
 
 fn estimate(e: Figure, digits: usize) -> String {
-    interval(Some(e.value), e.ci95, digits, "")
+    interval(Some(e), digits, "")
 }
 
 /// Each priced crossing's share of the CPU time with its mitigations'
@@ -72,8 +75,7 @@ fn per_crossing_plot(tax: &Tax) -> Result<Option<crate::export::plots::Plot>, Ex
             Some(StackedRow {
                 label: c.kind.to_string(),
                 parts,
-                whole_pct: whole.share_pct?,
-                whole_ci: whole.share_ci95_pct,
+                whole: whole.share?,
             })
         })
         .collect();
@@ -107,21 +109,17 @@ fn per_mitigation_lines(per: &crate::tax::parts::PerMitigation) -> Vec<String> {
             .to_string(),
     }];
     for p in &per.parts {
-        let what = match (&p.share_pct, &p.needs_boot) {
-            (Some(_), _) => format!(
-                "{} ({})",
-                interval(p.share_pct, p.share_ci95_pct, 1, "%"),
-                p.from
-            ),
+        let what = match (&p.share, &p.needs_boot) {
+            (Some(_), _) => format!("{} ({})", interval(p.share, 1, "%"), p.from),
             (None, Some(boot)) => format!("needs the boot {boot} of `mitbench plan`"),
             (None, None) => p.from.clone(),
         };
         lines.push(format!("  {}: {what}", p.mitigation));
     }
-    if per.remainder_pct.is_some() {
+    if per.remainder.is_some() {
         lines.push(format!(
             "  left of the whole toll by the parts: {}",
-            interval(per.remainder_pct, per.remainder_ci95_pct, 1, "%")
+            interval(per.remainder, 1, "%")
         ));
     }
     lines
@@ -159,18 +157,8 @@ fn return_sentence(tax: &Tax) -> Option<String> {
     Some(format!(
         "of each syscall's price (through libc, as a program makes it), {} is the return after \
          the crossing (os/syscall-return): {} of the CPU time",
-        interval(
-            Some(r.per_syscall_ns.value),
-            r.per_syscall_ns.ci95,
-            1,
-            " ns"
-        ),
-        interval(
-            r.share_pct.map(|f| f.value),
-            r.share_pct.and_then(|f| f.ci95),
-            2,
-            "%"
-        )
+        interval(Some(r.per_syscall_ns), 1, " ns"),
+        interval(r.share_pct, 2, "%")
     ))
 }
 
@@ -184,9 +172,9 @@ fn cells(r: &TaxRow) -> [String; 7] {
         r.kind.to_string(),
         count,
         r.per_cpu_second.map_or("-".into(), |v| format!("{v:.0}")),
-        interval(r.toll_ns, r.toll_ci95_ns, 0, ""),
-        interval(r.total_ms, r.total_ci95_ms, 2, ""),
-        interval(r.share_pct, r.share_ci95_pct, 1, "%"),
+        interval(r.toll, 0, ""),
+        interval(r.total, 2, ""),
+        interval(r.share, 1, "%"),
         r.toll_from.clone(),
     ]
 }
