@@ -643,11 +643,8 @@ mod cli {
             };
             let (inline, in_fn) = (vs("getpid/inline"), vs("getpid/in-fn"));
             let mut moved = in_fn.clone();
-            let shift = (in_fn.delta_ticks - inline.delta_ticks) * (1.0 - share);
-            moved.delta_ticks -= shift;
-            moved.delta_ci95_ticks = in_fn
-                .delta_ci95_ticks
-                .map(|[lo, hi]| [lo - shift, hi - shift]);
+            let shift = (in_fn.delta.value - inline.delta.value) * (1.0 - share);
+            moved.delta = in_fn.delta.map(|t| t - shift);
             moved.next_run_delta_ci95_ticks = in_fn
                 .next_run_delta_ci95_ticks
                 .map(|[lo, hi]| [lo - shift, hi - shift]);

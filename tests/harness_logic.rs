@@ -381,8 +381,8 @@ fn the_stopping_rule_meets_the_target_and_the_pairs_find_the_ratio() {
     let vs = records[1].vs_baseline.as_ref().expect("a comparison");
     assert_eq!(vs.pairs, with_a_base_round);
     assert!(vs.pairs >= s.min_rounds, "{}", vs.pairs);
-    assert!(close(vs.ratio, 1.5, 1.0), "x base {}", vs.ratio);
-    assert!(close(vs.delta_ticks, 50.0, 2.0), "delta {}", vs.delta_ticks);
+    assert!(close(vs.ratio.value, 1.5, 1.0), "x base {:?}", vs.ratio);
+    assert!(close(vs.delta.value, 50.0, 2.0), "delta {:?}", vs.delta);
     assert_eq!(vs.holds_headline_ratio, Some(true), "{vs:?}");
 }
 

@@ -4,8 +4,8 @@
 //! per-round figure's median with its interval.
 
 pub use super::interval::{
-    Figure, as_change_pct, as_ns, as_remainder_pct, as_share_pct, as_toll_ns, as_total_ms,
-    half_width, half_width_pct,
+    Figure, as_change_pct, as_delta_ticks, as_ns, as_ratio, as_remainder_pct, as_share_pct,
+    as_toll_ns, as_total_ms, half_width, half_width_pct,
 };
 use super::rounds;
 use super::spread::NextRun;

@@ -69,13 +69,19 @@ impl Figure {
 
 /// A figure, or one that may be missing, as the JSON writes it: its value
 /// and its interval, each null where there is none.
-pub trait Flat {
+pub trait Flat: Sized {
     fn parts(&self) -> (Option<f64>, Option<[f64; 2]>);
+    /// The figure from those two fields; None where they cannot make one.
+    fn from_parts(value: Option<f64>, ci95: Option<[f64; 2]>) -> Option<Self>;
 }
 
 impl Flat for Figure {
     fn parts(&self) -> (Option<f64>, Option<[f64; 2]>) {
         (Some(self.value), self.ci95)
+    }
+
+    fn from_parts(value: Option<f64>, ci95: Option<[f64; 2]>) -> Option<Figure> {
+        Some(Figure::new(value?, ci95))
     }
 }
 
@@ -83,11 +89,15 @@ impl Flat for Option<Figure> {
     fn parts(&self) -> (Option<f64>, Option<[f64; 2]>) {
         (self.map(|f| f.value), self.and_then(|f| f.ci95))
     }
+
+    fn from_parts(value: Option<f64>, ci95: Option<[f64; 2]>) -> Option<Option<Figure>> {
+        Some(value.map(|v| Figure::new(v, ci95)))
+    }
 }
 
 /// Writes `figure` as two flat fields named `value` and `interval`: the
 /// names the JSON gave each figure before it had one type. For
-/// `#[serde(flatten, serialize_with = ...)]` through the wrappers below.
+/// `#[serde(flatten, with = ...)]` through the modules below.
 fn flat<S: serde::Serializer>(
     figure: &impl Flat,
     serializer: S,
@@ -102,15 +112,43 @@ fn flat<S: serde::Serializer>(
     map.end()
 }
 
-/// A `serialize_with` wrapper writing a figure under two field names.
+/// Reads what [`flat`] wrote, from the fields a flattened figure is given
+/// (every field its struct did not claim).
+fn unflat<'de, D: serde::Deserializer<'de>, F: Flat>(
+    deserializer: D,
+    value: &str,
+    interval: &str,
+) -> Result<F, D::Error> {
+    use serde::de::Error;
+    let mut fields: std::collections::BTreeMap<String, serde_json::Value> =
+        Deserialize::deserialize(deserializer)?;
+    let mut take = |name: &str| fields.remove(name).unwrap_or(serde_json::Value::Null);
+    let point: Option<f64> = serde_json::from_value(take(value)).map_err(D::Error::custom)?;
+    let ci95: Option<[f64; 2]> =
+        serde_json::from_value(take(interval)).map_err(D::Error::custom)?;
+    F::from_parts(point, ci95).ok_or_else(|| D::Error::missing_field("a figure's value"))
+}
+
+/// A module for `#[serde(flatten, with = ...)]` writing and reading a
+/// figure under two field names.
 macro_rules! flat_as {
     ($(#[$doc:meta])* $name:ident: $value:literal, $interval:literal) => {
         $(#[$doc])*
-        pub fn $name<S: serde::Serializer>(
-            figure: &impl Flat,
-            serializer: S,
-        ) -> Result<S::Ok, S::Error> {
-            flat(figure, serializer, $value, $interval)
+        pub mod $name {
+            use super::Flat;
+
+            pub fn serialize<S: serde::Serializer>(
+                figure: &impl Flat,
+                serializer: S,
+            ) -> Result<S::Ok, S::Error> {
+                super::flat(figure, serializer, $value, $interval)
+            }
+
+            pub fn deserialize<'de, D: serde::Deserializer<'de>, F: Flat>(
+                deserializer: D,
+            ) -> Result<F, D::Error> {
+                super::unflat(deserializer, $value, $interval)
+            }
         }
     };
 }
@@ -139,6 +177,14 @@ flat_as!(
     /// What parts leave, in percent, as `remainder_pct` and
     /// `remainder_ci95_pct`.
     as_remainder_pct: "remainder_pct", "remainder_ci95_pct"
+);
+flat_as!(
+    /// A ratio as `ratio` and `ratio_ci95`.
+    as_ratio: "ratio", "ratio_ci95"
+);
+flat_as!(
+    /// A difference in ticks as `delta_ticks` and `delta_ci95_ticks`.
+    as_delta_ticks: "delta_ticks", "delta_ci95_ticks"
 );
 
 /// How far `interval` reaches from `figure` on its wider side: the one

@@ -80,7 +80,6 @@ pub(super) fn in_run(doc: &RunDocument) -> Vec<InRun> {
                 key: crate::results::RowKey::of(r),
                 baseline: r.baseline.clone()?,
                 ratio: vs.ratio,
-                ratio_ci95: vs.ratio_ci95,
             })
         })
         .collect()

@@ -57,7 +57,7 @@ pub struct RowChange {
     /// runs), with its 95% interval: the change plus and minus how far the
     /// row moves between runs when nothing changed (see [`noise`]). JSON:
     /// `change_pct`, `change_ci95_pct`.
-    #[serde(flatten, serialize_with = "crate::analysis::figure::as_change_pct")]
+    #[serde(flatten, with = "crate::analysis::figure::as_change_pct")]
     pub change_pct: Figure,
     /// The smallest true change this comparison marks in 80% of
     /// repetitions, percent, as its verdict is applied: the estimate past
@@ -199,8 +199,8 @@ pub struct InRun {
     #[serde(flatten)]
     pub key: RowKey,
     pub baseline: String,
-    pub ratio: f64,
-    pub ratio_ci95: Option<[f64; 2]>,
+    #[serde(flatten, with = "crate::analysis::figure::as_ratio")]
+    pub ratio: Figure,
 }
 
 #[derive(Debug, Clone, Serialize)]

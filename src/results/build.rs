@@ -9,7 +9,7 @@ use super::record::{
 };
 use super::speed::RunSpeed;
 use super::spread;
-use crate::analysis::figure;
+use crate::analysis::figure::{self, Figure};
 use crate::analysis::phases::PhaseCost;
 use crate::analysis::rounds::{self, Basis, Pair, RoundFigure, RoundState};
 use crate::analysis::spread::{ForkSpread, NextRun, RunSpread, VariantSpread, pooled_in_probe};
@@ -110,15 +110,15 @@ fn set_headline_ratios(records: &mut [Record]) {
         };
         let shown = cost.shown().ticks.value;
         let (ratio, delta) = (shown / base, shown - base);
-        let holds = vs.ratio_ci95.map(|[lo, hi]| lo <= ratio && ratio <= hi);
+        let holds = vs.ratio.ci95.map(|[lo, hi]| lo <= ratio && ratio <= hi);
         vs.headline_ratio = Some(ratio);
         vs.holds_headline_ratio = holds;
         if holds == Some(false) {
             let holding = |interval: Option<[f64; 2]>, at: f64| {
                 interval.and_then(|i| crate::analysis::figure::hull([i, [at, at]]))
             };
-            vs.ratio_ci95 = holding(vs.ratio_ci95, ratio);
-            vs.delta_ci95_ticks = holding(vs.delta_ci95_ticks, delta);
+            vs.ratio.ci95 = holding(vs.ratio.ci95, ratio);
+            vs.delta.ci95 = holding(vs.delta.ci95, delta);
             r.notes.push(format!(
                 "x base is the median over {} pairs of rounds run side by side ({}); the \
                  printed figures' ratio, {ratio:.3}, lay outside its interval, which is widened \
@@ -136,7 +136,7 @@ fn mark_layout_spread(records: &mut [Record]) {
         .iter()
         .filter(|r| r.role == Role::LayoutControl)
         .filter_map(|r| r.vs_baseline.as_ref())
-        .map(|c| (c.ratio - 1.0).abs() * 100.0)
+        .map(|c| (c.ratio.value - 1.0).abs() * 100.0)
         .reduce(f64::max);
     let Some(spread_pct) = spread else {
         return;
@@ -146,7 +146,7 @@ fn mark_layout_spread(records: &mut [Record]) {
             Role::Compared => r
                 .vs_baseline
                 .as_ref()
-                .map(|c| (c.ratio - 1.0).abs() * 100.0 <= spread_pct),
+                .map(|c| (c.ratio.value - 1.0).abs() * 100.0 <= spread_pct),
             Role::Baseline | Role::LayoutControl => None,
         };
         r.layout = Some(Layout {
@@ -534,10 +534,8 @@ fn compare(
         spread: ForkSpread::of_differences(&p.fork_deltas),
     };
     let comparison = Comparison {
-        ratio: p.ratio,
-        ratio_ci95: p.ratio_ci95.map(|(lo, hi)| [lo, hi]),
-        delta_ticks: p.delta,
-        delta_ci95_ticks: p.delta_ci95.map(|(lo, hi)| [lo, hi]),
+        ratio: Figure::new(p.ratio, p.ratio_ci95.map(|(lo, hi)| [lo, hi])),
+        delta: Figure::new(p.delta, p.delta_ci95.map(|(lo, hi)| [lo, hi])),
         next_run_delta_ci95_ticks: None,
         pairs: p.pairs,
         basis: p.basis,
@@ -570,11 +568,11 @@ fn set_next_run_differences(
             let Some(vs) = record.vs_baseline.as_mut() else {
                 continue;
             };
-            let drift = drift_pct.unwrap_or(0.0) / 100.0 * vs.delta_ticks.abs();
+            let delta = vs.delta.value;
+            let drift = drift_pct.unwrap_or(0.0) / 100.0 * delta.abs();
             let half = next.half_width().hypot(drift).max(tick);
-            let [lo, hi] = vs.delta_ci95_ticks.unwrap_or([vs.delta_ticks; 2]);
-            vs.next_run_delta_ci95_ticks =
-                Some([lo.min(vs.delta_ticks - half), hi.max(vs.delta_ticks + half)]);
+            let [lo, hi] = vs.delta.ends();
+            vs.next_run_delta_ci95_ticks = Some([lo.min(delta - half), hi.max(delta + half)]);
         }
     }
 }
@@ -653,10 +651,8 @@ mod tests {
             cpus: vec![0],
             cost: None,
             vs_baseline: (role != Role::Baseline).then_some(Comparison {
-                ratio,
-                ratio_ci95: None,
-                delta_ticks: 0.0,
-                delta_ci95_ticks: None,
+                ratio: Figure::new(ratio, None),
+                delta: Figure::new(0.0, None),
                 next_run_delta_ci95_ticks: None,
                 pairs: 10,
                 basis: rounds::PairBasis::All,

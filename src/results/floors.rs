@@ -222,10 +222,8 @@ pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64)
     r.family = probe.split('/').next().unwrap_or(probe).to_string();
     r.variant = variant.to_string();
     r.vs_baseline = Some(crate::results::Comparison {
-        ratio: 2.0,
-        ratio_ci95: None,
-        delta_ticks: ticks,
-        delta_ci95_ticks: Some([ticks * 0.99, ticks * 1.01]),
+        ratio: Figure::new(2.0, None),
+        delta: Figure::new(ticks, Some([ticks * 0.99, ticks * 1.01])),
         next_run_delta_ci95_ticks: Some([ticks * 0.95, ticks * 1.05]),
         pairs: 30,
         basis: crate::analysis::rounds::PairBasis::All,

@@ -344,10 +344,10 @@ pub struct Shown {
 /// difference, each with a bootstrap 95% interval over the pairs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
-    pub ratio: f64,
-    pub ratio_ci95: Option<[f64; 2]>,
-    pub delta_ticks: f64,
-    pub delta_ci95_ticks: Option<[f64; 2]>,
+    #[serde(flatten, with = "figure::as_ratio")]
+    pub ratio: figure::Figure,
+    #[serde(flatten, with = "figure::as_delta_ticks")]
+    pub delta: figure::Figure,
     /// Where the next run's difference may land (95%): from the spread of
     /// the forks' differences, pooled with the probe's other variants'
     /// (`analysis::spread::pooled_in_probe`). `delta_ci95_ticks` says how
@@ -374,11 +374,11 @@ impl Comparison {
     /// another run missed (retpoline +7.58 ±0.021 ns, the next run 7.99).
     pub fn next_run_delta(&self) -> figure::Figure {
         let interval = figure::hull(
-            [self.next_run_delta_ci95_ticks, self.delta_ci95_ticks]
+            [self.next_run_delta_ci95_ticks, self.delta.ci95]
                 .into_iter()
                 .flatten(),
         );
-        figure::Figure::new(self.delta_ticks, interval)
+        figure::Figure::new(self.delta.value, interval)
     }
 }
 

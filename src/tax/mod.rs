@@ -78,7 +78,7 @@ pub struct TaxRow {
     pub count: Option<u64>,
     pub per_cpu_second: Option<f64>,
     /// What one crossing costs here, ns, with its run-to-run interval.
-    #[serde(flatten, serialize_with = "figure::as_toll_ns")]
+    #[serde(flatten, with = "figure::as_toll_ns")]
     pub toll: Option<Figure>,
     /// Where the toll comes from ("os/getpid syscall"), or why there is none.
     pub toll_from: String,
@@ -86,11 +86,11 @@ pub struct TaxRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toll_note: Option<&'static str>,
     /// count x toll, ms, with the toll's interval carried through.
-    #[serde(flatten, serialize_with = "figure::as_total_ms")]
+    #[serde(flatten, with = "figure::as_total_ms")]
     pub total: Option<Figure>,
     /// Of the workload's CPU time, percent, with the total's interval
     /// carried through.
-    #[serde(flatten, serialize_with = "figure::as_share_pct")]
+    #[serde(flatten, with = "figure::as_share_pct")]
     pub share: Option<Figure>,
     pub unsupported: Option<String>,
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 pub struct MitigationShare {
     pub mitigation: String,
     /// Percent of the workload's CPU time, with its 95% interval.
-    #[serde(flatten, serialize_with = "figure::as_share_pct")]
+    #[serde(flatten, with = "figure::as_share_pct")]
     pub share: Option<Figure>,
     /// The boot of `mitbench plan` that would separate it, where nothing
     /// measured separates it.
@@ -34,7 +34,7 @@ pub struct PerMitigation {
     pub parts: Vec<MitigationShare>,
     /// The whole toll less the parts (mitigations that overlap leave it
     /// negative), where every part and the whole are attributed.
-    #[serde(flatten, serialize_with = "figure::as_remainder_pct")]
+    #[serde(flatten, with = "figure::as_remainder_pct")]
     pub remainder: Option<Figure>,
     /// The run sets the parts are attributed over; None: none were.
     pub attributed_over: Option<String>,

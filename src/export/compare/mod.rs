@@ -103,10 +103,11 @@ pub(crate) fn gap(g: &RowGap) -> String {
 /// An in-run A/B row of the new run.
 pub(crate) fn in_run(r: &InRun) -> String {
     let ci = r
-        .ratio_ci95
+        .ratio
+        .ci95
         .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.3}, {hi:.3}]"));
     format!(
         "{} {}: {:.3}x{ci} of {}",
-        r.key.id, r.key.variant, r.ratio, r.baseline
+        r.key.id, r.key.variant, r.ratio.value, r.baseline
     )
 }

@@ -12,7 +12,7 @@ pub fn ratios(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
                 (format!("{} (base)", r.variant), Figure::new(1.0, None))
             } else {
                 let c = r.vs_baseline.as_ref()?;
-                (r.variant.clone(), Figure::new(c.ratio, c.ratio_ci95))
+                (r.variant.clone(), c.ratio)
             };
             Some(Bar {
                 label,

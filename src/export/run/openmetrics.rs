@@ -353,8 +353,8 @@ fn records(doc: &RunDocument) -> Vec<Family> {
             (None, None) => {}
         }
         if let Some(vs) = &r.vs_baseline {
-            ratio.add(&labels, vs.ratio);
-            if let Some([lo, hi]) = vs.ratio_ci95 {
+            ratio.add(&labels, vs.ratio.value);
+            if let Some([lo, hi]) = vs.ratio.ci95 {
                 ratio_low.add(&labels, lo);
                 ratio_high.add(&labels, hi);
             }

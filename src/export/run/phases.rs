@@ -132,7 +132,11 @@ fn saving(r: &Record) -> String {
     if r.is_baseline() {
         return "(base)".into();
     }
-    match r.vs_baseline.as_ref().map(|c| (c.ratio, c.ratio_ci95)) {
+    match r
+        .vs_baseline
+        .as_ref()
+        .map(|c| (c.ratio.value, c.ratio.ci95))
+    {
         Some((ratio, Some([lo, hi]))) => format!(
             "{:.1}%\n[{:.1}, {:.1}]",
             (1.0 - ratio) * 100.0,

@@ -226,7 +226,7 @@ pub fn cells(r: &Record) -> [String; 9] {
     };
     let base = match (&r.vs_baseline, r.is_baseline()) {
         (_, true) if cost.is_some() => "1.00 (base)".to_string(),
-        (Some(c), _) => format_ratio(c.ratio),
+        (Some(c), _) => format_ratio(c.ratio.value),
         _ => "-".into(),
     };
     // Quiet rounds used of all, where the two differ.
@@ -388,11 +388,14 @@ fn short_note(r: &Record, tags_used: &mut Vec<Tag>) -> String {
 /// The difference to the baseline with the half-width of its interval.
 fn delta(r: &Record) -> String {
     match &r.vs_baseline {
-        Some(c) => match c.delta_ci95_ticks {
-            Some([lo, hi]) => {
-                let sign = if c.delta_ticks >= 0.0 { "+" } else { "" };
-                let half = format_cost(half_width(c.delta_ticks, [lo, hi]));
-                format!("{sign}{} ±{half}", format_cost(c.delta_ticks))
+        Some(c) => match c.delta.half_width() {
+            Some(half) => {
+                let sign = if c.delta.value >= 0.0 { "+" } else { "" };
+                format!(
+                    "{sign}{} ±{}",
+                    format_cost(c.delta.value),
+                    format_cost(half)
+                )
             }
             None => String::new(),
         },
