@@ -6,6 +6,7 @@
 mod common;
 
 use common::{QUICK_RUN, mitbench, refused, written_by};
+use mitbench::analysis::figure::Figure;
 use mitbench::analysis::stats::Amortization;
 use mitbench::cli::values::latency_budget as parse_budget;
 use mitbench::probes::StepUnit;
@@ -46,7 +47,7 @@ fn advice_follows_from_the_fitted_curve() {
     assert_eq!(a.largest_within_budget, Some(445));
     assert_eq!(a.largest_within_budget_central, Some(490));
     assert!(!a.conflict, "{}", a.summary);
-    assert!((a.won_back_ticks_per_item - 900.0).abs() < 1e-9);
+    assert!((a.won_back_per_item.value - 900.0).abs() < 1e-9);
     // A 1.5 us budget holds (1,500 - 1,010) / 110 = 4 items: the 90% batch
     // does not fit, and
     // what the allowed batch wins back is said.
@@ -73,10 +74,8 @@ fn advice_follows_from_the_fitted_curve() {
 fn point(step: u64, wait: f64, ci: Option<[f64; 2]>, ticks: f64) -> LatencyPoint {
     LatencyPoint {
         step,
-        wait_p99_us: wait,
-        wait_p99_ci95_us: ci,
-        ticks,
-        ticks_ci95: None,
+        wait_p99: Figure::new(wait, ci),
+        ticks: Figure::new(ticks, None),
         seed_choice: None,
     }
 }

@@ -186,6 +186,19 @@ flat_as!(
     /// A difference in ticks as `delta_ticks` and `delta_ci95_ticks`.
     as_delta_ticks: "delta_ticks", "delta_ci95_ticks"
 );
+flat_as!(
+    /// A cost in ticks as `ticks` and `ticks_ci95`.
+    as_ticks: "ticks", "ticks_ci95"
+);
+flat_as!(
+    /// A co-runner's p99 wait in us as `wait_p99_us` and `wait_p99_ci95_us`.
+    as_wait_p99_us: "wait_p99_us", "wait_p99_ci95_us"
+);
+flat_as!(
+    /// Ticks per item won back as `won_back_ticks_per_item` and
+    /// `won_back_ci95_ticks_per_item`.
+    as_won_back_ticks_per_item: "won_back_ticks_per_item", "won_back_ci95_ticks_per_item"
+);
 
 /// How far `interval` reaches from `figure` on its wider side: the one
 /// half-width rule every output writes as "±" (an interval read on the log

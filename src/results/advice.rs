@@ -22,6 +22,7 @@
 //! switch, which the per-batch time does not hold).
 
 use super::{AmortizationFit, RunDocument};
+use crate::analysis::figure::{self, Figure};
 use crate::probes::StepUnit;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -48,8 +49,8 @@ pub struct Advice {
     pub batch_to_win_back: u64,
     /// Ticks per item won back at that batch against the smallest one,
     /// with the interval of the fit's per-batch toll carried through.
-    pub won_back_ticks_per_item: f64,
-    pub won_back_ci95_ticks_per_item: [f64; 2],
+    #[serde(flatten, with = "figure::as_won_back_ticks_per_item")]
+    pub won_back_per_item: Figure,
     /// Largest batch one of which fits the budget, at the upper end of both
     /// fitted intervals; None when even one item does not (the toll alone
     /// outlasts the budget), and the same bound at the fit's centre.
@@ -106,7 +107,10 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
     let win = smallest.saturating_mul((1.0 / (1.0 - WIN_BACK)).round() as u64);
     let kept = 1.0 / b0 - 1.0 / win as f64;
     let won = f.per_batch * kept;
-    let won_ci = [f.per_batch_ci95.0 * kept, f.per_batch_ci95.1 * kept];
+    let won_back_per_item = Figure::new(
+        won,
+        Some([f.per_batch_ci95.0 * kept, f.per_batch_ci95.1 * kept]),
+    );
     let largest = |work: f64, toll: f64| -> Option<u64> {
         let room = budget_ticks - toll.max(0.0);
         if room < work.max(0.0) {
@@ -163,8 +167,7 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
         latency_budget_us: budget_us,
         smallest_measured: smallest,
         batch_to_win_back: win,
-        won_back_ticks_per_item: won,
-        won_back_ci95_ticks_per_item: won_ci,
+        won_back_per_item,
         largest_within_budget: cautious,
         largest_within_budget_central: central,
         batch_us_at_win_back: batch_us,
@@ -180,11 +183,11 @@ pub struct LatencyPoint {
     pub step: u64,
     /// The p99 of the same-CPU co-runner's wait, µs, and its interval over
     /// rounds where there were five or more.
-    pub wait_p99_us: f64,
-    pub wait_p99_ci95_us: Option<[f64; 2]>,
+    #[serde(flatten, with = "figure::as_wait_p99_us")]
+    pub wait_p99: Figure,
     /// The variant's cost per item, ticks, with its run-to-run interval.
-    pub ticks: f64,
-    pub ticks_ci95: Option<[f64; 2]>,
+    #[serde(flatten, with = "figure::as_ticks")]
+    pub ticks: Figure,
     /// Where this step is the choice a seed made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_choice: Option<String>,
@@ -194,7 +197,7 @@ impl LatencyPoint {
     /// The wait the budget is held against: the interval's upper end where
     /// there is one.
     fn cautious_wait_us(&self) -> f64 {
-        self.wait_p99_ci95_us.map_or(self.wait_p99_us, |ci| ci[1])
+        self.wait_p99.ends()[1]
     }
 }
 
@@ -232,10 +235,8 @@ pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyA
         };
         let point = LatencyPoint {
             step: step.step,
-            wait_p99_us: wait.figure.value,
-            wait_p99_ci95_us: wait.figure.ci95,
-            ticks: cost.shown().ticks.value,
-            ticks_ci95: cost.shown().ticks.ci95,
+            wait_p99: wait.figure,
+            ticks: cost.shown().ticks,
             seed_choice: r.seed_choice.clone(),
         };
         match series.iter_mut().find(|s| s.0 == r.id && s.1 == step.group) {
@@ -271,7 +272,7 @@ pub fn advise_latency(
     let budget_us = budget.as_secs_f64() * 1e6;
     let cheapest = points
         .iter()
-        .map(|p| p.ticks)
+        .map(|p| p.ticks.value)
         .filter(|t| *t > 0.0)
         .fold(f64::INFINITY, f64::min);
     let fitting = points
@@ -285,7 +286,7 @@ pub fn advise_latency(
     };
     let cost_vs_cheapest = fitting
         .filter(|_| cheapest.is_finite())
-        .map(|p| p.ticks / cheapest);
+        .map(|p| p.ticks.value / cheapest);
     let mut summary = match fitting {
         Some(p) => format!(
             "{name}: measured, steps up to {} keep a same-CPU co-runner's p99 wait within \
@@ -297,7 +298,7 @@ pub fn advise_latency(
         None => {
             let least = points
                 .iter()
-                .min_by(|a, b| a.wait_p99_us.total_cmp(&b.wait_p99_us));
+                .min_by(|a, b| a.wait_p99.value.total_cmp(&b.wait_p99.value));
             format!(
                 "{name}: measured, no step keeps a same-CPU co-runner's p99 wait within \
              {budget_us:.0} us; the least is {}",
@@ -334,11 +335,11 @@ pub fn advise_latency(
 }
 
 fn wait_text(p: &LatencyPoint) -> String {
-    match p.wait_p99_ci95_us {
-        Some([lo, hi]) => format!("{:.1} us [{lo:.1}, {hi:.1}]", p.wait_p99_us),
+    match p.wait_p99.ci95 {
+        Some([lo, hi]) => format!("{:.1} us [{lo:.1}, {hi:.1}]", p.wait_p99.value),
         None => format!(
             "{:.1} us; from fewer than five rounds, so without an interval",
-            p.wait_p99_us
+            p.wait_p99.value
         ),
     }
 }

@@ -17,16 +17,13 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
     let waits = log_span(
         all()
             .flat_map(|p| {
-                let [lo, hi] = p.wait_p99_ci95_us.unwrap_or([p.wait_p99_us; 2]);
+                let [lo, hi] = p.wait_p99.ends();
                 [lo, hi]
             })
             .chain([budget]),
         1.4,
     );
-    let costs = log_span(
-        all().flat_map(|p| p.ticks_ci95.unwrap_or([p.ticks; 2])),
-        1.2,
-    );
+    let costs = log_span(all().flat_map(|p| p.ticks.ends()), 1.2);
     let seed = all().find_map(|p| Some((p.step as f64, p.seed_choice.clone()?)));
     let mut steps: Vec<f64> = all().map(|p| p.step as f64).collect();
     steps.sort_by(f64::total_cmp);
@@ -44,7 +41,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
             &x_axis,
             (waits.clone(), "co-runner wait p99, µs".into()),
             series,
-            |p| Figure::new(p.wait_p99_us, p.wait_p99_ci95_us),
+            |p| p.wait_p99,
         )?;
         upper.draw_series([PathElement::new(
             [(x.start, budget), (x.end, budget)],
@@ -72,7 +69,7 @@ pub fn latency(id: &str, series: &[&LatencyAdvice]) -> std::io::Result<Plot> {
             &x_axis,
             (costs, format!("ticks per {}", first.item)),
             series,
-            |p| Figure::new(p.ticks, p.ticks_ci95),
+            |p| p.ticks,
         )?;
         Ok(())
     })?;
