@@ -120,7 +120,7 @@ fn run_writes_a_complete_json_document_atomically() {
 
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(doc["schema"], 3);
+    assert_eq!(doc["schema"], 4);
     assert_eq!(doc["tool_version"], env!("CARGO_PKG_VERSION"));
     assert!(doc["started_at"].is_string() && doc["settings"].is_object());
     assert!(doc["settings"]["order_seed"].is_u64());
@@ -158,6 +158,23 @@ fn run_writes_a_complete_json_document_atomically() {
             );
         }
         assert!(c["target_met"].is_boolean() && r["rounds"]["stopped"].is_string());
+        // The figure object: the figure the table shows, in ns, in the one
+        // shape every document writes a figure in.
+        let figure = &c["figure"];
+        assert_eq!(figure["unit"], "ns", "{figure}");
+        assert!(["quiet", "slow"].contains(&figure["level"].as_str().unwrap()));
+        assert!(["next-run", "at-reference-speed"].contains(&figure["basis"].as_str().unwrap()));
+        assert!(figure["stands_on"].is_string(), "{figure}");
+        let shown = match c["speed_normalized_ns"].as_f64() {
+            Some(ns) => ns,
+            None => c["ns"].as_f64().unwrap(),
+        };
+        let value = figure["value"].as_f64().unwrap();
+        assert!((value - shown).abs() <= 1e-9 * shown.abs(), "{figure}");
+        if let Some(ci) = figure["ci95"].as_array() {
+            let [lo, hi] = [0, 1].map(|i| ci[i].as_f64().unwrap());
+            assert!(lo <= shown && shown <= hi, "{figure}");
+        }
         // Counters come from a round of their own, never a timed one.
         let counters = r["counters"]["status"].as_str().unwrap();
         assert!(["counted", "unavailable"].contains(&counters), "{counters}");

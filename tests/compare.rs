@@ -179,6 +179,16 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     let json = mitbench(&["compare", &old, &new, "--json"]);
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(value["rows"][0]["verdict"], "slower");
+    // Every row's figure object is its change, in the one shape.
+    for row in value["rows"].as_array().unwrap() {
+        let figure = &row["figure"];
+        assert_eq!(figure["value"], row["change_pct"], "{row}");
+        assert_eq!(figure["ci95"], row["change_ci95_pct"], "{row}");
+        assert_eq!(
+            (figure["unit"].as_str(), figure["basis"].as_str()),
+            (Some("%"), Some("change"))
+        );
+    }
     let markdown = mitbench(&["compare", &old, &new, "--markdown"]);
     assert!(String::from_utf8_lossy(&markdown.stdout).contains("| os/getpid"));
 

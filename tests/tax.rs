@@ -107,6 +107,15 @@ fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
             assert!((n * toll / 1e6 - total).abs() <= total * 1e-9, "{r}");
             assert!(toll > 0.0, "{r}");
         }
+        // The row's figure object is its share of the CPU time.
+        match r["share_pct"].as_f64() {
+            Some(share) => {
+                assert_eq!(r["figure"]["value"].as_f64(), Some(share), "{r}");
+                assert_eq!(r["figure"]["ci95"], r["share_ci95_pct"], "{r}");
+                assert_eq!(r["figure"]["unit"], "%", "{r}");
+            }
+            None => assert!(r["figure"].is_null(), "{r}"),
+        }
     }
 
     let shell = tax_of(&[

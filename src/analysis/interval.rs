@@ -67,6 +67,47 @@ impl Figure {
     }
 }
 
+/// A figure in the one shape every JSON document writes a row's figure in
+/// (its `figure` object): the value and its 95% interval in `unit`, the
+/// interval's half-width in percent of the value, and what stands behind
+/// it. Records, compare rows and tax rows carry one each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reported {
+    pub value: f64,
+    pub ci95: Option<[f64; 2]>,
+    pub half_width_pct: Option<f64>,
+    pub unit: String,
+    /// The machine's level the figure was measured at: `quiet`, or `slow`
+    /// where no round was at the quiet level; absent where a figure is not
+    /// of one level (a difference between runs, a share of CPU time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+    /// What the interval is of: `next-run` (where another run's figure may
+    /// land), `at-reference-speed` (the same, each run read at one
+    /// machine speed), `change` (the difference between two sets of runs),
+    /// `estimate` (a count times a price).
+    pub basis: String,
+    /// The degrees of freedom of the interval's spread, where it has one.
+    pub df: Option<f64>,
+    /// What the interval stands on, in words the docs define.
+    pub stands_on: String,
+}
+
+impl Reported {
+    pub fn of(figure: Figure, unit: &str, basis: &str, stands_on: String) -> Reported {
+        Reported {
+            value: figure.value,
+            ci95: figure.ci95,
+            half_width_pct: figure.half_width_pct(),
+            unit: unit.to_string(),
+            level: None,
+            basis: basis.to_string(),
+            df: None,
+            stands_on,
+        }
+    }
+}
+
 /// A figure, or one that may be missing, as the JSON writes it: its value
 /// and its interval, each null where there is none.
 pub trait Flat: Sized {

@@ -185,6 +185,12 @@ mod tests {
             old_ns: 1.0,
             new_ns: 1.0,
             change_pct: crate::analysis::figure::Figure::new(0.0, None),
+            figure: crate::analysis::figure::Reported::of(
+                crate::analysis::figure::Figure::new(0.0, None),
+                "%",
+                "change",
+                String::new(),
+            ),
             smallest_detectable_pct: None,
             runs_to_resolve: None,
             p_value: Some(p),

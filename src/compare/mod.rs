@@ -9,7 +9,7 @@ mod inventory_diff;
 use crate::analysis::contrast;
 pub use crate::analysis::contrast::Outside;
 pub use crate::analysis::contrast::{BootNoise, Decided, NoiseLevel};
-use crate::analysis::figure::Figure;
+use crate::analysis::figure::{Figure, Reported};
 use crate::analysis::noise::{self, RunFigure, Spread};
 pub use crate::analysis::noise::{Evidence, Learned, RunTime};
 pub use crate::analysis::verdict::{Verdict, verdict};
@@ -59,6 +59,10 @@ pub struct RowChange {
     /// `change_pct`, `change_ci95_pct`.
     #[serde(flatten, with = "crate::analysis::figure::as_change_pct")]
     pub change_pct: Figure,
+    /// The change in the one shape every document writes a figure in:
+    /// percent, `basis` `change`, the degrees of freedom of the spread it
+    /// was held to, and the levels of noise it counted (`noise_from`'s).
+    pub figure: Reported,
     /// The smallest true change this comparison marks in 80% of
     /// repetitions, percent, as its verdict is applied: the estimate past
     /// the threshold and past the noise's cut at the level the false
@@ -125,6 +129,19 @@ impl RowChange {
             .filter(|_| judged.detectable(&noise.spread) > judged.resolved())
             .and_then(|e| e.runs_to_resolve(judged, noise.fixed));
     }
+}
+
+/// The levels of noise a change counted, by their JSON names, in order.
+fn levels_named(levels: &[NoiseLevel]) -> String {
+    let name = |level: &NoiseLevel| {
+        let value = serde_json::to_value(level).ok()?;
+        Some(value.get("level")?.as_str()?.to_string())
+    };
+    levels
+        .iter()
+        .filter_map(name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What a comparison counted of a boot's own variance: a boot settles
@@ -621,13 +638,18 @@ pub fn row_change(
     };
     // Its power is read once the comparison holds its rows to the false
     // discovery rate over all of them (`hold_to_false_discovery_rate`).
+    let change = Figure::new(change_pct, ci);
     RowChange {
         key: RowKey::of(new[0]),
         old_ticks,
         new_ticks,
         old_ns,
         new_ns,
-        change_pct: Figure::new(change_pct, ci),
+        change_pct: change,
+        figure: Reported {
+            df: read.spread.map(|s| s.df),
+            ..Reported::of(change, "%", "change", levels_named(&read.levels))
+        },
         smallest_detectable_pct: None,
         runs_to_resolve: None,
         p_value: read

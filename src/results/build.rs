@@ -299,6 +299,7 @@ fn cost(
     let (run_to_run, next_run_from) =
         figure::next_run_interval(estimate.cost, next_run, cx.drift_interval_pct);
     Cost {
+        figure: None,
         ticks,
         ns: to_ns(ticks),
         machine_drift_pct: cx.drift_interval_pct,

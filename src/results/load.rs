@@ -1,7 +1,7 @@
 //! Reading a run document back: from a `--json` file or the history. A
 //! document of another schema is refused with what it is, never guessed at.
 
-use super::{RunDocument, SCHEMA_VERSION};
+use super::{READS_SCHEMAS, RunDocument, SCHEMA_VERSION};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
@@ -36,16 +36,16 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
     // that does not is read as JSON first, to say what it is (a fleet of a
     // hundred runs spent half its time building JSON trees that way).
     if let Ok(doc) = serde_json::from_str::<RunDocument>(text)
-        && doc.schema == SCHEMA_VERSION
+        && READS_SCHEMAS.contains(&doc.schema)
     {
-        return Ok(doc);
+        return Ok(with_figures(doc));
     }
     let value: Value = serde_json::from_str(text).map_err(|e| LoadError::NotJson {
         what: what.to_string(),
         detail: e.to_string(),
     })?;
     match value.get("schema").and_then(Value::as_u64) {
-        Some(found) if found == u64::from(SCHEMA_VERSION) => {}
+        Some(found) if READS_SCHEMAS.iter().any(|&s| u64::from(s) == found) => {}
         Some(found) => {
             return Err(LoadError::OtherSchema {
                 what: what.to_string(),
@@ -65,10 +65,20 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
             });
         }
     }
-    serde_json::from_value(value).map_err(|e| LoadError::Malformed {
-        what: what.to_string(),
-        detail: e.to_string(),
-    })
+    serde_json::from_value(value)
+        .map(with_figures)
+        .map_err(|e| LoadError::Malformed {
+            what: what.to_string(),
+            detail: e.to_string(),
+        })
+}
+
+/// A document read as one of this schema: its figure objects made from
+/// its fields (a schema 3 document has none).
+fn with_figures(mut doc: RunDocument) -> RunDocument {
+    super::with_figures(&mut doc.results);
+    doc.schema = SCHEMA_VERSION;
+    doc
 }
 
 pub fn document_from_file(path: &Path) -> Result<RunDocument, LoadError> {

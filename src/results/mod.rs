@@ -32,7 +32,14 @@ use serde::{Deserialize, Serialize};
 /// counters from a counting round. 3: records in typed parts (`cost`,
 /// `vs_baseline`, `layout`, `derived`, `rounds`, `counters`), `role` for
 /// the baseline and layout controls, `unsupported` as {kind, reason}.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 4: a `figure` object per record, compare row and tax row, one shape
+/// everywhere (`figure::Reported`); the fields it replaces stay for one
+/// version, deprecated.
+pub const SCHEMA_VERSION: u32 = 4;
+
+/// The schemas this mitbench reads: 3 is 4 without the `figure` objects,
+/// which reading makes.
+pub const READS_SCHEMAS: [u32; 2] = [3, SCHEMA_VERSION];
 
 /// What built the mitbench that made a run: figures from another commit or
 /// compiler may differ for that reason alone.
@@ -224,16 +231,26 @@ pub fn analyse(
         ),
         speed: &speed,
     };
-    let records: Vec<Record> = run
+    let mut records: Vec<Record> = run
         .probes
         .iter()
         .flat_map(|p| probe_records(p, &context))
         .collect();
+    with_figures(&mut records);
     if let Some(reference) = ReferenceSpeed::of(&speed, &records) {
         machine_states.set_reference(reference);
     }
     machine_states.set_waited(run.waited);
     (machine_states, records)
+}
+
+/// Sets each record's `figure` object from its cost: where a run is made,
+/// and where one is read (a document before the object, or one a test
+/// or a tool changed, gets the figure its fields hold).
+pub fn with_figures(records: &mut [Record]) {
+    for cost in records.iter_mut().filter_map(|r| r.cost.as_mut()) {
+        cost.figure = Some(cost.reported());
+    }
 }
 
 /// Fits the amortization model to every series of three or more batch

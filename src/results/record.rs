@@ -191,6 +191,12 @@ impl Record {
 /// The headline cost of one item and what stands beside it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cost {
+    /// The figure every output shows ([`Cost::shown`]) in the shape every
+    /// document writes a figure in; the fields below are its parts and
+    /// their twins, kept for readers of schema 3. Made when the document
+    /// is (`RunDocument::with_figures`); None in a document before it.
+    #[serde(default)]
+    pub figure: Option<figure::Reported>,
     /// The median of the rounds `estimator` names: the quiet-state cost.
     pub ticks: f64,
     pub ns: f64,
@@ -288,6 +294,37 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// [`Cost::shown`] in ns as a `figure` object: the level it was
+    /// measured at, and what its interval stands on.
+    pub fn reported(&self) -> figure::Reported {
+        let at_speed = self.speed_normalized_ticks.is_some();
+        let forks = match self.forks {
+            1 => "1 fork".to_string(),
+            n => format!("{n} forks"),
+        };
+        let stands_on = format!("{} ({forks})", self.next_run_from.describe());
+        figure::Reported {
+            level: Some(match self.estimator {
+                Basis::NoQuietRound => "slow".into(),
+                _ => "quiet".into(),
+            }),
+            df: match at_speed {
+                true => self.speed_normalized_df,
+                false => self.between_forks_df,
+            },
+            ..figure::Reported::of(
+                self.shown().ns,
+                "ns",
+                if at_speed {
+                    "at-reference-speed"
+                } else {
+                    "next-run"
+                },
+                stands_on,
+            )
+        }
+    }
+
     /// The interval to read this figure against another run's: the
     /// run-to-run one, or for documents that predate it the rounds' one.
     pub fn interval_ticks(&self) -> Option<[f64; 2]> {

@@ -92,6 +92,10 @@ pub struct TaxRow {
     /// carried through.
     #[serde(flatten, with = "figure::as_share_pct")]
     pub share: Option<Figure>,
+    /// The share in the one shape every document writes a figure in:
+    /// percent of the CPU time, `basis` `estimate`, standing on the rows
+    /// the toll comes from. None where there is no share.
+    pub figure: Option<figure::Reported>,
     pub unsupported: Option<String>,
 }
 
@@ -197,6 +201,7 @@ pub fn estimate(
             let share = total
                 .filter(|_| cpu_s > 0.0)
                 .map(|t| t.map(|ms| ms / 1e3 / cpu_s * 100.0));
+            let stands_on = toll_from.clone();
             TaxRow {
                 kind: c.kind,
                 count,
@@ -206,6 +211,7 @@ pub fn estimate(
                 toll_note: source.filter(|_| priced.is_some()).and_then(|t| t.note),
                 total,
                 share,
+                figure: share.map(|s| figure::Reported::of(s, "%", "estimate", stands_on.clone())),
                 unsupported: c.unsupported.clone(),
             }
         })
