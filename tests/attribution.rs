@@ -846,7 +846,7 @@ mod cli {
             .unwrap_or_else(|| panic!("{parts:?}"));
         assert_eq!(getpid.mitigation, "seccomp filter");
         assert_eq!(getpid.of, "cost");
-        assert!((getpid.share_pct - 100.0 / 3.0).abs() < 0.5, "{getpid:?}");
+        assert!((getpid.share.value - 100.0 / 3.0).abs() < 0.5, "{getpid:?}");
         assert!(
             getpid.text.starts_with("seccomp filter: 33%"),
             "{}",

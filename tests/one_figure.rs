@@ -101,7 +101,7 @@ fn the_fits_and_advice_the_plots_draw_stand_on_the_tables_figures() {
     assert!(!fits.is_empty(), "the fixture has batch series");
     for (fit, raw_fit) in fits.iter().zip(&raw_fits) {
         // Every point 10% up: the fitted per-item cost too.
-        let ratio = fit.fit.per_item / raw_fit.fit.per_item;
+        let ratio = fit.fit.per_item.value / raw_fit.fit.per_item.value;
         assert!((ratio - 1.1).abs() < 1e-6, "{}: {ratio}", fit.id);
     }
 }

@@ -22,10 +22,8 @@ fn fit(per_item: f64, per_batch: f64, half: f64) -> AmortizationFit {
         group: String::new(),
         item: "page".into(),
         fit: Amortization {
-            per_item,
-            per_item_ci95: (per_item - half, per_item + half),
-            per_batch,
-            per_batch_ci95: (per_batch - half, per_batch + half),
+            per_item: Figure::within(per_item, Some(half)),
+            per_batch: Figure::within(per_batch, Some(half)),
             r2: 0.99,
             points: 10,
         },

@@ -241,26 +241,31 @@ fn amortization_fit_recovers_planted_per_call_and_per_page_costs() {
         .collect();
     let fit = fit_amortization(&batches, &costs).unwrap();
     assert!(
-        (fit.per_batch - 2250.0).abs() < 60.0,
+        (fit.per_batch.value - 2250.0).abs() < 60.0,
         "per call {}",
-        fit.per_batch
+        fit.per_batch.value
     );
     assert!(
-        (fit.per_item - 150.0).abs() < 10.0,
+        (fit.per_item.value - 150.0).abs() < 10.0,
         "per page {}",
-        fit.per_item
+        fit.per_item.value
     );
     // The intervals bracket the estimates; whether they cover the truth
     // at the promised rate is the next test's question, over many draws.
-    assert!(fit.per_batch_ci95.0 < fit.per_batch && fit.per_batch < fit.per_batch_ci95.1);
-    assert!(fit.per_item_ci95.0 < fit.per_item && fit.per_item < fit.per_item_ci95.1);
+    assert!(
+        fit.per_batch.ends()[0] < fit.per_batch.value
+            && fit.per_batch.value < fit.per_batch.ends()[1]
+    );
+    assert!(
+        fit.per_item.ends()[0] < fit.per_item.value && fit.per_item.value < fit.per_item.ends()[1]
+    );
     assert!(fit.r2 > 0.99);
     assert_eq!(fit.points, 10);
     // Exact data: exact answer, zero-width intervals.
     let exact: Vec<f64> = batches.iter().map(|b| 10.0 + 100.0 / b).collect();
     let fit = fit_amortization(&batches, &exact).unwrap();
-    assert!((fit.per_item - 10.0).abs() < 1e-9 && (fit.per_batch - 100.0).abs() < 1e-9);
-    assert!((fit.per_batch_ci95.1 - fit.per_batch_ci95.0).abs() < 1e-6);
+    assert!((fit.per_item.value - 10.0).abs() < 1e-9 && (fit.per_batch.value - 100.0).abs() < 1e-9);
+    assert!((fit.per_batch.ends()[1] - fit.per_batch.ends()[0]).abs() < 1e-6);
     // Too few points, or a batch of zero, is no fit.
     assert!(fit_amortization(&[1.0, 2.0], &[3.0, 2.0]).is_none());
     assert!(fit_amortization(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0]).is_none());
@@ -279,8 +284,9 @@ fn amortization_intervals_cover_the_planted_costs_about_95_percent() {
             .map(|b| 150.0 + 2250.0 / b + 20.0 * normal(&mut rng))
             .collect();
         let fit = fit_amortization(&batches, &costs).unwrap();
-        per_call += usize::from(fit.per_batch_ci95.0 <= 2250.0 && 2250.0 <= fit.per_batch_ci95.1);
-        per_page += usize::from(fit.per_item_ci95.0 <= 150.0 && 150.0 <= fit.per_item_ci95.1);
+        per_call +=
+            usize::from(fit.per_batch.ends()[0] <= 2250.0 && 2250.0 <= fit.per_batch.ends()[1]);
+        per_page += usize::from(fit.per_item.ends()[0] <= 150.0 && 150.0 <= fit.per_item.ends()[1]);
     }
     assert_coverage("per call", per_call, trials, 0.91..=0.99);
     assert_coverage("per page", per_page, trials, 0.91..=0.99);

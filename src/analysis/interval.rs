@@ -228,6 +228,14 @@ flat_as!(
     as_delta_ticks: "delta_ticks", "delta_ci95_ticks"
 );
 flat_as!(
+    /// The work every item pays as `per_item` and `per_item_ci95`.
+    as_per_item: "per_item", "per_item_ci95"
+);
+flat_as!(
+    /// The toll a batch pays as `per_batch` and `per_batch_ci95`.
+    as_per_batch: "per_batch", "per_batch_ci95"
+);
+flat_as!(
     /// A cost in ticks as `ticks` and `ticks_ci95`.
     as_ticks: "ticks", "ticks_ci95"
 );

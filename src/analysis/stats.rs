@@ -2,6 +2,7 @@
 //! the median, MAD, quantiles, Tukey outlier counts, and the least-squares
 //! line the harness uses to remove the timer's fixed overhead.
 
+use super::interval::Figure;
 use serde::{Deserialize, Serialize};
 
 /// Quantile `q` in [0, 1] of sorted data, linear interpolation between order
@@ -292,11 +293,11 @@ fn r_squared(xs: &[f64], ys: &[f64], slope: f64, intercept: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Amortization {
     /// The work every item pays.
-    pub per_item: f64,
-    pub per_item_ci95: (f64, f64),
+    #[serde(flatten, with = "super::interval::as_per_item")]
+    pub per_item: Figure,
     /// The toll each batch (each call, crossing, flush) pays once.
-    pub per_batch: f64,
-    pub per_batch_ci95: (f64, f64),
+    #[serde(flatten, with = "super::interval::as_per_batch")]
+    pub per_batch: Figure,
     pub r2: f64,
     pub points: usize,
 }
@@ -324,13 +325,8 @@ pub fn fit_amortization(batches: &[f64], costs: &[f64]) -> Option<Amortization> 
     let se_intercept = (sigma2 * (1.0 / k as f64 + mean_x * mean_x / sxx)).sqrt();
     let t = student_t_975((k - 2) as f64);
     Some(Amortization {
-        per_item: line.intercept,
-        per_item_ci95: (
-            line.intercept - t * se_intercept,
-            line.intercept + t * se_intercept,
-        ),
-        per_batch: line.slope,
-        per_batch_ci95: (line.slope - t * se_slope, line.slope + t * se_slope),
+        per_item: Figure::within(line.intercept, Some(t * se_intercept)),
+        per_batch: Figure::within(line.slope, Some(t * se_slope)),
         r2: line.r2,
         points: k,
     })

@@ -572,19 +572,19 @@ pub fn summary_parts(a: &Attribution) -> Vec<AttributedPart> {
             };
             let pct = |ns: f64| ns / base * 100.0;
             let share = part.ns.map(pct);
-            let (share, ci) = (share.value, share.ci95);
-            let ci_text = ci.map_or_else(String::new, |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
+            let ci_text = share
+                .ci95
+                .map_or_else(String::new, |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
             parts.push(AttributedPart {
                 mitigation: switch.name.clone(),
                 probe: row.key.id.clone(),
                 variant: row.key.variant.clone(),
-                share_pct: share,
-                share_ci95_pct: ci,
+                share,
                 of: of.to_string(),
                 sets: sets.join(", "),
                 text: format!(
-                    "{}: {share:.0}%{ci_text} of {} {}'s {of} here",
-                    switch.name, row.key.id, row.key.variant
+                    "{}: {:.0}%{ci_text} of {} {}'s {of} here",
+                    switch.name, share.value, row.key.id, row.key.variant
                 ),
             });
         }

@@ -220,6 +220,13 @@ pub struct InRun {
     pub ratio: Figure,
 }
 
+/// A figure of each side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sides {
+    pub old: f64,
+    pub new: f64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunComparison {
     pub old: RunLabel,
@@ -235,7 +242,7 @@ pub struct RunComparison {
     /// its change, percent: how much faster or slower the machine itself
     /// ran. Where every run has one, rows are compared at one reference
     /// speed, so this change is out of them. None for older documents.
-    pub reference_ticks: Option<[f64; 2]>,
+    pub reference_ticks: Option<Sides>,
     pub reference_change_pct: Option<f64>,
     pub inventory: Vec<InventoryChange>,
     /// How far this machine's figures move between runs, as the history
@@ -439,7 +446,11 @@ fn unheld(
             first_old.machine_states.model.quiet_canary,
             first_new.machine_states.model.quiet_canary,
         ),
-        reference_ticks: at.and(old.reference().zip(new.reference()).map(|(o, n)| [o, n])),
+        reference_ticks: at.and(
+            old.reference()
+                .zip(new.reference())
+                .map(|(old, new)| Sides { old, new }),
+        ),
         reference_change_pct: at
             .and(old.reference().zip(new.reference()))
             .map(|(o, n)| percent_change(o, n)),

@@ -97,7 +97,9 @@ pub fn for_document(doc: &RunDocument, budget: Duration) -> Vec<Advice> {
 /// See the module comment. None where the fit has no toll to win back.
 pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) -> Option<Advice> {
     let f = &fit.fit;
-    if f.per_batch <= 0.0 || smallest == 0 || !f.per_item.is_finite() {
+    let ([_, item_hi], [batch_lo, batch_hi]) = (f.per_item.ends(), f.per_batch.ends());
+    let (per_item, per_batch) = (f.per_item.value, f.per_batch.value);
+    if per_batch <= 0.0 || smallest == 0 || !per_item.is_finite() {
         return None;
     }
     let budget_us = budget.as_secs_f64() * 1e6;
@@ -106,11 +108,8 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
     // The toll left at B is B0/B of the toll at B0: 10% left at 10 * B0.
     let win = smallest.saturating_mul((1.0 / (1.0 - WIN_BACK)).round() as u64);
     let kept = 1.0 / b0 - 1.0 / win as f64;
-    let won = f.per_batch * kept;
-    let won_back_per_item = Figure::new(
-        won,
-        Some([f.per_batch_ci95.0 * kept, f.per_batch_ci95.1 * kept]),
-    );
+    let won = per_batch * kept;
+    let won_back_per_item = Figure::new(won, Some([batch_lo * kept, batch_hi * kept]));
     let largest = |work: f64, toll: f64| -> Option<u64> {
         let room = budget_ticks - toll.max(0.0);
         if room < work.max(0.0) {
@@ -122,9 +121,9 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
             (room / work).floor() as u64
         })
     };
-    let cautious = largest(f.per_item_ci95.1, f.per_batch_ci95.1);
-    let central = largest(f.per_item, f.per_batch);
-    let batch_us = (win as f64 * f.per_item + f.per_batch) / mhz;
+    let cautious = largest(item_hi, batch_hi);
+    let central = largest(per_item, per_batch);
+    let batch_us = (win as f64 * per_item + per_batch) / mhz;
     let conflict = cautious.is_none_or(|b| b < win);
     let won_back_within_budget = conflict.then(|| match cautious {
         Some(b) if b > smallest => 1.0 - b0 / b as f64,
@@ -141,11 +140,11 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
         None => "not even one item fits".to_string(),
     };
     let summary = match won_back_within_budget {
-        _ if f.per_batch_ci95.0 <= 0.0 => format!(
+        _ if batch_lo <= 0.0 => format!(
             "{name}: no per-batch toll the fit can tell from zero ({} ±{} ticks), so batching \
              wins nothing measurable; within a {budget_us:.0} us budget {allowed}",
-            fmt_ticks(f.per_batch),
-            fmt_ticks((f.per_batch_ci95.1 - f.per_batch_ci95.0) / 2.0),
+            fmt_ticks(per_batch),
+            fmt_ticks((batch_hi - batch_lo) / 2.0),
         ),
         None => format!(
             "{name}: B={win} wins back 90% of the toll ({} ticks per {} against B={smallest}), \

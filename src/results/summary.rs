@@ -51,8 +51,8 @@ pub struct AttributedPart {
     /// Of the row's whole toll (present against every mitigation off)
     /// where the sets separated two mitigations or more, else of the row's
     /// cost with it: percent, with the 95% interval.
-    pub share_pct: f64,
-    pub share_ci95_pct: Option<[f64; 2]>,
+    #[serde(flatten, with = "crate::analysis::figure::as_share_pct")]
+    pub share: crate::analysis::figure::Figure,
     /// "toll" or "cost": what the share is of.
     pub of: String,
     /// The run sets attributed over.
@@ -507,14 +507,15 @@ impl<'d> Lookup<'d> {
             .amortization
             .iter()
             .find(|f| f.id == probe && f.group == group)?;
-        let (value, (lo, hi)) = if per_call {
-            (fit.fit.per_batch, fit.fit.per_batch_ci95)
+        let fitted = if per_call {
+            fit.fit.per_batch
         } else {
-            (fit.fit.per_item, fit.fit.per_item_ci95)
+            fit.fit.per_item
         };
+        let [lo, hi] = fitted.ends();
         Some(Quantity {
             what: what.to_string(),
-            figure: Figure::new(self.ns(value)?, Some([self.ns(lo)?, self.ns(hi)?])),
+            figure: Figure::new(self.ns(fitted.value)?, Some([self.ns(lo)?, self.ns(hi)?])),
             unit: Unit::Ns,
             from,
         })

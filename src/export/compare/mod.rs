@@ -47,7 +47,8 @@ pub(crate) fn runs_own_noise_only(cmp: &RunComparison) -> Option<String> {
 /// How far the machine's own speed moved between the sides, where both
 /// read the reference, and that the rows are compared at one speed.
 pub(crate) fn machine_speed(cmp: &RunComparison) -> Option<String> {
-    let ([old, new], pct) = cmp.reference_ticks.zip(cmp.reference_change_pct)?;
+    let (crate::compare::Sides { old, new }, pct) =
+        cmp.reference_ticks.zip(cmp.reference_change_pct)?;
     Some(format!(
         "the machine's own speed (a reference no mitigation touches): {old:.3} -> {new:.3} ticks \
          a step ({}); rows are compared at one reference speed, so this change is not in them",

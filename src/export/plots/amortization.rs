@@ -36,7 +36,7 @@ pub fn amortization(
         let from = x.start.max(0.5);
         let curve = (0..=120).map(|i| {
             let b = from * (x.end / from).powf(f64::from(i) / 120.0);
-            (b, f.per_item + f.per_batch / b)
+            (b, f.per_item.value + f.per_batch.value / b)
         });
         chart.draw_series(LineSeries::new(
             curve.filter(|&(_, c)| c > 0.0),
@@ -46,8 +46,8 @@ pub fn amortization(
             Mark::Line(BLUE),
             format!(
                 "fit: {} + {}/B ticks (R² {:.3})",
-                value_label(&f.per_item),
-                value_label(&f.per_batch),
+                value_label(&f.per_item.value),
+                value_label(&f.per_batch.value),
                 f.r2
             ),
         );

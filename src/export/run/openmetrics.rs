@@ -379,8 +379,8 @@ fn amortization(doc: &RunDocument) -> Vec<Family> {
     );
     for fit in &doc.amortization {
         let labels = vec![label("probe", &fit.id), label("group", &fit.group)];
-        per_item.add(&labels, seconds(fit.fit.per_item));
-        per_batch.add(&labels, seconds(fit.fit.per_batch));
+        per_item.add(&labels, seconds(fit.fit.per_item.value));
+        per_batch.add(&labels, seconds(fit.fit.per_batch.value));
     }
 
     vec![per_item, per_batch]

@@ -144,7 +144,9 @@ pub fn header_lines(doc: &RunDocument) -> Vec<String> {
 /// One amortization fit as a line of text.
 pub fn fit_line(a: &AmortizationFit) -> String {
     let f = &a.fit;
-    let half = |value: f64, (lo, hi): (f64, f64)| format_cost(half_width(value, [lo, hi]));
+    let half = |fitted: crate::analysis::figure::Figure| {
+        fitted.half_width().map_or_else(String::new, format_cost)
+    };
     format!(
         "{}{}: cost(B) = {} ±{} per {} + {} ±{} per batch / B ticks (R² {:.3}, {} sizes)",
         a.id,
@@ -153,11 +155,11 @@ pub fn fit_line(a: &AmortizationFit) -> String {
         } else {
             format!(" {}", a.group)
         },
-        format_cost(f.per_item),
-        half(f.per_item, f.per_item_ci95),
+        format_cost(f.per_item.value),
+        half(f.per_item),
         a.item,
-        format_cost(f.per_batch),
-        half(f.per_batch, f.per_batch_ci95),
+        format_cost(f.per_batch.value),
+        half(f.per_batch),
         f.r2,
         f.points,
     )
