@@ -123,17 +123,27 @@ pub fn pooled(fits: &[SpeedFit]) -> Option<f64> {
 /// the run's pooled slope.
 const POOL_SE: f64 = 0.5;
 
-/// One coefficient for runs that each fitted a slope, and its standard
-/// error: the slopes, each (slope, se), weighed by their precision (1/se²)
-/// and bounded as one run's is. None where no run has one.
-pub fn joint(slopes: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64)> {
+/// A speed coefficient and its standard error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slope {
+    pub coefficient: f64,
+    pub se: f64,
+}
+
+/// One coefficient for runs that each fitted a slope: the slopes weighed
+/// by their precision (1/se²) and bounded as one run's is. None where no
+/// run has one.
+pub fn joint(slopes: impl IntoIterator<Item = Slope>) -> Option<Slope> {
     let (mut weighed, mut precision) = (0.0, 0.0);
-    for (slope, se) in slopes {
+    for Slope { coefficient, se } in slopes {
         let w = 1.0 / (se * se).max(1e-6);
-        weighed += w * slope;
+        weighed += w * coefficient;
         precision += w;
     }
-    (precision > 0.0).then(|| (bounded(weighed / precision), precision.sqrt().recip()))
+    (precision > 0.0).then(|| Slope {
+        coefficient: bounded(weighed / precision),
+        se: precision.sqrt().recip(),
+    })
 }
 
 /// Most of the reference's movement within forks one round may carry for
@@ -407,10 +417,14 @@ mod tests {
     #[test]
     fn runs_slopes_are_joined_by_their_precision() {
         // Weights 100 and 25: (100·1 + 25·0) / 125, se 1/√125.
-        let (slope, se) = joint([(1.0, 0.1), (0.0, 0.2)]).unwrap();
+        let of = |coefficient: f64, se: f64| Slope { coefficient, se };
+        let Slope {
+            coefficient: slope,
+            se,
+        } = joint([of(1.0, 0.1), of(0.0, 0.2)]).unwrap();
         assert!((slope - 0.8).abs() < 1e-12, "{slope}");
         assert!((se - 125f64.sqrt().recip()).abs() < 1e-12, "{se}");
-        assert_eq!(joint([(3.0, 0.1)]).unwrap().0, BOUNDS.1);
+        assert_eq!(joint([of(3.0, 0.1)]).unwrap().coefficient, BOUNDS.1);
         assert!(joint([]).is_none());
     }
 

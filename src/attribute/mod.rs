@@ -411,7 +411,7 @@ pub fn row_parts(
         })
         .collect();
     let outside = Outside {
-        carried_se: row.joint.map(|(_, se)| se).filter(|_| row.equal_speed),
+        carried_se: row.joint.map(|j| j.se).filter(|_| row.equal_speed),
         history: None,
         boot: boot.and_then(|b| Some((b.variance?, b.boots))),
     };

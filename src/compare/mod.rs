@@ -621,7 +621,7 @@ pub fn row_change(
         &sets,
         &[(0, -1.0), (1, 1.0)],
         &Outside {
-            carried_se: row.joint.map(|(_, se)| se).filter(|_| equal_speed),
+            carried_se: row.joint.map(|j| j.se).filter(|_| equal_speed),
             ..outside
         },
     );

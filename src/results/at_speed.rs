@@ -53,7 +53,7 @@ pub struct RowAtSpeed<'r> {
     /// Every run of every side is read at the common speed.
     pub equal_speed: bool,
     /// The coefficient carrying them there, and its standard error.
-    pub joint: Option<(f64, f64)>,
+    pub joint: Option<speed::Slope>,
 }
 
 impl<'r> RowAtSpeed<'r> {
@@ -70,7 +70,7 @@ impl<'r> RowAtSpeed<'r> {
             .then(|| joint_coefficient(sides.iter().flatten().map(|(r, _)| *r)))
             .flatten();
         let equal_speed = joint.is_some();
-        let carry = joint.map(|(c, _)| c);
+        let carry = joint.map(|j| j.coefficient);
         let sides = sides
             .into_iter()
             .map(|side| {
@@ -123,12 +123,12 @@ impl<'r> RowAtSpeed<'r> {
 /// 0.6-0.9). A run with no slope of its own (a row thinly measured) counts
 /// its run's pooled one by its error; one with no coefficient at all is
 /// carried by the others'. None where no run has one.
-fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<(f64, f64)> {
+fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<speed::Slope> {
     speed::joint(records.filter_map(|r| {
         let cost = r.cost.as_ref()?;
-        Some((
-            cost.speed_coefficient_fitted.or(cost.speed_coefficient)?,
-            cost.speed_coefficient_se?,
-        ))
+        Some(speed::Slope {
+            coefficient: cost.speed_coefficient_fitted.or(cost.speed_coefficient)?,
+            se: cost.speed_coefficient_se?,
+        })
     }))
 }

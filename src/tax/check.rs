@@ -121,10 +121,10 @@ fn filter_tolls(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Tolls, St
     let mut cpu = Sides::default();
     for round in 0..TOLL_ROUNDS {
         let (plain, filtered) = in_alternating_order(round, &pingpong, program)?;
-        if plain.0 <= 0.0 || filtered.0 <= 0.0 {
+        if plain.cpu_s <= 0.0 || filtered.cpu_s <= 0.0 {
             return Err("the reference ping-pong used no CPU time: it did not run".into());
         }
-        cpu.push(plain.0, filtered.0);
+        cpu.push(plain.cpu_s, filtered.cpu_s);
     }
     let switching = cpu.difference(1e9 / (PINGPONG_TRIPS as f64 * PINGPONG_SYSCALLS))?;
     Ok((hot, switching))
@@ -181,8 +181,13 @@ fn getpid_ticks(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Sides, St
     })
 }
 
-/// A run's CPU seconds (user + system, its whole tree) and wall seconds.
-pub(super) type Spent = (f64, f64);
+/// What one run of a workload took.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Spent {
+    /// User + system, its whole tree.
+    pub cpu_s: f64,
+    pub wall_s: f64,
+}
 
 /// `a` and `b`, the first of them by turns so a trend over time cancels:
 /// (a's result, b's).
@@ -239,7 +244,7 @@ fn switching_weight(switches_per_syscall: f64) -> f64 {
     (switches_per_syscall / PINGPONG_SWITCHES_PER_SYSCALL).min(1.0)
 }
 
-/// One run of the workload, its output dropped: (CPU s, wall s).
+/// One run of the workload, its output dropped.
 pub(super) fn run_once(
     command: &[String],
     program: Option<&[libc::sock_filter]>,
@@ -264,10 +269,10 @@ pub(super) fn run_once(
     if let Some(signal) = status.signal() {
         return Err(format!("{name} was ended by signal {signal}"));
     }
-    Ok((
-        children_usage().cpu_s - before,
-        started.elapsed().as_secs_f64(),
-    ))
+    Ok(Spent {
+        cpu_s: children_usage().cpu_s - before,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Runs the check for a workload whose counted run made `syscalls` and
@@ -292,8 +297,8 @@ pub fn check(
     let (mut cpu_time, mut wall) = (Sides::default(), Sides::default());
     for pair in 0..pairs {
         let (plain, filtered) = in_alternating_order(pair, command, &program)?;
-        cpu_time.push(plain.0, filtered.0);
-        wall.push(plain.1, filtered.1);
+        cpu_time.push(plain.cpu_s, filtered.cpu_s);
+        wall.push(plain.wall_s, filtered.wall_s);
     }
     let measured_cpu_ms = cpu_time.difference(1e3)?;
     let measured_wall_ms = wall.difference(1e3)?;

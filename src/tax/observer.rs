@@ -44,7 +44,7 @@ fn both(command: &[String], turn: usize) -> Result<(f64, f64, u64, u64), String>
     let (syscalls, switches) = counted
         .syscalls_and_switches()
         .ok_or("a reference workload's syscalls or switches went uncounted")?;
-    Ok((plain.0, counted.cpu_s, syscalls, switches))
+    Ok((plain.cpu_s, counted.cpu_s, syscalls, switches))
 }
 
 /// Measures the costs and takes them out of `counted`'s CPU time; an
