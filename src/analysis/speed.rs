@@ -218,17 +218,17 @@ pub fn fit(points: &[Point]) -> Option<SpeedFit> {
 /// beside its rounds (seconds into the run, ticks per step): the medians of
 /// eight equal shares of the readings in time order, highest over lowest
 /// less one, in percent. None under 32 readings.
-pub fn moved_pct(readings: &[(f64, f64)]) -> Option<f64> {
+pub fn moved_pct(readings: &[super::states::Reading]) -> Option<f64> {
     const STRETCHES: usize = 8;
     if readings.len() < STRETCHES * 4 {
         return None;
     }
     let mut in_time = readings.to_vec();
-    in_time.sort_by(|a, b| a.0.total_cmp(&b.0));
+    in_time.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
     let medians: Vec<f64> = in_time
         .chunks(in_time.len().div_ceil(STRETCHES))
         .map(|chunk| {
-            let mut values: Vec<f64> = chunk.iter().map(|(_, r)| *r).collect();
+            let mut values: Vec<f64> = chunk.iter().map(|r| r.value).collect();
             values.sort_by(f64::total_cmp);
             super::stats::median(&values)
         })

@@ -297,15 +297,23 @@ pub struct Drift {
     pub sampling_var: f64,
 }
 
+/// A reading (a canary, a reference, their ratio) and when it was taken,
+/// seconds into the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    pub value: f64,
+    pub at_s: f64,
+}
+
 /// Medians of the quiet readings in equal stretches of the run's time, and
 /// their sampling variance (see [`stretch_medians`]).
 pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Drift {
     let end = times.iter().copied().fold(0.0, f64::max);
-    let quiet: Vec<(f64, f64)> = readings
+    let quiet: Vec<Reading> = readings
         .iter()
         .zip(times)
         .filter(|(reading, _)| model.is_quiet(**reading))
-        .map(|(&reading, &t)| (reading, t))
+        .map(|(&value, &at_s)| Reading { value, at_s })
         .collect();
     stretch_medians(&quiet, end)
 }
@@ -315,15 +323,15 @@ pub fn drift_blocks(model: &StateModel, readings: &[f64], times: &[f64]) -> Drif
 /// of n readings of relative spread s (1.4826 MADs) strays by (pi/2)·s²/n,
 /// averaged over the stretches. No stretches when there are too few
 /// readings for three.
-pub fn stretch_medians(readings: &[(f64, f64)], end: f64) -> Drift {
+pub fn stretch_medians(readings: &[Reading], end: f64) -> Drift {
     if end <= 0.0 {
         return Drift::default();
     }
     for count in (MIN_DRIFT_BLOCKS..=DRIFT_BLOCKS).rev() {
         let mut blocks: Vec<Vec<f64>> = vec![Vec::new(); count];
-        for &(reading, t) in readings {
-            let b = ((t / end * count as f64) as usize).min(count - 1);
-            blocks[b].push(reading);
+        for r in readings {
+            let b = ((r.at_s / end * count as f64) as usize).min(count - 1);
+            blocks[b].push(r.value);
         }
         if blocks.iter().all(|b| b.len() >= MIN_PER_DRIFT_BLOCK) {
             let mut sampling = 0.0;

@@ -5,7 +5,7 @@
 use super::spread::{rounds_counted, run_spread, used_rounds};
 use crate::analysis::speed::{self, Point, SpeedFit};
 use crate::analysis::spread::RunSpread;
-use crate::analysis::states::{Drift, StateModel, stretch_medians};
+use crate::analysis::states::{Drift, Reading, StateModel, stretch_medians};
 use crate::analysis::stats;
 use crate::schedule::{ProbeRounds, Round, VariantRounds};
 use std::collections::BTreeMap;
@@ -46,15 +46,20 @@ impl RunSpeed {
     /// it moves the round by its own speed's distance from the others' and
     /// no more.
     pub fn of(probes: &[ProbeRounds], model: &StateModel) -> RunSpeed {
-        let timed: Vec<(f64, f64)> = probes
+        let timed: Vec<Reading> = probes
             .iter()
             .flat_map(|p| &p.variants)
             .filter(|v| v.unsupported.is_none())
             .flat_map(|v| used_rounds(v, model))
             .filter(|r| r.reference_steady())
-            .filter_map(|r| Some((r.started_s, r.reference()?)))
+            .filter_map(|r| {
+                Some(Reading {
+                    value: r.reference()?,
+                    at_s: r.started_s,
+                })
+            })
             .collect();
-        let beside: Vec<f64> = timed.iter().map(|(_, r)| *r).collect();
+        let beside: Vec<f64> = timed.iter().map(|r| r.value).collect();
         let reference = stats::median_of(&beside);
         let Some(at) = reference else {
             return RunSpeed::default();
@@ -219,7 +224,14 @@ fn canary_over_reference(probes: &[ProbeRounds], model: &StateModel) -> (Drift, 
             .map(|r| r.0)
             .collect()
     };
-    let quiet: Vec<(f64, f64)> = ratios.iter().filter(|r| r.2).map(|r| (r.0, r.1)).collect();
+    let quiet: Vec<Reading> = ratios
+        .iter()
+        .filter(|r| r.2)
+        .map(|r| Reading {
+            value: r.0,
+            at_s: r.1,
+        })
+        .collect();
     let unseen = model
         .two_states
         .then(|| speed::state_unseen(&of_state(true), &of_state(false)))
