@@ -562,7 +562,7 @@ impl Machine {
                     (key, crate::analysis::rounds::across_forks(&medians))
                 })
                 .collect(),
-            time: states.run_time([started_s, self.clock_s], layout.forks),
+            time: states.run_time(started_s..self.clock_s, layout.forks),
             reference: states.reference.as_ref().map(|r| r.ticks),
             slow_rounds_used: states
                 .reference

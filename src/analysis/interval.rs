@@ -42,6 +42,15 @@ impl Figure {
             .and_then(|interval| half_width_pct(self.value, interval))
     }
 
+    /// The figure with its interval widened, where it has one, to hold
+    /// `at`.
+    pub fn holding(self, at: f64) -> Figure {
+        Figure {
+            ci95: self.ci95.map(|[lo, hi]| [lo.min(at), hi.max(at)]),
+            ..self
+        }
+    }
+
     /// Its interval's ends; a figure without one has both at the figure.
     pub fn ends(&self) -> [f64; 2] {
         self.ci95.unwrap_or([self.value; 2])

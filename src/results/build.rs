@@ -114,11 +114,8 @@ fn set_headline_ratios(records: &mut [Record]) {
         vs.headline_ratio = Some(ratio);
         vs.holds_headline_ratio = holds;
         if holds == Some(false) {
-            let holding = |interval: Option<[f64; 2]>, at: f64| {
-                interval.and_then(|i| crate::analysis::figure::hull([i, [at, at]]))
-            };
-            vs.ratio.ci95 = holding(vs.ratio.ci95, ratio);
-            vs.delta.ci95 = holding(vs.delta.ci95, delta);
+            vs.ratio = vs.ratio.holding(ratio);
+            vs.delta = vs.delta.holding(delta);
             r.notes.push(format!(
                 "x base is the median over {} pairs of rounds run side by side ({}); the \
                  printed figures' ratio, {ratio:.3}, lay outside its interval, which is widened \

@@ -160,7 +160,7 @@ impl MachineStates {
                 model.quiet_band * 100.0,
                 (1.0 - model.slow_share) * 100.0,
                 model.readings,
-                slow_levels(levels),
+                slow_levels(levels[0]..levels[1]),
             ),
             _ if model.readings < MIN_READINGS => format!(
                 "machine: {} canary readings, too few to tell speed levels apart; {steal}",
@@ -257,7 +257,7 @@ impl MachineStates {
     /// When the run ran (seconds on one clock: its start and end) with its
     /// `forks`, and how fast the machine walked in it (`noise::RunTime`):
     /// the canary's quiet stretches, and the canary over the reference.
-    pub fn run_time(&self, span: [f64; 2], forks: usize) -> Option<RunTime> {
+    pub fn run_time(&self, span: std::ops::Range<f64>, forks: usize) -> Option<RunTime> {
         let drift = |medians: &[f64], sampling_pct: Option<f64>| Drift {
             medians: medians.to_vec(),
             sampling_var: sampling_pct.map_or(0.0, |pct| (pct / 100.0).powi(2)),
@@ -266,7 +266,7 @@ impl MachineStates {
             drift(&r.beyond_block_medians, r.beyond_sampling_pct)
         });
         RunTime::new(
-            span,
+            [span.start, span.end],
             forks,
             &drift(&self.drift_block_medians, self.drift_sampling_pct),
             &beyond,
@@ -318,7 +318,7 @@ impl MachineStates {
 
 /// Where the slow readings lay (their 10th and 90th percentile above the
 /// quiet canary): a spread of levels, or about one.
-fn slow_levels([low, high]: [f64; 2]) -> String {
+fn slow_levels(std::ops::Range { start: low, end: high }: std::ops::Range<f64>) -> String {
     if high - low >= 4.0 {
         format!("from +{low:.0}% to +{high:.0}% (10th-90th percentile)")
     } else {

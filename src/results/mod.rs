@@ -179,7 +179,7 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
     runs.into_iter()
         .map(|doc| {
             doc.machine_states.run_time(
-                [seconds(&doc.started_at)?, seconds(&doc.finished_at)?],
+                seconds(&doc.started_at)?..seconds(&doc.finished_at)?,
                 doc.settings.forks,
             )
         })
@@ -256,37 +256,41 @@ pub fn with_figures(records: &mut [Record]) {
 /// Fits the amortization model to every series of three or more batch
 /// sizes: the measured variants of one probe that share a batch group.
 pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {
-    /// The (batch size, cost per item) points of one probe's group.
+    /// The batch sizes and costs per item of one probe's group.
     struct Series<'a> {
         id: &'a str,
         group: &'a str,
         item: &'a str,
-        points: Vec<(f64, f64)>,
+        batches: Vec<f64>,
+        costs: Vec<f64>,
     }
     let mut series: Vec<Series> = Vec::new();
     for r in records {
         let (Some(ticks), Some(batch)) = (r.cost_ticks(), &r.batch) else {
             continue;
         };
-        let point = (batch.size as f64, ticks);
+        let size = batch.size as f64;
         match series
             .iter_mut()
             .find(|s| s.id == r.id && s.group == batch.group)
         {
-            Some(s) => s.points.push(point),
+            Some(s) => {
+                s.batches.push(size);
+                s.costs.push(ticks);
+            }
             None => series.push(Series {
                 id: &r.id,
                 group: &batch.group,
                 item: &r.item,
-                points: vec![point],
+                batches: vec![size],
+                costs: vec![ticks],
             }),
         }
     }
     series
         .into_iter()
         .filter_map(|s| {
-            let (batches, costs): (Vec<f64>, Vec<f64>) = s.points.into_iter().unzip();
-            let fit = stats::fit_amortization(&batches, &costs)?;
+            let fit = stats::fit_amortization(&s.batches, &s.costs)?;
             Some(AmortizationFit {
                 id: s.id.to_string(),
                 group: s.group.to_string(),
