@@ -71,16 +71,13 @@ fn rounds_of(doc: &RunDocument) -> Merged {
                     .each
                     .iter()
                     .map(|row| {
-                        let canaries = [
-                            row.canary_before.unwrap_or(f64::NAN),
-                            row.canary_after.unwrap_or(f64::NAN),
-                        ];
                         let mut round = mitbench::synthetic::round_at(
                             row.ticks,
                             row.pass,
                             row.started_s,
                             row.fork,
-                            canaries,
+                            row.canary_before.unwrap_or(f64::NAN),
+                            row.canary_after.unwrap_or(f64::NAN),
                         );
                         round.canary_before = row.canary_before;
                         round.canary_after = row.canary_after;

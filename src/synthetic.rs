@@ -62,28 +62,62 @@ pub struct Noise {
     /// How each row follows the machine's speed: its log figure moves by a
     /// slope times the log speed, the slope drawn per row and boot evenly
     /// between the two; None: every row exactly as the speed (slope 1).
-    pub slopes: Option<[f64; 2]>,
+    pub slopes: Option<Between>,
     /// Standard deviation of a level of every row's log figure drawn once
     /// per run and shared by its forks, beside each variant's own.
     pub run_level: f64,
-    /// One run in `odd_runs.0` sits at a level of its own on every row
-    /// (drawn per row, standard deviation `odd_runs.1`).
-    pub odd_runs: Option<(f64, f64)>,
+    /// Some runs sit at a level of their own on every row.
+    pub odd_runs: Option<OddRuns>,
     /// Standard deviation of a level of each row's log figure drawn once
     /// per machine (a boot: layouts and pages it settles), shared by every
     /// run of it.
     pub boot_level: f64,
     /// A continuum of slow levels instead of one `slowdown`: the least and
     /// the most slowdown, each slow stretch's drawn evenly between them.
-    pub slow_levels: Option<[f64; 2]>,
+    pub slow_levels: Option<Between>,
     /// How much more or less than the canary each row is slowed by a slow
     /// level (log-uniform between the two, drawn per row and run); None:
     /// every row exactly as much.
-    pub row_sensitivity: Option<[f64; 2]>,
+    pub row_sensitivity: Option<Between>,
     /// Whether a switch of level falls inside a round (the round's figure
     /// then at the level that held the larger part of it), not only
     /// between a round and its closing canary.
     pub switch_inside_rounds: bool,
+}
+
+/// A draw's bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Between {
+    pub least: f64,
+    pub most: f64,
+}
+
+impl Between {
+    /// The point `u` (0 to 1) of the way from the least to the most.
+    fn evenly(self, u: f64) -> f64 {
+        self.least + (self.most - self.least) * u
+    }
+
+    /// The same on the log scale.
+    fn log_evenly(self, u: f64) -> f64 {
+        (self.least.ln() + (self.most / self.least).ln() * u).exp()
+    }
+}
+
+/// Runs at a level of their own: their share, and the standard deviation
+/// of the level drawn per row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OddRuns {
+    pub share: f64,
+    pub sd: f64,
+}
+
+/// A row's slope to the machine's speed and its level (log at the boot, a
+/// factor for a run).
+#[derive(Debug, Clone, Copy)]
+struct Misfit {
+    slope: f64,
+    level: f64,
 }
 
 impl Noise {
@@ -132,8 +166,14 @@ impl Noise {
     /// as much as the canary, and a reference that does not follow.
     pub fn many_levels_guest(quiet_share: f64) -> Noise {
         Noise {
-            slow_levels: Some([1.04, 1.30]),
-            row_sensitivity: Some([0.5, 2.0]),
+            slow_levels: Some(Between {
+                least: 1.04,
+                most: 1.30,
+            }),
+            row_sensitivity: Some(Between {
+                least: 0.5,
+                most: 2.0,
+            }),
             switch_inside_rounds: true,
             ..Noise::cloud_guest(1.0 - quiet_share)
         }
@@ -147,11 +187,17 @@ impl Noise {
     /// sets every row at a level of its own (1%).
     pub fn misfit_guest(slow_share: f64) -> Noise {
         Noise {
-            slopes: Some([0.5, 1.5]),
+            slopes: Some(Between {
+                least: 0.5,
+                most: 1.5,
+            }),
             reference_noise: 0.005,
             reference_state_share: 1.0 / 3.0,
             run_level: 0.005,
-            odd_runs: Some((0.1, 0.03)),
+            odd_runs: Some(OddRuns {
+                share: 0.1,
+                sd: 0.03,
+            }),
             boot_level: 0.01,
             ..Noise::cloud_guest(slow_share)
         }
@@ -251,7 +297,7 @@ pub struct Machine {
     /// likewise.
     misfit_rng: fastrand::Rng,
     /// Each row's slope and boot level, drawn when the machine first runs it.
-    rows: BTreeMap<(String, String), (f64, f64)>,
+    rows: BTreeMap<(String, String), Misfit>,
     noise: Noise,
     log_speed: f64,
     /// The log speed of what the reference does not see.
@@ -317,8 +363,8 @@ impl Machine {
 
     /// A new slow level where the host has a continuum of them.
     fn draw_slow_level(&mut self) {
-        if let Some([least, most]) = self.noise.slow_levels {
-            self.slow_level = least + (most - least) * self.level_rng.f64();
+        if let Some(levels) = self.noise.slow_levels {
+            self.slow_level = levels.evenly(self.level_rng.f64());
         }
     }
 
@@ -376,8 +422,9 @@ impl Machine {
     }
 
     /// Each variant's slope and its level for this run beyond its own
-    /// (the boot's, every row's per run, an odd run's), in `probes`' order.
-    fn misfits(&mut self, probes: &[Probe]) -> Vec<Vec<(f64, f64)>> {
+    /// (the boot's, every row's per run, an odd run's, as a factor), in
+    /// `probes`' order.
+    fn misfits(&mut self, probes: &[Probe]) -> Vec<Vec<Misfit>> {
         let Noise {
             slopes,
             run_level,
@@ -385,7 +432,7 @@ impl Machine {
             boot_level,
             ..
         } = self.noise;
-        let odd = odd_runs.is_some_and(|(share, _)| self.misfit_rng.f64() < share);
+        let odd = odd_runs.is_some_and(|o| self.misfit_rng.f64() < o.share);
         probes
             .iter()
             .map(|probe| {
@@ -395,16 +442,18 @@ impl Machine {
                     .map(|v| {
                         let key = (probe.declaration.id.to_string(), v.name.to_string());
                         let rng = &mut self.misfit_rng;
-                        let (slope, boot) = *self.rows.entry(key).or_insert_with(|| {
-                            let slope = slopes
-                                .map_or(1.0, |[least, most]| least + (most - least) * rng.f64());
-                            (slope, boot_level * standard_normal(rng))
+                        let boot = *self.rows.entry(key).or_insert_with(|| Misfit {
+                            slope: slopes.map_or(1.0, |s| s.evenly(rng.f64())),
+                            level: boot_level * standard_normal(rng),
                         });
-                        let mut level = boot + run_level * standard_normal(rng);
-                        if let (true, Some((_, sd))) = (odd, odd_runs) {
-                            level += sd * standard_normal(rng);
+                        let mut level = boot.level + run_level * standard_normal(rng);
+                        if let (true, Some(o)) = (odd, odd_runs) {
+                            level += o.sd * standard_normal(rng);
                         }
-                        (slope, level.exp())
+                        Misfit {
+                            slope: boot.slope,
+                            level: level.exp(),
+                        }
                     })
                     .collect()
             })
@@ -445,16 +494,16 @@ impl Machine {
                 levels
                     .iter()
                     .zip(rows)
-                    .map(|(level, (_, misfit))| level * misfit)
+                    .map(|(level, misfit)| level * misfit.level)
                     .collect()
             })
             .collect();
         let slopes: Vec<Vec<f64>> = misfits
             .iter()
-            .map(|rows| rows.iter().map(|(slope, _)| *slope).collect())
+            .map(|rows| rows.iter().map(|m| m.slope).collect())
             .collect();
         let sensitivities = per_variant(probes, |_| match self.noise.row_sensitivity {
-            Some([least, most]) => (least.ln() + (most / least).ln() * self.level_rng.f64()).exp(),
+            Some(s) => s.log_evenly(self.level_rng.f64()),
             None => 1.0,
         });
         for fork in 0..layout.forks {
@@ -517,7 +566,7 @@ impl Machine {
                         variants[i].rounds.push(Round {
                             reference_before: Some(reference_before),
                             reference_after: Some(reference_after),
-                            ..round_at(figure, pass, clock, fork, [before, after])
+                            ..round_at(figure, pass, clock, fork, before, after)
                         });
                         variants[i].elapsed_s += round_s;
                     }
@@ -634,7 +683,8 @@ pub fn round_at(
     pass: usize,
     at_s: f64,
     fork: usize,
-    [before, after]: [f64; 2],
+    before: f64,
+    after: f64,
 ) -> Round {
     let half = figure * 0.001;
     Round {

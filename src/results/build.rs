@@ -699,7 +699,7 @@ mod tests {
         // The headline uses the quiet rounds; a co-runner also waits while
         // the machine is slow, and the advice must see those waits.
         let with_wait = |wait: f64| {
-            let mut round = crate::synthetic::round_at(100.0, 0, 0.0, 0, [300.0, 300.0]);
+            let mut round = crate::synthetic::round_at(100.0, 0, 0.0, 0, 300.0, 300.0);
             round.measured.figures = vec![NamedFigure::co_runner_wait_p99("wait", wait)];
             round
         };

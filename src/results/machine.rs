@@ -318,7 +318,12 @@ impl MachineStates {
 
 /// Where the slow readings lay (their 10th and 90th percentile above the
 /// quiet canary): a spread of levels, or about one.
-fn slow_levels(std::ops::Range { start: low, end: high }: std::ops::Range<f64>) -> String {
+fn slow_levels(
+    std::ops::Range {
+        start: low,
+        end: high,
+    }: std::ops::Range<f64>,
+) -> String {
     if high - low >= 4.0 {
         format!("from +{low:.0}% to +{high:.0}% (10th-90th percentile)")
     } else {

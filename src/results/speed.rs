@@ -271,7 +271,7 @@ mod tests {
             };
             let level = if upper { 3.18 } else { 2.55 };
             let figure = level * (before + after) / 2.0 / 2.546;
-            let mut round = round_at(figure, i, i as f64, i % 3, [200.0, 200.0]);
+            let mut round = round_at(figure, i, i as f64, i % 3, 200.0, 200.0);
             round.reference_before = Some(before);
             round.reference_after = Some(after);
             v.rounds.push(round);

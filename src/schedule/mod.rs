@@ -621,7 +621,7 @@ mod tests {
 
     /// A round of `figure` ticks, read beside a canary of `canary` ticks.
     fn round(figure: f64, canary: f64) -> Round {
-        crate::synthetic::round_at(figure, 0, 0.0, 0, [canary, canary])
+        crate::synthetic::round_at(figure, 0, 0.0, 0, canary, canary)
     }
 
     fn variant(name: &str, baseline: bool, figures: &[f64], canary: f64) -> VariantRounds {
