@@ -229,6 +229,10 @@ flat_as!(
     as_remainder_pct: "remainder_pct", "remainder_ci95_pct"
 );
 flat_as!(
+    /// A percentage as `pct` and `ci95_pct`.
+    as_pct: "pct", "ci95_pct"
+);
+flat_as!(
     /// A ratio as `ratio` and `ratio_ci95`.
     as_ratio: "ratio", "ratio_ci95"
 );

@@ -77,8 +77,10 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
             for r in records.iter_mut() {
                 let Some(cost) = &r.cost else { continue };
                 r.derived.toll_recovered = Some(TollRecovered {
-                    pct: (toll.0 - cost.ticks) / (toll.0 - reference.0) * 100.0,
-                    ci95_pct: figure::toll_recovered_interval(toll.1, reference.1, cost.ci95_ticks),
+                    pct: Figure::new(
+                        (toll.0 - cost.ticks) / (toll.0 - reference.0) * 100.0,
+                        figure::toll_recovered_interval(toll.1, reference.1, cost.ci95_ticks),
+                    ),
                 });
             }
         }

@@ -450,8 +450,8 @@ pub struct Rate {
 /// interval from the three costs' intervals.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TollRecovered {
-    pub pct: f64,
-    pub ci95_pct: Option<[f64; 2]>,
+    #[serde(flatten, with = "figure::as_pct")]
+    pub pct: figure::Figure,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

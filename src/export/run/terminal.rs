@@ -476,9 +476,13 @@ fn figure_notes(r: &Record) -> Vec<String> {
     }
     if let Some(toll) = &r.derived.toll_recovered {
         let interval = toll
-            .ci95_pct
+            .pct
+            .ci95
             .map_or(String::new(), |[lo, hi]| format!(" [{lo:.0}, {hi:.0}]"));
-        notes.push(format!("{:.0}%{interval} of toll recovered", toll.pct));
+        notes.push(format!(
+            "{:.0}%{interval} of toll recovered",
+            toll.pct.value
+        ));
     }
     if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
         let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
