@@ -269,7 +269,6 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             // Each fork draws its own order of rounds.
             order_seed: order_seed.wrapping_add((fork as u64) << 32),
             fork,
-            forks: plan.forks,
             counting: fork + 1 == plan.forks,
             progress: !progress.is_hidden(),
             round_log: plan.options.round_log.clone(),

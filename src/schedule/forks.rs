@@ -37,10 +37,6 @@ pub struct Job {
     pub tsc_mhz: f64,
     pub order_seed: u64,
     pub fork: usize,
-    /// How many forks the run has: a record reads the rounds of them all,
-    /// so one fork needs its share of the record's interval, not all of it.
-    #[serde(default = "one_fork")]
-    pub forks: usize,
     /// Whether each measured variant gets its counting round in this fork
     /// (the last one: counters are read once per variant, not per fork).
     pub counting: bool,
@@ -54,10 +50,6 @@ pub struct Job {
     /// `Scheduler::wait_for_known_level`); None in the others.
     #[serde(default)]
     pub known_quiet_threshold: Option<f64>,
-}
-
-fn one_fork() -> usize {
-    1
 }
 
 impl Job {
@@ -133,7 +125,6 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
         round_log.map(|f| Box::new(f) as Box<dyn Write>),
     );
     scheduler.fork = job.fork;
-    scheduler.forks = job.forks;
     scheduler.counting = job.counting;
     let variants: usize = selected.iter().map(|p| p.variants().len()).sum();
     scheduler.gate = super::gate::Gate::new(

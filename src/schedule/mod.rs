@@ -214,9 +214,8 @@ pub struct Scheduler<'a> {
     last_canary: Option<f64>,
     last_reference: Option<f64>,
     round_log: Option<Box<dyn Write + 'a>>,
-    /// Which of the run's forks this process is, and how many there are.
+    /// Which of the run's forks this process is.
     pub fork: usize,
-    pub forks: usize,
     /// Whether each measured variant gets its counting round here.
     pub counting: bool,
     /// Budget the fork's stopped variants left unspent, less what others
@@ -244,7 +243,6 @@ impl<'a> Scheduler<'a> {
             last_reference: None,
             round_log,
             fork: 0,
-            forks: 1,
             counting: true,
             spare_s: 0.0,
             gate: Gate::new(harness.settings.wait_for_quiet, 0.0),
@@ -450,12 +448,13 @@ impl<'a> Scheduler<'a> {
     /// budget spent, or the most rounds, or (once every variant has had
     /// `min_rounds` and the probe's rounds span `min_span_s`) when its
     /// round-level interval is within target, from quiet rounds where the
-    /// machine has shown slow levels. A variant at its budget that still
-    /// wants time ([`Scheduler::wanted_s`]) goes on while the fork has
-    /// spare time (budget others left): the rows that need quiet rounds or
-    /// a few more rounds for their target get them from the suite's time,
-    /// not by overrunning it. The baseline goes on while another variant
-    /// does, so every round has a baseline round near it in time.
+    /// machine has shown slow levels. A variant at its budget with fewer
+    /// than [`QUIET_ROUNDS_PER_FORK`] quiet rounds goes on, up to its
+    /// budget again, while the fork has spare time (budget others left):
+    /// on a host in its slow levels most of the time, the rows that need
+    /// quiet rounds get them from the suite's time, not by overrunning it.
+    /// The baseline goes on while another variant does, so every round has
+    /// a baseline round near it in time.
     fn decide(
         &mut self,
         variants: &mut [VariantRounds],
@@ -482,8 +481,8 @@ impl<'a> Scheduler<'a> {
             v.stopped = if v.rounds.len() >= s.max_rounds {
                 Some(Stop::MaxRounds)
             } else if v.elapsed_s >= budget {
-                let wanted = self.wanted_s(v, model, budget, settled, seed);
-                let may_borrow = wanted.is_some_and(|w| w <= lendable);
+                let short = short_of_quiet_rounds(v, model);
+                let may_borrow = short && v.elapsed_s < 2.0 * budget && lendable > 0.0;
                 if may_borrow {
                     // What its next pass takes: about its mean round.
                     lendable -= v.elapsed_s / v.rounds.len().max(1) as f64;
@@ -512,44 +511,6 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// The spare time a variant at its `budget` wants, if any: one more
-    /// pass while it is short of [`QUIET_ROUNDS_PER_FORK`] quiet rounds
-    /// (up to twice its budget); once settled, the rounds its interval
-    /// needs to reach this fork's share of the record's target, where
-    /// those fit in [`MOST_BORROWED`] budgets. The record reads the rounds
-    /// of every fork, so a fork needs its interval within the target times
-    /// the square root of the forks; a fork that cannot get there in the
-    /// spare time takes none of it (the time goes to rows it does finish).
-    fn wanted_s(
-        &self,
-        v: &VariantRounds,
-        model: &StateModel,
-        budget: f64,
-        settled: bool,
-        seed: u64,
-    ) -> Option<f64> {
-        if short_of_quiet_rounds(v, model) {
-            // Any spare time will do: it goes on a pass at a time.
-            return (v.elapsed_s < 2.0 * budget).then_some(f64::MIN_POSITIVE);
-        }
-        if !settled {
-            return None;
-        }
-        let e = rounds::estimate(&v.figures(model), model.two_states, seed)?;
-        let half = e.cost.half_width()?;
-        if e.basis == rounds::Basis::NoQuietRound {
-            return None;
-        }
-        let fork_share =
-            self.harness.settings.tolerance(e.cost.value) * (self.forks.max(1) as f64).sqrt();
-        if half <= fork_share {
-            return None;
-        }
-        // An interval narrows as one over the root of the rounds.
-        let more = v.elapsed_s * ((half / fork_share).powi(2) - 1.0);
-        (v.elapsed_s + more <= MOST_BORROWED * budget).then_some(more)
-    }
-
     fn log(&mut self, probe: &str, variant: &Variant, round: &Round) {
         let Some(log) = self.round_log.as_mut() else {
             return;
@@ -574,13 +535,6 @@ impl<'a> Scheduler<'a> {
 /// forks of three give the headline a median per fork and the interval
 /// more than [`rounds::MIN_ROUNDS_FOR_CI`] rounds.
 pub const QUIET_ROUNDS_PER_FORK: usize = 3;
-
-/// The most a variant's rounds may take, in budgets, with the fork's spare
-/// time, for its target: rows whose interval needs up to twice the
-/// fork's share of the target (four times the rounds). On a quiet Zen 4
-/// guest's default run, 28% of rows missed the target; fixing the cheapest
-/// 40 of them would take 17 s, about the spare the others left.
-const MOST_BORROWED: f64 = 4.0;
 
 /// Whether a variant has fewer than [`QUIET_ROUNDS_PER_FORK`] quiet rounds
 /// where the machine showed slow levels.
@@ -767,55 +721,5 @@ mod tests {
         scheduler.decide(&mut three, &model, 12, 2.0, 0);
         assert_eq!(three[1].stopped, Some(Stop::Budget));
         assert_eq!(three[2].stopped, None, "the short one goes on");
-    }
-
-    #[test]
-    fn spare_time_goes_to_a_row_it_brings_to_its_target_not_to_a_hopeless_one() {
-        let (harness, placement) = one_cpu();
-        let budget = Settings::standard().budget_s;
-        let alternating = |half: f64| -> Vec<f64> {
-            (0..12)
-                .map(|i| 100.0 - half + 2.0 * half * f64::from(i % 2))
-                .collect()
-        };
-        let spent = |name: &str, half: f64| {
-            let mut v = variant(name, false, &alternating(half), 300.0);
-            v.elapsed_s = budget;
-            v
-        };
-        // Two rows met their target without spending anything: two budgets
-        // are spare. A row at 1.5% needs 2.25 times its rounds (1.25 more
-        // budgets); one at 10% would need a hundred times.
-        let settled = || variant("settled", false, &[50.0; 12], 300.0);
-        let mut scheduler = Scheduler::new(&harness, &placement, None);
-        let mut rows = vec![
-            settled(),
-            settled(),
-            spent("hopeless", 10.0),
-            spent("near", 1.5),
-        ];
-        scheduler.decide(&mut rows, &one_state(), 12, 2.0, 0);
-        let stops: Vec<Option<Stop>> = rows.iter().map(|v| v.stopped).collect();
-        assert_eq!(
-            stops,
-            [
-                Some(Stop::TargetMet),
-                Some(Stop::TargetMet),
-                Some(Stop::Budget),
-                None
-            ]
-        );
-        // With one budget spare, the near row's need does not fit: it stops.
-        let mut scheduler = Scheduler::new(&harness, &placement, None);
-        let mut rows = vec![settled(), spent("near", 1.5)];
-        scheduler.decide(&mut rows, &one_state(), 12, 2.0, 0);
-        assert_eq!(rows[1].stopped, Some(Stop::Budget));
-        // A fork of three needs its interval within the target times the
-        // root of three (1.73%): at 1.5% it needs nothing more.
-        let mut scheduler = Scheduler::new(&harness, &placement, None);
-        scheduler.forks = 3;
-        let mut rows = vec![settled(), settled(), spent("near", 1.5)];
-        scheduler.decide(&mut rows, &one_state(), 12, 2.0, 0);
-        assert_eq!(rows[2].stopped, Some(Stop::Budget));
     }
 }
