@@ -16,11 +16,15 @@ pub enum LoadError {
     #[error("{what} is not JSON: {detail}")]
     NotJson { what: String, detail: String },
     #[error(
-        "{what} is a mitbench run of schema {found}; this mitbench reads schema {SCHEMA_VERSION} \
-         (run it again with this version to compare)"
+        "{what} is a mitbench run of schema {found}; this mitbench reads schemas {first} to \
+         {SCHEMA_VERSION} (run it again with this version to compare)",
+        first = READS_SCHEMAS[0]
     )]
     OtherSchema { what: String, found: String },
-    #[error("{what} is not a mitbench run document of schema {SCHEMA_VERSION}: {detail}")]
+    #[error(
+        "{what} is not a mitbench run document of schemas {first} to {SCHEMA_VERSION}: {detail}",
+        first = READS_SCHEMAS[0]
+    )]
     Malformed { what: String, detail: String },
     #[error("{path} is larger than {MAX_DOCUMENT_BYTES} bytes: not a mitbench run")]
     TooLarge { path: String },
@@ -38,7 +42,7 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
     if let Ok(doc) = serde_json::from_str::<RunDocument>(text)
         && READS_SCHEMAS.contains(&doc.schema)
     {
-        return Ok(with_figures(doc));
+        return Ok(as_this_schema(doc));
     }
     let value: Value = serde_json::from_str(text).map_err(|e| LoadError::NotJson {
         what: what.to_string(),
@@ -66,7 +70,7 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
         }
     }
     serde_json::from_value(value)
-        .map(with_figures)
+        .map(as_this_schema)
         .map_err(|e| LoadError::Malformed {
             what: what.to_string(),
             detail: e.to_string(),
@@ -75,7 +79,7 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
 
 /// A document read as one of this schema: its figure objects made from
 /// its fields (a schema 3 document has none).
-fn with_figures(mut doc: RunDocument) -> RunDocument {
+fn as_this_schema(mut doc: RunDocument) -> RunDocument {
     super::with_figures(&mut doc.results);
     doc.schema = SCHEMA_VERSION;
     doc
