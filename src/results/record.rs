@@ -194,7 +194,8 @@ pub struct Cost {
     /// The figure every output shows ([`Cost::shown`]) in the shape every
     /// document writes a figure in; the fields below are its parts and
     /// their twins, kept for readers of schema 3. Made when the document
-    /// is (`RunDocument::with_figures`); None in a document before it.
+    /// is and where one is read (`results::with_figures`); None only in a
+    /// document before schema 4 until it is read.
     #[serde(default)]
     pub figure: Option<figure::Reported>,
     /// The median of the rounds `estimator` names: the quiet-state cost.
