@@ -55,7 +55,7 @@ fn every_row_the_kernels_price_list_reads_is_registered() {
         assert_variant(
             probe,
             variant,
-            &format!("the price list's {}", s.mitigation),
+            &format!("the price list's {}", s.mitigation.entry().name),
         );
     }
 }

@@ -63,39 +63,62 @@ fn every_page_under_docs_is_linked_from_the_readme() {
     }
 }
 
-/// The block between these markers in docs/probes.md is written from the
-/// registry: every probe id, what one item is, and its summary, as
-/// `mitbench list` prints them.
-const PROBE_LIST_START: &str = "<!-- probe list: written from the registry -->";
-const PROBE_LIST_END: &str = "<!-- end of the probe list -->";
+/// A block of a page between two markers that is written from the code:
+/// checked against `expected`, or with MITBENCH_BLESS=1 written into the
+/// page instead.
+fn written_from_code(page: &str, start: &str, end: &str, expected: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(page);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (before, rest) = text.split_once(start).expect("the start marker");
+    let (listed, after) = rest.split_once(end).expect("the end marker");
+    let expected = format!("\n{expected}");
+    if std::env::var_os("MITBENCH_BLESS").is_some() {
+        std::fs::write(&path, format!("{before}{start}{expected}{end}{after}")).unwrap();
+        return;
+    }
+    assert_eq!(
+        listed, expected,
+        "{page}'s block after {start:?} is not the code's: MITBENCH_BLESS=1 cargo test \
+         --release --test readme rewrites it"
+    );
+}
 
-fn probe_list() -> String {
+/// docs/probes.md lists every probe the registry has, as `mitbench list`
+/// prints it: its id, what one item is, and its summary.
+#[test]
+fn the_probe_list_in_docs_is_the_registrys() {
     let mut list = String::from("| probe | one item | what it measures |\n|---|---|---|\n");
     for probe in mitbench::probes::registry() {
         let d = probe.declaration();
         list.push_str(&format!("| `{}` | {} | {} |\n", d.id, d.item, d.summary));
     }
-    list
+    written_from_code(
+        "docs/probes.md",
+        "<!-- probe list: written from the registry -->",
+        "<!-- end of the probe list -->",
+        &list,
+    );
 }
 
-/// docs/probes.md lists every probe the registry has, as the registry
-/// says it. With MITBENCH_BLESS=1 the test writes the list into the page
-/// instead of checking it.
+/// docs/kernel-mitigations.md lists the catalogue's keys, the names they
+/// stand for and the vulnerability files each serves: what a reader joins
+/// the JSON's and the metrics' `id` on.
 #[test]
-fn the_probe_list_in_docs_is_the_registrys() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/probes.md");
-    let page = std::fs::read_to_string(&path).unwrap();
-    let (before, rest) = page.split_once(PROBE_LIST_START).expect("the start marker");
-    let (listed, after) = rest.split_once(PROBE_LIST_END).expect("the end marker");
-    let expected = format!("\n{}", probe_list());
-    if std::env::var_os("MITBENCH_BLESS").is_some() {
-        let page = format!("{before}{PROBE_LIST_START}{expected}{PROBE_LIST_END}{after}");
-        std::fs::write(&path, page).unwrap();
-        return;
+fn the_catalogue_keys_in_docs_are_the_catalogues() {
+    let mut list = String::from("| id | mitigation | vulnerability files |\n|---|---|---|\n");
+    for m in mitbench::mitigations::MITIGATIONS {
+        let files: Vec<String> = m.files.iter().map(|f| format!("`{f}`")).collect();
+        list.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            m.id.key(),
+            m.name,
+            files.join(", ")
+        ));
     }
-    assert_eq!(
-        listed, expected,
-        "docs/probes.md's probe list is not the registry's: MITBENCH_BLESS=1 cargo test \
-         --release --test readme rewrites it"
+    written_from_code(
+        "docs/kernel-mitigations.md",
+        "<!-- catalogue keys: written from the catalogue -->",
+        "<!-- end of the catalogue keys -->",
+        &list,
     );
 }

@@ -11,7 +11,6 @@ use super::{Attribution, NamedSet, SwitchKind};
 use crate::analysis::apart::Sum;
 use crate::analysis::figure::Figure;
 use crate::mitigations::crossing::SYSCALL;
-use crate::mitigations::files_of;
 use crate::mitigations::sequences::Occurs;
 use crate::results::floors::{self, KernelPrice};
 use serde::Serialize;
@@ -132,7 +131,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScore
         let of_switch: Vec<&KernelPrice> = list
             .prices
             .iter()
-            .filter(|p| files_of(p.mitigation).contains(&switch.name.as_str()))
+            .filter(|p| p.vulnerabilities.contains(&switch.name.as_str()))
             .collect();
         if of_switch.is_empty() {
             continue;
@@ -158,11 +157,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScore
         let all: Vec<&KernelPrice> = list
             .prices
             .iter()
-            .filter(|p| {
-                files_of(p.mitigation)
-                    .iter()
-                    .any(|f| boot_switches.contains(f))
-            })
+            .filter(|p| p.vulnerabilities.iter().any(|f| boot_switches.contains(f)))
             .collect();
         let off = ("all".to_string(), boot(all_off));
         scores.whole = Some(scored(off, &all, counts, Some(whole.ns)));

@@ -68,6 +68,9 @@ pub struct InForce {
     /// The file's text ("Mitigation: Retpolines; ...").
     pub line: String,
     pub off: String,
+    /// The catalogue's mitigations the line says run: the key the price
+    /// list and tax name theirs by.
+    pub mitigations: Vec<super::Id>,
 }
 
 /// Whether a vulnerability file's text says a mitigation runs: "Mitigation:
@@ -96,6 +99,10 @@ pub fn in_force(vulnerabilities: &BTreeMap<String, String>) -> Vec<InForce> {
                 vulnerability: vulnerability.to_string(),
                 line: line.to_string(),
                 off: off.to_string(),
+                mitigations: super::of_file(vulnerability, line)
+                    .iter()
+                    .map(|m| m.id)
+                    .collect(),
             })
         })
         .collect()

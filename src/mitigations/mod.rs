@@ -20,9 +20,73 @@ const UU: Vector = Vector::UserUser;
 const GH: Vector = Vector::GuestHost;
 const GG: Vector = Vector::GuestGuest;
 
+/// A catalogue entry's key: what the price list, tax, the summary's
+/// mitigations in force and the metrics name a mitigation by, so a reader
+/// joins them without matching display names, and a misspelt one does not
+/// compile. Declared in [`MITIGATIONS`]' order (a test holds the two to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Id {
+    Pti,
+    Retpoline,
+    ReturnThunks,
+    RsbFilling,
+    Ibpb,
+    Ssbd,
+    VerwClearing,
+    L1dFlush,
+    BhiClearing,
+    BhiDisS,
+    SpectreV1Barriers,
+    ItsThunks,
+    Srbds,
+    Gds,
+    Vmscape,
+    ItlbMultihit,
+    SeccompFilters,
+    CompilerHardening,
+}
+
+impl Id {
+    /// Its word in JSON and in metric labels.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Id::Pti => "pti",
+            Id::Retpoline => "retpoline",
+            Id::ReturnThunks => "return-thunks",
+            Id::RsbFilling => "rsb-filling",
+            Id::Ibpb => "ibpb",
+            Id::Ssbd => "ssbd",
+            Id::VerwClearing => "verw-clearing",
+            Id::L1dFlush => "l1d-flush",
+            Id::BhiClearing => "bhi-clearing",
+            Id::BhiDisS => "bhi-dis-s",
+            Id::SpectreV1Barriers => "spectre-v1-barriers",
+            Id::ItsThunks => "its-thunks",
+            Id::Srbds => "srbds",
+            Id::Gds => "gds",
+            Id::Vmscape => "vmscape",
+            Id::ItlbMultihit => "itlb-multihit",
+            Id::SeccompFilters => "seccomp-filters",
+            Id::CompilerHardening => "compiler-hardening",
+        }
+    }
+
+    /// Its catalogue entry.
+    pub fn entry(self) -> &'static Mitigation {
+        &MITIGATIONS[self as usize]
+    }
+}
+
+impl serde::Serialize for Id {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.key())
+    }
+}
+
 /// One mitigation mitbench knows.
 #[derive(Debug, Clone, Copy)]
 pub struct Mitigation {
+    pub id: Id,
     pub name: &'static str,
     /// The vulnerability files (/sys/devices/system/cpu/vulnerabilities)
     /// whose "Mitigation: ..." line can mean it runs; each file's boot
@@ -62,6 +126,7 @@ const KERNEL_CROSSINGS: &[&str] = &[
 
 pub const MITIGATIONS: &[Mitigation] = &[
     Mitigation {
+        id: Id::Pti,
         name: "PTI (page-table isolation)",
         vectors: &[UK],
         files: &["meltdown"],
@@ -72,6 +137,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/arch/x86/pti.html",
     },
     Mitigation {
+        id: Id::Retpoline,
         name: "retpoline / IBRS / eIBRS",
         vectors: &[UK, GH],
         files: &["spectre_v2"],
@@ -82,6 +148,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        id: Id::ReturnThunks,
         name: "return thunks / SRSO safe-RET",
         vectors: &[UK, GH],
         files: &["retbleed", "spec_rstack_overflow"],
@@ -92,6 +159,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/srso.html",
     },
     Mitigation {
+        id: Id::RsbFilling,
         name: "RSB filling",
         vectors: &[UK, GH],
         files: &["spectre_v2", "retbleed"],
@@ -108,6 +176,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        id: Id::Ibpb,
         name: "IBPB",
         vectors: &[UU, GG],
         files: &["spectre_v2"],
@@ -118,6 +187,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        id: Id::Ssbd,
         name: "SSBD (speculative store bypass disable)",
         vectors: &[],
         files: &["spec_store_bypass"],
@@ -133,6 +203,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/userspace-api/spec_ctrl.html",
     },
     Mitigation {
+        id: Id::VerwClearing,
         name: "VERW buffer clearing (MDS / TAA / MMIO)",
         vectors: &[UK, UU, GH, GG],
         files: &[
@@ -149,6 +220,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/mds.html",
     },
     Mitigation {
+        id: Id::L1dFlush,
         name: "L1D flush",
         vectors: &[UK, GH],
         files: &["l1tf"],
@@ -163,6 +235,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
     // means the retpolines already stop the attack and nothing more runs
     // (priced as the retpoline entry), "BHI: BHI_DIS_S" a hardware control.
     Mitigation {
+        id: Id::BhiClearing,
         name: "BHI (branch history clearing)",
         vectors: &[UK, GH],
         files: &["spectre_v2"],
@@ -173,6 +246,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        id: Id::BhiDisS,
         name: "BHI (BHI_DIS_S)",
         vectors: &[UK, GH],
         files: &["spectre_v2"],
@@ -184,6 +258,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        id: Id::SpectreV1Barriers,
         name: "spectre_v1 barriers",
         vectors: &[UK],
         files: &["spectre_v1"],
@@ -194,6 +269,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/spectre.html",
     },
     Mitigation {
+        id: Id::ItsThunks,
         name: "ITS (indirect target selection thunks)",
         vectors: &[UK, GH],
         files: &["indirect_target_selection"],
@@ -205,6 +281,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/indirect-target-selection.html",
     },
     Mitigation {
+        id: Id::Srbds,
         name: "SRBDS (RDRAND/RDSEED serialised)",
         vectors: &[UK, UU, GH, GG],
         files: &["srbds"],
@@ -216,6 +293,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/special-register-buffer-data-sampling.html",
     },
     Mitigation {
+        id: Id::Gds,
         name: "GDS (gather data sampling microcode)",
         vectors: &[UK, UU, GH, GG],
         files: &["gather_data_sampling"],
@@ -228,6 +306,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
     // Not in the kernel's table of vectors (it came after it): counted
     // with guest-to-host, the vector whose threat it answers.
     Mitigation {
+        id: Id::Vmscape,
         name: "VMSCAPE (IBPB before returning to the VMM)",
         vectors: &[GH],
         files: &["vmscape"],
@@ -239,6 +318,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/vmscape.html",
     },
     Mitigation {
+        id: Id::ItlbMultihit,
         name: "iTLB multihit (no executable huge pages in guests)",
         vectors: &[],
         files: &["itlb_multihit"],
@@ -249,6 +329,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/admin-guide/hw-vuln/multihit.html",
     },
     Mitigation {
+        id: Id::SeccompFilters,
         name: "seccomp filters",
         vectors: &[],
         files: &[],
@@ -259,6 +340,7 @@ pub const MITIGATIONS: &[Mitigation] = &[
         source: "https://docs.kernel.org/userspace-api/seccomp_filter.html",
     },
     Mitigation {
+        id: Id::CompilerHardening,
         name: "compiler hardening",
         vectors: &[],
         files: &[],
@@ -277,7 +359,7 @@ pub fn switched_by(key: &str) -> Vec<&'static Mitigation> {
         // mitigations=off|auto|auto,nosmt switches them all.
         return MITIGATIONS
             .iter()
-            .filter(|m| m.name != "seccomp filters" && m.name != "compiler hardening")
+            .filter(|m| m.id != Id::SeccompFilters && m.id != Id::CompilerHardening)
             .collect();
     }
     MITIGATIONS
@@ -338,11 +420,6 @@ pub fn taxes(mitigation: &Mitigation, probe: &str) -> bool {
         .any(|glob| wildmatch::WildMatch::new(glob).matches(probe))
 }
 
-/// The catalogue's entry of this name.
-pub fn named(name: &str) -> Option<&'static Mitigation> {
-    MITIGATIONS.iter().find(|m| m.name == name)
-}
-
 /// Lines by name (a vulnerability file's, a /proc status line's) from
 /// pairs, as the inventory holds them: for tests.
 #[cfg(test)]
@@ -353,15 +430,24 @@ pub(crate) fn lines_of(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<Str
         .collect()
 }
 
-/// The vulnerability files of the mitigation named `name` (none for a
-/// name the catalogue does not hold).
-pub fn files_of(name: &str) -> &'static [&'static str] {
-    named(name).map_or(&[], |m| m.files)
-}
+// Every key has its entry: `Id::entry` indexes by the declaration order.
+const _: () = assert!(MITIGATIONS.len() == Id::CompilerHardening as usize + 1);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_entry_sits_at_its_keys_place_and_keys_are_distinct_words() {
+        for (at, m) in MITIGATIONS.iter().enumerate() {
+            assert_eq!(m.id as usize, at, "{} is out of Id's order", m.name);
+            assert_eq!(m.id.entry().name, m.name);
+        }
+        let mut keys: Vec<&str> = MITIGATIONS.iter().map(|m| m.id.key()).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), MITIGATIONS.len());
+    }
 
     #[test]
     fn every_vulnerability_file_names_a_mitigation_whatever_its_line_says() {
@@ -416,31 +502,28 @@ mod tests {
     fn mitigations_off_switches_every_kernel_mitigation() {
         let found = switched_by("cmdline: mitigations");
         assert!(found.len() >= 8);
-        assert!(found.iter().all(|m| m.name != "seccomp filters"));
+        assert!(found.iter().all(|m| m.id != Id::SeccompFilters));
     }
 
     #[test]
     fn each_mitigation_is_kept_by_the_vectors_the_kernels_table_gives_its_vulnerabilities() {
         // The kernel's names for the vulnerabilities each entry answers;
         // IBPB is Spectre_v2_user's though spectre_v2's file reports it.
-        let kernel_names: &[(&str, &[&str])] = &[
-            ("PTI (page-table isolation)", &["Meltdown"]),
-            ("retpoline / IBRS / eIBRS", &["Spectre_v2"]),
-            ("return thunks / SRSO safe-RET", &["Retbleed", "SRSO"]),
-            ("RSB filling", &["Spectre_v2"]),
-            ("IBPB", &["Spectre_v2_user"]),
-            ("SSBD (speculative store bypass disable)", &["SSB"]),
-            (
-                "VERW buffer clearing (MDS / TAA / MMIO)",
-                &["MDS", "TAA", "MMIO", "RFDS", "TSA"],
-            ),
-            ("L1D flush", &["L1TF"]),
-            ("BHI (branch history clearing)", &["BHI"]),
-            ("BHI (BHI_DIS_S)", &["BHI"]),
-            ("spectre_v1 barriers", &["Spectre_v1"]),
-            ("ITS (indirect target selection thunks)", &["ITS"]),
-            ("SRBDS (RDRAND/RDSEED serialised)", &["SRBDS"]),
-            ("GDS (gather data sampling microcode)", &["GDS"]),
+        let kernel_names: &[(Id, &[&str])] = &[
+            (Id::Pti, &["Meltdown"]),
+            (Id::Retpoline, &["Spectre_v2"]),
+            (Id::ReturnThunks, &["Retbleed", "SRSO"]),
+            (Id::RsbFilling, &["Spectre_v2"]),
+            (Id::Ibpb, &["Spectre_v2_user"]),
+            (Id::Ssbd, &["SSB"]),
+            (Id::VerwClearing, &["MDS", "TAA", "MMIO", "RFDS", "TSA"]),
+            (Id::L1dFlush, &["L1TF"]),
+            (Id::BhiClearing, &["BHI"]),
+            (Id::BhiDisS, &["BHI"]),
+            (Id::SpectreV1Barriers, &["Spectre_v1"]),
+            (Id::ItsThunks, &["ITS"]),
+            (Id::Srbds, &["SRBDS"]),
+            (Id::Gds, &["GDS"]),
         ];
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -461,19 +544,19 @@ mod tests {
                 (cells[0], on.map(|(_, v)| *v).collect())
             })
             .collect();
-        for (name, vulnerabilities) in kernel_names {
+        for (id, vulnerabilities) in kernel_names {
             let mut wanted: Vec<Vector> = vulnerabilities
                 .iter()
                 .flat_map(|v| marked[v].iter().copied())
                 .collect();
             wanted.sort();
             wanted.dedup();
-            assert_eq!(named(name).unwrap().vectors, wanted, "{name}");
+            assert_eq!(id.entry().vectors, wanted, "{id:?}");
         }
         // The rest are not in the table: the process's own controls, the
         // build, KVM's page size, and VMSCAPE (guest-to-host by its threat).
         for m in MITIGATIONS {
-            let listed = kernel_names.iter().any(|(n, _)| *n == m.name);
+            let listed = kernel_names.iter().any(|(id, _)| *id == m.id);
             assert!(listed || m.vectors.len() <= 1, "{}", m.name);
         }
     }

@@ -4,6 +4,7 @@
 //! the whole machine imposes ("globally mitigated") is the kernel's, and
 //! stands in its vulnerability file instead.
 
+use super::Id;
 use std::collections::BTreeMap;
 
 /// One process control.
@@ -14,7 +15,7 @@ pub struct ProcessControl {
     /// Its /proc/<pid>/status line.
     pub status_line: &'static str,
     /// The catalogue's mitigation it is ([`super::MITIGATIONS`]).
-    pub mitigation: &'static str,
+    pub mitigation: Id,
     /// Whether the line's value says the task set it.
     on: fn(&str) -> bool,
 }
@@ -28,21 +29,21 @@ impl ProcessControl {
 pub const SECCOMP: ProcessControl = ProcessControl {
     name: "seccomp filter",
     status_line: "Seccomp_filters",
-    mitigation: "seccomp filters",
+    mitigation: Id::SeccompFilters,
     on: |v| v.trim().parse::<u64>().is_ok_and(|n| n > 0),
 };
 
 pub const SSBD: ProcessControl = ProcessControl {
     name: "SSBD by prctl",
     status_line: "Speculation_Store_Bypass",
-    mitigation: "SSBD (speculative store bypass disable)",
+    mitigation: Id::Ssbd,
     on: |v| v.contains("thread mitigated") || v.contains("thread force mitigated"),
 };
 
 pub const INDIRECT_BRANCH: ProcessControl = ProcessControl {
     name: "indirect branch speculation off by prctl",
     status_line: "SpeculationIndirectBranch",
-    mitigation: "IBPB",
+    mitigation: Id::Ibpb,
     on: |v| v.starts_with("conditional") && v.contains("disabled"),
 };
 
@@ -85,12 +86,5 @@ mod tests {
         ));
         assert!(!is_on("SpeculationIndirectBranch", "conditional enabled"));
         assert!(!is_on("SpeculationIndirectBranch", "always enabled"));
-    }
-
-    #[test]
-    fn every_control_is_a_mitigation_of_the_catalogue() {
-        for c in PROCESS_CONTROLS {
-            assert!(super::super::named(c.mitigation).is_some(), "{}", c.name);
-        }
     }
 }

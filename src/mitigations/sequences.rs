@@ -6,6 +6,7 @@
 //! part of that crossing the mitigation takes at least (a floor), where
 //! the count is known; where it is not, the price is per occurrence.
 
+use super::Id;
 use serde::Serialize;
 
 /// When the kernel runs a sequence (JSON: its [`Occurs::name`]).
@@ -92,7 +93,7 @@ pub struct Sequence {
     pub per_item: u32,
     /// The catalogue's mitigation ([`super::MITIGATIONS`]), whose
     /// vulnerability files say whether the kernel runs it.
-    pub mitigation: &'static str,
+    pub mitigation: Id,
     /// Words of a file's line that say it runs; empty: the mitigation
     /// being in force is enough.
     pub when_line_says: &'static [&'static str],
@@ -112,7 +113,7 @@ pub struct Sequence {
 impl Sequence {
     /// The vulnerability files of its mitigation.
     pub fn files(&self) -> &'static [&'static str] {
-        super::files_of(self.mitigation)
+        self.mitigation.entry().files
     }
 }
 
@@ -127,7 +128,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: (PROBE, "srso-untrain"),
         read: Read::AddedToBaseline,
         per_item: 1,
-        mitigation: "return thunks / SRSO safe-RET",
+        mitigation: Id::ReturnThunks,
         when_line_says: &["Safe RET"],
         vendors: &["AuthenticAMD", "HygonGenuine"],
         occurs: Occurs::PerEntry,
@@ -141,7 +142,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: (PROBE, "srso-return-thunk"),
         read: Read::AddedToBaseline,
         per_item: 1,
-        mitigation: "return thunks / SRSO safe-RET",
+        mitigation: Id::ReturnThunks,
         when_line_says: &["Safe RET"],
         vendors: &["AuthenticAMD", "HygonGenuine"],
         occurs: Occurs::PerKernelReturn,
@@ -154,7 +155,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: (PROBE, "its-indirect-thunk"),
         read: Read::AddedTo("indirect-call"),
         per_item: 1,
-        mitigation: "ITS (indirect target selection thunks)",
+        mitigation: Id::ItsThunks,
         when_line_says: &["Aligned branch/return thunks"],
         vendors: &["GenuineIntel"],
         occurs: Occurs::PerKernelIndirectCall,
@@ -168,7 +169,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: (PROBE, "its-return-thunk"),
         read: Read::AddedToBaseline,
         per_item: 1,
-        mitigation: "ITS (indirect target selection thunks)",
+        mitigation: Id::ItsThunks,
         when_line_says: &["Aligned branch/return thunks"],
         vendors: &["GenuineIntel"],
         occurs: Occurs::PerKernelReturn,
@@ -181,7 +182,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: (PROBE, "rsb-fill"),
         read: Read::AddedToBaseline,
         per_item: 1,
-        mitigation: "RSB filling",
+        mitigation: Id::RsbFilling,
         when_line_says: &["RSB filling"],
         vendors: &[],
         occurs: Occurs::PerSwitch,
@@ -194,7 +195,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: ("syscall/specctrl-switch", "indirect_branch=disable"),
         read: Read::AddedToBaseline,
         per_item: 2,
-        mitigation: "IBPB",
+        mitigation: Id::Ibpb,
         when_line_says: &["IBPB: conditional", "IBPB: always-on"],
         vendors: &[],
         occurs: Occurs::PerSwitch,
@@ -209,7 +210,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: ("indirect/call", "retpoline"),
         read: Read::AddedToBaseline,
         per_item: 1,
-        mitigation: "retpoline / IBRS / eIBRS",
+        mitigation: Id::Retpoline,
         when_line_says: &["Retpolines"],
         vendors: &[],
         occurs: Occurs::PerKernelIndirectCall,
@@ -221,7 +222,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: ("indirect/barrier", "verw"),
         read: Read::OwnCost,
         per_item: 1,
-        mitigation: "VERW buffer clearing (MDS / TAA / MMIO)",
+        mitigation: Id::VerwClearing,
         when_line_says: &[],
         vendors: &[],
         occurs: Occurs::PerExit,
@@ -234,7 +235,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: (PROBE, "bhb-clear"),
         read: Read::AddedToBaseline,
         per_item: 1,
-        mitigation: "BHI (branch history clearing)",
+        mitigation: Id::BhiClearing,
         when_line_says: &["BHI: SW loop"],
         vendors: &[],
         occurs: Occurs::PerEntry,
@@ -247,7 +248,7 @@ pub const SEQUENCES: &[Sequence] = &[
         row: ("indirect/barrier", "lfence"),
         read: Read::OwnCost,
         per_item: 1,
-        mitigation: "spectre_v1 barriers",
+        mitigation: Id::SpectreV1Barriers,
         when_line_says: &["swapgs barriers"],
         vendors: &["GenuineIntel"],
         occurs: Occurs::PerEntry,
@@ -315,23 +316,15 @@ pub(crate) const AMD_GUEST: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_sequence_names_a_catalogue_mitigation_and_its_vulnerabilities() {
-        // The price list joins its entries to the vulnerability files by
-        // the catalogue: a misspelt name would join to nothing.
-        for s in SEQUENCES {
-            let files = crate::mitigations::files_of(s.mitigation);
-            assert!(!files.is_empty(), "{}: no vulnerability file", s.mitigation);
-        }
-    }
     use crate::mitigations::lines_of as lines;
 
     #[test]
-    fn every_sequence_names_a_mitigation_of_the_catalogue_and_its_source() {
+    fn every_sequence_names_vulnerability_files_and_its_source() {
+        // The price list joins its entries to the vulnerability files by
+        // the catalogue's key (a misspelt key does not compile): a
+        // mitigation without a file would join to nothing.
         for s in SEQUENCES {
-            let m = super::super::named(s.mitigation)
-                .unwrap_or_else(|| panic!("{} names no mitigation", s.row.1));
+            let m = s.mitigation.entry();
             assert!(!m.files.is_empty(), "{}: {} has no file", s.row.1, m.name);
             assert!(s.source.contains(": "), "{}: a file and a symbol", s.row.1);
         }

@@ -323,12 +323,12 @@ mod tests {
 
     #[test]
     fn a_vector_turns_off_only_what_no_other_enabled_vector_and_no_own_option_holds() {
-        let named = |n: &str| super::super::named(n).unwrap();
+        use super::super::Id;
         let in_force = [
-            named("retpoline / IBRS / eIBRS"),
-            named("VERW buffer clearing (MDS / TAA / MMIO)"),
-            named("IBPB"),
-            named("spectre_v1 barriers"),
+            Id::Retpoline.entry(),
+            Id::VerwClearing.entry(),
+            Id::Ibpb.entry(),
+            Id::SpectreV1Barriers.entry(),
         ];
         let names = |ms: &[&Mitigation]| ms.iter().map(|m| m.name).collect::<Vec<_>>();
         let kept_here = |cmdline: &str| kept(&read(cmdline, "6.18.0"), &in_force, cmdline);

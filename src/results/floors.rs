@@ -9,6 +9,7 @@
 
 use super::{Record, RunDocument};
 use crate::analysis::figure::Figure;
+use crate::mitigations::Id;
 use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::{
     NOT_ON_THIS_CPU, Occurs, Read, SEQUENCES, Sequence, runs_here,
@@ -18,6 +19,8 @@ use serde::Serialize;
 /// One sequence the running kernel runs, priced.
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelPrice {
+    /// The catalogue's key of the mitigation, and its name.
+    pub id: Id,
     pub mitigation: &'static str,
     /// The vulnerability files (under /sys/devices/system/cpu/
     /// vulnerabilities/) the mitigation serves: the key `summary.in_force`
@@ -59,6 +62,7 @@ pub struct KernelPrices {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NotRun {
+    pub id: Id,
     pub mitigation: &'static str,
     /// As [`KernelPrice::vulnerabilities`].
     pub vulnerabilities: &'static [&'static str],
@@ -91,12 +95,13 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
                 cpu.vulnerabilities.get(*f).is_some_and(|line| {
                     crate::mitigations::of_file(f, line)
                         .iter()
-                        .any(|m| m.name == s.mitigation)
+                        .any(|m| m.id == s.mitigation)
                 })
             });
             list.not_run.push(NotRun {
-                mitigation: s.mitigation,
-                vulnerabilities: crate::mitigations::files_of(s.mitigation),
+                id: s.mitigation,
+                mitigation: s.mitigation.entry().name,
+                vulnerabilities: s.files(),
                 variant: s.row.1,
                 cpu_needs_none: why.starts_with(NOT_ON_THIS_CPU),
                 why,
@@ -193,8 +198,9 @@ fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
     };
     let count = s.occurs.per_syscall().filter(|n| *n > 0);
     KernelPrice {
-        mitigation: s.mitigation,
-        vulnerabilities: crate::mitigations::files_of(s.mitigation),
+        id: s.mitigation,
+        mitigation: s.mitigation.entry().name,
+        vulnerabilities: s.files(),
         probe: s.row.0,
         variant: s.row.1,
         occurs: s.occurs,
@@ -290,10 +296,10 @@ mod tests {
         let row = "syscall/specctrl-switch indirect_branch=disable";
         let mut doc = run_with(&[(row, 2000.0)]);
         // This AMD guest's kernel offers no IBPB: said, and why.
-        let ibpb = |k: &KernelPrices| k.prices.iter().find(|p| p.mitigation == "IBPB").cloned();
+        let ibpb = |k: &KernelPrices| k.prices.iter().find(|p| p.id == Id::Ibpb).cloned();
         let k = of(&doc);
         assert!(ibpb(&k).is_none());
-        let refused = k.not_run.iter().find(|n| n.mitigation == "IBPB").unwrap();
+        let refused = k.not_run.iter().find(|n| n.id == Id::Ibpb).unwrap();
         assert!(
             !refused.in_force && refused.asked_by.is_some(),
             "{refused:?}"

@@ -95,11 +95,10 @@ pub fn in_force(inventory: &Inventory) -> Vec<&'static Mitigation> {
 
 fn priced(kept: vectors::Kept, prices: &KernelPrices, inventory: &Inventory) -> VectorCost {
     let names = |ms: &[&'static Mitigation]| ms.iter().map(|m| m.name).collect::<Vec<_>>();
-    let turns_off = names(&kept.alone);
     let its: Vec<&KernelPrice> = prices
         .prices
         .iter()
-        .filter(|p| turns_off.contains(&p.mitigation))
+        .filter(|p| kept.alone.iter().any(|m| m.id == p.id))
         .collect();
     let per_crossing_ns = sum_of_one_run(its.iter().filter_map(|p| p.getpid_floor_ns));
     let per_switch_ns = sum_of_one_run(
@@ -120,19 +119,16 @@ fn priced(kept: vectors::Kept, prices: &KernelPrices, inventory: &Inventory) -> 
             ))
         })
         .collect();
-    for name in &turns_off {
-        if !its
-            .iter()
-            .any(|p| p.mitigation == *name && p.price_ns.is_some())
-        {
+    for m in &kept.alone {
+        if !its.iter().any(|p| p.id == m.id && p.price_ns.is_some()) {
             let why = prices
                 .not_run
                 .iter()
-                .find(|n| n.mitigation == *name)
+                .find(|n| n.id == m.id)
                 .map_or("no sequence of the price list replays it", |n| {
                     n.why.as_str()
                 });
-            unpriced.push(format!("{name}: {why}"));
+            unpriced.push(format!("{}: {why}", m.name));
         }
     }
     if kept.vector == Vector::CrossThread {
@@ -146,7 +142,7 @@ fn priced(kept: vectors::Kept, prices: &KernelPrices, inventory: &Inventory) -> 
         vector: kept.vector,
         protects: kept.vector.protects(),
         keeps: names(&kept.keeps),
-        turns_off,
+        turns_off: names(&kept.alone),
         per_crossing_ns,
         per_switch_ns,
         source: "replayed",

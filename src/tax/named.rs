@@ -13,7 +13,7 @@ use super::TOLLS;
 use super::count::Counted;
 use crate::analysis::figure::Figure;
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
-use crate::mitigations::{self, Mitigation, kernel};
+use crate::mitigations::{self, Id, Mitigation, kernel};
 use crate::results::RunDocument;
 use crate::results::floors::{self, KernelPrice, KernelPrices};
 use crate::tax::crossing::Crossing;
@@ -23,6 +23,8 @@ use serde::Serialize;
 /// (the kernel's are [`kernel::InForce`], read from the same files).
 #[derive(Debug, Clone, Serialize)]
 pub struct Named {
+    /// The catalogue's key of the mitigation, and its name.
+    pub id: Id,
     pub mitigation: &'static str,
     /// The sysfs vulnerability files it serves (the key of
     /// `summary.in_force`); none for a process control.
@@ -65,7 +67,7 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
     }
     for (control, value) in process::on(controls) {
         let evidence = format!("{}: {value}", control.status_line);
-        let m = named(control.mitigation);
+        let m = control.mitigation.entry();
         if control.status_line == SECCOMP.status_line {
             push(
                 &mut found,
@@ -96,7 +98,7 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
         } else if control.status_line == INDIRECT_BRANCH.status_line {
             // The price list's IBPB is this control's in-run A/B: a round
             // trip to another process with it set, less without, per switch.
-            let ibpb = prices.prices.iter().find(|p| p.mitigation == m.name);
+            let ibpb = prices.prices.iter().find(|p| p.id == m.id);
             let part = ibpb.and_then(|p| p.price_ns);
             let from = match ibpb {
                 Some(p) if part.is_some() => format!(
@@ -113,7 +115,7 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
         named.kernel_prices = prices
             .prices
             .iter()
-            .filter(|p| p.mitigation == named.mitigation)
+            .filter(|p| p.id == named.id)
             .cloned()
             .collect();
     }
@@ -122,10 +124,6 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
 
 fn machine_wide() -> String {
     "machine-wide: only `mitbench compare` with a boot without it separates it".into()
-}
-
-fn named(name: &str) -> &'static Mitigation {
-    mitigations::named(name).expect("a mitigation of the catalogue")
 }
 
 /// The kinds of crossing counted (`kinds`) whose toll's probe `m` taxes.
@@ -147,7 +145,7 @@ fn push(
     part_ns: Option<Figure>,
     part_from: String,
 ) {
-    match found.iter_mut().find(|f| f.mitigation == m.name) {
+    match found.iter_mut().find(|f| f.id == m.id) {
         Some(seen) => {
             seen.evidence.push_str(&format!("; {evidence}"));
             // A part measured here says more than "machine-wide".
@@ -156,6 +154,7 @@ fn push(
             }
         }
         None => found.push(Named {
+            id: m.id,
             mitigation: m.name,
             vulnerabilities: m.files,
             kinds,
@@ -206,14 +205,14 @@ mod tests {
             ("SpeculationIndirectBranch", "conditional force disabled"),
         ]);
         let found = in_force_here(&fixture(), &controls);
-        let get = |name: &str| found.iter().find(|f| f.mitigation == name);
-        let seccomp = get("seccomp filters").expect("seccomp named");
+        let get = |id: Id| found.iter().find(|f| f.id == id);
+        let seccomp = get(Id::SeccompFilters).expect("seccomp named");
         assert_eq!(seccomp.kinds, [Crossing::Syscall]);
         assert!(seccomp.part_ns.is_none());
-        let ibpb = get("IBPB").expect("IBPB named");
+        let ibpb = get(Id::Ibpb).expect("IBPB named");
         assert!(ibpb.kinds.contains(&Crossing::ContextSwitch));
         assert!(ibpb.evidence.contains("conditional force disabled"));
-        let ssbd = get("SSBD (speculative store bypass disable)").expect("SSBD named");
+        let ssbd = get(Id::Ssbd).expect("SSBD named");
         assert_eq!(ssbd.kinds, [Crossing::Syscall]);
         // Not in force: nothing said of it.
         let quiet = counted(&[("Seccomp_filters", "0")]);
@@ -266,8 +265,8 @@ mod tests {
         );
         let asked = counted(&[("SpeculationIndirectBranch", "conditional force disabled")]);
         let found = in_force_here(&tolls, &asked);
-        let get = |name: &str| found.iter().find(|f| f.mitigation == name).unwrap();
-        let srso = get("return thunks / SRSO safe-RET");
+        let get = |id: Id| found.iter().find(|f| f.id == id).unwrap();
+        let srso = get(Id::ReturnThunks);
         let untrain = srso
             .kernel_prices
             .iter()
@@ -276,7 +275,7 @@ mod tests {
         // Its part stays unmeasured: a price is a floor, not a part.
         assert!(srso.part_ns.is_none());
         // IBPB on request: the round trip's difference, per switch.
-        let ibpb = get("IBPB");
+        let ibpb = get(Id::Ibpb);
         assert!(
             (ibpb.part_ns.unwrap().value - 1000.0).abs() < 1e-6,
             "{ibpb:?}"

@@ -10,6 +10,8 @@ use super::{TOLLS, Tax, TollSource};
 use crate::analysis::apart::{self, Sum};
 use crate::analysis::figure::{self, Figure};
 use crate::attribute::{Attributed, Attribution, RowParts, SwitchKind};
+use crate::mitigations::Id;
+use crate::mitigations::process::PROCESS_CONTROLS;
 use crate::plan::Plan;
 use serde::Serialize;
 
@@ -17,7 +19,14 @@ use serde::Serialize;
 /// it.
 #[derive(Debug, Clone, Serialize)]
 pub struct MitigationShare {
+    /// A vulnerability file, a process control or a catalogue name: what
+    /// the run sets or the plan switch.
     pub mitigation: String,
+    /// The catalogue's mitigations it stands for (a file's line may put
+    /// several in force) and their vulnerability files: the keys the
+    /// price list and `summary.in_force` use.
+    pub ids: Vec<Id>,
+    pub vulnerabilities: Vec<String>,
     /// Percent of the workload's CPU time, with its 95% interval.
     #[serde(flatten, with = "figure::as_share_pct")]
     pub share: Option<Figure>,
@@ -101,13 +110,13 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     let taxes: Vec<Option<Vec<crate::tax::crossing::Crossing>>> = switches
         .iter()
         .map(|switch| {
-            let control = crate::mitigations::process::PROCESS_CONTROLS
+            let control = PROCESS_CONTROLS
                 .iter()
                 .find(|c| switch.kind == SwitchKind::Process && c.name == switch.name)?;
             Some(
                 tax.mitigations
                     .iter()
-                    .find(|m| m.mitigation == control.mitigation)
+                    .find(|m| m.id == control.mitigation)
                     .map_or_else(Vec::new, |m| m.kinds.clone()),
             )
         })
@@ -204,8 +213,14 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                         switch.present
                     )
                 });
+            let (ids, vulnerabilities) = match switch.kind {
+                SwitchKind::Boot => keys_of_file(&switch.name, plan),
+                SwitchKind::Process => keys_of_control(&switch.name),
+            };
             MitigationShare {
                 mitigation: switch.name.clone(),
+                ids,
+                vulnerabilities,
                 share: share.filter(|_| applies),
                 needs_boot: None,
                 from: if !applies {
@@ -256,6 +271,26 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     }
 }
 
+/// The catalogue's keys of a vulnerability file: the mitigations its line
+/// in the plan's boot puts in force.
+fn keys_of_file(vulnerability: &str, plan: &Plan) -> (Vec<Id>, Vec<String>) {
+    let ids = plan
+        .in_force
+        .iter()
+        .find(|f| f.vulnerability == vulnerability)
+        .map_or_else(Vec::new, |f| f.mitigations.clone());
+    (ids, vec![vulnerability.to_string()])
+}
+
+/// The catalogue's key of a process control attribute names as a switch.
+fn keys_of_control(name: &str) -> (Vec<Id>, Vec<String>) {
+    let control = PROCESS_CONTROLS.iter().find(|c| c.name == name);
+    (
+        control.map(|c| c.mitigation).into_iter().collect(),
+        Vec::new(),
+    )
+}
+
 /// A kernel mitigation no set separates: the plan's boot without it.
 fn needing_boot(vulnerability: &str, plan: &Plan) -> MitigationShare {
     let boot = plan
@@ -263,8 +298,11 @@ fn needing_boot(vulnerability: &str, plan: &Plan) -> MitigationShare {
         .iter()
         .find(|b| b.name == format!("without {vulnerability}"))
         .or_else(|| plan.boots.iter().find(|b| b.name == "mitigations=off"));
+    let (ids, vulnerabilities) = keys_of_file(vulnerability, plan);
     MitigationShare {
         mitigation: vulnerability.to_string(),
+        ids,
+        vulnerabilities,
         share: None,
         needs_boot: boot.map(|b| {
             format!(
@@ -300,6 +338,8 @@ fn present_boot_only(tax: &Tax, plan: &Plan) -> PerMitigation {
         }
         parts.push(MitigationShare {
             mitigation: m.mitigation.to_string(),
+            ids: vec![m.id],
+            vulnerabilities: m.vulnerabilities.iter().map(|f| f.to_string()).collect(),
             share: sum.read(),
             needs_boot: None,
             from: m.part_from.clone(),

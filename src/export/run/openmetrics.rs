@@ -419,6 +419,7 @@ fn kernel_prices(
         for file in p.vulnerabilities {
             let labels = vec![
                 label("mitigation", p.mitigation),
+                label("id", p.id.key()),
                 label("name", file),
                 label("probe", p.probe),
                 label("variant", p.variant),

@@ -349,11 +349,10 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
         .iter()
         .filter(|n| !n.in_force && n.asked_by.is_some())
     {
-        let files = crate::mitigations::files_of(n.mitigation);
         line.push(format!(
             "{} on request: not offered ({} names none)",
             short_name(n.mitigation),
-            files.join(", ")
+            n.vulnerabilities.join(", ")
         ));
     }
     if !unpriced.is_empty() {
