@@ -550,6 +550,13 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
     for part in alone["per_mitigation"]["parts"].as_array().unwrap() {
         if part["share_pct"].is_null() {
             assert!(part["needs_boot"].as_str().is_some(), "{part}");
+            // Keyed as the price list is: the file, and the catalogue's
+            // mitigations its line puts in force.
+            assert_eq!(
+                part["vulnerabilities"],
+                serde_json::json!([part["mitigation"]])
+            );
+            assert!(!part["ids"].as_array().unwrap().is_empty(), "{part}");
         }
     }
     // A set made under a seccomp filter whose null syscall is 1.5x the

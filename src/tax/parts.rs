@@ -11,7 +11,7 @@ use crate::analysis::apart::{self, Sum};
 use crate::analysis::figure::{self, Figure};
 use crate::attribute::{Attributed, Attribution, RowParts, SwitchKind};
 use crate::mitigations::Id;
-use crate::mitigations::process::PROCESS_CONTROLS;
+use crate::mitigations::process::{PROCESS_CONTROLS, ProcessControl};
 use crate::plan::Plan;
 use serde::Serialize;
 
@@ -110,9 +110,8 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
     let taxes: Vec<Option<Vec<crate::tax::crossing::Crossing>>> = switches
         .iter()
         .map(|switch| {
-            let control = PROCESS_CONTROLS
-                .iter()
-                .find(|c| switch.kind == SwitchKind::Process && c.name == switch.name)?;
+            let control =
+                control_named(&switch.name).filter(|_| switch.kind == SwitchKind::Process)?;
             Some(
                 tax.mitigations
                     .iter()
@@ -282,13 +281,15 @@ fn keys_of_file(vulnerability: &str, plan: &Plan) -> (Vec<Id>, Vec<String>) {
     (ids, vec![vulnerability.to_string()])
 }
 
+/// The process control attribute names as a switch by `name`.
+fn control_named(name: &str) -> Option<&'static ProcessControl> {
+    PROCESS_CONTROLS.iter().find(|c| c.name == name)
+}
+
 /// The catalogue's key of a process control attribute names as a switch.
 fn keys_of_control(name: &str) -> (Vec<Id>, Vec<String>) {
-    let control = PROCESS_CONTROLS.iter().find(|c| c.name == name);
-    (
-        control.map(|c| c.mitigation).into_iter().collect(),
-        Vec::new(),
-    )
+    let id = control_named(name).map(|c| c.mitigation);
+    (id.into_iter().collect(), Vec::new())
 }
 
 /// A kernel mitigation no set separates: the plan's boot without it.
