@@ -147,13 +147,9 @@ impl Evidence {
             // it, a change of twice the threshold was marked in 94% of
             // 2,000 fresh trials, at one run fewer 93% (the test below).
             let resolves = |n: usize| {
-                let gathered = Evidence {
-                    df: self.df + 2.0 * (n - 1) as f64,
-                    ..*self
-                };
                 let weight = 2.0 / n as f64;
                 Spread::of(Some(*self), weight, fixed)
-                    .zip(Spread::of(Some(gathered), weight, fixed))
+                    .zip(Spread::of(Some(self.judged_with(n)), weight, fixed))
                     .is_some_and(|(printed, judging)| {
                         judged.detectable_judged_by(&printed, &judging) <= judged.resolved()
                     })
@@ -172,6 +168,16 @@ impl Evidence {
             }
             low
         })
+    }
+
+    /// The spread a comparison of `runs` a side would judge by: this one
+    /// beside their own spread within each side, 2(runs - 1) degrees of
+    /// freedom more.
+    fn judged_with(&self, runs: usize) -> Evidence {
+        Evidence {
+            df: self.df + 2.0 * runs.saturating_sub(1) as f64,
+            ..*self
+        }
     }
 }
 
@@ -833,13 +839,11 @@ mod tests {
             threshold_log,
             tests,
         };
-        // Judged by n runs a side, whose own spread adds 2(n - 1) df.
         let detectable = |n: usize, j: Judged| {
-            let gathered = Evidence {
-                df: e.df + 2.0 * (n - 1) as f64,
-                ..e
-            };
-            j.detectable_judged_by(&Spread::between(e, n, n), &Spread::between(gathered, n, n))
+            j.detectable_judged_by(
+                &Spread::between(e, n, n),
+                &Spread::between(e.judged_with(n), n, n),
+            )
         };
         // The runs found are the fewest whose detectable change is within
         // twice the threshold.
