@@ -76,7 +76,7 @@ fn the_interval_at_one_speed_holds_the_next_run_read_at_that_speed() {
             covered += usize::from(lo <= other && other <= hi);
             halves.push((hi - lo) / 2.0 / ticks);
             let (raw, next_raw) = (r.cost.as_ref().unwrap(), n.cost.as_ref().unwrap());
-            if let Some([lo, hi]) = raw.interval_ticks() {
+            if let Some([lo, hi]) = raw.raw_ticks().ci95 {
                 raw_covered += usize::from(lo <= next_raw.ticks && next_raw.ticks <= hi);
                 raw_halves.push((hi - lo) / 2.0 / raw.ticks);
             }

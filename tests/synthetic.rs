@@ -64,7 +64,7 @@ fn the_printed_interval_covers_the_next_run() {
             // A row without an interval covers nothing.
             rows += 1;
             let (Some([lo, hi]), Some(half)) =
-                (cost.interval_ticks(), cost.interval_half_width_pct())
+                (cost.raw_ticks().ci95, cost.interval_half_width_pct())
             else {
                 *misses
                     .entry(format!("{} {} (no interval)", r.id, r.variant))
@@ -123,7 +123,8 @@ fn the_headline_stays_within_one_percent_of_the_truth() {
                 || cost.rounds_used < 5
                 || cost.forks < forks_run.len()
                 || cost
-                    .interval_ticks()
+                    .raw_ticks()
+                    .ci95
                     .is_some_and(|[lo, hi]| lo <= truth && truth <= hi);
             if error > 5.0 && !said {
                 unflagged.push(format!(

@@ -87,7 +87,7 @@ impl History {
                 .map_err(sqlite)?;
             for r in &doc.results {
                 let cost = r.cost.as_ref();
-                let ci = cost.and_then(|c| c.interval_ticks());
+                let ci = cost.and_then(|c| c.raw_ticks().ci95);
                 insert
                     .execute(params![
                         id,

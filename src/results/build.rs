@@ -4,8 +4,8 @@
 //! nothing.
 
 use super::record::{
-    Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds, Throughput,
-    TollRecovered,
+    BatchMedian, Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds,
+    Throughput, TollRecovered,
 };
 use super::speed::RunSpeed;
 use super::spread;
@@ -458,7 +458,7 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         batch_medians_ticks: measurement
             .size_medians
             .iter()
-            .map(|&(n, m)| [n as f64, m])
+            .map(|&(n, m)| BatchMedian(n as f64, m))
             .collect(),
         canary_before: round.canary_before,
         canary_after: round.canary_after,

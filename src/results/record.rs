@@ -149,7 +149,7 @@ impl Record {
                 Some(RunFigure {
                     ticks,
                     ns: ticks * ns_per_tick,
-                    interval: cost.interval_ticks().map(|[lo, hi]| [carry(lo), carry(hi)]),
+                    interval: cost.raw_ticks().ci95.map(|[lo, hi]| [carry(lo), carry(hi)]),
                     interval_df: cost.between_forks_df,
                     forks: fork_figures(used.map(|r| (r.fork, carry(r.ticks)))),
                     slow_state,
@@ -326,10 +326,11 @@ impl Cost {
         }
     }
 
-    /// The interval to read this figure against another run's: the
-    /// run-to-run one, or for documents that predate it the rounds' one.
-    pub fn interval_ticks(&self) -> Option<[f64; 2]> {
-        self.run_to_run_ci95_ticks.or(self.ci95_ticks)
+    /// The raw figure in ticks, with the interval to read it against
+    /// another run's: the run-to-run one, or for documents that predate it
+    /// the rounds' one.
+    pub fn raw_ticks(&self) -> figure::Figure {
+        figure::Figure::new(self.ticks, self.run_to_run_ci95_ticks.or(self.ci95_ticks))
     }
 
     pub fn interval_half_width_pct(&self) -> Option<f64> {
@@ -340,11 +341,13 @@ impl Cost {
     /// the run measured one, else the raw figure. (ticks, ns, interval
     /// ticks, half-width percent.)
     pub fn shown(&self) -> Shown {
-        let (ticks, ns, interval) = match (self.speed_normalized_ticks, self.speed_normalized_ns) {
-            (Some(ticks), Some(ns)) => (ticks, ns, self.speed_normalized_ci95_ticks),
-            _ => (self.ticks, self.ns, self.interval_ticks()),
+        let (ticks, ns) = match (self.speed_normalized_ticks, self.speed_normalized_ns) {
+            (Some(ticks), Some(ns)) => (
+                figure::Figure::new(ticks, self.speed_normalized_ci95_ticks),
+                ns,
+            ),
+            _ => (self.raw_ticks(), self.ns),
         };
-        let ticks = figure::Figure::new(ticks, interval);
         let ns_per_tick = if ticks.value != 0.0 {
             ns / ticks.value
         } else {
@@ -482,6 +485,11 @@ pub struct Rounds {
 }
 
 /// One round as the JSON carries it.
+/// One point of a round's fit: items per batch and the median ticks of its
+/// samples, written as a pair `[items, ticks]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BatchMedian(pub f64, pub f64);
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoundRow {
     pub pass: usize,
@@ -497,9 +505,8 @@ pub struct RoundRow {
     pub p99_ticks: f64,
     /// The fixed cost per sample the fit removed.
     pub fixed_ticks: f64,
-    /// [items per batch, median ticks of its samples] for each batch size
-    /// timed, the points the fit went through.
-    pub batch_medians_ticks: Vec<[f64; 2]>,
+    /// For each batch size timed, the point the fit went through.
+    pub batch_medians_ticks: Vec<BatchMedian>,
     pub canary_before: Option<f64>,
     pub canary_after: Option<f64>,
     /// The reference beside the round (the mean of the readings before and

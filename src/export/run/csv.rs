@@ -58,7 +58,7 @@ fn row(r: &Record) -> Row<'_> {
     let cost = r.cost.as_ref();
     let shown = r.shown();
     let interval = shown.and_then(|s| s.ticks.ci95);
-    let raw_interval = cost.and_then(|c| c.interval_ticks());
+    let raw_interval = cost.and_then(|c| c.raw_ticks().ci95);
     let vs = r.vs_baseline.as_ref();
     Row {
         probe: &r.id,
