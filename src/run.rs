@@ -275,7 +275,10 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             known_quiet_threshold: plan
                 .options
                 .known_quiet
-                .filter(|_| fork == 0)
+                .filter(|_| match plan.settings.wait_for_quiet {
+                    true => fork == 0,
+                    false => fork + 1 == plan.forks,
+                })
                 .map(|k| k.threshold()),
         };
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));

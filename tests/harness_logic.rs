@@ -5,7 +5,7 @@
 //! in milliseconds and asserts the same on any CPU, loaded or not.
 
 use mitbench::analysis::rounds::{self, Basis};
-use mitbench::analysis::states::StateModel;
+use mitbench::analysis::states::{QuietLevel, StateModel};
 use mitbench::harness::machine::Machine;
 use mitbench::harness::{Harness, Settings, Timed};
 use mitbench::probes::{
@@ -29,6 +29,9 @@ struct Synthetic {
     /// How much slower than its quiet state the machine is at a time in
     /// seconds (1.0: quiet).
     slowdown: Box<dyn Fn(f64) -> f64 + Send + Sync>,
+    /// How much slower the syscall path alone is (the canary, not the
+    /// work): a cost added on it, as a trace event adds one.
+    syscall_path: f64,
     /// The run is asked to stop once this many samples were handed out.
     stop_at_sample: Option<u64>,
 }
@@ -48,8 +51,14 @@ impl Synthetic {
                 rng: fastrand::Rng::with_seed(7),
             }),
             slowdown: Box::new(slowdown),
+            syscall_path: 1.0,
             stop_at_sample: None,
         }
+    }
+
+    fn with_syscall_path(mut self, factor: f64) -> Synthetic {
+        self.syscall_path = factor;
+        self
     }
 
     fn steady() -> Synthetic {
@@ -95,8 +104,10 @@ impl Machine for Synthetic {
 
     fn canary(&self) -> Option<f64> {
         let mut s = self.state.lock().unwrap();
-        let reading =
-            CANARY * (self.slowdown)(Synthetic::seconds(s.ticks)) * (1.0 + 0.01 * s.rng.f64());
+        let reading = CANARY
+            * self.syscall_path
+            * (self.slowdown)(Synthetic::seconds(s.ticks))
+            * (1.0 + 0.01 * s.rng.f64());
         s.ticks += reading * 64.0 * 5.0;
         Some(reading)
     }
@@ -652,4 +663,95 @@ fn a_slow_stretch_at_the_start_ends_within_the_wait_and_a_moved_level_does_not()
     let waited = scheduler.gate.waited;
     assert!(waited.known_level_not_reached, "{waited:?}");
     assert!(waited.start_s >= gate::LEVEL_MOVED_AFTER_S, "{waited:?}");
+}
+
+/// The quiet level the boot's earlier runs read on the synthetic machine.
+const KNOWN: QuietLevel = QuietLevel {
+    canary: CANARY * 1.005,
+    band: 0.02,
+};
+
+/// One fork of `probes` synthetic probes on `machine` as `mitbench run`
+/// runs it where the history knows the boot's quiet level: gated, the
+/// wait before its first round; with `--no-wait`, the watch after its
+/// last. The run's canary readings fitted as the run's analysis fits
+/// them.
+fn fork_against_known(machine: &Arc<Synthetic>, probes: usize, wait: bool) -> StateModel {
+    let settings = fork_settings(wait);
+    let harness = harness_on(machine, settings.clone());
+    let placement = Placement {
+        cpu: 0,
+        allowed: vec![0],
+    };
+    let mut scheduler = Scheduler::new(&harness, &placement, None);
+    scheduler.gate = Gate::new(wait, settings.budget_s * (2 * probes) as f64);
+    if wait {
+        scheduler.wait_for_known_level(KNOWN.threshold());
+    }
+    for p in 0..probes {
+        let probe = SyntheticProbe {
+            machine: machine.clone(),
+            variants: vec![
+                Work {
+                    baseline: true,
+                    ..Work::of("a", 100.0)
+                },
+                Work::of("b", 150.0),
+            ],
+        };
+        scheduler.run_probe(&probe, p as u64, |_| {});
+    }
+    if !wait {
+        scheduler.watch_for_known_level(KNOWN.threshold());
+    }
+    StateModel::fit_against(
+        &scheduler.canaries,
+        Some(KNOWN),
+        scheduler.gate.waited.known_level_not_reached,
+    )
+}
+
+#[test]
+fn a_level_that_moved_for_a_whole_run_is_told_the_same_with_and_without_the_wait() {
+    // The host slow for the whole run (everything 25% slower), and a cost
+    // on the syscall path alone (the canary 25% slower, the work not).
+    let timelines: [fn() -> Synthetic; 2] = [
+        || Synthetic::new(|_| 1.25),
+        || Synthetic::steady().with_syscall_path(1.25),
+    ];
+    let truth = (1.25 / KNOWN.canary * CANARY - 1.0) * 100.0;
+    for (i, timeline) in timelines.iter().enumerate() {
+        let told: Vec<f64> = [true, false]
+            .into_iter()
+            .map(|wait| {
+                let model = fork_against_known(&Arc::new(timeline()), 2, wait);
+                assert_eq!(model.above_known_pct, None, "{i} {wait}: {model:?}");
+                let moved = model.moved_pct.expect("a level that never came back moved");
+                assert!(
+                    (moved - truth).abs() < 1.5,
+                    "{i} {wait}: {moved} against {truth}"
+                );
+                moved
+            })
+            .collect();
+        assert!((told[0] - told[1]).abs() < 1.0, "{i}: {told:?}");
+    }
+}
+
+#[test]
+fn a_slow_stretch_the_watch_outlasts_is_no_shift_with_or_without_the_wait() {
+    // Slow 40% for the first 8 s (shorter than the longest stretch seen),
+    // then at the known level; the rounds take about a second and a half.
+    for wait in [true, false] {
+        let stretch = Arc::new(Synthetic::new(|t| if t < 8.0 { 1.4 } else { 1.0 }));
+        let model = fork_against_known(&stretch, 2, wait);
+        assert_eq!(model.moved_pct, None, "{wait}: {model:?}");
+        match wait {
+            // The wait outlasts the stretch: the rounds read the known level.
+            true => assert_eq!(model.above_known_pct, None, "{model:?}"),
+            // Every round in the stretch, which the watch saw end: a slow
+            // level, its rows the slow level's, no level that moved.
+            false => assert!(model.above_known_pct.is_some(), "{model:?}"),
+        }
+    }
 }

@@ -218,7 +218,7 @@ fn verdicts_on(
                 figures.entry(key).or_default().push(ticks);
             }
         }
-        let learned = mitbench::analysis::noise::learned(figures);
+        let learned = mitbench::analysis::noise::learned(common::sides::one_stretch(figures));
         let (mut old, mut new) = (Vec::new(), Vec::new());
         if alternate {
             for _ in 0..a.max(b) {

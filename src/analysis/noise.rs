@@ -84,13 +84,28 @@ impl Evidence {
     /// freedom are those of a normal sample's MSSD, 2m^2/(3m-1) for m steps.
     /// None under two steps.
     pub fn from_successive(figures: &[f64]) -> Option<Evidence> {
-        if figures.len() < MIN_LEARNED_RUNS || figures.iter().any(|f| f.is_nan() || *f <= 0.0) {
+        Evidence::from_stretches(&[figures.to_vec()])
+    }
+
+    /// [`Evidence::from_successive`] over stretches of runs, each at one
+    /// quiet level of the machine: the steps within each stretch count and
+    /// the step from one stretch to the next does not. A level shift
+    /// between two runs (a trace event turned on, an audit rule added) is
+    /// a finding of its own, which `compare` names; counted as a step it
+    /// had widened every later verdict on the row for as many runs as the
+    /// history reads. None under two steps in all.
+    pub fn from_stretches(stretches: &[Vec<f64>]) -> Option<Evidence> {
+        let figures = || stretches.iter().flatten();
+        if figures().any(|f| f.is_nan() || *f <= 0.0) {
             return None;
         }
-        let steps: Vec<f64> = figures
-            .windows(2)
-            .map(|pair| (pair[1] / pair[0]).ln())
+        let steps: Vec<f64> = stretches
+            .iter()
+            .flat_map(|stretch| stretch.windows(2).map(|pair| (pair[1] / pair[0]).ln()))
             .collect();
+        if steps.len() + 1 < MIN_LEARNED_RUNS {
+            return None;
+        }
         let m = steps.len() as f64;
         let mean_square = steps.iter().map(|s| s * s).sum::<f64>() / m;
         Some(Evidence {
@@ -299,19 +314,20 @@ pub struct Learned {
 }
 
 /// Each row's noise from its earlier runs' figures in the order they ran,
-/// where it has at least three (see `History::row_figures`).
+/// in stretches at one quiet level each, where they hold two steps (see
+/// `History::row_figures`).
 pub fn learned<K: Ord>(
-    figures: std::collections::BTreeMap<K, Vec<f64>>,
+    figures: std::collections::BTreeMap<K, Vec<Vec<f64>>>,
 ) -> std::collections::BTreeMap<K, Learned> {
     figures
         .into_iter()
-        .filter_map(|(key, f)| {
-            let evidence = Evidence::from_successive(&f)?;
+        .filter_map(|(key, stretches)| {
+            let evidence = Evidence::from_stretches(&stretches)?;
             Some((
                 key,
                 Learned {
                     evidence,
-                    runs: f.len(),
+                    runs: stretches.iter().map(Vec::len).sum(),
                 },
             ))
         })
@@ -793,6 +809,24 @@ mod tests {
         assert!(e.var > 10.0 * 1.01f64.ln().powi(2), "{e:?}");
         assert!(Evidence::from_successive(&[100.0, 101.0]).is_none());
         assert!(Evidence::from_successive(&[100.0, 0.0, 101.0]).is_none());
+    }
+
+    #[test]
+    fn the_step_between_two_levels_of_the_machine_is_not_a_rows_noise() {
+        // Four runs at one level, a trace event turned on, four at +25%:
+        // the step between them is the shift's, the steps within each are
+        // the row's noise, and their degrees of freedom are the six steps'.
+        let before = vec![100.0, 101.0, 100.0, 101.0];
+        let after: Vec<f64> = before.iter().map(|f| f * 1.25).collect();
+        let e = Evidence::from_stretches(&[before.clone(), after.clone()]).unwrap();
+        assert!((e.var - 1.01f64.ln().powi(2) / 2.0).abs() < 1e-12, "{e:?}");
+        assert!((e.df - 72.0 / 17.0).abs() < 1e-12, "{e:?}");
+        // Read as one series, the step takes the row's noise up 40-fold.
+        let joined: Vec<f64> = before.into_iter().chain(after).collect();
+        assert!(Evidence::from_successive(&joined).unwrap().var > 40.0 * e.var);
+        // One step in each of two stretches is two steps: enough.
+        assert!(Evidence::from_stretches(&[vec![100.0, 101.0], vec![125.0, 126.0]]).is_some());
+        assert!(Evidence::from_stretches(&[vec![100.0, 101.0], vec![125.0]]).is_none());
     }
 
     #[test]

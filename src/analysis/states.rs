@@ -24,13 +24,17 @@
 //! the quiet canary of this boot, the model is anchored to it
 //! ([`StateModel::fit_anchored`]), and a run above it says so. Which it is
 //! is told by time, not shape (a host's slow stretch can be one sharp
-//! level, a traced syscall path as noisy as a continuum): a run waits at
-//! its start longer than a slow stretch lasts for the known level
-//! (`Scheduler::wait_for_known_level`), and where it never came back the
+//! level, a traced syscall path as noisy as a continuum): the canary is
+//! watched for the known level longer than a slow stretch lasts, before a
+//! gated run's first round and after a `--no-wait` run's last
+//! (`Scheduler::wait_for_known_level`, `watch_for_known_level`), so both
+//! kinds of run decide on the same evidence. Where it never came back the
 //! level moved (the host's speed, or a real cost added on the syscall
 //! path: an audit rule, a trace event). That run's own lowest level is its
 //! quiet level, and the move a finding of its own (`moved_pct`): calling
 //! it a slow level had dropped every row of a run with a real regression.
+//! Where the watch was cut short (Ctrl-C), nothing tells the two apart:
+//! every reading is slow (`above_known_pct`), and the run says so.
 
 use crate::analysis::stats::quantile;
 use serde::{Deserialize, Serialize};
@@ -122,6 +126,21 @@ impl QuietLevel {
     }
 }
 
+impl QuietLevel {
+    /// Whether `other` is this level as far as their own spread tells:
+    /// within the wider of the two bands (at least [`MIN_QUIET_BAND`]).
+    /// Two runs' levels further apart are a level shift between them: a
+    /// cost added on the syscall path, or the host's speed.
+    pub fn holds(&self, other: &QuietLevel) -> bool {
+        (other.canary / self.canary - 1.0).abs() <= self.band_with(other)
+    }
+
+    /// The band two levels are held to one another by, as a fraction.
+    pub fn band_with(&self, other: &QuietLevel) -> f64 {
+        self.band.max(other.band).clamp(MIN_QUIET_BAND, QUIET_BAND)
+    }
+}
+
 fn fixed_band() -> f64 {
     QUIET_BAND
 }
@@ -152,9 +171,9 @@ impl StateModel {
         StateModel::fit_against(readings, known, false)
     }
 
-    /// [`StateModel::fit_anchored`], where `moved` says the run waited at
-    /// its start longer than a slow stretch lasts without reaching the
-    /// known level: its own lowest level is then the quiet level, moved.
+    /// [`StateModel::fit_anchored`], where `moved` says the canary was
+    /// watched longer than a slow stretch lasts without reaching the known
+    /// level: its own lowest level is then the quiet level, moved.
     pub fn fit_against(readings: &[f64], known: Option<QuietLevel>, moved: bool) -> StateModel {
         let known = known.filter(|k| k.canary.is_finite() && k.canary > 0.0);
         let known_quiet = known.map(|k| k.canary);
@@ -194,7 +213,7 @@ impl StateModel {
         // above the known level's band (its own, as measured when the
         // boot's host was quiet: a run wholly in a continuum of slow
         // levels has no sharp peak, and a band of its own as wide as them)
-        // and the run did not wait out a slow stretch's length for it.
+        // and the canary was not watched a slow stretch's length for it.
         let beyond = known.filter(|k| own > k.threshold());
         let pct_over = |k: QuietLevel| (own / k.canary - 1.0) * 100.0;
         let moved_pct = beyond.filter(|_| moved).map(pct_over);
@@ -234,6 +253,16 @@ impl StateModel {
             known_quiet,
             above_known_pct,
             moved_pct,
+        }
+    }
+
+    /// The level the run's canary sat at: its quiet canary, or, where the
+    /// run never reached the known quiet level (`quiet_canary` is then the
+    /// known one), the level of its own fastest readings.
+    pub fn level(&self) -> f64 {
+        match (self.above_known_pct, self.known_quiet) {
+            (Some(pct), Some(known)) => known * (1.0 + pct / 100.0),
+            _ => self.quiet_canary,
         }
     }
 

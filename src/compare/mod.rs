@@ -5,6 +5,7 @@
 mod explain;
 mod fleet;
 mod inventory_diff;
+mod shift;
 
 use crate::analysis::contrast;
 pub use crate::analysis::contrast::Outside;
@@ -20,6 +21,7 @@ pub use explain::IN_RUN_AB;
 use explain::{explain, in_run};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use inventory_diff::{InventoryChange, inventory_changes};
+pub use shift::{LevelShift, Told};
 
 use crate::analysis::rounds::{Basis, across_forks};
 use crate::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};
@@ -244,6 +246,10 @@ pub struct RunComparison {
     /// speed, so this change is out of them. None for older documents.
     pub reference_ticks: Option<Sides>,
     pub reference_change_pct: Option<f64>,
+    /// The syscall path's level read apart on the two sides, where it was:
+    /// one finding, with what the runs tell of it and the rows that moved
+    /// with it ([`shift`]).
+    pub level_shift: Option<LevelShift>,
     pub inventory: Vec<InventoryChange>,
     /// How far this machine's figures move between runs, as the history
     /// has seen it: the median row's 95% half-width, percent, over the
@@ -443,9 +449,10 @@ fn unheld(
         threshold_pct,
         warnings,
         canary_change_pct: percent_change(
-            first_old.machine_states.model.quiet_canary,
-            first_new.machine_states.model.quiet_canary,
+            first_old.machine_states.model.level(),
+            first_new.machine_states.model.level(),
         ),
+        level_shift: shift::between(old, new, !inventory.is_empty()),
         reference_ticks: at.and(
             old.reference()
                 .zip(new.reference())
@@ -488,6 +495,9 @@ pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64, powe
         c.rows_marked = c.rows.iter().filter(|r| r.verdict != Verdict::Same).count();
         c.false_rows_expected = FALSE_DISCOVERY_RATE * c.rows_marked as f64;
         (c.explained, c.unexplained) = explain(&mut c.rows, &c.inventory);
+        if let Some(shift) = &mut c.level_shift {
+            shift.gather(&c.rows, &mut c.unexplained);
+        }
     }
 }
 
@@ -533,7 +543,7 @@ fn label(doc: &RunDocument, name: &str) -> RunLabel {
         started_at: doc.started_at.clone(),
         host: doc.inventory.identity.hostname.clone(),
         kernel: doc.inventory.kernel.release.clone(),
-        quiet_canary_ticks: doc.machine_states.model.quiet_canary,
+        quiet_canary_ticks: doc.machine_states.model.level(),
     }
 }
 

@@ -22,7 +22,9 @@ pub const RUNS_PER_BOOT: i64 = 16;
 
 /// Each row's (probe, variant) figures over earlier runs, in the order they
 /// ran.
-pub type RowFigures = BTreeMap<(String, String), Vec<f64>>;
+/// Each row's figures over stored runs in the order they ran, in stretches
+/// of runs at one quiet level of the machine (see `History::row_figures`).
+pub type RowFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
 
 /// A stored run set: its first run's id, its runs, the command line it ran
 /// under and when it started.
@@ -111,6 +113,23 @@ fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
     }
 }
 
+/// A row's series cut into stretches where neighbouring runs' quiet levels
+/// do not hold one another; a run whose level is not stored joins the
+/// stretch it follows.
+fn at_one_level(figures: Vec<f64>, levels: &[Option<QuietLevel>]) -> Vec<Vec<f64>> {
+    let mut stretches: Vec<Vec<f64>> = Vec::new();
+    let mut last: Option<QuietLevel> = None;
+    for (figure, level) in figures.into_iter().zip(levels) {
+        let shifted = last.zip(*level).is_some_and(|(a, b)| !a.holds(&b));
+        match stretches.last_mut() {
+            Some(stretch) if !shifted => stretch.push(figure),
+            _ => stretches.push(vec![figure]),
+        }
+        last = level.or(last);
+    }
+    stretches
+}
+
 impl History {
     /// The quiet level this boot's recent runs read on CPU `cpu` under the
     /// same process controls as `like` (a seccomp filter or speculation
@@ -181,7 +200,9 @@ impl History {
     /// learns a row's noise from. Where every such run of a row has a figure
     /// at its reference speed, the row's figures are those, carried to the
     /// runs' common reference speed, as a comparison at equal speed reads
-    /// them.
+    /// them. The series is cut where two neighbouring runs' quiet levels
+    /// lie apart beyond their bands (`QuietLevel::holds`): the step across
+    /// a level shift is the shift's, not the row's noise.
     pub fn row_figures(
         &self,
         conditions: &str,
@@ -192,7 +213,7 @@ impl History {
             .conn
             .prepare(
                 "SELECT c.probe, c.variant, c.ticks, c.speed_normalized_ticks,
-                        c.speed_coefficient, r.reference_ticks
+                        c.speed_coefficient, r.reference_ticks, r.quiet_canary, r.quiet_band
                  FROM records c JOIN runs r ON r.id = c.run_id
                  WHERE c.ticks > 0 AND c.slow_state = 0
                    AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
@@ -201,22 +222,30 @@ impl History {
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
-        let mut by_row: BTreeMap<(String, String), Vec<StoredFigure>> = BTreeMap::new();
+        type Stored = (Vec<StoredFigure>, Vec<Option<QuietLevel>>);
+        let mut by_row: BTreeMap<(String, String), Stored> = BTreeMap::new();
         let rows = query
             .query_map(params![conditions, except, LEARNED_RUNS], |r| {
+                let level = r
+                    .get::<_, Option<f64>>(6)?
+                    .zip(r.get::<_, Option<f64>>(7)?)
+                    .map(|(canary, band)| QuietLevel { canary, band });
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     stored_figure(r, 2)?,
+                    level,
                 ))
             })
             .map_err(|e| self.sqlite(e))?;
         for row in rows {
-            let (key, figure) = row.map_err(|e| self.sqlite(e))?;
-            by_row.entry(key).or_default().push(figure);
+            let (key, figure, level) = row.map_err(|e| self.sqlite(e))?;
+            let (figures, levels) = by_row.entry(key).or_default();
+            figures.push(figure);
+            levels.push(level);
         }
         Ok(by_row
             .into_iter()
-            .map(|(key, stored)| (key, at_one_speed(&stored)))
+            .map(|(key, (stored, levels))| (key, at_one_level(at_one_speed(&stored), &levels)))
             .collect())
     }
 

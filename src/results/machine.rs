@@ -147,10 +147,12 @@ impl MachineStates {
         let slow_levels_pct = model.slow_levels_pct.filter(|_| model.two_states);
         let summary = match (slow_levels_pct, model.above_known_pct) {
             (_, Some(above)) => format!(
-                "machine: the whole run sat in a slow level, its fastest canary readings \
-                 +{above:.0}% above the quiet canary this boot read before ({:.0} ticks): no \
-                 round reached the quiet level, and every figure is that slow level's, its \
-                 interval reaching down to the quiet level; {steal}",
+                "machine: the whole run sat above the quiet canary this boot read before ({:.0} \
+                 ticks), its fastest canary readings +{above:.0}% above it, and the canary came \
+                 back to that level when watched, or the watch was cut short: a host's slow \
+                 stretch as far as the run can tell, so every figure is that slow level's, its \
+                 interval reaching down to the quiet level (a run later tells a level that \
+                 stays); {steal}",
                 model.quiet_canary,
             ),
             (Some(levels), None) => format!(
@@ -187,10 +189,10 @@ impl MachineStates {
         let summary = match (model.moved_pct, model.known_quiet) {
             (Some(pct), Some(known)) => format!(
                 "{summary}; the quiet level sat {pct:+.0}% above the one this boot's recent runs \
-                 read ({known:.0} ticks), and the run's first {:.0} s never came back to it, \
-                 longer than a host's slow stretch lasts: the level moved (a cost added on the \
-                 syscall path, or the host's speed), not a slow level; `mitbench compare` tells \
-                 which rows moved with it",
+                 read ({known:.0} ticks): the canary never came back to it in the run and stayed \
+                 above it for {:.0} s on end, longer than a host's slow stretch lasts, so the \
+                 level moved (a cost added on the syscall path, or the host's speed), not a slow \
+                 level; `mitbench compare` tells which rows moved with it",
                 crate::schedule::gate::LEVEL_MOVED_AFTER_S
             ),
             _ => summary,
@@ -249,6 +251,13 @@ impl MachineStates {
             self.summary = format!(
                 "{}; the run waited {:.1} s at its start for the boot's quiet level",
                 self.summary, waited.start_s
+            );
+        }
+        if waited.end_s >= 0.1 {
+            self.summary = format!(
+                "{}; the canary was watched {:.1} s after the last round for the boot's quiet \
+                 level",
+                self.summary, waited.end_s
             );
         }
         self.waited = Some(waited);

@@ -45,9 +45,11 @@ pub struct Job {
     /// Whether a progress line goes to the parent after every pass (only
     /// where a bar shows it: each line wakes the parent).
     pub progress: bool,
-    /// The canary at or below which the boot's recent runs read quiet,
-    /// for the first fork to wait for before its first round (see
-    /// `Scheduler::wait_for_known_level`); None in the others.
+    /// The canary at or below which the boot's recent runs read quiet:
+    /// where the run waits for the quiet level, for the first fork to wait
+    /// for before its first round (`Scheduler::wait_for_known_level`);
+    /// where it does not, for the last fork to watch for after its last
+    /// (`Scheduler::watch_for_known_level`). None in the others.
     #[serde(default)]
     pub known_quiet_threshold: Option<f64>,
 }
@@ -131,10 +133,8 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
         job.settings.wait_for_quiet,
         job.settings.budget_s * variants as f64,
     );
-    if let Some(threshold) = job
-        .known_quiet_threshold
-        .filter(|_| job.settings.wait_for_quiet)
-    {
+    let known_level = job.known_quiet_threshold;
+    if let Some(threshold) = known_level.filter(|_| job.settings.wait_for_quiet) {
         scheduler.wait_for_known_level(threshold);
     }
     let mut done = 0;
@@ -155,6 +155,9 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
             variants: rounds.variants,
             order_seed: rounds.order_seed,
         });
+    }
+    if let Some(threshold) = known_level.filter(|_| !job.settings.wait_for_quiet) {
+        scheduler.watch_for_known_level(threshold);
     }
     Ok(ForkRounds {
         probes: measured,

@@ -49,11 +49,12 @@ pub const LEAST_SCALE: f64 = 0.25;
 /// measured a median 1 round a variant against 4-5 in the others, and 125
 /// rows stood on one fork.
 pub const PRIOR_SHARE: f64 = 0.2;
-/// How long a run waits at its start for the quiet level the boot's recent
-/// runs read, before it takes the level as moved: longer than the longest
+/// How long the canary must stay above the quiet level the boot's recent
+/// runs read before the level is taken as moved: longer than the longest
 /// slow stretch seen (11.4 s on the busy Zen 3), so a host's slow stretch
 /// ends within it and a moved level (a cost added on the syscall path,
-/// the host's speed) does not.
+/// the host's speed) does not. A gated run watches for it before its first
+/// round, a `--no-wait` run after its last (`Scheduler::watch_for_known_level`).
 pub const LEVEL_MOVED_AFTER_S: f64 = 15.0;
 
 /// How long a fork (or a run, summed) waited for the quiet level.
@@ -73,10 +74,14 @@ pub struct Waited {
     #[serde(default)]
     pub quiet_round_seconds: f64,
     /// Seconds the run waited at its start for the boot's known quiet
-    /// level, and whether it waited [`LEVEL_MOVED_AFTER_S`] without the
-    /// canary coming back to it: the level moved.
+    /// level (a gated run), and watched for it after its last round where
+    /// no reading had reached it (`--no-wait`); and whether the canary
+    /// stayed above it for [`LEVEL_MOVED_AFTER_S`] on end: the level
+    /// moved.
     #[serde(default)]
     pub start_s: f64,
+    #[serde(default)]
+    pub end_s: f64,
     #[serde(default)]
     pub known_level_not_reached: bool,
 }
@@ -89,6 +94,7 @@ impl Waited {
         self.round_seconds += other.round_seconds;
         self.quiet_round_seconds += other.quiet_round_seconds;
         self.start_s += other.start_s;
+        self.end_s += other.end_s;
         self.known_level_not_reached |= other.known_level_not_reached;
     }
 

@@ -421,21 +421,44 @@ impl<'a> Scheduler<'a> {
     /// of this enters a figure: it tells a host's slow stretch, which
     /// ends, from a level that moved, which does not.
     pub fn wait_for_known_level(&mut self, threshold: f64) {
+        let started = self.harness.machine.now();
+        let reached = self.watch_for_level(threshold, started);
+        self.gate.waited.start_s = self.seconds_since(started);
+        self.gate.waited.known_level_not_reached = !reached;
+    }
+
+    /// After the fork's last round, where none of its canary readings
+    /// reached `threshold` (the boot's known quiet level): watches the
+    /// canary until it does, or until [`gate::LEVEL_MOVED_AFTER_S`] have
+    /// passed since the fork began, and says whether it never came back.
+    /// A run that does not wait before its rounds (`--no-wait`) gathers
+    /// the same evidence as one that does, without delaying a round: the
+    /// watch costs time only where the level did not come back, and
+    /// nothing of it enters a figure.
+    pub fn watch_for_known_level(&mut self, threshold: f64) {
+        if self.canaries.iter().any(|&c| c <= threshold) {
+            return;
+        }
+        let watched = self.harness.machine.now();
+        let reached = self.watch_for_level(threshold, self.run_started);
+        self.gate.waited.end_s = self.seconds_since(watched);
+        self.gate.waited.known_level_not_reached = !reached;
+    }
+
+    /// Reads the canary until it reads at or below `threshold` (true), or
+    /// [`gate::LEVEL_MOVED_AFTER_S`] have passed since `since` (false). A
+    /// Ctrl-C ends it saying nothing of the level: true.
+    fn watch_for_level(&mut self, threshold: f64, since: Duration) -> bool {
         let machine = self.harness.machine.clone();
-        let started = machine.now();
-        let reached = loop {
+        loop {
             if machine.canary().is_some_and(|c| c <= threshold) {
-                break true;
+                return true;
             }
-            let waited = (machine.now() - started).as_secs_f64();
-            if waited >= gate::LEVEL_MOVED_AFTER_S || machine.stop_requested() {
-                break false;
+            if self.seconds_since(since) >= gate::LEVEL_MOVED_AFTER_S || machine.stop_requested() {
+                return machine.stop_requested();
             }
             machine.pause(gate::WAIT_STEP);
-        };
-        self.gate.waited.start_s = (machine.now() - started).as_secs_f64();
-        // A Ctrl-C during the wait says nothing of the level.
-        self.gate.waited.known_level_not_reached = !reached && !machine.stop_requested();
+        }
     }
 
     /// A variant's budget in this fork: its share of the quiet time the

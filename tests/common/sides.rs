@@ -58,9 +58,16 @@ pub fn figures_at_one_speed(runs: &[Run]) -> BTreeMap<Key, Vec<f64>> {
     figures
 }
 
-/// Each row's noise as `compare` learns it from the history's runs.
+/// Each row's noise as `compare` learns it from the history's runs: one
+/// stretch a row, the synthetic machine's runs holding one quiet level (it
+/// drifts, and never shifts the syscall path alone).
 pub fn learned_from(history: &[Run]) -> BTreeMap<Key, compare::Learned> {
-    mitbench::analysis::noise::learned(figures_at_one_speed(history))
+    mitbench::analysis::noise::learned(one_stretch(figures_at_one_speed(history)))
+}
+
+/// Each row's series as one stretch at one quiet level.
+pub fn one_stretch(figures: BTreeMap<Key, Vec<f64>>) -> BTreeMap<Key, Vec<Vec<f64>>> {
+    figures.into_iter().map(|(k, f)| (k, vec![f])).collect()
 }
 
 /// A boot's own variance per row from runs of several boots (each a

@@ -77,6 +77,17 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
             plot: plots::changes(&e.mitigation, &named(cmp, &e.rows))?,
         });
     }
+    if let Some(shift) = cmp.level_shift.as_ref().filter(|s| !s.rows.is_empty()) {
+        let title = format!("the level shift ({})", signed(shift.change_pct));
+        explained.push(Group {
+            plot: plots::changes(&title, &named(cmp, &shift.rows))?,
+            mitigation: title,
+            why: sentence(&shift.summary),
+            source: "the canary: a raw getpid, read between rounds".to_string(),
+            because: vec!["the syscall path's level".to_string()],
+            rows: shift.rows.clone(),
+        });
+    }
     let unexplained = match named(cmp, &cmp.unexplained) {
         rows if rows.is_empty() => None,
         rows => Some(plots::changes("unexplained", &rows)?),
@@ -108,6 +119,7 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
         new: &cmp.new,
         warnings: &cmp.warnings,
         canary: std::iter::once(super::canary(cmp))
+            .chain(super::level_shift(cmp))
             .chain(super::machine_speed(cmp))
             .chain(super::runs_own_noise_only(cmp))
             .map(|line| sentence(&line))

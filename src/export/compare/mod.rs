@@ -22,6 +22,15 @@ pub(crate) fn canary(cmp: &RunComparison) -> String {
     )
 }
 
+/// The syscall path's level read apart on the two sides, where it was:
+/// one finding above the rows (`compare::shift`).
+pub(crate) fn level_shift(cmp: &RunComparison) -> Option<String> {
+    Some(format!(
+        "level shift: {}",
+        cmp.level_shift.as_ref()?.summary
+    ))
+}
+
 /// Where no row's between-run noise is known (one run a side and no
 /// history), that its verdict counts the runs' own noise only: said where
 /// a reader reads the verdicts, not in the JSON's `noise_from` alone.

@@ -106,6 +106,9 @@ fn sides(out: &mut String, cmp: &RunComparison) {
         let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out, "{}", super::canary(cmp));
+    if let Some(shift) = super::level_shift(cmp) {
+        let _ = writeln!(out, "{shift}");
+    }
     if let Some(speed) = super::machine_speed(cmp) {
         let _ = writeln!(out, "{speed}");
     }
@@ -183,8 +186,19 @@ fn rows(out: &mut String, cmp: &RunComparison, style: Style, width: usize) {
 /// rows not compared.
 fn attribution(out: &mut String, cmp: &RunComparison, style: Style) {
     heading(style, out, "Attribution (consistent with, not proof)");
-    if cmp.explained.is_empty() && cmp.unexplained.is_empty() {
+    let shifted = cmp.level_shift.as_ref().filter(|s| !s.rows.is_empty());
+    if cmp.explained.is_empty() && cmp.unexplained.is_empty() && shifted.is_none() {
         let _ = writeln!(out, "no row changed beyond noise and the threshold");
+    }
+    if let Some(shift) = shifted {
+        let _ = writeln!(
+            out,
+            "{}the level shift ({:+.1}% on the syscall path, above): {} row(s) moved with it. {}",
+            bullet(style),
+            shift.change_pct,
+            shift.rows.len(),
+            shift.rows.join("; ")
+        );
     }
     for e in &cmp.explained {
         let _ = writeln!(

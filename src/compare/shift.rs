@@ -1,0 +1,219 @@
+//! A level shift between the sides: the syscall path's quiet level (the
+//! raw getpid canary) read apart. It is one finding, said once above the
+//! rows: a trace event, an audit rule or a BPF program adds its cost to
+//! every syscall, and the host's speed moves every row, so forty rows
+//! marked slower under one shift are one change, not forty. What the runs
+//! can tell is said with it, and only that: whether the shifted side's
+//! canary stayed away from the other's level longer than a host's slow
+//! stretch lasts (a level that moved), or came back to it when watched (a
+//! slow stretch, as far as the runs tell), or each run sat at a level of
+//! its own with none to hold against (a change between the runs); and
+//! whether the reference, work no mitigation touches, moved with it. The
+//! rows keep their verdicts as measured: a regression is never host noise.
+
+use super::{RowChange, Side, Sides};
+use crate::analysis::states::{QuietLevel, StateModel};
+use crate::analysis::verdict::{Verdict, percent_change};
+use crate::schedule::gate::LEVEL_MOVED_AFTER_S;
+use serde::Serialize;
+
+/// What the runs tell of a shift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Told {
+    /// The shifted side's canary never came back to the other's level and
+    /// stayed away from it [`LEVEL_MOVED_AFTER_S`] on end: the level moved.
+    Moved,
+    /// The shifted side never reached the other's level in its rounds, but
+    /// its canary came back to it when watched (or the watch was cut
+    /// short): a slow stretch of the host, as far as the runs can tell.
+    /// Its rows are that slow level's and are not compared.
+    SlowStretch,
+    /// Each run sat at a level of its own throughout, with no level of the
+    /// other's held against it (another boot, no history): the change lies
+    /// between the runs.
+    Between,
+}
+
+/// The syscall path's level on each side and what moved with it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelShift {
+    /// Each side's level, canary ticks per call: the quiet level its rows
+    /// stand on, or, for a run that never reached the other's, the level of
+    /// its own fastest readings (each side's runs' geometric mean).
+    pub canary_ticks: Sides,
+    /// new / old - 1, percent.
+    pub change_pct: f64,
+    /// How far apart the levels must lie to be a shift, percent: the wider
+    /// of the sides' quiet bands (a level's own spread).
+    pub band_pct: f64,
+    pub told: Told,
+    /// Which side shifted where the runs say (`old` or `new`); None for a
+    /// change between the runs.
+    pub shifted: Option<String>,
+    /// The reference's change between the sides, percent, where both read
+    /// it: a host's speed moves it, a cost on the syscall path does not.
+    pub reference_change_pct: Option<f64>,
+    /// Whether the reference held within the band while the canary moved.
+    pub reference_held: Option<bool>,
+    /// "probe variant" of each row marked in the shift's direction that no
+    /// inventory change explains: the rows that moved with it.
+    pub rows: Vec<String>,
+    /// Rows marked against the shift's direction.
+    pub rows_against: usize,
+    pub summary: String,
+}
+
+/// The shift between `old` and `new`, where their levels lie further
+/// apart than the wider quiet band; None where they do not or a side has
+/// no level.
+/// `recorded` says whether anything mitbench records changed between the
+/// sides (the inventory's difference), which the shift's sentence points to.
+pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShift> {
+    let level = |side: &Side| {
+        let models = || side.runs.iter().map(|d| &d.machine_states.model);
+        Some(QuietLevel {
+            canary: geometric_mean(models().map(StateModel::level))?,
+            band: models().map(|m| m.quiet_band).fold(0.0, f64::max),
+        })
+    };
+    let (old_level, new_level) = (level(old)?, level(new)?);
+    if old_level.holds(&new_level) {
+        return None;
+    }
+    let canary_ticks = Sides {
+        old: old_level.canary,
+        new: new_level.canary,
+    };
+    let change_pct = percent_change(canary_ticks.old, canary_ticks.new);
+    let band_pct = old_level.band_with(&new_level) * 100.0;
+    let told_of = |side: &Side| {
+        let models = || side.runs.iter().map(|d| &d.machine_states.model);
+        if models().any(|m| m.above_known_pct.is_some()) {
+            Some(Told::SlowStretch)
+        } else if models().any(|m| m.moved_pct.is_some()) {
+            Some(Told::Moved)
+        } else {
+            None
+        }
+    };
+    let (told, shifted) = match (told_of(old), told_of(new)) {
+        (_, Some(told)) => (told, Some(new.name.clone())),
+        (Some(told), None) => (told, Some(old.name.clone())),
+        (None, None) => (Told::Between, None),
+    };
+    let reference_change_pct = old
+        .reference()
+        .zip(new.reference())
+        .map(|(o, n)| percent_change(o, n));
+    let reference_held = reference_change_pct.map(|pct| pct.abs() <= band_pct);
+    let mut shift = LevelShift {
+        canary_ticks,
+        change_pct,
+        band_pct,
+        told,
+        shifted,
+        reference_change_pct,
+        reference_held,
+        rows: Vec::new(),
+        rows_against: 0,
+        summary: String::new(),
+    };
+    shift.summary = shift.say([&old.name, &new.name]);
+    if recorded {
+        shift.summary += "; what mitbench records of the machine changed too (listed below)";
+    }
+    Some(shift)
+}
+
+fn geometric_mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let logs: Vec<f64> = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map(f64::ln)
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+impl LevelShift {
+    /// The verdict of a row that moved with the shift.
+    fn direction(&self) -> Verdict {
+        if self.change_pct > 0.0 {
+            Verdict::Slower
+        } else {
+            Verdict::Faster
+        }
+    }
+
+    /// Takes the rows marked in the shift's direction out of `unexplained`
+    /// (no inventory change explains them) into the shift's, and counts
+    /// those marked against it; the summary then says how many moved.
+    pub(super) fn gather(&mut self, rows: &[RowChange], unexplained: &mut Vec<String>) {
+        let with = self.direction();
+        let moved_with: Vec<String> = rows
+            .iter()
+            .filter(|r| r.verdict == with)
+            .map(|r| format!("{} {}", r.key.id, r.key.variant))
+            .filter(|name| unexplained.contains(name))
+            .collect();
+        unexplained.retain(|name| !moved_with.contains(name));
+        self.rows = moved_with;
+        self.rows_against = rows
+            .iter()
+            .filter(|r| r.verdict != Verdict::Same && r.verdict != with)
+            .count();
+        let against = match self.rows_against {
+            0 => String::new(),
+            n => format!(", {n} against it"),
+        };
+        if self.told != Told::SlowStretch {
+            self.summary = format!(
+                "{}; {} marked row(s) {} with it that no inventory change explains{against}",
+                self.summary,
+                self.rows.len(),
+                with.symbol()
+            );
+        }
+    }
+
+    fn say(&self, [old, new]: [&str; 2]) -> String {
+        let levels = format!(
+            "the syscall path's quiet level (the canary, a raw getpid) read {:+.1}% from {old}'s \
+             to {new}'s ({:.0} -> {:.0} ticks, beyond its ±{:.0}% band)",
+            self.change_pct, self.canary_ticks.old, self.canary_ticks.new, self.band_pct
+        );
+        let other = |shifted: &str| if shifted == new { old } else { new };
+        let reference = match (self.reference_held, self.reference_change_pct) {
+            (Some(true), Some(pct)) => format!(
+                "the reference (work no mitigation touches) held ({pct:+.1}%): the syscall path \
+                 moved, not the machine's own speed"
+            ),
+            (Some(false), Some(pct)) => format!(
+                "the reference (work no mitigation touches) moved {pct:+.1}% with it: the \
+                 machine's own speed moved too"
+            ),
+            _ => "the reference was not read on both sides".to_string(),
+        };
+        match (self.told, &self.shifted) {
+            (Told::Moved, Some(shifted)) => format!(
+                "{levels}; {shifted}'s canary never came back to {}'s level and stayed away from \
+                 it {LEVEL_MOVED_AFTER_S:.0} s on end, longer than a host's slow stretch lasts: a \
+                 level that moved (a cost added on the syscall path, such as a trace event, an \
+                 audit rule or a BPF program, or the host's speed), not host noise; {reference}",
+                other(shifted)
+            ),
+            (Told::SlowStretch, Some(shifted)) => format!(
+                "{levels}; {shifted}'s rounds never reached {}'s level, but its canary came back \
+                 to it when watched (or the watch was cut short): a slow stretch of the host as \
+                 far as the runs tell, not a regression, and not a level that moved either; \
+                 {shifted}'s rows are that slow level's and are not compared (`~`, noted); \
+                 {reference}; a run later tells a level that stays from a stretch that ends",
+                other(shifted)
+            ),
+            _ => format!(
+                "{levels}; each run sat at a level of its own throughout, with no level of the \
+                 other's held against it: a change between the runs (the boot, a cost added on \
+                 the syscall path, or the host's speed); {reference}"
+            ),
+        }
+    }
+}

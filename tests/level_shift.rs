@@ -1,0 +1,163 @@
+//! compare on a level shift: the syscall path's quiet level read apart on
+//! the two sides is one finding above the rows, told as far as the runs
+//! tell it (a level that moved, a slow stretch, a change between the
+//! runs), with the rows that moved with it gathered under it rather than
+//! listed as unexplained regressions, and no row's verdict moved by it.
+
+mod common;
+
+use common::scale_rows;
+use mitbench::analysis::rounds::Basis;
+use mitbench::compare::{self, Told, Verdict};
+use mitbench::export::compare::text;
+use mitbench::export::text_table::Style;
+use mitbench::results::RunDocument;
+use mitbench::results::load::document_from_file;
+use std::path::Path;
+
+/// The stored run, its quiet level as sharp as a quiet host's (the 2%
+/// least band; the fixture predates the band and would read the old 12%).
+fn fixture() -> RunDocument {
+    let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
+    doc.machine_states.model.quiet_band = 0.02;
+    doc
+}
+
+/// The run `doc` as the analysis states one whose canary stayed `factor`
+/// above the boot's known level (`known`) longer than a slow stretch
+/// lasts: its own level is its quiet level, moved.
+fn moved(doc: &mut RunDocument, known: f64, factor: f64) {
+    let model = &mut doc.machine_states.model;
+    model.known_quiet = Some(known);
+    model.quiet_canary = known * factor;
+    model.moved_pct = Some((factor - 1.0) * 100.0);
+}
+
+/// The run `doc` as the analysis states one that never reached the known
+/// level in its rounds but whose canary came back to it when watched:
+/// every reading slow, every figure that slow level's.
+fn above_known(doc: &mut RunDocument, known: f64, factor: f64) {
+    let model = &mut doc.machine_states.model;
+    model.known_quiet = Some(known);
+    model.quiet_canary = known;
+    model.above_known_pct = Some((factor - 1.0) * 100.0);
+    for cost in doc.results.iter_mut().filter_map(|r| r.cost.as_mut()) {
+        cost.estimator = Basis::NoQuietRound;
+    }
+}
+
+fn getpid_rows(cmp: &compare::RunComparison) -> Vec<String> {
+    cmp.rows
+        .iter()
+        .filter(|r| r.key.id == "os/getpid")
+        .map(|r| format!("{} {}", r.key.id, r.key.variant))
+        .collect()
+}
+
+#[test]
+fn a_level_that_moved_is_one_shift_and_its_rows_move_with_it() {
+    let old = fixture();
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = fixture();
+    // A trace event on the syscall path: the canary and the syscall rows
+    // +24%, the indirect calls untouched.
+    scale_rows(&mut new, "os/getpid", 1.24);
+    moved(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let shift = cmp.level_shift.as_ref().expect("a shift of 24% is named");
+    assert_eq!(shift.told, Told::Moved);
+    assert_eq!(shift.shifted.as_deref(), Some("new"));
+    assert!((shift.change_pct - 24.0).abs() < 1e-6, "{shift:?}");
+    // Each row keeps its verdict as measured: a regression is never noise.
+    for row in &cmp.rows {
+        let expected = match row.key.id.as_str() {
+            "os/getpid" => Verdict::Slower,
+            _ => Verdict::Same,
+        };
+        assert_eq!(row.verdict, expected, "{row:?}");
+    }
+    assert_eq!(shift.rows, getpid_rows(&cmp));
+    assert_eq!(shift.rows_against, 0);
+    assert!(cmp.unexplained.is_empty(), "{:?}", cmp.unexplained);
+    let shown = text::render(&cmp, Style::Markdown, 100);
+    assert_eq!(shown.matches("level shift: ").count(), 1, "{shown}");
+    assert!(shown.contains("a level that moved"), "{shown}");
+    assert!(!shown.contains("unexplained"), "{shown}");
+}
+
+#[test]
+fn a_row_marked_against_the_shift_stays_unexplained() {
+    let old = fixture();
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = fixture();
+    scale_rows(&mut new, "os/getpid", 1.24);
+    scale_rows(&mut new, "indirect/call", 0.5);
+    moved(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let shift = cmp.level_shift.as_ref().unwrap();
+    let faster = cmp
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Faster)
+        .count();
+    assert!(faster > 0);
+    assert_eq!(shift.rows_against, faster);
+    assert_eq!(cmp.unexplained.len(), faster);
+    assert!(
+        cmp.unexplained
+            .iter()
+            .all(|r| r.starts_with("indirect/call")),
+        "{:?}",
+        cmp.unexplained
+    );
+}
+
+#[test]
+fn a_run_that_never_reached_the_level_but_came_back_is_a_slow_stretch() {
+    let old = fixture();
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = fixture();
+    scale_rows(&mut new, "os/getpid", 1.24);
+    above_known(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let shift = cmp
+        .level_shift
+        .as_ref()
+        .expect("the level it sat at is said");
+    assert_eq!(shift.told, Told::SlowStretch);
+    assert!((shift.change_pct - 24.0).abs() < 1e-6, "{shift:?}");
+    // Neither a regression nor hidden: not compared, and said why.
+    for row in &cmp.rows {
+        assert_eq!(row.verdict, Verdict::Same, "{row:?}");
+        assert!(row.note.is_some(), "{row:?}");
+    }
+    assert!(shift.summary.contains("a run later tells"), "{shift:?}");
+    // The header reads the level the run sat at, not the known one.
+    assert!((cmp.new.quiet_canary_ticks / known - 1.24).abs() < 1e-9);
+}
+
+#[test]
+fn two_runs_each_at_a_level_of_its_own_are_a_change_between_them() {
+    let old = fixture();
+    let mut new = fixture();
+    scale_rows(&mut new, "os/getpid", 0.9);
+    new.machine_states.model.quiet_canary *= 0.9;
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let shift = cmp.level_shift.as_ref().unwrap();
+    assert_eq!(shift.told, Told::Between);
+    assert_eq!(shift.shifted, None);
+    assert_eq!(shift.rows, getpid_rows(&cmp));
+}
+
+#[test]
+fn a_level_within_its_band_is_no_shift() {
+    let old = fixture();
+    let mut new = fixture();
+    // The band is the 2% least: 1.5% lies within it.
+    new.machine_states.model.quiet_canary *= 1.015;
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(cmp.level_shift.is_none(), "{:?}", cmp.level_shift);
+    let doc = fixture();
+    let same = compare::compare(&doc, "a", &doc, "a", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(same.level_shift.is_none());
+}
