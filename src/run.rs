@@ -272,14 +272,16 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             counting: fork + 1 == plan.forks,
             progress: !progress.is_hidden(),
             round_log: plan.options.round_log.clone(),
-            known_quiet_threshold: plan
+            // Once a fork found the level moved, the gate of the next
+            // would wait every round for a level that is not coming back.
+            known_quiet: plan
                 .options
                 .known_quiet
-                .filter(|_| match plan.settings.wait_for_quiet {
-                    true => fork == 0,
-                    false => fork + 1 == plan.forks,
-                })
-                .map(|k| k.threshold()),
+                .filter(|_| !merged.waited.known_level_not_reached),
+            watches_known_level: match plan.settings.wait_for_quiet {
+                true => fork == 0,
+                false => fork + 1 == plan.forks,
+            },
         };
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
         let done_before = per_fork * fork as u64;

@@ -755,3 +755,71 @@ fn a_slow_stretch_the_watch_outlasts_is_no_shift_with_or_without_the_wait() {
         }
     }
 }
+
+#[test]
+fn a_round_after_a_wait_is_classed_by_a_reading_the_wait_did_not_choose() {
+    // Slow by 30% but for one 10 us stretch in four, drawn at random: each
+    // canary reading (about 50 us) is quiet with a chance of a quarter,
+    // whatever the reading before it said. A wait ends on such a dip; the
+    // round's own reading is a fresh draw, quiet a quarter of the time.
+    let dips = Arc::new(Synthetic::new(|t| {
+        if mixed((t * 1e5) as u64) >> 62 == 0 {
+            1.0
+        } else {
+            1.3
+        }
+    }));
+    let settings = fork_settings(true);
+    let harness = harness_on(&dips, settings.clone());
+    let placement = Placement {
+        cpu: 0,
+        allowed: vec![0],
+    };
+    let mut scheduler = Scheduler::new(&harness, &placement, None);
+    scheduler.gate = Gate::new(true, settings.budget_s * 8.0).anchored(Some(KNOWN));
+    let mut rounds = Vec::new();
+    for p in 0..4 {
+        let probe = SyntheticProbe {
+            machine: dips.clone(),
+            variants: vec![
+                Work {
+                    baseline: true,
+                    ..Work::of("a", 100.0)
+                },
+                Work::of("b", 150.0),
+            ],
+        };
+        let measured = scheduler.run_probe(&probe, p, |_| {});
+        rounds.extend(measured.variants.into_iter().flat_map(|v| v.rounds));
+    }
+    rounds.sort_by(|a, b| a.started_s.total_cmp(&b.started_s));
+    // A round that waited starts on another reading than the one the
+    // round before it ended on.
+    let after_a_wait: Vec<bool> = rounds
+        .windows(2)
+        .filter(|pair| pair[1].canary_before != pair[0].canary_after)
+        .map(|pair| {
+            pair[1]
+                .canary_before
+                .is_some_and(|c| c <= KNOWN.threshold())
+        })
+        .collect();
+    let n = after_a_wait.len();
+    let quiet = after_a_wait.iter().filter(|&&q| q).count();
+    // A quarter expected; the bound is three binomial standard deviations
+    // above it at n. The reading that ended the wait reads quiet always.
+    assert!(n >= 40, "{n} rounds after a wait");
+    let bound = 0.25 + 3.0 * (0.25 * 0.75 / n as f64).sqrt();
+    assert!(
+        (quiet as f64) <= bound * n as f64,
+        "{quiet} of {n} rounds after a wait read quiet (bound {bound:.2})"
+    );
+}
+
+/// splitmix64's finalizer: neighbouring stretches draw independent bits.
+fn mixed(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}

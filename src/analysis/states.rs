@@ -113,7 +113,7 @@ pub struct StateModel {
 
 /// A quiet level as a run measured it: its canary (median quiet reading)
 /// and how far above its fastest readings it reached (`quiet_band`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct QuietLevel {
     pub canary: f64,
     pub band: f64,

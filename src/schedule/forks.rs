@@ -15,6 +15,7 @@
 //! fork.
 
 use super::{ProbeRounds, Scheduler, VariantRounds};
+use crate::analysis::states::QuietLevel;
 use crate::harness::{Harness, Settings, affinity, interrupt};
 use crate::probes::{self, AnyProbe, Placement, Toll};
 use serde::{Deserialize, Serialize};
@@ -45,13 +46,17 @@ pub struct Job {
     /// Whether a progress line goes to the parent after every pass (only
     /// where a bar shows it: each line wakes the parent).
     pub progress: bool,
-    /// The canary at or below which the boot's recent runs read quiet:
-    /// where the run waits for the quiet level, for the first fork to wait
-    /// for before its first round (`Scheduler::wait_for_known_level`);
-    /// where it does not, for the last fork to watch for after its last
-    /// (`Scheduler::watch_for_known_level`). None in the others.
+    /// The quiet level the boot's recent runs read, which the gate is
+    /// anchored to; None where the history holds none, or an earlier fork
+    /// found the level moved.
     #[serde(default)]
-    pub known_quiet_threshold: Option<f64>,
+    pub known_quiet: Option<QuietLevel>,
+    /// Whether this fork watches the canary for `known_quiet`: where the
+    /// run waits for the quiet level, the first fork before its first round
+    /// (`Scheduler::wait_for_known_level`); where it does not, the last
+    /// after its last (`Scheduler::watch_for_known_level`).
+    #[serde(default)]
+    pub watches_known_level: bool,
 }
 
 impl Job {
@@ -132,9 +137,13 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     scheduler.gate = super::gate::Gate::new(
         job.settings.wait_for_quiet,
         job.settings.budget_s * variants as f64,
-    );
-    let known_level = job.known_quiet_threshold;
-    if let Some(threshold) = known_level.filter(|_| job.settings.wait_for_quiet) {
+    )
+    .anchored(job.known_quiet);
+    let watched = job
+        .known_quiet
+        .filter(|_| job.watches_known_level)
+        .map(|k| k.threshold());
+    if let Some(threshold) = watched.filter(|_| job.settings.wait_for_quiet) {
         scheduler.wait_for_known_level(threshold);
     }
     let mut done = 0;
@@ -156,7 +165,7 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
             order_seed: rounds.order_seed,
         });
     }
-    if let Some(threshold) = known_level.filter(|_| !job.settings.wait_for_quiet) {
+    if let Some(threshold) = watched.filter(|_| !job.settings.wait_for_quiet) {
         scheduler.watch_for_known_level(threshold);
     }
     Ok(ForkRounds {

@@ -384,8 +384,8 @@ impl<'a> Scheduler<'a> {
     /// Waits while the canary reads a slow level, as the gate allows
     /// (see [`gate`]); returns the reading the round starts at. The
     /// readings taken while waiting are not kept among the run's (they
-    /// would weigh the slow stretches by how long they were waited out),
-    /// only the last, the round's own.
+    /// would weigh the slow stretches by how long they were waited out);
+    /// after a wait, a fresh reading is the round's own.
     fn wait_for_quiet(&mut self, reading: Option<f64>) -> Option<f64> {
         let machine = self.harness.machine.clone();
         let mut reading = reading;
@@ -409,7 +409,12 @@ impl<'a> Scheduler<'a> {
         if waited_s > 0.0 {
             self.gate.waited.seconds += waited_s;
             self.gate.waited.waits += 1;
-            self.keep_canary(reading)
+            // The reading that ended the wait was chosen for reading quiet:
+            // in a slow stretch a noisy canary dips under the threshold now
+            // and then, and the round that starts on such a dip would be
+            // classed quiet by the dip. A fresh reading, which the wait did
+            // not choose, classes it.
+            self.canary()
         } else {
             reading
         }
@@ -425,6 +430,9 @@ impl<'a> Scheduler<'a> {
         let reached = self.watch_for_level(threshold, started);
         self.gate.waited.start_s = self.seconds_since(started);
         self.gate.waited.known_level_not_reached = !reached;
+        if !reached {
+            self.gate.unanchor();
+        }
     }
 
     /// After the fork's last round, where none of its canary readings
