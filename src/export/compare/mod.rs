@@ -46,8 +46,9 @@ pub(crate) fn runs_own_noise_only(cmp: &RunComparison) -> Option<String> {
     (unknown > 0).then(|| {
         format!(
             "runs' own noise only in {unknown} of {} rows: one run a side and no history of these \
-             conditions, so how far a whole run moves is not counted and those verdicts may be \
-             bolder than they should (`mitbench run --runs 3` on each side measures it)",
+             conditions, so how far a whole run moves is not counted, those verdicts may be \
+             bolder than they should, and no smallest detectable change is claimed for them \
+             (`mitbench run --runs 3` on each side measures it)",
             cmp.rows.len()
         )
     })

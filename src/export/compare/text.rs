@@ -50,6 +50,7 @@ fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -
         }
         (Some(pct), Some(n), Style::Terminal) if n > 1 => format!("±{pct:.1}%, {n} runs"),
         (Some(pct), _, _) => format!("±{pct:.1}%"),
+        (None, _, _) if !r.power_is_known() => "unknown, one run a side".to_string(),
         (None, _, _) => "-".to_string(),
     }
 }
