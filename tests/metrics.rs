@@ -365,6 +365,29 @@ fn node_exporter_serves_a_real_runs_metrics() {
             );
         }
     }
+    // The floor is "at least": the answer's one-sided 95% bound, under the
+    // figure wherever the figure has an interval.
+    let floor = &doc["summary"]["kernel"]["getpid_floor_ns"];
+    if let Some(value) = floor["value"].as_f64() {
+        let served = scraped
+            .lines()
+            .find_map(|l| l.strip_prefix("mitbench_kernel_getpid_floor_seconds"))
+            .and_then(|rest| rest.rsplit(' ').next()?.parse::<f64>().ok())
+            .expect("the floor is served");
+        let ci95 = floor["ci95"]
+            .as_array()
+            .map(|ends| [ends[0].as_f64().unwrap(), ends[1].as_f64().unwrap()]);
+        let figure = mitbench::analysis::interval::Figure::new(value, ci95);
+        let bound = figure.lower_bound_95().unwrap_or(value).max(0.0);
+        assert!(
+            (served - bound / 1e9).abs() <= 1e-18,
+            "{served} vs {bound} ns"
+        );
+        assert!(
+            ci95.is_none() || served < value / 1e9,
+            "{served} vs {value} ns"
+        );
+    }
     // The return after a crossing: one series a kind, the crossing its
     // label.
     for (kind, series, count) in [

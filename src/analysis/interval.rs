@@ -36,6 +36,13 @@ impl Figure {
         Some(self.value - (self.value - lo) * (1.645 / 1.96))
     }
 
+    /// The one-sided 95% upper bound, as [`Figure::lower_bound_95`] is the
+    /// lower.
+    pub fn upper_bound_95(&self) -> Option<f64> {
+        let [_, hi] = self.ci95?;
+        Some(self.value + (hi - self.value) * (1.645 / 1.96))
+    }
+
     /// [`Figure::half_width`] as a percentage of the figure.
     pub fn half_width_pct(&self) -> Option<f64> {
         self.ci95

@@ -689,8 +689,11 @@ pub const CARRIED_DF: f64 = 20.0;
 
 /// The spread of one run's figure from its forks: each run's fork figures,
 /// their squared log deviations pooled over every run of every side, over
-/// the forks a run's figure averages. None where a run has no forks, or
-/// none has two.
+/// the forks a run's figure averages. A run of F forks carries 1/F of the
+/// forks' variance, so runs of unlike fork counts carry its mean over the
+/// runs (a 1-fork run beside a 3-fork run: 2/3 of it, where dividing by
+/// the mean count, 2, took a quarter off). None where a run has no forks,
+/// or none has two.
 pub(super) fn forks_evidence<'r>(runs: impl Iterator<Item = &'r RunFigure>) -> Option<Evidence> {
     let mut pooled = ForkSpread::default();
     let mut forks = Vec::new();
@@ -703,9 +706,9 @@ pub(super) fn forks_evidence<'r>(runs: impl Iterator<Item = &'r RunFigure>) -> O
         pooled.df += spread.df;
         forks.push(run.forks.len() as f64);
     }
-    let per_run = forks.iter().sum::<f64>() / forks.len() as f64;
+    let per_run = forks.iter().map(|f| f.recip()).sum::<f64>() / forks.len() as f64;
     (pooled.df > 0.0).then(|| Evidence {
-        var: pooled.ss / pooled.df / per_run,
+        var: pooled.ss / pooled.df * per_run,
         df: pooled.df,
     })
 }
@@ -827,6 +830,30 @@ mod tests {
         // One step in each of two stretches is two steps: enough.
         assert!(Evidence::from_stretches(&[vec![100.0, 101.0], vec![125.0, 126.0]]).is_some());
         assert!(Evidence::from_stretches(&[vec![100.0, 101.0], vec![125.0]]).is_none());
+    }
+
+    #[test]
+    fn a_run_of_fewer_forks_carries_more_of_their_variance() {
+        let run = |forks: Vec<f64>| RunFigure {
+            ticks: 100.0,
+            ns: 40.0,
+            interval: None,
+            interval_df: None,
+            forks,
+            slow_state: false,
+        };
+        let three = run(vec![99.0, 100.0, 101.0]);
+        let alone = forks_evidence([&three].into_iter()).unwrap();
+        // One run of three forks: its forks' variance over three.
+        let logs = [99f64.ln(), 100f64.ln(), 101f64.ln()];
+        let mean = logs.iter().sum::<f64>() / 3.0;
+        let s2 = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 2.0;
+        assert!((alone.var - s2 / 3.0).abs() < 1e-15, "{alone:?}");
+        // Beside a run of one fork (no spread of its own): (1/3 + 1) / 2.
+        let one = run(vec![100.0]);
+        let mixed = forks_evidence([&three, &one].into_iter()).unwrap();
+        assert!((mixed.var - s2 * 2.0 / 3.0).abs() < 1e-15, "{mixed:?}");
+        assert_eq!(mixed.df, 2.0);
     }
 
     #[test]

@@ -191,7 +191,7 @@ fn scored(
     }
     let floor_ns = floor.read();
     let predicted_ns = predicted.read().filter(|_| predicts);
-    let honours = |bound: Option<Figure>| Some(reaches(part_ns?, bound?));
+    let honours = |bound: Option<Figure>| reaches(part_ns?, bound?);
     let mut mitigations: Vec<&'static str> = Vec::new();
     for p in prices {
         if !mitigations.contains(&p.mitigation) {
@@ -218,13 +218,13 @@ fn scored(
 
 /// Whether `part` reaches `bound`: a one-sided test at 5% that the part
 /// is below the bound, their difference's half-widths in quadrature (they
-/// are measured apart; a figure without an interval counts as exact). The
-/// overlap of the two intervals it replaces almost never failed: two 95%
-/// intervals overlap until the gap is ~2.8 standard errors.
-fn reaches(part: Figure, bound: Figure) -> bool {
-    let half = |f: Figure| f.half_width().unwrap_or(0.0);
+/// are measured apart). The overlap of the two intervals it replaces
+/// almost never failed: two 95% intervals overlap until the gap is ~2.8
+/// standard errors. Unknown (None) where either has no interval: taken as
+/// exact, a part a tenth of a nanosecond short was said to miss its floor.
+fn reaches(part: Figure, bound: Figure) -> Option<bool> {
     let gap = part.value - bound.value;
-    gap + half(part).hypot(half(bound)) * (1.645 / 1.96) >= 0.0
+    Some(gap + part.half_width()?.hypot(bound.half_width()?) * (1.645 / 1.96) >= 0.0)
 }
 
 /// Keeps each score with a part and a floor in `history`, then reads the
@@ -269,12 +269,18 @@ mod tests {
     fn a_part_short_of_its_floor_beyond_the_noise_does_not_reach_it() {
         // The intervals overlap (16 + 3 >= 20 - 2), but the gap of 4 is
         // 1.1 half-widths of the difference (3.6): below at 5%.
-        assert!(!reaches(figure(16.0, 3.0), figure(20.0, 2.0)));
-        assert!(
+        assert_eq!(reaches(figure(16.0, 3.0), figure(20.0, 2.0)), Some(false));
+        assert_eq!(
             reaches(figure(18.0, 3.0), figure(20.0, 2.0)),
+            Some(true),
             "within the noise"
         );
-        assert!(reaches(figure(25.0, 1.0), figure(20.0, 2.0)));
-        assert!(!reaches(Figure::new(19.0, None), Figure::new(20.0, None)));
+        assert_eq!(reaches(figure(25.0, 1.0), figure(20.0, 2.0)), Some(true));
+        // Without an interval nothing says how far the noise reaches.
+        assert_eq!(
+            reaches(Figure::new(19.0, None), Figure::new(20.0, None)),
+            None
+        );
+        assert_eq!(reaches(figure(19.0, 3.0), Figure::new(20.0, None)), None);
     }
 }

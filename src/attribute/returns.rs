@@ -20,11 +20,14 @@ pub const SCORED: &str = "getpid";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Below the present toll, and not above zero: the candidate explains
-    /// the toll.
+    /// Below the present toll, and what is left under [`GONE_SHARE`] of
+    /// it: the candidate explains the toll.
     Gone,
     /// Below the present toll, and above zero: part of it.
     Fell,
+    /// Below the present toll, what is left neither shown above zero nor
+    /// under [`GONE_SHARE`] of it: a part, perhaps all (more runs tell).
+    FellUnresolved,
     /// Not below the present toll: the candidate does not explain it.
     Stays,
 }
@@ -116,17 +119,27 @@ pub fn set_toll(set: &NamedSet) -> Option<Figure> {
     }
 }
 
+/// What is left of a toll that fell may be at most this share of the
+/// present one for the toll to be called gone.
+pub const GONE_SHARE: f64 = 0.1;
+
 /// One-sided tests at 5%: did the toll fall (present less this one above
-/// zero), and is what is left above zero.
+/// zero), is what is left above zero, or under [`GONE_SHARE`] of the
+/// present toll. That nothing left was shown is no evidence that nothing
+/// is left: `gone` needs the bound.
 fn outcome(present: Figure, without: Figure) -> Outcome {
     let fell = crate::analysis::apart::less(present, without)
         .lower_bound_95()
         .is_some_and(|lo| lo > 0.0);
     let left = without.lower_bound_95().is_some_and(|lo| lo > 0.0);
-    match (fell, left) {
-        (false, _) => Outcome::Stays,
-        (true, true) => Outcome::Fell,
-        (true, false) => Outcome::Gone,
+    let under_share = without
+        .upper_bound_95()
+        .is_some_and(|hi| hi < GONE_SHARE * present.value);
+    match (fell, left, under_share) {
+        (false, _, _) => Outcome::Stays,
+        (true, true, _) => Outcome::Fell,
+        (true, false, true) => Outcome::Gone,
+        (true, false, false) => Outcome::FellUnresolved,
     }
 }
 
@@ -142,6 +155,8 @@ mod tests {
     fn a_toll_is_gone_fell_or_stays_by_one_sided_tests() {
         let present = figure(33.0, 2.0);
         assert_eq!(outcome(present, figure(0.5, 2.0)), Outcome::Gone);
+        // Not shown above zero, but up to 6 ns may be left: not gone.
+        assert_eq!(outcome(present, figure(1.0, 6.0)), Outcome::FellUnresolved);
         assert_eq!(outcome(present, figure(15.0, 2.0)), Outcome::Fell);
         assert_eq!(outcome(present, figure(32.0, 2.0)), Outcome::Stays);
         // Above the present one is not a fall either.

@@ -65,6 +65,10 @@ pub(crate) fn return_lines(r: &ReturnScores) -> Vec<String> {
         let verdict = match s.outcome {
             Outcome::Gone => "gone: this boot's change explains the toll",
             Outcome::Fell => "fell, some stays: it explains a part",
+            Outcome::FellUnresolved => {
+                "fell: it explains a part, perhaps all (what is left is not shown above zero \
+                 nor under a tenth of the toll; more runs tell)"
+            }
             Outcome::Stays => "stays: it does not explain the toll",
         };
         format!(

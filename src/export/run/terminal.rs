@@ -198,7 +198,8 @@ pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's qu
     rounds: quiet rounds used / all rounds. × base and Δ ticks: the ratio and difference to the \
     probe's baseline from pairs of rounds run side by side (same pass, same fork), read as the \
     headlines are (medians in each fork, across forks their mean), ± the half-width of their 95% \
-    interval.";
+    interval (for Δ, where the next run's difference may land, never under a clock tick over a \
+    batch's items).";
 
 /// The columns of a family's table, as the terminal and the HTML report
 /// show them.
@@ -387,20 +388,18 @@ fn short_note(r: &Record, tags_used: &mut Vec<Tag>) -> String {
     parts.join("; ")
 }
 
-/// The difference to the baseline with the half-width of its interval.
+/// The difference to the baseline with the half-width of where the next
+/// run's may land: the pairs' interval within this run's forks printed
+/// `srso-untrain +48.5 ±0.00` where the next run landed elsewhere.
 fn delta(r: &Record) -> String {
-    match &r.vs_baseline {
-        Some(c) => match c.delta.half_width() {
-            Some(half) => {
-                let sign = if c.delta.value >= 0.0 { "+" } else { "" };
-                format!(
-                    "{sign}{} ±{}",
-                    format_cost(c.delta.value),
-                    format_cost(half)
-                )
-            }
-            None => String::new(),
-        },
+    let Some(next) = r.vs_baseline.as_ref().map(|c| c.next_run_delta()) else {
+        return String::new();
+    };
+    match next.half_width() {
+        Some(half) => {
+            let sign = if next.value >= 0.0 { "+" } else { "" };
+            format!("{sign}{} ±{}", format_cost(next.value), format_cost(half))
+        }
         None => String::new(),
     }
 }
