@@ -33,11 +33,21 @@ fn table(style: Style, width: usize) -> Table {
     }
 }
 
+/// The largest smallest-detectable change printed as a figure, percent.
+const MOST_DETECTABLE_PCT: f64 = 100.0;
+
 /// The smallest change the row could show, and the runs a side would need
 /// to see a change of twice the threshold.
 fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -> String {
     use crate::analysis::noise::{OUT_OF_REACH as out_of_reach, RESOLVED_THRESHOLDS};
     let resolved_pct = RESOLVED_THRESHOLDS * threshold_pct;
+    // Past a doubling the figure says nothing a reader can use: a noisy
+    // 1.6-tick row printed ±1271711651.2% (the JSON keeps the number).
+    if r.smallest_detectable_pct
+        .is_some_and(|pct| pct > MOST_DETECTABLE_PCT)
+    {
+        return format!("±>{MOST_DETECTABLE_PCT:.0}%");
+    }
     match (r.smallest_detectable_pct, r.runs_to_resolve, style) {
         (Some(pct), Some(n), Style::Markdown) if n >= out_of_reach => {
             format!("±{pct:.1}% ({resolved_pct}%: out of reach of more runs)")
