@@ -113,21 +113,29 @@ fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
     }
 }
 
-/// A row's series cut into stretches where neighbouring runs' quiet levels
-/// do not hold one another; a run whose level is not stored joins the
-/// stretch it follows.
+/// A row's series in the order its runs ran, parted by the machine's quiet
+/// level: a run joins the runs at a level that holds its own (a trace
+/// event turned on and off again puts the runs after it back beside those
+/// before), else starts a level of its own; a run whose level is not
+/// stored joins the one before it.
 fn at_one_level(figures: Vec<f64>, levels: &[Option<QuietLevel>]) -> Vec<Vec<f64>> {
-    let mut stretches: Vec<Vec<f64>> = Vec::new();
-    let mut last: Option<QuietLevel> = None;
+    let mut stretches: Vec<(Option<QuietLevel>, Vec<f64>)> = Vec::new();
+    let mut last = None;
     for (figure, level) in figures.into_iter().zip(levels) {
-        let shifted = last.zip(*level).is_some_and(|(a, b)| !a.holds(&b));
-        match stretches.last_mut() {
-            Some(stretch) if !shifted => stretch.push(figure),
-            _ => stretches.push(vec![figure]),
-        }
-        last = level.or(last);
+        let at = match level {
+            Some(level) => stretches
+                .iter()
+                .position(|(at, _)| at.is_some_and(|at| at.holds(level))),
+            None => last,
+        };
+        let index = at.unwrap_or_else(|| {
+            stretches.push((*level, Vec::new()));
+            stretches.len() - 1
+        });
+        stretches[index].1.push(figure);
+        last = Some(index);
     }
-    stretches
+    stretches.into_iter().map(|(_, figures)| figures).collect()
 }
 
 impl History {
@@ -200,9 +208,9 @@ impl History {
     /// learns a row's noise from. Where every such run of a row has a figure
     /// at its reference speed, the row's figures are those, carried to the
     /// runs' common reference speed, as a comparison at equal speed reads
-    /// them. The series is cut where two neighbouring runs' quiet levels
-    /// lie apart beyond their bands (`QuietLevel::holds`): the step across
-    /// a level shift is the shift's, not the row's noise.
+    /// them. The series is parted by the runs' quiet levels
+    /// (`QuietLevel::holds`): the step across a level shift is the
+    /// shift's, not the row's noise.
     pub fn row_figures(
         &self,
         conditions: &str,
