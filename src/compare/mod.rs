@@ -361,6 +361,11 @@ impl<'a> Side<'a> {
         crate::results::run_times(self.runs.iter().copied())
     }
 
+    /// Each run's machine states as the analysis modelled them.
+    fn models(&self) -> impl Iterator<Item = &'a crate::analysis::states::StateModel> {
+        self.runs.iter().map(|d| &d.machine_states.model)
+    }
+
     /// The side's reference speed: its runs' geometric mean, where every
     /// run read one.
     fn reference(&self) -> Option<f64> {

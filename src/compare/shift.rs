@@ -12,6 +12,7 @@
 //! rows keep their verdicts as measured: a regression is never host noise.
 
 use super::{RowChange, Side, Sides};
+use crate::analysis::rounds::across_forks;
 use crate::analysis::states::{QuietLevel, StateModel};
 use crate::analysis::verdict::{Verdict, percent_change};
 use crate::schedule::gate::LEVEL_MOVED_AFTER_S;
@@ -66,15 +67,17 @@ pub struct LevelShift {
 
 /// The shift between `old` and `new`, where their levels lie further
 /// apart than the wider quiet band; None where they do not or a side has
-/// no level.
-/// `recorded` says whether anything mitbench records changed between the
-/// sides (the inventory's difference), which the shift's sentence points to.
+/// no level. `recorded` says whether anything mitbench records changed
+/// between the sides (the inventory's difference), which the shift's
+/// sentence points to.
 pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShift> {
+    // A side's level is its runs' geometric mean, as its figures are.
     let level = |side: &Side| {
-        let models = || side.runs.iter().map(|d| &d.machine_states.model);
-        Some(QuietLevel {
-            canary: geometric_mean(models().map(StateModel::level))?,
-            band: models().map(|m| m.quiet_band).fold(0.0, f64::max),
+        let levels: Vec<f64> = side.models().map(StateModel::level).collect();
+        let canary = across_forks(&levels);
+        (canary.is_finite() && canary > 0.0).then(|| QuietLevel {
+            canary,
+            band: side.models().map(|m| m.quiet_band).fold(0.0, f64::max),
         })
     };
     let (old_level, new_level) = (level(old)?, level(new)?);
@@ -88,10 +91,9 @@ pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShi
     let change_pct = percent_change(canary_ticks.old, canary_ticks.new);
     let band_pct = old_level.band_with(&new_level) * 100.0;
     let told_of = |side: &Side| {
-        let models = || side.runs.iter().map(|d| &d.machine_states.model);
-        if models().any(|m| m.above_known_pct.is_some()) {
+        if side.models().any(|m| m.above_known_pct.is_some()) {
             Some(Told::SlowStretch)
-        } else if models().any(|m| m.moved_pct.is_some()) {
+        } else if side.models().any(|m| m.moved_pct.is_some()) {
             Some(Told::Moved)
         } else {
             None
@@ -124,14 +126,6 @@ pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShi
         shift.summary += "; what mitbench records of the machine changed too (listed below)";
     }
     Some(shift)
-}
-
-fn geometric_mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let logs: Vec<f64> = values
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .map(f64::ln)
-        .collect();
-    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
 impl LevelShift {
