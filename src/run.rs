@@ -272,12 +272,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             counting: fork + 1 == plan.forks,
             progress: !progress.is_hidden(),
             round_log: plan.options.round_log.clone(),
-            // Once a fork found the level moved, the gate of the next
-            // would wait every round for a level that is not coming back.
-            known_quiet: plan
-                .options
-                .known_quiet
-                .filter(|_| !merged.waited.known_level_not_reached),
+            known_quiet: plan.options.known_quiet,
             watches_known_level: match plan.settings.wait_for_quiet {
                 true => fork == 0,
                 false => fork + 1 == plan.forks,

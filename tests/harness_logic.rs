@@ -776,7 +776,7 @@ fn a_round_after_a_wait_is_classed_by_a_reading_the_wait_did_not_choose() {
         allowed: vec![0],
     };
     let mut scheduler = Scheduler::new(&harness, &placement, None);
-    scheduler.gate = Gate::new(true, settings.budget_s * 8.0).anchored(Some(KNOWN));
+    scheduler.gate = Gate::new(true, settings.budget_s * 8.0);
     let mut rounds = Vec::new();
     for p in 0..4 {
         let probe = SyntheticProbe {

@@ -122,12 +122,12 @@ impl RowChange {
 
     /// Sets the smallest detectable change and the runs to resolve the
     /// threshold for the verdict as applied: `threshold_pct`, and the false
-    /// discovery control over `tests` rows.
-    /// Where how far a whole run moves is not known (one run a side and
-    /// no history: `RunLevelUnknown`), no power is claimed: the verdict
-    /// stands on the forks alone, and a rate read from them was not what a
-    /// repetition found (live, one run a side, rows moved by the printed
-    /// 80% change were marked in 100% of 42).
+    /// discovery control over `tests` rows. Where how far a whole run moves
+    /// is not known (one run a side and no history: `RunLevelUnknown`),
+    /// none is claimed: the verdict stands on the forks alone, and a rate
+    /// read from them was not what a repetition found (live, one run a
+    /// side, rows moved by the printed 80% change were marked in 100% of
+    /// 42).
     fn set_power(&mut self, threshold_pct: f64, tests: usize) {
         let Some(noise) = self.power else {
             return;

@@ -46,9 +46,8 @@ pub struct Job {
     /// Whether a progress line goes to the parent after every pass (only
     /// where a bar shows it: each line wakes the parent).
     pub progress: bool,
-    /// The quiet level the boot's recent runs read, which the gate is
-    /// anchored to; None where the history holds none, or an earlier fork
-    /// found the level moved.
+    /// The quiet level the boot's recent runs read; None where the history
+    /// holds none.
     #[serde(default)]
     pub known_quiet: Option<QuietLevel>,
     /// Whether this fork watches the canary for `known_quiet`: where the
@@ -137,8 +136,7 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     scheduler.gate = super::gate::Gate::new(
         job.settings.wait_for_quiet,
         job.settings.budget_s * variants as f64,
-    )
-    .anchored(job.known_quiet);
+    );
     let watched = job
         .known_quiet
         .filter(|_| job.watches_known_level)

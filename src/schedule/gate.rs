@@ -23,13 +23,14 @@
 //! The quiet level the gate waits for is read from the readings of the
 //! last [`WINDOW_S`], not the whole run: a level that moves for good (a
 //! regression on the syscall path, a drifting host) is followed within it
-//! rather than waited for until the allowance runs out. Where the history
-//! knows the boot's quiet level and the run has not found it moved, the
-//! fit is anchored to it: a window wholly in a slow stretch (a fork's
-//! first seconds) otherwise took its own lowest slow level for quiet and
-//! let rounds start in it.
+//! rather than waited for until the allowance runs out. Anchoring it to
+//! the boot's known quiet level was tried and measured worse: on a busy
+//! Zen 3 guest whose quiet level drifted 2-7% within a run, the anchored
+//! gate counted its rounds quiet 11-17% of the time against 26-37%
+//! unanchored (two quick runs each, one history), so budgets shrank and
+//! runs ran 82-84 s against 75-82 s.
 
-use crate::analysis::states::{QuietLevel, StateModel};
+use crate::analysis::states::StateModel;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -120,8 +121,6 @@ impl Waited {
 #[derive(Debug, Clone)]
 pub struct Gate {
     enabled: bool,
-    /// The boot's known quiet level, where the run has not found it moved.
-    known: Option<QuietLevel>,
     /// The quiet level read from the recent readings; None until they
     /// show two levels.
     threshold: Option<f64>,
@@ -145,32 +144,17 @@ impl Gate {
     pub fn new(enabled: bool, fork_budget_s: f64) -> Gate {
         Gate {
             enabled,
-            known: None,
             threshold: None,
             fork_budget_s,
             waited: Waited::default(),
         }
     }
 
-    /// Anchors the quiet level to `known`, the boot's (see the module
-    /// comment); None leaves the gate to its window.
-    pub fn anchored(mut self, known: Option<QuietLevel>) -> Gate {
-        self.known = known;
-        self
-    }
-
-    /// Forgets the anchor: the canary stayed above it longer than a slow
-    /// stretch lasts, so the level moved, and waiting for it would hold
-    /// every round to its longest wait.
-    pub fn unanchor(&mut self) {
-        self.known = None;
-    }
-
     /// Reads the quiet level again from the readings taken in the last
     /// [`WINDOW_S`] before `now_s` (`times` in seconds, as `readings`).
     pub fn refit(&mut self, readings: &[f64], times: &[f64], now_s: f64) {
         let from = times.partition_point(|&t| t < now_s - WINDOW_S);
-        let model = StateModel::fit_anchored(&readings[from.min(readings.len())..], self.known);
+        let model = StateModel::fit(&readings[from.min(readings.len())..]);
         self.threshold = model.two_states.then_some(model.quiet_threshold);
     }
 
@@ -305,36 +289,5 @@ mod tests {
             Verdict::Go,
             "only the new level in it"
         );
-    }
-
-    #[test]
-    fn a_window_wholly_in_a_slow_stretch_waits_for_the_boots_level() {
-        // A fork's first 10 s in a slow stretch: a continuum +25..+35%
-        // above the level the boot's runs read (300 ticks).
-        let readings: Vec<f64> = (0..40)
-            .map(|i| 375.0 + 30.0 * f64::from(i % 10) / 9.0)
-            .collect();
-        let times: Vec<f64> = (0..40).map(|i| f64::from(i) / 4.0).collect();
-        let known = QuietLevel {
-            canary: 300.0,
-            band: 0.02,
-        };
-        let mut alone = Gate::new(true, 100.0);
-        alone.refit(&readings, &times, 10.0);
-        assert_eq!(
-            alone.judge(Some(380.0), 0.0),
-            Verdict::Go,
-            "its own lowest level"
-        );
-        let mut anchored = Gate::new(true, 100.0).anchored(Some(known));
-        anchored.refit(&readings, &times, 10.0);
-        // A slow round counted frees time to wait with.
-        anchored.count_round(1.0, [Some(380.0), Some(380.0)]);
-        assert_eq!(anchored.judge(Some(380.0), 0.0), Verdict::Wait);
-        assert_eq!(anchored.judge(Some(303.0), 0.0), Verdict::Go);
-        // Once the level is found moved, the window's own level again.
-        anchored.unanchor();
-        anchored.refit(&readings, &times, 10.0);
-        assert_eq!(anchored.judge(Some(380.0), 0.0), Verdict::Go);
     }
 }

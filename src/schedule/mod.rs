@@ -430,9 +430,6 @@ impl<'a> Scheduler<'a> {
         let reached = self.watch_for_level(threshold, started);
         self.gate.waited.start_s = self.seconds_since(started);
         self.gate.waited.known_level_not_reached = !reached;
-        if !reached {
-            self.gate.unanchor();
-        }
     }
 
     /// After the fork's last round, where none of its canary readings
