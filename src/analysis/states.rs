@@ -124,9 +124,7 @@ impl QuietLevel {
     pub fn threshold(&self) -> f64 {
         self.canary * (1.0 + self.band.clamp(MIN_QUIET_BAND, QUIET_BAND))
     }
-}
 
-impl QuietLevel {
     /// Whether `other` is this level as far as their own spread tells:
     /// within the wider of the two bands (at least [`MIN_QUIET_BAND`]).
     /// Two runs' levels further apart are a level shift between them: a

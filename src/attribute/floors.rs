@@ -221,7 +221,8 @@ fn scored(
 /// are measured apart). The overlap of the two intervals it replaces
 /// almost never failed: two 95% intervals overlap until the gap is ~2.8
 /// standard errors. Unknown (None) where either has no interval: taken as
-/// exact, a part a tenth of a nanosecond short was said to miss its floor.
+/// exact, any part short of its floor was said to miss it, with nothing to
+/// say how far its noise reaches.
 fn reaches(part: Figure, bound: Figure) -> Option<bool> {
     let gap = part.value - bound.value;
     Some(gap + part.half_width()?.hypot(bound.half_width()?) * (1.645 / 1.96) >= 0.0)
