@@ -27,8 +27,7 @@
 //! figure carried from its own run's reference to a common one by one
 //! coefficient for the row (`results::at_speed`).
 
-use super::noise::CARRIED_DF;
-use super::stats::{self, median_of};
+use super::stats::median_of;
 use std::collections::BTreeMap;
 
 /// Fewest degrees of freedom (rounds less one mean per fork and the slope)
@@ -249,14 +248,16 @@ pub fn bounded_se(se: f64) -> f64 {
     se.min((BOUNDS.1 - BOUNDS.0) / 12f64.sqrt())
 }
 
-/// The 95% half-width, on the log scale, that a coefficient uncertain by
-/// `se` adds to a figure read at another run's reference speed, where the
+/// The half-width, on the log scale, that a coefficient uncertain by `se`
+/// adds to a figure read at another run's reference speed, where the
 /// machine's speed moves by `moved_pct` between runs as it did within this
-/// one: the figure is carried that far by a slope that may be off by
-/// Student's t at [`CARRIED_DF`] standard errors (one standard error, as
-/// it was, added in quadrature to 95% half-widths, was about half of one).
+/// one: the figure is carried that far by a slope that may be off by se.
+/// One standard error, not a 95% point: read as Student's t at 20 df times
+/// it, the synthetic host of many slow levels covered the truth in 99.1%
+/// of 2,000 rows (its test holds 82.5-99.0%) with a median half-width of
+/// 3.03% (held to 3.0%): the other terms it is added to carry most of it.
 pub fn carrying_half_width(se: f64, moved_pct: f64) -> f64 {
-    stats::t_point(0.05, CARRIED_DF) * se * (moved_pct / 100.0).ln_1p()
+    se * (moved_pct / 100.0).ln_1p()
 }
 
 /// The one reference speed runs are read at together: the geometric mean
@@ -429,24 +430,6 @@ mod tests {
         assert!((se - 125f64.sqrt().recip()).abs() < 1e-12, "{se}");
         assert_eq!(joint([of(3.0, 0.1)]).unwrap().coefficient, BOUNDS.1);
         assert!(joint([]).is_none());
-    }
-
-    #[test]
-    fn the_carrying_term_covers_ninety_five_percent_of_a_coefficients_error() {
-        // A coefficient off by a normal error of sd `se` carries a figure
-        // by that error times the log of the speed's move: 95% of such
-        // errors lie within the half-width (t at 20 df: 4% to spare), and
-        // one standard error, as before, held only 68%.
-        let (se, moved) = (0.3, 4.0);
-        let half = carrying_half_width(se, moved);
-        let per_se = se * (moved / 100.0f64).ln_1p();
-        let normal_cover = |k: f64| 1.0 - 2.0 * stats::t_upper_p(k, 1e9);
-        assert!(
-            (0.95..0.97).contains(&normal_cover(half / per_se)),
-            "{half}"
-        );
-        assert!(normal_cover(1.0) < 0.7);
-        assert_eq!(carrying_half_width(se, 0.0), 0.0);
     }
 
     #[test]
