@@ -38,6 +38,35 @@ fn median_quantiles_and_mad_of_known_data() {
     assert_eq!(median(&[7.0]), 7.0);
 }
 
+/// The bootstraps read a resample's median without sorting it (in place,
+/// or from counts of draws): the same figure as the sorted median, to the
+/// last bit, on samples of every small size with ties, and the counts are
+/// the same draws as indexing one by one.
+#[test]
+fn a_median_read_in_place_or_from_counts_is_the_sorted_median() {
+    let mut rng = fastrand::Rng::with_seed(11);
+    for n in 1..=41 {
+        for _ in 0..50 {
+            // Few distinct values, so resamples hold ties.
+            let values: Vec<f64> = (0..n).map(|_| rng.u32(0..7) as f64 * 1.5 + 0.1).collect();
+            let ascending = sorted(values.clone());
+            let seed = rng.u64(..);
+            let one_by_one: Vec<f64> = {
+                let mut draw = fastrand::Rng::with_seed(seed);
+                (0..n).map(|_| ascending[draw.usize(..n)]).collect()
+            };
+            let mut counts = Vec::new();
+            stats::draw_counts(&mut fastrand::Rng::with_seed(seed), n, &mut counts);
+            let expected = median(&sorted(one_by_one.clone()));
+            let counted =
+                stats::median_of_counted(ascending.iter().copied().zip(counts.iter().copied()), n);
+            let in_place = stats::median_in_place(&mut one_by_one.clone());
+            assert_eq!(counted.to_bits(), expected.to_bits(), "{one_by_one:?}");
+            assert_eq!(in_place.to_bits(), expected.to_bits(), "{one_by_one:?}");
+        }
+    }
+}
+
 #[test]
 fn tukey_counts_planted_outliers() {
     // Quartiles of 0..=100 are 25 and 75: IQR 50, mild fences -50/150,

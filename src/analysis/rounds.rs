@@ -181,18 +181,20 @@ pub fn across_forks(fork_medians: &[f64]) -> f64 {
 }
 
 /// 95% bootstrap interval of [`across_forks`]: each fork's rounds
-/// resampled within the fork.
+/// resampled within the fork (`by_fork`'s forks are sorted, so a
+/// resample's median is read from its counts).
 fn stratified_ci(by_fork: &[Vec<f64>], seed: u64) -> (f64, f64) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut draws = Vec::with_capacity(RESAMPLES);
     let mut medians = vec![0.0; by_fork.len()];
-    let mut sample = Vec::new();
+    let mut counts = Vec::new();
     for _ in 0..RESAMPLES {
         for (fork, slot) in by_fork.iter().zip(medians.iter_mut()) {
-            sample.clear();
-            sample.extend((0..fork.len()).map(|_| fork[rng.usize(..fork.len())]));
-            sample.sort_by(f64::total_cmp);
-            *slot = median(&sample);
+            stats::draw_counts(&mut rng, fork.len(), &mut counts);
+            *slot = stats::median_of_counted(
+                fork.iter().copied().zip(counts.iter().copied()),
+                fork.len(),
+            );
         }
         draws.push(across_forks(&medians));
     }
@@ -275,23 +277,15 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         by_fork.entry(p.fork).or_default().push(*p);
     }
     let forks: Vec<Vec<Pair>> = by_fork.into_values().collect();
-    let (ratio, fork_deltas) = paired_figures(&forks);
+    let (ratio, fork_deltas) = paired_figures(forks.iter().map(|fork| {
+        let median_of = |side: fn(&Pair) -> f64| {
+            stats::median_in_place(&mut fork.iter().map(side).collect::<Vec<f64>>())
+        };
+        (median_of(|p| p.variant), median_of(|p| p.baseline))
+    }));
     let delta = stats::mean(&fork_deltas);
     let (ratio_ci95, delta_ci95) = if used.len() >= MIN_ROUNDS_FOR_CI {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let (mut ratios, mut deltas) =
-            (Vec::with_capacity(RESAMPLES), Vec::with_capacity(RESAMPLES));
-        for _ in 0..RESAMPLES {
-            let drawn: Vec<Vec<Pair>> = forks
-                .iter()
-                .map(|f| (0..f.len()).map(|_| f[rng.usize(..f.len())]).collect())
-                .collect();
-            let (r, d) = paired_figures(&drawn);
-            ratios.push(r);
-            deltas.push(stats::mean(&d));
-        }
-        ratios.sort_by(f64::total_cmp);
-        deltas.sort_by(f64::total_cmp);
+        let (ratios, deltas) = resampled_pairs(&forks, seed);
         (
             Some(stats::central_interval(&ratios, 0.95)),
             Some(stats::central_interval(&deltas, 0.95)),
@@ -310,25 +304,58 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
     })
 }
 
-/// The ratio and differences of pairs read as the headlines are: in each
-/// fork the variant's median over the baseline's (and less it), then the
-/// geometric mean of the ratios across forks, and each fork's difference
-/// (their mean is the difference). So × base is the two headlines' own
-/// ratio where both stand on the same rounds, and a process-level shift
-/// both share cancels in it.
-fn paired_figures(forks: &[Vec<Pair>]) -> (f64, Vec<f64>) {
-    let (mut ratios, mut deltas) = (Vec::new(), Vec::new());
-    for fork in forks {
-        let med = |side: fn(&Pair) -> f64| {
-            let mut v: Vec<f64> = fork.iter().map(side).collect();
-            v.sort_by(f64::total_cmp);
-            median(&v)
-        };
-        let (variant, baseline) = (med(|p| p.variant), med(|p| p.baseline));
-        ratios.push(variant / baseline);
-        deltas.push(variant - baseline);
-    }
+/// The ratio and differences of pairs read as the headlines are, from each
+/// fork's (variant median, baseline median): in each fork the variant's
+/// median over the baseline's (and less it), then the geometric mean of the
+/// ratios across forks, and each fork's difference (their mean is the
+/// difference). So × base is the two headlines' own ratio where both stand
+/// on the same rounds, and a process-level shift both share cancels in it.
+fn paired_figures(fork_medians: impl Iterator<Item = (f64, f64)>) -> (f64, Vec<f64>) {
+    let (ratios, deltas): (Vec<f64>, Vec<f64>) = fork_medians
+        .map(|(variant, baseline)| (variant / baseline, variant - baseline))
+        .unzip();
     (across_forks(&ratios), deltas)
+}
+
+/// Bootstrap replicates of [`paired_figures`], sorted: each fork's pairs
+/// resampled within the fork, both sides' medians read from the counts
+/// over each side's ascending order.
+fn resampled_pairs(forks: &[Vec<Pair>], seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let ascending = |fork: &Vec<Pair>, side: fn(&Pair) -> f64| {
+        let mut order: Vec<usize> = (0..fork.len()).collect();
+        order.sort_by(|&a, &b| side(&fork[a]).total_cmp(&side(&fork[b])));
+        order
+    };
+    let orders: Vec<[Vec<usize>; 2]> = forks
+        .iter()
+        .map(|f| [ascending(f, |p| p.variant), ascending(f, |p| p.baseline)])
+        .collect();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (mut ratios, mut deltas) = (Vec::with_capacity(RESAMPLES), Vec::with_capacity(RESAMPLES));
+    let mut counts = Vec::new();
+    let mut medians = Vec::with_capacity(forks.len());
+    for _ in 0..RESAMPLES {
+        medians.clear();
+        for (fork, [by_variant, by_baseline]) in forks.iter().zip(&orders) {
+            stats::draw_counts(&mut rng, fork.len(), &mut counts);
+            let median_of = |order: &[usize], side: fn(&Pair) -> f64| {
+                stats::median_of_counted(
+                    order.iter().map(|&i| (side(&fork[i]), counts[i])),
+                    fork.len(),
+                )
+            };
+            medians.push((
+                median_of(by_variant, |p| p.variant),
+                median_of(by_baseline, |p| p.baseline),
+            ));
+        }
+        let (ratio, fork_deltas) = paired_figures(medians.iter().copied());
+        ratios.push(ratio);
+        deltas.push(stats::mean(&fork_deltas));
+    }
+    ratios.sort_by(f64::total_cmp);
+    deltas.sort_by(f64::total_cmp);
+    (ratios, deltas)
 }
 
 /// Median and, from [`MIN_ROUNDS_FOR_CI`] values on, its bootstrap 95%
