@@ -608,6 +608,9 @@ fn a_change_of_the_printed_detectable_size_is_marked_four_times_in_five() {
         let (trials, runs) = (TRIALS / 2, 3);
         let (rate, tried) = printed_power(trials, runs);
         let tried = tried as usize;
+        // Three runs a side see how far a run moves (their spread, or the
+        // drift that stands in for it): every row has a detectable size.
+        assert_eq!(tried as u64, trials, "rows with a detectable size");
         let (least, most) = (
             common::at_least_by_chance(0.75, tried),
             common::at_most_by_chance(0.85, tried),

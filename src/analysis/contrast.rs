@@ -181,10 +181,11 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
     // three alternating runs a side saw a 3% toll in 44% of the synthetic
     // machine's comparisons, without it in 89%).
     let drift_inside_sets = !at_speed && walk_known;
-    let of_sets =
-        Evidence::pooled(sets.iter().filter(|_| !drift_inside_sets).filter_map(|s| {
+    let sets_spread =
+        Evidence::pooled(sets.iter().filter_map(|s| {
             Evidence::from_runs(&s.runs.iter().map(|r| r.ticks).collect::<Vec<_>>())
         }));
+    let of_sets = sets_spread.filter(|_| !drift_inside_sets);
     if let Some(e) = of_sets {
         levels.push(NoiseLevel::RunSets { df: e.df });
     }
@@ -196,7 +197,10 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
             .into_iter()
             .chain(outside.history.map(|h| h.evidence)),
     );
-    if between.is_none() && forks.is_some() {
+    // Where the drift term stands in for the sets' spread, how far a run
+    // moves was seen all the same: only a set of single runs with no
+    // history leaves it unknown.
+    if between.is_none() && sets_spread.is_none() && forks.is_some() {
         levels.push(NoiseLevel::RunLevelUnknown);
     }
 
