@@ -409,3 +409,79 @@ fn prices_join_in_force(doc: &RunDocument) {
 fn the_amd_guests_prices_join_its_in_force_lines_by_key() {
     prices_join_in_force(&with_price_list());
 }
+
+/// The return toll is read from pairs of the in-function and inline
+/// rounds of one pass: a slowdown both shapes share in a pass (here
+/// ±30%, far more than the toll) cancels, and the interval holds the
+/// planted toll to within a few ticks, where two rows' intervals added
+/// would carry the whole spread. Where a document kept no rounds (the
+/// fixture's), the rows' differences are read instead.
+#[test]
+fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
+    use mitbench::analysis::rounds::RoundState;
+    use mitbench::results::record::RoundRow;
+    use mitbench::results::returns;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/syscall-return-run.json"
+    ))
+    .unwrap();
+    let mut doc: RunDocument = serde_json::from_str(&text).unwrap();
+    let rows_read = returns::of_one(&doc, "getpid").and_then(|t| t.extra_ns);
+    assert!(
+        rows_read.is_some(),
+        "a document without rounds reads its rows"
+    );
+    let (toll, inline) = (80.0, 300.0);
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut made: [Vec<RoundRow>; 2] = Default::default();
+    for fork in 0..3 {
+        for pass in 0..12 {
+            let slowdown = 1.0 + 0.3 * rng.f64();
+            for (shape, rounds) in made.iter_mut().enumerate() {
+                let ticks = (inline + toll * shape as f64) * slowdown + rng.f64() - 0.5;
+                rounds.push(RoundRow {
+                    pass,
+                    fork,
+                    started_s: pass as f64,
+                    ticks,
+                    ci95_ticks: [ticks - 1.0, ticks + 1.0],
+                    n: 100,
+                    min_ticks: ticks - 1.0,
+                    p99_ticks: ticks + 2.0,
+                    fixed_ticks: 0.0,
+                    batch_medians_ticks: Vec::new(),
+                    canary_before: None,
+                    canary_after: None,
+                    reference_ticks: None,
+                    state: RoundState::Quiet,
+                    worker_pid: 1,
+                });
+            }
+        }
+    }
+    let [inline_rounds, in_fn_rounds] = made;
+    for (variant, rounds) in [
+        ("getpid/inline", inline_rounds),
+        ("getpid/in-fn", in_fn_rounds),
+    ] {
+        let record = doc
+            .results
+            .iter_mut()
+            .find(|r| r.id == returns::PROBE && r.variant == variant)
+            .unwrap();
+        record.rounds.each = rounds;
+        record.rounds.base_batch = Some(100);
+    }
+    let mhz = doc.inventory.tsc_mhz.unwrap();
+    let read = returns::of_one(&doc, "getpid")
+        .and_then(|t| t.extra_ns)
+        .unwrap();
+    let ticks = |ns: f64| ns * mhz / 1000.0;
+    let [lo, hi] = read.ci95.unwrap().map(ticks);
+    // The pass's slowdown scales the toll too (80 ticks x up to 1.3), so
+    // the pairs' figure is the toll at the passes' own speed; it moves
+    // each row by up to 90 ticks, the difference by up to 24.
+    assert!(lo <= toll * 1.3 && hi >= toll, "[{lo:.1}, {hi:.1}] ticks");
+    assert!(hi - lo < 0.3 * inline / 2.0, "[{lo:.1}, {hi:.1}] ticks");
+}

@@ -214,6 +214,40 @@ pub struct Pair {
     pub quiet: bool,
 }
 
+/// A round as pairing reads it: its fork, its pass, its figure, whether
+/// it counts as quiet.
+#[derive(Debug, Clone, Copy)]
+pub struct PassRound {
+    pub fork: usize,
+    pub pass: usize,
+    pub figure: f64,
+    pub quiet: bool,
+}
+
+/// Each round of a variant with the baseline's round of the same pass of
+/// the same fork, which ran beside it in time and in the same process. A
+/// round whose pass has no baseline round (the baseline's budget ran out
+/// first) stays unpaired rather than be set against a round minutes away.
+pub fn pair_by_pass(
+    variant: impl IntoIterator<Item = PassRound>,
+    baseline: &[PassRound],
+) -> Vec<Pair> {
+    variant
+        .into_iter()
+        .filter_map(|round| {
+            let beside = baseline
+                .iter()
+                .find(|b| b.fork == round.fork && b.pass == round.pass)?;
+            Some(Pair {
+                variant: round.figure,
+                baseline: beside.figure,
+                fork: round.fork,
+                quiet: round.quiet && beside.quiet,
+            })
+        })
+        .collect()
+}
+
 /// Ratio and difference against the baseline from pairs of rounds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Paired {

@@ -17,6 +17,7 @@
 //! run's figure: t(df) times the spread times sqrt(1/F + 1/F), since both
 //! this run's and the next run's figures are of F forks.
 
+use super::interval::Figure;
 use super::rounds;
 use super::stats::{self, student_t_975};
 use std::collections::BTreeMap;
@@ -94,6 +95,25 @@ impl NextRun {
     pub fn interval(&self, cost: f64, drift_log: f64) -> [f64; 2] {
         let half = self.half_width().hypot(drift_log);
         [cost * (-half).exp(), cost * half.exp()]
+    }
+
+    /// The 95% interval of the next run's difference from a baseline
+    /// around `delta` (this run's, with its own interval): the wider of
+    /// the two on each side, the machine's drift by then (`drift_pct`,
+    /// which scales both rows and so their difference) in quadrature, and
+    /// never under the clock's `tick` over a batch's items: forks that
+    /// agree to the tick predicted a price of ±0.
+    pub fn difference_interval(
+        &self,
+        delta: Figure,
+        drift_pct: Option<f64>,
+        tick: f64,
+    ) -> [f64; 2] {
+        let value = delta.value;
+        let drift = drift_pct.unwrap_or(0.0) / 100.0 * value.abs();
+        let half = self.half_width().hypot(drift).max(tick);
+        let [lo, hi] = delta.ends();
+        [lo.min(value - half), hi.max(value + half)]
     }
 
     /// The 95% half-width of the next run's figure less this run's, in the

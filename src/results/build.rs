@@ -11,7 +11,7 @@ use super::speed::RunSpeed;
 use super::spread;
 use crate::analysis::figure::{self, Figure};
 use crate::analysis::phases::PhaseCost;
-use crate::analysis::rounds::{self, Basis, Pair, RoundFigure, RoundState};
+use crate::analysis::rounds::{self, Basis, RoundFigure, RoundState};
 use crate::analysis::spread::{ForkSpread, NextRun, RunSpread, VariantSpread, pooled_in_probe};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
@@ -498,35 +498,27 @@ fn derived(
     }
 }
 
-/// Ratio and difference against the baseline from pairs of rounds: each
-/// round of `v` with the baseline's round of the same pass of the same
-/// fork, which ran beside it in time and in the same process. A round
-/// whose pass has no baseline round (the baseline's budget ran out first)
-/// stays unpaired rather than be set against a round minutes away.
-/// A variant against its baseline, and the spread of its forks'
-/// differences.
+/// A variant against its baseline from pairs of rounds
+/// ([`rounds::pair_by_pass`]), and the spread of its forks' differences.
 fn compare(
     v: &VariantRounds,
     base: &VariantRounds,
     model: &StateModel,
     seed: u64,
 ) -> Option<(Comparison, VariantSpread)> {
-    let pairs: Vec<Pair> = v
-        .rounds
-        .iter()
-        .filter_map(|round| {
-            let beside = base
-                .rounds
-                .iter()
-                .find(|b| b.fork == round.fork && b.pass == round.pass)?;
-            Some(Pair {
-                variant: round.measured.measurement.per_item.median,
-                baseline: beside.measured.measurement.per_item.median,
+    let by_pass = |rounds: &VariantRounds| -> Vec<rounds::PassRound> {
+        rounds
+            .rounds
+            .iter()
+            .map(|round| rounds::PassRound {
                 fork: round.fork,
-                quiet: round.quiet(model) && beside.quiet(model),
+                pass: round.pass,
+                figure: round.measured.measurement.per_item.median,
+                quiet: round.quiet(model),
             })
-        })
-        .collect();
+            .collect()
+    };
+    let pairs = rounds::pair_by_pass(by_pass(v), &by_pass(base));
     let p = rounds::paired(&pairs, model.two_states, seed)?;
     let spread = VariantSpread {
         name: v.variant.name.clone(),
@@ -545,15 +537,10 @@ fn compare(
     Some((comparison, spread))
 }
 
-/// Sets each comparison's interval for the next run's difference: on each
-/// side the wider of its forks' prediction (their differences pooled with
-/// the probe's other variants', without a run prior: differences of other
-/// probes are of other sizes) and this run's own interval, as a cost's is.
-/// The machine's drift by the next run (`drift_pct`, which scales both
-/// rows and so their difference) comes on top, in quadrature; and the
-/// half-width is never under the clock's step over the items of a batch:
-/// forks that agree to the tick (a tick-stepped replay) predicted a price
-/// of ±0 before.
+/// Sets each comparison's interval for the next run's difference
+/// ([`NextRun::difference_interval`]): its forks' prediction is their
+/// differences pooled with the probe's other variants', without a run
+/// prior (differences of other probes are of other sizes).
 fn set_next_run_differences(
     records: &mut [Record],
     differences: &[VariantSpread],
@@ -568,11 +555,8 @@ fn set_next_run_differences(
             let Some(vs) = record.vs_baseline.as_mut() else {
                 continue;
             };
-            let delta = vs.delta.value;
-            let drift = drift_pct.unwrap_or(0.0) / 100.0 * delta.abs();
-            let half = next.half_width().hypot(drift).max(tick);
-            let [lo, hi] = vs.delta.ends();
-            vs.next_run_delta_ci95_ticks = Some([lo.min(delta - half), hi.max(delta + half)]);
+            vs.next_run_delta_ci95_ticks =
+                Some(next.difference_interval(vs.delta, drift_pct, tick));
         }
     }
 }

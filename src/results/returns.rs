@@ -1,13 +1,22 @@
 //! The toll a crossing leaves in user space: what a syscall made from
 //! inside a function pays beyond the raw instruction, per syscall, from the
-//! `os/syscall-return` rows (the in-function variant less the inline one,
-//! both against the plain call and return they were measured beside), and
-//! the same for the other crossings it times (a page fault, a signal, a
-//! switch).
+//! `os/syscall-return` rows (the in-function variant less the inline one),
+//! and the same for the other crossings it times (a page fault, a signal,
+//! a switch).
+//!
+//! Both variants ran in the same passes of the same forks, so the toll is
+//! read from pairs of their rounds, as × base is: its interval is as wide
+//! as the difference varies. Read as the difference of the two rows'
+//! differences from the plain call, each with its own next-run interval,
+//! the half-widths added up to far more than the toll moves (getpid's
+//! return toll ±13 ns, where five runs back to back put it within 1 ns).
 
 use super::RunDocument;
 use super::floors::{added, less};
+use super::record::Record;
 use crate::analysis::figure::Figure;
+use crate::analysis::rounds::{self, PassRound, RoundState};
+use crate::analysis::spread::{ForkSpread, VariantSpread, pooled_in_probe};
 use serde::Serialize;
 
 /// The probe that measures it.
@@ -40,9 +49,16 @@ pub fn of(doc: &RunDocument) -> Vec<ReturnToll> {
 }
 
 /// One crossing's toll in `doc` (a syscall's or another's, by its
-/// variants' prefix); None where the run did not measure the probe.
+/// variants' prefix); None where the run did not measure the probe. Read
+/// beside the others of its kind, as [`of`] reads it.
 pub fn of_one(doc: &RunDocument, crossing: &'static str) -> Option<ReturnToll> {
-    tolls(doc, &[crossing]).pop()
+    let kind = [SYSCALLS, OTHER_CROSSINGS]
+        .into_iter()
+        .find(|kind| kind.contains(&crossing))
+        .unwrap_or(&[]);
+    tolls(doc, kind)
+        .into_iter()
+        .find(|t| t.crossing == crossing)
 }
 
 /// Each other crossing's toll in `doc`, as [`of`].
@@ -50,22 +66,57 @@ pub fn of_other_crossings(doc: &RunDocument) -> Vec<ReturnToll> {
     tolls(doc, OTHER_CROSSINGS)
 }
 
+/// The tolls of `crossings`, one kind of crossing: each one's forks'
+/// differences pooled with the others' for the next run's interval, as a
+/// probe's variants' differences from its baseline are. A document that
+/// kept no rounds (written before they were stored) gives the two rows'
+/// differences from the plain call, their half-widths added.
 fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
     if doc.record(PROBE, "call+ret").is_none() {
         return Vec::new();
     }
-    let mhz = doc.inventory.tsc_mhz;
+    let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
+    let read: Vec<Result<Read, String>> = crossings
+        .iter()
+        .map(|crossing| Read::of(doc, crossing))
+        .collect();
+    let spreads: Vec<VariantSpread> = crossings
+        .iter()
+        .zip(&read)
+        .filter_map(|(crossing, r)| match r {
+            Ok(Read::Pairs(r)) => Some(VariantSpread {
+                name: crossing.to_string(),
+                forks: r.paired.fork_deltas.len(),
+                spread: ForkSpread::of_differences(&r.paired.fork_deltas),
+            }),
+            _ => None,
+        })
+        .collect();
+    let next = pooled_in_probe(&spreads, None);
     crossings
         .iter()
-        .map(|&crossing| {
-            let row = |shape: &str| {
-                let variant = format!("{crossing}/{shape}");
-                let r = doc
-                    .record(PROBE, &variant)
-                    .ok_or_else(|| format!("{PROBE} {variant} was not measured"))?;
-                added(r, mhz)
-            };
-            let extra = row("in-fn").and_then(|f| Ok(less(f, row("inline")?)));
+        .zip(read)
+        .map(|(&crossing, r)| {
+            let extra = r.and_then(|r| {
+                let mhz = mhz.ok_or("the TSC's rate is unknown")?;
+                Ok(match r {
+                    Read::Rows { in_fn, inline } => {
+                        less(added(in_fn, Some(mhz))?, added(inline, Some(mhz))?)
+                    }
+                    Read::Pairs(r) => {
+                        let delta = Figure::new(
+                            r.paired.delta,
+                            r.paired.delta_ci95.map(|(lo, hi)| [lo, hi]),
+                        );
+                        let interval = next
+                            .iter()
+                            .find(|(name, _)| *name == crossing)
+                            .map(|(_, n)| n.difference_interval(delta, r.drift_pct, r.tick))
+                            .or(delta.ci95);
+                        Figure::new(delta.value, interval).map(|t| t * 1000.0 / mhz)
+                    }
+                })
+            });
             ReturnToll {
                 crossing,
                 unmeasured: extra.as_ref().err().cloned(),
@@ -73,4 +124,63 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
             }
         })
         .collect()
+}
+
+/// How a crossing's toll is read from a document.
+enum Read<'d> {
+    /// From pairs of the two shapes' rounds.
+    Pairs(InRounds),
+    /// From the two rows, where the document kept no rounds.
+    Rows {
+        in_fn: &'d Record,
+        inline: &'d Record,
+    },
+}
+
+/// One crossing's in-function rounds against its inline ones, paired.
+struct InRounds {
+    paired: rounds::Paired,
+    drift_pct: Option<f64>,
+    /// The clock's step over a batch's items, ticks.
+    tick: f64,
+}
+
+impl<'d> Read<'d> {
+    fn of(doc: &'d RunDocument, crossing: &str) -> Result<Read<'d>, String> {
+        let row = |shape: &str| -> Result<&Record, String> {
+            let variant = format!("{crossing}/{shape}");
+            let r = doc
+                .record(PROBE, &variant)
+                .ok_or_else(|| format!("{PROBE} {variant} was not measured"))?;
+            match &r.unsupported {
+                Some(u) => Err(format!("unsupported: {}", u.reason)),
+                None => Ok(r),
+            }
+        };
+        let (in_fn, inline) = (row("in-fn")?, row("inline")?);
+        if in_fn.rounds.each.is_empty() || inline.rounds.each.is_empty() {
+            return Ok(Read::Rows { in_fn, inline });
+        }
+        let by_pass = |r: &Record| -> Vec<PassRound> {
+            r.rounds
+                .each
+                .iter()
+                .map(|round| PassRound {
+                    fork: round.fork,
+                    pass: round.pass,
+                    figure: round.ticks,
+                    quiet: round.state == RoundState::Quiet,
+                })
+                .collect()
+        };
+        let pairs = rounds::pair_by_pass(by_pass(in_fn), &by_pass(inline));
+        let two_states = doc.machine_states.model.two_states;
+        let paired = rounds::paired(&pairs, two_states, rounds::seed_of(crossing))
+            .ok_or_else(|| format!("{PROBE} {crossing}: no round of both shapes in one pass"))?;
+        Ok(Read::Pairs(InRounds {
+            paired,
+            drift_pct: in_fn.cost.as_ref().and_then(|c| c.machine_drift_pct),
+            tick: 1.0 / in_fn.rounds.base_batch.unwrap_or(1).max(1) as f64,
+        }))
+    }
 }
