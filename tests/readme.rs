@@ -26,9 +26,9 @@ fn the_set_up_block_holds_the_main_job_and_the_tests_and_ci_runs_the_same_tests(
         .iter()
         .map(|l| l.split('#').next().unwrap().trim())
         .collect();
-    assert_eq!(commands, ["cargo run --release", "cargo test"]);
+    assert_eq!(commands, ["cargo run --release", "cargo test --release"]);
     assert!(
-        CI.lines().any(|l| l.trim() == "cargo test"),
+        CI.lines().any(|l| l.trim() == "cargo test --release"),
         ".ci/run must run the README's test command"
     );
 }
