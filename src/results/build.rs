@@ -559,7 +559,25 @@ fn set_next_run_differences(
                 Some(next.difference_interval(vs.delta, drift_pct, tick));
         }
     }
+    // No variant of the probe had two forks of differences (`--forks 1`):
+    // nothing to borrow a spread between processes from, and the Δ's
+    // interval is this run's pairs alone. Said on the row, as a cost's is.
+    for record in records.iter_mut() {
+        if record
+            .vs_baseline
+            .as_ref()
+            .is_some_and(|vs| vs.next_run_delta_ci95_ticks.is_none())
+        {
+            record.notes.push(ONE_PROCESS_PRICE.to_string());
+        }
+    }
 }
+
+/// The note on a row whose difference from its baseline no fork spread
+/// stands behind.
+pub const ONE_PROCESS_PRICE: &str = "Δ from one process: its interval is this run's pairs of \
+                                     rounds only, which cannot see how far another process or \
+                                     minute moves it";
 
 /// Each figure a probe measured beside the cost, as the median over rounds
 /// with its interval from five rounds on: over the `used` rounds, the
@@ -678,6 +696,49 @@ mod tests {
         ];
         mark_layout_spread(&mut none);
         assert!(none[1].layout.is_none());
+    }
+
+    #[test]
+    fn a_price_without_a_spread_between_processes_says_so() {
+        let spread = |name: &str, forks: usize, differences: &[f64]| VariantSpread {
+            name: name.into(),
+            forks,
+            spread: ForkSpread::of_differences(differences),
+        };
+        let priced = |records: &[Record]| -> Vec<bool> {
+            records
+                .iter()
+                .map(|r| r.notes.iter().any(|n| n == ONE_PROCESS_PRICE))
+                .collect()
+        };
+        let run = |differences: &[VariantSpread]| {
+            let mut records = vec![
+                record("plain", Role::Baseline, 1.0),
+                record("retpoline", Role::Compared, 1.4),
+            ];
+            set_next_run_differences(&mut records, differences, None);
+            records
+        };
+        let one_fork = run(&[spread("retpoline", 1, &[4.0])]);
+        assert_eq!(priced(&one_fork), [false, true]);
+        assert!(
+            one_fork[1]
+                .vs_baseline
+                .as_ref()
+                .unwrap()
+                .next_run_delta_ci95_ticks
+                .is_none()
+        );
+        let three = run(&[spread("retpoline", 3, &[4.0, 5.0, 4.5])]);
+        assert_eq!(priced(&three), [false, false]);
+        assert!(
+            three[1]
+                .vs_baseline
+                .as_ref()
+                .unwrap()
+                .next_run_delta_ci95_ticks
+                .is_some()
+        );
     }
 
     #[test]

@@ -336,8 +336,9 @@ impl Tag {
             Tag::LayoutSpread => "within the spread code placement alone gives",
             Tag::Dropped => "samples dropped (CPU changed or the clock went backwards)",
             Tag::OneFork => {
-                "measured in one process: its ±CI borrows the spread between processes from its \
-                 probe's other rows"
+                "measured in one process: its ±CI and Δ borrow the spread between processes \
+                 from its probe's other rows, or where none has one (--forks 1) stand on this \
+                 run's rounds alone (the note says which)"
             }
             Tag::MoreNotes => "the record has a note",
         }
