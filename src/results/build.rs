@@ -719,26 +719,17 @@ mod tests {
             set_next_run_differences(&mut records, differences, None);
             records
         };
-        let one_fork = run(&[spread("retpoline", 1, &[4.0])]);
-        assert_eq!(priced(&one_fork), [false, true]);
-        assert!(
-            one_fork[1]
+        // One fork of differences: nothing to borrow; three: a spread.
+        for (differences, noted) in [(&[4.0][..], true), (&[4.0, 5.0, 4.5][..], false)] {
+            let records = run(&[spread("retpoline", differences.len(), differences)]);
+            assert_eq!(priced(&records), [false, noted], "{differences:?}");
+            let next = records[1]
                 .vs_baseline
                 .as_ref()
                 .unwrap()
-                .next_run_delta_ci95_ticks
-                .is_none()
-        );
-        let three = run(&[spread("retpoline", 3, &[4.0, 5.0, 4.5])]);
-        assert_eq!(priced(&three), [false, false]);
-        assert!(
-            three[1]
-                .vs_baseline
-                .as_ref()
-                .unwrap()
-                .next_run_delta_ci95_ticks
-                .is_some()
-        );
+                .next_run_delta_ci95_ticks;
+            assert_eq!(next.is_none(), noted, "{differences:?}");
+        }
     }
 
     #[test]

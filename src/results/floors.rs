@@ -177,7 +177,8 @@ pub(crate) fn less(a: Figure, b: Figure) -> Figure {
     sum.read().unwrap_or(Figure::new(a.value - b.value, None))
 }
 
-fn measured(r: &Record) -> Result<(), String> {
+/// Ok where the row was measured; Err: the machine's reason it was not.
+pub(crate) fn measured(r: &Record) -> Result<(), String> {
     match &r.unsupported {
         Some(u) => Err(format!("unsupported: {}", u.reason)),
         None => Ok(()),

@@ -12,7 +12,7 @@
 //! return toll ±13 ns, where five runs back to back put it within 1 ns).
 
 use super::RunDocument;
-use super::floors::{added, less};
+use super::floors::{added, less, measured};
 use super::record::Record;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PassRound, RoundState};
@@ -152,10 +152,8 @@ impl<'d> Read<'d> {
             let r = doc
                 .record(PROBE, &variant)
                 .ok_or_else(|| format!("{PROBE} {variant} was not measured"))?;
-            match &r.unsupported {
-                Some(u) => Err(format!("unsupported: {}", u.reason)),
-                None => Ok(r),
-            }
+            measured(r)?;
+            Ok(r)
         };
         let (in_fn, inline) = (row("in-fn")?, row("inline")?);
         if in_fn.rounds.each.is_empty() || inline.rounds.each.is_empty() {
