@@ -273,10 +273,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
             progress: !progress.is_hidden(),
             round_log: plan.options.round_log.clone(),
             known_quiet: plan.options.known_quiet,
-            watches_known_level: match plan.settings.wait_for_quiet {
-                true => fork == 0,
-                false => fork + 1 == plan.forks,
-            },
+            watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
         };
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
         let done_before = per_fork * fork as u64;

@@ -362,6 +362,7 @@ fn priced_probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
     probes.extend([
         mitbench::synthetic::Probe {
             declaration: Declaration::new("os/getpid", "none", "getpid call"),
+            kernel_crossings: 1.0,
             // The raw instruction, and glibc's getpid() that tax prices a
             // syscall by: the filter taxes both alike.
             variants: vec![
@@ -374,6 +375,7 @@ fn priced_probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
         },
         mitbench::synthetic::Probe {
             declaration: Declaration::new("syscall/specctrl-storeload", "none", "round"),
+            kernel_crossings: 0.0,
             variants: vec![truth(
                 "unchanged",
                 40.0 * if ssbd { 1.0 + SSBD_SHARE } else { 1.0 },

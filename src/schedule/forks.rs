@@ -59,6 +59,17 @@ pub struct Job {
 }
 
 impl Job {
+    /// Whether fork `fork` of `forks` watches the canary for the boot's
+    /// known level: where the run waits for the quiet level, the first
+    /// (before its first round); where it does not, the last (after its
+    /// last), so a level that moved is told on the same evidence both ways.
+    pub fn watching_fork(wait_for_quiet: bool, fork: usize, forks: usize) -> bool {
+        match wait_for_quiet {
+            true => fork == 0,
+            false => fork + 1 == forks,
+        }
+    }
+
     /// The settings of one of `forks` forks: the run's budget, rounds and
     /// span shared out among them, so the whole run keeps its time.
     pub fn share(settings: &Settings, forks: usize) -> Settings {
@@ -104,7 +115,7 @@ enum Line {
 
 /// Measures `job` in this process. `on_progress` is told how many of the
 /// job's variants have stopped, after every pass.
-pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, String> {
+pub fn work(job: &Job, on_progress: impl FnMut(u64)) -> Result<ForkRounds, String> {
     let selected: Vec<&'static dyn AnyProbe> = job
         .probes
         .iter()
@@ -125,14 +136,30 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
         ),
         None => None,
     };
-    let mut scheduler = Scheduler::new(
+    Ok(measure(
+        job,
         &harness,
-        &job.placement,
+        &selected,
         round_log.map(|f| Box::new(f) as Box<dyn Write>),
-    );
+        on_progress,
+    ))
+}
+
+/// Measures `probes` as the fork `job` describes, on `harness`'s machine:
+/// the gate's budget, the wait for the boot's known level before the first
+/// round or the watch for it after the last, the probes in order. A live
+/// fork's and the synthetic host's runs go through this one function.
+pub fn measure(
+    job: &Job,
+    harness: &Harness,
+    probes: &[&dyn AnyProbe],
+    round_log: Option<Box<dyn Write>>,
+    mut on_progress: impl FnMut(u64),
+) -> ForkRounds {
+    let mut scheduler = Scheduler::new(harness, &job.placement, round_log);
     scheduler.fork = job.fork;
     scheduler.counting = job.counting;
-    let variants: usize = selected.iter().map(|p| p.variants().len()).sum();
+    let variants: usize = probes.iter().map(|p| p.variants().len()).sum();
     scheduler.gate = super::gate::Gate::new(
         job.settings.wait_for_quiet,
         job.settings.budget_s * variants as f64,
@@ -146,12 +173,12 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     }
     let mut done = 0;
     let mut measured = Vec::new();
-    for (index, probe) in selected.into_iter().enumerate() {
-        if interrupt::requested() {
+    for (index, probe) in probes.iter().enumerate() {
+        if harness.machine.stop_requested() {
             break;
         }
         let seed = job.order_seed.wrapping_add(index as u64);
-        let rounds = scheduler.run_probe(probe, seed, |stopped| {
+        let rounds = scheduler.run_probe(*probe, seed, |stopped| {
             on_progress(done + stopped as u64);
         });
         done += rounds.variants.len() as u64;
@@ -166,12 +193,12 @@ pub fn work(job: &Job, mut on_progress: impl FnMut(u64)) -> Result<ForkRounds, S
     if let Some(threshold) = watched.filter(|_| !job.settings.wait_for_quiet) {
         scheduler.watch_for_known_level(threshold);
     }
-    Ok(ForkRounds {
+    ForkRounds {
         probes: measured,
         waited: scheduler.gate.waited,
         canaries: scheduler.canaries,
         canary_times: scheduler.canary_times,
-    })
+    }
 }
 
 /// `mitbench __worker`: one fork, its job on stdin, its lines on stdout.
@@ -284,13 +311,7 @@ pub struct Merged {
 
 impl Merged {
     /// Adds fork `fork`, which began `offset_s` seconds into the run.
-    pub fn add(
-        &mut self,
-        plan: &[&'static dyn AnyProbe],
-        fork: usize,
-        offset_s: f64,
-        rounds: ForkRounds,
-    ) {
+    pub fn add(&mut self, plan: &[&dyn AnyProbe], fork: usize, offset_s: f64, rounds: ForkRounds) {
         self.waited.add(&rounds.waited);
         self.canaries.extend(rounds.canaries);
         self.canary_times

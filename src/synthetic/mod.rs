@@ -29,6 +29,9 @@ use crate::schedule::forks::Merged;
 use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
 use std::collections::BTreeMap;
 
+mod host;
+pub use host::{Host, HostProbe};
+
 /// How the synthetic machine behaves.
 #[derive(Debug, Clone)]
 pub struct Noise {
@@ -118,6 +121,14 @@ pub struct OddRuns {
 struct Misfit {
     slope: f64,
     level: f64,
+}
+
+/// A run's draws for each row, per probe and variant: see
+/// [`Machine::row_draws`].
+struct RowDraws {
+    levels: Vec<Vec<f64>>,
+    slopes: Vec<Vec<f64>>,
+    sensitivities: Vec<Vec<f64>>,
 }
 
 impl Noise {
@@ -239,6 +250,9 @@ pub struct Truth {
 pub struct Probe {
     pub declaration: Declaration,
     pub variants: Vec<Truth>,
+    /// Crossings into the kernel an item makes: what a cost added on the
+    /// syscall path adds to it ([`Host::add_to_syscall_path`]).
+    pub kernel_crossings: f64,
 }
 
 /// How a synthetic run is laid out.
@@ -259,7 +273,7 @@ const CANARY_NOISE: f64 = 0.004;
 /// The reference's ticks per step at the machine's mean speed, and its own
 /// read noise (which only adds, as the canary's).
 const REFERENCE_TICKS: f64 = 4.0;
-const TSC_MHZ: f64 = 2600.0;
+pub const TSC_MHZ: f64 = 2600.0;
 
 /// A synthetic run: its records, as a live run's are made, and each
 /// variant's true figure in it.
@@ -421,6 +435,58 @@ impl Machine {
             * (1.0 + self.noise.reference_noise * normal.abs())
     }
 
+    /// What a run draws for each row before its first round, in `probes`'
+    /// order: its level for the run (its own, the boot's, an odd run's),
+    /// its slope to the machine's speed and its sensitivity to slow levels.
+    fn row_draws(&mut self, probes: &[Probe]) -> RowDraws {
+        let run_levels = per_variant(probes, |v| {
+            if v.run_level > 0.0 {
+                (v.run_level * standard_normal(&mut self.run_level_rng)).exp()
+            } else {
+                1.0
+            }
+        });
+        let misfits = self.misfits(probes);
+        let levels = run_levels
+            .iter()
+            .zip(&misfits)
+            .map(|(levels, rows)| {
+                levels
+                    .iter()
+                    .zip(rows)
+                    .map(|(level, misfit)| level * misfit.level)
+                    .collect()
+            })
+            .collect();
+        let slopes = misfits
+            .iter()
+            .map(|rows| rows.iter().map(|m| m.slope).collect())
+            .collect();
+        let sensitivities = per_variant(probes, |_| match self.noise.row_sensitivity {
+            Some(s) => s.log_evenly(self.level_rng.f64()),
+            None => 1.0,
+        });
+        RowDraws {
+            levels,
+            slopes,
+            sensitivities,
+        }
+    }
+
+    /// Each variant's level in a new process (a fork): its run's level,
+    /// raised to its second level where it has one and the process drew it.
+    fn process_levels(&mut self, probe: &Probe, run_levels: &[f64]) -> Vec<f64> {
+        probe
+            .variants
+            .iter()
+            .zip(run_levels)
+            .map(|(v, run_level)| match v.second_level {
+                Some(up) if self.rng.bool() => (1.0 + up) * run_level,
+                _ => *run_level,
+            })
+            .collect()
+    }
+
     /// Each variant's slope and its level for this run beyond its own
     /// (the boot's, every row's per run, an odd run's, as a factor), in
     /// `probes`' order.
@@ -479,50 +545,16 @@ impl Machine {
         let mut clock = 0.0;
         let variants_total: usize = probes.iter().map(|p| p.variants.len()).sum();
         let round_s = layout.run_s / (layout.forks * layout.passes * variants_total) as f64;
-        let run_levels = per_variant(probes, |v| {
-            if v.run_level > 0.0 {
-                (v.run_level * standard_normal(&mut self.run_level_rng)).exp()
-            } else {
-                1.0
-            }
-        });
-        let misfits = self.misfits(probes);
-        let run_levels: Vec<Vec<f64>> = run_levels
-            .iter()
-            .zip(&misfits)
-            .map(|(levels, rows)| {
-                levels
-                    .iter()
-                    .zip(rows)
-                    .map(|(level, misfit)| level * misfit.level)
-                    .collect()
-            })
-            .collect();
-        let slopes: Vec<Vec<f64>> = misfits
-            .iter()
-            .map(|rows| rows.iter().map(|m| m.slope).collect())
-            .collect();
-        let sensitivities = per_variant(probes, |_| match self.noise.row_sensitivity {
-            Some(s) => s.log_evenly(self.level_rng.f64()),
-            None => 1.0,
-        });
+        let rows = self.row_draws(probes);
         for fork in 0..layout.forks {
             let mut last_canary = None;
             for (((probe, run_levels), sensitivities), slopes) in probes
                 .iter()
-                .zip(&run_levels)
-                .zip(&sensitivities)
-                .zip(&slopes)
+                .zip(&rows.levels)
+                .zip(&rows.sensitivities)
+                .zip(&rows.slopes)
             {
-                let levels: Vec<f64> = probe
-                    .variants
-                    .iter()
-                    .zip(run_levels)
-                    .map(|(v, run_level)| match v.second_level {
-                        Some(up) if self.rng.bool() => (1.0 + up) * run_level,
-                        _ => *run_level,
-                    })
-                    .collect();
+                let levels = self.process_levels(probe, run_levels);
                 let mut variants: Vec<VariantRounds> =
                     probe.variants.iter().map(variant_rounds).collect();
                 for pass in 0..layout.passes {
@@ -741,8 +773,9 @@ pub fn round_at(
 pub fn guest_probes() -> Vec<Probe> {
     GUEST
         .iter()
-        .map(|&(id, item, variants)| Probe {
+        .map(|&(id, item, kernel_crossings, variants)| Probe {
             declaration: Declaration::new(id, "none", item),
+            kernel_crossings,
             variants: variants
                 .iter()
                 .enumerate()
@@ -758,16 +791,19 @@ pub fn guest_probes() -> Vec<Probe> {
         .collect()
 }
 
-/// (probe, item, [(variant, ticks, second level)]) of [`guest_probes`].
+/// (probe, item, crossings into the kernel an item makes, [(variant,
+/// ticks, second level)]) of [`guest_probes`].
 type ProbeTable = [(
     &'static str,
     &'static str,
+    f64,
     &'static [(&'static str, f64, Option<f64>)],
 ); 3];
 const GUEST: ProbeTable = [
     (
         "synthetic/syscall",
         "call",
+        1.0,
         &[
             ("raw", 270.0, None),
             ("libc", 380.0, None),
@@ -777,6 +813,7 @@ const GUEST: ProbeTable = [
     (
         "synthetic/call",
         "call",
+        0.0,
         &[
             ("direct", 1.2, None),
             ("indirect", 3.4, Some(0.35)),
@@ -787,6 +824,7 @@ const GUEST: ProbeTable = [
     (
         "synthetic/batch",
         "page",
+        0.0,
         &[
             ("B=1", 5400.0, None),
             ("B=8", 900.0, None),
