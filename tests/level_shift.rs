@@ -161,3 +161,68 @@ fn a_level_within_its_band_is_no_shift() {
     let same = compare::compare(&doc, "a", &doc, "a", compare::DEFAULT_THRESHOLD_PCT);
     assert!(same.level_shift.is_none());
 }
+
+/// The run with a reference speed read (the fixture predates it): the
+/// one a stored run of the return toll read.
+fn with_reference(mut doc: RunDocument) -> RunDocument {
+    let other = document_from_file(Path::new("tests/fixtures/syscall-return-run.json")).unwrap();
+    doc.machine_states.reference = other.machine_states.reference;
+    doc
+}
+
+/// `ticks` added to each figure of the row (`id`, `variant`), as a cost
+/// on every crossing adds them to a row that makes one crossing an item.
+fn add_ticks(doc: &mut RunDocument, id: &str, variant: &str, ticks: f64) {
+    let old = doc
+        .record(id, variant)
+        .and_then(|r| r.cost.as_ref())
+        .unwrap()
+        .ticks;
+    common::scale_variant(doc, id, Some(variant), (old + ticks) / old);
+}
+
+#[test]
+fn beyond_a_cost_on_the_syscall_path_each_row_reads_the_crossings_it_makes() {
+    let old = with_reference(fixture());
+    let known = old.machine_states.model.quiet_canary;
+    let added = 0.24 * known;
+    let mut new = with_reference(fixture());
+    // A trace event's cost on every crossing: getpid's two variants make
+    // one an item, and libc's a second crossing's worth on top (the rule
+    // must read 2, not the row's percent over the canary's).
+    add_ticks(&mut new, "os/getpid", "syscall", added);
+    add_ticks(&mut new, "os/getpid", "libc", 2.0 * added);
+    moved(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let shift = cmp.level_shift.as_ref().unwrap();
+    assert_eq!(shift.reference_held, Some(true), "{shift:?}");
+    let read = |row: &str| {
+        let b = shift.beyond.iter().find(|b| b.row == row).unwrap();
+        let [lo, hi] = b.canary_calls.ci95.unwrap();
+        assert!(
+            lo <= b.canary_calls.value && b.canary_calls.value <= hi,
+            "{b:?}"
+        );
+        b.canary_calls.value
+    };
+    assert!((read("os/getpid syscall") - 1.0).abs() < 1e-6);
+    assert!((read("os/getpid libc") - 2.0).abs() < 1e-6);
+    let shown = text::render(&cmp, Style::Markdown, 100);
+    assert!(shown.contains("beyond the shift"), "{shown}");
+}
+
+#[test]
+fn a_host_that_moved_whole_is_read_at_one_speed_not_in_crossings() {
+    let old = with_reference(fixture());
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = with_reference(fixture());
+    scale_rows(&mut new, "os/getpid", 1.24);
+    moved(&mut new, known, 1.24);
+    // The reference moved with the canary: the host's speed, which a
+    // cost per crossing does not describe.
+    new.machine_states.reference.as_mut().unwrap().ticks *= 1.24;
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let shift = cmp.level_shift.as_ref().unwrap();
+    assert_eq!(shift.reference_held, Some(false), "{shift:?}");
+    assert!(shift.beyond.is_empty(), "{shift:?}");
+}

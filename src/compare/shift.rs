@@ -12,6 +12,7 @@
 //! rows keep their verdicts as measured: a regression is never host noise.
 
 use super::{RowChange, Side, Sides};
+use crate::analysis::interval::Figure;
 use crate::analysis::rounds::across_forks;
 use crate::analysis::states::{QuietLevel, StateModel};
 use crate::analysis::verdict::{Verdict, percent_change};
@@ -62,7 +63,25 @@ pub struct LevelShift {
     pub rows: Vec<String>,
     /// Rows marked against the shift's direction.
     pub rows_against: usize,
+    /// Where the cost was added on the syscall path (the reference held):
+    /// each row that moved with it, its change read beyond the shift.
+    pub beyond: Vec<Beyond>,
     pub summary: String,
+}
+
+/// A row that moved with a cost added on the syscall path, its change
+/// counted in what the shift added to one raw syscall (the canary): a
+/// trace event or an audit rule adds its cost to every crossing, so a row
+/// that makes one crossing an item and changed in nothing else reads 1, a
+/// row that makes two reads 2, and what lies beyond the crossings it makes
+/// is a change of its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct Beyond {
+    /// "probe variant".
+    pub row: String,
+    /// The row's change in ticks over the canary's, with the row's
+    /// change interval.
+    pub canary_calls: Figure,
 }
 
 /// The shift between `old` and `new`, where their levels lie further
@@ -119,6 +138,7 @@ pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShi
         reference_held,
         rows: Vec::new(),
         rows_against: 0,
+        beyond: Vec::new(),
         summary: String::new(),
     };
     shift.summary = shift.say([&old.name, &new.name]);
@@ -150,6 +170,18 @@ impl LevelShift {
             .filter(|name| unexplained.contains(name))
             .collect();
         unexplained.retain(|name| !moved_with.contains(name));
+        let added = self.canary_ticks.new - self.canary_ticks.old;
+        if self.reference_held == Some(true) {
+            self.beyond = rows
+                .iter()
+                .map(|r| (format!("{} {}", r.key.id, r.key.variant), r))
+                .filter(|(name, _)| moved_with.contains(name))
+                .map(|(row, r)| Beyond {
+                    row,
+                    canary_calls: r.change_pct.map(|pct| r.old_ticks * pct / 100.0 / added),
+                })
+                .collect();
+        }
         self.rows = moved_with;
         self.rows_against = rows
             .iter()

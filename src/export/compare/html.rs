@@ -84,7 +84,9 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
             mitigation: title,
             why: sentence(&shift.summary),
             source: "the canary: a raw getpid, read between rounds".to_string(),
-            because: vec!["the syscall path's level".to_string()],
+            because: std::iter::once("the syscall path's level".to_string())
+                .chain(super::beyond_shift(shift))
+                .collect(),
             rows: shift.rows.clone(),
         });
     }

@@ -4,7 +4,7 @@
 pub mod html;
 pub mod text;
 
-use crate::compare::{InRun, RowGap, RunComparison};
+use crate::compare::{InRun, LevelShift, RowGap, RunComparison};
 
 /// A change in percent with its sign, one decimal.
 pub(crate) fn signed(pct: f64) -> String {
@@ -28,6 +28,30 @@ pub(crate) fn level_shift(cmp: &RunComparison) -> Option<String> {
     Some(format!(
         "level shift: {}",
         cmp.level_shift.as_ref()?.summary
+    ))
+}
+
+/// Beyond a cost added on the syscall path, each row that moved with it
+/// read in raw syscalls' worth of what it added (`compare::shift::Beyond`);
+/// None where the shift was not the syscall path's alone.
+pub(crate) fn beyond_shift(shift: &LevelShift) -> Option<String> {
+    if shift.beyond.is_empty() {
+        return None;
+    }
+    let counted: Vec<String> = shift
+        .beyond
+        .iter()
+        .map(|b| match b.canary_calls.ci95 {
+            Some([lo, hi]) => format!("{} {:.2} [{lo:.2}, {hi:.2}]", b.row, b.canary_calls.value),
+            None => format!("{} {:.2}", b.row, b.canary_calls.value),
+        })
+        .collect();
+    Some(format!(
+        "beyond the shift, each row's change in raw syscalls' worth of what it added ({:+.0} \
+         ticks a call; 1: one crossing an item and nothing else changed, more: more crossings \
+         or a cost of the row's own): {}",
+        shift.canary_ticks.new - shift.canary_ticks.old,
+        counted.join("; ")
     ))
 }
 

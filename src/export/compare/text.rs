@@ -210,6 +210,9 @@ fn attribution(out: &mut String, cmp: &RunComparison, style: Style) {
             shift.rows.len(),
             shift.rows.join("; ")
         );
+        if let Some(beyond) = super::beyond_shift(shift) {
+            let _ = writeln!(out, "{}{beyond}", bullet(style));
+        }
     }
     for e in &cmp.explained {
         let _ = writeln!(
