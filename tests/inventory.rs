@@ -207,3 +207,89 @@ fn config_parser_reads_set_unset_and_quoted() {
     assert_eq!(config["CONFIG_D"], "250");
     assert_eq!(config.len(), 4);
 }
+
+/// A tree of `(path, bytes)` files.
+fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, bytes) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn hooks_are_read_from_tracefs_and_the_livepatch_directory() {
+    use mitbench::inventory::hooks::Reading;
+    // As tracefs lists them on a 6.18 kernel with two syscall events, a
+    // sched event and a kprobe, and one livepatch loaded.
+    let dir = tree(&[
+        (
+            "sys/kernel/tracing/set_event",
+            b"raw_syscalls:sys_enter\nsyscalls:sys_enter_getppid\nsched:sched_switch\n",
+        ),
+        ("sys/kernel/tracing/current_tracer", b"nop\n"),
+        (
+            "sys/kernel/tracing/dynamic_events",
+            b"p:kprobes/p_do_sys_openat2_0 do_sys_openat2\n",
+        ),
+        ("sys/kernel/livepatch/livepatch_fix_1/enabled", b"1\n"),
+        ("sys/kernel/livepatch/livepatch_old/enabled", b"0\n"),
+    ]);
+    let hooks = Inventory::collect(dir.path()).hooks;
+    assert_eq!(
+        hooks.syscall_events(),
+        ["raw_syscalls:sys_enter", "syscalls:sys_enter_getppid"]
+    );
+    assert_eq!(hooks.trace_events.read().unwrap().len(), 3);
+    assert_eq!(hooks.tracer, Reading::Read("nop".to_string()));
+    assert_eq!(
+        hooks.dynamic_events,
+        Reading::Read(vec![
+            "p:kprobes/p_do_sys_openat2_0 do_sys_openat2".to_string()
+        ])
+    );
+    assert_eq!(
+        hooks.livepatches,
+        Reading::Read(vec![
+            "livepatch_fix_1 (enabled)".to_string(),
+            "livepatch_old (disabled)".to_string()
+        ])
+    );
+    let shown = mitbench::export::inventory::render(&Inventory::collect(dir.path()));
+    assert!(shown.contains("raw_syscalls:sys_enter"), "{shown}");
+}
+
+#[test]
+fn hooks_that_cannot_be_read_say_why_and_hostile_files_do_not_panic() {
+    // No tracefs and no livepatch directory: each reading says why.
+    let empty = tempfile::tempdir().unwrap();
+    let hooks = Inventory::collect(empty.path()).hooks;
+    for why in [
+        format!("{:?}", hooks.trace_events),
+        format!("{:?}", hooks.tracer),
+        format!("{:?}", hooks.livepatches),
+    ] {
+        assert!(why.starts_with("Unreadable(\"no sys/kernel/"), "{why}");
+    }
+    assert!(hooks.syscall_events().is_empty());
+    // Garbage where a listing is expected, a directory where a file
+    // should be, a livepatch without its state.
+    let dir = tree(&[
+        (
+            "sys/kernel/tracing/set_event",
+            b"\xff\xfe\x00\n\n   \n# comment\n",
+        ),
+        ("sys/kernel/livepatch/broken/transition", b"0\n"),
+    ]);
+    std::fs::create_dir_all(dir.path().join("sys/kernel/tracing/current_tracer")).unwrap();
+    let hooks = Inventory::collect(dir.path()).hooks;
+    assert!(hooks.syscall_events().is_empty(), "{hooks:?}");
+    assert!(hooks.tracer.read().is_none(), "{hooks:?}");
+    assert_eq!(
+        hooks.livepatches.read().unwrap(),
+        &vec!["broken (state unknown)".to_string()]
+    );
+    serde_json::to_string(&hooks).unwrap();
+}

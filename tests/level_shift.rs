@@ -226,3 +226,42 @@ fn a_host_that_moved_whole_is_read_at_one_speed_not_in_crossings() {
     assert_eq!(shift.reference_held, Some(false), "{shift:?}");
     assert!(shift.beyond.is_empty(), "{shift:?}");
 }
+
+#[test]
+fn a_trace_event_enabled_between_the_runs_is_named_as_the_shifts_cause() {
+    use mitbench::inventory::hooks::Reading;
+    let mut old = fixture();
+    old.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = old.clone();
+    new.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
+    scale_rows(&mut new, "os/getpid", 1.24);
+    moved(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let change = cmp
+        .inventory
+        .iter()
+        .find(|c| c.key == "hooks: trace events enabled")
+        .expect("the hook is in the inventory's difference");
+    assert_eq!(
+        (change.old.as_str(), change.new.as_str()),
+        ("none", "raw_syscalls:sys_enter")
+    );
+    let shift = cmp.level_shift.as_ref().unwrap();
+    assert!(
+        shift
+            .summary
+            .contains("a hook on the syscall path changed between the runs (trace events enabled: none -> raw_syscalls:sys_enter)"),
+        "{}",
+        shift.summary
+    );
+    // The rows it moved are the shift's, not unexplained, and not lost
+    // to the hook's broad "consistent with" either.
+    assert_eq!(shift.rows, getpid_rows(&cmp));
+    assert!(cmp.unexplained.is_empty(), "{:?}", cmp.unexplained);
+    // A run that never read its hooks (before they were read) says
+    // nothing of them: no change is made up against it.
+    let unread = fixture();
+    let cmp = compare::compare(&unread, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(cmp.inventory.iter().all(|c| !c.key.starts_with("hooks: ")));
+}

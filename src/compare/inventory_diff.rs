@@ -1,5 +1,6 @@
 //! What changed on the machine between two runs, entry by entry.
 
+use crate::inventory::hooks::Hooks;
 use crate::results::RunDocument;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,5 +95,52 @@ pub fn inventory_changes(old: &RunDocument, new: &RunDocument) -> Vec<InventoryC
         &a.identity.process_controls,
         &b.identity.process_controls,
     );
+    changes.extend(hook_changes(&a.hooks, &b.hooks));
     changes
+}
+
+/// The prefix of a change to a hook on the syscall path or the kernel's
+/// text: what a level shift names as its likely cause.
+pub const HOOKS: &str = "hooks: ";
+
+/// Each hook reading that differs where both runs read it (a run before
+/// the hooks were read, or one that could not read tracefs, says nothing
+/// of them). Any row can move with a hook: every syscall pays a syscall
+/// event, every kernel function a tracer, a kprobe or a livepatch the
+/// code it hooks.
+fn hook_changes(a: &Hooks, b: &Hooks) -> Vec<InventoryChange> {
+    let listed = |list: &Vec<String>| match list.is_empty() {
+        true => "none".to_string(),
+        false => list.join(", "),
+    };
+    let pairs = [
+        (
+            "trace events enabled",
+            a.trace_events.read().map(listed),
+            b.trace_events.read().map(listed),
+        ),
+        ("tracer", a.tracer.read().cloned(), b.tracer.read().cloned()),
+        (
+            "dynamic events",
+            a.dynamic_events.read().map(listed),
+            b.dynamic_events.read().map(listed),
+        ),
+        (
+            "livepatches",
+            a.livepatches.read().map(listed),
+            b.livepatches.read().map(listed),
+        ),
+    ];
+    pairs
+        .into_iter()
+        .filter_map(|(what, old, new)| match (old, new) {
+            (Some(old), Some(new)) if old != new => Some(InventoryChange {
+                key: format!("{HOOKS}{what}"),
+                old,
+                new,
+                moves_any_row: true,
+            }),
+            _ => None,
+        })
+        .collect()
 }

@@ -471,7 +471,7 @@ fn unheld(
             first_old.machine_states.model.level(),
             first_new.machine_states.model.level(),
         ),
-        level_shift: shift::between(old, new, !inventory.is_empty()),
+        level_shift: shift::between(old, new, &inventory),
         reference_ticks: at.and(
             old.reference()
                 .zip(new.reference())

@@ -11,6 +11,7 @@
 //! whether the reference, work no mitigation touches, moved with it. The
 //! rows keep their verdicts as measured: a regression is never host noise.
 
+use super::inventory_diff::{HOOKS, InventoryChange};
 use super::{RowChange, Side, Sides};
 use crate::analysis::interval::Figure;
 use crate::analysis::rounds::across_forks;
@@ -86,10 +87,10 @@ pub struct Beyond {
 
 /// The shift between `old` and `new`, where their levels lie further
 /// apart than the wider quiet band; None where they do not or a side has
-/// no level. `recorded` says whether anything mitbench records changed
-/// between the sides (the inventory's difference), which the shift's
-/// sentence points to.
-pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShift> {
+/// no level. `inventory` is what mitbench records that changed between
+/// the sides, which the shift's sentence points to: a hook on the syscall
+/// path by name, as the likely cause.
+pub(super) fn between(old: &Side, new: &Side, inventory: &[InventoryChange]) -> Option<LevelShift> {
     // A side's level is its runs' geometric mean, as its figures are.
     let level = |side: &Side| {
         let levels: Vec<f64> = side.models().map(StateModel::level).collect();
@@ -142,7 +143,23 @@ pub(super) fn between(old: &Side, new: &Side, recorded: bool) -> Option<LevelShi
         summary: String::new(),
     };
     shift.summary = shift.say([&old.name, &new.name]);
-    if recorded {
+    let hooks: Vec<String> = inventory
+        .iter()
+        .filter_map(|c| {
+            Some(format!(
+                "{}: {} -> {}",
+                c.key.strip_prefix(HOOKS)?,
+                c.old,
+                c.new
+            ))
+        })
+        .collect();
+    if !hooks.is_empty() {
+        shift.summary += &format!(
+            "; a hook on the syscall path changed between the runs ({}): the likely cause",
+            hooks.join("; ")
+        );
+    } else if !inventory.is_empty() {
         shift.summary += "; what mitbench records of the machine changed too (listed below)";
     }
     Some(shift)
@@ -158,30 +175,34 @@ impl LevelShift {
         }
     }
 
-    /// Takes the rows marked in the shift's direction out of `unexplained`
-    /// (no inventory change explains them) into the shift's, and counts
-    /// those marked against it; the summary then says how many moved.
+    /// Takes the rows marked in the shift's direction that no inventory
+    /// change explains but a hook's (a hook moves any row it sits on) out
+    /// of `unexplained` into the shift's, and counts those marked against
+    /// it; the summary then says how many moved.
     pub(super) fn gather(&mut self, rows: &[RowChange], unexplained: &mut Vec<String>) {
         let with = self.direction();
-        let moved_with: Vec<String> = rows
+        let by_hook_alone = |r: &RowChange| {
+            !r.consistent_with.is_empty() && r.consistent_with.iter().all(|c| c.starts_with(HOOKS))
+        };
+        let moved_with: Vec<(String, &RowChange)> = rows
             .iter()
             .filter(|r| r.verdict == with)
-            .map(|r| format!("{} {}", r.key.id, r.key.variant))
-            .filter(|name| unexplained.contains(name))
+            .map(|r| (format!("{} {}", r.key.id, r.key.variant), r))
+            .filter(|(name, r)| unexplained.contains(name) || by_hook_alone(r))
             .collect();
-        unexplained.retain(|name| !moved_with.contains(name));
+        unexplained.retain(|name| moved_with.iter().all(|(moved, _)| moved != name));
+        // What the shift added to one raw syscall, in ticks.
         let added = self.canary_ticks.new - self.canary_ticks.old;
         if self.reference_held == Some(true) {
-            self.beyond = rows
+            self.beyond = moved_with
                 .iter()
-                .map(|r| (format!("{} {}", r.key.id, r.key.variant), r))
-                .filter(|(name, _)| moved_with.contains(name))
                 .map(|(row, r)| Beyond {
-                    row,
+                    row: row.clone(),
                     canary_calls: r.change_pct.map(|pct| r.old_ticks * pct / 100.0 / added),
                 })
                 .collect();
         }
+        let moved_with: Vec<String> = moved_with.into_iter().map(|(name, _)| name).collect();
         self.rows = moved_with;
         self.rows_against = rows
             .iter()
@@ -193,7 +214,7 @@ impl LevelShift {
         };
         if self.told != Told::SlowStretch {
             self.summary = format!(
-                "{}; {} marked row(s) {} with it that no inventory change explains{against}",
+                "{}; {} marked row(s) {} with it that nothing else mitbench records explains{against}",
                 self.summary,
                 self.rows.len(),
                 with.symbol()

@@ -2,6 +2,7 @@
 //! the report's machine section.
 
 use super::terminal::terminal_safe;
+use crate::inventory::hooks::Reading;
 use crate::inventory::{Inventory, UNKNOWN};
 use std::fmt::Write as _;
 
@@ -76,6 +77,31 @@ pub fn render(inventory: &Inventory) -> String {
     line("pmu", &f.pmu);
     line("seccomp", &f.seccomp);
     line("io_uring", &f.io_uring);
+    let h = &inventory.hooks;
+    let listed = |reading: &Reading<Vec<String>>| match reading {
+        Reading::Read(list) if list.is_empty() => "none".to_string(),
+        Reading::Read(list) => list.join(", "),
+        Reading::Unreadable(why) => format!("{UNKNOWN}: {why}"),
+    };
+    let syscall_events = h.syscall_events();
+    let events = match syscall_events.is_empty() {
+        true => listed(&h.trace_events),
+        false => format!(
+            "{} ({} on the syscall path: every syscall takes the slow path)",
+            listed(&h.trace_events),
+            syscall_events.len()
+        ),
+    };
+    line("trace events", &events);
+    line(
+        "tracer",
+        &match &h.tracer {
+            Reading::Read(tracer) => tracer.clone(),
+            Reading::Unreadable(why) => format!("{UNKNOWN}: {why}"),
+        },
+    );
+    line("dynamic events", &listed(&h.dynamic_events));
+    line("livepatches", &listed(&h.livepatches));
     let _ = writeln!(
         out,
         "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"

@@ -5,9 +5,11 @@
 
 mod cpu;
 mod facilities;
+pub mod hooks;
 pub mod identity;
 mod kernel;
 mod root;
+pub(crate) mod tracefs;
 
 pub use cpu::{Cpu, RELEVANT_FLAGS};
 pub use facilities::Facilities;
@@ -36,6 +38,10 @@ pub struct Inventory {
     pub cpu: Cpu,
     pub kernel: Kernel,
     pub facilities: Facilities,
+    /// The hooks on the syscall path and the kernel's text (trace events,
+    /// tracer, dynamic events, livepatches); runs before them read none.
+    #[serde(default)]
+    pub hooks: hooks::Hooks,
 }
 
 impl Inventory {
@@ -68,6 +74,7 @@ impl Inventory {
                 .as_ref()
                 .map_or_else(|| UNKNOWN.to_string(), |f| f.source.clone()),
             tsc_calibrated_mhz: frequency.and_then(|f| f.calibrated_mhz),
+            hooks: hooks::collect(&root),
             cpu,
             kernel,
             facilities,

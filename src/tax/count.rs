@@ -206,7 +206,7 @@ impl Counters {
             names
                 .iter()
                 .copied()
-                .zip(super::tracefs::tracepoint_ids(&names))
+                .zip(crate::inventory::tracefs::tracepoint_ids(&names))
                 .collect()
         });
         let id_of = |tracepoint: &str| -> Result<u64, String> {

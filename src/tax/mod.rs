@@ -12,7 +12,6 @@ pub mod observer;
 pub mod parts;
 mod procs;
 mod supervise;
-mod tracefs;
 pub mod vectors;
 pub mod workloads;
 

@@ -1,0 +1,151 @@
+//! The hooks an administrator or an agent attaches to the syscall path and
+//! the kernel's text, read without changing any: the trace events enabled
+//! (a syscall event sends every syscall down the kernel's slow path: +23%
+//! to +308% on getpid where measured), ftrace's tracer, dynamic events
+//! (kprobes, uprobes) and livepatches. Each says why where it cannot be
+//! read, so a run without tracefs still says what it does not know.
+
+use super::{Root, tracefs};
+use serde::{Deserialize, Serialize};
+
+/// A reading, or why it could not be made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading<T> {
+    Read(T),
+    Unreadable(String),
+}
+
+impl<T> Reading<T> {
+    fn of(result: Result<T, String>) -> Reading<T> {
+        match result {
+            Ok(value) => Reading::Read(value),
+            Err(why) => Reading::Unreadable(why),
+        }
+    }
+
+    fn unread() -> Reading<T> {
+        Reading::Unreadable("not read by the mitbench that wrote this run".into())
+    }
+
+    pub fn read(&self) -> Option<&T> {
+        match self {
+            Reading::Read(value) => Some(value),
+            Reading::Unreadable(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hooks {
+    /// The trace events enabled, "group:event" as tracefs's `set_event`
+    /// lists them.
+    pub trace_events: Reading<Vec<String>>,
+    /// ftrace's current tracer ("nop": none).
+    pub tracer: Reading<String>,
+    /// Dynamic events (kprobes, uprobes, synthetic events), one definition
+    /// a line as `dynamic_events` lists them.
+    pub dynamic_events: Reading<Vec<String>>,
+    /// The livepatches loaded, each with whether it is enabled.
+    pub livepatches: Reading<Vec<String>>,
+}
+
+impl Default for Hooks {
+    /// What a document written before the hooks were read holds.
+    fn default() -> Hooks {
+        Hooks {
+            trace_events: Reading::unread(),
+            tracer: Reading::unread(),
+            dynamic_events: Reading::unread(),
+            livepatches: Reading::unread(),
+        }
+    }
+}
+
+impl Hooks {
+    /// The enabled trace events that sit on the syscall path: every
+    /// syscall pays for them, not only the one they name.
+    pub fn syscall_events(&self) -> Vec<&str> {
+        self.trace_events
+            .read()
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|e| is_syscall_event(e))
+            .collect()
+    }
+}
+
+/// Whether the event "group:event" is a syscall event: one of the
+/// `raw_syscalls` pair or a `syscalls:sys_enter_*`/`sys_exit_*` event,
+/// either of which turns on the syscall tracepoints for every task.
+pub fn is_syscall_event(event: &str) -> bool {
+    matches!(
+        event.split_once(':'),
+        Some(("raw_syscalls" | "syscalls", _))
+    )
+}
+
+pub fn collect(root: &Root) -> Hooks {
+    Hooks {
+        trace_events: Reading::of(tracefs::read(root, "set_event").map(|t| lines(&t))),
+        tracer: Reading::of(tracefs::read(root, "current_tracer").map(|t| t.trim().to_string())),
+        dynamic_events: Reading::of(tracefs::read(root, "dynamic_events").map(|t| lines(&t))),
+        livepatches: Reading::of(livepatches(root)),
+    }
+}
+
+/// The non-empty lines of a tracefs listing, trimmed, in order.
+fn lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Each livepatch under sys/kernel/livepatch, "name (enabled)" or
+/// "name (disabled)"; none where the kernel has the directory and no
+/// patch; why where it has no livepatch support.
+fn livepatches(root: &Root) -> Result<Vec<String>, String> {
+    const DIR: &str = "sys/kernel/livepatch";
+    if !root.exists(DIR) {
+        return Err("no sys/kernel/livepatch: a kernel without livepatch support".into());
+    }
+    let mut patches: Vec<String> = std::fs::read_dir(root.path(DIR))
+        .map_err(|e| format!("{DIR}: {e}"))?
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let state = match root
+                .read_trimmed(&format!("{DIR}/{name}/enabled"))
+                .as_deref()
+            {
+                Some("1") => "enabled",
+                Some("0") => "disabled",
+                _ => "state unknown",
+            };
+            format!("{name} ({state})")
+        })
+        .collect();
+    patches.sort();
+    Ok(patches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syscall_events_are_the_raw_pair_and_the_per_syscall_ones() {
+        for (event, on_path) in [
+            ("raw_syscalls:sys_enter", true),
+            ("syscalls:sys_enter_getppid", true),
+            ("sched:sched_switch", false),
+            ("syscalls", false),
+            ("", false),
+        ] {
+            assert_eq!(is_syscall_event(event), on_path, "{event}");
+        }
+    }
+}
