@@ -60,10 +60,15 @@ for column, variant in ((1, "syscall"), (2, "libc")):
     c = (before[variant] + after[variant]) / 2
     cost = r["cost"]
     m = cost["ticks"]
-    lo, hi = cost["ci95_ticks"]
     costs[variant] = m
-    print(f"mitbench os/getpid {variant}: {m:.2f} ticks, 95% CI [{lo:.2f}, {hi:.2f}] "
-          f"(±{cost['ci_half_width_pct']:.2f}%), {cost['rounds_used']}/{r['rounds']['total']} rounds")
+    # The interval printed for the next run where the run has one (a run
+    # of one fork or one round may have none).
+    interval = cost.get("run_to_run_ci95_ticks") or cost.get("ci95_ticks")
+    half = cost.get("run_to_run_half_width_pct") or cost.get("ci_half_width_pct")
+    shown = (f"95% CI [{interval[0]:.2f}, {interval[1]:.2f}] (±{half:.2f}%)"
+             if interval and half is not None else "no interval")
+    print(f"mitbench os/getpid {variant}: {m:.2f} ticks, {shown}, "
+          f"{cost['rounds_used']}/{r['rounds']['total']} rounds")
     print(f"  C quiet figure (mean of runs before and after): {c:.2f} ticks; difference {100 * (m - c) / c:+.2f}%")
     cm = statistics.fmean(run[variant] for run in medians)
     print(f"  C median (mean of runs before and after): {cm:.2f} ticks; difference {100 * (m - cm) / cm:+.2f}%")
