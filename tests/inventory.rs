@@ -293,3 +293,103 @@ fn hooks_that_cannot_be_read_say_why_and_hostile_files_do_not_panic() {
     );
     serde_json::to_string(&hooks).unwrap();
 }
+
+/// A netlink message of `kind` with `payload`, padded to four bytes, as
+/// the kernel frames its replies.
+fn netlink(kind: u16, payload: &[u8]) -> Vec<u8> {
+    let mut message = Vec::new();
+    message.extend_from_slice(&((16 + payload.len()) as u32).to_ne_bytes());
+    message.extend_from_slice(&kind.to_ne_bytes());
+    message.extend_from_slice(&2u16.to_ne_bytes()); // NLM_F_MULTI
+    message.extend_from_slice(&[0; 8]);
+    message.extend_from_slice(payload);
+    message.resize(message.len().next_multiple_of(4), 0);
+    message
+}
+
+/// `struct audit_status` with audit `enabled` and auditd at `pid`.
+fn audit_status(enabled: u32, pid: u32) -> Vec<u8> {
+    let words = [0x7f, enabled, 1, pid, 0, 8192, 0, 0, 0x7f, 60_000, 0];
+    words.iter().flat_map(|w: &u32| w.to_ne_bytes()).collect()
+}
+
+/// `struct audit_rule_data` on filter list `list` with `action`, no
+/// fields, one syscall in the mask, and a buffer of `buf` bytes.
+fn audit_rule(list: u32, action: u32, buf: usize) -> Vec<u8> {
+    let mut words = vec![0u32; 3 + 4 * 64 + 1];
+    words[0] = list;
+    words[1] = action;
+    words[3 + 110 / 32] = 1 << (110 % 32); // getppid's bit
+    words[3 + 4 * 64] = buf as u32;
+    let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    bytes.resize(bytes.len() + buf, b'x');
+    bytes
+}
+
+#[test]
+fn audit_status_and_rules_are_read_as_the_kernel_frames_them() {
+    use mitbench::inventory::audit::{from_replies, messages};
+    // `auditctl -e 1 -a exit,always -S getppid` then `-a never,task`
+    // (prepended, as the rule lists it), with a key in the buffer; then
+    // the listing's end.
+    let mut listing = netlink(1013, &audit_rule(0x04, 2, 7));
+    listing.extend(netlink(1013, &audit_rule(0x01 | 0x10, 0, 0)));
+    listing.extend(netlink(3, &[0; 4]));
+    let replies = messages(&listing).unwrap();
+    assert_eq!(replies.len(), 3);
+    let rules: Vec<&[u8]> = replies
+        .iter()
+        .filter(|r| r.0 == 1013)
+        .map(|r| r.1)
+        .collect();
+    let status = audit_status(1, 4242);
+    let audit = from_replies(&status, &rules).unwrap();
+    assert_eq!((audit.enabled, audit.auditd_pid), (1, 4242));
+    assert_eq!((audit.rules, audit.syscall_rules), (2, 1));
+    assert!(audit.never_task);
+    assert_eq!(
+        audit.to_string(),
+        "on, 2 rule(s), 1 on the syscall path, new processes kept off it (never,task)"
+    );
+    // Audit off, no rules: the listing is its end alone.
+    let off = from_replies(&audit_status(0, 0), &[]).unwrap();
+    assert_eq!(
+        off.to_string(),
+        "off, 0 rule(s), 0 on the syscall path, no never,task rule"
+    );
+}
+
+#[test]
+fn hostile_netlink_replies_say_what_is_wrong_in_one_line() {
+    use mitbench::inventory::audit::{from_replies, messages};
+    let whole = netlink(1013, &audit_rule(0x04, 2, 0));
+    // Cut anywhere: a header or a message that does not fit is an error,
+    // never a panic.
+    for cut in 1..whole.len() {
+        if let Err(why) = messages(&whole[..cut]) {
+            assert!(!why.contains('\n') && why.starts_with("a netlink"), "{why}");
+        }
+    }
+    assert!(messages(&whole[..10]).is_err());
+    // A length below the header's own.
+    let mut short = whole.clone();
+    short[0..4].copy_from_slice(&8u32.to_ne_bytes());
+    assert!(messages(&short).is_err());
+    // The kernel's refusal (EPERM) is said as its errno.
+    let mut refusal = (-1i32).to_ne_bytes().to_vec();
+    refusal.extend_from_slice(&[0; 16]);
+    let why = messages(&netlink(2, &refusal)).unwrap_err();
+    assert!(why.contains("not permitted"), "{why}");
+    // A rule or a status too short for its struct.
+    let rule = audit_rule(0x04, 2, 0);
+    let why = from_replies(&audit_status(1, 0), &[&rule[..100]]).unwrap_err();
+    assert!(why.contains("too short"), "{why}");
+    assert!(from_replies(&[1, 2, 3], &[]).is_err());
+    // An unknown filter list or action is a rule, on no known list.
+    let odd = audit_rule(0x3f, 99, 0);
+    let audit = from_replies(&audit_status(1, 0), &[&odd]).unwrap();
+    assert_eq!(
+        (audit.rules, audit.syscall_rules, audit.never_task),
+        (1, 0, false)
+    );
+}

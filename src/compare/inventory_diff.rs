@@ -130,6 +130,11 @@ fn hook_changes(a: &Hooks, b: &Hooks) -> Vec<InventoryChange> {
             a.livepatches.read().map(listed),
             b.livepatches.read().map(listed),
         ),
+        (
+            "audit",
+            a.audit.read().map(ToString::to_string),
+            b.audit.read().map(ToString::to_string),
+        ),
     ];
     pairs
         .into_iter()

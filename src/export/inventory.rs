@@ -78,30 +78,24 @@ pub fn render(inventory: &Inventory) -> String {
     line("seccomp", &f.seccomp);
     line("io_uring", &f.io_uring);
     let h = &inventory.hooks;
-    let listed = |reading: &Reading<Vec<String>>| match reading {
-        Reading::Read(list) if list.is_empty() => "none".to_string(),
-        Reading::Read(list) => list.join(", "),
-        Reading::Unreadable(why) => format!("{UNKNOWN}: {why}"),
+    let listed = |list: &Vec<String>| match list.is_empty() {
+        true => "none".to_string(),
+        false => list.join(", "),
     };
     let syscall_events = h.syscall_events();
-    let events = match syscall_events.is_empty() {
-        true => listed(&h.trace_events),
+    let events = shown(&h.trace_events, |events| match syscall_events.is_empty() {
+        true => listed(events),
         false => format!(
             "{} ({} on the syscall path: every syscall takes the slow path)",
-            listed(&h.trace_events),
+            listed(events),
             syscall_events.len()
         ),
-    };
+    });
     line("trace events", &events);
-    line(
-        "tracer",
-        &match &h.tracer {
-            Reading::Read(tracer) => tracer.clone(),
-            Reading::Unreadable(why) => format!("{UNKNOWN}: {why}"),
-        },
-    );
-    line("dynamic events", &listed(&h.dynamic_events));
-    line("livepatches", &listed(&h.livepatches));
+    line("tracer", &shown(&h.tracer, String::clone));
+    line("dynamic events", &shown(&h.dynamic_events, listed));
+    line("livepatches", &shown(&h.livepatches, listed));
+    line("audit", &shown(&h.audit, ToString::to_string));
     let _ = writeln!(
         out,
         "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"
@@ -124,4 +118,12 @@ pub fn render(inventory: &Inventory) -> String {
         let _ = writeln!(out, "  {key}={value}");
     }
     out
+}
+
+/// A hook's reading as a line shows it, or why it could not be read.
+fn shown<T>(reading: &Reading<T>, show: impl Fn(&T) -> String) -> String {
+    match reading {
+        Reading::Read(value) => show(value),
+        Reading::Unreadable(why) => format!("{UNKNOWN}: {why}"),
+    }
 }

@@ -5,7 +5,7 @@
 //! (kprobes, uprobes) and livepatches. Each says why where it cannot be
 //! read, so a run without tracefs still says what it does not know.
 
-use super::{Root, tracefs};
+use super::{Root, audit, tracefs};
 use serde::{Deserialize, Serialize};
 
 /// A reading, or why it could not be made.
@@ -14,6 +14,12 @@ use serde::{Deserialize, Serialize};
 pub enum Reading<T> {
     Read(T),
     Unreadable(String),
+}
+
+impl<T> Default for Reading<T> {
+    fn default() -> Reading<T> {
+        Reading::unread()
+    }
 }
 
 impl<T> Reading<T> {
@@ -48,6 +54,10 @@ pub struct Hooks {
     pub dynamic_events: Reading<Vec<String>>,
     /// The livepatches loaded, each with whether it is enabled.
     pub livepatches: Reading<Vec<String>>,
+    /// The audit subsystem: enabled, its rules, which sit on the syscall
+    /// path, and whether new processes are kept off it.
+    #[serde(default)]
+    pub audit: Reading<audit::Audit>,
 }
 
 impl Default for Hooks {
@@ -58,6 +68,7 @@ impl Default for Hooks {
             tracer: Reading::unread(),
             dynamic_events: Reading::unread(),
             livepatches: Reading::unread(),
+            audit: Reading::unread(),
         }
     }
 }
@@ -92,6 +103,10 @@ pub fn collect(root: &Root) -> Hooks {
         tracer: Reading::of(tracefs::read(root, "current_tracer").map(|t| t.trim().to_string())),
         dynamic_events: Reading::of(tracefs::read(root, "dynamic_events").map(|t| lines(&t))),
         livepatches: Reading::of(livepatches(root)),
+        audit: match root.is_live() {
+            true => Reading::of(audit::read_live()),
+            false => Reading::Unreadable("read over netlink from the live system only".into()),
+        },
     }
 }
 

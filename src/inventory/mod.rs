@@ -3,6 +3,7 @@
 //! tests run the same code on fixture trees; what cannot be read is
 //! "unknown", never a panic.
 
+pub mod audit;
 mod cpu;
 mod facilities;
 pub mod hooks;
