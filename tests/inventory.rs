@@ -393,3 +393,38 @@ fn hostile_netlink_replies_say_what_is_wrong_in_one_line() {
         (1, 0, false)
     );
 }
+
+/// The head of a `struct bpf_prog_info` of program type `kind` named
+/// `name` (up to 16 bytes, NUL-padded as the kernel writes it).
+fn bpf_info(kind: u32, name: &[u8]) -> Vec<u8> {
+    let mut info = vec![0u8; 80];
+    info[0..4].copy_from_slice(&kind.to_ne_bytes());
+    info[4..8].copy_from_slice(&17u32.to_ne_bytes());
+    info[64..64 + name.len()].copy_from_slice(name);
+    info
+}
+
+#[test]
+fn bpf_programs_are_read_by_type_and_name_and_odd_infos_do_not_panic() {
+    use mitbench::inventory::bpf::{on_kernel_paths, program_from_info};
+    // As bpftrace loads `tracepoint:raw_syscalls:sys_enter { ... }`.
+    let program = program_from_info(&bpf_info(5, b"sys_enter")).unwrap();
+    assert_eq!(program.to_string(), "tracepoint sys_enter");
+    assert!(on_kernel_paths(&program.kind));
+    let lsm = program_from_info(&bpf_info(29, b"restrict_exec")).unwrap();
+    assert!(on_kernel_paths(&lsm.kind), "{lsm}");
+    let cgroup = program_from_info(&bpf_info(15, b"sd_devices")).unwrap();
+    assert!(!on_kernel_paths(&cgroup.kind), "{cgroup}");
+    // A type this build does not know, a name that fills its 16 bytes,
+    // no name, bytes that are not UTF-8.
+    assert_eq!(
+        program_from_info(&bpf_info(99, b"")).unwrap().to_string(),
+        "type 99 (unnamed)"
+    );
+    let long = program_from_info(&bpf_info(2, b"sixteen_bytes_ab")).unwrap();
+    assert_eq!(long.name, "sixteen_bytes_ab");
+    assert!(program_from_info(&bpf_info(2, b"\xff\xfe")).is_ok());
+    // Less than the head.
+    let why = program_from_info(&[0; 40]).unwrap_err();
+    assert!(why.contains("too short"), "{why}");
+}

@@ -1,5 +1,6 @@
 //! What changed on the machine between two runs, entry by entry.
 
+use crate::inventory::bpf::Program;
 use crate::inventory::hooks::Hooks;
 use crate::results::RunDocument;
 use serde::Serialize;
@@ -103,6 +104,18 @@ pub fn inventory_changes(old: &RunDocument, new: &RunDocument) -> Vec<InventoryC
 /// text: what a level shift names as its likely cause.
 pub const HOOKS: &str = "hooks: ";
 
+/// Programs as a list reads them: "tracepoint trace_getpid, lsm ...".
+fn programs(programs: &[Program]) -> String {
+    match programs.is_empty() {
+        true => "none".to_string(),
+        false => programs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// Each hook reading that differs where both runs read it (a run before
 /// the hooks were read, or one that could not read tracefs, says nothing
 /// of them). Any row can move with a hook: every syscall pays a syscall
@@ -134,6 +147,11 @@ fn hook_changes(a: &Hooks, b: &Hooks) -> Vec<InventoryChange> {
             "audit",
             a.audit.read().map(ToString::to_string),
             b.audit.read().map(ToString::to_string),
+        ),
+        (
+            "BPF programs",
+            a.bpf_programs.read().map(|p| programs(p)),
+            b.bpf_programs.read().map(|p| programs(p)),
         ),
     ];
     pairs

@@ -2,6 +2,7 @@
 //! the report's machine section.
 
 use super::terminal::terminal_safe;
+use crate::inventory::bpf;
 use crate::inventory::hooks::Reading;
 use crate::inventory::{Inventory, UNKNOWN};
 use std::fmt::Write as _;
@@ -96,6 +97,25 @@ pub fn render(inventory: &Inventory) -> String {
     line("dynamic events", &shown(&h.dynamic_events, listed));
     line("livepatches", &shown(&h.livepatches, listed));
     line("audit", &shown(&h.audit, ToString::to_string));
+    line(
+        "bpf programs",
+        &shown(&h.bpf_programs, |programs| {
+            let hooked: Vec<String> = programs
+                .iter()
+                .filter(|p| bpf::on_kernel_paths(&p.kind))
+                .map(ToString::to_string)
+                .collect();
+            format!(
+                "{} loaded, {} on kernel paths{}",
+                programs.len(),
+                hooked.len(),
+                match hooked.is_empty() {
+                    true => String::new(),
+                    false => format!(": {}", hooked.join(", ")),
+                }
+            )
+        }),
+    );
     let _ = writeln!(
         out,
         "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"

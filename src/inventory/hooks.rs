@@ -5,7 +5,7 @@
 //! (kprobes, uprobes) and livepatches. Each says why where it cannot be
 //! read, so a run without tracefs still says what it does not know.
 
-use super::{Root, audit, tracefs};
+use super::{Root, audit, bpf, tracefs};
 use serde::{Deserialize, Serialize};
 
 /// A reading, or why it could not be made.
@@ -58,6 +58,9 @@ pub struct Hooks {
     /// path, and whether new processes are kept off it.
     #[serde(default)]
     pub audit: Reading<audit::Audit>,
+    /// The BPF programs loaded, by type and name.
+    #[serde(default)]
+    pub bpf_programs: Reading<Vec<bpf::Program>>,
 }
 
 impl Default for Hooks {
@@ -69,6 +72,7 @@ impl Default for Hooks {
             dynamic_events: Reading::unread(),
             livepatches: Reading::unread(),
             audit: Reading::unread(),
+            bpf_programs: Reading::unread(),
         }
     }
 }
@@ -106,6 +110,10 @@ pub fn collect(root: &Root) -> Hooks {
         audit: match root.is_live() {
             true => Reading::of(audit::read_live()),
             false => Reading::Unreadable("read over netlink from the live system only".into()),
+        },
+        bpf_programs: match root.is_live() {
+            true => Reading::of(bpf::read_live()),
+            false => Reading::Unreadable("read by the bpf syscall on the live system only".into()),
         },
     }
 }

@@ -4,6 +4,7 @@
 //! "unknown", never a panic.
 
 pub mod audit;
+pub mod bpf;
 mod cpu;
 mod facilities;
 pub mod hooks;
