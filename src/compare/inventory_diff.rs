@@ -1,7 +1,6 @@
 //! What changed on the machine between two runs, entry by entry.
 
-use crate::inventory::bpf::Program;
-use crate::inventory::hooks::Hooks;
+use crate::inventory::hooks::{self, Hooks};
 use crate::results::RunDocument;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,28 +103,13 @@ pub fn inventory_changes(old: &RunDocument, new: &RunDocument) -> Vec<InventoryC
 /// text: what a level shift names as its likely cause.
 pub const HOOKS: &str = "hooks: ";
 
-/// Programs as a list reads them: "tracepoint trace_getpid, lsm ...".
-fn programs(programs: &[Program]) -> String {
-    match programs.is_empty() {
-        true => "none".to_string(),
-        false => programs
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
-}
-
 /// Each hook reading that differs where both runs read it (a run before
 /// the hooks were read, or one that could not read tracefs, says nothing
 /// of them). Any row can move with a hook: every syscall pays a syscall
 /// event, every kernel function a tracer, a kprobe or a livepatch the
 /// code it hooks.
 fn hook_changes(a: &Hooks, b: &Hooks) -> Vec<InventoryChange> {
-    let listed = |list: &Vec<String>| match list.is_empty() {
-        true => "none".to_string(),
-        false => list.join(", "),
-    };
+    let listed = |list: &Vec<String>| hooks::listed(list);
     let pairs = [
         (
             "trace events enabled",
@@ -150,8 +134,8 @@ fn hook_changes(a: &Hooks, b: &Hooks) -> Vec<InventoryChange> {
         ),
         (
             "BPF programs",
-            a.bpf_programs.read().map(|p| programs(p)),
-            b.bpf_programs.read().map(|p| programs(p)),
+            a.bpf_programs.read().map(|p| hooks::listed(p)),
+            b.bpf_programs.read().map(|p| hooks::listed(p)),
         ),
     ];
     pairs

@@ -3,7 +3,7 @@
 
 use super::terminal::terminal_safe;
 use crate::inventory::bpf;
-use crate::inventory::hooks::Reading;
+use crate::inventory::hooks::{self, Hooks, Reading};
 use crate::inventory::{Inventory, UNKNOWN};
 use std::fmt::Write as _;
 
@@ -78,11 +78,34 @@ pub fn render(inventory: &Inventory) -> String {
     line("pmu", &f.pmu);
     line("seccomp", &f.seccomp);
     line("io_uring", &f.io_uring);
-    let h = &inventory.hooks;
-    let listed = |list: &Vec<String>| match list.is_empty() {
-        true => "none".to_string(),
-        false => list.join(", "),
-    };
+    hook_lines(&inventory.hooks, &mut line);
+    let _ = writeln!(
+        out,
+        "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"
+    );
+    if cpu.vulnerabilities.is_empty() {
+        let _ = writeln!(out, "  {UNKNOWN}");
+    }
+    for (name, text) in &cpu.vulnerabilities {
+        let _ = writeln!(out, "  {name:<26} {text}");
+    }
+    let _ = writeln!(
+        out,
+        "\nmitigation-related kernel config ({}):",
+        k.config_source
+    );
+    if k.mitigation_config.is_empty() {
+        let _ = writeln!(out, "  {UNKNOWN}");
+    }
+    for (key, value) in &k.mitigation_config {
+        let _ = writeln!(out, "  {key}={value}");
+    }
+    out
+}
+
+/// The hooks on the syscall path, a line each (see `inventory::hooks`).
+fn hook_lines(h: &Hooks, line: &mut impl FnMut(&str, &str)) {
+    let listed = |list: &Vec<String>| hooks::listed(list);
     let syscall_events = h.syscall_events();
     let events = shown(&h.trace_events, |events| match syscall_events.is_empty() {
         true => listed(events),
@@ -116,28 +139,6 @@ pub fn render(inventory: &Inventory) -> String {
             )
         }),
     );
-    let _ = writeln!(
-        out,
-        "\nvulnerabilities (/sys/devices/system/cpu/vulnerabilities):"
-    );
-    if cpu.vulnerabilities.is_empty() {
-        let _ = writeln!(out, "  {UNKNOWN}");
-    }
-    for (name, text) in &cpu.vulnerabilities {
-        let _ = writeln!(out, "  {name:<26} {text}");
-    }
-    let _ = writeln!(
-        out,
-        "\nmitigation-related kernel config ({}):",
-        k.config_source
-    );
-    if k.mitigation_config.is_empty() {
-        let _ = writeln!(out, "  {UNKNOWN}");
-    }
-    for (key, value) in &k.mitigation_config {
-        let _ = writeln!(out, "  {key}={value}");
-    }
-    out
 }
 
 /// A hook's reading as a line shows it, or why it could not be read.

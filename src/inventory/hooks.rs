@@ -91,6 +91,18 @@ impl Hooks {
     }
 }
 
+/// A listing as one line of text: "a, b", or "none".
+pub fn listed<T: ToString>(items: &[T]) -> String {
+    match items.is_empty() {
+        true => "none".to_string(),
+        false => items
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// Whether the event "group:event" is a syscall event: one of the
 /// `raw_syscalls` pair or a `syscalls:sys_enter_*`/`sys_exit_*` event,
 /// either of which turns on the syscall tracepoints for every task.
