@@ -215,7 +215,7 @@ fn busy() -> Noise {
     }
 }
 
-const TRIALS: u64 = 40;
+const TRIALS: u64 = 24;
 
 #[test]
 fn on_a_quiet_or_busy_host_runs_agree_and_no_shift_is_told() {
@@ -269,7 +269,7 @@ enum Moved {
     SyscallPath,
 }
 
-const SHIFT_TRIALS: u64 = 20;
+const SHIFT_TRIALS: u64 = 12;
 
 #[test]
 fn a_host_slow_for_a_whole_run_and_a_cost_on_the_syscall_path_are_each_one_shift() {
@@ -386,7 +386,7 @@ impl Coverage {
     }
 }
 
-const POWER_TRIALS: u64 = 60;
+const POWER_TRIALS: u64 = 40;
 
 #[test]
 fn a_change_of_the_printed_detectable_size_is_marked_four_times_in_five() {
