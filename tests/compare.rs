@@ -322,16 +322,33 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
             runs.iter().all(|n| (1..=3).contains(&n.as_u64().unwrap())),
             "{row}"
         );
+        let levels: Vec<&str> = row["noise_from"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["level"].as_str().unwrap())
+            .collect();
+        // On a busy host all but one run of a side can be slow states.
+        // Then only the runs' printed next-run intervals say how far a whole
+        // run moves; where the runs had forks' spread instead, it is unseen
+        // and no power is claimed.
+        let one_run_a_side = runs.iter().all(|n| n.as_u64() == Some(1));
+        if levels.contains(&"run_level_unknown") {
+            assert!(one_run_a_side, "{row}");
+            assert!(row["smallest_detectable_pct"].is_null(), "{row}");
+            continue;
+        }
         let smallest = row["smallest_detectable_pct"]
             .as_f64()
             .expect("a detectable change");
         assert!(smallest >= compare::DEFAULT_THRESHOLD_PCT, "{row}");
+        let run_strays = if one_run_a_side {
+            ["intervals"].as_slice()
+        } else {
+            ["run_sets", "forks"].as_slice()
+        };
         assert!(
-            row["noise_from"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|f| f["level"] == "run_sets" || f["level"] == "forks"),
+            levels.iter().any(|l| run_strays.contains(l)),
             "the sets' own runs say how far a run strays: {row}"
         );
     }

@@ -210,24 +210,24 @@ fn across_boots_a_boots_own_variance_is_counted_from_the_history() {
 /// kind drawing fresh noise, and the share of trials that mark it slower.
 fn printed_power(trials: u64, history: usize, a_side: usize) -> (f64, usize) {
     let plain = guest_probes();
-    let (mut marked, mut tried) = (0, 0);
-    for trial in 0..trials {
+    // Each trial: None where no detectable change was printed, else
+    // whether the repetition marked it.
+    let outcomes = common::in_parallel(0..trials, |trial| {
         let seed = 9500 + trial;
         let (earlier, old, new) = sides(seed, history, a_side, &plain);
         let learned = learned_from(&earlier);
         let rows = compare_sides(&old, &new, true, &learned, Boots::One);
         let row = &rows[trial as usize % rows.len()];
-        let Some(detectable) = row.smallest_detectable_pct else {
-            continue;
-        };
+        let detectable = row.smallest_detectable_pct?;
         let moved = probes_moving(row, detectable);
         // The repetition draws fresh noise, history and all.
         let (earlier, old, new) = sides(seed + FRESH_SEEDS, history, a_side, &moved);
         let learned = learned_from(&earlier);
         let again = compare_sides(&old, &new, true, &learned, Boots::One);
-        tried += 1;
-        marked += usize::from(marked_slower(&again, row));
-    }
+        Some(marked_slower(&again, row))
+    });
+    let tried = outcomes.iter().flatten().count();
+    let marked = outcomes.iter().flatten().filter(|&&m| m).count();
     (marked as f64 / tried as f64, tried)
 }
 

@@ -46,8 +46,18 @@ fn json_of(out: std::process::Output) -> serde_json::Value {
 }
 
 fn tax_of(command: &[&str]) -> serde_json::Value {
+    tax_with(&[], command)
+}
+
+/// `tax_of` where what counting costs is not under test: measuring it
+/// takes seconds a call.
+fn counted_of(command: &[&str]) -> serde_json::Value {
+    tax_with(&["--no-correction"], command)
+}
+
+fn tax_with(options: &[&str], command: &[&str]) -> serde_json::Value {
     json_of(
-        tax_command(&[&["--json", "--"][..], command].concat())
+        tax_command(&[options, &["--json", "--"], command].concat())
             .output()
             .unwrap(),
     )
@@ -118,13 +128,19 @@ fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
         }
     }
 
-    let shell = tax_of(&[
+    let shell = counted_of(&[
         "sh",
         "-c",
         "for i in 1 2 3 4 5 6 7 8; do /bin/true; done; exit 3",
     ]);
     // The workload's own exit is reported, not taken as mitbench's.
     assert_eq!(shell["counted"]["exit_code"], 3);
+    // Asked not to, it does not measure what counting costs, and says so.
+    assert!(shell["without_counters"].is_null(), "{shell}");
+    assert_eq!(
+        shell["without_counters_unsupported"],
+        "not measured: --no-correction"
+    );
     // Each command is a process (vfork or fork, as the shell likes) and an
     // exec, priced as such; no thread.
     let processes: Option<u64> = ["process creation by vfork", "process creation by fork"]
@@ -145,8 +161,8 @@ fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
 #[test]
 fn processes_threads_and_execs_are_counted_apart_and_priced_by_their_probes() {
     let exe = env!("CARGO_BIN_EXE_mitbench");
-    let execs = tax_of(&[exe, "workload", "execs", "40"]);
-    let threads = tax_of(&[exe, "workload", "threads", "40"]);
+    let execs = counted_of(&[exe, "workload", "execs", "40"]);
+    let threads = counted_of(&[exe, "workload", "threads", "40"]);
     let count = |tax: &serde_json::Value, kind: &str| row(tax, kind)["count"].as_u64();
     let Some(forked) = count(&execs, "process creation by fork") else {
         common::skipped("creations by kind: this kernel did not split them by clone flags");
@@ -266,7 +282,7 @@ fn the_shipped_workloads_cross_what_they_name() {
     ];
     let exe = env!("CARGO_BIN_EXE_mitbench");
     for (workload, count, kind, at_least) in expect {
-        let tax = tax_of(&[exe, "workload", workload, count]);
+        let tax = counted_of(&[exe, "workload", workload, count]);
         assert_eq!(tax["counted"]["exit_code"], 0, "{workload}");
         let crossed = row(&tax, kind);
         match crossed["count"].as_u64() {
@@ -364,7 +380,7 @@ fn a_running_process_is_counted_for_a_while() {
         .unwrap();
     let pid = sleeper.id().to_string();
     let tax = json_of(
-        tax_command(&["--json", "--pid", &pid, "--for", "0.2"])
+        tax_command(&["--json", "--no-correction", "--pid", &pid, "--for", "0.2"])
             .output()
             .unwrap(),
     );
@@ -383,7 +399,7 @@ fn a_running_process_is_counted_for_a_while() {
         .spawn()
         .unwrap();
     let pid = short.id().to_string();
-    let out = tax_command(&["--json", "--pid", &pid, "--for", "600"])
+    let out = tax_command(&["--json", "--no-correction", "--pid", &pid, "--for", "600"])
         .output()
         .unwrap();
     short.wait().unwrap();
@@ -409,6 +425,7 @@ fn the_estimate_is_also_a_page() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("tax.html");
     let out = tax_command(&[
+        "--no-correction",
         "--html",
         page.to_str().unwrap(),
         "--",
@@ -434,6 +451,10 @@ fn the_estimate_is_also_a_page() {
         assert!(html.contains(&format!("<td>{kind}</td>")), "{kind} missing");
     }
     assert!(html.contains("<code>dd if="), "the command is shown");
+    assert!(
+        html.contains("not measured: --no-correction"),
+        "what shares are of"
+    );
     assert!(!html.contains("<script") && !html.contains("src=\"http"));
     // Only the page is left in the directory: no temporary file.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

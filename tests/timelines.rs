@@ -223,14 +223,17 @@ fn on_a_quiet_or_busy_host_runs_agree_and_no_shift_is_told() {
         for wait in [true, false] {
             let (mut marked, mut marked_with_history, mut rows, mut shifts) = (0, 0, 0, 0);
             let mut covered = Coverage::default();
-            for seed in 0..TRIALS {
+            let marked_in = |c: &compare::RunComparison| {
+                c.rows.iter().filter(|r| r.verdict != Verdict::Same).count()
+            };
+            let trials = common::in_parallel(0..TRIALS, |seed| {
                 let t = trial(&noise, seed, wait, 1.0);
                 let alone = compared(&t.old, &t.new, &[]);
                 let with_history = compared(&t.old, &t.new, &t.earlier);
+                (t, alone, with_history)
+            });
+            for (t, alone, with_history) in trials {
                 rows += alone.rows.len();
-                let marked_in = |c: &compare::RunComparison| {
-                    c.rows.iter().filter(|r| r.verdict != Verdict::Same).count()
-                };
                 marked += marked_in(&alone);
                 marked_with_history += marked_in(&with_history);
                 shifts += usize::from(alone.level_shift.is_some());
@@ -392,27 +395,26 @@ const POWER_TRIALS: u64 = 40;
 fn a_change_of_the_printed_detectable_size_is_marked_four_times_in_five() {
     let row = ("synthetic/syscall", "raw");
     for wait in [true, false] {
-        let (mut marked, mut tried) = (0, 0);
-        for seed in 0..POWER_TRIALS {
+        // Each trial: None where no detectable change was printed, else
+        // whether the repetition marked it.
+        let outcomes = common::in_parallel(0..POWER_TRIALS, |seed| {
             // What a comparison with a history prints as detectable; a
             // user who makes that change and runs again gets new draws.
             let printed = trial(&quiet(), 2000 + seed, wait, 1.0);
             let cmp = compared(&printed.old, &printed.new, &printed.earlier);
-            let Some(detectable) = cmp
+            let detectable = cmp
                 .rows
                 .iter()
                 .find(|r| (r.key.id.as_str(), r.key.variant.as_str()) == row)
-                .and_then(|r| r.smallest_detectable_pct)
-            else {
-                continue;
-            };
+                .and_then(|r| r.smallest_detectable_pct)?;
             let t = trial(&quiet(), 3000 + seed, wait, 1.0 + detectable / 100.0);
             let cmp = compared(&t.old, &t.new, &t.earlier);
-            tried += 1;
-            marked += usize::from(cmp.rows.iter().any(|r| {
+            Some(cmp.rows.iter().any(|r| {
                 (r.key.id.as_str(), r.key.variant.as_str()) == row && r.verdict == Verdict::Slower
-            }));
-        }
+            }))
+        });
+        let tried = outcomes.iter().flatten().count();
+        let marked = outcomes.iter().flatten().filter(|&&m| m).count();
         let rate = marked as f64 / tried as f64;
         let (least, most) = (
             common::at_least_by_chance(0.8, tried),

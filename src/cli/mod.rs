@@ -155,6 +155,9 @@ pub enum Command {
         /// Also test the estimate: run the command in pairs, plain and under a seccomp filter that adds a known toll to every syscall, and set the measured difference beside the predicted one
         #[arg(long, conflicts_with = "pid")]
         check: bool,
+        /// Leave the counters' own cost in: shares are then of the counted run's CPU time, and the seconds of measuring that cost are saved
+        #[arg(long)]
+        no_correction: bool,
         /// Stop the command (SIGTERM, then SIGKILL 2 s later) when it runs longer than this, e.g. 30s, 5m; what it did until then is still counted and priced
         #[arg(long, value_name = "DURATION", value_parser = values::workload_time, conflicts_with = "pid")]
         timeout: Option<Duration>,

@@ -62,6 +62,7 @@ pub fn dispatch(cli: Cli) -> Exit {
             printed,
             page,
             check,
+            no_correction,
             timeout,
             pid,
             for_duration,
@@ -75,7 +76,7 @@ pub fn dispatch(cli: Cli) -> Exit {
                 _ => crate::tax::Target::Command { command, timeout },
             };
             let check = check.then_some((usize::from(pairs), usize::from(rules)));
-            tax::tax(&store, &target, printed, page, check)
+            tax::tax(&store, &target, printed, page, check, !no_correction)
         }
         Some(Command::Fleet {
             runs,

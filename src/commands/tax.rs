@@ -14,13 +14,15 @@ use crate::tax::{self, Target, count::Counted};
 use std::path::Path;
 
 /// Counts a workload's crossings and prices them (see `crate::tax`).
-/// `check` is (pairs, rules) for `--check`.
+/// `check` is (pairs, rules) for `--check`; `correct` measures what the
+/// counters cost the workload and takes it out.
 pub fn tax(
     store: &HistoryArgs,
     target: &Target,
     printed: Printed,
     page: Page,
     check: Option<(usize, usize)>,
+    correct: bool,
 ) -> Exit {
     // A page that cannot be written is found out before the workload runs.
     let html = match page_target(page.html.as_deref()) {
@@ -59,7 +61,9 @@ pub fn tax(
     let check_counts = counted.syscalls_and_switches();
     let mhz = tolls.inventory.tsc_mhz;
     // Skipped after Ctrl-C or a timeout: the user wants out.
-    let observer = if ending.is_success() {
+    let observer = if !correct {
+        Err("not measured: --no-correction".into())
+    } else if ending.is_success() {
         say!("measuring what counting cost the workload");
         tax::observer::correct(&counted)
     } else {

@@ -218,7 +218,7 @@ fn priced(s: &Sequence, price: Option<Result<Figure, String>>) -> KernelPrice {
 /// Lays a price on `doc`: a row `probe variant`, cloned from its getpid
 /// record, `ns` above its baseline (this run's interval ±1%, the next
 /// run's ±5%). For the tests of what reads the price list.
-#[cfg(any(test, feature = "synthetic"))]
+#[doc(hidden)]
 pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64) {
     let mut r = doc
         .record(SYSCALL.probe, SYSCALL.variant)
