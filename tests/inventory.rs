@@ -428,3 +428,160 @@ fn bpf_programs_are_read_by_type_and_name_and_odd_infos_do_not_panic() {
     let why = program_from_info(&[0; 40]).unwrap_err();
     assert!(why.contains("too short"), "{why}");
 }
+
+/// The head of a `struct bpf_link_info` of link type `kind` for program
+/// `prog_id`, with `words` written from offset 16 (the type's union).
+fn link_info(kind: u32, prog_id: u32, words: &[u32]) -> Vec<u8> {
+    let mut info = vec![0u8; mitbench::inventory::bpf::LINK_INFO_HEAD];
+    info[0..4].copy_from_slice(&kind.to_ne_bytes());
+    info[4..8].copy_from_slice(&9u32.to_ne_bytes());
+    info[8..12].copy_from_slice(&prog_id.to_ne_bytes());
+    for (i, w) in words.iter().enumerate() {
+        info[16 + 4 * i..20 + 4 * i].copy_from_slice(&w.to_ne_bytes());
+    }
+    info
+}
+
+#[test]
+fn bpf_attach_points_are_read_from_links_and_perf_events_and_odd_ones_do_not_panic() {
+    use mitbench::inventory::bpf::{Program, attach_from_fd_query, link_from_info, link_name_at};
+    // A raw tracepoint link names its tracepoint through a buffer at 16;
+    // a perf event link (type 5: a tracepoint) at 24.
+    let raw = link_info(1, 41, &[]);
+    assert_eq!(link_name_at(&raw), Some((16, 24)));
+    assert_eq!(
+        link_from_info(&raw, "sys_enter").unwrap(),
+        (41, "raw tracepoint sys_enter".to_string())
+    );
+    let perf = link_info(7, 42, &[5]);
+    assert_eq!(link_name_at(&perf), Some((24, 32)));
+    assert_eq!(
+        link_from_info(&perf, "sys_enter_getppid").unwrap().1,
+        "tracepoint sys_enter_getppid"
+    );
+    // An fentry program (tracing link, attach type 24) by its BTF type;
+    // no name to read.
+    let fentry = link_info(2, 43, &[24, 1, 52331]);
+    assert_eq!(link_name_at(&fentry), None);
+    assert_eq!(
+        link_from_info(&fentry, "").unwrap().1,
+        "fentry (BTF type 52331)"
+    );
+    assert_eq!(
+        link_from_info(&link_info(99, 1, &[]), "").unwrap().1,
+        "link type 99"
+    );
+    assert_eq!(
+        link_from_info(&link_info(7, 1, &[9]), "").unwrap().1,
+        "perf event"
+    );
+    assert!(
+        link_from_info(&raw[..20], "")
+            .unwrap_err()
+            .contains("too short")
+    );
+    assert_eq!(link_name_at(&[]), None);
+    // As BCC and bpftrace attach a tracepoint: a perf event, no link.
+    assert_eq!(attach_from_fd_query(1, "sys_enter"), "tracepoint sys_enter");
+    assert_eq!(attach_from_fd_query(7, "x"), "perf event (fd type 7)");
+
+    let program = |attached: &[&str]| Program {
+        kind: "tracepoint".into(),
+        name: "agent".into(),
+        attached: attached.iter().map(|a| a.to_string()).collect(),
+    };
+    for (attached, on_path) in [
+        (&["tracepoint sys_enter"][..], true),
+        (&["raw tracepoint sys_exit"], true),
+        (&["tracepoint sys_enter_openat"], true),
+        (&["tracepoint sched_switch"], false),
+        (&["kprobe sys_enter"], false),
+        (&[], false),
+    ] {
+        assert_eq!(program(attached).on_syscall_path(), on_path, "{attached:?}");
+    }
+    assert_eq!(
+        program(&["tracepoint sys_enter"]).to_string(),
+        "tracepoint agent on tracepoint sys_enter"
+    );
+}
+
+#[test]
+fn the_hooks_every_syscall_pays_for_are_named_with_what_removes_them() {
+    use mitbench::inventory::audit::Audit;
+    use mitbench::inventory::bpf::Program;
+    use mitbench::inventory::hooks::{Hooks, Reading};
+    let audit = |enabled, syscall_rules, never_task| Audit {
+        enabled,
+        auditd_pid: 0,
+        rules: syscall_rules,
+        syscall_rules,
+        never_task,
+    };
+    let hooks = |audit: Audit, events: &[&str], programs: Vec<Program>| Hooks {
+        trace_events: Reading::Read(events.iter().map(|e| e.to_string()).collect()),
+        audit: Reading::Read(audit),
+        bpf_programs: Reading::Read(programs),
+        ..Hooks::default()
+    };
+    let named = |h: &Hooks| {
+        h.on_syscall_path()
+            .into_iter()
+            .map(|p| p.hook)
+            .collect::<Vec<_>>()
+    };
+    // A machine without hooks: none.
+    assert!(named(&hooks(audit(0, 0, false), &[], Vec::new())).is_empty());
+    // Audit on keeps every new process on its path, rule or none, unless
+    // a never,task rule keeps them off.
+    assert_eq!(
+        named(&hooks(audit(1, 1, false), &[], Vec::new())),
+        ["audit (1 syscall rule)"]
+    );
+    assert_eq!(
+        named(&hooks(audit(1, 0, false), &[], Vec::new())),
+        ["audit (on, no syscall rule)"]
+    );
+    assert!(named(&hooks(audit(1, 3, true), &[], Vec::new())).is_empty());
+    let locked = hooks(audit(2, 2, false), &[], Vec::new()).on_syscall_path();
+    assert!(locked[0].removed_by.contains("audit=0"), "{locked:?}");
+    assert!(!locked[0].removed_by.contains("never,task"), "{locked:?}");
+    let on = hooks(audit(1, 1, false), &[], Vec::new()).on_syscall_path();
+    assert!(on[0].removed_by.contains("-a never,task"), "{on:?}");
+    // Syscall trace events and BPF programs on a syscall tracepoint; not
+    // the others.
+    let agent = Program {
+        kind: "tracepoint".into(),
+        name: "watch".into(),
+        attached: vec!["tracepoint sys_enter".into()],
+    };
+    let elsewhere = Program {
+        attached: vec!["tracepoint sched_switch".into()],
+        ..agent.clone()
+    };
+    let h = hooks(
+        audit(0, 0, false),
+        &["raw_syscalls:sys_enter", "sched:sched_switch"],
+        vec![agent, elsewhere],
+    );
+    let on_path = h.on_syscall_path();
+    assert_eq!(
+        named(&h),
+        [
+            "trace event raw_syscalls:sys_enter",
+            "BPF tracepoint watch on tracepoint sys_enter"
+        ]
+    );
+    assert!(
+        on_path[0]
+            .removed_by
+            .contains("events/raw_syscalls/sys_enter/enable")
+    );
+    assert!(
+        on_path[1]
+            .removed_by
+            .contains("bpftool prog show name watch")
+    );
+    // Unread hooks (an older run) name none.
+    assert!(Hooks::default().on_syscall_path().is_empty());
+}

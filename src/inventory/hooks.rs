@@ -91,6 +91,73 @@ impl Hooks {
     }
 }
 
+/// A hook every syscall of a new process pays for, and what takes it off
+/// the path (mitbench never does: it measures the machine as it is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnPath {
+    /// The hook as a reader names it: "trace event raw_syscalls:sys_enter",
+    /// "audit (1 syscall rule)", "BPF tracepoint prog on sys_enter".
+    pub hook: String,
+    /// What removes it.
+    pub removed_by: String,
+}
+
+impl Hooks {
+    /// The hooks in force that every syscall pays for: the syscall trace
+    /// events, audit where new processes get an audit context (on, and no
+    /// `never,task` rule keeps them off), BPF programs on a syscall
+    /// tracepoint.
+    pub fn on_syscall_path(&self) -> Vec<OnPath> {
+        let mut hooks: Vec<OnPath> = self
+            .syscall_events()
+            .into_iter()
+            .map(|event| OnPath {
+                hook: format!("trace event {event}"),
+                removed_by: format!(
+                    "its tracer stopping, or 0 written to events/{}/enable in tracefs",
+                    event.replacen(':', "/", 1)
+                ),
+            })
+            .collect();
+        if let Some(audit) = self.audit.read()
+            && audit.enabled > 0
+            && !audit.never_task
+        {
+            let rules = match audit.syscall_rules {
+                0 => "on, no syscall rule".to_string(),
+                1 => "1 syscall rule".to_string(),
+                n => format!("{n} syscall rules"),
+            };
+            let removed_by = match audit.enabled {
+                2 => "audit=0 on the kernel command line (its rules are locked until a reboot)",
+                _ => {
+                    "a `-a never,task` audit rule (new processes only: what runs keeps the \
+                     path), or audit=0 on the kernel command line"
+                }
+            };
+            hooks.push(OnPath {
+                hook: format!("audit ({rules})"),
+                removed_by: removed_by.to_string(),
+            });
+        }
+        for program in self.bpf_programs.read().into_iter().flatten() {
+            if program.on_syscall_path() {
+                hooks.push(OnPath {
+                    hook: format!("BPF {program}"),
+                    removed_by: match program.name.is_empty() {
+                        true => "the agent that loaded it (`bpftool prog show`)".to_string(),
+                        false => format!(
+                            "the agent that loaded it (`bpftool prog show name {}`)",
+                            program.name
+                        ),
+                    },
+                });
+            }
+        }
+        hooks
+    }
+}
+
 /// A listing as one line of text: "a, b", or "none".
 pub fn listed<T: ToString>(items: &[T]) -> String {
     match items.is_empty() {
