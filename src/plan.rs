@@ -49,6 +49,19 @@ pub struct Plan {
     /// The boots that would tell whether a mitigation leaves the return
     /// toll (`results::returns`), and the toll the history last measured.
     pub return_toll: ReturnTollBoots,
+    /// The hooks every syscall pays for (not boots: each goes where it
+    /// was added), what removes each, and their price where the history's
+    /// last run of this machine read one.
+    pub hooks: Vec<crate::inventory::hooks::OnPath>,
+    pub hook_toll: Option<HookTollFrom>,
+}
+
+/// The hooks' price per syscall and the run it was read in.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookTollFrom {
+    #[serde(flatten)]
+    pub toll: crate::results::hooks::HookToll,
+    pub from_run: i64,
 }
 
 /// The vulnerabilities whose mitigations act on returns: the return
@@ -162,6 +175,8 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
             from_run: None,
         },
         boots,
+        hooks: inventory.hooks.on_syscall_path(),
+        hook_toll: None,
     }
 }
 
@@ -252,6 +267,12 @@ impl Plan {
             || without_boot_image(&doc.inventory.kernel.cmdline) != self.boots[0].cmdline
         {
             return;
+        }
+        if !self.hooks.is_empty() {
+            self.hook_toll = doc
+                .hook_toll
+                .clone()
+                .map(|toll| HookTollFrom { toll, from_run: id });
         }
         if let Some(toll) = crate::results::returns::of_one(doc, "getpid").and_then(|t| t.extra_ns)
         {

@@ -335,6 +335,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         advice: Vec::new(),
         latency_advice: Vec::new(),
         attributed: Vec::new(),
+        hook_toll: None,
     };
     results::advice::advise_document(&mut doc, plan.options.latency_budget);
     Ok(doc)

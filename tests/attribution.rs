@@ -825,6 +825,34 @@ mod cli {
         );
     }
 
+    /// Sets whose runs had other hooks on the syscall path are refused,
+    /// the hooks named: a hook's toll would read as a mitigation's part.
+    #[test]
+    fn sets_made_under_other_hooks_are_refused_and_the_hooks_named() {
+        use mitbench::attribute::NamedSet;
+        use mitbench::inventory::hooks::Reading;
+        let mut traced = under(true, false);
+        traced.inventory.hooks.trace_events =
+            Reading::Read(vec!["syscalls:sys_enter_getppid".into()]);
+        let sets = [
+            NamedSet {
+                name: "plain".into(),
+                runs: vec![under(false, false)],
+            },
+            NamedSet {
+                name: "filtered".into(),
+                runs: vec![traced],
+            },
+        ];
+        let Err(why) = mitbench::attribute::recognise(&sets) else {
+            panic!("sets under other hooks were attributed");
+        };
+        assert!(
+            why.contains("filtered") && why.contains("trace event syscalls:sys_enter_getppid"),
+            "{why}"
+        );
+    }
+
     #[test]
     fn the_summary_names_what_the_attributed_parts_say() {
         use mitbench::attribute::{BootNoise, NamedSet};

@@ -265,3 +265,50 @@ fn a_trace_event_enabled_between_the_runs_is_named_as_the_shifts_cause() {
     let cmp = compare::compare(&unread, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     assert!(cmp.inventory.iter().all(|c| !c.key.starts_with("hooks: ")));
 }
+
+#[test]
+fn the_hooks_that_changed_are_priced_where_they_are_all_that_changed() {
+    use mitbench::inventory::hooks::Reading;
+    let mut old = fixture();
+    old.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = old.clone();
+    new.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
+    let added = 0.24 * known;
+    add_ticks(&mut new, "os/getpid", "syscall", added);
+    moved(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let toll = cmp
+        .hook_toll
+        .as_ref()
+        .expect("the hook is all that changed");
+    assert_eq!(toll.row, "os/getpid syscall");
+    assert_eq!(
+        toll.changed,
+        ["trace events enabled: none -> raw_syscalls:sys_enter"]
+    );
+    // The ticks the hook added to one syscall, within the row's interval,
+    // and the percent of the old figure they are.
+    assert!((toll.ticks.value - added).abs() < 1e-6 * added, "{toll:?}");
+    let [lo, hi] = toll.ticks.ci95.unwrap();
+    assert!(lo < added && added < hi, "{toll:?}");
+    let old_ticks = old
+        .record("os/getpid", "syscall")
+        .and_then(|r| r.cost.as_ref())
+        .unwrap()
+        .ticks;
+    assert!((toll.pct.value - 100.0 * added / old_ticks).abs() < 1e-6);
+    let shown = text::render(&cmp, Style::Terminal, 100);
+    assert!(shown.contains("the hooks' toll: +"), "{shown}");
+    assert!(shown.contains("per syscall"), "{shown}");
+
+    // Where the kernel changed too, the change is not the hooks' alone:
+    // nothing is priced.
+    let mut other_kernel = new.clone();
+    other_kernel.inventory.kernel.release.push_str("-next");
+    let cmp = compare::compare(&old, "old", &other_kernel, "new", 1.0);
+    assert!(cmp.hook_toll.is_none(), "{:?}", cmp.hook_toll);
+    // Where nothing changed, there is no hook to price.
+    let cmp = compare::compare(&old, "old", &old, "new", 1.0);
+    assert!(cmp.hook_toll.is_none());
+}

@@ -295,3 +295,33 @@ fn every_boot_the_plan_proposes_is_that_boot_to_history_compare_and_attribute() 
         assert_eq!(recognised.sets[1].off, [*file], "{off}");
     }
 }
+
+/// The hooks every syscall pays for are in the plan, each with what
+/// removes it (no boot: mitbench removes none), and none where there are
+/// none.
+#[test]
+fn the_plan_names_what_removes_each_hook_on_the_syscall_path() {
+    use mitbench::inventory::audit::Audit;
+    use mitbench::inventory::hooks::Reading;
+    let mut inventory = fixture("amd-epyc-guest");
+    assert!(plan(&inventory, 5).hooks.is_empty());
+    inventory.hooks.audit = Reading::Read(Audit {
+        enabled: 1,
+        auditd_pid: 0,
+        rules: 1,
+        syscall_rules: 1,
+        never_task: false,
+    });
+    let the_plan = plan(&inventory, 5);
+    let shown = mitbench::export::plan::render(&the_plan, 100);
+    assert!(shown.contains("syscall hooks:"), "{shown}");
+    assert!(shown.contains("audit (1 syscall rule):"), "{shown}");
+    assert!(shown.contains("-a never,task"), "{shown}");
+    // A hook is no boot of the plan.
+    assert!(
+        the_plan
+            .boots
+            .iter()
+            .all(|b| !b.cmdline.contains("audit=0"))
+    );
+}

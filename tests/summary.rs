@@ -485,3 +485,72 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
     assert!(lo <= toll * 1.3 && hi >= toll, "[{lo:.1}, {hi:.1}] ticks");
     assert!(hi - lo < 0.3 * inline / 2.0, "[{lo:.1}, {hi:.1}] ticks");
 }
+
+/// The hooks every syscall pays for take one or two lines of the answer
+/// where any is in force, with their price where one was read, and none
+/// where there are none.
+#[test]
+fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
+    use mitbench::analysis::figure::Figure;
+    use mitbench::inventory::hooks::Reading;
+    use mitbench::results::hooks::HookToll;
+    let mut doc = fixture();
+    doc.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    let without = summary::lines(&of(&doc), 100);
+    assert!(
+        without.iter().all(|l| !l.contains("syscall hooks")),
+        "{without:#?}"
+    );
+
+    doc.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
+    let unpriced = summary::lines(&of(&doc), 100);
+    let hooks = |lines: &[String]| {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("syscall hooks:"))
+            .unwrap();
+        // The paragraph: its first line and those indented under it.
+        let more = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("  "))
+            .count();
+        let words: Vec<&str> = lines[at..=at + more]
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .collect();
+        words.join(" ")
+    };
+    assert!(
+        (1..=2).contains(&(unpriced.len() - without.len())),
+        "{unpriced:#?}"
+    );
+    assert!(hooks(&unpriced).contains("trace event raw_syscalls:sys_enter"));
+    assert!(
+        hooks(&unpriced).contains("not priced"),
+        "{}",
+        hooks(&unpriced)
+    );
+
+    doc.hook_toll = Some(HookToll {
+        changed: vec!["trace events enabled: none -> raw_syscalls:sys_enter".into()],
+        row: "os/getpid syscall".into(),
+        ticks: Figure::new(825.0, Some([800.0, 850.0])),
+        ns: Figure::new(275.0, Some([266.7, 283.3])),
+        pct: Figure::new(308.0, Some([298.0, 318.0])),
+    });
+    let priced = summary::lines(&of(&doc), 100);
+    assert!(
+        (1..=2).contains(&(priced.len() - without.len())),
+        "{priced:#?}"
+    );
+    assert!(
+        hooks(&priced).contains("+825 ticks [+800, +850] (+308% [+298, +318]) per syscall"),
+        "{}",
+        hooks(&priced)
+    );
+    let markdown = summary::markdown(&of(&doc));
+    assert!(
+        markdown.contains("Hooks on the syscall path: trace event"),
+        "{markdown}"
+    );
+}

@@ -155,6 +155,7 @@ fn check_alike(sets: &[NamedSet]) -> Result<(), Refusal> {
     same("CPU", &|d| d.inventory.cpu.model_name.clone())?;
     same("kernel", &|d| d.inventory.kernel.release.clone())?;
     same("mitbench build", &|d| d.build.git_commit.clone())?;
+    same_hooks(sets, first)?;
     for set in sets {
         let Some(one) = set.runs.first() else {
             return Err(format!("{} names no run", set.name));
@@ -172,6 +173,33 @@ fn check_alike(sets: &[NamedSet]) -> Result<(), Refusal> {
                     "{}'s runs were not all made under the same boot and process controls \
                      (runs started {} and {}): a set is runs of one condition",
                     set.name, one.started_at, doc.started_at
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The hooks every syscall pays for, named, as one line ("none").
+fn hooks_on_path(doc: &RunDocument) -> String {
+    let hooks = doc.inventory.hooks.on_syscall_path();
+    crate::inventory::hooks::listed(&hooks.iter().map(|h| h.hook.as_str()).collect::<Vec<_>>())
+}
+
+/// Refuses sets whose runs had other hooks on the syscall path than the
+/// first run: a hook's toll would be read as a mitigation's part.
+fn same_hooks(sets: &[NamedSet], first: &RunDocument) -> Result<(), Refusal> {
+    for set in sets {
+        for doc in &set.runs {
+            if hooks_on_path(doc) != hooks_on_path(first) {
+                return Err(format!(
+                    "{} has a run with hooks on the syscall path {:?} where the first run has {:?}: \
+                     every syscall pays for them, so their toll would be read as a mitigation's \
+                     part; attribute sets made under the same hooks (`mitbench plan` names what \
+                     removes each)",
+                    set.name,
+                    hooks_on_path(doc),
+                    hooks_on_path(first)
                 ));
             }
         }

@@ -230,6 +230,27 @@ fn learned_noise(
     crate::analysis::noise::learned(figures)
 }
 
+/// Two stored runs compared as `mitbench compare` compares them, with the
+/// history's between-run and between-boot noise.
+pub(super) fn with_history_noise(
+    history: &crate::history::History,
+    (old, old_name): (&RunDocument, &str),
+    (new, new_name): (&RunDocument, &str),
+) -> compare::RunComparison {
+    let learned = learned_noise(
+        Some(history),
+        std::slice::from_ref(old),
+        std::slice::from_ref(new),
+    );
+    compare::compare_sets(
+        &Side::one(old, old_name),
+        &Side::one(new, new_name),
+        compare::DEFAULT_THRESHOLD_PCT,
+        &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
+        &boot_noise(Some(history), old),
+    )
+}
+
 /// `--fail-above LIMIT`: the sentence that fails the comparison when its
 /// worst slowdown beyond noise (`worst`, percent) is above the limit; None
 /// when there is no limit, no row slower beyond noise, or none above it.

@@ -4,11 +4,12 @@
 use super::output::{Exit, fail, print_table};
 use super::stored::store_in_history;
 use crate::analysis::states::QuietLevel;
-use crate::cli::RunArgs;
+use crate::cli::{HistoryArgs, RunArgs};
 use crate::export::{self, Format};
 use crate::inventory::Inventory;
 use crate::inventory::identity::Identity;
-use crate::results::advice;
+use crate::mitigations::crossing::SYSCALL;
+use crate::results::{RunDocument, advice};
 use crate::run::{self, PlanError, RunOptions};
 use std::path::Path;
 
@@ -69,6 +70,9 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         && let Ok(attribution) = super::stored::newest_attribution(&args.store, Some(&doc))
     {
         doc.attributed = crate::attribute::summary_parts(&attribution);
+    }
+    if !args.no_history {
+        doc.hook_toll = hook_toll(&args.store, &doc);
     }
     // The answer and its price list, made once for every output.
     let view = crate::export::RunView::of(&doc);
@@ -145,6 +149,35 @@ fn known_quiet(args: &RunArgs, like: &Identity, cpu: usize) -> Option<QuietLevel
     }
     let history = super::stored::open_history(&args.store).ok()??;
     history.quiet_level_like(like, cpu).ok()?
+}
+
+/// Runs of this boot looked through for one without the hooks: a few, so
+/// that a run is not held against one from hours of other conditions.
+const HOOKLESS_RUNS_LOOKED_AT: usize = 10;
+
+/// What the hooks on the syscall path in force cost one syscall: `doc`
+/// compared with the newest stored run of its boot that had none of them
+/// (`compare::hook_toll`, which reads a price only where the hooks are all
+/// that changed); None where no hook is in force or no such run is stored.
+fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::hooks::HookToll> {
+    if doc.inventory.hooks.on_syscall_path().is_empty() {
+        return None;
+    }
+    let history = super::stored::open_history(store).ok()??;
+    let row = (SYSCALL.probe, SYSCALL.variant);
+    let ids = history
+        .newest_of_boot(
+            &doc.inventory.identity.boot_id,
+            row,
+            HOOKLESS_RUNS_LOOKED_AT,
+        )
+        .ok()?;
+    let (id, old) = ids
+        .into_iter()
+        .filter_map(|id| Some((id, history.load(id).ok()?)))
+        .find(|(_, old)| old.inventory.hooks.on_syscall_path().is_empty())?;
+    let against = format!("run {id}");
+    super::compare::with_history_noise(&history, (&old, &against), (doc, "this run")).hook_toll
 }
 
 /// This program, to run each fork in a fresh process of; None where the

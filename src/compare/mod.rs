@@ -4,6 +4,7 @@
 
 mod explain;
 mod fleet;
+mod hook_toll;
 mod inventory_diff;
 mod shift;
 
@@ -20,6 +21,7 @@ use crate::analysis::verdict::percent_change;
 pub use explain::IN_RUN_AB;
 use explain::{explain, in_run};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
+pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
 pub use shift::{LevelShift, Told};
 
@@ -265,6 +267,9 @@ pub struct RunComparison {
     /// with it ([`shift`]).
     pub level_shift: Option<LevelShift>,
     pub inventory: Vec<InventoryChange>,
+    /// Where the hooks on the syscall path are all that changed: what they
+    /// cost one syscall ([`hook_toll`]).
+    pub hook_toll: Option<HookToll>,
     /// How far this machine's figures move between runs, as the history
     /// has seen it: the median row's 95% half-width, percent, over the
     /// most earlier runs of the old side's conditions any row had. None
@@ -481,6 +486,7 @@ fn unheld(
             .and(old.reference().zip(new.reference()))
             .map(|(o, n)| percent_change(o, n)),
         inventory,
+        hook_toll: None,
         between_runs_pct,
         history_runs,
         boots: Boots::of(boots[1] == 1, boot_noise, &rows),
@@ -517,6 +523,7 @@ pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64, powe
         if let Some(shift) = &mut c.level_shift {
             shift.gather(&c.rows, &mut c.unexplained);
         }
+        c.hook_toll = hook_toll::of(&c.rows, &c.inventory);
     }
 }
 

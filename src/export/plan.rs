@@ -42,6 +42,7 @@ pub fn render(plan: &Plan, width: usize) -> String {
     }
     vector_boots(plan, &mut out, plan.boots.len());
     return_toll(plan, &mut out);
+    hooks(plan, &mut out);
     let _ = writeln!(out);
     out.say("on each boot:", &plan.run, 2);
     out.say(
@@ -84,6 +85,33 @@ fn return_toll(plan: &Plan, out: &mut Prose) {
         ),
         2,
     );
+}
+
+/// The hooks every syscall pays for, each with what removes it: no boot,
+/// and mitbench removes none.
+fn hooks(plan: &Plan, out: &mut Prose) {
+    if plan.hooks.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    let price = match &plan.hook_toll {
+        Some(t) => format!("together {} in run {}; ", t.toll.priced(), t.from_run),
+        None => String::new(),
+    };
+    out.say(
+        "syscall hooks:",
+        &format!(
+            "{price}each is removed where it was added, not by a boot (mitbench removes none)"
+        ),
+        2,
+    );
+    for hook in &plan.hooks {
+        out.say(
+            &format!("  - {}:", terminal_safe(&hook.hook, false)),
+            &terminal_safe(&hook.removed_by, false),
+            4,
+        );
+    }
 }
 
 /// The attack-vector controls and a boot per vector whose option would

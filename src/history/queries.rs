@@ -202,6 +202,31 @@ impl History {
             .map_err(|e| self.sqlite(e))
     }
 
+    /// The newest `limit` runs of boot `boot_id` that measured the row
+    /// (`probe`, `variant`), newest first.
+    pub fn newest_of_boot(
+        &self,
+        boot_id: &str,
+        (probe, variant): (&str, &str),
+        limit: usize,
+    ) -> Result<Vec<i64>, HistoryError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT r.id FROM runs r
+                 WHERE json_extract(r.quiet_key, '$[0]') = ?1
+                   AND EXISTS (SELECT 1 FROM records c WHERE c.run_id = r.id
+                               AND c.probe = ?2 AND c.variant = ?3 AND c.ticks IS NOT NULL)
+                 ORDER BY r.id DESC LIMIT ?4",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let ids = statement
+            .query_map(params![boot_id, probe, variant, limit as i64], |r| r.get(0))
+            .map_err(|e| self.sqlite(e))?;
+        ids.collect::<Result<Vec<i64>, _>>()
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// Each row's (probe, variant) headline figures over the newest
     /// [`LEARNED_RUNS`] stored runs of `conditions`, leaving out runs that
     /// started at one of `except` (the runs being compared): what `compare`

@@ -7,6 +7,7 @@ pub mod advice;
 pub mod at_speed;
 mod build;
 pub mod floors;
+pub mod hooks;
 pub mod load;
 mod machine;
 pub mod record;
@@ -121,6 +122,11 @@ pub struct RunDocument {
     /// made (`mitbench attribute`); empty where the history held none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attributed: Vec<summary::AttributedPart>,
+    /// What the hooks on the syscall path in force cost one syscall, read
+    /// against the history's newest run of this boot without them when
+    /// this run was made; None where there was none to read against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_toll: Option<hooks::HookToll>,
 }
 
 impl RunDocument {

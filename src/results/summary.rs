@@ -39,6 +39,11 @@ pub struct Summary {
     /// The mitigations' parts of the tolls, where stored run sets of other
     /// boots or wrappers were attributed.
     pub attributed: Vec<AttributedPart>,
+    /// The hooks in force that every syscall pays for (audit, BPF programs
+    /// and trace events on the syscall path), and what they cost one
+    /// syscall where the history held a run of this boot without them.
+    pub hooks: Vec<crate::inventory::hooks::OnPath>,
+    pub hook_toll: Option<super::hooks::HookToll>,
 }
 
 /// One mitigation's part of a row the summary reads, as `mitbench
@@ -298,6 +303,8 @@ pub fn of(doc: &RunDocument) -> Summary {
             then: "`mitbench run` on each, `mitbench attribute` (`mitbench plan`)".to_string(),
         },
         attributed: doc.attributed.clone(),
+        hooks: doc.inventory.hooks.on_syscall_path(),
+        hook_toll: doc.hook_toll.clone(),
     }
 }
 

@@ -125,11 +125,15 @@ pub struct Tax {
     /// syscall row's raw instruction; None where the tolls' run did not
     /// measure it (`syscall_return_unmeasured` says so).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub syscall_return: Option<ReturnShare>,
+    pub syscall_return: Option<SyscallShare>,
     /// Why the return's share is not known, where the workload made
     /// syscalls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall_return_unmeasured: Option<String>,
+    /// The hooks on the syscall path in force on the tolls' run, and their
+    /// share where it priced them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<HooksShare>,
     /// Each mitigation's part of the workload's CPU time (see `parts`);
     /// None until priced.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -226,6 +230,7 @@ pub fn estimate(
         per_vector: vectors::per_vector(tolls, &prices, &counted, cpu_s),
         syscall_return,
         syscall_return_unmeasured,
+        hooks: hooks_share(tolls, &counted, cpu_s),
         without_counters_unsupported: observer.as_ref().err().cloned(),
         without_counters: observer.ok(),
         counted,
@@ -237,16 +242,51 @@ pub fn estimate(
     }
 }
 
-/// The syscalls counted, each made from a function: how much of the
-/// syscall row's price (glibc's getpid()) is the return after the crossing.
+/// A price every counted syscall pays and its share of the CPU time: the
+/// return after the crossing where each is made from a function (glibc's
+/// getpid()), the hooks on the syscall path.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReturnShare {
-    /// Per syscall, ns (getpid's, from `os/syscall-return`: the call from a
-    /// function less the inline one), with the interval another run's may
-    /// land in.
+pub struct SyscallShare {
+    /// Per syscall, ns, with the interval another run's may land in: the
+    /// return's is getpid's from `os/syscall-return` (the call from a
+    /// function less the inline one), the hooks' read by compare.
     pub per_syscall_ns: crate::analysis::figure::Figure,
     /// Over the syscalls counted, percent of the CPU time, with interval.
     pub share_pct: Option<crate::analysis::figure::Figure>,
+}
+
+impl SyscallShare {
+    fn of(per_syscall_ns: Figure, syscalls: u64, cpu_s: f64) -> SyscallShare {
+        let pct = |ns: f64| syscalls as f64 * ns / 1e9 / cpu_s * 100.0;
+        SyscallShare {
+            share_pct: (cpu_s > 0.0).then(|| per_syscall_ns.map(pct)),
+            per_syscall_ns,
+        }
+    }
+}
+
+/// The hooks on the syscall path in force when the tolls' run was made,
+/// and what they cost the workload's syscalls where that run priced them.
+#[derive(Debug, Clone, Serialize)]
+pub struct HooksShare {
+    pub hooks: Vec<crate::inventory::hooks::OnPath>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priced: Option<SyscallShare>,
+}
+
+/// The hooks every counted syscall paid for, where any was in force; None
+/// where none was.
+fn hooks_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<HooksShare> {
+    let hooks = tolls.inventory.hooks.on_syscall_path();
+    if hooks.is_empty() {
+        return None;
+    }
+    let priced = tolls
+        .hook_toll
+        .as_ref()
+        .zip(counted.count_of(Crossing::Syscall))
+        .map(|(toll, syscalls)| SyscallShare::of(toll.ns, syscalls, cpu_s));
+    Some(HooksShare { hooks, priced })
 }
 
 /// How much of each counted syscall is the return after the crossing; or,
@@ -256,7 +296,7 @@ fn return_share(
     tolls: &RunDocument,
     counted: &Counted,
     cpu_s: f64,
-) -> (Option<ReturnShare>, Option<String>) {
+) -> (Option<SyscallShare>, Option<String>) {
     let Some(syscalls) = counted.count_of(Crossing::Syscall) else {
         return (None, None);
     };
@@ -274,13 +314,7 @@ fn return_share(
     let Some(per) = per else {
         return (None, why.filter(|_| syscalls > 0));
     };
-    let syscalls = syscalls as f64;
-    let pct = |ns: f64| syscalls * ns / 1e9 / cpu_s * 100.0;
-    let share = ReturnShare {
-        share_pct: (cpu_s > 0.0).then(|| per.map(pct)),
-        per_syscall_ns: per,
-    };
-    (Some(share), None)
+    (Some(SyscallShare::of(per, syscalls, cpu_s)), None)
 }
 
 /// The CPU time shares are of: the workload's without the counters where

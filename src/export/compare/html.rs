@@ -122,6 +122,7 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
         warnings: &cmp.warnings,
         canary: std::iter::once(super::canary(cmp))
             .chain(super::level_shift(cmp))
+            .chain(super::hook_toll(cmp))
             .chain(super::machine_speed(cmp))
             .chain(super::runs_own_noise_only(cmp))
             .map(|line| sentence(&line))

@@ -31,6 +31,17 @@ pub(crate) fn level_shift(cmp: &RunComparison) -> Option<String> {
     ))
 }
 
+/// What the hooks that changed cost one syscall, where they are all that
+/// changed (`compare::hook_toll`).
+pub(crate) fn hook_toll(cmp: &RunComparison) -> Option<String> {
+    let toll = cmp.hook_toll.as_ref()?;
+    Some(format!(
+        "the hooks' toll: {} (read from {}; nothing else mitbench records changed)",
+        toll.priced(),
+        toll.row
+    ))
+}
+
 /// Beyond a cost added on the syscall path, each row that moved with it
 /// read in raw syscalls' worth of what it added (`compare::shift::Beyond`);
 /// None where the shift was not the syscall path's alone.

@@ -86,6 +86,9 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
         for c in &cmp.inventory {
             let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
         }
+        if let Some(toll) = super::hook_toll(cmp) {
+            let _ = writeln!(out, "{toll}");
+        }
     }
     rows(&mut out, cmp, style, width);
     attribution(&mut out, cmp, style);

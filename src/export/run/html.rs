@@ -30,6 +30,8 @@ struct Page<'r> {
     /// cannot tell of them.
     kernel_prices: Option<String>,
     attack_vectors: String,
+    /// The hooks every syscall pays for and their price, where any.
+    hooks: Option<String>,
     not_measured: String,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
@@ -129,6 +131,7 @@ fn page<'r>(run: &'r RunView) -> Result<Page<'r>, ExportError> {
         answer_plot: plots::answer(summary)?,
         kernel_prices: super::summary::kernel_prices(&summary.kernel),
         attack_vectors: super::summary::attack_vectors(&summary.attack_vectors),
+        hooks: super::summary::hooks(summary),
         not_measured: super::summary::not_measured(summary),
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),

@@ -141,6 +141,9 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
         let text = format!("{} [{}]", body(toll), sources(toll));
         out.extend(wrap(&label, &text, LABEL + 1, width));
     }
+    if let Some(hooks) = hooks(summary) {
+        out.extend(wrap("syscall hooks:", &hooks, 2, width));
+    }
     if let Some(first) = summary.attributed.first() {
         let parts: Vec<&str> = summary.attributed.iter().map(|p| p.text.as_str()).collect();
         out.extend(wrap(
@@ -166,6 +169,28 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
         None => out.extend(wrap(&rest, "", 2, width)),
     }
     out
+}
+
+/// The hooks every syscall pays for and their price, in one paragraph;
+/// None where no hook is in force and none was priced (the answer of a
+/// machine without hooks is no longer for them).
+pub fn hooks(summary: &Summary) -> Option<String> {
+    let named: Vec<&str> = summary.hooks.iter().map(|h| h.hook.as_str()).collect();
+    let price = match &summary.hook_toll {
+        Some(toll) => format!(
+            "{} against this boot's newest stored run without them",
+            toll.priced()
+        ),
+        None if named.is_empty() => return None,
+        None => "not priced (no stored run of this boot without them)".to_string(),
+    };
+    let named = match named.is_empty() {
+        true => "none in force now".to_string(),
+        false => named.join(", "),
+    };
+    Some(format!(
+        "{named}: {price}; what removes each: `mitbench plan`"
+    ))
 }
 
 /// The vector controls and each enabled vector's price in one paragraph:
@@ -429,6 +454,9 @@ pub fn markdown(summary: &Summary) -> String {
     out.push('\n');
     for [label, figures, from] in rows(summary) {
         let _ = writeln!(out, "- **{label}**: {figures} (`{from}`)");
+    }
+    if let Some(hooks) = hooks(summary) {
+        let _ = writeln!(out, "\nHooks on the syscall path: {}.", text(&hooks));
     }
     if let Some(first) = summary.attributed.first() {
         let parts: Vec<&str> = summary.attributed.iter().map(|p| p.text.as_str()).collect();

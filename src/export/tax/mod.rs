@@ -162,6 +162,28 @@ fn return_sentence(tax: &Tax) -> Option<String> {
     ))
 }
 
+/// The hooks every counted syscall paid for and their share, where any
+/// was in force on the tolls' run.
+fn hooks_sentence(tax: &Tax) -> Option<String> {
+    let h = tax.hooks.as_ref()?;
+    let named: Vec<&str> = h.hooks.iter().map(|o| o.hook.as_str()).collect();
+    let priced = match &h.priced {
+        Some(p) => format!(
+            "{} a syscall, {} of the CPU time",
+            interval(Some(p.per_syscall_ns), 1, " ns"),
+            interval(p.share_pct, 2, "%")
+        ),
+        None => "not priced (the tolls' run had no run of its boot without them to read \
+                 against)"
+            .to_string(),
+    };
+    Some(format!(
+        "of each syscall's price, the hooks' on the syscall path ({}): {priced}; what removes \
+         each: `mitbench plan`",
+        named.join(", ")
+    ))
+}
+
 fn cells(r: &TaxRow) -> [String; 7] {
     let count = match (&r.count, &r.unsupported) {
         (Some(n), _) => n.to_string(),
@@ -311,7 +333,10 @@ pub fn render(tax: &Tax, style: Style, width: usize) -> String {
             "priced crossings together: {share:.1}% of the workload's CPU time ({ESTIMATE_CAVEAT})"
         );
     }
-    if let Some(line) = return_sentence(tax) {
+    for line in [return_sentence(tax), hooks_sentence(tax)]
+        .into_iter()
+        .flatten()
+    {
         let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "counts include {}", c.includes);
@@ -374,6 +399,7 @@ struct Page<'a> {
     share: Option<String>,
     includes: &'a str,
     observer: String,
+    hooks: Option<String>,
     mitigations: Vec<PageMitigation<'a>>,
     check: Option<String>,
     check_unsupported: Option<&'a str>,
@@ -441,6 +467,7 @@ pub fn render_html(tax: &Tax) -> Result<Vec<u8>, ExportError> {
         share: tax.share_pct.map(|s| format!("{s:.1}%")),
         includes: &c.includes,
         observer: observer_sentence(tax),
+        hooks: hooks_sentence(tax),
         mitigations: tax
             .mitigations
             .iter()
