@@ -299,7 +299,7 @@ fn the_hooks_that_changed_are_priced_where_they_are_all_that_changed() {
         .ticks;
     assert!((toll.pct.value - 100.0 * added / old_ticks).abs() < 1e-6);
     let shown = text::render(&cmp, Style::Terminal, 100);
-    assert!(shown.contains("the hooks' toll: +"), "{shown}");
+    assert!(shown.contains("what the hook changes cost: +"), "{shown}");
     assert!(shown.contains("per syscall"), "{shown}");
 
     // Where the kernel changed too, the change is not the hooks' alone:

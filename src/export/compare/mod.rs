@@ -36,7 +36,7 @@ pub(crate) fn level_shift(cmp: &RunComparison) -> Option<String> {
 pub(crate) fn hook_toll(cmp: &RunComparison) -> Option<String> {
     let toll = cmp.hook_toll.as_ref()?;
     Some(format!(
-        "the hooks' toll: {} (read from {}; nothing else mitbench records changed)",
+        "what the hook changes cost: {} (read from {}; nothing else mitbench records changed)",
         toll.priced(),
         toll.row
     ))
