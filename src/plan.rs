@@ -294,6 +294,35 @@ impl Plan {
         }
     }
 
+    /// Where the last stored run, `id`, of the present boot read audit on
+    /// or knew a run that did (`RunDocument::audit_enabled_in_run`), and it
+    /// is off now with no `never,task` rule, that hook too: the kernel does
+    /// not say it.
+    pub fn audit_enabled_earlier(
+        &mut self,
+        present: &Inventory,
+        id: i64,
+        last: &crate::results::RunDocument,
+    ) {
+        let still_off = present
+            .hooks
+            .audit
+            .read()
+            .is_some_and(|a| a.enabled == 0 && !a.never_task);
+        let this_boot = last.inventory.identity.boot_id == present.identity.boot_id;
+        let on_then = last
+            .inventory
+            .hooks
+            .audit
+            .read()
+            .is_some_and(|a| a.enabled > 0);
+        let run = last.audit_enabled_in_run.or(on_then.then_some(id));
+        if let (Some(run), true, true) = (run, still_off, this_boot) {
+            self.hooks
+                .push(crate::inventory::hooks::audit_enabled_earlier(run));
+        }
+    }
+
     /// The boots the history holds no set of yet.
     pub fn to_do(&self) -> impl Iterator<Item = &Boot> {
         self.boots.iter().filter(|b| b.measured.is_none())

@@ -336,6 +336,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         latency_advice: Vec::new(),
         attributed: Vec::new(),
         hook_toll: None,
+        audit_enabled_in_run: None,
     };
     results::advice::advise_document(&mut doc, plan.options.latency_budget);
     Ok(doc)

@@ -444,3 +444,44 @@ fn a_side_is_a_run_a_range_of_the_history_or_a_list() {
             .is_err()
     );
 }
+
+/// Which stored runs of a boot read audit enabled, and which of them
+/// measured a row, are found without reading documents whole.
+#[test]
+fn a_boots_runs_with_audit_on_and_with_a_row_are_found() {
+    use mitbench::inventory::audit::Audit;
+    use mitbench::inventory::hooks::Reading;
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let audit = |enabled| {
+        Reading::Read(Audit {
+            enabled,
+            auditd_pid: 0,
+            rules: 0,
+            syscall_rules: 0,
+            never_task: false,
+        })
+    };
+    let mut off = fixture();
+    off.inventory.hooks.audit = audit(0);
+    let mut on = fixture();
+    on.inventory.hooks.audit = audit(1);
+    let boot = off.inventory.identity.boot_id.clone();
+    history.store(&off).unwrap();
+    assert_eq!(history.audit_enabled_in_boot(&boot).unwrap(), None);
+    let enabled = history.store(&on).unwrap();
+    history.store(&off).unwrap();
+    assert_eq!(history.audit_enabled_in_boot(&boot).unwrap(), Some(enabled));
+    assert_eq!(history.audit_enabled_in_boot("another boot").unwrap(), None);
+
+    let row = (off.results[0].id.as_str(), off.results[0].variant.as_str());
+    let newest = history.newest_of_boot(&boot, row, 2).unwrap();
+    assert_eq!(newest.len(), 2);
+    assert!(newest[0] > newest[1], "newest first: {newest:?}");
+    assert!(
+        history
+            .newest_of_boot(&boot, ("no/such", "row"), 2)
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -324,4 +324,45 @@ fn the_plan_names_what_removes_each_hook_on_the_syscall_path() {
             .iter()
             .all(|b| !b.cmdline.contains("audit=0"))
     );
+
+    // Audit off and no never,task rule, but a stored run of this boot read
+    // it on: named, with the rule that keeps new processes off its path;
+    // not after a reboot, nor once the rule is there.
+    let off = |never_task| Audit {
+        enabled: 0,
+        auditd_pid: 0,
+        rules: usize::from(never_task),
+        syscall_rules: 0,
+        never_task,
+    };
+    inventory.hooks.audit = Reading::Read(off(false));
+    let mut last = mitbench::results::load::document_from_file(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/run-a.json"
+    )))
+    .unwrap();
+    last.audit_enabled_in_run = Some(7);
+    last.inventory.identity.boot_id = inventory.identity.boot_id.clone();
+    let named = |inventory: &Inventory, last: &mitbench::results::RunDocument| {
+        let mut the_plan = plan(inventory, 5);
+        the_plan.audit_enabled_earlier(inventory, 12, last);
+        the_plan.hooks
+    };
+    let hooks = named(&inventory, &last);
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert!(hooks[0].hook.contains("on in run 7"), "{hooks:?}");
+    assert!(hooks[0].removed_by.contains("-a never,task"), "{hooks:?}");
+    let mut rebooted = last.clone();
+    rebooted.inventory.identity.boot_id.push_str("-before");
+    assert!(named(&inventory, &rebooted).is_empty());
+    // The last run read it on itself: that run is named.
+    let mut on_then = last.clone();
+    on_then.audit_enabled_in_run = None;
+    on_then.inventory.hooks.audit = Reading::Read(Audit {
+        enabled: 1,
+        ..off(false)
+    });
+    assert!(named(&inventory, &on_then)[0].hook.contains("on in run 12"));
+    inventory.hooks.audit = Reading::Read(off(true));
+    assert!(named(&inventory, &last).is_empty());
 }

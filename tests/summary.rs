@@ -553,4 +553,22 @@ fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
         markdown.contains("Hooks on the syscall path: trace event"),
         "{markdown}"
     );
+
+    // Audit off now, but a stored run of this boot read it on: every new
+    // process still pays its path, which the kernel does not say.
+    let mut earlier = fixture();
+    earlier.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    earlier.audit_enabled_in_run = Some(3);
+    let lines = summary::lines(&of(&earlier), 100);
+    let words = lines
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        words.contains(
+            "audit (off, but on in run 3 of this boot: every new process still pays its path)"
+        ),
+        "{words}"
+    );
 }

@@ -52,10 +52,11 @@ pub fn inventory(json: bool, root: &Path) -> Exit {
 }
 
 pub fn plan(json: bool, runs: usize, root: &Path, store: &HistoryArgs) -> Exit {
-    let mut plan = match machine_at(root) {
-        Ok(inventory) => crate::plan::plan(&inventory, runs.max(1)),
+    let inventory = match machine_at(root) {
+        Ok(inventory) => inventory,
         Err(exit) => return exit,
     };
+    let mut plan = crate::plan::plan(&inventory, runs.max(1));
     // Which boots the history holds a set of: those of the last run's host
     // and build. No history, or one that cannot be read, marks none.
     // The last run's price list predicts what each vector boot saves.
@@ -68,6 +69,7 @@ pub fn plan(json: bool, runs: usize, root: &Path, store: &HistoryArgs) -> Exit {
             plan.mark_measured(&sets);
         }
         plan.predict(id, &last);
+        plan.audit_enabled_earlier(&inventory, id, &last);
     }
     if json {
         return print_json(&plan);

@@ -73,6 +73,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     }
     if !args.no_history {
         doc.hook_toll = hook_toll(&args.store, &doc);
+        doc.audit_enabled_in_run = audit_enabled_earlier(&args.store, &doc);
     }
     // The answer and its price list, made once for every output.
     let view = crate::export::RunView::of(&doc);
@@ -178,6 +179,20 @@ fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::h
         .find(|(_, old)| old.inventory.hooks.on_syscall_path().is_empty())?;
     let against = format!("run {id}");
     super::compare::with_history_noise(&history, (&old, &against), (doc, "this run")).hook_toll
+}
+
+/// Where audit is off and no `never,task` rule keeps new processes off its
+/// path, the stored run of this boot that read it enabled (see
+/// `RunDocument::audit_enabled_in_run`).
+fn audit_enabled_earlier(store: &HistoryArgs, doc: &RunDocument) -> Option<i64> {
+    let audit = doc.inventory.hooks.audit.read()?;
+    if audit.enabled > 0 || audit.never_task {
+        return None;
+    }
+    let history = super::stored::open_history(store).ok()??;
+    history
+        .audit_enabled_in_boot(&doc.inventory.identity.boot_id)
+        .ok()?
 }
 
 /// This program, to run each fork in a fresh process of; None where the

@@ -227,6 +227,22 @@ impl History {
             .map_err(|e| self.sqlite(e))
     }
 
+    /// The newest run of boot `boot_id` that read audit enabled; None where
+    /// none did.
+    pub fn audit_enabled_in_boot(&self, boot_id: &str) -> Result<Option<i64>, HistoryError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs
+                 WHERE json_extract(quiet_key, '$[0]') = ?1
+                   AND json_extract(document, '$.inventory.hooks.audit.read.enabled') >= 1
+                 ORDER BY id DESC LIMIT 1",
+                params![boot_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// Each row's (probe, variant) headline figures over the newest
     /// [`LEARNED_RUNS`] stored runs of `conditions`, leaving out runs that
     /// started at one of `except` (the runs being compared): what `compare`

@@ -158,6 +158,18 @@ impl Hooks {
     }
 }
 
+/// Audit off now, no `never,task` rule, but enabled earlier in this boot
+/// (stored run `run` read it on): every process started since has an
+/// audit context and takes the audit path (+70% on getpid where measured).
+pub fn audit_enabled_earlier(run: i64) -> OnPath {
+    OnPath {
+        hook: format!(
+            "audit (off, but on in run {run} of this boot: every new process still pays its path)"
+        ),
+        removed_by: "a `-a never,task` audit rule (new processes only), or a reboot".to_string(),
+    }
+}
+
 /// A listing as one line of text: "a, b", or "none".
 pub fn listed<T: ToString>(items: &[T]) -> String {
     match items.is_empty() {

@@ -127,6 +127,12 @@ pub struct RunDocument {
     /// this run was made; None where there was none to read against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_toll: Option<hooks::HookToll>,
+    /// Where audit is off now and no `never,task` rule keeps new processes
+    /// off its path: the stored run of this boot that read it enabled. The
+    /// kernel keeps having enabled it to itself, and every process started
+    /// since pays the audit path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_enabled_in_run: Option<i64>,
 }
 
 impl RunDocument {

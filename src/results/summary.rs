@@ -303,7 +303,16 @@ pub fn of(doc: &RunDocument) -> Summary {
             then: "`mitbench run` on each, `mitbench attribute` (`mitbench plan`)".to_string(),
         },
         attributed: doc.attributed.clone(),
-        hooks: doc.inventory.hooks.on_syscall_path(),
+        hooks: doc
+            .inventory
+            .hooks
+            .on_syscall_path()
+            .into_iter()
+            .chain(
+                doc.audit_enabled_in_run
+                    .map(crate::inventory::hooks::audit_enabled_earlier),
+            )
+            .collect(),
         hook_toll: doc.hook_toll.clone(),
     }
 }

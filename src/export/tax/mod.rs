@@ -173,8 +173,8 @@ fn hooks_sentence(tax: &Tax) -> Option<String> {
             interval(Some(p.per_syscall_ns), 1, " ns"),
             interval(p.share_pct, 2, "%")
         ),
-        None => "not priced (the tolls' run had no run of its boot without them to read \
-                 against)"
+        None => "not priced on the tolls' run (`mitbench run` prices them against a stored run \
+                 of this boot without them)"
             .to_string(),
     };
     Some(format!(
