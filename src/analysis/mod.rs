@@ -18,8 +18,10 @@
 //! - [`contrast`]: one weighted sum of sets' figures and every level of its noise.
 //! - [`noise`]: the between-run noise a verdict is held to ([`noise::RowNoise`]).
 //! - [`verdict`]: a change and the verdict its interval and the threshold give.
+//! - [`changes`]: change points in one row's series over a machine's runs.
 
 pub mod apart;
+pub mod changes;
 pub mod contrast;
 pub mod figure;
 pub mod interval;
