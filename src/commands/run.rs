@@ -72,8 +72,8 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         doc.attributed = crate::attribute::summary_parts(&attribution);
     }
     if !args.no_history {
-        doc.hook_toll = hook_toll(&args.store, &doc);
         doc.audit_enabled_in_run = audit_enabled_earlier(&args.store, &doc);
+        doc.hook_toll = hook_toll(&args.store, &doc);
     }
     // The answer and its price list, made once for every output.
     let view = crate::export::RunView::of(&doc);
@@ -161,7 +161,10 @@ const HOOKLESS_RUNS_LOOKED_AT: usize = 10;
 /// (`compare::hook_toll`, which reads a price only where the hooks are all
 /// that changed); None where no hook is in force or no such run is stored.
 fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::hooks::HookToll> {
-    if doc.inventory.hooks.on_syscall_path().is_empty() {
+    let hookless = |d: &RunDocument| {
+        d.inventory.hooks.on_syscall_path().is_empty() && d.audit_enabled_in_run.is_none()
+    };
+    if hookless(doc) {
         return None;
     }
     let history = super::stored::open_history(store).ok()??;
@@ -176,7 +179,7 @@ fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::h
     let (id, old) = ids
         .into_iter()
         .filter_map(|id| Some((id, history.load(id).ok()?)))
-        .find(|(_, old)| old.inventory.hooks.on_syscall_path().is_empty())?;
+        .find(|(_, old)| hookless(old))?;
     let against = format!("run {id}");
     super::compare::with_history_noise(&history, (&old, &against), (doc, "this run")).hook_toll
 }
