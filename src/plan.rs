@@ -308,7 +308,7 @@ impl Plan {
             .hooks
             .audit
             .read()
-            .is_some_and(|a| a.enabled == 0 && !a.never_task);
+            .is_some_and(|a| a.off_and_unkept());
         let this_boot = last.inventory.identity.boot_id == present.identity.boot_id;
         let on_then = last
             .inventory

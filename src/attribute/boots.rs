@@ -182,7 +182,7 @@ fn check_alike(sets: &[NamedSet]) -> Result<(), Refusal> {
 
 /// The hooks every syscall pays for, named, as one line ("none").
 fn hooks_on_path(doc: &RunDocument) -> String {
-    let hooks = doc.inventory.hooks.on_syscall_path();
+    let hooks = doc.hooks_on_path();
     crate::inventory::hooks::listed(&hooks.iter().map(|h| h.hook.as_str()).collect::<Vec<_>>())
 }
 

@@ -23,19 +23,10 @@ pub fn compare_runs([old, new]: [&SideRef; 2], fail_above: Option<f64>, judged: 
         Err(exit) => return exit,
     };
     let [old_docs, new_docs]: [Vec<RunDocument>; 2] = sides.try_into().expect("two sides");
-    let learned = learned_noise(history.as_ref(), &old_docs, &new_docs);
-    let comparison = compare::compare_sets(
-        &Side {
-            name: old.to_string(),
-            runs: old_docs.iter().collect(),
-        },
-        &Side {
-            name: new.to_string(),
-            runs: new_docs.iter().collect(),
-        },
+    let comparison = with_history_noise(
+        history.as_ref(),
+        [(&old_docs, &old.to_string()), (&new_docs, &new.to_string())],
         judged.threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT),
-        &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
-        &boot_noise(history.as_ref(), &old_docs[0]),
     );
     let shown = show(
         &comparison,
@@ -230,24 +221,25 @@ fn learned_noise(
     crate::analysis::noise::learned(figures)
 }
 
-/// Two stored runs compared as `mitbench compare` compares them, with the
-/// history's between-run and between-boot noise.
+/// Two sides (their runs and names) compared as `mitbench compare`
+/// compares them, with the history's between-run and between-boot noise
+/// where there is a history.
 pub(super) fn with_history_noise(
-    history: &crate::history::History,
-    (old, old_name): (&RunDocument, &str),
-    (new, new_name): (&RunDocument, &str),
+    history: Option<&crate::history::History>,
+    [(old, old_name), (new, new_name)]: [(&[RunDocument], &str); 2],
+    threshold_pct: f64,
 ) -> compare::RunComparison {
-    let learned = learned_noise(
-        Some(history),
-        std::slice::from_ref(old),
-        std::slice::from_ref(new),
-    );
+    let learned = learned_noise(history, old, new);
+    let side = |runs, name: &str| Side {
+        name: name.to_string(),
+        runs: Vec::from_iter(runs),
+    };
     compare::compare_sets(
-        &Side::one(old, old_name),
-        &Side::one(new, new_name),
-        compare::DEFAULT_THRESHOLD_PCT,
+        &side(old.iter(), old_name),
+        &side(new.iter(), new_name),
+        threshold_pct,
         &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
-        &boot_noise(Some(history), old),
+        &boot_noise(history, &old[0]),
     )
 }
 

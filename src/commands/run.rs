@@ -161,9 +161,7 @@ const HOOKLESS_RUNS_LOOKED_AT: usize = 10;
 /// (`compare::hook_toll`, which reads a price only where the hooks are all
 /// that changed); None where no hook is in force or no such run is stored.
 fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::hooks::HookToll> {
-    let hookless = |d: &RunDocument| {
-        d.inventory.hooks.on_syscall_path().is_empty() && d.audit_enabled_in_run.is_none()
-    };
+    let hookless = |d: &RunDocument| d.hooks_on_path().is_empty();
     if hookless(doc) {
         return None;
     }
@@ -181,15 +179,20 @@ fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::h
         .filter_map(|id| Some((id, history.load(id).ok()?)))
         .find(|(_, old)| hookless(old))?;
     let against = format!("run {id}");
-    super::compare::with_history_noise(&history, (&old, &against), (doc, "this run")).hook_toll
+    let this = std::slice::from_ref(doc);
+    super::compare::with_history_noise(
+        Some(&history),
+        [(std::slice::from_ref(&old), &against), (this, "this run")],
+        crate::compare::DEFAULT_THRESHOLD_PCT,
+    )
+    .hook_toll
 }
 
 /// Where audit is off and no `never,task` rule keeps new processes off its
 /// path, the stored run of this boot that read it enabled (see
 /// `RunDocument::audit_enabled_in_run`).
 fn audit_enabled_earlier(store: &HistoryArgs, doc: &RunDocument) -> Option<i64> {
-    let audit = doc.inventory.hooks.audit.read()?;
-    if audit.enabled > 0 || audit.never_task {
+    if !doc.inventory.hooks.audit.read()?.off_and_unkept() {
         return None;
     }
     let history = super::stored::open_history(store).ok()??;

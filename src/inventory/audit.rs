@@ -45,6 +45,15 @@ pub struct Audit {
     pub never_task: bool,
 }
 
+impl Audit {
+    /// Off, with no `never,task` rule: where audit was on earlier in the
+    /// boot (which the kernel does not say), new processes still take its
+    /// path.
+    pub fn off_and_unkept(&self) -> bool {
+        self.enabled == 0 && !self.never_task
+    }
+}
+
 impl std::fmt::Display for Audit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match self.enabled {

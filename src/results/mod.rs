@@ -136,6 +136,21 @@ pub struct RunDocument {
 }
 
 impl RunDocument {
+    /// The hooks every syscall of this run paid for: those its inventory
+    /// read on the syscall path, and audit enabled earlier in its boot
+    /// where the history told (`audit_enabled_in_run`).
+    pub fn hooks_on_path(&self) -> Vec<crate::inventory::hooks::OnPath> {
+        self.inventory
+            .hooks
+            .on_syscall_path()
+            .into_iter()
+            .chain(
+                self.audit_enabled_in_run
+                    .map(crate::inventory::hooks::audit_enabled_earlier),
+            )
+            .collect()
+    }
+
     /// The record of the row (probe, variant), where the run has one: the
     /// one look-up every reader of a run makes by its key.
     pub fn record(&self, probe: &str, variant: &str) -> Option<&Record> {

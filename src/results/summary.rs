@@ -303,16 +303,7 @@ pub fn of(doc: &RunDocument) -> Summary {
             then: "`mitbench run` on each, `mitbench attribute` (`mitbench plan`)".to_string(),
         },
         attributed: doc.attributed.clone(),
-        hooks: doc
-            .inventory
-            .hooks
-            .on_syscall_path()
-            .into_iter()
-            .chain(
-                doc.audit_enabled_in_run
-                    .map(crate::inventory::hooks::audit_enabled_earlier),
-            )
-            .collect(),
+        hooks: doc.hooks_on_path(),
         hook_toll: doc.hook_toll.clone(),
     }
 }

@@ -277,7 +277,7 @@ pub struct HooksShare {
 /// The hooks every counted syscall paid for, where any was in force; None
 /// where none was.
 fn hooks_share(tolls: &RunDocument, counted: &Counted, cpu_s: f64) -> Option<HooksShare> {
-    let hooks = tolls.inventory.hooks.on_syscall_path();
+    let hooks = tolls.hooks_on_path();
     if hooks.is_empty() {
         return None;
     }
