@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian package as a fleet host would and takes it away
 # again: dpkg -i; mitbench --version, --help, its man page and completion
-# script from where the package put them; systemd-analyze verify on its
+# script from where the package put them; promtool test rules on its
+# alert and recording rules; systemd-analyze verify on its
 # units (installed disabled); dpkg --purge; then no file of the package is
 # left. Needs root and a package from contrib/deb.sh. CI runs it.
 #
@@ -39,6 +40,14 @@ else
     echo "check-deb: no man here (man-db not installed); read the page with zcat instead"
 fi
 grep -q "complete -F _mitbench" /usr/share/bash-completion/completions/mitbench
+# The alert and recording rules pass their own tests where installed.
+grep -qx /usr/share/mitbench/grafana/mitbench-dashboard.json "$installed"
+if command -v promtool >/dev/null 2>&1; then
+    promtool test rules /usr/share/mitbench/prometheus/rules_test.yml
+    echo "check-deb: promtool test rules passed on the installed rules"
+else
+    echo "check-deb: promtool is not here (no prometheus package); installed rules not tested"
+fi
 # Installed, not enabled: nothing runs until the user enables the timer.
 units=()
 for unit in mitbench-textfile.service mitbench-textfile.timer; do

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::histories::{Laid, NOTHING, RUNS, STEP_RUN, history};
 use common::{QUICK_RUN, mitbench, refused, written_by};
 use mitbench::analysis::figure::Figure;
 use mitbench::analysis::stats::Amortization;
@@ -511,4 +512,73 @@ fn layout_at_1280(browser: &Path, profile: &Path, page: &str, dir: &Path) {
     );
     assert!(m["texts"].as_u64().unwrap() > 0, "no SVG text measured");
     assert_eq!(m["small"], serde_json::json!([]), "SVG text under 11 px");
+}
+
+/// Where the history holds the run's machine, the report shows its
+/// timeline: the event with the rows it moved and what changed, and a
+/// plot of figures over the runs, laid out in Chromium as the rest is.
+/// Without a history there is none.
+#[test]
+fn the_report_has_a_timeline_where_the_history_holds_the_machine() {
+    let (dir, path) = common::temp_history();
+    let laid = Laid {
+        step: 1.3,
+        kernel_update: true,
+        ..NOTHING
+    };
+    history(&path, "vm", laid, 40);
+    let html = dir.path().join("timeline.html");
+    let page = written_by(&["report", "--history", &path, "last", "-o"], &html);
+    let page = String::from_utf8(page).unwrap();
+    let section = page.find("id=\"timeline\"").expect("a timeline section");
+    assert!(section < page.find("id=\"machine\"").unwrap());
+    for part in [
+        format!("What changed, and when: {RUNS} runs of this machine"),
+        format!("run {STEP_RUN} ("),
+        "changed: kernel release: ".into(),
+        "6.18.45-next".into(),
+        "os: ".into(),
+        "vm: what changed, and when".into(),
+    ] {
+        assert!(
+            page[section..].contains(&part),
+            "the timeline lacks {part:?}"
+        );
+    }
+    // The same stored run written to a file and reported without a
+    // history: no timeline.
+    let json = dir.path().join("last.json");
+    written_by(&["export", "json", "--history", &path, "last"], &json);
+    let alone = written_by(
+        &["report", json.to_str().unwrap(), "-o"],
+        &dir.path().join("alone.html"),
+    );
+    assert!(
+        !String::from_utf8(alone)
+            .unwrap()
+            .contains("id=\"timeline\"")
+    );
+
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have Chromium: .ci/run installs Debian's chromium"
+        );
+        common::skipped("chromium is not installed: the timeline was not opened in a browser");
+        return;
+    };
+    let profile = dir.path().join("profile");
+    let (dom, log) = headless(&browser, &profile, &["--dump-dom".into()], &html);
+    assert!(
+        !log.contains("CONSOLE"),
+        "the page logged to the console: {log}"
+    );
+    let shown = dom
+        .find("id=\"timeline\"")
+        .expect("the timeline in the DOM");
+    assert!(
+        dom[shown..].contains(&format!("run {STEP_RUN}: ")),
+        "no event line in the plot"
+    );
+    layout_at_1280(&browser, &profile, &page, dir.path());
 }

@@ -292,6 +292,27 @@ pub enum HistoryCommand {
         #[arg(long)]
         wide: bool,
     },
+    /// What changed, and when: each row's change points over a machine's runs, the rows that moved at one run as one event, and what the inventory says changed there
+    #[command(
+        after_help = "Each machine (host, installation, quick or not, process controls) is read as \
+                      one series over its stored runs, across boots and builds; runs of a slow state \
+                      are left out. A row's figures are read at the runs' common reference speed, each \
+                      with its own interval. Change points: E-divisive means with each split held to a \
+                      Welch t-test (as Apache Otava), three runs a side at least. Name several \
+                      histories (one per host, copied) for a fleet: the causes machines share are \
+                      listed. See docs/history-and-compare.md.\n\nExit codes: 0 shown; 2 a history \
+                      cannot be read."
+    )]
+    Changes {
+        /// Histories to read, a fleet's [default: --history's]
+        #[arg(value_name = "HISTORY")]
+        histories: Vec<PathBuf>,
+        /// A change smaller than PCT% is left out [default: 1]
+        #[arg(long, value_name = "PCT", value_parser = values::percentage)]
+        threshold: Option<f64>,
+        #[command(flatten)]
+        printed: Printed,
+    },
 }
 
 /// What rendering a stored or saved run takes beside the run and the file.
@@ -307,7 +328,7 @@ pub struct StoredRunArgs {
 #[derive(Args, Clone, Default)]
 pub struct HistoryArgs {
     /// The history database [default: $XDG_DATA_HOME/mitbench/history.sqlite]
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     pub history: Option<PathBuf>,
 }
 

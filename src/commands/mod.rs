@@ -46,6 +46,11 @@ pub fn dispatch(cli: Cli) -> Exit {
         Some(Command::History { show, json, store }) => match show {
             None => stored::history_list(&store, json),
             Some(HistoryCommand::Show { run, wide }) => stored::history_show(&store, &run, wide),
+            Some(HistoryCommand::Changes {
+                histories,
+                threshold,
+                printed,
+            }) => stored::history_changes(&store, &histories, threshold, printed),
         },
         Some(Command::Report {
             run,

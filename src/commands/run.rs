@@ -75,8 +75,14 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         doc.audit_enabled_in_run = audit_enabled_earlier(&args.store, &doc);
         doc.hook_toll = hook_toll(&args.store, &doc);
     }
-    // The answer and its price list, made once for every output.
-    let view = crate::export::RunView::of(&doc);
+    // The answer and its price list, made once for every output; the
+    // report's timeline of the runs stored before this one.
+    let wants_page = plan.outputs.iter().any(|o| o.format == Format::Html);
+    let view = crate::export::RunView::of(&doc).with_timeline(if wants_page && !args.no_history {
+        super::stored::machine_timeline(&args.store, &doc)
+    } else {
+        None
+    });
     if let Err(failed) = print_table(&view, args.wide) {
         return (failed, None);
     }

@@ -2,7 +2,9 @@
 //! `report` and `export`, and the history every command shares.
 
 use super::output::{Exit, fail, print_json, print_out, print_table};
-use crate::cli::{HistoryArgs, StoredRunArgs};
+use crate::analysis::changes::Search;
+use crate::cli::{HistoryArgs, Printed, StoredRunArgs};
+use crate::compare::{MachineTimeline, Timeline};
 use crate::export::{self, Format};
 use crate::history::{History, HistoryError, RunRef};
 use crate::results::{RunDocument, advice};
@@ -74,6 +76,49 @@ pub fn history_list(store: &HistoryArgs, json: bool) -> Exit {
     ))
 }
 
+/// Each machine's change points over the histories named (else the one
+/// `--history` names).
+pub fn history_changes(
+    store: &HistoryArgs,
+    named: &[std::path::PathBuf],
+    threshold: Option<f64>,
+    printed: Printed,
+) -> Exit {
+    let mut paths = named.to_vec();
+    if paths.is_empty() || store.history.is_some() {
+        match store.path() {
+            Ok(path) => paths.insert(0, path),
+            Err(e) => return fail(Exit::USAGE, e),
+        }
+    }
+    let mut histories = Vec::new();
+    for path in &paths {
+        if !path.exists() {
+            if named.is_empty() {
+                return print_out("no runs stored yet: `mitbench run` stores each run\n");
+            }
+            return fail(Exit::USAGE, format!("{}: no such history", path.display()));
+        }
+        match History::open(path, false) {
+            Ok(history) => histories.push(history),
+            Err(e) => return fail(Exit::USAGE, e),
+        }
+    }
+    let threshold = threshold.unwrap_or(crate::compare::DEFAULT_THRESHOLD_PCT);
+    let timeline = match Timeline::of(&histories, threshold, Search::default()) {
+        Ok(timeline) => timeline,
+        Err(e) => return fail(Exit::USAGE, e),
+    };
+    if printed.json {
+        return print_json(&timeline);
+    }
+    print_out(&export::timeline::render(
+        &timeline,
+        printed.style(),
+        export::text_table::terminal_width(),
+    ))
+}
+
 pub fn history_show(store: &HistoryArgs, run: &RunRef, wide: bool) -> Exit {
     let doc = match resolve(store, &[run]) {
         Ok(mut docs) => docs.remove(0),
@@ -98,12 +143,11 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
-    match export::write_to(
-        format.exporter(),
-        &export::RunView::of(&doc),
-        target,
-        output,
-    ) {
+    let view = export::RunView::of(&doc).with_timeline(match format {
+        Format::Html => machine_timeline(&stored.store, &doc),
+        _ => None,
+    });
+    match export::write_to(format.exporter(), &view, target, output) {
         Ok(()) => {
             say!("{} written to {}", format.what(), output.display());
             Exit::SUCCESS
@@ -112,6 +156,30 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
             Exit::FAILURE,
             format!("writing {} failed: {e}", output.display()),
         ),
+    }
+}
+
+/// The timeline of `doc`'s machine over the history, where the history
+/// holds runs of it; a history that cannot be read leaves the report
+/// without one, said once.
+pub fn machine_timeline(store: &HistoryArgs, doc: &RunDocument) -> Option<MachineTimeline> {
+    let history = open_history(store).ok().flatten()?;
+    let timeline = Timeline::of(
+        std::slice::from_ref(&history),
+        crate::compare::DEFAULT_THRESHOLD_PCT,
+        Search::default(),
+    );
+    let id = &doc.inventory.identity;
+    match timeline {
+        Ok(timeline) => timeline.machines.into_iter().find(|m| {
+            m.machine.hostname == id.hostname
+                && m.machine.machine_id == id.machine_id
+                && m.machine.quick == doc.settings.quick
+        }),
+        Err(e) => {
+            say!("warning: the report has no timeline: {e}");
+            None
+        }
     }
 }
 

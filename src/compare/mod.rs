@@ -7,6 +7,7 @@ mod fleet;
 mod hook_toll;
 mod inventory_diff;
 mod shift;
+mod timeline;
 
 use crate::analysis::contrast;
 pub use crate::analysis::contrast::Outside;
@@ -24,6 +25,7 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
 pub use shift::{LevelShift, Told};
+pub use timeline::{Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline};
 
 use crate::analysis::rounds::{Basis, across_forks};
 use crate::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};

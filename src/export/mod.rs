@@ -24,6 +24,7 @@ pub mod target;
 pub mod tax;
 pub mod terminal;
 pub mod text_table;
+pub mod timeline;
 
 pub use listing::{render_history, render_listing};
 
@@ -99,6 +100,9 @@ impl Format {
 pub struct RunView<'d> {
     pub doc: &'d RunDocument,
     pub summary: crate::results::summary::Summary,
+    /// The run's machine over the history, where one holds it: the
+    /// report's timeline.
+    pub timeline: Option<crate::compare::MachineTimeline>,
 }
 
 impl<'d> RunView<'d> {
@@ -106,7 +110,13 @@ impl<'d> RunView<'d> {
         RunView {
             doc,
             summary: crate::results::summary::of(doc),
+            timeline: None,
         }
+    }
+
+    /// The view with its machine's timeline.
+    pub fn with_timeline(self, timeline: Option<crate::compare::MachineTimeline>) -> RunView<'d> {
+        RunView { timeline, ..self }
     }
 }
 

@@ -43,10 +43,6 @@ impl StoredSet {
     /// and the process controls on.
     pub fn conditions(&self) -> String {
         let words = crate::inventory::mitigation_words(&self.cmdline);
-        let controls: Vec<String> = crate::mitigations::process::on(&self.controls)
-            .iter()
-            .map(|(c, value)| format!("{}: {value}", c.status_line))
-            .collect();
         format!(
             "boot with {}; process controls: {}",
             if words.is_empty() {
@@ -54,11 +50,7 @@ impl StoredSet {
             } else {
                 words.join(" ")
             },
-            if controls.is_empty() {
-                "none".to_string()
-            } else {
-                controls.join(", ")
-            }
+            crate::mitigations::process::described(&self.controls)
         )
     }
 
@@ -73,12 +65,12 @@ pub type BootFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
 
 /// A row's figure in one stored run: raw ticks, and (figure at the run's
 /// reference speed, speed coefficient, that speed) where it had them.
-type StoredFigure = (f64, Option<(f64, f64, f64)>);
+pub(super) type StoredFigure = (f64, Option<(f64, f64, f64)>);
 
 /// A stored figure from four columns of a query row from `first` on: the
 /// raw ticks, the figure at the run's reference speed, the coefficient and
 /// that speed (the last three all there, or the figure is raw only).
-fn stored_figure(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoredFigure> {
+pub(super) fn stored_figure(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoredFigure> {
     let at_speed = match (
         r.get::<_, Option<f64>>(first + 1)?,
         r.get::<_, Option<f64>>(first + 2)?,
@@ -94,7 +86,7 @@ fn stored_figure(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoredFigu
 /// at its reference speed, the coefficient and that speed) as one series:
 /// at the runs' common reference speed (`speed::common`, as compare reads
 /// its sides), where every run has one; else the raw figures.
-fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
+pub(super) fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
     let at_speed: Option<Vec<(f64, f64, f64)>> = stored.iter().map(|(_, s)| *s).collect();
     match at_speed {
         Some(figures) if !figures.is_empty() => {

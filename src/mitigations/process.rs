@@ -62,6 +62,19 @@ pub fn on(status: &BTreeMap<String, String>) -> Vec<(&'static ProcessControl, &s
         .collect()
 }
 
+/// The controls on in `status`, in a line ("none" where none is).
+pub fn described(status: &BTreeMap<String, String>) -> String {
+    let on: Vec<String> = on(status)
+        .iter()
+        .map(|(c, value)| format!("{}: {value}", c.status_line))
+        .collect();
+    if on.is_empty() {
+        "none".to_string()
+    } else {
+        on.join(", ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,7 @@ use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
 use std::collections::BTreeMap;
 
 mod host;
+pub mod series;
 pub use host::{Host, HostProbe};
 
 /// How the synthetic machine behaves.

@@ -6,6 +6,7 @@
 // Each test crate uses its part of this.
 #![allow(dead_code)]
 
+pub mod histories;
 pub mod sides;
 
 use mitbench::harness::{Harness, Settings, affinity, tsc};

@@ -265,6 +265,7 @@ mod latency;
 mod phases;
 mod ratios;
 mod stacked;
+mod timeline;
 
 pub use amortization::amortization;
 pub use answer::answer;
@@ -274,3 +275,4 @@ pub use latency::latency;
 pub use phases::phase_shares;
 pub use ratios::ratios;
 pub use stacked::{OF_ALL_OFF, Reading, StackedRow, stacked_parts};
+pub use timeline::timeline;

@@ -32,6 +32,8 @@ struct Page<'r> {
     attack_vectors: String,
     /// The hooks every syscall pays for and their price, where any.
     hooks: Option<String>,
+    /// The machine's history, where the run is in one of two runs or more.
+    timeline: Option<TimelineSection>,
     not_measured: String,
     inventory: String,
     unsupported: Vec<UnsupportedRow>,
@@ -41,6 +43,14 @@ struct Page<'r> {
     columns: [&'static str; 9],
     families: Vec<FamilySection>,
     legend: &'static str,
+}
+
+#[derive(Serialize)]
+struct TimelineSection {
+    runs: usize,
+    plot: Plot,
+    /// Each event's lines, as the terminal says them.
+    events: Vec<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -102,6 +112,21 @@ fn family_plots(doc: &RunDocument, records: &[&Record]) -> Result<Vec<Plot>, Exp
     Ok(plots)
 }
 
+fn timeline_section(run: &RunView) -> Result<Option<TimelineSection>, ExportError> {
+    let Some(timeline) = run.timeline.as_ref().filter(|t| t.runs.len() >= 2) else {
+        return Ok(None);
+    };
+    Ok(Some(TimelineSection {
+        runs: timeline.runs.len(),
+        plot: plots::timeline(timeline)?,
+        events: timeline
+            .events
+            .iter()
+            .map(|e| crate::export::timeline::event_lines(e, timeline.rows))
+            .collect(),
+    }))
+}
+
 fn page<'r>(run: &'r RunView) -> Result<Page<'r>, ExportError> {
     let (doc, summary) = (run.doc, &run.summary);
     let mut families = Vec::new();
@@ -132,6 +157,7 @@ fn page<'r>(run: &'r RunView) -> Result<Page<'r>, ExportError> {
         kernel_prices: super::summary::kernel_prices(&summary.kernel),
         attack_vectors: super::summary::attack_vectors(&summary.attack_vectors),
         hooks: super::summary::hooks(summary),
+        timeline: timeline_section(run)?,
         not_measured: super::summary::not_measured(summary),
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),
