@@ -64,12 +64,6 @@ pub struct HookTollFrom {
     pub from_run: i64,
 }
 
-/// The vulnerabilities whose mitigations act on returns: the return
-/// thunks (SRSO's safe RET, retbleed's untrained return), and spectre_v2's
-/// retpolines and return-stack filling. Each is a candidate cause of the
-/// return toll; its boot, with mitigations=off, would tell.
-pub const RETURN_CANDIDATES: &[&str] = &["spec_rstack_overflow", "retbleed", "spectre_v2"];
-
 #[derive(Debug, Clone, Serialize)]
 pub struct ReturnTollBoots {
     /// The plan's boots (by name) that turn a candidate off.
@@ -91,6 +85,9 @@ pub struct VectorBoot {
     pub cmdline: String,
     /// The mitigations in force here it would turn off.
     pub turns_off: Vec<&'static str>,
+    /// What of those stays in a weaker mode, kept by a vector still on
+    /// (SRSO's microcode-only mode where safe-RET goes).
+    pub leaves: Vec<&'static str>,
     /// What the last stored run's replay predicts it saves, where a run
     /// of this machine priced them: per getpid at least, per switch.
     pub predicted: Option<Predicted>,
@@ -187,7 +184,7 @@ fn return_boots(boots: &[Boot]) -> Vec<String> {
         .iter()
         .filter(|b| {
             b.name == "mitigations=off"
-                || RETURN_CANDIDATES
+                || crate::mitigations::crossing::RETURN_TOLL_CANDIDATES
                     .iter()
                     .any(|v| b.name == format!("without {v}"))
         })
@@ -213,6 +210,7 @@ fn vector_boots(
                 cmdline: with_word(base, &adds),
                 adds,
                 turns_off: k.alone.iter().map(|m| m.name).collect(),
+                leaves: vectors::left_weaker(controls, &k.alone, k.vector),
                 predicted: None,
                 measured: None,
             }
@@ -274,7 +272,9 @@ impl Plan {
                 .clone()
                 .map(|toll| HookTollFrom { toll, from_run: id });
         }
-        if let Some(toll) = crate::results::returns::of_one(doc, "getpid").and_then(|t| t.extra_ns)
+        if let Some(toll) =
+            crate::results::returns::of_one(doc, crate::mitigations::crossing::RETURN_TOLL_SYSCALL)
+                .and_then(|t| t.extra_ns)
         {
             self.return_toll.present_ns = Some(toll);
             self.return_toll.from_run = Some(id);

@@ -53,6 +53,10 @@ fn the_amd_guests_turn_off_their_kernel_entry_mitigations_with_user_kernel_alone
                 .cmdline
                 .starts_with("mitigations=auto,no_guest_host,no_guest_guest,no_user_kernel ")
         );
+        // user_user still enabled keeps SRSO in its microcode-only mode
+        // (bugs.c as of 6.18): the boot leaves that, not safe-RET.
+        assert_eq!(p.vector_boots[0].leaves.len(), 1);
+        assert!(p.vector_boots[0].leaves[0].contains("microcode-only mode"));
     }
 }
 

@@ -146,6 +146,9 @@ fn vector_boots(plan: &Plan, out: &mut Prose, numbered: usize) {
         );
         let _ = writeln!(out, "   {}", terminal_safe(&boot.cmdline, false));
         out.say("   turns off:", &boot.turns_off.join(", "), 5);
+        if !boot.leaves.is_empty() {
+            out.say("   leaves:", &boot.leaves.join(", "), 5);
+        }
         let predicted = match &boot.predicted {
             Some(p) => {
                 let mut parts = Vec::new();

@@ -189,7 +189,9 @@ pub const MITIGATIONS: &[Mitigation] = &[
     Mitigation {
         id: Id::Ssbd,
         name: "SSBD (speculative store bypass disable)",
-        vectors: &[],
+        // In its prctl mode (the default since 6.17): only a process that
+        // asks pays, and only while user_user is enabled.
+        vectors: &[UU],
         files: &["spec_store_bypass"],
         in_line: &[],
         switched_by: &["ssbd", "speculation_store_bypass"],
@@ -303,8 +305,6 @@ pub const MITIGATIONS: &[Mitigation] = &[
         why: "microcode slows AVX gather instructions: only vector code that gathers pays",
         source: "https://docs.kernel.org/admin-guide/hw-vuln/gather_data_sampling.html",
     },
-    // Not in the kernel's table of vectors (it came after it): counted
-    // with guest-to-host, the vector whose threat it answers.
     Mitigation {
         id: Id::Vmscape,
         name: "VMSCAPE (IBPB before returning to the VMM)",
@@ -524,6 +524,7 @@ mod tests {
             (Id::ItsThunks, &["ITS"]),
             (Id::Srbds, &["SRBDS"]),
             (Id::Gds, &["GDS"]),
+            (Id::Vmscape, &["VMSCAPE"]),
         ];
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -537,24 +538,51 @@ mod tests {
             .filter(|v| **v != Vector::CrossThread)
             .map(|v| (header.iter().position(|h| *h == v.name()).unwrap(), *v))
             .collect();
-        let marked: std::collections::BTreeMap<&str, Vec<Vector>> = rows
+        // Each row's cells: X (mitigated in full while the vector is
+        // enabled), prctl (a process pays only if it asks), microcode (a
+        // weaker mode), or -.
+        let cells: std::collections::BTreeMap<&str, Vec<(Vector, &str)>> = rows
             .map(|l| {
                 let cells: Vec<&str> = l.split('\t').collect();
-                let on = columns.iter().filter(|(i, _)| cells[*i] == "X");
-                (cells[0], on.map(|(_, v)| *v).collect())
+                let marked = columns.iter().map(|(i, v)| (*v, cells[*i]));
+                (cells[0], marked.filter(|(_, c)| *c != "-").collect())
             })
             .collect();
+        let kinds: Vec<&str> = cells.values().flatten().map(|(_, c)| *c).collect();
+        assert!(
+            kinds
+                .iter()
+                .all(|c| ["X", "prctl", "microcode"].contains(c)),
+            "{kinds:?}"
+        );
+        let marked = |vulnerability: &str, kind: &str| -> Vec<Vector> {
+            cells[vulnerability]
+                .iter()
+                .filter(|(_, c)| *c == kind)
+                .map(|(v, _)| *v)
+                .collect()
+        };
         for (id, vulnerabilities) in kernel_names {
+            // SSBD is kept in its prctl mode; every other entry in full.
+            let kind = if *id == Id::Ssbd { "prctl" } else { "X" };
             let mut wanted: Vec<Vector> = vulnerabilities
                 .iter()
-                .flat_map(|v| marked[v].iter().copied())
+                .flat_map(|v| marked(v, kind))
                 .collect();
             wanted.sort();
             wanted.dedup();
             assert_eq!(id.entry().vectors, wanted, "{id:?}");
         }
+        // SRSO's microcode-only mode is what the vectors that keep it
+        // leave once safe-RET's go.
+        let weaker: Vec<Vector> = vectors::WEAKER_MODES
+            .iter()
+            .filter(|w| w.mitigation == Id::ReturnThunks)
+            .map(|w| w.kept_by)
+            .collect();
+        assert_eq!(weaker, marked("SRSO", "microcode"));
         // The rest are not in the table: the process's own controls, the
-        // build, KVM's page size, and VMSCAPE (guest-to-host by its threat).
+        // build, KVM's page size.
         for m in MITIGATIONS {
             let listed = kernel_names.iter().any(|(id, _)| *id == m.id);
             assert!(listed || m.vectors.len() <= 1, "{}", m.name);
@@ -571,7 +599,12 @@ mod tests {
         };
         let guest = "auto,no_guest_host,no_guest_guest";
         let switched = names(guest, &format!("{guest},no_user_user"));
-        assert_eq!(switched, ["IBPB"], "VERW stays for user_kernel");
+        // SSBD's prctl mode goes with user_user (bugs.c as of 6.18).
+        assert_eq!(
+            switched,
+            ["IBPB", "SSBD (speculative store bypass disable)"],
+            "VERW stays for user_kernel"
+        );
         let switched = names(guest, &format!("{guest},no_user_kernel"));
         assert!(switched.contains(&"PTI (page-table isolation)"));
         assert!(switched.contains(&"retpoline / IBRS / eIBRS"));

@@ -232,6 +232,52 @@ pub struct Kept {
 /// mitigation turns off only when no enabled vector needs it, and its
 /// vulnerability's own option (`retbleed=`, `spectre_v2=`) sets it
 /// whatever the vectors say.
+/// A mitigation that a vector keeps in a weaker mode once the vectors that
+/// keep it in full are off (the kernel's table marks the cell).
+pub struct WeakerMode {
+    pub mitigation: super::Id,
+    pub kept_by: Vector,
+    /// What is left, in a phrase.
+    pub leaves: &'static str,
+}
+
+/// SRSO's auto mode is safe-RET while user_kernel or guest_host is
+/// enabled, else the microcode-only mode (the IBPB-extending microcode, no
+/// safe-RET) while user_user or guest_guest is (bugs.c as of 6.18,
+/// `srso_select_mitigation`).
+pub const WEAKER_MODES: &[WeakerMode] = &[
+    WeakerMode {
+        mitigation: super::Id::ReturnThunks,
+        kept_by: Vector::UserUser,
+        leaves: SRSO_MICROCODE_ONLY,
+    },
+    WeakerMode {
+        mitigation: super::Id::ReturnThunks,
+        kept_by: Vector::GuestGuest,
+        leaves: SRSO_MICROCODE_ONLY,
+    },
+];
+
+const SRSO_MICROCODE_ONLY: &str =
+    "SRSO's microcode-only mode (the IBPB-extending microcode on its own; no safe-RET)";
+
+/// What `turned_off` leaves in a weaker mode where `controls` still
+/// enable a vector that keeps it so, each once.
+pub fn left_weaker(
+    controls: &Controls,
+    turned_off: &[&'static Mitigation],
+    without: Vector,
+) -> Vec<&'static str> {
+    let mut left: Vec<&'static str> = WEAKER_MODES
+        .iter()
+        .filter(|w| turned_off.iter().any(|m| m.id == w.mitigation))
+        .filter(|w| w.kept_by != without && controls.enables(w.kept_by))
+        .map(|w| w.leaves)
+        .collect();
+    left.dedup();
+    left
+}
+
 pub fn kept(controls: &Controls, in_force: &[&'static Mitigation], cmdline: &str) -> Vec<Kept> {
     let own_option = |m: &Mitigation| {
         let parameters: Vec<&str> = m
