@@ -582,3 +582,40 @@ fn the_report_has_a_timeline_where_the_history_holds_the_machine() {
     );
     layout_at_1280(&browser, &profile, &page, dir.path());
 }
+
+/// A stored run with twelve rows of three reasons the machine could not
+/// measure them: the report lists each reason once with its rows, and so
+/// does the terminal under its tables.
+#[test]
+fn unsupported_rows_are_listed_once_per_reason() {
+    let fixture = "tests/fixtures/default-run.json";
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for r in doc["results"].as_array().unwrap() {
+        if let Some(reason) = r["unsupported"]["reason"].as_str() {
+            match reasons.iter_mut().find(|(known, _)| known == reason) {
+                Some((_, rows)) => *rows += 1,
+                None => reasons.push((reason.to_string(), 1)),
+            }
+        }
+    }
+    assert!(reasons.iter().any(|(_, rows)| *rows > 1), "{reasons:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let page = written_by(&["report", fixture, "-o"], &dir.path().join("page.html"));
+    let page = String::from_utf8(page).unwrap();
+    let out = mitbench(&["history", "show", fixture, "--wide"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
+    for (reason, rows) in &reasons {
+        let listed = format!("unsupported: {reason} ({rows} rows: ");
+        assert_eq!(page.matches(&listed).count(), 1, "{listed}");
+        assert_eq!(
+            text.matches(&format!("unsupported here: {reason} ("))
+                .count(),
+            1,
+            "{reason}"
+        );
+    }
+    assert_eq!(page.matches("class=\"unsupported\"").count(), reasons.len());
+}

@@ -171,6 +171,24 @@ impl RunDocument {
         crate::probes::by_family(&self.results, |r| &r.family)
     }
 
+    /// The rows this machine could not measure, grouped by reason in the
+    /// order each reason first appears: one line per reason, not per row
+    /// (sixteen rows of one speculation control share one).
+    pub fn unsupported_by_reason(&self) -> Vec<(String, Vec<String>)> {
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for r in &self.results {
+            let Some(why) = &r.unsupported else {
+                continue;
+            };
+            let row = format!("{} {}", r.id, r.variant);
+            match groups.iter_mut().find(|(reason, _)| *reason == why.reason) {
+                Some((_, rows)) => rows.push(row),
+                None => groups.push((why.reason.clone(), vec![row])),
+            }
+        }
+        groups
+    }
+
     /// The amortization fits of the probes among `records`.
     pub fn fits_among<'a>(
         &'a self,

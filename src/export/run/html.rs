@@ -36,7 +36,7 @@ struct Page<'r> {
     timeline: Option<TimelineSection>,
     not_measured: String,
     inventory: String,
-    unsupported: Vec<UnsupportedRow>,
+    unsupported: Vec<UnsupportedRows>,
     budget_us: String,
     advice: Vec<Advice>,
     latency_advice: Vec<LatencyAdvice>,
@@ -53,9 +53,10 @@ struct TimelineSection {
     events: Vec<Vec<String>>,
 }
 
+/// Rows this machine could not measure for one reason.
 #[derive(Serialize)]
-struct UnsupportedRow {
-    row: String,
+struct UnsupportedRows {
+    rows: Vec<String>,
     reason: String,
 }
 
@@ -162,14 +163,9 @@ fn page<'r>(run: &'r RunView) -> Result<Page<'r>, ExportError> {
         summary,
         inventory: crate::export::inventory::render(&doc.inventory),
         unsupported: doc
-            .results
-            .iter()
-            .filter_map(|r| {
-                r.unsupported.as_ref().map(|u| UnsupportedRow {
-                    row: format!("{} {}", r.id, r.variant),
-                    reason: u.reason.clone(),
-                })
-            })
+            .unsupported_by_reason()
+            .into_iter()
+            .map(|(reason, rows)| UnsupportedRows { rows, reason })
             .collect(),
         budget_us,
         advice: doc.advice.clone(),

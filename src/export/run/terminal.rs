@@ -83,6 +83,14 @@ fn render(run: &RunView, width: Option<usize>, answer_at: AnswerAt) -> String {
     }
     let _ = writeln!(out);
     say(&mut out, "", &doc.machine_states.summary, 2);
+    for (reason, rows) in doc.unsupported_by_reason() {
+        say(
+            &mut out,
+            "unsupported here:",
+            &format!("{reason} ({})", rows.join(", ")),
+            2,
+        );
+    }
     say(&mut out, "", LEGEND, 0);
     if !tags_used.is_empty() {
         let tags: Vec<String> = tags_used
