@@ -133,6 +133,17 @@ const LOCAL_FLUSH: TollSource = toll(
 
 /// The null syscall's toll: the row every crossing of the kernel boundary
 /// is first priced by, and the summary's first line.
+/// The syscall whose return after a crossing the answer, tax, plan and
+/// attribute price (`os/syscall-return`'s getpid rows): the null syscall,
+/// whose own cost is the least beside the return's.
+pub const RETURN_TOLL_SYSCALL: &str = "getpid";
+
+/// The vulnerabilities whose mitigations act on returns: the return
+/// thunks (SRSO's safe RET, retbleed's untrained return), and spectre_v2's
+/// retpolines and return-stack filling. Each is a candidate cause of the
+/// return toll; its boot, with mitigations=off, would tell.
+pub const RETURN_TOLL_CANDIDATES: &[&str] = &["spec_rstack_overflow", "retbleed", "spectre_v2"];
+
 pub const SYSCALL: TollSource = toll(Crossing::Syscall, "os/getpid", "syscall");
 
 /// A syscall as a program pays it: through a function (glibc's getpid()),

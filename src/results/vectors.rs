@@ -84,8 +84,8 @@ pub fn of(inventory: &Inventory, prices: &KernelPrices) -> AttackVectors {
 pub fn in_force(inventory: &Inventory) -> Vec<&'static Mitigation> {
     let mut found: Vec<&'static Mitigation> = Vec::new();
     for f in mitigations::kernel::in_force(&inventory.cpu.vulnerabilities) {
-        for m in mitigations::of_file(&f.vulnerability, &f.line) {
-            if !found.iter().any(|known| known.name == m.name) {
+        for m in f.mitigations.iter().map(|id| id.entry()) {
+            if !found.iter().any(|known| known.id == m.id) {
                 found.push(m);
             }
         }

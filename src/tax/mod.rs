@@ -301,7 +301,10 @@ fn return_share(
         return (None, None);
     };
     let probe = crate::results::returns::PROBE;
-    let (per, why) = match crate::results::returns::of_one(tolls, "getpid") {
+    let (per, why) = match crate::results::returns::of_one(
+        tolls,
+        crate::mitigations::crossing::RETURN_TOLL_SYSCALL,
+    ) {
         Some(toll) => (toll.extra_ns, toll.unmeasured),
         None => (
             None,

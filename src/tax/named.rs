@@ -54,7 +54,7 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
     let kinds: Vec<Crossing> = counted.counts.iter().map(|c| c.kind).collect();
     let mut found = Vec::new();
     for f in kernel::in_force(&tolls.inventory.cpu.vulnerabilities) {
-        for m in mitigations::of_file(&f.vulnerability, &f.line) {
+        for m in f.mitigations.iter().map(|id| id.entry()) {
             let kinds = taxed(m, &kinds);
             let from = if kinds.is_empty() {
                 format!("none: it taxes no crossing counted here ({})", m.why)
