@@ -8,11 +8,10 @@
 //! calls, or effects a replay cannot show (a flushed predictor's misses).
 
 use super::{Attribution, NamedSet, SwitchKind};
-use crate::analysis::apart::Sum;
 use crate::analysis::figure::Figure;
 use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::Occurs;
-use crate::results::floors::{self, KernelPrice};
+use crate::results::floors::{self, KernelPrice, sum_of_one_run};
 use serde::Serialize;
 
 /// How many times one null syscall runs a sequence whose count the kernel
@@ -171,26 +170,21 @@ fn scored(
     counts: &[Count],
     part_ns: Option<Figure>,
 ) -> FloorScore {
-    // Prices of one run: their half-widths add.
-    let mut floor = Sum::of_same_sets();
-    let mut predicted = Sum::of_same_sets();
-    let mut predicts = false;
-    for p in prices {
-        if let Some(f) = p.getpid_floor_ns {
-            floor.add(f.value, f.half_width());
-            predicted.add(f.value, f.half_width());
-        }
-        let count = counts.iter().find(|c| c.occurs == p.occurs);
-        if let (Some(c), Some(price)) = (count, p.price_ns) {
-            predicted.add(
-                c.per_syscall * price.value,
-                price.half_width().map(|h| c.per_syscall * h),
-            );
-            predicts = true;
-        }
-    }
-    let floor_ns = floor.read();
-    let predicted_ns = predicted.read().filter(|_| predicts);
+    // Prices of one run, added as rows of one run are.
+    let floors: Vec<Figure> = prices.iter().filter_map(|p| p.getpid_floor_ns).collect();
+    let counted: Vec<Figure> = prices
+        .iter()
+        .filter_map(|p| {
+            let c = counts.iter().find(|c| c.occurs == p.occurs)?;
+            Some(p.price_ns?.map(|v| c.per_syscall * v))
+        })
+        .collect();
+    let floor_ns = sum_of_one_run(floors.iter().copied());
+    let predicted_ns = if counted.is_empty() {
+        None
+    } else {
+        sum_of_one_run(floors.into_iter().chain(counted))
+    };
     let honours = |bound: Option<Figure>| reaches(part_ns?, bound?);
     let mut mitigations: Vec<&'static str> = Vec::new();
     for p in prices {

@@ -302,7 +302,7 @@ pub fn check(
     }
     let measured_cpu_ms = cpu_time.difference(1e3)?;
     let measured_wall_ms = wall.difference(1e3)?;
-    let predicted_ms = toll.map(|ns| syscalls as f64 * ns / 1e6);
+    let predicted_ms = toll.map(|ns| super::share::total_ms(syscalls as f64, ns));
     Ok(Check {
         rules,
         cpu,

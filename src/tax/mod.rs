@@ -11,6 +11,7 @@ pub mod named;
 pub mod observer;
 pub mod parts;
 mod procs;
+mod share;
 mod supervise;
 pub mod vectors;
 pub mod workloads;
@@ -200,10 +201,10 @@ pub fn estimate(
             let count = c.count;
             let total = priced
                 .zip(count)
-                .map(|(p, n)| p.map(|ns| n as f64 * ns / 1e6));
+                .map(|(p, n)| p.map(|ns| share::total_ms(n as f64, ns)));
             let share = total
                 .filter(|_| cpu_s > 0.0)
-                .map(|t| t.map(|ms| ms / 1e3 / cpu_s * 100.0));
+                .map(|t| t.map(|ms| share::pct_of_cpu(ms, cpu_s)));
             let stands_on = toll_from.clone();
             TaxRow {
                 kind: c.kind,
@@ -257,7 +258,7 @@ pub struct SyscallShare {
 
 impl SyscallShare {
     fn of(per_syscall_ns: Figure, syscalls: u64, cpu_s: f64) -> SyscallShare {
-        let pct = |ns: f64| syscalls as f64 * ns / 1e9 / cpu_s * 100.0;
+        let pct = |ns: f64| share::share_pct(syscalls as f64, ns, cpu_s);
         SyscallShare {
             share_pct: (cpu_s > 0.0).then(|| per_syscall_ns.map(pct)),
             per_syscall_ns,

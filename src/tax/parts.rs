@@ -98,7 +98,7 @@ fn per_crossing(
 
 /// Percent of `cpu_s` that `count` crossings of `ns` each take.
 fn pct_of(count: u64, ns: f64, cpu_s: f64) -> f64 {
-    count as f64 * ns / 1e9 / cpu_s * 100.0
+    super::share::share_pct(count as f64, ns, cpu_s)
 }
 
 fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {

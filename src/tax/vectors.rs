@@ -50,11 +50,11 @@ pub fn per_vector(
             let parts = [(syscalls, v.per_crossing_ns), (switches, v.per_switch_ns)];
             let ms = sum_of_one_run(parts.iter().filter_map(|(n, price)| {
                 let (n, f) = ((*n)? as f64, (*price)?);
-                Some(f.map(|ns| n * ns / 1e6))
+                Some(f.map(|ns| super::share::total_ms(n, ns)))
             }));
             let share_pct = ms
                 .filter(|_| cpu_s > 0.0)
-                .map(|f| f.map(|ms| ms / 1e3 / cpu_s * 100.0));
+                .map(|f| f.map(|ms| super::share::pct_of_cpu(ms, cpu_s)));
             let from = match (&ms, v.turns_off.is_empty()) {
                 (_, true) => "turns nothing in force off alone".to_string(),
                 (None, false) => format!(
