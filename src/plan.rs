@@ -106,6 +106,9 @@ pub struct Predicted {
 /// One boot of the plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct Boot {
+    /// Which boot it is, as the other commands look it up.
+    #[serde(skip)]
+    pub key: BootKey,
     /// "present", "mitigations=off", or "without <vulnerability>".
     pub name: String,
     /// The parameter this boot adds to the present command line (none for
@@ -118,6 +121,27 @@ pub struct Boot {
     pub measured: Option<String>,
 }
 
+/// A boot of the plan by what it turns off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootKey {
+    Present,
+    /// `mitigations=off`.
+    AllOff,
+    /// The vulnerability file whose mitigation its parameter turns off.
+    Without(String),
+}
+
+impl BootKey {
+    /// The name a boot is shown and stored under.
+    fn name(&self) -> String {
+        match self {
+            BootKey::Present => "present".to_string(),
+            BootKey::AllOff => "mitigations=off".to_string(),
+            BootKey::Without(vulnerability) => format!("without {vulnerability}"),
+        }
+    }
+}
+
 /// The plan for the machine `inventory` describes, with `runs` runs a set.
 pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
     let present = inventory.kernel.cmdline.trim().to_string();
@@ -127,7 +151,8 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         .iter()
         .any(|w| w == "mitigations=off");
     let mut boots = vec![Boot {
-        name: "present".to_string(),
+        key: BootKey::Present,
+        name: BootKey::Present.name(),
         adds: None,
         cmdline: base.clone(),
         measured: None,
@@ -144,9 +169,10 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         None
     };
     if note.is_none() {
-        boots.push(boot("mitigations=off", "mitigations=off", &base));
+        boots.push(boot(BootKey::AllOff, "mitigations=off", &base));
         for f in &in_force {
-            boots.push(boot(&format!("without {}", f.vulnerability), &f.off, &base));
+            let key = BootKey::Without(f.vulnerability.clone());
+            boots.push(boot(key, &f.off, &base));
         }
     }
     let probes: Vec<String> = SELECTION.iter().map(|p| format!("--probe {p}")).collect();
@@ -182,11 +208,12 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
 fn return_boots(boots: &[Boot]) -> Vec<String> {
     boots
         .iter()
-        .filter(|b| {
-            b.name == "mitigations=off"
-                || crate::mitigations::crossing::RETURN_TOLL_CANDIDATES
-                    .iter()
-                    .any(|v| b.name == format!("without {v}"))
+        .filter(|b| match &b.key {
+            BootKey::AllOff => true,
+            BootKey::Without(v) => {
+                crate::mitigations::crossing::RETURN_TOLL_CANDIDATES.contains(&v.as_str())
+            }
+            BootKey::Present => false,
         })
         .map(|b| b.name.clone())
         .collect()
@@ -218,9 +245,10 @@ fn vector_boots(
         .collect()
 }
 
-fn boot(name: &str, word: &str, base: &str) -> Boot {
+fn boot(key: BootKey, word: &str, base: &str) -> Boot {
     Boot {
-        name: name.to_string(),
+        name: key.name(),
+        key,
         adds: Some(word.to_string()),
         cmdline: with_word(base, word),
         measured: None,
@@ -228,6 +256,11 @@ fn boot(name: &str, word: &str, base: &str) -> Boot {
 }
 
 impl Plan {
+    /// The boot of `key`, where the plan has it.
+    pub fn boot(&self, key: &BootKey) -> Option<&Boot> {
+        self.boots.iter().find(|b| b.key == *key)
+    }
+
     /// Marks each boot (and vector boot) measured where one of `sets` (the
     /// history's newest of each command line) ran under its command line:
     /// the set with the fewest process controls on, as the boot's own.

@@ -48,6 +48,7 @@ fn recognised() -> Recognised {
         name: name.to_string(),
         runs: 3,
         boot: mitbench::plan::Boot {
+            key: mitbench::plan::BootKey::Present,
             name: "present".to_string(),
             adds: None,
             cmdline: String::new(),

@@ -12,7 +12,7 @@ use crate::analysis::figure::{self, Figure};
 use crate::attribute::{Attributed, Attribution, RowParts, SwitchKind};
 use crate::mitigations::Id;
 use crate::mitigations::process::{PROCESS_CONTROLS, ProcessControl};
-use crate::plan::Plan;
+use crate::plan::{BootKey, Plan};
 use serde::Serialize;
 
 /// One mitigation's part of the workload's CPU time, or what would measure
@@ -295,10 +295,8 @@ fn keys_of_control(name: &str) -> (Vec<Id>, Vec<String>) {
 /// A kernel mitigation no set separates: the plan's boot without it.
 fn needing_boot(vulnerability: &str, plan: &Plan) -> MitigationShare {
     let boot = plan
-        .boots
-        .iter()
-        .find(|b| b.name == format!("without {vulnerability}"))
-        .or_else(|| plan.boots.iter().find(|b| b.name == "mitigations=off"));
+        .boot(&BootKey::Without(vulnerability.to_string()))
+        .or_else(|| plan.boot(&BootKey::AllOff));
     let (ids, vulnerabilities) = keys_of_file(vulnerability, plan);
     MitigationShare {
         mitigation: vulnerability.to_string(),
