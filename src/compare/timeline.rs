@@ -37,6 +37,8 @@ pub struct MachineTimeline {
     /// Which history it was read from.
     pub history: String,
     pub runs: Vec<SeriesRun>,
+    /// Older runs of the machine not read (`history::SERIES_RUNS`).
+    pub older_left_out: usize,
     /// Rows with a figure in at least one run.
     pub rows: usize,
     pub events: Vec<Event>,
@@ -134,6 +136,7 @@ fn machine_timeline(
     let MachineSeries {
         machine,
         runs,
+        older_left_out,
         rows,
     } = series;
     // (run index of the new level) -> (the row steps, the latest run index
@@ -169,6 +172,7 @@ fn machine_timeline(
         machine,
         history: history.path().display().to_string(),
         runs,
+        older_left_out,
         rows: rows.len(),
         events,
         series: rows,

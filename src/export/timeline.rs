@@ -81,6 +81,14 @@ fn machine_part(out: &mut Prose, machine: &MachineTimeline, min_side: usize, sty
                 .unwrap_or_else(|_| m.controls.clone())
         ),
     );
+    if machine.older_left_out > 0 {
+        let _ = writeln!(
+            out,
+            "  the newest {} runs are read; {} older ones are left out",
+            machine.runs.len(),
+            machine.older_left_out
+        );
+    }
     if machine.runs.len() < 2 * min_side {
         let _ = writeln!(
             out,
