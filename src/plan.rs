@@ -312,7 +312,7 @@ impl Plan {
             self.return_toll.present_ns = Some(toll);
             self.return_toll.from_run = Some(id);
         }
-        let prices = crate::results::floors::of(doc);
+        let prices = crate::results::prices::of(doc);
         let costs = crate::results::vectors::of(&doc.inventory, &prices).vectors;
         for boot in &mut self.vector_boots {
             boot.predicted = costs

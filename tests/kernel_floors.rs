@@ -10,8 +10,8 @@ mod common;
 use common::{mitbench, scale_rows};
 use mitbench::history::History;
 use mitbench::results::RunDocument;
-use mitbench::results::floors::lay_price;
 use mitbench::results::load::document_from_file;
+use mitbench::results::prices::lay_price;
 use std::path::Path;
 
 /// The replayed sequences' prices, ns: SRSO's untraining at entry (a

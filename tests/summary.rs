@@ -239,7 +239,7 @@ fn the_json_and_the_markdown_begin_with_the_summary() {
 /// answer still fits one screen.
 #[test]
 fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
-    use mitbench::results::floors::lay_price;
+    use mitbench::results::prices::lay_price;
     let mut doc = fixture();
     for (row, ns) in [
         (("kernel/sequences", "bhb-clear"), 17.3),
@@ -308,7 +308,7 @@ fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
 #[test]
 fn bhi_mitigated_by_the_retpolines_is_no_clearing_loop_in_any_output() {
     use mitbench::export::RunView;
-    use mitbench::results::floors::lay_price;
+    use mitbench::results::prices::lay_price;
     let root =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-bhi-retpoline");
     let tree = mitbench::inventory::Inventory::collect(&root);

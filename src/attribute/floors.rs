@@ -1,6 +1,6 @@
 //! The price list scored against boots: where the sets hold a boot that
 //! turns a kernel mitigation off, the null syscall's measured part for it
-//! beside the floor its replayed sequences set (`results::floors`), and
+//! beside the floor its replayed sequences set (`results::prices`), and
 //! whether the part honours the floor. A part below its floor, beyond both
 //! intervals, says the replay does not run as the kernel's sequence does
 //! (or the boot turned off less than its files say); a part well above it
@@ -11,7 +11,7 @@ use super::{Attribution, NamedSet, SwitchKind};
 use crate::analysis::figure::Figure;
 use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::Occurs;
-use crate::results::floors::{self, KernelPrice, sum_of_one_run};
+use crate::results::prices::{self, KernelPrice, sum_of_one_run};
 use serde::Serialize;
 
 /// How many times one null syscall runs a sequence whose count the kernel
@@ -88,7 +88,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScore
     let roles = &a.recognised.roles;
     let boot = |set: usize| sets[set].runs[0].inventory.identity.boot_id.clone();
     let present = &sets[roles.present].runs[0];
-    let list = floors::of(present);
+    let list = prices::of(present);
     let mut scores = FloorScores {
         cpu_model: present.inventory.cpu.model_name.clone(),
         present_boot: boot(roles.present),

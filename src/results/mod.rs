@@ -6,10 +6,10 @@
 pub mod advice;
 pub mod at_speed;
 mod build;
-pub mod floors;
 pub mod hooks;
 pub mod load;
 mod machine;
+pub mod prices;
 pub mod record;
 pub mod returns;
 mod speed;

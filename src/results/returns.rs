@@ -12,7 +12,7 @@
 //! return toll ±13 ns, where five runs back to back put it within 1 ns).
 
 use super::RunDocument;
-use super::floors::{added, less, measured};
+use super::prices::{added, less, measured};
 use super::record::Record;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PassRound, RoundState};

@@ -24,7 +24,7 @@ pub struct Summary {
     /// The kernel's mitigations in force, each sequence priced per time it
     /// runs, and the floor of the null syscall they make: never measured
     /// parts (those need another boot).
-    pub kernel: super::floors::KernelPrices,
+    pub kernel: super::prices::KernelPrices,
     /// The kernel's attack-vector controls and what each enabled vector's
     /// mitigations cost here, replayed.
     pub attack_vectors: super::vectors::AttackVectors,
@@ -285,7 +285,7 @@ pub fn of(doc: &RunDocument) -> Summary {
     through_a_function(&mut tolls, &syscall_return);
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
-    let kernel = super::floors::of(doc);
+    let kernel = super::prices::of(doc);
     Summary {
         machine: format!(
             "{}, kernel {}",

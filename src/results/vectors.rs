@@ -1,11 +1,11 @@
 //! What each attack vector costs here: for every vector the command line
 //! leaves enabled, the mitigations in force it keeps, those `no_<vector>`
 //! would turn off, and their price from the run's replay of the kernel's
-//! sequences ([`super::floors`]): a floor per crossing and a price per
+//! sequences ([`super::prices`]): a floor per crossing and a price per
 //! context switch. Replayed, never measured: only a boot with the vector
 //! off measures what it saves (`mitbench plan` names that boot).
 
-use super::floors::{KernelPrice, KernelPrices, sum_of_one_run};
+use super::prices::{KernelPrice, KernelPrices, sum_of_one_run};
 use crate::analysis::figure::Figure;
 use crate::inventory::Inventory;
 use crate::mitigations::sequences::Occurs;

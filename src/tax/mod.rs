@@ -187,7 +187,7 @@ pub fn estimate(
     let cpu_s = shares_of(&counted, observer.as_ref().ok());
     // The tolls' run's price list, made once for the named mitigations and
     // the attack vectors.
-    let prices = crate::results::floors::of(tolls);
+    let prices = crate::results::prices::of(tolls);
     let rows: Vec<TaxRow> = counted
         .counts
         .iter()

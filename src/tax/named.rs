@@ -15,7 +15,7 @@ use crate::analysis::figure::Figure;
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Id, Mitigation, kernel};
 use crate::results::RunDocument;
-use crate::results::floors::{self, KernelPrice, KernelPrices};
+use crate::results::prices::{self, KernelPrice, KernelPrices};
 use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
@@ -41,7 +41,7 @@ pub struct Named {
     /// Which rows measured that part, or why nothing here can.
     pub part_from: String,
     /// The kernel's sequences for it, each priced per occurrence from the
-    /// tolls' run (`results::floors`): floors and prices, not parts.
+    /// tolls' run (`results::prices`): floors and prices, not parts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernel_prices: Vec<KernelPrice>,
 }
@@ -87,7 +87,7 @@ pub fn in_force(tolls: &RunDocument, prices: &KernelPrices, counted: &Counted) -
             let part = tolls
                 .record(probe, variant)
                 .ok_or_else(|| format!("the tolls' run has no {probe} rows"))
-                .and_then(|r| floors::added(r, tolls.inventory.tsc_mhz));
+                .and_then(|r| prices::added(r, tolls.inventory.tsc_mhz));
             let from = match &part {
                 Ok(_) => format!("{probe}: {variant} against unchanged"),
                 Err(why) => format!("not measured: {why}"),
@@ -176,7 +176,7 @@ mod tests {
 
     /// As `in_force`, with the price list of the tolls' own run.
     fn in_force_here(tolls: &RunDocument, counted: &Counted) -> Vec<Named> {
-        in_force(tolls, &floors::of(tolls), counted)
+        in_force(tolls, &prices::of(tolls), counted)
     }
 
     fn fixture() -> RunDocument {
@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn a_kernel_mitigation_carries_its_prices_and_ibpb_on_request_its_a_b() {
-        let mut tolls = crate::results::floors::run_with(&[
+        let mut tolls = crate::results::prices::run_with(&[
             ("srso-untrain", 20.0),
             ("syscall/specctrl-switch indirect_branch=disable", 2000.0),
         ]);

@@ -10,7 +10,7 @@ use crate::analysis::figure::Figure;
 use crate::mitigations::crossing::Crossing;
 use crate::mitigations::vectors::Vector;
 use crate::results::RunDocument;
-use crate::results::floors::{self, sum_of_one_run};
+use crate::results::prices::{self, sum_of_one_run};
 use serde::Serialize;
 
 /// One enabled vector's part of the workload's CPU time.
@@ -33,7 +33,7 @@ pub struct VectorShare {
 /// of `cpu_s`.
 pub fn per_vector(
     tolls: &RunDocument,
-    prices: &floors::KernelPrices,
+    prices: &prices::KernelPrices,
     counted: &Counted,
     cpu_s: f64,
 ) -> Vec<VectorShare> {

@@ -390,7 +390,7 @@ fn amortization(doc: &RunDocument) -> Vec<Family> {
 /// a syscall runs the sequence a known number of times, the floor of
 /// getpid.
 fn kernel_prices(
-    kernel: &crate::results::floors::KernelPrices,
+    kernel: &crate::results::prices::KernelPrices,
 ) -> Result<Vec<Family>, ExportError> {
     // The kernel's price list: per occurrence and, where a syscall runs
     // the sequence a known number of times, the floor of getpid. Never

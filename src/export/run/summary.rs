@@ -5,7 +5,7 @@ use crate::analysis::figure::Figure;
 use crate::export::number::format_cost;
 use crate::export::text_table::wrap;
 use crate::mitigations::vectors::Vector;
-use crate::results::floors::{KernelPrice, KernelPrices};
+use crate::results::prices::{KernelPrice, KernelPrices};
 use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
 use crate::results::vectors::{AttackVectors, VectorCost};
 use std::fmt::Write as _;
