@@ -338,8 +338,8 @@ impl Cost {
     }
 
     /// The figure a reader should read: at the run's reference speed where
-    /// the run measured one, else the raw figure. (ticks, ns, interval
-    /// ticks, half-width percent.)
+    /// the run measured one, else the raw figure, in ticks and in ns, each
+    /// with its interval.
     pub fn shown(&self) -> Shown {
         let (ticks, ns) = match (self.speed_normalized_ticks, self.speed_normalized_ns) {
             (Some(ticks), Some(ns)) => (
@@ -484,12 +484,12 @@ pub struct Rounds {
     pub each: Vec<RoundRow>,
 }
 
-/// One round as the JSON carries it.
 /// One point of a round's fit: items per batch and the median ticks of its
 /// samples, written as a pair `[items, ticks]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BatchMedian(pub f64, pub f64);
 
+/// One round as the JSON carries it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoundRow {
     pub pass: usize,

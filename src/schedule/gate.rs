@@ -16,9 +16,9 @@
 //! host; a quiet host waits for nothing and keeps its whole budget. A wait
 //! ends at the quiet level, after [`LONGEST_WAIT_S`], or when the allowance
 //! is spent; the round then runs at the slow level and is counted so.
-//! Replayed on the busy host's timeline, this spread the quiet rounds over
-//! the rows: rows with a quiet round in every fork 41% -> 68%, with none
-//! 4.7% -> 1.6%, the run no longer (docs/how-a-figure-is-made.md).
+//! Replayed on the busy host's timeline, this spreads the quiet rounds over
+//! the rows without making the run longer (the dated figures:
+//! docs/how-a-figure-is-made.md).
 //!
 //! The quiet level the gate waits for is read from the readings of the
 //! last [`WINDOW_S`], not the whole run: a level that moves for good (a
