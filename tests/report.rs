@@ -289,6 +289,28 @@ fn headless(browser: &Path, profile: &Path, args: &[String], page: &Path) -> (St
     )
 }
 
+/// The page as headless Chromium builds it, and the browser, checked to
+/// have logged nothing to the console; None outside CI where Chromium is
+/// missing (said), never in CI.
+fn dom_in_chromium(page: &Path, profile: &Path, what: &str) -> Option<(PathBuf, String)> {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have Chromium: .ci/run installs Debian's chromium"
+        );
+        common::skipped(&format!(
+            "chromium is not installed: {what} was not opened in a browser"
+        ));
+        return None;
+    };
+    let (dom, log) = headless(&browser, profile, &["--dump-dom".into()], page);
+    assert!(
+        !log.contains("CONSOLE"),
+        "the page logged to the console: {log}"
+    );
+    Some((browser, dom))
+}
+
 #[test]
 fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
     let dir = tempfile::tempdir().unwrap();
@@ -356,20 +378,10 @@ fn the_report_of_a_real_run_renders_with_its_plots_and_advice() {
     );
     assert!(!never.exists());
 
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have Chromium: .ci/run installs Debian's chromium"
-        );
-        eprintln!("chromium is not installed: the report was not opened in a browser");
+    let profile = dir.path().join("profile");
+    let Some((browser, dom)) = dom_in_chromium(&html, &profile, "the report") else {
         return;
     };
-    let profile = dir.path().join("profile");
-    let (dom, log) = headless(&browser, &profile, &["--dump-dom".into()], &html);
-    assert!(
-        !log.contains("CONSOLE"),
-        "the page logged to the console: {log}"
-    );
     // The answer's chart; mprotect and teardown: a curve each; getpid and
     // thread churn: bars against the baseline; thread churn: its phases;
     // and teardown's
@@ -559,20 +571,10 @@ fn the_report_has_a_timeline_where_the_history_holds_the_machine() {
             .contains("id=\"timeline\"")
     );
 
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have Chromium: .ci/run installs Debian's chromium"
-        );
-        common::skipped("chromium is not installed: the timeline was not opened in a browser");
+    let profile = dir.path().join("profile");
+    let Some((browser, dom)) = dom_in_chromium(&html, &profile, "the timeline") else {
         return;
     };
-    let profile = dir.path().join("profile");
-    let (dom, log) = headless(&browser, &profile, &["--dump-dom".into()], &html);
-    assert!(
-        !log.contains("CONSOLE"),
-        "the page logged to the console: {log}"
-    );
     let shown = dom
         .find("id=\"timeline\"")
         .expect("the timeline in the DOM");
