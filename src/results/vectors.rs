@@ -36,6 +36,9 @@ pub struct VectorCost {
     pub keeps: Vec<&'static str>,
     /// Those `no_<vector>` would turn off here.
     pub turns_off: Vec<&'static str>,
+    /// What of those a vector still enabled keeps in a weaker mode
+    /// (`vectors::WEAKER_MODES`: SRSO's microcode-only mode).
+    pub leaves: Vec<&'static str>,
     /// The part of one null syscall they take at least, ns (floors of
     /// sequences run a known number of times per crossing).
     pub per_crossing_ns: Option<Figure>,
@@ -57,7 +60,7 @@ pub fn of(inventory: &Inventory, prices: &KernelPrices) -> AttackVectors {
         Some(_) => Vec::new(),
         None => vectors::kept(&controls, &in_force, cmdline)
             .into_iter()
-            .map(|k| priced(k, prices, inventory))
+            .map(|k| priced(k, &controls, prices, inventory))
             .collect(),
     };
     let unkept = in_force
@@ -93,7 +96,12 @@ pub fn in_force(inventory: &Inventory) -> Vec<&'static Mitigation> {
     found
 }
 
-fn priced(kept: vectors::Kept, prices: &KernelPrices, inventory: &Inventory) -> VectorCost {
+fn priced(
+    kept: vectors::Kept,
+    controls: &Controls,
+    prices: &KernelPrices,
+    inventory: &Inventory,
+) -> VectorCost {
     let names = |ms: &[&'static Mitigation]| ms.iter().map(|m| m.name).collect::<Vec<_>>();
     let its: Vec<&KernelPrice> = prices
         .prices
@@ -143,6 +151,7 @@ fn priced(kept: vectors::Kept, prices: &KernelPrices, inventory: &Inventory) -> 
         protects: kept.vector.protects(),
         keeps: names(&kept.keeps),
         turns_off: names(&kept.alone),
+        leaves: vectors::left_weaker(controls, &kept.alone, kept.vector),
         per_crossing_ns,
         per_switch_ns,
         source: "replayed",

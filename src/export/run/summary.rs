@@ -234,7 +234,10 @@ fn vector_cost(v: &VectorCost) -> String {
     if let Some(f) = v.per_switch_ns {
         prices.push(format!("+{} a switch", ns(f)));
     }
-    let off: Vec<String> = v.turns_off.iter().map(|m| brief(m)).collect();
+    let mut off: Vec<String> = v.turns_off.iter().map(|m| brief(m)).collect();
+    if !v.leaves.is_empty() && !off.is_empty() {
+        off.push(format!("leaving {}", v.leaves.join(", ")));
+    }
     match (prices.is_empty(), off.is_empty()) {
         (_, true) => format!("{} turns none off alone", v.vector.name()),
         (true, false) => format!(
