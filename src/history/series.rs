@@ -56,13 +56,14 @@ pub struct MachineSeries {
 }
 
 /// A record as stored: the index of its run among its machine's, its row,
-/// family, figure and interval.
+/// family, figure (with what carries it to a reference speed), and the raw
+/// figure with its interval.
 struct StoredPoint {
     run: usize,
     row: (String, String),
     family: String,
     figure: StoredFigure,
-    ci95: Option<[f64; 2]>,
+    raw: Figure,
 }
 
 impl History {
@@ -90,16 +91,17 @@ impl History {
                     quiet_canary: r.get(3)?,
                 };
                 let point = match r.get::<_, Option<String>>(4)? {
-                    Some(probe) => Some(StoredPoint {
-                        run: 0,
-                        row: (probe, r.get(5)?),
-                        family: r.get(6)?,
-                        figure: stored_figure(r, 7)?,
-                        ci95: r
-                            .get::<_, Option<f64>>(11)?
-                            .zip(r.get::<_, Option<f64>>(12)?)
-                            .map(|(lo, hi)| [lo, hi]),
-                    }),
+                    Some(probe) => {
+                        let figure = stored_figure(r, 7)?;
+                        let ends = r.get::<_, Option<f64>>(11)?.zip(r.get(12)?);
+                        Some(StoredPoint {
+                            run: 0,
+                            row: (probe, r.get(5)?),
+                            family: r.get(6)?,
+                            figure,
+                            raw: Figure::new(figure.0, ends.map(|(lo, hi)| [lo, hi])),
+                        })
+                    }
                     None => None,
                 };
                 Ok((run, r.get::<_, String>(2)?, point))
@@ -179,9 +181,8 @@ fn row_series(points: Vec<StoredPoint>) -> BTreeMap<(String, String), RowSeries>
                 .iter()
                 .zip(at_speed)
                 .map(|(p, value)| {
-                    let scale = value / p.figure.0;
-                    let ci95 = p.ci95.map(|[lo, hi]| [lo * scale, hi * scale]);
-                    (p.run, Figure::new(value, ci95))
+                    let scale = value / p.raw.value;
+                    (p.run, p.raw.map(|ticks| ticks * scale))
                 })
                 .collect();
             (row, RowSeries { family, points })
