@@ -164,18 +164,27 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
 /// without one, said once.
 pub fn machine_timeline(store: &HistoryArgs, doc: &RunDocument) -> Option<MachineTimeline> {
     let history = open_history(store).ok().flatten()?;
-    let timeline = Timeline::of(
-        std::slice::from_ref(&history),
-        crate::compare::DEFAULT_THRESHOLD_PCT,
-        Search::default(),
-    );
     let id = &doc.inventory.identity;
+    // Only the run's machine is searched: the history may hold many.
+    let timeline = history.machine_series().and_then(|all| {
+        all.into_iter()
+            .find(|m| {
+                m.machine.hostname == id.hostname
+                    && m.machine.machine_id == id.machine_id
+                    && m.machine.quick == doc.settings.quick
+            })
+            .map(|series| {
+                crate::compare::machine_timeline(
+                    &history,
+                    series,
+                    crate::compare::DEFAULT_THRESHOLD_PCT,
+                    Search::default(),
+                )
+            })
+            .transpose()
+    });
     match timeline {
-        Ok(timeline) => timeline.machines.into_iter().find(|m| {
-            m.machine.hostname == id.hostname
-                && m.machine.machine_id == id.machine_id
-                && m.machine.quick == doc.settings.quick
-        }),
+        Ok(timeline) => timeline,
         Err(e) => {
             say!("warning: the report has no timeline: {e}");
             None

@@ -25,7 +25,9 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
 pub use shift::{LevelShift, Told};
-pub use timeline::{Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline};
+pub use timeline::{
+    Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline, machine_timeline,
+};
 
 use crate::analysis::rounds::{Basis, across_forks};
 use crate::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};

@@ -10,7 +10,8 @@ use crate::analysis::changes::{
     without_lone_runs,
 };
 use crate::analysis::figure::Figure;
-use crate::analysis::stats::{median_of, student_t_975};
+use crate::analysis::stats::{mean, median_of, student_t_975};
+use crate::analysis::verdict::percent_change;
 use crate::history::{History, HistoryError, MachineKey, MachineSeries, RowSeries, SeriesRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -127,7 +128,8 @@ impl Timeline {
     }
 }
 
-fn machine_timeline(
+/// The events of one machine's `series`, read from `history`.
+pub fn machine_timeline(
     history: &History,
     series: MachineSeries,
     threshold_pct: f64,
@@ -198,14 +200,14 @@ fn row_steps(
             if sd.is_finite() { sd * sd } else { 0.0 }
         })
     };
-    let own: Vec<f64> = row.points.iter().map(|(_, f)| own_of(f)).collect();
-    let points: Vec<&(usize, Figure)> = row
+    let all_own: Vec<f64> = row.points.iter().map(|(_, f)| own_of(f)).collect();
+    let (points, own): (Vec<&(usize, Figure)>, Vec<f64>) = row
         .points
         .iter()
-        .zip(precise_enough(&own))
+        .zip(all_own.iter().copied())
+        .zip(precise_enough(&all_own))
         .filter_map(|(point, precise)| precise.then_some(point))
-        .collect();
-    let own: Vec<f64> = points.iter().map(|(_, f)| own_of(f)).collect();
+        .unzip();
     let logs: Vec<f64> = points.iter().map(|(_, f)| f.value.ln()).collect();
     // A run where the host stood alone is no level of any row, however
     // little the row's own series shows it.
@@ -219,7 +221,6 @@ fn row_steps(
         let from = if i == 0 { 0 } else { found[i - 1].at };
         let to = found.get(i + 1).map_or(read.len(), |c| c.at);
         let (before, after) = (&read[from..change.at], &read[change.at..to]);
-        let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let floor = [
             own_floor(&own, from..change.at),
             own_floor(&own, change.at..to),
@@ -236,8 +237,8 @@ fn row_steps(
                 probe: probe.clone(),
                 variant: variant.clone(),
                 family: row.family.clone(),
-                before_ticks: mean_of(before).exp(),
-                after_ticks: mean_of(after).exp(),
+                before_ticks: mean(before).exp(),
+                after_ticks: mean(after).exp(),
                 change: change_pct,
                 runs_before: before.len(),
                 runs_after: after.len(),
@@ -275,7 +276,7 @@ fn canary_change(before: &[SeriesRun], after: &[SeriesRun]) -> Option<f64> {
                 .collect::<Vec<_>>(),
         )
     };
-    Some((median(after)? / median(before)? - 1.0) * 100.0)
+    Some(percent_change(median(before)?, median(after)?))
 }
 
 /// Events of two machines or more whose inventory changed alike.
