@@ -152,11 +152,9 @@ const MAX_LEVERAGE: f64 = 0.5;
 
 /// The row's coefficient over its rounds; None under [`MIN_DF`] degrees of
 /// freedom, where the reference did not move within any fork, or where one
-/// round carries most of its movement (over [`MAX_LEVERAGE`] of it). On the
-/// Intel Xeon guest a run whose speed held to 0.1% had one round beside
-/// which the reference read 2.4% fast while the row did not move: the slope
-/// every syscall row fitted on it was 0 with an error of 0.05, and carried
-/// by it the next run, 2.3% faster, read 1.6% cheaper.
+/// round carries most of its movement (over [`MAX_LEVERAGE`] of it): a run
+/// whose speed held but beside one round fits every row a slope of that
+/// round alone, and carries the next run by it (docs/why-the-code-is-so.md).
 pub fn fit(points: &[Point]) -> Option<SpeedFit> {
     let points: Vec<&Point> = points
         .iter()
@@ -310,7 +308,7 @@ mod tests {
     #[test]
     fn a_slope_that_rests_on_one_round_is_no_slope() {
         // The machine held its speed but for one round, beside which the
-        // reference read 2.4% fast while the row did not move.
+        // reference read fast while the row did not move.
         let mut points = rounds(200.0, 1.0, 0.001);
         for p in &mut points {
             p.reference = 3.0 * (1.0 + 0.0005 * (p.figure * 7.0).sin());

@@ -15,9 +15,9 @@
 //! (a low quantile), and it reaches up as far as the readings stay dense
 //! ([`quiet_band`]): 2% where the host's quiet level is sharp, wider where
 //! the quiet speed itself wanders over the run. A fixed wide band counted a
-//! sixth of a busy AMD host's readings, its +4..+12% levels, as quiet, and
-//! the forks' "quiet" figures disagreed by 5% where the quiet level's
-//! agreed by 1%. A clean two-cluster gap below the band also splits.
+//! busy host's first slow levels as quiet, and the forks' "quiet" figures
+//! then disagreed (docs/why-the-code-is-so.md). A clean two-cluster gap
+//! below the band also splits.
 //!
 //! A run may sit in a slow level from its first reading to its last; its
 //! lowest readings are then no quiet level at all. Where the history knows
@@ -46,9 +46,8 @@ pub const QUIET_BAND: f64 = 0.12;
 pub const MIN_QUIET_BAND: f64 = 0.02;
 /// The density the quiet level's upper edge is read at: the first 1% step
 /// above the fastest readings holding clearly under this share of the
-/// densest step below it. On the busy AMD host the steps read 41%, 11%,
-/// 1.1% of readings and then ~2-4% each up to +30%: the quiet level thins
-/// out in the third step and the band ends with it, at +3%.
+/// densest step below it: where the quiet level thins out, the band ends
+/// (docs/why-the-code-is-so.md has a busy host's steps).
 const BAND_STEP: f64 = 0.01;
 const EDGE_OF_PEAK: f64 = 0.25;
 /// The quantile of all readings taken as the fast reference: low enough to

@@ -6,9 +6,9 @@
 //!
 //! Interleaving the rounds of all probes over the whole run was tried: on a
 //! guest whose speed drifts over seconds and minutes it did not make runs
-//! reproduce better (median row spread over five runs 4.5% against 4.8-5.1%)
-//! and took 1.6-2x as long, since every round then carries the run's whole
-//! drift and more of them are needed for the same interval.
+//! reproduce better and took longer, since every round then carries the
+//! run's whole drift and more of them are needed for the same interval
+//! (docs/why-the-code-is-so.md).
 //!
 //! Each round is a fresh call of the probe, so what a round can vary is made
 //! afresh: its buffers, threads, filters and mappings. The measuring thread

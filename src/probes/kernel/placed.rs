@@ -2,10 +2,8 @@
 //! 2 MiB-aligned stretch, then made executable (never writable and
 //! executable at once), so that each process lays them out alike: run from
 //! the binary's text, the plain call and RSB filling each sat at one of two
-//! speeds per process (1.35 or 2.16 ns for the call on the AMD guest, in
-//! about a third of the processes each way), and a price, a difference from
-//! the call, moved by 0.8 ns from run to run; written here, the call took
-//! 2.16 ns in all 15 processes of five runs.
+//! speeds per process, and a price, a difference from the call, moved from
+//! run to run with how the forks drew (docs/why-the-code-is-so.md).
 //!
 //! SRSO's safe return is laid out as the kernel does on Zen 3 and 4
 //! (arch/x86/lib/retpoline.S, placed by arch/x86/kernel/vmlinux.lds.S):

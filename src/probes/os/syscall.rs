@@ -51,9 +51,9 @@ pub fn measure_raw_getpid(harness: &Harness, failures: &Failures) -> Option<Meas
 /// Times calls that return a pid or an id (-errno on failure) with nothing
 /// around them but the loop. A failure is still caught, but not by a
 /// branch per call: the loop keeps the lowest result in a register (a
-/// conditional move) and it is checked once the round is timed. A per-call
-/// branch and a store of each result read 4-7% above the C loop on an
-/// Intel guest, whose kernel clears the branch history on every entry.
+/// conditional move) and it is checked once the round is timed: a per-call
+/// branch and a store read above the C loop on a kernel that clears the
+/// branch history on every entry (docs/why-the-code-is-so.md).
 #[inline(always)]
 pub(crate) fn measure_calls(
     harness: &Harness,
