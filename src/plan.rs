@@ -228,7 +228,7 @@ fn vector_boots(
     let in_force = crate::results::vectors::in_force(inventory);
     vectors::kept(controls, &in_force, &inventory.kernel.cmdline)
         .into_iter()
-        .filter(|k| !k.alone.is_empty())
+        .filter(|k| !k.turns_off.is_empty())
         .map(|k| {
             let adds = vectors::word_without(controls, k.vector);
             VectorBoot {
@@ -236,8 +236,8 @@ fn vector_boots(
                 protects: k.vector.protects(),
                 cmdline: with_word(base, &adds),
                 adds,
-                turns_off: k.alone.iter().map(|m| m.name).collect(),
-                leaves: vectors::left_weaker(controls, &k.alone, k.vector),
+                turns_off: k.turns_off.iter().map(|m| m.name).collect(),
+                leaves: vectors::left_weaker(controls, &k.turns_off, k.vector),
                 predicted: None,
                 measured: None,
             }
@@ -318,10 +318,10 @@ impl Plan {
             boot.predicted = costs
                 .iter()
                 .find(|c| c.vector == boot.vector)
-                .filter(|c| c.per_crossing_ns.is_some() || c.per_switch_ns.is_some())
+                .filter(|c| c.getpid_floor_ns.is_some() || c.per_switch_ns.is_some())
                 .map(|c| Predicted {
                     from_run: id,
-                    getpid_floor_ns: c.per_crossing_ns,
+                    getpid_floor_ns: c.getpid_floor_ns,
                     per_switch_ns: c.per_switch_ns,
                 });
         }

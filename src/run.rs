@@ -60,7 +60,7 @@ pub struct PendingOutput {
 }
 
 /// A validated run, ready to execute.
-pub struct Plan {
+pub struct RunPlan {
     pub probes: Vec<&'static dyn AnyProbe>,
     pub placement: Placement,
     pub settings: Settings,
@@ -107,7 +107,7 @@ pub fn variant_budget_s(selected: usize, suite: usize, quick: bool, most_s: f64)
     most_s.min(in_suite.max(in_selection))
 }
 
-pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
+pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
     let probes = probes::select(&options.patterns).map_err(|miss| {
         let hint = if miss.closest.is_empty() {
             let families: Vec<&str> = probes::FAMILIES.iter().map(|f| f.name).collect();
@@ -125,22 +125,7 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
             "this CPU has no rdtscp instruction; mitbench times with it".into(),
         ));
     }
-    let allowed = affinity::allowed_cpus()
-        .map_err(|e| PlanError::Machine(format!("sched_getaffinity failed: {e}")))?;
-    let cpu = match options.cpu {
-        Some(cpu) if allowed.contains(&cpu) => cpu,
-        Some(cpu) => {
-            return Err(PlanError::Usage(format!(
-                "invalid value for --cpu: CPU {cpu} is not one this process may run on (allowed: {})",
-                affinity::format_cpu_list(&allowed)
-            )));
-        }
-        // The highest-numbered CPU: CPU 0 usually takes more of the
-        // machine's interrupts and housekeeping.
-        None => *allowed
-            .last()
-            .ok_or_else(|| PlanError::Machine("no CPU is allowed".into()))?,
-    };
+    let (cpu, allowed) = measuring_cpu(options.cpu)?;
     let mut settings = if options.quick {
         Settings::quick()
     } else {
@@ -169,20 +154,7 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
         settings.budget_s = seconds;
         settings.warmup_s = settings.warmup_s.min(seconds / 5.0);
     }
-    let mut outputs = Vec::new();
-    for (format, path) in &options.outputs {
-        if outputs.iter().any(|o: &PendingOutput| o.path == *path) {
-            return Err(PlanError::Usage(format!(
-                "{} is named by two outputs",
-                path.display()
-            )));
-        }
-        outputs.push(PendingOutput {
-            format: *format,
-            path: path.clone(),
-            target: Target::of(path, format.flag()).map_err(PlanError::Usage)?,
-        });
-    }
+    let outputs = pending_outputs(&options.outputs)?;
     let round_log = match &options.round_log {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -200,7 +172,7 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     } else {
         STANDARD_FORKS
     });
-    Ok(Plan {
+    Ok(RunPlan {
         probes,
         placement: Placement { cpu, allowed },
         settings,
@@ -211,10 +183,52 @@ pub fn plan(options: RunOptions) -> Result<Plan, PlanError> {
     })
 }
 
+/// The CPU the measuring thread runs on (`asked`, else the highest one this
+/// process may run on) and every CPU it may run on.
+fn measuring_cpu(asked: Option<usize>) -> Result<(usize, Vec<usize>), PlanError> {
+    let allowed = affinity::allowed_cpus()
+        .map_err(|e| PlanError::Machine(format!("sched_getaffinity failed: {e}")))?;
+    let cpu = match asked {
+        Some(cpu) if allowed.contains(&cpu) => cpu,
+        Some(cpu) => {
+            return Err(PlanError::Usage(format!(
+                "invalid value for --cpu: CPU {cpu} is not one this process may run on (allowed: {})",
+                affinity::format_cpu_list(&allowed)
+            )));
+        }
+        // The highest-numbered CPU: CPU 0 usually takes more of the
+        // machine's interrupts and housekeeping.
+        None => *allowed
+            .last()
+            .ok_or_else(|| PlanError::Machine("no CPU is allowed".into()))?,
+    };
+    Ok((cpu, allowed))
+}
+
+/// The files the run writes when it ends, each checked now: a path named
+/// twice, or one that cannot be written, is refused before any round.
+fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, PlanError> {
+    let mut outputs = Vec::new();
+    for (format, path) in named {
+        if outputs.iter().any(|o: &PendingOutput| o.path == *path) {
+            return Err(PlanError::Usage(format!(
+                "{} is named by two outputs",
+                path.display()
+            )));
+        }
+        outputs.push(PendingOutput {
+            format: *format,
+            path: path.clone(),
+            target: Target::of(path, format.flag()).map_err(PlanError::Usage)?,
+        });
+    }
+    Ok(outputs)
+}
+
 /// Measures every selected variant in rounds (see [`crate::schedule`]).
 /// Ctrl-C ends the run after the round in flight; what was measured until
 /// then is returned.
-pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String> {
+pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, String> {
     for temp in plan.outputs.iter().filter_map(|o| o.target.temp_path()) {
         interrupt::remove_on_abort(temp);
     }
@@ -257,24 +271,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         if interrupt::requested() {
             break;
         }
-        let job = Job {
-            probes: plan
-                .probes
-                .iter()
-                .map(|p| p.declaration().id.to_string())
-                .collect(),
-            settings: Job::share(&plan.settings, plan.forks),
-            placement: plan.placement.clone(),
-            tsc_mhz: tsc.mhz,
-            // Each fork draws its own order of rounds.
-            order_seed: order_seed.wrapping_add((fork as u64) << 32),
-            fork,
-            counting: fork + 1 == plan.forks,
-            progress: !progress.is_hidden(),
-            round_log: plan.options.round_log.clone(),
-            known_quiet: plan.options.known_quiet,
-            watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
-        };
+        let job = fork_job(plan, tsc.mhz, order_seed, fork, !progress.is_hidden());
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
         let done_before = per_fork * fork as u64;
         let on_progress = |done: u64| progress.set_position(done_before + done);
@@ -298,9 +295,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
 
     let steal_pct = steal_before
         .zip(steal::cpu_steal(plan.placement.cpu))
-        .and_then(|((s0, t0), (s1, t1))| {
-            (t1 > t0).then(|| (s1.saturating_sub(s0)) as f64 / (t1 - t0) as f64 * 100.0)
-        });
+        .and_then(|(before, after)| steal::share_pct(before, after));
     let (machine_states, records) = results::analyse(
         &merged,
         &tsc,
@@ -318,16 +313,7 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
         started_at,
         finished_at: chrono::Local::now().to_rfc3339(),
         interrupted: interrupt::requested(),
-        settings: RunSettings {
-            quick: plan.options.quick,
-            probe_patterns: plan.options.patterns.clone(),
-            cpu: plan.placement.cpu,
-            allowed_cpus: plan.placement.allowed.clone(),
-            harness: plan.settings.clone(),
-            order_seed,
-            forks: plan.forks,
-            fresh_processes: plan.options.worker.is_some(),
-        },
+        settings: plan.run_settings(order_seed),
         machine_states,
         inventory,
         amortization: results::amortization_fits(&records),
@@ -340,6 +326,44 @@ pub fn execute(plan: &Plan, inventory: Inventory) -> Result<RunDocument, String>
     };
     results::advice::advise_document(&mut doc, plan.options.latency_budget);
     Ok(doc)
+}
+
+impl RunPlan {
+    /// The settings the run's document records.
+    fn run_settings(&self, order_seed: u64) -> RunSettings {
+        RunSettings {
+            quick: self.options.quick,
+            probe_patterns: self.options.patterns.clone(),
+            cpu: self.placement.cpu,
+            allowed_cpus: self.placement.allowed.clone(),
+            harness: self.settings.clone(),
+            order_seed,
+            forks: self.forks,
+            fresh_processes: self.options.worker.is_some(),
+        }
+    }
+}
+
+/// What fork `fork` of the run is asked to measure, and how.
+fn fork_job(plan: &RunPlan, tsc_mhz: f64, order_seed: u64, fork: usize, progress: bool) -> Job {
+    Job {
+        probes: plan
+            .probes
+            .iter()
+            .map(|p| p.declaration().id.to_string())
+            .collect(),
+        settings: Job::share(&plan.settings, plan.forks),
+        placement: plan.placement.clone(),
+        tsc_mhz,
+        // Each fork draws its own order of rounds.
+        order_seed: order_seed.wrapping_add((fork as u64) << 32),
+        fork,
+        counting: fork + 1 == plan.forks,
+        progress,
+        round_log: plan.options.round_log.clone(),
+        known_quiet: plan.options.known_quiet,
+        watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
+    }
 }
 
 /// Drawn on stderr only when it is a terminal. No steady-tick thread: a

@@ -395,10 +395,7 @@ fn priced_probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
 #[test]
 fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
     let recognised = recognised();
-    let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
-        "tests/fixtures/default-run.json",
-    ))
-    .unwrap();
+    let tolls = common::stored_run("default-run.json");
     let plan = mitbench::plan::plan(&tolls.inventory, 3);
     let syscalls = 1_000_000u64;
     let (trials, mut priced, mut covered, mut refused, mut ssbd_priced) = (100u64, 0, 0, 0, 0);
@@ -486,23 +483,20 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
 // refuse.
 
 mod cli {
-    use super::common::{mitbench, refused, scale_rows};
+    use super::common::{self, mitbench, refused, scale_rows};
     use mitbench::history::History;
     use mitbench::results::RunDocument;
-    use mitbench::results::load::document_from_file;
     use std::path::Path;
 
     fn fixture() -> RunDocument {
-        document_from_file(Path::new("tests/fixtures/default-run.json")).unwrap()
+        common::stored_run("default-run.json")
     }
 
     /// A run as it would be under the filter and/or SSBD set by wrappers.
     fn under(filter: bool, ssbd: bool) -> RunDocument {
         let mut doc = fixture();
         if filter {
-            let controls = &mut doc.inventory.identity.process_controls;
-            controls.insert("Seccomp".into(), "2".into());
-            controls.insert("Seccomp_filters".into(), "1".into());
+            common::under_a_seccomp_filter(&mut doc);
             scale_rows(&mut doc, "os/getpid", 1.5);
         }
         if ssbd {
@@ -625,7 +619,7 @@ mod cli {
     #[test]
     fn the_return_toll_is_scored_against_the_boot_without_its_candidate() {
         let dir = tempfile::tempdir().unwrap();
-        let base = document_from_file(Path::new("tests/fixtures/syscall-return-run.json")).unwrap();
+        let base = common::stored_run("syscall-return-run.json");
         let present = saved(dir.path(), "present.json", &base);
         let toll_left = |share: f64| {
             let mut doc = base.clone();

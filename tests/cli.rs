@@ -120,7 +120,7 @@ fn run_writes_a_complete_json_document_atomically() {
 
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(doc["schema"], 4);
+    assert_eq!(doc["schema"], 5);
     assert_eq!(doc["tool_version"], env!("CARGO_PKG_VERSION"));
     assert!(doc["started_at"].is_string() && doc["settings"].is_object());
     assert!(doc["settings"]["order_seed"].is_u64());
@@ -137,10 +137,20 @@ fn run_writes_a_complete_json_document_atomically() {
         assert!(["baseline", "compared", "layout-control"].contains(&r["role"].as_str().unwrap()));
         assert!(r["unsupported"].is_null());
         let c = &r["cost"];
-        for key in ["ticks", "ns", "all_states_median_ticks"] {
+        for key in ["ns_per_tick", "all_states_median_ticks"] {
             assert!(c[key].is_f64(), "cost.{key} is not a number: {}", c[key]);
         }
-        let cost = c["ticks"].as_f64().unwrap();
+        // Schema 5: the figures typed, the flat twins of schema 4 gone.
+        for gone in [
+            "ticks",
+            "ns",
+            "ci95_ticks",
+            "ci95_ns",
+            "speed_normalized_ns",
+        ] {
+            assert!(c.get(gone).is_none(), "cost.{gone} is still written");
+        }
+        let cost = c["rounds_ticks"]["value"].as_f64().unwrap();
         let rounds = r["rounds"]["each"].as_array().unwrap();
         assert_eq!(rounds.len() as u64, r["rounds"]["total"].as_u64().unwrap());
         assert!(c["rounds_used"].as_u64().unwrap() <= rounds.len() as u64);
@@ -148,7 +158,7 @@ fn run_writes_a_complete_json_document_atomically() {
             assert!(round["n"].as_u64().unwrap() > 0);
             assert!(["quiet", "slow"].contains(&round["state"].as_str().unwrap()));
         }
-        if let Some(ci) = c["ci95_ticks"].as_array() {
+        if let Some(ci) = c["rounds_ticks"]["ci95"].as_array() {
             assert!(ci[0].as_f64().unwrap() <= cost && cost <= ci[1].as_f64().unwrap());
         } else {
             let used = c["rounds_used"].as_u64().unwrap();
@@ -165,10 +175,10 @@ fn run_writes_a_complete_json_document_atomically() {
         assert!(["quiet", "slow"].contains(&figure["level"].as_str().unwrap()));
         assert!(["next-run", "at-reference-speed"].contains(&figure["basis"].as_str().unwrap()));
         assert!(figure["stands_on"].is_string(), "{figure}");
-        let shown = match c["speed_normalized_ns"].as_f64() {
-            Some(ns) => ns,
-            None => c["ns"].as_f64().unwrap(),
-        };
+        let shown = match c["at_reference"]["ticks"]["value"].as_f64() {
+            Some(ticks) => ticks,
+            None => cost,
+        } * c["ns_per_tick"].as_f64().unwrap();
         let value = figure["value"].as_f64().unwrap();
         assert!((value - shown).abs() <= 1e-9 * shown.abs(), "{figure}");
         if let Some(ci) = figure["ci95"].as_array() {
@@ -298,7 +308,7 @@ fn a_run_with_closed_stdout_and_stderr_still_writes_its_results() {
     assert_eq!(status.code(), Some(0));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(doc["results"][0]["cost"]["ticks"].is_f64());
+    assert!(doc["results"][0]["cost"]["rounds_ticks"]["value"].is_f64());
 }
 
 /// A write error on an output (here the file-size limit a full disk would

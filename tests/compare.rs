@@ -7,17 +7,10 @@ mod common;
 use common::{mitbench, refused, scale_rows, scale_variant};
 use mitbench::compare::{self, Verdict};
 use mitbench::results::RunDocument;
-use mitbench::results::load::document_from_file;
 use std::path::Path;
 
 fn fixture() -> RunDocument {
-    document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
-}
-
-fn with_seccomp(doc: &mut RunDocument) {
-    let controls = &mut doc.inventory.identity.process_controls;
-    controls.insert("Seccomp".into(), "2".into());
-    controls.insert("Seccomp_filters".into(), "1".into());
+    common::stored_run("run-a.json")
 }
 
 #[test]
@@ -45,7 +38,7 @@ fn an_injected_toll_is_flagged_and_attributed() {
     let old = fixture();
     let mut new = fixture();
     scale_rows(&mut new, "os/getpid", 1.5);
-    with_seccomp(&mut new);
+    common::under_a_seccomp_filter(&mut new);
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     assert!(cmp.inventory.iter().any(|c| c.key == "process: Seccomp"));
     for row in &cmp.rows {
@@ -154,7 +147,7 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     let old = write("old.json", &fixture());
     let mut slower = fixture();
     scale_rows(&mut slower, "os/getpid", 1.5);
-    with_seccomp(&mut slower);
+    common::under_a_seccomp_filter(&mut slower);
     let new = write("new.json", &slower);
 
     let out = mitbench(&["compare", &old, &new]);
@@ -179,11 +172,13 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     let json = mitbench(&["compare", &old, &new, "--json"]);
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(value["rows"][0]["verdict"], "slower");
-    // Every row's figure object is its change, in the one shape.
+    // Every row's figure object is its change, in the one shape: the new
+    // figure over the old, and schema 4's flat twins of it are gone.
     for row in value["rows"].as_array().unwrap() {
         let figure = &row["figure"];
-        assert_eq!(figure["value"], row["change_pct"], "{row}");
-        assert_eq!(figure["ci95"], row["change_ci95_pct"], "{row}");
+        assert!(row.get("change_pct").is_none() && row.get("change_ci95_pct").is_none());
+        let ratio = row["new_ticks"].as_f64().unwrap() / row["old_ticks"].as_f64().unwrap();
+        assert!((figure["value"].as_f64().unwrap() - (ratio - 1.0) * 100.0).abs() < 1e-6);
         assert_eq!(
             (figure["unit"].as_str(), figure["basis"].as_str()),
             (Some("%"), Some("change"))
@@ -211,7 +206,7 @@ fn the_command_gates_ci_and_refuses_what_it_cannot_read() {
     );
 
     let mut older: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string("tests/fixtures/run-a.json").unwrap())
+        serde_json::from_str(&std::fs::read_to_string(common::fixture_path("run-a.json")).unwrap())
             .unwrap();
     older["schema"] = 2.into();
     let older_path = dir.path().join("older.json");
@@ -233,7 +228,7 @@ fn a_fleet_groups_hosts_by_inventory_and_marks_what_differs() {
     let mut filtered = fixture();
     filtered.inventory.identity.hostname = "filtered".into();
     scale_rows(&mut filtered, "os/getpid", 1.5);
-    with_seccomp(&mut filtered);
+    common::under_a_seccomp_filter(&mut filtered);
     let (a, b, c) = (
         write("a.json", &fixture()),
         write("filtered.json", &filtered),

@@ -2,22 +2,19 @@
 //! one migrated, a locked one, a truncated one, one of another program.
 //! Every failure is an error value, never a panic, and no file is dropped.
 
+mod common;
+
 use mitbench::history::{History, HistoryError, RunRef};
 use mitbench::results::RunDocument;
-use mitbench::results::load::document_from_file;
 use rusqlite::Connection;
-use std::path::Path;
 
 fn fixture() -> RunDocument {
-    document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap()
+    common::stored_run("run-a.json")
 }
 
 /// `doc` as it reads under one seccomp filter: another process control.
 fn under_a_filter(mut doc: RunDocument) -> RunDocument {
-    doc.inventory
-        .identity
-        .process_controls
-        .insert("Seccomp_filters".into(), "1".into());
+    common::under_a_seccomp_filter(&mut doc);
     doc
 }
 
@@ -296,7 +293,7 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
         let mut doc = base.clone();
         doc.started_at = format!("2026-11-23T10:0{i}:00+00:00");
         if let Some(cost) = doc.results[0].cost.as_mut() {
-            cost.ticks *= factor;
+            common::scale_cost(cost, factor);
         }
         history.store(&doc).unwrap();
     }
@@ -344,7 +341,7 @@ fn the_step_across_a_level_shift_is_not_learned_as_a_rows_noise() {
         model.quiet_canary *= level;
         model.quiet_band = 0.02;
         if let Some(cost) = doc.results[0].cost.as_mut() {
-            cost.ticks *= level * wobble;
+            common::scale_cost(cost, level * wobble);
         }
         history.store(&doc).unwrap();
     }
@@ -371,7 +368,7 @@ fn a_rows_figures_are_grouped_by_boot_over_boots_of_one_command_line() {
         doc.started_at = format!("2026-11-23T10:{minute:02}:00+00:00");
         doc.inventory.identity.boot_id = boot.to_string();
         if let Some(cost) = doc.results[0].cost.as_mut() {
-            cost.ticks *= factor;
+            common::scale_cost(cost, factor);
         }
         doc
     };

@@ -122,7 +122,9 @@ fn interrupt_run(probes: &[&str]) {
     assert_eq!(doc["interrupted"], true);
     let results = doc["results"].as_array().unwrap();
     assert!(
-        results.iter().any(|r| r["cost"]["ticks"].is_f64()),
+        results
+            .iter()
+            .any(|r| r["cost"]["rounds_ticks"]["value"].is_f64()),
         "what was measured before the signal is reported"
     );
     // The rounds of the probe in flight stopped with the signal; a probe

@@ -10,9 +10,7 @@ mod common;
 use common::{mitbench, scale_rows};
 use mitbench::history::History;
 use mitbench::results::RunDocument;
-use mitbench::results::load::document_from_file;
 use mitbench::results::prices::lay_price;
-use std::path::Path;
 
 /// The replayed sequences' prices, ns: SRSO's untraining at entry (a
 /// floor of getpid), its return thunk per kernel return (count unknown).
@@ -21,7 +19,7 @@ const RETURN_THUNK_NS: f64 = 6.0;
 
 /// The present boot's run: the fixture with the price list replayed.
 fn present() -> RunDocument {
-    let mut doc = document_from_file(Path::new("tests/fixtures/default-run.json")).unwrap();
+    let mut doc = common::stored_run("default-run.json");
     for (variant, ns) in [
         ("srso-untrain", UNTRAIN_NS),
         ("srso-return-thunk", RETURN_THUNK_NS),

@@ -219,27 +219,51 @@ fn long_functions(code: &str, most: usize) -> Vec<String> {
     long
 }
 
-/// The renderers lay out what the summary and the records hold: none of
-/// their functions is over 100 lines.
+/// Lines of code of a file before its tests: what [`code`] keeps, without
+/// blank lines.
+fn code_lines(code: &str) -> usize {
+    code.lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+/// Every function of src, and every file, within the sizes a reader takes
+/// in at once: no function over 100 lines, no file over 700 lines of code
+/// before its tests.
 #[test]
-fn no_exporter_function_is_over_100_lines() {
+fn no_function_over_100_lines_and_no_file_over_700() {
     let mut files = Vec::new();
     sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/export"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         &mut files,
     );
-    let long: Vec<String> = files
-        .iter()
-        .flat_map(|file| {
-            long_functions(&code(&std::fs::read_to_string(file).unwrap()), 100)
+    let mut long = Vec::new();
+    for file in &files {
+        let code = code(&std::fs::read_to_string(file).unwrap());
+        let lines = code_lines(&code);
+        if lines > 700 {
+            long.push(format!("{}: {lines} lines of code", file.display()));
+        }
+        long.extend(
+            long_functions(&code, 100)
                 .into_iter()
-                .map(move |f| format!("{}: {f}", file.display()))
-        })
-        .collect();
+                .map(|f| format!("{}: {f}", file.display())),
+        );
+    }
     assert!(long.is_empty(), "{long:#?}");
-    // The check can fail: a function of 102 lines is caught, whatever
-    // its signature holds; a declaration without a body is not one.
+}
+
+/// The checks can fail: a function of 102 lines is caught, whatever its
+/// signature holds, and a declaration without a body is not one; a file
+/// of 701 lines of code is over, comments, blank lines and its tests not
+/// counted.
+#[test]
+fn a_long_function_and_a_long_file_are_caught() {
     let body = "x();\n".repeat(100);
     let f = format!("fn g(a: [u8; 2]) -> Vec<u8>;\nfn f(a: [u8; 2]) -> Vec<u8> {{\n{body}}}");
     assert_eq!(long_functions(&f, 100), ["f: 102"]);
+    let file = format!(
+        "{}// a comment\n\n#[cfg(test)]\nmod tests {{\n{}}}\n",
+        "let x = 1;\n".repeat(701),
+        "y();\n".repeat(50)
+    );
+    assert_eq!(code_lines(&code(&file)), 701);
 }

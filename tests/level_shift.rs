@@ -12,13 +12,11 @@ use mitbench::compare::{self, Told, Verdict};
 use mitbench::export::compare::text;
 use mitbench::export::text_table::Style;
 use mitbench::results::RunDocument;
-use mitbench::results::load::document_from_file;
-use std::path::Path;
 
 /// The stored run, its quiet level as sharp as a quiet host's (the 2%
 /// least band; the fixture predates the band and would read the old 12%).
 fn fixture() -> RunDocument {
-    let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
+    let mut doc = common::stored_run("run-a.json");
     doc.machine_states.model.quiet_band = 0.02;
     doc
 }
@@ -165,7 +163,7 @@ fn a_level_within_its_band_is_no_shift() {
 /// The run with a reference speed read (the fixture predates it): the
 /// one a stored run of the return toll read.
 fn with_reference(mut doc: RunDocument) -> RunDocument {
-    let other = document_from_file(Path::new("tests/fixtures/syscall-return-run.json")).unwrap();
+    let other = common::stored_run("syscall-return-run.json");
     doc.machine_states.reference = other.machine_states.reference;
     doc
 }
@@ -177,7 +175,7 @@ fn add_ticks(doc: &mut RunDocument, id: &str, variant: &str, ticks: f64) {
         .record(id, variant)
         .and_then(|r| r.cost.as_ref())
         .unwrap()
-        .ticks;
+        .ticks();
     common::scale_variant(doc, id, Some(variant), (old + ticks) / old);
 }
 
@@ -296,7 +294,7 @@ fn the_hooks_that_changed_are_priced_where_they_are_all_that_changed() {
         .record("os/getpid", "syscall")
         .and_then(|r| r.cost.as_ref())
         .unwrap()
-        .ticks;
+        .ticks();
     assert!((toll.pct.value - 100.0 * added / old_ticks).abs() < 1e-6);
     let shown = text::render(&cmp, Style::Terminal, 100);
     assert!(shown.contains("what the hook changes cost: +"), "{shown}");

@@ -154,7 +154,10 @@ fn a_run_under_a_container_profile_measures_what_it_may() {
         ("section/chunked", "waiting/4KiB"),
     ] {
         let r = find(id, variant);
-        assert!(r["cost"]["ticks"].as_f64().unwrap() > 0.0, "{id} {variant}");
+        assert!(
+            r["cost"]["rounds_ticks"]["value"].as_f64().unwrap() > 0.0,
+            "{id} {variant}"
+        );
         // The counting round says why there are no counters.
         assert_eq!(r["counters"]["status"], "unavailable", "{id} {variant}");
         assert!(

@@ -8,7 +8,6 @@ mod common;
 
 use common::{QUICK_RUN, mitbench, written_by};
 use mitbench::export::{Exporter, MAX_LABEL_CHARS, OpenMetricsExporter, escape_label};
-use mitbench::results::load::document_from_file;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -120,7 +119,7 @@ fn check_one_label_set_per_family(text: &str) {
 
 /// A stored run whose machine text is as hostile as a machine's can be.
 fn hostile_document() -> mitbench::results::RunDocument {
-    let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
+    let mut doc = common::stored_run("run-a.json");
     let inv = &mut doc.inventory;
     inv.identity.hostname = "host\"name\\with\nnewline".into();
     inv.kernel.cmdline = format!("mitigations=auto \"{}\\\n", "a".repeat(8192));
@@ -277,9 +276,9 @@ fn node_exporter_serves_a_real_runs_metrics() {
             .iter()
             .find(|r| r["id"] == "os/getpid" && r["variant"] == variant)
             .unwrap()["cost"];
-        cost["speed_normalized_ticks"]
+        cost["at_reference"]["ticks"]["value"]
             .as_f64()
-            .or_else(|| cost["ticks"].as_f64())
+            .or_else(|| cost["rounds_ticks"]["value"].as_f64())
             .unwrap()
     };
 
@@ -427,7 +426,7 @@ fn node_exporter_serves_a_real_runs_metrics() {
             assert_eq!(enabled, Some(1.0), "{vector}");
         }
         for cost in vectors["vectors"].as_array().unwrap() {
-            let Some(ns) = cost["per_crossing_ns"]["value"].as_f64() else {
+            let Some(ns) = cost["getpid_floor_ns"]["value"].as_f64() else {
                 continue;
             };
             let vector = format!("vector=\"{}\"", cost["vector"].as_str().unwrap());

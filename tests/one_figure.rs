@@ -4,24 +4,31 @@
 //! rows carry a figure at the reference speed apart from the raw one
 //! (here set 10% above it) tells a renderer that reads the raw one.
 
+mod common;
+
+use mitbench::analysis::figure::Figure;
 use mitbench::export::Exporter;
 use mitbench::export::format_cost;
 use mitbench::export::run::terminal::cells;
 use mitbench::export::run::{CsvExporter, JsonExporter, OpenMetricsExporter};
 use mitbench::results::RunDocument;
+use mitbench::results::record::AtReference;
 
 /// The default-run fixture with every cost's figure at the reference speed
 /// set apart from the raw one, as a run that read a reference has it.
 fn run_at_a_reference_speed() -> RunDocument {
-    let mut doc: RunDocument =
-        serde_json::from_str(include_str!("fixtures/default-run.json")).unwrap();
+    let mut doc: RunDocument = common::stored_run("default-run.json");
     for r in &mut doc.results {
         if let Some(c) = r.cost.as_mut() {
-            let at_speed = c.ticks * 1.1;
-            c.speed_normalized_ticks = Some(at_speed);
-            c.speed_normalized_ns = Some(c.ns * 1.1);
-            c.speed_normalized_ci95_ticks = Some([at_speed * 0.98, at_speed * 1.03]);
-            c.speed_normalized_half_width_pct = Some(3.0);
+            let at_speed = c.ticks() * 1.1;
+            c.at_reference = Some(AtReference {
+                ticks: Figure::new(at_speed, Some([at_speed * 0.98, at_speed * 1.03])),
+                df: None,
+                coefficient: 1.0,
+                coefficient_fitted: None,
+                coefficient_se: None,
+                explained_pct: None,
+            });
         }
     }
     doc
@@ -41,7 +48,7 @@ fn every_export_of_getpid_reads_the_tables_figure() {
     let [_, _, ns_cell, ticks_cell, ci_cell, ..] = cells(row);
     let shown = row.shown().unwrap();
     assert_eq!(ns_cell, format_cost(shown.ns.value));
-    assert_ne!(ns_cell, format_cost(row.cost.as_ref().unwrap().ns));
+    assert_ne!(ns_cell, format_cost(row.cost.as_ref().unwrap().ns()));
 
     // CSV: `ns` and `ticks` print as the table's cells; the raw figure is
     // under its own name.
@@ -60,7 +67,7 @@ fn every_export_of_getpid_reads_the_tables_figure() {
     assert_eq!(format_cost(number("ns")), ns_cell);
     assert_eq!(format_cost(number("ticks")), ticks_cell);
     assert_eq!(ci_cell, format!("±{:.2}%", number("ci95_half_width_pct")));
-    assert_eq!(number("raw_ns"), row.cost.as_ref().unwrap().ns);
+    assert_eq!(number("raw_ns"), row.cost.as_ref().unwrap().ns());
 
     // The JSON's summary (its headline) reads getpid at the same figure.
     let json: serde_json::Value = serde_json::from_slice(
@@ -95,7 +102,7 @@ fn every_export_of_getpid_reads_the_tables_figure() {
 #[test]
 fn the_fits_and_advice_the_plots_draw_stand_on_the_tables_figures() {
     let doc = run_at_a_reference_speed();
-    let raw: RunDocument = serde_json::from_str(include_str!("fixtures/default-run.json")).unwrap();
+    let raw: RunDocument = common::stored_run("default-run.json");
     let fits = mitbench::results::amortization_fits(&doc.results);
     let raw_fits = mitbench::results::amortization_fits(&raw.results);
     assert!(!fits.is_empty(), "the fixture has batch series");

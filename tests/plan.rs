@@ -188,7 +188,7 @@ fn the_boots_the_history_holds_a_set_of_are_marked_measured_and_the_rest_to_do()
         ids: vec![first, first + 1, first + 2],
         cmdline: cmdline.to_string(),
         controls: if filtered {
-            [("Seccomp_filters".to_string(), "1".to_string())].into()
+            common::one_seccomp_filter()
         } else {
             Default::default()
         },
@@ -231,8 +231,7 @@ fn the_boots_the_history_holds_a_set_of_are_marked_measured_and_the_rest_to_do()
 /// A run document of the intel fixture's machine with every vulnerability
 /// file of the catalogue mitigated except `off`, booted with `cmdline`.
 fn run_under(cmdline: &str, off: Option<&str>) -> mitbench::results::RunDocument {
-    let mut doc: mitbench::results::RunDocument =
-        serde_json::from_str(include_str!("fixtures/run-a.json")).unwrap();
+    let mut doc: mitbench::results::RunDocument = common::stored_run("run-a.json");
     doc.inventory.kernel.cmdline = cmdline.to_string();
     doc.inventory.cpu.vulnerabilities = SWITCHES
         .iter()
@@ -336,11 +335,7 @@ fn the_plan_names_what_removes_each_hook_on_the_syscall_path() {
         never_task,
     };
     inventory.hooks.audit = Reading::Read(off(false));
-    let mut last = mitbench::results::load::document_from_file(Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/run-a.json"
-    )))
-    .unwrap();
+    let mut last = common::stored_run("run-a.json");
     last.audit_enabled_in_run = Some(7);
     last.inventory.identity.boot_id = inventory.identity.boot_id.clone();
     let named = |inventory: &Inventory, last: &mitbench::results::RunDocument| {

@@ -161,7 +161,7 @@ fn kconfig_gzip() {
 
 #[test]
 fn run_documents() {
-    let real = std::fs::read("tests/fixtures/run-a.json").unwrap();
+    let real = std::fs::read(common::fixture_path("run-a.json")).unwrap();
     proptest!(config(), |(bytes in mutations(real.clone()))| {
         let text = String::from_utf8_lossy(&bytes);
         let _ = document_from_str(&text, "a mutated run");
@@ -175,9 +175,7 @@ fn history_databases() {
     let dir = tempfile::tempdir().unwrap();
     let real_path = dir.path().join("real.sqlite");
     {
-        let doc =
-            mitbench::results::load::document_from_file(Path::new("tests/fixtures/run-a.json"))
-                .unwrap();
+        let doc = common::stored_run("run-a.json");
         let mut history = History::open(&real_path, true).unwrap();
         history.store(&doc).unwrap();
     }

@@ -201,24 +201,23 @@ fn csv_holds_every_record(path: &Path, doc: &serde_json::Value) {
         // The figure the table prints: at the run's reference speed where
         // it read one; the raw figure beside it.
         let cost = &record["cost"];
-        match cost["speed_normalized_ticks"]
-            .as_f64()
-            .or(cost["ticks"].as_f64())
-        {
+        let at_reference = &cost["at_reference"]["ticks"];
+        let raw = &cost["rounds_ticks"]["value"];
+        match at_reference["value"].as_f64().or(raw.as_f64()) {
             Some(ticks) => {
                 let read: f64 = row[column("ticks")].parse().unwrap();
                 assert_eq!(read, ticks, "{row:?}");
-                let raw: f64 = row[column("raw_ticks")].parse().unwrap();
-                assert_eq!(raw, cost["ticks"].as_f64().unwrap(), "{row:?}");
+                let raw_read: f64 = row[column("raw_ticks")].parse().unwrap();
+                assert_eq!(Some(raw_read), raw.as_f64(), "{row:?}");
                 // The interval the table prints: empty where neither the
                 // forks nor enough rounds gave one.
                 let lo = row[column("ci95_low_ticks")].parse::<f64>();
                 let hi = row[column("ci95_high_ticks")].parse::<f64>();
-                let has_interval = |key: &str| cost[key].is_array();
-                let shown_interval = if cost["speed_normalized_ticks"].is_number() {
-                    has_interval("speed_normalized_ci95_ticks")
+                let shown_interval = if at_reference.is_object() {
+                    at_reference["ci95"].is_array()
                 } else {
-                    has_interval("run_to_run_ci95_ticks") || has_interval("ci95_ticks")
+                    cost["next_run_ticks"]["ci95"].is_array()
+                        || cost["rounds_ticks"]["ci95"].is_array()
                 };
                 assert_eq!(lo.is_ok(), shown_interval, "{row:?}");
                 if let (Ok(lo), Ok(hi)) = (lo, hi) {
@@ -590,9 +589,9 @@ fn the_report_has_a_timeline_where_the_history_holds_the_machine() {
 /// does the terminal under its tables.
 #[test]
 fn unsupported_rows_are_listed_once_per_reason() {
-    let fixture = "tests/fixtures/default-run.json";
+    let fixture = common::fixture_path("default-run.json");
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
     let mut reasons: Vec<(String, usize)> = Vec::new();
     for r in doc["results"].as_array().unwrap() {
         if let Some(reason) = r["unsupported"]["reason"].as_str() {
@@ -604,9 +603,12 @@ fn unsupported_rows_are_listed_once_per_reason() {
     }
     assert!(reasons.iter().any(|(_, rows)| *rows > 1), "{reasons:?}");
     let dir = tempfile::tempdir().unwrap();
-    let page = written_by(&["report", fixture, "-o"], &dir.path().join("page.html"));
+    let page = written_by(
+        &["report", fixture.to_str().unwrap(), "-o"],
+        &dir.path().join("page.html"),
+    );
     let page = String::from_utf8(page).unwrap();
-    let out = mitbench(&["history", "show", fixture, "--wide"]);
+    let out = mitbench(&["history", "show", fixture.to_str().unwrap(), "--wide"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
     for (reason, rows) in &reasons {

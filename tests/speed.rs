@@ -30,11 +30,9 @@ fn machine(trial: u64, guest: fn(f64) -> Noise) -> Machine {
 /// comparison reads them: at reference speed `at` where both have a figure
 /// at their own reference speed, else both raw.
 fn read_as_compared(runs: [&Run; 2], rows: [&Record; 2], at: f64) -> Option<(f64, [f64; 2], f64)> {
-    let normalized = rows.iter().all(|r| {
-        r.cost
-            .as_ref()
-            .is_some_and(|c| c.speed_normalized_ticks.is_some())
-    });
+    let normalized = rows
+        .iter()
+        .all(|r| r.cost.as_ref().is_some_and(|c| c.at_reference.is_some()));
     let figure = |i: usize| {
         let speed = normalized.then(|| EqualSpeed {
             at,
@@ -77,8 +75,8 @@ fn the_interval_at_one_speed_holds_the_next_run_read_at_that_speed() {
             halves.push((hi - lo) / 2.0 / ticks);
             let (raw, next_raw) = (r.cost.as_ref().unwrap(), n.cost.as_ref().unwrap());
             if let Some([lo, hi]) = raw.raw_ticks().ci95 {
-                raw_covered += usize::from(lo <= next_raw.ticks && next_raw.ticks <= hi);
-                raw_halves.push((hi - lo) / 2.0 / raw.ticks);
+                raw_covered += usize::from(lo <= next_raw.ticks() && next_raw.ticks() <= hi);
+                raw_halves.push((hi - lo) / 2.0 / raw.ticks());
             }
         }
     }

@@ -2,20 +2,17 @@
 //! (`tests/fixtures/default-run.json`: `mitbench run --json` on a 2-vCPU
 //! AMD EPYC guest, each record's rounds left out to keep it small).
 
+mod common;
+
 use mitbench::export::Exporter;
 use mitbench::export::TableExporter;
 use mitbench::export::run::AnswerAt;
 use mitbench::export::run::summary;
 use mitbench::results::RunDocument;
-use mitbench::results::summary::{Outcome, TollKind, of};
+use mitbench::results::summary::{TollKind, TollStatus, of};
 
 fn fixture() -> RunDocument {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/default-run.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+    common::stored_run("default-run.json")
 }
 
 #[test]
@@ -37,7 +34,7 @@ fn every_entry_names_a_measured_record_of_the_run() {
         assert!(kinds.contains(&kind), "{kind:?} missing from {kinds:?}");
     }
     for toll in &s.tolls {
-        let Outcome::Measured { figures } = &toll.outcome else {
+        let TollStatus::Measured { figures } = &toll.outcome else {
             continue;
         };
         assert!(!figures.is_empty());
@@ -62,10 +59,10 @@ fn every_entry_names_a_measured_record_of_the_run() {
         .iter()
         .find(|r| r.id == "os/getpid" && r.variant == "syscall")
         .unwrap();
-    let Outcome::Measured { figures } = &s.tolls[0].outcome else {
+    let TollStatus::Measured { figures } = &s.tolls[0].outcome else {
         panic!("the null syscall was measured")
     };
-    assert_eq!(figures[0].figure.value, getpid.cost.as_ref().unwrap().ns);
+    assert_eq!(figures[0].figure.value, getpid.cost.as_ref().unwrap().ns());
 }
 
 #[test]
@@ -99,7 +96,7 @@ fn a_toll_the_machine_could_not_measure_says_why_in_one_line() {
         .find(|t| t.kind == TollKind::ThreadChannel)
         .unwrap();
     assert!(
-        matches!(&toll.outcome, Outcome::Unsupported { reason, .. } if reason.contains("eventfd"))
+        matches!(&toll.outcome, TollStatus::Unsupported { reason, .. } if reason.contains("eventfd"))
     );
     let lines = summary::lines(&s, 100);
     let line = lines
@@ -421,12 +418,7 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
     use mitbench::analysis::rounds::RoundState;
     use mitbench::results::record::RoundRow;
     use mitbench::results::returns;
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/syscall-return-run.json"
-    ))
-    .unwrap();
-    let mut doc: RunDocument = serde_json::from_str(&text).unwrap();
+    let mut doc = common::stored_run("syscall-return-run.json");
     let rows_read = returns::of_one(&doc, "getpid").and_then(|t| t.extra_ns);
     assert!(
         rows_read.is_some(),

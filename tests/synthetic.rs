@@ -64,7 +64,7 @@ fn the_printed_interval_covers_the_next_run() {
             // A row without an interval covers nothing.
             rows += 1;
             let (Some([lo, hi]), Some(half)) =
-                (cost.raw_ticks().ci95, cost.interval_half_width_pct())
+                (cost.raw_ticks().ci95, cost.raw_ticks().half_width_pct())
             else {
                 *misses
                     .entry(format!("{} {} (no interval)", r.id, r.variant))
@@ -75,8 +75,8 @@ fn the_printed_interval_covers_the_next_run() {
             moves
                 .entry(r.id.clone())
                 .or_default()
-                .push((n.ticks / cost.ticks - 1.0).abs() * 100.0);
-            if lo <= n.ticks && n.ticks <= hi {
+                .push((n.ticks() / cost.ticks() - 1.0).abs() * 100.0);
+            if lo <= n.ticks() && n.ticks() <= hi {
                 covered += 1;
             } else {
                 *misses.entry(format!("{} {}", r.id, r.variant)).or_default() += 1;
@@ -112,7 +112,7 @@ fn the_headline_stays_within_one_percent_of_the_truth() {
         for r in &first.records {
             let Some(cost) = &r.cost else { continue };
             let truth = first.truth[&(r.id.clone(), r.variant.clone())];
-            let error = (cost.ticks / truth - 1.0).abs() * 100.0;
+            let error = (cost.ticks() / truth - 1.0).abs() * 100.0;
             // A figure far from the truth must be one the row gives away:
             // no quiet round, too few quiet rounds to stand on (the table
             // prints quiet/all rounds), quiet rounds in only some forks (a
@@ -214,7 +214,7 @@ fn verdicts_on(
             // As the history keeps them: a figure the slow state took
             // (no quiet round) is not one of the row's (`row_figures`).
             for (key, record) in by_row(run).into_iter().filter(|(_, r)| !r.slow_state()) {
-                let ticks = record.cost.as_ref().map(|c| c.ticks).unwrap_or_default();
+                let ticks = record.cost.as_ref().map(|c| c.ticks()).unwrap_or_default();
                 figures.entry(key).or_default().push(ticks);
             }
         }
@@ -473,7 +473,7 @@ fn on_a_host_with_many_slow_levels_the_printed_interval_holds_the_true_quiet_fig
             let truth = run.truth[&(r.id.clone(), r.variant.clone())];
             rows += 1;
             if cost.estimator != Basis::NoQuietRound {
-                errors.push((cost.ticks / truth - 1.0).abs() * 100.0);
+                errors.push((cost.ticks() / truth - 1.0).abs() * 100.0);
             }
             let shown = cost.shown();
             let (Some([lo, hi]), Some(half)) = (shown.ticks.ci95, shown.ticks.half_width_pct())

@@ -117,14 +117,25 @@ fn counts_hold_what_the_workload_did_and_rows_are_count_times_toll() {
             assert!((n * toll / 1e6 - total).abs() <= total * 1e-9, "{r}");
             assert!(toll > 0.0, "{r}");
         }
-        // The row's figure object is its share of the CPU time.
-        match r["share_pct"].as_f64() {
-            Some(share) => {
-                assert_eq!(r["figure"]["value"].as_f64(), Some(share), "{r}");
-                assert_eq!(r["figure"]["ci95"], r["share_ci95_pct"], "{r}");
-                assert_eq!(r["figure"]["unit"], "%", "{r}");
+        // The row's figure object is its share of the CPU time (the
+        // count over its rate per CPU second), and schema 4's flat twins
+        // of it are gone.
+        assert!(r.get("share_pct").is_none() && r.get("share_ci95_pct").is_none());
+        if let (Some(share), Some(n), Some(rate), Some(total)) = (
+            r["figure"]["value"].as_f64(),
+            r["count"].as_f64(),
+            r["per_cpu_second"].as_f64(),
+            r["total_ms"].as_f64(),
+        ) {
+            if rate <= 0.0 {
+                continue;
             }
-            None => assert!(r["figure"].is_null(), "{r}"),
+            let cpu_ms = n / rate * 1e3;
+            assert!(
+                (share - total / cpu_ms * 100.0).abs() <= share.abs() * 1e-9,
+                "{r}"
+            );
+            assert_eq!(r["figure"]["unit"], "%", "{r}");
         }
     }
 
@@ -474,10 +485,7 @@ fn the_estimate_is_also_a_page() {
 fn wholes_are_priced_at_the_cheaper_toll_and_a_missing_row_is_named() {
     use mitbench::tax::count::{Count, Counted};
     use mitbench::tax::crossing::Crossing;
-    let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
-        "tests/fixtures/default-run.json",
-    ))
-    .unwrap();
+    let tolls = common::stored_run("default-run.json");
     let count = |kind: Crossing| Count {
         kind,
         source: "a test".into(),
@@ -584,9 +592,7 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
     // plain one's: the filter's part is attributed over the two sets.
     let mut history = History::open(&path, false).unwrap();
     let mut filtered = history.load(1).unwrap();
-    let controls = &mut filtered.inventory.identity.process_controls;
-    controls.insert("Seccomp".into(), "2".into());
-    controls.insert("Seccomp_filters".into(), "1".into());
+    common::under_a_seccomp_filter(&mut filtered);
     common::scale_rows(&mut filtered, "os/getpid", 1.5);
     filtered.started_at = "2099-01-01T00:00:00+00:00".into();
     history.store(&filtered).unwrap();
@@ -607,7 +613,7 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
     let share = part["share_pct"].as_f64().unwrap();
     let [lo, hi] = [0, 1].map(|i| part["share_ci95_pct"][i].as_f64().unwrap());
     assert!(share > 0.0 && lo <= share && share <= hi, "{part}");
-    let syscalls = row(&under, "syscall")["share_pct"].as_f64().unwrap();
+    let syscalls = row(&under, "syscall")["figure"]["value"].as_f64().unwrap();
     assert!(share < syscalls, "{share} of {syscalls}");
 }
 
@@ -625,9 +631,7 @@ fn plain_and_filtered(
                 let factor = stray() * if filter { 1.5 } else { 1.0 };
                 common::scale_rows(&mut doc, "os/getpid", factor);
                 if filter {
-                    let controls = &mut doc.inventory.identity.process_controls;
-                    controls.insert("Seccomp".into(), "2".into());
-                    controls.insert("Seccomp_filters".into(), "1".into());
+                    common::under_a_seccomp_filter(&mut doc);
                 }
                 doc
             })
@@ -656,10 +660,7 @@ fn plain_and_filtered(
 #[test]
 fn a_known_part_is_recovered_within_its_interval() {
     use mitbench::attribute::BootNoise;
-    let base = mitbench::results::load::document_from_file(std::path::Path::new(
-        "tests/fixtures/default-run.json",
-    ))
-    .unwrap();
+    let base = common::stored_run("default-run.json");
     // The row tax prices a syscall by: glibc's getpid(), as programs call.
     let getpid = base
         .results
@@ -671,7 +672,7 @@ fn a_known_part_is_recovered_within_its_interval() {
     // level, three times that, is what the model must find elsewhere.
     let sd = 3.0 * getpid.between_forks_pct.unwrap() / 100.0 / (getpid.forks as f64).sqrt();
     let syscalls = 1_000_000u64;
-    let truth = syscalls as f64 * 0.5 * getpid.ns / 1e9 * 100.0;
+    let truth = syscalls as f64 * 0.5 * getpid.ns() / 1e9 * 100.0;
     let plan = mitbench::plan::plan(&base.inventory, 3);
     let mut rng = fastrand::Rng::with_seed(4242);
     let mut normal = move || {
@@ -736,10 +737,7 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
     use mitbench::attribute::BootNoise;
     use mitbench::tax::count::{Count, Counted};
     use mitbench::tax::crossing::Crossing;
-    let base = mitbench::results::load::document_from_file(std::path::Path::new(
-        "tests/fixtures/default-run.json",
-    ))
-    .unwrap();
+    let base = common::stored_run("default-run.json");
     let plan = mitbench::plan::plan(&base.inventory, 3);
     let mut run = 0;
     let sets = plain_and_filtered(&base, || {
@@ -759,7 +757,7 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
             count(Crossing::Syscall, 1_000_000),
             count(Crossing::ContextSwitch, 10_000),
         ],
-        [("Seccomp_filters".to_string(), "1".to_string())].into(),
+        common::one_seccomp_filter(),
     );
     let tax = mitbench::tax::estimate(counted, &base, "a fixture".into(), Err("none".into()));
     fn note(a: &mut mitbench::attribute::Attribution, id: &str, variant: &str) {
@@ -799,10 +797,7 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
 /// CPU time, with the toll's interval; said in the text.
 #[test]
 fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
-    let tolls = mitbench::results::load::document_from_file(std::path::Path::new(
-        "tests/fixtures/syscall-return-run.json",
-    ))
-    .unwrap();
+    let tolls = common::stored_run("syscall-return-run.json");
     let toll = mitbench::results::returns::of(&tolls)
         .into_iter()
         .find(|t| t.crossing == "getpid")
@@ -835,10 +830,7 @@ fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
     assert!(prose.contains("is the return after the crossing"), "{text}");
     // Tolls from a run that did not measure the probe: the share is not
     // known, and the text says why.
-    let older = mitbench::results::load::document_from_file(std::path::Path::new(
-        "tests/fixtures/default-run.json",
-    ))
-    .unwrap();
+    let older = common::stored_run("default-run.json");
     let counted = common::syscalls_under_a_filter(syscalls);
     let tax = mitbench::tax::estimate(counted, &older, "a fixture".into(), Err("none".into()));
     assert!(tax.syscall_return.is_none());

@@ -19,10 +19,9 @@ use mitbench::harness::tsc::TscFrequency;
 use mitbench::harness::{Harness, Settings};
 use mitbench::history::{History, conditions_of};
 use mitbench::probes::{AnyProbe, Placement};
-use mitbench::results::{self, RunDocument, load::document_from_file};
+use mitbench::results::{self, RunDocument};
 use mitbench::schedule::forks::{self, Job, Merged};
 use mitbench::synthetic::{Host, Noise, TSC_MHZ, guest_probes};
-use std::path::Path;
 use std::sync::Arc;
 
 const FORKS: usize = 3;
@@ -109,7 +108,7 @@ fn run(make: Make) -> RunDocument {
         ..results::RunFacts::default()
     };
     let (states, records) = results::analyse(&merged, &tsc, &settings, facts);
-    let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
+    let mut doc = common::stored_run("run-a.json");
     doc.results = records;
     doc.machine_states = states;
     doc.settings.forks = FORKS;

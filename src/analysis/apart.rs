@@ -1,24 +1,30 @@
-//! Figures put together: measured apart (in other rows, runs or
-//! processes), their errors are independent and the 95% half-widths of a
-//! sum or a difference add in quadrature; read from the same run sets,
-//! their errors covary (a set's run level and its speed move its rows
-//! alike) by an amount not measured, and the half-width of a sum is at
-//! most the sum of the half-widths (Cauchy-Schwarz), whatever that
-//! covariance. Where one term's half-width is unknown, so is the result's:
-//! a narrower interval would claim what was not measured.
+//! Figures put together, two rules, each where it is right:
+//!
+//! - **A difference of two figures** ([`difference`]): 95% half-widths add
+//!   in quadrature. Measured apart (other runs, processes, boots) their
+//!   errors are independent and that is the difference's. Two rows of one
+//!   run, or two rows less one baseline, have errors that covary
+//!   positively (the run's drift and speed, the shared baseline move them
+//!   alike), and Var(a - b) = Var a + Var b - 2 Cov is then less than the
+//!   quadrature sum: it stays a bound.
+//! - **A sum of rows of the same run sets** ([`Sum::of_same_sets`]): there
+//!   the same positive covariance adds, Var(a + b) = Var a + Var b +
+//!   2 Cov, by an amount not measured; the half-width of the sum is at most
+//!   the sum of the half-widths (Cauchy-Schwarz), whatever the covariance.
+//!   A sum of figures measured apart adds in quadrature ([`Sum::default`]).
+//!
+//! Where one term's half-width is unknown, so is the result's: a narrower
+//! interval would claim what was not measured.
 
-/// `a` less `b`, each a figure with its half-width where one is known: in
-/// quadrature, which errors that covary positively (rows of one run) only
-/// narrow.
-pub fn difference(a: (f64, Option<f64>), b: (f64, Option<f64>)) -> (f64, Option<f64>) {
-    (a.0 - b.0, a.1.zip(b.1).map(|(x, y)| x.hypot(y)))
-}
+use super::figure::Figure;
 
-/// [`difference`] of two figures, the result's interval symmetric about
-/// it (each side's wider half-width counts).
-pub fn less(a: super::figure::Figure, b: super::figure::Figure) -> super::figure::Figure {
-    let (value, half) = difference((a.value, a.half_width()), (b.value, b.half_width()));
-    super::figure::Figure::within(value, half)
+/// `a` less `b` with its 95% interval, symmetric about it (each side's
+/// wider half-width counts): half-widths in quadrature, the difference's
+/// for figures measured apart and a bound for rows of one run (see the
+/// module's note).
+pub fn difference(a: Figure, b: Figure) -> Figure {
+    let half = a.half_width().zip(b.half_width()).map(|(x, y)| x.hypot(y));
+    Figure::within(a.value - b.value, half)
 }
 
 /// A running sum of figures with their half-widths.
@@ -62,29 +68,37 @@ impl Sum {
 
     /// The sum and its 95% interval: None with no term, and no interval
     /// where some term had none.
-    pub fn read(self) -> Option<super::figure::Figure> {
+    pub fn read(self) -> Option<Figure> {
         let half = match self.same_sets {
             true => self.linear,
             false => self.var.sqrt(),
         };
-        self.terms.then(|| {
-            super::figure::Figure::within(self.value, (!self.half_unknown).then_some(half))
-        })
+        self.terms
+            .then(|| Figure::within(self.value, (!self.half_unknown).then_some(half)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::figure::Figure;
 
     #[test]
     fn half_widths_of_figures_measured_apart_add_in_quadrature() {
+        let within = |value: f64, half: Option<f64>| Figure::within(value, half);
         assert_eq!(
-            difference((10.0, Some(3.0)), (4.0, Some(4.0))),
-            (6.0, Some(5.0))
+            difference(within(10.0, Some(3.0)), within(4.0, Some(4.0))),
+            within(6.0, Some(5.0))
         );
-        assert_eq!(difference((10.0, Some(3.0)), (4.0, None)), (6.0, None));
+        // The wider side of an interval that is not symmetric counts.
+        let lopsided = Figure::new(4.0, Some([3.0, 8.0]));
+        assert_eq!(
+            difference(within(10.0, Some(3.0)), lopsided),
+            within(6.0, Some(5.0))
+        );
+        assert_eq!(
+            difference(within(10.0, Some(3.0)), within(4.0, None)),
+            within(6.0, None)
+        );
         let mut sum = Sum::default();
         assert_eq!(sum.read(), None);
         sum.add(1.0, Some(3.0));

@@ -163,23 +163,10 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
         .any(|t| t.walk.is_some());
     let forks = noise::forks_evidence(all());
     let walk_known = times_known && walk_read && forks.is_some();
-    let within = match forks {
-        Some(f) if at_speed || walk_known => {
-            levels.push(NoiseLevel::Forks { df: f.df });
-            Some(f)
-        }
-        _ => {
-            let intervals = Evidence::pooled(all().filter_map(Evidence::of_run));
-            if intervals.is_some() {
-                levels.push(NoiseLevel::Intervals);
-            }
-            intervals
-        }
-    };
+    let within = within_runs(forks, all(), at_speed || walk_known, &mut levels);
     // Raw figures whose drift is known: a set's own spread holds the drift
-    // within the set, which the drift term counts already (read beside it,
-    // three alternating runs a side saw a 3% toll in 44% of the synthetic
-    // machine's comparisons, without it in 89%).
+    // within the set, which the drift term counts already: read beside it
+    // too, a toll is seen far less often (docs/why-the-code-is-so.md).
     let drift_inside_sets = !at_speed && walk_known;
     let sets_spread =
         Evidence::pooled(sets.iter().filter_map(|s| {
@@ -204,40 +191,12 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
         levels.push(NoiseLevel::RunLevelUnknown);
     }
 
-    let scaled: Vec<(f64, &[RunTime])> = terms
-        .iter()
-        .map(|&(set, scaled)| (scaled, sets[set].times))
-        .collect();
     // One run's variance counts Σ scaled²/runs in the sum.
     let weight = terms
         .iter()
         .map(|&(set, scaled)| scaled.powi(2) / sets[set].runs.len() as f64)
         .sum();
-    // What the runs' own noise does not hold: the drift between the sets,
-    // or at one speed the carrying and the drift the reference misses.
-    let carried = outside.carried_se.map(|se| Walk {
-        var: (se
-            * terms
-                .iter()
-                .map(|&(set, w)| w * sets[set].distance)
-                .sum::<f64>())
-        .powi(2),
-        df: noise::CARRIED_DF,
-    });
-    let drift = match (at_speed, walk_known) {
-        (false, true) => Walk::of(&scaled).unwrap_or_default(),
-        (true, true) => Walk::beyond_reference(&scaled).unwrap_or_default(),
-        (_, false) => Walk::default(),
-    };
-    if drift.var > 0.0 {
-        levels.push(match at_speed {
-            true => NoiseLevel::DriftBeyondReference,
-            false => NoiseLevel::Drift,
-        });
-    }
-    if carried.is_some() {
-        levels.push(NoiseLevel::Carrying);
-    }
+    let (drift, carried) = drift_and_carrying(sets, terms, outside, walk_known, &mut levels);
     let boots = boot_term(sets, terms, outside, &mut levels);
     let carried = carried.unwrap_or_default();
     let fixed_within = drift.plus(carried).plus(boots);
@@ -288,6 +247,71 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
         per_run,
         fixed,
     }
+}
+
+/// The noise within runs: the forks' spread where it can be read as it
+/// is (at one speed, or with the drift known), else the runs' own
+/// intervals pooled; named in `levels`.
+fn within_runs<'r>(
+    forks: Option<Evidence>,
+    runs: impl Iterator<Item = &'r RunFigure>,
+    forks_hold: bool,
+    levels: &mut Vec<NoiseLevel>,
+) -> Option<Evidence> {
+    match forks {
+        Some(f) if forks_hold => {
+            levels.push(NoiseLevel::Forks { df: f.df });
+            Some(f)
+        }
+        _ => {
+            let intervals = Evidence::pooled(runs.filter_map(Evidence::of_run));
+            if intervals.is_some() {
+                levels.push(NoiseLevel::Intervals);
+            }
+            intervals
+        }
+    }
+}
+
+/// What the runs' own noise does not hold: the drift between the sets,
+/// or at one speed the carrying and the drift the reference misses; each
+/// term counted is named in `levels`.
+fn drift_and_carrying(
+    sets: &[Set],
+    terms: &[(usize, f64)],
+    outside: &Outside,
+    walk_known: bool,
+    levels: &mut Vec<NoiseLevel>,
+) -> (Walk, Option<Walk>) {
+    let at_speed = outside.carried_se.is_some();
+    let scaled: Vec<(f64, &[RunTime])> = terms
+        .iter()
+        .map(|&(set, scaled)| (scaled, sets[set].times))
+        .collect();
+    let carried = outside.carried_se.map(|se| Walk {
+        var: (se
+            * terms
+                .iter()
+                .map(|&(set, w)| w * sets[set].distance)
+                .sum::<f64>())
+        .powi(2),
+        df: noise::CARRIED_DF,
+    });
+    let drift = match (at_speed, walk_known) {
+        (false, true) => Walk::of(&scaled).unwrap_or_default(),
+        (true, true) => Walk::beyond_reference(&scaled).unwrap_or_default(),
+        (_, false) => Walk::default(),
+    };
+    if drift.var > 0.0 {
+        levels.push(match at_speed {
+            true => NoiseLevel::DriftBeyondReference,
+            false => NoiseLevel::Drift,
+        });
+    }
+    if carried.is_some() {
+        levels.push(NoiseLevel::Carrying);
+    }
+    (drift, carried)
 }
 
 /// A boot's draw moves every set of the boot alike: the sum weighs it by

@@ -216,44 +216,7 @@ pub fn recognise(sets: &[NamedSet]) -> Result<Recognised, Refusal> {
         .map(|s| switches::in_force(&s.runs[0].inventory.cpu.vulnerabilities))
         .collect();
     let processes: Vec<Vec<(&str, String)>> = sets.iter().map(|s| process_on(&s.runs[0])).collect();
-    // The present boot is the one with the most kernel mitigations in
-    // force; among its sets, the present set has every process control any
-    // set has.
-    let most = in_force.iter().map(Vec::len).max().unwrap_or(0);
-    let all_controls: BTreeSet<&str> = processes
-        .iter()
-        .flat_map(|p| p.iter().map(|(name, _)| *name))
-        .collect();
-    let mut present = (0..sets.len())
-        .filter(|&i| in_force[i].len() == most)
-        .filter(|&i| processes[i].len() == all_controls.len())
-        .collect::<Vec<_>>();
-    // A boot whose parameter the kernel did not take has the present
-    // boot's files; its command line, which asks for a mitigation off,
-    // tells it apart.
-    if present.len() > 1 {
-        let asks_off = |i: &usize| {
-            let line = cmdline(&sets[*i].runs[0]);
-            line.split_whitespace().any(|w| {
-                w == "mitigations=off" || switches::SWITCHES.iter().any(|(_, off)| *off == w)
-            })
-        };
-        if present.iter().any(|i| !asks_off(i)) {
-            present.retain(|i| !asks_off(i));
-        }
-    }
-    let present = match present[..] {
-        [one] => one,
-        [] => {
-            return Err(format!(
-                "no set has every mitigation the others show on (the most kernel mitigations in \
-                 force, and the process controls {}): name the set of the present boot with \
-                 every control on",
-                list(all_controls.iter().copied())
-            ));
-        }
-        [a, b, ..] => return Err(same_conditions(&sets[a].name, &sets[b].name)),
-    };
+    let present = present_set(sets, &in_force, &processes)?;
     let present_doc = &sets[present].runs[0];
     let the_plan = plan::plan(&present_doc.inventory, plan::DEFAULT_RUNS);
     let mut switches: Vec<Switch> = in_force[present]
@@ -294,6 +257,82 @@ pub fn recognise(sets: &[NamedSet]) -> Result<Recognised, Refusal> {
     let (switches, constant): (Vec<Switch>, Vec<Switch>) = switches
         .into_iter()
         .partition(|s| recognised.iter().any(|set| set.off.contains(&s.name)));
+    let (all_off, without) = assign_roles(&mut recognised, &switches, sets, present)?;
+    let missing = the_plan
+        .boots
+        .iter()
+        .filter(|b| !recognised.iter().any(|s| s.boot.name == b.name))
+        .cloned()
+        .collect();
+    Ok(Recognised {
+        switches,
+        sets: recognised,
+        roles: Roles {
+            present,
+            all_off,
+            without,
+        },
+        not_separated: NotSeparated {
+            in_force: constant,
+            boots: missing,
+        },
+    })
+}
+
+/// The present set: of the boot with the most kernel mitigations in
+/// force, the set with every process control any set has.
+fn present_set(
+    sets: &[NamedSet],
+    in_force: &[Vec<InForce>],
+    processes: &[Vec<(&str, String)>],
+) -> Result<usize, Refusal> {
+    // The present boot is the one with the most kernel mitigations in
+    // force; among its sets, the present set has every process control any
+    // set has.
+    let most = in_force.iter().map(Vec::len).max().unwrap_or(0);
+    let all_controls: BTreeSet<&str> = processes
+        .iter()
+        .flat_map(|p| p.iter().map(|(name, _)| *name))
+        .collect();
+    let mut present = (0..sets.len())
+        .filter(|&i| in_force[i].len() == most)
+        .filter(|&i| processes[i].len() == all_controls.len())
+        .collect::<Vec<_>>();
+    // A boot whose parameter the kernel did not take has the present
+    // boot's files; its command line, which asks for a mitigation off,
+    // tells it apart.
+    if present.len() > 1 {
+        let asks_off = |i: &usize| {
+            let line = cmdline(&sets[*i].runs[0]);
+            line.split_whitespace().any(|w| {
+                w == "mitigations=off" || switches::SWITCHES.iter().any(|(_, off)| *off == w)
+            })
+        };
+        if present.iter().any(|i| !asks_off(i)) {
+            present.retain(|i| !asks_off(i));
+        }
+    }
+    match present[..] {
+        [one] => Ok(one),
+        [] => Err(format!(
+            "no set has every mitigation the others show on (the most kernel mitigations in \
+             force, and the process controls {}): name the set of the present boot with every \
+             control on",
+            list(all_controls.iter().copied())
+        )),
+        [a, b, ..] => Err(same_conditions(&sets[a].name, &sets[b].name)),
+    }
+}
+
+/// Each set's roles from the mitigations it has off: the present set (none
+/// off), the all-off set, the set without exactly one; a set with some off
+/// between, or a second of one role, is refused.
+fn assign_roles(
+    recognised: &mut [SetConditions],
+    switches: &[Switch],
+    sets: &[NamedSet],
+    present: usize,
+) -> Result<(Option<usize>, Vec<Option<usize>>), Refusal> {
     let mut all_off = None;
     let mut without = vec![None; switches.len()];
     for i in 0..recognised.len() {
@@ -328,25 +367,7 @@ pub fn recognise(sets: &[NamedSet]) -> Result<Recognised, Refusal> {
         }
         recognised[i].roles = roles;
     }
-    let missing = the_plan
-        .boots
-        .iter()
-        .filter(|b| !recognised.iter().any(|s| s.boot.name == b.name))
-        .cloned()
-        .collect();
-    Ok(Recognised {
-        switches,
-        sets: recognised,
-        roles: Roles {
-            present,
-            all_off,
-            without,
-        },
-        not_separated: NotSeparated {
-            in_force: constant,
-            boots: missing,
-        },
-    })
+    Ok((all_off, without))
 }
 
 fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {

@@ -202,7 +202,7 @@ fn scored(
         // replay): half-widths in quadrature.
         beyond_floor_ns: part_ns
             .zip(floor_ns)
-            .map(|(part, floor)| crate::analysis::apart::less(part, floor)),
+            .map(|(part, floor)| crate::analysis::apart::difference(part, floor)),
         floor_ns,
         predicted_ns,
         prices: prices.iter().map(|p| (*p).clone()).collect(),

@@ -19,7 +19,7 @@ use crate::mitigations::crossing::RETURN_TOLL_SYSCALL as SCORED;
 /// What the toll did in a boot without a candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum TollMove {
     /// Below the present toll, and what is left under [`GONE_SHARE`] of
     /// it: the candidate explains the toll.
     Gone,
@@ -42,7 +42,7 @@ pub struct ReturnScore {
     pub toll_ns: Figure,
     /// The present toll less this one: what the candidate explains.
     pub fell_ns: Figure,
-    pub outcome: Outcome,
+    pub outcome: TollMove,
 }
 
 /// The toll of the present set and each boot's score.
@@ -83,7 +83,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet]) -> Option<ReturnScores> {
         scores.push(ReturnScore {
             without,
             boot: boot(set),
-            fell_ns: crate::analysis::apart::less(present_ns, toll_ns),
+            fell_ns: crate::analysis::apart::difference(present_ns, toll_ns),
             outcome: outcome(present_ns, toll_ns),
             toll_ns,
         });
@@ -127,8 +127,8 @@ pub const GONE_SHARE: f64 = 0.1;
 /// zero), is what is left above zero, or under [`GONE_SHARE`] of the
 /// present toll. That nothing left was shown is no evidence that nothing
 /// is left: `gone` needs the bound.
-fn outcome(present: Figure, without: Figure) -> Outcome {
-    let fell = crate::analysis::apart::less(present, without)
+fn outcome(present: Figure, without: Figure) -> TollMove {
+    let fell = crate::analysis::apart::difference(present, without)
         .lower_bound_95()
         .is_some_and(|lo| lo > 0.0);
     let left = without.lower_bound_95().is_some_and(|lo| lo > 0.0);
@@ -136,10 +136,10 @@ fn outcome(present: Figure, without: Figure) -> Outcome {
         .upper_bound_95()
         .is_some_and(|hi| hi < GONE_SHARE * present.value);
     match (fell, left, under_share) {
-        (false, _, _) => Outcome::Stays,
-        (true, true, _) => Outcome::Fell,
-        (true, false, true) => Outcome::Gone,
-        (true, false, false) => Outcome::FellUnresolved,
+        (false, _, _) => TollMove::Stays,
+        (true, true, _) => TollMove::Fell,
+        (true, false, true) => TollMove::Gone,
+        (true, false, false) => TollMove::FellUnresolved,
     }
 }
 
@@ -154,17 +154,17 @@ mod tests {
     #[test]
     fn a_toll_is_gone_fell_or_stays_by_one_sided_tests() {
         let present = figure(33.0, 2.0);
-        assert_eq!(outcome(present, figure(0.5, 2.0)), Outcome::Gone);
+        assert_eq!(outcome(present, figure(0.5, 2.0)), TollMove::Gone);
         // Not shown above zero, but up to 6 ns may be left: not gone.
-        assert_eq!(outcome(present, figure(1.0, 6.0)), Outcome::FellUnresolved);
-        assert_eq!(outcome(present, figure(15.0, 2.0)), Outcome::Fell);
-        assert_eq!(outcome(present, figure(32.0, 2.0)), Outcome::Stays);
+        assert_eq!(outcome(present, figure(1.0, 6.0)), TollMove::FellUnresolved);
+        assert_eq!(outcome(present, figure(15.0, 2.0)), TollMove::Fell);
+        assert_eq!(outcome(present, figure(32.0, 2.0)), TollMove::Stays);
         // Above the present one is not a fall either.
-        assert_eq!(outcome(present, figure(40.0, 2.0)), Outcome::Stays);
+        assert_eq!(outcome(present, figure(40.0, 2.0)), TollMove::Stays);
         // Without an interval nothing is shown to fall.
         assert_eq!(
             outcome(Figure::new(33.0, None), figure(0.0, 1.0)),
-            Outcome::Stays
+            TollMove::Stays
         );
     }
 }

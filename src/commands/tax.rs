@@ -75,26 +75,59 @@ pub fn tax(
         Target::Running { .. } => None,
     };
     if let (Some((pairs, rules)), Some(command), true) = (check, command, ending.is_success()) {
-        match (check_counts, mhz) {
-            (Some(counts), Some(mhz)) => {
-                say!(
-                    "checking: {pairs} pairs of runs, plain and under a {rules}-comparison seccomp filter"
-                );
-                match tax::check::check(command, counts, rules, pairs, mhz) {
-                    Ok(result) => estimate.check = Some(result),
-                    Err(message) => estimate.check_unsupported = Some(message),
-                }
-            }
-            _ => {
-                estimate.check_unsupported = Some(
-                    "it needs the syscall and context-switch counts and the TSC rate, and this machine gave not all three"
-                        .into(),
-                )
-            }
-        }
+        check_against_a_filter(&mut estimate, command, check_counts, mhz, pairs, rules);
     }
     let plan = crate::plan::plan(&tolls.inventory, crate::plan::DEFAULT_RUNS);
-    let attribution = match newest_attribution(store, None) {
+    let attribution = stored_attribution(store);
+    estimate.per_mitigation = Some(tax::parts::per_mitigation(
+        &estimate,
+        attribution.as_ref(),
+        &plan,
+    ));
+    let shown = show(
+        &estimate,
+        printed,
+        |style, width| export::tax::render(&estimate, style, width),
+        html,
+        || export::tax::render_html(&estimate),
+        "estimate",
+    );
+    if shown.is_success() { ending } else { shown }
+}
+
+/// `--check`: the estimate against what the workload's runs plain and under
+/// a seccomp filter of `rules` comparisons measure, `pairs` pairs of them.
+fn check_against_a_filter(
+    estimate: &mut tax::Tax,
+    command: &[String],
+    counts: Option<(u64, u64)>,
+    mhz: Option<f64>,
+    pairs: usize,
+    rules: usize,
+) {
+    match (counts, mhz) {
+        (Some(counts), Some(mhz)) => {
+            say!(
+                "checking: {pairs} pairs of runs, plain and under a {rules}-comparison seccomp filter"
+            );
+            match tax::check::check(command, counts, rules, pairs, mhz) {
+                Ok(result) => estimate.check = Some(result),
+                Err(message) => estimate.check_unsupported = Some(message),
+            }
+        }
+        _ => {
+            estimate.check_unsupported = Some(
+                "it needs the syscall and context-switch counts and the TSC rate, and this machine gave not all three"
+                    .into(),
+            )
+        }
+    }
+}
+
+/// The newest attribution the history's run sets allow, said as it is
+/// found; None, and why, where there is none.
+fn stored_attribution(store: &HistoryArgs) -> Option<crate::attribute::Attribution> {
+    match newest_attribution(store, None) {
         Ok(attribution) => {
             say!(
                 "pricing each mitigation's part over run sets {}",
@@ -112,21 +145,7 @@ pub fn tax(
             say!("per mitigation: {why}");
             None
         }
-    };
-    estimate.per_mitigation = Some(tax::parts::per_mitigation(
-        &estimate,
-        attribution.as_ref(),
-        &plan,
-    ));
-    let shown = show(
-        &estimate,
-        printed,
-        |style, width| export::tax::render(&estimate, style, width),
-        html,
-        || export::tax::render_html(&estimate),
-        "estimate",
-    );
-    if shown.is_success() { ending } else { shown }
+    }
 }
 
 /// How the count ended, as the exit status the estimate is printed with.

@@ -54,17 +54,7 @@ pub struct FleetCell {
 
 /// `runs` paired with the names the user gave them.
 pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
-    // Group by identical inventory, keeping the order runs were named.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, (_, doc)) in runs.iter().enumerate() {
-        match groups
-            .iter_mut()
-            .find(|g| inventory_changes(&runs[g[0]].1, doc).is_empty())
-        {
-            Some(group) => group.push(i),
-            None => groups.push(vec![i]),
-        }
-    }
+    let groups = by_inventory(runs);
     let order: Vec<usize> = groups.iter().flatten().copied().collect();
     let columns: Vec<&(String, RunDocument)> = order.iter().map(|&i| &runs[i]).collect();
     let group_of = |i: usize| groups.iter().position(|g| g.contains(&i)).unwrap_or(0);
@@ -104,42 +94,7 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
     }
     let rows = names
         .into_iter()
-        .map(|(family, id, variant)| {
-            let cells: Vec<Option<FleetCell>> = columns
-                .iter()
-                .map(|(_, doc)| {
-                    let r = doc.record(id, variant)?;
-                    // The figure a run's own table shows: at its reference
-                    // speed where it read one.
-                    let shown = r.cost.as_ref()?.shown();
-                    Some(FleetCell {
-                        ticks: shown.ticks.value,
-                        ns: shown.ns.value,
-                        half_width_pct: shown.ticks.half_width_pct(),
-                    })
-                })
-                .collect();
-            let against_first: Vec<Option<Verdict>> = against
-                .iter()
-                .map(|cmp| {
-                    cmp.as_ref()?
-                        .rows
-                        .iter()
-                        .find(|row| row.key.id == id && row.key.variant == variant)
-                        .map(|row| row.verdict)
-                })
-                .collect();
-            FleetRow {
-                family: family.to_string(),
-                id: id.to_string(),
-                variant: variant.to_string(),
-                differs: against_first
-                    .iter()
-                    .any(|v| matches!(v, Some(Verdict::Slower | Verdict::Faster))),
-                cells,
-                against_first,
-            }
-        })
+        .map(|(family, id, variant)| fleet_row(&columns, &against, family, id, variant))
         .collect();
     Fleet {
         runs: order
@@ -163,6 +118,64 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
             .collect(),
         threshold_pct,
         rows,
+    }
+}
+
+/// The runs grouped by identical inventory, in the order they were named.
+fn by_inventory(runs: &[(String, RunDocument)]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, (_, doc)) in runs.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|g| inventory_changes(&runs[g[0]].1, doc).is_empty())
+        {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// One row across the fleet: each run's figure as its own table shows it
+/// (at its reference speed where it read one), and each run's verdict
+/// against the first.
+fn fleet_row(
+    columns: &[&(String, RunDocument)],
+    against: &[Option<super::RunComparison>],
+    family: &str,
+    id: &str,
+    variant: &str,
+) -> FleetRow {
+    let cells: Vec<Option<FleetCell>> = columns
+        .iter()
+        .map(|(_, doc)| {
+            let shown = doc.record(id, variant)?.cost.as_ref()?.shown();
+            Some(FleetCell {
+                ticks: shown.ticks.value,
+                ns: shown.ns.value,
+                half_width_pct: shown.ticks.half_width_pct(),
+            })
+        })
+        .collect();
+    let against_first: Vec<Option<Verdict>> = against
+        .iter()
+        .map(|cmp| {
+            cmp.as_ref()?
+                .rows
+                .iter()
+                .find(|row| row.key.id == id && row.key.variant == variant)
+                .map(|row| row.verdict)
+        })
+        .collect();
+    FleetRow {
+        family: family.to_string(),
+        id: id.to_string(),
+        variant: variant.to_string(),
+        differs: against_first
+            .iter()
+            .any(|v| matches!(v, Some(Verdict::Slower | Verdict::Faster))),
+        cells,
+        against_first,
     }
 }
 

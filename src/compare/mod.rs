@@ -29,9 +29,9 @@ pub use timeline::{
     Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline, machine_timeline,
 };
 
-use crate::analysis::rounds::{Basis, across_forks};
+use crate::analysis::rounds::across_forks;
 use crate::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};
-use crate::results::{Cost, EqualSpeed, Record, RunDocument};
+use crate::results::{EqualSpeed, Record, RunDocument};
 use serde::Serialize;
 
 /// Default: a change below 1% is `~` whatever its interval. Read at one
@@ -63,9 +63,9 @@ pub struct RowChange {
     pub new_ns: f64,
     /// new / old - 1, in percent (each side's geometric mean over its
     /// runs), with its 95% interval: the change plus and minus how far the
-    /// row moves between runs when nothing changed (see [`noise`]). JSON:
-    /// `change_pct`, `change_ci95_pct`.
-    #[serde(flatten, with = "crate::analysis::figure::as_change_pct")]
+    /// row moves between runs when nothing changed (see [`noise`]). The
+    /// JSON writes it as `figure`.
+    #[serde(skip)]
     pub change_pct: Figure,
     /// The change in the one shape every document writes a figure in:
     /// percent, `basis` `change`, the degrees of freedom of the spread it
@@ -456,17 +456,7 @@ fn unheld(
             gaps.push(gap(Some(o), None));
         }
     }
-    let learned_rows: Vec<Learned> = first_new
-        .results
-        .iter()
-        .filter_map(|r| learned(&r.id, &r.variant))
-        .collect();
-    let spreads: Vec<f64> = learned_rows
-        .iter()
-        .map(|l| l.evidence.half_width() * 100.0)
-        .collect();
-    let between_runs_pct = crate::analysis::stats::median_of(&spreads);
-    let history_runs = learned_rows.iter().map(|l| l.runs).max();
+    let (between_runs_pct, history_runs) = between_runs(first_new, learned);
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {
         warnings.extend(set_warnings(side));
@@ -503,6 +493,28 @@ fn unheld(
         rows_marked: 0,
         false_rows_expected: 0.0,
     }
+}
+
+/// What the history learned of how far `run`'s rows move between runs:
+/// the rows' median spread (95% half-width, percent) and the most runs a
+/// row's spread stood on.
+fn between_runs(
+    run: &RunDocument,
+    learned: &dyn Fn(&str, &str) -> Option<Learned>,
+) -> (Option<f64>, Option<usize>) {
+    let rows: Vec<Learned> = run
+        .results
+        .iter()
+        .filter_map(|r| learned(&r.id, &r.variant))
+        .collect();
+    let spreads: Vec<f64> = rows
+        .iter()
+        .map(|l| l.evidence.half_width() * 100.0)
+        .collect();
+    (
+        crate::analysis::stats::median_of(&spreads),
+        rows.iter().map(|l| l.runs).max(),
+    )
 }
 
 /// Holds the rows of `comparisons` to [`FALSE_DISCOVERY_RATE`] as one
@@ -633,11 +645,6 @@ pub fn row_change(
     let (old_figures, new_figures) = (row.figures(0), row.figures(1));
     let (old, new) = (row.records(0), row.records(1));
     let (old, new) = (&old[..], &new[..]);
-    let cost = |r: &&Record| r.cost.clone().expect("rows with a figure");
-    let (oc, nc): (Vec<_>, Vec<_>) = (
-        old.iter().map(cost).collect(),
-        new.iter().map(cost).collect(),
-    );
     // A side's figure is its runs' geometric mean, as a run's is its forks'.
     let side_figure = |side: &[RunFigure], of: fn(&RunFigure) -> f64| {
         across_forks(&side.iter().map(of).collect::<Vec<_>>())
@@ -646,7 +653,6 @@ pub fn row_change(
     let new_ticks = side_figure(&new_figures, |f| f.ticks);
     let old_ns = side_figure(&old_figures, |f| f.ns);
     let new_ns = side_figure(&new_figures, |f| f.ns);
-    let (a, b) = (oc.len(), nc.len());
     let sets: Vec<contrast::Set> = [&old_figures, &new_figures]
         .into_iter()
         .enumerate()
@@ -665,31 +671,25 @@ pub fn row_change(
             ..outside
         },
     );
+    // The change is read on the log scale, where the noise is.
     let change_log = (new_ticks / old_ticks).ln();
-    let change_pct = change_log.exp_m1() * 100.0;
-    let ci = read.half_width().map(|n| {
-        [
-            (change_log - n).exp_m1() * 100.0,
-            (change_log + n).exp_m1() * 100.0,
-        ]
+    let change = Figure::new(
+        change_log.exp_m1() * 100.0,
+        read.half_width()
+            .map(|n| [change_log - n, change_log + n].map(|l| l.exp_m1() * 100.0)),
+    );
+    let slow_state = |side: &[&Record]| side.iter().any(|r| r.slow_state());
+    let note = (slow_state(old) != slow_state(new)).then(|| {
+        "one side's figure is the slow state's (no quiet round), the other's the quiet state's: \
+         not comparable"
+            .to_string()
     });
-    let slow_state = |side: &[Cost]| side.iter().any(|c| c.estimator == Basis::NoQuietRound);
-    let note = if slow_state(&oc) != slow_state(&nc) {
-        Some(
-            "one side's figure is the slow state's (no quiet round), the other's the quiet \
-             state's: not comparable"
-                .to_string(),
-        )
-    } else {
-        None
-    };
     let verdict = match note {
         Some(_) => Verdict::Same,
-        None => verdict(change_pct, ci, threshold_pct),
+        None => verdict(change.value, change.ci95, threshold_pct),
     };
     // Its power is read once the comparison holds its rows to the false
     // discovery rate over all of them (`hold_to_false_discovery_rate`).
-    let change = Figure::new(change_pct, ci);
     RowChange {
         key: RowKey::of(new[0]),
         old_ticks,
@@ -709,7 +709,7 @@ pub fn row_change(
         walk_pct: (read.drift.var > 0.0).then(|| read.drift.half_width() * 100.0),
         noise_from: read.levels.clone(),
         decided_by: read.decided_by,
-        runs: [a, b],
+        runs: [old.len(), new.len()],
         note,
         verdict,
         consistent_with: Vec::new(),

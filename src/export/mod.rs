@@ -99,7 +99,7 @@ impl Format {
 /// nothing of its own.
 pub struct RunView<'d> {
     pub doc: &'d RunDocument,
-    pub summary: crate::results::summary::Summary,
+    pub summary: crate::results::summary::Answer,
     /// The run's machine over the history, where one holds it: the
     /// report's timeline.
     pub timeline: Option<crate::compare::MachineTimeline>,

@@ -7,6 +7,16 @@ pub fn cpu_steal(cpu: usize) -> Option<(u64, u64)> {
     parse_cpu_steal(&stat, cpu)
 }
 
+/// The share of a CPU's time stolen between two readings of
+/// [`cpu_steal`], percent; None where no time passed between them.
+pub fn share_pct(
+    (steal_before, total_before): (u64, u64),
+    (steal, total): (u64, u64),
+) -> Option<f64> {
+    (total > total_before)
+        .then(|| steal.saturating_sub(steal_before) as f64 / (total - total_before) as f64 * 100.0)
+}
+
 /// `cpuN user nice system idle iowait irq softirq steal ...`: steal is the
 /// eighth figure; the total counts the first eight (guest time is already
 /// inside user time).

@@ -2,8 +2,8 @@
 //! its later look-ups read.
 
 use super::{History, HistoryError};
-use crate::results::RunDocument;
 use crate::results::load::LoadError;
+use crate::results::{Cost, RunDocument};
 use rusqlite::params;
 
 /// What a run's figures can be compared within without a change to explain
@@ -97,13 +97,13 @@ impl History {
                         serde_json::to_value(r.role)
                             .ok()
                             .and_then(|v| v.as_str().map(str::to_string)),
-                        cost.map(|c| c.ticks),
-                        cost.map(|c| c.ns),
+                        cost.map(Cost::ticks),
+                        cost.map(Cost::ns),
                         ci.map(|c| c[0]),
                         ci.map(|c| c[1]),
                         r.unsupported.as_ref().map(|u| u.kind_name()),
-                        cost.and_then(|c| c.speed_coefficient),
-                        cost.and_then(|c| c.speed_normalized_ticks),
+                        cost.and_then(|c| Some(c.at_reference?.coefficient)),
+                        cost.and_then(|c| Some(c.at_reference?.ticks.value)),
                         r.slow_state(),
                     ])
                     .map_err(sqlite)?;

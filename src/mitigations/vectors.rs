@@ -225,7 +225,7 @@ pub struct Kept {
     pub keeps: Vec<&'static Mitigation>,
     /// Those `no_<vector>` would turn off: no other enabled vector needs
     /// them and no option of their own holds them.
-    pub alone: Vec<&'static Mitigation>,
+    pub turns_off: Vec<&'static Mitigation>,
 }
 
 /// For each enabled vector, the mitigations of `in_force` it keeps. A
@@ -300,7 +300,7 @@ pub fn kept(controls: &Controls, in_force: &[&'static Mitigation], cmdline: &str
                 .copied()
                 .filter(|m| m.vectors.contains(&vector))
                 .collect();
-            let alone = keeps
+            let turns_off = keeps
                 .iter()
                 .copied()
                 .filter(|m| {
@@ -311,7 +311,7 @@ pub fn kept(controls: &Controls, in_force: &[&'static Mitigation], cmdline: &str
             Kept {
                 vector,
                 keeps,
-                alone,
+                turns_off,
             }
         })
         .collect()
@@ -383,17 +383,17 @@ mod tests {
         assert_eq!(user_kernel.vector, Vector::UserKernel);
         assert_eq!(names(&user_kernel.keeps).len(), 3);
         assert_eq!(
-            names(&user_kernel.alone),
+            names(&user_kernel.turns_off),
             ["retpoline / IBRS / eIBRS", "spectre_v1 barriers"],
             "VERW stays for user_user"
         );
-        assert_eq!(names(&guest[1].alone), ["IBPB"]);
+        assert_eq!(names(&guest[1].turns_off), ["IBPB"]);
         assert!(guest[2].keeps.is_empty(), "cross_thread");
         // Where guest_host is on, the retpolines stay for it.
         let all = kept_here("mitigations=auto");
-        assert_eq!(names(&all[0].alone), ["spectre_v1 barriers"]);
+        assert_eq!(names(&all[0].turns_off), ["spectre_v1 barriers"]);
         // spectre_v2= holds the retpolines whatever the vectors say.
         let own = kept_here("mitigations=auto,no_guest_host spectre_v2=retpoline");
-        assert_eq!(names(&own[0].alone), ["spectre_v1 barriers"]);
+        assert_eq!(names(&own[0].turns_off), ["spectre_v1 barriers"]);
     }
 }

@@ -236,7 +236,7 @@ pub trait Config: fmt::Display + Serialize + PartialEq + Send + Sync {
 /// The variant whose extra cost over `reference` is the probe's toll;
 /// every variant is reported with the share of that toll it avoids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Toll<C> {
+pub struct TollPair<C> {
     pub toll: C,
     pub reference: C,
 }
@@ -256,7 +256,7 @@ pub trait Probe: Described + Sync {
         Self::Config::listed()
     }
 
-    fn toll(&self) -> Option<Toll<Self::Config>> {
+    fn toll(&self) -> Option<TollPair<Self::Config>> {
         None
     }
 
@@ -314,7 +314,7 @@ pub trait AnyProbe: Sync {
     fn declaration(&self) -> &Declaration;
     fn variants(&self) -> Vec<Variant>;
     /// The toll and reference variants' indices.
-    fn toll(&self) -> Option<Toll<usize>>;
+    fn toll(&self) -> Option<TollPair<usize>>;
     fn check(&self, variant: &Variant, placement: &Placement) -> Result<(), Unsupported>;
     /// Checks, then measures.
     fn run(&self, variant: &Variant, placement: &Placement, harness: &Harness) -> Outcome;
@@ -333,11 +333,11 @@ impl<P: Probe> AnyProbe for P {
             .collect()
     }
 
-    fn toll(&self) -> Option<Toll<usize>> {
-        let Toll { toll, reference } = Probe::toll(self)?;
+    fn toll(&self) -> Option<TollPair<usize>> {
+        let TollPair { toll, reference } = Probe::toll(self)?;
         let configs = self.configs();
         let index = |c: &P::Config| configs.iter().position(|x| x == c);
-        Some(Toll {
+        Some(TollPair {
             toll: index(&toll)?,
             reference: index(&reference)?,
         })

@@ -125,10 +125,10 @@ impl<'r> RowAtSpeed<'r> {
 /// carried by the others'. None where no run has one.
 fn joint_coefficient<'r>(records: impl Iterator<Item = &'r Record>) -> Option<speed::Slope> {
     speed::joint(records.filter_map(|r| {
-        let cost = r.cost.as_ref()?;
+        let at = r.cost.as_ref()?.at_reference?;
         Some(speed::Slope {
-            coefficient: cost.speed_coefficient_fitted.or(cost.speed_coefficient)?,
-            se: cost.speed_coefficient_se?,
+            coefficient: at.coefficient_fitted.unwrap_or(at.coefficient),
+            se: at.coefficient_se?,
         })
     }))
 }

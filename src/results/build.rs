@@ -4,8 +4,8 @@
 //! nothing.
 
 use super::record::{
-    BatchMedian, Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow, Rounds,
-    Throughput, TollRecovered,
+    AtReference, BatchMedian, Comparison, Cost, Counters, Derived, Layout, Rate, Record, RoundRow,
+    Rounds, Throughput, TollRecovered,
 };
 use super::speed::RunSpeed;
 use super::spread;
@@ -69,17 +69,21 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
         let cost_of = |index: usize| {
             let at = indices.iter().position(|&i| i == index)?;
             let cost = records[at].cost.as_ref()?;
-            Some((cost.ticks, cost.ci95_ticks))
+            Some(cost.rounds_ticks)
         };
         if let (Some(toll), Some(reference)) = (cost_of(toll.toll), cost_of(toll.reference))
-            && toll.0 > reference.0
+            && toll.value > reference.value
         {
             for r in records.iter_mut() {
                 let Some(cost) = &r.cost else { continue };
                 r.derived.toll_recovered = Some(TollRecovered {
                     pct: Figure::new(
-                        (toll.0 - cost.ticks) / (toll.0 - reference.0) * 100.0,
-                        figure::toll_recovered_interval(toll.1, reference.1, cost.ci95_ticks),
+                        (toll.value - cost.ticks()) / (toll.value - reference.value) * 100.0,
+                        figure::toll_recovered_interval(
+                            toll.ci95,
+                            reference.ci95,
+                            cost.rounds_ticks.ci95,
+                        ),
                     ),
                 });
             }
@@ -157,41 +161,7 @@ fn mark_layout_spread(records: &mut [Record]) {
 
 fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u64) -> Record {
     let declaration = &probe.declaration;
-    let mut record = Record {
-        id: declaration.id.to_string(),
-        family: declaration.family().to_string(),
-        variant: v.variant.name.clone(),
-        role: v.variant.role,
-        params: v.variant.params.clone(),
-        batch: v.variant.batch.clone(),
-        latency_step: v.variant.latency_step.clone(),
-        seed_choice: v.variant.seed_choice.clone(),
-        item: declaration.item.to_string(),
-        baseline: probe
-            .variants
-            .iter()
-            .find(|b| b.variant.is_baseline())
-            .map(|b| b.variant.name.clone()),
-        unsupported: v.unsupported.clone(),
-        cpus: Vec::new(),
-        cost: None,
-        vs_baseline: None,
-        layout: None,
-        derived: Derived::default(),
-        rounds: Rounds {
-            stopped: v.stopped,
-            interrupted: v.stopped == Some(Stop::Interrupted),
-            total: v.rounds.len(),
-            ..Rounds::default()
-        },
-        counters: Counters::NotCounted {
-            reason: "not measured".into(),
-        },
-        phases: Vec::new(),
-        estimated_phase_marks_ticks: None,
-        notes: Vec::new(),
-        figures: Vec::new(),
-    };
+    let mut record = unmeasured_record(probe, v);
     if v.unsupported.is_some() {
         return record;
     }
@@ -201,7 +171,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     let used = spread::used_rounds(v, cx.model);
     let next_run = cx.spread.get(declaration.id, &v.variant.name);
     let mut cost = cost(&estimate, &used, next_run, cx);
-    set_speed_normalized(&mut cost, declaration.id, v, cx, seed);
+    set_at_reference(&mut cost, declaration.id, v, cx, seed);
     if estimate.basis == Basis::NoQuietRound {
         let excess = slow_level_excess(&used, cx.model);
         reach_down_to_quiet(&mut cost, excess, cx);
@@ -258,7 +228,53 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     record.estimated_phase_marks_ticks = stats::median_of(&marks);
     record.rounds = rounds_of(v, cx.model);
     record.derived = derived(v, estimate.cost.value, declaration.rate_unit, cx.tsc);
-    record.counters = match &v.counting {
+    record.counters = counters_of(v);
+    record
+}
+
+/// The record of a variant before its figures: who it is, and no cost.
+fn unmeasured_record(probe: &ProbeRounds, v: &VariantRounds) -> Record {
+    let declaration = &probe.declaration;
+    Record {
+        id: declaration.id.to_string(),
+        family: declaration.family().to_string(),
+        variant: v.variant.name.clone(),
+        role: v.variant.role,
+        params: v.variant.params.clone(),
+        batch: v.variant.batch.clone(),
+        latency_step: v.variant.latency_step.clone(),
+        seed_choice: v.variant.seed_choice.clone(),
+        item: declaration.item.to_string(),
+        baseline: probe
+            .variants
+            .iter()
+            .find(|b| b.variant.is_baseline())
+            .map(|b| b.variant.name.clone()),
+        unsupported: v.unsupported.clone(),
+        cpus: Vec::new(),
+        cost: None,
+        vs_baseline: None,
+        layout: None,
+        derived: Derived::default(),
+        rounds: Rounds {
+            stopped: v.stopped,
+            interrupted: v.stopped == Some(Stop::Interrupted),
+            total: v.rounds.len(),
+            ..Rounds::default()
+        },
+        counters: Counters::NotCounted {
+            reason: "not measured".into(),
+        },
+        phases: Vec::new(),
+        estimated_phase_marks_ticks: None,
+        notes: Vec::new(),
+        figures: Vec::new(),
+    }
+}
+
+/// The counting round's counters, or why there are none.
+fn counters_of(v: &VariantRounds) -> Counters {
+    match &v.counting {
         Some(counting) => {
             let counting_round_ticks = counting.measurement.per_item.median;
             match &counting.measurement.counters {
@@ -278,8 +294,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         None => Counters::NotCounted {
             reason: "the run was interrupted before the counting round".into(),
         },
-    };
-    record
+    }
 }
 
 /// The headline cost from the rounds' estimate, and the figures beside it.
@@ -289,25 +304,20 @@ fn cost(
     next_run: Option<NextRun>,
     cx: &Context,
 ) -> Cost {
-    let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
     let ticks = estimate.cost.value;
     let in_canaries: Vec<f64> = used
         .iter()
         .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
         .collect();
-    let (run_to_run, next_run_from) =
+    let (next_run_interval, next_run_from) =
         figure::next_run_interval(estimate.cost, next_run, cx.drift_interval_pct);
     Cost {
         figure: None,
-        ticks,
-        ns: to_ns(ticks),
+        ns_per_tick: cx.tsc.ticks_to_ns(1.0),
+        rounds_ticks: estimate.cost,
+        next_run_ticks: next_run_interval.map(|i| Figure::new(ticks, Some(i))),
+        at_reference: None,
         machine_drift_pct: cx.drift_interval_pct,
-        run_to_run_ci95_ticks: run_to_run,
-        run_to_run_ci95_ns: run_to_run.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]),
-        run_to_run_half_width_pct: run_to_run.and_then(|i| figure::half_width_pct(ticks, i)),
-        ci95_ticks: estimate.cost.ci95,
-        ci95_ns: estimate.cost.map(to_ns).ci95,
-        ci_half_width_pct: estimate.cost.half_width_pct(),
         estimator: estimate.basis,
         rounds_used: estimate.rounds_used,
         target_met: crate::schedule::meets_target(estimate, cx.settings),
@@ -322,16 +332,6 @@ fn cost(
         between_forks_pct: next_run.map(|n| n.sd * 100.0),
         between_forks_df: next_run.map(|n| n.df),
         next_run_from,
-        speed_coefficient: None,
-        speed_coefficient_fitted: None,
-        speed_coefficient_se: None,
-        speed_explained_pct: None,
-        speed_normalized_ticks: None,
-        speed_normalized_ns: None,
-        speed_normalized_ci95_ticks: None,
-        speed_normalized_ci95_ns: None,
-        speed_normalized_half_width_pct: None,
-        speed_normalized_df: None,
     }
 }
 
@@ -342,7 +342,7 @@ fn cost(
 /// interval for the next run from the forks' spread of those figures and
 /// the rounds' interval (the machine's drift, which the reference takes
 /// out, is not added).
-fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, seed: u64) {
+fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, seed: u64) {
     let Some(fit) = cx.speed.fit(id, &v.variant.name) else {
         return;
     };
@@ -366,17 +366,14 @@ fn set_speed_normalized(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Conte
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);
     let interval = interval.map(|i| figure::widened_in_logs(ticks, i, carrying));
-    let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
-    cost.speed_coefficient = Some(fit.coefficient);
-    cost.speed_coefficient_fitted = fit.fitted.is_finite().then_some(fit.fitted);
-    cost.speed_coefficient_se = cx.speed.coefficient_se(&fit);
-    cost.speed_explained_pct = fit.fitted.is_finite().then_some(fit.explained * 100.0);
-    cost.speed_normalized_ticks = Some(ticks);
-    cost.speed_normalized_ns = Some(to_ns(ticks));
-    cost.speed_normalized_ci95_ticks = interval;
-    cost.speed_normalized_ci95_ns = interval.map(|[lo, hi]| [to_ns(lo), to_ns(hi)]);
-    cost.speed_normalized_half_width_pct = interval.and_then(|i| figure::half_width_pct(ticks, i));
-    cost.speed_normalized_df = next_run.map(|n| n.df);
+    cost.at_reference = Some(AtReference {
+        ticks: Figure::new(ticks, interval),
+        df: next_run.map(|n| n.df),
+        coefficient: fit.coefficient,
+        coefficient_fitted: fit.fitted.is_finite().then_some(fit.fitted),
+        coefficient_se: cx.speed.coefficient_se(&fit),
+        explained_pct: fit.fitted.is_finite().then_some(fit.explained * 100.0),
+    });
 }
 
 /// How far the canary beside `rounds` sat above the quiet canary, as a
@@ -391,28 +388,19 @@ fn slow_level_excess(rounds: &[&Round], model: &StateModel) -> f64 {
 /// one at the reference speed too unless the reference saw the slow
 /// levels (then a slow round read at that speed is as good as a quiet one).
 fn reach_down_to_quiet(cost: &mut Cost, excess: f64, cx: &Context) {
-    let to_ns = |t: f64| cx.tsc.ticks_to_ns(t);
-    let down = |i: [f64; 2]| figure::reaching_down_to_quiet(i, excess);
-    if let Some(i) = cost.ci95_ticks.map(down) {
-        cost.ci95_ticks = Some(i);
-        cost.ci95_ns = Some(i.map(to_ns));
-        cost.ci_half_width_pct = figure::half_width_pct(cost.ticks, i);
-    }
-    if let Some(i) = cost.run_to_run_ci95_ticks.map(down) {
-        cost.run_to_run_ci95_ticks = Some(i);
-        cost.run_to_run_ci95_ns = Some(i.map(to_ns));
-        cost.run_to_run_half_width_pct = figure::half_width_pct(cost.ticks, i);
-    }
+    let down = |f: Figure| Figure {
+        ci95: f
+            .ci95
+            .map(|interval| figure::reaching_down_to_quiet(interval, excess)),
+        ..f
+    };
+    cost.rounds_ticks = down(cost.rounds_ticks);
+    cost.next_run_ticks = cost.next_run_ticks.map(down);
     if cx.speed.sees_slow_state() {
         return;
     }
-    if let (Some(ticks), Some(i)) = (
-        cost.speed_normalized_ticks,
-        cost.speed_normalized_ci95_ticks.map(down),
-    ) {
-        cost.speed_normalized_ci95_ticks = Some(i);
-        cost.speed_normalized_ci95_ns = Some(i.map(to_ns));
-        cost.speed_normalized_half_width_pct = figure::half_width_pct(ticks, i);
+    if let Some(at) = cost.at_reference.as_mut() {
+        at.ticks = down(at.ticks);
     }
 }
 

@@ -1,7 +1,7 @@
 //! Reading a run document back: from a `--json` file or the history. A
 //! document of another schema is refused with what it is, never guessed at.
 
-use super::{READS_SCHEMAS, RunDocument, SCHEMA_VERSION};
+use super::{READS_SCHEMAS, RunDocument, SCHEMA_VERSION, upgrade};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
@@ -69,6 +69,8 @@ pub fn document_from_str(text: &str, what: &str) -> Result<RunDocument, LoadErro
             });
         }
     }
+    let mut value = value;
+    upgrade::to_this_schema(&mut value);
     serde_json::from_value(value)
         .map(as_this_schema)
         .map_err(|e| LoadError::Malformed {

@@ -44,7 +44,7 @@ pub struct MachineStates {
     /// every step, `drift_sampling_pct`) grows to sqrt(k)
     /// steps between one run of k stretches and the next, times Student's
     /// t for k - 1. Every figure's interval for the next run includes it
-    /// (see `Cost::run_to_run_ci95_ticks`). None when the run had too few
+    /// (see `Cost::next_run_ticks`). None when the run had too few
     /// quiet readings for three stretches.
     #[serde(default)]
     pub drift_interval_pct: Option<f64>,
@@ -66,7 +66,7 @@ pub struct MachineStates {
 pub struct ReferenceSpeed {
     pub description: String,
     /// The run's reference speed: the median reading, ticks per step. Every
-    /// record's `speed_normalized_ticks` is at this speed.
+    /// record's `cost.at_reference` is at this speed.
     pub ticks: f64,
     /// How far the machine's speed moved over the run: the medians of the
     /// reference beside the rounds the headlines use, in eight stretches of
@@ -101,7 +101,7 @@ impl ReferenceSpeed {
         let ticks = speed.reference?;
         let explained: Vec<f64> = records
             .iter()
-            .filter_map(|r| r.cost.as_ref()?.speed_explained_pct)
+            .filter_map(|r| r.cost.as_ref()?.at_reference?.explained_pct)
             .collect();
         Some(ReferenceSpeed {
             description: crate::harness::reference::DESCRIPTION.to_string(),

@@ -8,6 +8,7 @@
 //! that (`mitbench attribute`).
 
 use super::{Record, RunDocument};
+use crate::analysis::apart;
 use crate::analysis::figure::Figure;
 use crate::mitigations::Id;
 use crate::mitigations::crossing::SYSCALL;
@@ -136,7 +137,8 @@ fn price(s: &Sequence, r: &Record, doc: &RunDocument) -> Result<Figure, String> 
             let other = doc
                 .record(s.row.0, other)
                 .ok_or_else(|| format!("{} {other}, its reference, was not measured", s.row.0))?;
-            less(added(r, mhz)?, added(other, mhz)?)
+            // Two rows less one baseline: `apart::difference`'s bound.
+            apart::difference(added(r, mhz)?, added(other, mhz)?)
         }
         Read::AddedToBaseline => added(r, mhz)?,
         Read::OwnCost => own(r)?,
@@ -166,15 +168,6 @@ pub(crate) fn added(r: &Record, tsc_mhz: Option<f64>) -> Result<Figure, String> 
         .filter(|m| *m > 0.0)
         .ok_or("the TSC's rate is unknown")?;
     Ok(vs.next_run_delta().map(|t| t * 1000.0 / mhz))
-}
-
-/// `a` less `b`, two rows of one run: half-widths add.
-pub(crate) fn less(a: Figure, b: Figure) -> Figure {
-    let mut sum = crate::analysis::apart::Sum::of_same_sets();
-    sum.add(a.value, a.half_width());
-    sum.add(-b.value, b.half_width());
-    // Two terms: the sum is there.
-    sum.read().unwrap_or(Figure::new(a.value - b.value, None))
 }
 
 /// Ok where the row was measured; Err: the machine's reason it was not.
@@ -245,8 +238,11 @@ pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64)
 /// `ns` to its baseline.
 #[cfg(test)]
 pub(crate) fn run_with(rows: &[(&str, f64)]) -> RunDocument {
-    let mut doc: RunDocument =
-        serde_json::from_str(include_str!("../../tests/fixtures/default-run.json")).unwrap();
+    let mut doc: RunDocument = crate::results::load::document_from_str(
+        include_str!("../../tests/fixtures/default-run.json"),
+        "default-run.json",
+    )
+    .unwrap();
     for (row, ns) in rows {
         let row = row
             .split_once(' ')
@@ -342,9 +338,10 @@ mod tests {
         let price = its(&doc).expect("priced on an Intel kernel with ITS thunks");
         let f = price.price_ns.unwrap();
         assert!((f.value - 6.0).abs() < 1e-6, "{f:?}");
-        // Two rows of one run: their half-widths (5% each) add.
+        // Two rows less one baseline: their half-widths (5% each) in
+        // quadrature, a bound for errors that covary positively.
         assert!(
-            (f.half_width().unwrap() - (0.5 + 0.2)).abs() < 1e-6,
+            (f.half_width().unwrap() - 0.5f64.hypot(0.2)).abs() < 1e-6,
             "{f:?}"
         );
         assert_eq!(price.occurs, Occurs::PerKernelIndirectCall);

@@ -3,8 +3,8 @@
 //! how its rounds stopped, its counters, and its rounds. Every figure is
 //! computed once, in [`super::build`]; exporters only render.
 
-use crate::analysis::figure;
 pub use crate::analysis::figure::NextRunFrom;
+use crate::analysis::figure::{self, Figure};
 use crate::analysis::noise::RunFigure;
 use crate::analysis::phases::PhaseCost;
 use crate::analysis::rounds::{Basis, PairBasis, RoundState};
@@ -106,26 +106,20 @@ impl Record {
             .each
             .iter()
             .filter(|r| !quiet_only || r.state == RoundState::Quiet);
-        let ns_per_tick = if cost.ticks != 0.0 {
-            cost.ns / cost.ticks
-        } else {
-            0.0
-        };
-        let normalized =
-            speed.and_then(|s| Some((s, cost.speed_coefficient?, cost.speed_normalized_ticks?)));
+        let ns_per_tick = cost.ns_per_tick;
+        let normalized = speed.and_then(|s| Some((s, cost.at_reference?)));
         let slow_state = cost.estimator == Basis::NoQuietRound;
         match normalized {
-            Some((s, coefficient, ticks)) => {
+            Some((s, at)) => {
+                let coefficient = at.coefficient;
                 let carrying = s.carry.unwrap_or(coefficient);
                 let carry = |t: f64| speed::at_reference(t, s.run, s.at, carrying);
-                let ticks = carry(ticks);
+                let figure = at.ticks.map(carry);
                 Some(RunFigure {
-                    ticks,
-                    ns: ticks * ns_per_tick,
-                    interval: cost
-                        .speed_normalized_ci95_ticks
-                        .map(|[lo, hi]| [carry(lo), carry(hi)]),
-                    interval_df: cost.speed_normalized_df,
+                    ticks: figure.value,
+                    ns: figure.value * ns_per_tick,
+                    interval: figure.ci95,
+                    interval_df: at.df,
                     forks: fork_figures(used.filter_map(|r| {
                         let beside = r.reference_ticks?;
                         Some((
@@ -145,11 +139,11 @@ impl Record {
                     }) => speed::at_reference(t, run, at, by),
                     _ => t,
                 };
-                let ticks = carry(cost.ticks);
+                let figure = cost.raw_ticks().map(carry);
                 Some(RunFigure {
-                    ticks,
-                    ns: ticks * ns_per_tick,
-                    interval: cost.raw_ticks().ci95.map(|[lo, hi]| [carry(lo), carry(hi)]),
+                    ticks: figure.value,
+                    ns: figure.value * ns_per_tick,
+                    interval: figure.ci95,
                     interval_df: cost.between_forks_df,
                     forks: fork_figures(used.map(|r| (r.fork, carry(r.ticks)))),
                     slow_state,
@@ -188,25 +182,33 @@ impl Record {
     }
 }
 
-/// The headline cost of one item and what stands beside it.
+/// The headline cost of one item and what stands beside it: its figures
+/// in ticks, each with its interval, and the one factor that makes ns of
+/// them ([`Cost::in_ns`]). The fields schema 3 added later carry
+/// defaults, so that its first documents still read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cost {
-    /// The figure every output shows ([`Cost::shown`]) in the shape every
-    /// document writes a figure in; the fields below are its parts and
-    /// their twins, kept for readers of schema 3. Made when the document
-    /// is and where one is read (`results::with_figures`); None only in a
-    /// document before schema 4 until it is read.
+    /// The figure every output shows ([`Cost::shown`]) in ns, in the shape
+    /// every document writes a figure in. Made when the document is
+    /// written and where one is read (`results::with_figures`).
     #[serde(default)]
     pub figure: Option<figure::Reported>,
-    /// The median of the rounds `estimator` names: the quiet-state cost.
-    pub ticks: f64,
-    pub ns: f64,
-    /// A bootstrap 95% interval of the median over the used rounds: how
-    /// precisely this run pins its own figure down.
-    pub ci95_ticks: Option<[f64; 2]>,
-    pub ci95_ns: Option<[f64; 2]>,
-    /// The interval's half-width as a percentage of the cost.
-    pub ci_half_width_pct: Option<f64>,
+    /// ns per tick of the run's time-stamp counter.
+    pub ns_per_tick: f64,
+    /// The median of the rounds `estimator` names, the quiet-state cost,
+    /// with a bootstrap 95% interval over the used rounds: how precisely
+    /// this run pins its own figure down.
+    pub rounds_ticks: Figure,
+    /// The same figure with where the next run's may land (95%): on each
+    /// side the wider of the forks' prediction interval (see
+    /// `analysis::spread`) and the rounds' interval widened by
+    /// `machine_drift_pct` in quadrature. The table prints it and
+    /// `compare` reads it; `next_run_from` says what it stands on. None
+    /// where no interval could be had.
+    pub next_run_ticks: Option<Figure>,
+    /// The figure at the run's reference speed, where the run read one and
+    /// the row has a speed coefficient.
+    pub at_reference: Option<AtReference>,
     /// Which rounds the cost is the median of.
     pub estimator: Basis,
     /// Rounds the cost is the median of.
@@ -234,17 +236,6 @@ pub struct Cost {
     /// short to measure it.
     #[serde(default)]
     pub machine_drift_pct: Option<f64>,
-    /// Where the next run's figure may land (95%): on each side the wider
-    /// of the forks' prediction interval (see `analysis::spread`) and
-    /// `ci95_ticks` widened by `machine_drift_pct` in quadrature. The table
-    /// prints it and `compare` reads it; `next_run_from` says what it
-    /// stands on.
-    #[serde(default)]
-    pub run_to_run_ci95_ticks: Option<[f64; 2]>,
-    #[serde(default)]
-    pub run_to_run_ci95_ns: Option<[f64; 2]>,
-    #[serde(default)]
-    pub run_to_run_half_width_pct: Option<f64>,
     /// Forks the figure has rounds from, and the spread of their figures
     /// (standard deviation of a fork's figure, percent) with its degrees
     /// of freedom, its probe's and the run's pooled in.
@@ -254,51 +245,56 @@ pub struct Cost {
     pub between_forks_pct: Option<f64>,
     #[serde(default)]
     pub between_forks_df: Option<f64>,
-    /// What `run_to_run_ci95_ticks` stands on.
+    /// What `next_run_ticks` stands on.
     #[serde(default)]
     pub next_run_from: NextRunFrom,
-    /// The row's speed coefficient (`analysis::speed`): how its rounds move
-    /// with the reference, the machine's own speed (1: as the core's clock,
-    /// 0: not at all). A row measured too thinly for a slope of its own
-    /// takes the run's pooled slope (`speed_coefficient_fitted` is then
-    /// None). None where the run read no reference or no row a slope.
-    #[serde(default)]
-    pub speed_coefficient: Option<f64>,
+}
+
+/// A row's figure at its run's reference speed (`machine_states.reference`):
+/// each round's figure carried to it by the row's speed coefficient
+/// (`analysis::speed`), then read as the raw figure is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AtReference {
+    /// The figure, with where the next run's figure read at the same
+    /// reference speed may land (95%: the forks' spread of the normalized
+    /// figures, and at least the rounds' interval).
+    pub ticks: Figure,
+    /// The degrees of freedom that spread stood on.
+    pub df: Option<f64>,
+    /// How the row's rounds move with the reference, the machine's own
+    /// speed (1: as the core's clock, 0: not at all). A row measured too
+    /// thinly for a slope of its own takes the run's pooled slope
+    /// (`coefficient_fitted` is then None).
+    pub coefficient: f64,
     /// The slope as fitted before shrinking, and the share of the rounds'
     /// within-fork variance the coefficient explains, percent.
-    #[serde(default)]
-    pub speed_coefficient_fitted: Option<f64>,
+    pub coefficient_fitted: Option<f64>,
     /// How uncertain the coefficient used is (its own fit's standard error,
     /// or for a row that takes the run's pooled slope, the rows' median).
-    #[serde(default)]
-    pub speed_coefficient_se: Option<f64>,
-    #[serde(default)]
-    pub speed_explained_pct: Option<f64>,
-    /// The figure at the run's reference speed (`machine_states.reference`):
-    /// each round's figure carried to it by the coefficient, then read as
-    /// `ticks` is; and where the next run's figure, read at the same
-    /// reference speed, may land (95%: the forks' spread of the normalized
-    /// figures, and at least the rounds' interval), with the degrees of
-    /// freedom that spread stood on. The table prints these where present.
-    #[serde(default)]
-    pub speed_normalized_ticks: Option<f64>,
-    #[serde(default)]
-    pub speed_normalized_ns: Option<f64>,
-    #[serde(default)]
-    pub speed_normalized_ci95_ticks: Option<[f64; 2]>,
-    #[serde(default)]
-    pub speed_normalized_ci95_ns: Option<[f64; 2]>,
-    #[serde(default)]
-    pub speed_normalized_half_width_pct: Option<f64>,
-    #[serde(default)]
-    pub speed_normalized_df: Option<f64>,
+    pub coefficient_se: Option<f64>,
+    pub explained_pct: Option<f64>,
 }
 
 impl Cost {
+    /// The raw figure in ticks: the rounds' median.
+    pub fn ticks(&self) -> f64 {
+        self.rounds_ticks.value
+    }
+
+    /// A figure of this record in ticks, in ns: the one place a record's
+    /// ticks become ns.
+    pub fn in_ns(&self, ticks: Figure) -> Figure {
+        ticks.map(|t| t * self.ns_per_tick)
+    }
+
+    /// The raw figure in ns.
+    pub fn ns(&self) -> f64 {
+        self.ticks() * self.ns_per_tick
+    }
+
     /// [`Cost::shown`] in ns as a `figure` object: the level it was
     /// measured at, and what its interval stands on.
     pub fn reported(&self) -> figure::Reported {
-        let at_speed = self.speed_normalized_ticks.is_some();
         let forks = match self.forks {
             1 => "1 fork".to_string(),
             n => format!("{n} forks"),
@@ -309,17 +305,16 @@ impl Cost {
                 Basis::NoQuietRound => "slow".into(),
                 _ => "quiet".into(),
             }),
-            df: match at_speed {
-                true => self.speed_normalized_df,
-                false => self.between_forks_df,
+            df: match &self.at_reference {
+                Some(at) => at.df,
+                None => self.between_forks_df,
             },
             ..figure::Reported::of(
                 self.shown().ns,
                 "ns",
-                if at_speed {
-                    "at-reference-speed"
-                } else {
-                    "next-run"
+                match self.at_reference {
+                    Some(_) => "at-reference-speed",
+                    None => "next-run",
                 },
                 stands_on,
             )
@@ -327,35 +322,22 @@ impl Cost {
     }
 
     /// The raw figure in ticks, with the interval to read it against
-    /// another run's: the run-to-run one, or for documents that predate it
-    /// the rounds' one.
-    pub fn raw_ticks(&self) -> figure::Figure {
-        figure::Figure::new(self.ticks, self.run_to_run_ci95_ticks.or(self.ci95_ticks))
-    }
-
-    pub fn interval_half_width_pct(&self) -> Option<f64> {
-        self.run_to_run_half_width_pct.or(self.ci_half_width_pct)
+    /// another run's: the next run's, or where there is none the rounds'.
+    pub fn raw_ticks(&self) -> Figure {
+        self.next_run_ticks.unwrap_or(self.rounds_ticks)
     }
 
     /// The figure a reader should read: at the run's reference speed where
     /// the run measured one, else the raw figure, in ticks and in ns, each
     /// with its interval.
     pub fn shown(&self) -> Shown {
-        let (ticks, ns) = match (self.speed_normalized_ticks, self.speed_normalized_ns) {
-            (Some(ticks), Some(ns)) => (
-                figure::Figure::new(ticks, self.speed_normalized_ci95_ticks),
-                ns,
-            ),
-            _ => (self.raw_ticks(), self.ns),
-        };
-        let ns_per_tick = if ticks.value != 0.0 {
-            ns / ticks.value
-        } else {
-            0.0
+        let ticks = match &self.at_reference {
+            Some(at) => at.ticks,
+            None => self.raw_ticks(),
         };
         Shown {
             ticks,
-            ns: ticks.map(|t| t * ns_per_tick),
+            ns: self.in_ns(ticks),
         }
     }
 }

@@ -8,12 +8,13 @@
 //! read from pairs of their rounds, as × base is: its interval is as wide
 //! as the difference varies. Read as the difference of the two rows'
 //! differences from the plain call, each with its own next-run interval,
-//! the half-widths added up to far more than the toll moves (getpid's
-//! return toll ±13 ns, where five runs back to back put it within 1 ns).
+//! its interval is many times as wide as the toll moves from run to run
+//! (docs/probes.md, "the return after a crossing", has the figures).
 
 use super::RunDocument;
-use super::prices::{added, less, measured};
+use super::prices::{added, measured};
 use super::record::Record;
+use crate::analysis::apart;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PassRound, RoundState};
 use crate::analysis::spread::{ForkSpread, VariantSpread, pooled_in_probe};
@@ -70,7 +71,8 @@ pub fn of_other_crossings(doc: &RunDocument) -> Vec<ReturnToll> {
 /// differences pooled with the others' for the next run's interval, as a
 /// probe's variants' differences from its baseline are. A document that
 /// kept no rounds (written before they were stored) gives the two rows'
-/// differences from the plain call, their half-widths added.
+/// differences from the plain call, less each other
+/// (`analysis::apart::difference`).
 fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
     if doc.record(PROBE, "call+ret").is_none() {
         return Vec::new();
@@ -101,7 +103,7 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
                 let mhz = mhz.ok_or("the TSC's rate is unknown")?;
                 Ok(match r {
                     Read::Rows { in_fn, inline } => {
-                        less(added(in_fn, Some(mhz))?, added(inline, Some(mhz))?)
+                        apart::difference(added(in_fn, Some(mhz))?, added(inline, Some(mhz))?)
                     }
                     Read::Pairs(r) => {
                         let delta = Figure::new(

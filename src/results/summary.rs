@@ -11,9 +11,9 @@ use crate::mitigations::kernel::{self as switches, InForce};
 use crate::probes::FigureRole;
 use serde::Serialize;
 
-/// The summary of one run.
+/// The answer of one run (the JSON's `summary`).
 #[derive(Debug, Clone, Serialize)]
-pub struct Summary {
+pub struct Answer {
     /// The CPU and the kernel release.
     pub machine: String,
     /// The kernel's mitigations in force, by its vulnerability files.
@@ -102,12 +102,12 @@ pub enum Unit {
 pub struct Toll {
     pub kind: TollKind,
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub outcome: TollStatus,
 }
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum TollStatus {
     Measured { figures: Vec<Quantity> },
     Unsupported { reason: String, from: From },
 }
@@ -276,7 +276,7 @@ pub struct NextStep {
 }
 
 /// The summary of `doc`.
-pub fn of(doc: &RunDocument) -> Summary {
+pub fn of(doc: &RunDocument) -> Answer {
     let in_force = switches::in_force(&doc.inventory.cpu.vulnerabilities);
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let run = Lookup { doc, mhz };
@@ -286,7 +286,7 @@ pub fn of(doc: &RunDocument) -> Summary {
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     let kernel = super::prices::of(doc);
-    Summary {
+    Answer {
         machine: format!(
             "{}, kernel {}",
             doc.inventory.cpu.model_name, doc.inventory.kernel.release
@@ -322,7 +322,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
     };
     let line = tolls.iter_mut().find(|t| t.kind == TollKind::NullSyscall);
     if let Some(Toll {
-        outcome: Outcome::Measured { figures },
+        outcome: TollStatus::Measured { figures },
         ..
     }) = line
     {
@@ -348,11 +348,11 @@ impl<'d> Lookup<'d> {
     /// A record with a figure, or the toll's outcome where the machine
     /// could not measure it; None where the run has no such record or it
     /// was not measured (interrupted).
-    fn record(&self, probe: &str, variant: &str) -> Option<Result<&'d Record, Outcome>> {
+    fn record(&self, probe: &str, variant: &str) -> Option<Result<&'d Record, TollStatus>> {
         let r = self.doc.record(probe, variant)?;
         match (&r.cost, &r.unsupported) {
             (Some(_), _) => Some(Ok(r)),
-            (None, Some(u)) => Some(Err(Outcome::Unsupported {
+            (None, Some(u)) => Some(Err(TollStatus::Unsupported {
                 reason: u.reason.clone(),
                 from: from(r),
             })),
@@ -363,7 +363,7 @@ impl<'d> Lookup<'d> {
     /// The measured records of `probe` among `variants`, in that order;
     /// the toll says unsupported where the first is, and is left out where
     /// any is missing.
-    fn all(&self, probe: &str, variants: &[&str]) -> Option<Result<Vec<&'d Record>, Outcome>> {
+    fn all(&self, probe: &str, variants: &[&str]) -> Option<Result<Vec<&'d Record>, TollStatus>> {
         let mut found = Vec::new();
         for v in variants {
             match self.record(probe, v)? {
@@ -387,7 +387,7 @@ impl<'d> Lookup<'d> {
                 if figures.is_empty() {
                     return None;
                 }
-                Outcome::Measured { figures }
+                TollStatus::Measured { figures }
             }
             Err(why) => why,
         };

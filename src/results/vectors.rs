@@ -41,7 +41,7 @@ pub struct VectorCost {
     pub leaves: Vec<&'static str>,
     /// The part of one null syscall they take at least, ns (floors of
     /// sequences run a known number of times per crossing).
-    pub per_crossing_ns: Option<Figure>,
+    pub getpid_floor_ns: Option<Figure>,
     /// What they add to a context switch, ns.
     pub per_switch_ns: Option<Figure>,
     /// "replayed": the figures price the kernel's sequences in user mode.
@@ -106,9 +106,9 @@ fn priced(
     let its: Vec<&KernelPrice> = prices
         .prices
         .iter()
-        .filter(|p| kept.alone.iter().any(|m| m.id == p.id))
+        .filter(|p| kept.turns_off.iter().any(|m| m.id == p.id))
         .collect();
-    let per_crossing_ns = sum_of_one_run(its.iter().filter_map(|p| p.getpid_floor_ns));
+    let getpid_floor_ns = sum_of_one_run(its.iter().filter_map(|p| p.getpid_floor_ns));
     let per_switch_ns = sum_of_one_run(
         its.iter()
             .filter(|p| p.occurs == Occurs::PerSwitch)
@@ -127,7 +127,7 @@ fn priced(
             ))
         })
         .collect();
-    for m in &kept.alone {
+    for m in &kept.turns_off {
         if !its.iter().any(|p| p.id == m.id && p.price_ns.is_some()) {
             let why = prices
                 .not_run
@@ -150,9 +150,9 @@ fn priced(
         vector: kept.vector,
         protects: kept.vector.protects(),
         keeps: names(&kept.keeps),
-        turns_off: names(&kept.alone),
-        leaves: vectors::left_weaker(controls, &kept.alone, kept.vector),
-        per_crossing_ns,
+        turns_off: names(&kept.turns_off),
+        leaves: vectors::left_weaker(controls, &kept.turns_off, kept.vector),
+        getpid_floor_ns,
         per_switch_ns,
         source: "replayed",
         unpriced,

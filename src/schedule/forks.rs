@@ -17,7 +17,7 @@
 use super::{ProbeRounds, Scheduler, VariantRounds};
 use crate::analysis::states::QuietLevel;
 use crate::harness::{Harness, Settings, affinity, interrupt};
-use crate::probes::{self, AnyProbe, Placement, Toll};
+use crate::probes::{self, AnyProbe, Placement, TollPair};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -88,7 +88,7 @@ impl Job {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ForkProbe {
     pub id: String,
-    pub toll: Option<Toll<usize>>,
+    pub toll: Option<TollPair<usize>>,
     pub variants: Vec<VariantRounds>,
     pub order_seed: u64,
 }

@@ -26,7 +26,7 @@ use crate::analysis::rounds::{self, RoundFigure};
 use crate::analysis::states::StateModel;
 use crate::harness::Harness;
 use crate::probes::{
-    AnyProbe, Declaration, Kind, Measured, Outcome, Placement, Toll, Unsupported, Variant,
+    AnyProbe, Declaration, Kind, Measured, Outcome, Placement, TollPair, Unsupported, Variant,
 };
 use gate::{Gate, Verdict};
 use serde::{Deserialize, Serialize};
@@ -194,7 +194,7 @@ impl VariantRounds {
 pub struct ProbeRounds {
     pub declaration: Declaration,
     /// The toll and reference variants, as indices into `variants`.
-    pub toll: Option<Toll<usize>>,
+    pub toll: Option<TollPair<usize>>,
     pub variants: Vec<VariantRounds>,
     /// Seed of the random order of rounds within each pass.
     pub order_seed: u64,

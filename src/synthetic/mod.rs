@@ -542,7 +542,7 @@ impl Machine {
         known_quiet: Option<crate::analysis::states::QuietLevel>,
     ) -> Run {
         let mut merged = Merged::default();
-        let mut clean: BTreeMap<(String, String), BTreeMap<usize, Vec<f64>>> = BTreeMap::new();
+        let mut clean = CleanFigures::new();
         let mut clock = 0.0;
         let variants_total: usize = probes.iter().map(|p| p.variants.len()).sum();
         let round_s = layout.run_s / (layout.forks * layout.passes * variants_total) as f64;
@@ -616,34 +616,12 @@ impl Machine {
             }
         }
         merged.probes = merge_forks(merged.probes);
-        let tsc = TscFrequency {
-            mhz: TSC_MHZ,
-            source: "synthetic".into(),
-            calibrated_mhz: None,
-        };
-        let (states, records) = results::analyse(
-            &merged,
-            &tsc,
-            settings,
-            results::RunFacts {
-                known_quiet,
-                ..results::RunFacts::default()
-            },
-        );
+        let (states, records) = analysed(&merged, settings, known_quiet);
         let started_s = self.clock_s;
         self.clock_s += clock;
         Run {
             records,
-            truth: clean
-                .into_iter()
-                .map(|(key, forks)| {
-                    let medians: Vec<f64> = forks
-                        .into_values()
-                        .map(|figures| crate::analysis::stats::median_of(&figures).unwrap_or(0.0))
-                        .collect();
-                    (key, crate::analysis::rounds::across_forks(&medians))
-                })
-                .collect(),
+            truth: truth_of(clean),
             time: states.run_time(started_s..self.clock_s, layout.forks),
             reference: states.reference.as_ref().map(|r| r.ticks),
             slow_rounds_used: states
@@ -668,6 +646,46 @@ pub(crate) fn standard_normal(rng: &mut fastrand::Rng) -> f64 {
     let u = rng.f64().max(f64::MIN_POSITIVE);
     let v = rng.f64();
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// Each row's quiet figure free of round noise and slow states, one per
+/// round in each fork: the truth a run's figure is held to is their
+/// medians' geometric mean over the forks, as a run reads its forks.
+type CleanFigures = BTreeMap<(String, String), BTreeMap<usize, Vec<f64>>>;
+
+fn truth_of(clean: CleanFigures) -> BTreeMap<(String, String), f64> {
+    clean
+        .into_iter()
+        .map(|(key, forks)| {
+            let medians: Vec<f64> = forks
+                .into_values()
+                .map(|figures| crate::analysis::stats::median_of(&figures).unwrap_or(0.0))
+                .collect();
+            (key, crate::analysis::rounds::across_forks(&medians))
+        })
+        .collect()
+}
+
+/// The synthetic rounds read as a real run's are, at the synthetic TSC.
+fn analysed(
+    merged: &Merged,
+    settings: &Settings,
+    known_quiet: Option<crate::analysis::states::QuietLevel>,
+) -> (results::MachineStates, Vec<results::Record>) {
+    let tsc = TscFrequency {
+        mhz: TSC_MHZ,
+        source: "synthetic".into(),
+        calibrated_mhz: None,
+    };
+    results::analyse(
+        merged,
+        &tsc,
+        settings,
+        results::RunFacts {
+            known_quiet,
+            ..results::RunFacts::default()
+        },
+    )
 }
 
 /// The forks' [`ProbeRounds`] of one probe as one, rounds in order.

@@ -49,14 +49,7 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
     counters.enable();
     let tlb_before = tlb_shootdowns();
     let started = Instant::now();
-    let tree_sample = || {
-        let samples = processes.iter().filter_map(|&p| sample(p));
-        samples.fold(Sample::default(), |sum, s| Sample {
-            cpu_s: sum.cpu_s + s.cpu_s,
-            faults: sum.faults + s.faults,
-            switches: sum.switches + s.switches,
-        })
-    };
+    let tree_sample = || tree_sample(&processes);
     let first = tree_sample();
     let mut last = first;
     let mut ended = false;
@@ -126,6 +119,16 @@ pub fn count_running(pid: i32, duration: Duration) -> Result<Counted, String> {
         counts,
         includes,
         controls,
+    })
+}
+
+/// The processes' samples summed: a process that has ended is not there.
+fn tree_sample(processes: &[i32]) -> Sample {
+    let samples = processes.iter().filter_map(|&p| sample(p));
+    samples.fold(Sample::default(), |sum, s| Sample {
+        cpu_s: sum.cpu_s + s.cpu_s,
+        faults: sum.faults + s.faults,
+        switches: sum.switches + s.switches,
     })
 }
 

@@ -89,8 +89,8 @@ pub struct TaxRow {
     #[serde(flatten, with = "figure::as_total_ms")]
     pub total: Option<Figure>,
     /// Of the workload's CPU time, percent, with the total's interval
-    /// carried through.
-    #[serde(flatten, with = "figure::as_share_pct")]
+    /// carried through. The JSON writes it as `figure`.
+    #[serde(skip)]
     pub share: Option<Figure>,
     /// The share in the one shape every document writes a figure in:
     /// percent of the CPU time, `basis` `estimate`, standing on the rows
@@ -149,30 +149,29 @@ pub struct Tax {
 
 /// What one crossing of `t`'s kind costs by the rows of `tolls`, ns, with
 /// its interval: the row's figure per crossing, less the row it takes off
-/// (`analysis::apart::difference`: the rows were measured apart); or why
-/// there is none.
+/// (`analysis::apart::difference`); or why there is none.
 fn price(t: &TollSource, tolls: &RunDocument) -> Result<Figure, String> {
-    let figure = |probe: &str, variant: &str| -> Result<(f64, Option<f64>), String> {
+    let figure = |probe: &str, variant: &str| -> Result<Figure, String> {
         // The figure the run's table prints: at its reference speed.
         let shown = tolls
             .record(probe, variant)
             .and_then(|r| r.shown())
             .ok_or_else(|| format!("{probe} {variant} not measured"))?;
-        let per_crossing = shown.ns.map(|ns| ns / t.crossings_per_item);
-        Ok((per_crossing.value, per_crossing.half_width()))
+        Ok(shown.ns.map(|ns| ns / t.crossings_per_item))
     };
     let mut toll = figure(t.probe, t.variant)?;
     if let Some((probe, variant)) = t.less {
         toll = analysis::apart::difference(toll, figure(probe, variant)?);
     }
-    let (ns, half) = toll;
-    if ns <= 0.0 {
+    if toll.value <= 0.0 {
         return Err(format!(
-            "{}: not above nothing on this run ({ns:.0} ns)",
-            t.rows_named()
+            "{}: not above nothing on this run ({:.0} ns)",
+            t.rows_named(),
+            toll.value
         ));
     }
-    Ok(Figure::within(ns, half))
+    // The wider side either way, as every "±" reads.
+    Ok(Figure::within(toll.value, toll.half_width()))
 }
 
 /// The counts priced by the tolls in `tolls`, as shares of the workload's

@@ -180,7 +180,11 @@ mod tests {
     }
 
     fn fixture() -> RunDocument {
-        serde_json::from_str(include_str!("../../tests/fixtures/run-a.json")).unwrap()
+        crate::results::load::document_from_str(
+            include_str!("../../tests/fixtures/run-a.json"),
+            "run-a.json",
+        )
+        .unwrap()
     }
 
     /// A workload of syscalls and context switches under `controls`.

@@ -6,10 +6,11 @@
 //! where only the present boot is measured, a process control that an
 //! in-run A/B of the tolls' run measured (SSBD by prctl) is still priced.
 
+use super::crossing::Crossing;
 use super::{TOLLS, Tax, TollSource};
 use crate::analysis::apart::{self, Sum};
 use crate::analysis::figure::{self, Figure};
-use crate::attribute::{Attributed, Attribution, RowParts, SwitchKind};
+use crate::attribute::{Attributed, Attribution, RowParts, Switch, SwitchKind};
 use crate::mitigations::Id;
 use crate::mitigations::process::{PROCESS_CONTROLS, ProcessControl};
 use crate::plan::{BootKey, Plan};
@@ -55,7 +56,7 @@ pub struct PerMitigation {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CrossingParts {
-    pub kind: crate::tax::crossing::Crossing,
+    pub kind: Crossing,
     pub shares_pct: Vec<Option<f64>>,
     pub remainder_pct: Option<f64>,
 }
@@ -79,19 +80,18 @@ fn per_crossing(
     rows: &[RowParts],
     pick: impl Fn(&RowParts) -> Option<Attributed>,
 ) -> Option<(f64, Option<f64>)> {
-    let find = |probe: &str, variant: &str| -> Option<(f64, Option<f64>)> {
+    let find = |probe: &str, variant: &str| -> Option<Figure> {
         let row = rows
             .iter()
             .find(|r| r.key.id == probe && r.key.variant == variant)
             .filter(|r| r.note.is_none())?;
-        let e = pick(row)?;
-        Some((e.ns.value, e.ns.half_width()))
+        Some(pick(row)?.ns)
     };
     let mut part = find(source.probe, source.variant)?;
     if let Some((probe, variant)) = source.less {
         part = apart::difference(part, find(probe, variant)?);
     }
-    let (ns, half) = part;
+    let (ns, half) = (part.value, part.half_width());
     let per = source.crossings_per_item;
     Some((ns / per, half.map(|h| h / per)))
 }
@@ -102,12 +102,64 @@ fn pct_of(count: u64, ns: f64, cpu_s: f64) -> f64 {
 }
 
 fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
-    let cpu_s = tax.cpu_s();
-    let switches = &a.recognised.switches;
-    // The crossings each mitigation can tax: a process control only those
-    // the catalogue names for it (a filter runs on syscalls, not on page
-    // faults), so the other crossings' noise stays out of its share.
-    let taxes: Vec<Option<Vec<crate::tax::crossing::Crossing>>> = switches
+    let taxes = taxed_kinds(tax, a);
+    let not_comparable = not_comparable_rows(tax, a, &taxes);
+    let (sums, remainder, mut by_crossing) = summed_by_crossing(tax, a, &taxes);
+    let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
+    let over = format!("attributed over run sets {}", sets.join(", "));
+    // A process control taxes the workload only where the workload runs
+    // under it; the kernel's are in every crossing.
+    let workload_has: Vec<(&str, String)> = crate::mitigations::process::on(&tax.counted.controls)
+        .iter()
+        .map(|(control, value)| (control.name, format!("{}: {value}", control.status_line)))
+        .collect();
+    let mut parts: Vec<MitigationShare> = a
+        .recognised
+        .switches
+        .iter()
+        .zip(sums)
+        .zip(&not_comparable)
+        .map(|((switch, sum), not_comparable)| {
+            let workload_line = workload_has
+                .iter()
+                .find(|(name, _)| *name == switch.name)
+                .map(|(_, line)| line.as_str());
+            mitigation_share(switch, &sum, not_comparable, workload_line, &over, plan)
+        })
+        .collect();
+    // The parts leave a remainder of the whole toll the sets measured; a
+    // part the workload does not pay is in that whole, not in its own.
+    let all_apply = parts.iter().all(|p| p.share.is_some());
+    for vulnerability in &a.recognised.not_separated.in_force {
+        parts.push(needing_boot(&vulnerability.name, plan));
+    }
+    let remainder = remainder.read().filter(|_| all_apply);
+    // A part the workload does not pay is not stacked.
+    for crossing in &mut by_crossing {
+        for (share, part) in crossing.shares_pct.iter_mut().zip(&parts) {
+            if part.share.is_none() {
+                *share = None;
+            }
+        }
+        if !all_apply {
+            crossing.remainder_pct = None;
+        }
+    }
+    PerMitigation {
+        parts,
+        remainder,
+        attributed_over: Some(sets.join(", ")),
+        by_crossing,
+    }
+}
+
+/// The crossings each switched mitigation can tax: a process control only
+/// those the catalogue names for it (a filter runs on syscalls, not on
+/// page faults), so the other crossings' noise stays out of its share;
+/// None for a kernel mitigation, which is on every crossing.
+fn taxed_kinds(tax: &Tax, a: &Attribution) -> Vec<Option<Vec<Crossing>>> {
+    a.recognised
+        .switches
         .iter()
         .map(|switch| {
             let control =
@@ -119,10 +171,17 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
                     .map_or_else(Vec::new, |m| m.kinds.clone()),
             )
         })
-        .collect();
-    // Per mitigation, the rows that price a counted crossing it taxes but
-    // whose sets are not comparable.
-    let not_comparable: Vec<Vec<String>> = taxes
+        .collect()
+}
+
+/// Per mitigation, the rows that price a counted crossing it taxes but
+/// whose sets are not comparable.
+fn not_comparable_rows(
+    tax: &Tax,
+    a: &Attribution,
+    taxes: &[Option<Vec<Crossing>>],
+) -> Vec<Vec<String>> {
+    taxes
         .iter()
         .map(|kinds| {
             let mut rows: Vec<String> = tax
@@ -143,10 +202,20 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
             rows.dedup();
             rows
         })
-        .collect();
-    // Every crossing's part is read from the same sets (other rows of
-    // them): the shares' half-widths add, whatever their covariance.
-    let mut sums = vec![Sum::of_same_sets(); switches.len()];
+        .collect()
+}
+
+/// Each mitigation's share summed over the counted crossings, the
+/// remainder's, and each crossing's parts. Every crossing's part is read
+/// from the same sets (other rows of them): the shares' half-widths add,
+/// whatever their covariance.
+fn summed_by_crossing(
+    tax: &Tax,
+    a: &Attribution,
+    taxes: &[Option<Vec<Crossing>>],
+) -> (Vec<Sum>, Sum, Vec<CrossingParts>) {
+    let cpu_s = tax.cpu_s();
+    let mut sums = vec![Sum::of_same_sets(); taxes.len()];
     let mut remainder = Sum::of_same_sets();
     let mut by_crossing = Vec::new();
     for row in &tax.rows {
@@ -184,89 +253,59 @@ fn attributed(tax: &Tax, a: &Attribution, plan: &Plan) -> PerMitigation {
             remainder_pct: left.map(|(ns, _)| pct_of(count, ns, cpu_s)),
         });
     }
-    let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
-    let over = format!("attributed over run sets {}", sets.join(", "));
-    // A process control taxes the workload only where the workload runs
-    // under it; the kernel's are in every crossing.
-    let workload_has: Vec<(&str, String)> = crate::mitigations::process::on(&tax.counted.controls)
-        .iter()
-        .map(|(control, value)| (control.name, format!("{}: {value}", control.status_line)))
-        .collect();
-    let mut parts: Vec<MitigationShare> = switches
-        .iter()
-        .zip(sums)
-        .zip(&not_comparable)
-        .map(|((switch, sum), not_comparable)| {
-            let share = sum.read();
-            let workload_line = workload_has
-                .iter()
-                .find(|(name, _)| *name == switch.name)
-                .map(|(_, line)| line);
-            let applies = switch.kind == SwitchKind::Boot || workload_line.is_some();
-            // A filter of other rules, or more of them, costs otherwise.
-            let unlike = workload_line
-                .filter(|line| **line != switch.present)
-                .map_or_else(String::new, |line| {
-                    format!(
-                        "; the sets ran with {}, the workload with {line}: the part is the sets'",
-                        switch.present
-                    )
-                });
-            let (ids, vulnerabilities) = match switch.kind {
-                SwitchKind::Boot => keys_of_file(&switch.name, plan),
-                SwitchKind::Process => keys_of_control(&switch.name),
-            };
-            MitigationShare {
-                mitigation: switch.name.clone(),
-                ids,
-                vulnerabilities,
-                share: share.filter(|_| applies),
-                needs_boot: None,
-                from: if !applies {
-                    "not on in the workload's process: it takes nothing of it".to_string()
-                } else if sum.has_terms() && !not_comparable.is_empty() {
-                    format!(
-                        "{over}{unlike}; without the crossings {} price (the sets' figures of \
-                         them are of different machine states: not comparable)",
-                        not_comparable.join(", ")
-                    )
-                } else if sum.has_terms() {
-                    format!("{over}{unlike}")
-                } else if !not_comparable.is_empty() {
-                    format!(
-                        "the sets' figures of {} are of different machine states (a set \
-                         with no quiet round): not comparable; run the sets again",
-                        not_comparable.join(", ")
-                    )
-                } else {
-                    "no counted crossing is priced by a row it was attributed on".to_string()
-                },
-            }
-        })
-        .collect();
-    // The parts leave a remainder of the whole toll the sets measured; a
-    // part the workload does not pay is in that whole, not in its own.
-    let all_apply = parts.iter().all(|p| p.share.is_some());
-    for vulnerability in &a.recognised.not_separated.in_force {
-        parts.push(needing_boot(&vulnerability.name, plan));
-    }
-    let remainder = remainder.read().filter(|_| all_apply);
-    // A part the workload does not pay is not stacked.
-    for crossing in &mut by_crossing {
-        for (share, part) in crossing.shares_pct.iter_mut().zip(&parts) {
-            if part.share.is_none() {
-                *share = None;
-            }
-        }
-        if !all_apply {
-            crossing.remainder_pct = None;
-        }
-    }
-    PerMitigation {
-        parts,
-        remainder,
-        attributed_over: Some(sets.join(", ")),
-        by_crossing,
+    (sums, remainder, by_crossing)
+}
+
+/// One switched mitigation's share of the workload, and what it stands on
+/// or why there is none: `workload_line` is the workload's own line of a
+/// process control, where it runs under it.
+fn mitigation_share(
+    switch: &Switch,
+    sum: &Sum,
+    not_comparable: &[String],
+    workload_line: Option<&str>,
+    over: &str,
+    plan: &Plan,
+) -> MitigationShare {
+    let applies = switch.kind == SwitchKind::Boot || workload_line.is_some();
+    // A filter of other rules, or more of them, costs otherwise.
+    let unlike = workload_line
+        .filter(|line| *line != switch.present)
+        .map_or_else(String::new, |line| {
+            format!(
+                "; the sets ran with {}, the workload with {line}: the part is the sets'",
+                switch.present
+            )
+        });
+    let (ids, vulnerabilities) = match switch.kind {
+        SwitchKind::Boot => keys_of_file(&switch.name, plan),
+        SwitchKind::Process => keys_of_control(&switch.name),
+    };
+    MitigationShare {
+        mitigation: switch.name.clone(),
+        ids,
+        vulnerabilities,
+        share: sum.read().filter(|_| applies),
+        needs_boot: None,
+        from: if !applies {
+            "not on in the workload's process: it takes nothing of it".to_string()
+        } else if sum.has_terms() && !not_comparable.is_empty() {
+            format!(
+                "{over}{unlike}; without the crossings {} price (the sets' figures of \
+                 them are of different machine states: not comparable)",
+                not_comparable.join(", ")
+            )
+        } else if sum.has_terms() {
+            format!("{over}{unlike}")
+        } else if !not_comparable.is_empty() {
+            format!(
+                "the sets' figures of {} are of different machine states (a set \
+                 with no quiet round): not comparable; run the sets again",
+                not_comparable.join(", ")
+            )
+        } else {
+            "no counted crossing is priced by a row it was attributed on".to_string()
+        },
     }
 }
 

@@ -47,7 +47,7 @@ pub fn per_vector(
         .into_iter()
         .map(|v| {
             // Each part: its count times its price per crossing, ns -> ms.
-            let parts = [(syscalls, v.per_crossing_ns), (switches, v.per_switch_ns)];
+            let parts = [(syscalls, v.getpid_floor_ns), (switches, v.per_switch_ns)];
             let ms = sum_of_one_run(parts.iter().filter_map(|(n, price)| {
                 let (n, f) = ((*n)? as f64, (*price)?);
                 Some(f.map(|ns| super::share::total_ms(n, ns)))

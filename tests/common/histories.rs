@@ -6,7 +6,6 @@
 use super::scale_variant;
 use mitbench::history::History;
 use mitbench::results::RunDocument;
-use mitbench::results::load::document_from_file;
 use std::path::Path;
 
 /// Runs in each history, and the first run of the new level where one is
@@ -41,7 +40,7 @@ fn normal(rng: &mut fastrand::Rng) -> f64 {
 /// Run `n` (from 1) of host `host`: the fixture with 1% run-to-run noise
 /// on every row, and what `laid` puts on it.
 pub fn run(n: usize, host: &str, laid: Laid, seed: u64) -> RunDocument {
-    let mut doc = document_from_file(Path::new("tests/fixtures/run-a.json")).unwrap();
+    let mut doc = super::stored_run("run-a.json");
     doc.inventory.identity.hostname = host.to_string();
     doc.started_at = format!("2026-11-{:02}T03:00:00+00:00", n);
     let mut rng = fastrand::Rng::with_seed(seed * 1000 + n as u64);

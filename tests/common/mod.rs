@@ -9,6 +9,22 @@
 pub mod histories;
 pub mod sides;
 
+/// Where a file of tests/fixtures is, wherever the test runs from.
+pub fn fixture_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A stored run of tests/fixtures as mitbench reads one (`results::load`:
+/// a document of an older schema made this one's shape): the one way a
+/// test loads a run document.
+pub fn stored_run(name: &str) -> mitbench::results::RunDocument {
+    mitbench::results::load::document_from_file(&fixture_path(name))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+use mitbench::analysis::figure::Figure;
 use mitbench::harness::{Harness, Settings, affinity, tsc};
 use mitbench::probes::{self, AnyProbe, Measured, NamedFigure, Outcome, Placement, Variant};
 use std::process::{Command, Output};
@@ -197,6 +213,18 @@ pub fn scale_rows(doc: &mut mitbench::results::RunDocument, id: &str, factor: f6
 }
 
 /// As [`scale_rows`], on one variant of `id` where `variant` names one.
+/// Every figure of `cost` (its intervals too) times `factor`, as a run
+/// whose row cost that much more reads.
+pub fn scale_cost(cost: &mut mitbench::results::Cost, factor: f64) {
+    let scaled = |f: Figure| f.map(|t| t * factor);
+    cost.rounds_ticks = scaled(cost.rounds_ticks);
+    cost.next_run_ticks = cost.next_run_ticks.map(scaled);
+    // The figure at the run's reference speed, where it read one.
+    if let Some(at) = cost.at_reference.as_mut() {
+        at.ticks = scaled(at.ticks);
+    }
+}
+
 pub fn scale_variant(
     doc: &mut mitbench::results::RunDocument,
     id: &str,
@@ -207,21 +235,7 @@ pub fn scale_variant(
         |r: &&mut mitbench::results::Record| r.id == id && variant.is_none_or(|v| r.variant == v);
     for r in doc.results.iter_mut().filter(chosen) {
         if let Some(cost) = r.cost.as_mut() {
-            cost.ticks *= factor;
-            cost.ns *= factor;
-            cost.ci95_ticks = cost.ci95_ticks.map(|[lo, hi]| [lo * factor, hi * factor]);
-            cost.run_to_run_ci95_ticks = cost
-                .run_to_run_ci95_ticks
-                .map(|[lo, hi]| [lo * factor, hi * factor]);
-            // The figures at the run's reference speed, where it read one.
-            cost.speed_normalized_ticks = cost.speed_normalized_ticks.map(|t| t * factor);
-            cost.speed_normalized_ns = cost.speed_normalized_ns.map(|t| t * factor);
-            cost.speed_normalized_ci95_ticks = cost
-                .speed_normalized_ci95_ticks
-                .map(|[lo, hi]| [lo * factor, hi * factor]);
-            cost.speed_normalized_ci95_ns = cost
-                .speed_normalized_ci95_ns
-                .map(|[lo, hi]| [lo * factor, hi * factor]);
+            scale_cost(cost, factor);
         }
         for round in &mut r.rounds.each {
             round.ticks *= factor;
@@ -239,8 +253,25 @@ pub fn syscalls_under_a_filter(count: u64) -> mitbench::tax::count::Counted {
             count: Some(count),
             unsupported: None,
         }],
-        [("Seccomp_filters".to_string(), "1".to_string())].into(),
+        one_seccomp_filter(),
     )
+}
+
+/// The process controls of a process under one seccomp filter, as
+/// /proc/PID/status reads them: how a test makes a run or a workload
+/// filtered.
+pub fn one_seccomp_filter() -> std::collections::BTreeMap<String, String> {
+    [("Seccomp", "2"), ("Seccomp_filters", "1")]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into()
+}
+
+/// `doc` as a run under one seccomp filter reads.
+pub fn under_a_seccomp_filter(doc: &mut mitbench::results::RunDocument) {
+    doc.inventory
+        .identity
+        .process_controls
+        .extend(one_seccomp_filter());
 }
 
 /// Binomial standard deviations a rate may stray from its nominal value by

@@ -9,7 +9,7 @@ pub use text::render;
 
 use crate::attribute::Attribution;
 use crate::attribute::floors::{FloorScore, FloorScores};
-use crate::attribute::returns::{Outcome, ReturnScores};
+use crate::attribute::returns::{ReturnScores, TollMove};
 use crate::export::run::summary::{ns, priced};
 
 /// How many of its figures the attribution marked, each column held to the
@@ -63,13 +63,13 @@ pub(crate) fn return_lines(r: &ReturnScores) -> Vec<String> {
             format!("without {}", s.without)
         };
         let verdict = match s.outcome {
-            Outcome::Gone => "gone: this boot's change explains the toll",
-            Outcome::Fell => "fell, some stays: it explains a part",
-            Outcome::FellUnresolved => {
+            TollMove::Gone => "gone: this boot's change explains the toll",
+            TollMove::Fell => "fell, some stays: it explains a part",
+            TollMove::FellUnresolved => {
                 "fell: it explains a part, perhaps all (what is left is not shown above zero \
                  nor under a tenth of the toll; more runs tell)"
             }
-            Outcome::Stays => "stays: it does not explain the toll",
+            TollMove::Stays => "stays: it does not explain the toll",
         };
         format!(
             "{without} (boot {}): {}, less by {}: {verdict}",

@@ -3,14 +3,14 @@
 //! only another boot prices, each with that boot.
 
 use super::*;
-use crate::results::summary::{Outcome, Summary, Unit};
+use crate::results::summary::{Answer, TollStatus, Unit};
 
 /// Each timed figure of the summary's tolls as a bar in ns, the first toll
 /// on top; None where the run priced nothing in time.
-pub fn answer(summary: &Summary) -> std::io::Result<Option<Plot>> {
+pub fn answer(summary: &Answer) -> std::io::Result<Option<Plot>> {
     let mut bars = Vec::new();
     for (i, toll) in summary.tolls.iter().enumerate() {
-        let Outcome::Measured { figures } = &toll.outcome else {
+        let TollStatus::Measured { figures } = &toll.outcome else {
             continue;
         };
         for q in figures {

@@ -5,7 +5,7 @@
 //! figure as timed; empty cells are figures the record does not have.
 
 use crate::export::{ExportError, Exporter, RunView};
-use crate::results::Record;
+use crate::results::{Cost, Record};
 use serde::Serialize;
 
 pub struct CsvExporter;
@@ -59,6 +59,7 @@ fn row(r: &Record) -> Row<'_> {
     let shown = r.shown();
     let interval = shown.and_then(|s| s.ticks.ci95);
     let raw_interval = cost.and_then(|c| c.raw_ticks().ci95);
+    let at_reference = cost.and_then(|c| c.at_reference);
     let vs = r.vs_baseline.as_ref();
     Row {
         probe: &r.id,
@@ -89,20 +90,16 @@ fn row(r: &Record) -> Row<'_> {
         machine_drift_pct: cost.and_then(|c| c.machine_drift_pct),
         co_runner_wait_p99_us: r.co_runner_wait_p99().map(|f| f.figure.value),
         notes: r.notes.join("; "),
-        speed_coefficient: cost.and_then(|c| c.speed_coefficient),
-        speed_normalized_ns: cost.and_then(|c| c.speed_normalized_ns),
-        speed_normalized_ticks: cost.and_then(|c| c.speed_normalized_ticks),
-        speed_normalized_ci95_low_ticks: cost
-            .and_then(|c| c.speed_normalized_ci95_ticks)
-            .map(|i| i[0]),
-        speed_normalized_ci95_high_ticks: cost
-            .and_then(|c| c.speed_normalized_ci95_ticks)
-            .map(|i| i[1]),
-        raw_ns: cost.map(|c| c.ns),
-        raw_ticks: cost.map(|c| c.ticks),
+        speed_coefficient: at_reference.map(|a| a.coefficient),
+        speed_normalized_ns: cost.zip(at_reference).map(|(c, a)| c.in_ns(a.ticks).value),
+        speed_normalized_ticks: at_reference.map(|a| a.ticks.value),
+        speed_normalized_ci95_low_ticks: at_reference.and_then(|a| a.ticks.ci95).map(|i| i[0]),
+        speed_normalized_ci95_high_ticks: at_reference.and_then(|a| a.ticks.ci95).map(|i| i[1]),
+        raw_ns: cost.map(Cost::ns),
+        raw_ticks: cost.map(Cost::ticks),
         raw_ci95_low_ticks: raw_interval.map(|i| i[0]),
         raw_ci95_high_ticks: raw_interval.map(|i| i[1]),
-        raw_ci95_half_width_pct: cost.and_then(|c| c.interval_half_width_pct()),
+        raw_ci95_half_width_pct: cost.and_then(|c| c.raw_ticks().half_width_pct()),
     }
 }
 

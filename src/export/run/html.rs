@@ -22,7 +22,7 @@ struct Page<'r> {
     finished_at: String,
     interrupted: bool,
     machine_states: String,
-    summary: &'r crate::results::summary::Summary,
+    summary: &'r crate::results::summary::Answer,
     summary_rows: Vec<[String; 3]>,
     /// The answer as one chart, first on the page.
     answer_plot: Option<Plot>,

@@ -127,7 +127,7 @@ fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
     ];
     for cost in &v.vectors {
         let labels = vec![label("vector", cost.vector.name())];
-        for (figure, first) in [(cost.per_crossing_ns, 0), (cost.per_switch_ns, 3)] {
+        for (figure, first) in [(cost.getpid_floor_ns, 0), (cost.per_switch_ns, 3)] {
             let Some(f) = figure else { continue };
             let [value, low, high] = &mut figures[first..first + 3] else {
                 unreachable!("three families a figure")

@@ -6,7 +6,7 @@ use crate::export::number::format_cost;
 use crate::export::text_table::wrap;
 use crate::mitigations::vectors::Vector;
 use crate::results::prices::{KernelPrice, KernelPrices};
-use crate::results::summary::{Outcome, Quantity, Summary, Toll, Unit};
+use crate::results::summary::{Answer, Quantity, Toll, TollStatus, Unit};
 use crate::results::vectors::{AttackVectors, VectorCost};
 use std::fmt::Write as _;
 
@@ -61,8 +61,8 @@ fn two_digits(x: f64) -> String {
 /// Where a toll's figures come from: each probe once, with its variants.
 fn sources(toll: &Toll) -> String {
     let froms: Vec<&crate::results::summary::From> = match &toll.outcome {
-        Outcome::Measured { figures } => figures.iter().map(|q| &q.from).collect(),
-        Outcome::Unsupported { from, .. } => vec![from],
+        TollStatus::Measured { figures } => figures.iter().map(|q| &q.from).collect(),
+        TollStatus::Unsupported { from, .. } => vec![from],
     };
     let mut probes: Vec<(&str, Vec<&str>)> = Vec::new();
     for f in froms {
@@ -83,16 +83,16 @@ fn sources(toll: &Toll) -> String {
 
 fn body(toll: &Toll) -> String {
     match &toll.outcome {
-        Outcome::Measured { figures } => {
+        TollStatus::Measured { figures } => {
             figures.iter().map(quantity).collect::<Vec<_>>().join("; ")
         }
-        Outcome::Unsupported { reason, .. } => format!("unsupported: {reason}"),
+        TollStatus::Unsupported { reason, .. } => format!("unsupported: {reason}"),
     }
 }
 
 /// The summary in lines of at most `width` columns (a word longer than
 /// the width stays whole).
-pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
+pub fn lines(summary: &Answer, width: usize) -> Vec<String> {
     let mut out = vec![format!(
         "What the mitigations cost on this machine ({})",
         summary.machine
@@ -174,7 +174,7 @@ pub fn lines(summary: &Summary, width: usize) -> Vec<String> {
 /// The hooks every syscall pays for and their price, in one paragraph;
 /// None where no hook is in force and none was priced (the answer of a
 /// machine without hooks is no longer for them).
-pub fn hooks(summary: &Summary) -> Option<String> {
+pub fn hooks(summary: &Answer) -> Option<String> {
     let named: Vec<&str> = summary.hooks.iter().map(|h| h.hook.as_str()).collect();
     let price = match &summary.hook_toll {
         Some(toll) => format!(
@@ -228,7 +228,7 @@ pub fn attack_vectors(v: &AttackVectors) -> String {
 /// filling)": what `no_<vector>` would turn off and its price.
 fn vector_cost(v: &VectorCost) -> String {
     let mut prices: Vec<String> = Vec::new();
-    if let Some(f) = v.per_crossing_ns {
+    if let Some(f) = v.getpid_floor_ns {
         prices.push(format!("{} of getpid", floor(f)));
     }
     if let Some(f) = v.per_switch_ns {
@@ -280,7 +280,7 @@ fn brief(name: &str) -> String {
 }
 
 /// What a run cannot tell of the kernel's mitigations.
-pub fn not_measured(summary: &Summary) -> String {
+pub fn not_measured(summary: &Answer) -> String {
     let k = &summary.kernel;
     if k.prices.iter().any(|p| p.price_ns.is_some()) {
         "the rest.".to_string()
@@ -406,7 +406,7 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
 
 /// The boots that would measure the kernel's own mitigations, each
 /// parameter between `quote`s.
-fn next_step(summary: &Summary, quote: &str) -> String {
+fn next_step(summary: &Answer, quote: &str) -> String {
     format!(
         "Boot with {}, then {}.",
         summary
@@ -431,7 +431,7 @@ fn short(line: &str) -> String {
 }
 
 /// The summary as Markdown: a heading, the mitigations, a table of tolls.
-pub fn markdown(summary: &Summary) -> String {
+pub fn markdown(summary: &Answer) -> String {
     // Text from the machine stays on its line and out of the code spans.
     let text = |t: &str| t.replace(['\n', '\r'], " ").replace('`', "'");
     let mut out = format!(
@@ -493,7 +493,7 @@ pub fn markdown(summary: &Summary) -> String {
 
 /// Each toll as the table rows of the report and the Markdown export
 /// show it: label, figures, and where they come from.
-pub fn rows(summary: &Summary) -> Vec<[String; 3]> {
+pub fn rows(summary: &Answer) -> Vec<[String; 3]> {
     summary
         .tolls
         .iter()

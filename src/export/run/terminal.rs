@@ -6,7 +6,7 @@ use crate::export::number::{format_cost, format_ratio};
 use crate::export::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
 use crate::export::{ExportError, Exporter, RunView};
 use crate::probes::Role;
-use crate::results::summary::Summary;
+use crate::results::summary::Answer;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
@@ -36,7 +36,7 @@ impl Exporter for TableExporter {
 }
 
 /// The answer block: what the mitigations cost here, in a few lines.
-fn answer(out: &mut String, summary: &Summary, width: Option<usize>) {
+fn answer(out: &mut String, summary: &Answer, width: Option<usize>) {
     let summary_width = width.unwrap_or(DEFAULT_WIDTH);
     for line in super::summary::lines(summary, summary_width) {
         let _ = writeln!(out, "{line}");

@@ -7,7 +7,7 @@
 
 use super::dispatch::{Dispatch, Fn3, call};
 use crate::harness::Harness;
-use crate::probes::{Batched, Config, Declaration, Outcome, Placement, Probe, Role, Toll};
+use crate::probes::{Batched, Config, Declaration, Outcome, Placement, Probe, Role, TollPair};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;
@@ -268,8 +268,8 @@ impl Probe for Pipeline {
             .collect()
     }
 
-    fn toll(&self) -> Option<Toll<Bulking>> {
-        Some(Toll {
+    fn toll(&self) -> Option<TollPair<Bulking>> {
+        Some(TollPair {
             toll: self.bulking(Dispatch::Retpoline, 1),
             reference: self.bulking(Dispatch::Plain, 1),
         })

@@ -257,19 +257,7 @@ impl Probe for Release {
         // later than a busy one). No recording window is opened, so none of
         // its waits, all uncontended, can mix into the release's.
         let reference_window = Duration::from_secs_f64(harness.settings.budget_s * REFERENCE_SHARE);
-        let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
-        let before: Vec<u64> = runners.iter().map(rounds).collect();
-        let started = std::time::Instant::now();
-        while started.elapsed() < reference_window {
-            std::hint::spin_loop();
-        }
-        let reference: Vec<f64> = runners
-            .iter()
-            .zip(before)
-            .map(|(runner, before)| {
-                (rounds(runner) - before) as f64 / started.elapsed().as_secs_f64()
-            })
-            .collect();
+        let reference = reference_rates(&runners, reference_window);
 
         let slice = SLICE.min(entries);
         let harness = harness
@@ -317,53 +305,13 @@ impl Probe for Release {
                 "/teardown",
             ),
         ];
-        // In the order the co-runners were started; the cross-CPU one only
-        // where there is a second CPU.
-        let names = [
-            ["same-cpu lookups", "same-cpu wait p99", "same-cpu wait max"],
-            [
-                "other-cpu lookups",
-                "other-cpu wait p99",
-                "other-cpu wait max",
-            ],
-        ];
-        let co_runners: Vec<_> = names
-            .into_iter()
-            .zip([&same, &other])
-            .zip(reference)
-            .map(|((names, record), rate)| (names, record, rate))
-            .collect();
-        for ([rate_name, p99_name, max_name], record, reference_rate) in co_runners {
-            let (rate, waits) = summarise(record, seconds, mhz);
-            if reference_rate > 0.0 {
-                figures.push(NamedFigure::new(
-                    rate_name,
-                    rate / reference_rate * 100.0,
-                    "% of no-teardown",
-                ));
-            } else {
-                notes.push(format!(
-                    "{rate_name}: unknown, no lookup in the no-teardown window"
-                ));
-            }
-            match waits {
-                Some(WaitTail { p99, max }) => {
-                    // The same-CPU co-runner's wait is the latency the
-                    // release's batch size buys; the other CPU's is the lock's.
-                    figures.push(if Arc::ptr_eq(record, &same) {
-                        NamedFigure::co_runner_wait_p99(p99_name, p99)
-                    } else {
-                        NamedFigure::new(p99_name, p99, " us")
-                    });
-                    figures.push(NamedFigure::new(max_name, max, " us"));
-                }
-                // Its waits spanned whole releases, which are not recorded.
-                None => notes.push(format!(
-                    "{}: no lookup completed within a release",
-                    rate_name.trim_end_matches(" lookups")
-                )),
-            }
-        }
+        co_runner_figures(
+            [&same, &other],
+            reference,
+            (seconds, mhz),
+            &mut figures,
+            &mut notes,
+        );
         if policy == Policy::Every(XA_CHECK_SCHED) {
             notes.push("K = XA_CHECK_SCHED, the kernel's batch".into());
         }
@@ -376,5 +324,81 @@ impl Probe for Release {
             m.figures = figures;
         }
         outcome
+    }
+}
+
+/// Each co-runner's lookups per second while the worker spins on its CPU
+/// without the lock, over `window`: the rate with no teardown.
+fn reference_rates(runners: &[CoRunner], window: Duration) -> Vec<f64> {
+    let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
+    let before: Vec<u64> = runners.iter().map(rounds).collect();
+    let started = std::time::Instant::now();
+    while started.elapsed() < window {
+        std::hint::spin_loop();
+    }
+    runners
+        .iter()
+        .zip(before)
+        .map(|(runner, before)| (rounds(runner) - before) as f64 / started.elapsed().as_secs_f64())
+        .collect()
+}
+
+/// The co-runners' figures over the release's recorded windows (`seconds`
+/// of them, at `mhz`): each one's lookup rate against its rate with no
+/// teardown, and its waits' tail; `records` are the same-CPU co-runner's
+/// and the other CPU's.
+fn co_runner_figures(
+    records: [&Arc<Lookups>; 2],
+    reference: Vec<f64>,
+    (seconds, mhz): (f64, f64),
+    figures: &mut Vec<NamedFigure>,
+    notes: &mut Vec<String>,
+) {
+    // In the order the co-runners were started; the cross-CPU one only
+    // where there is a second CPU.
+    let names = [
+        ["same-cpu lookups", "same-cpu wait p99", "same-cpu wait max"],
+        [
+            "other-cpu lookups",
+            "other-cpu wait p99",
+            "other-cpu wait max",
+        ],
+    ];
+    let co_runners: Vec<_> = names
+        .into_iter()
+        .zip(records)
+        .zip(reference)
+        .map(|((names, record), rate)| (names, record, rate))
+        .collect();
+    for ([rate_name, p99_name, max_name], record, reference_rate) in co_runners {
+        let (rate, waits) = summarise(record, seconds, mhz);
+        if reference_rate > 0.0 {
+            figures.push(NamedFigure::new(
+                rate_name,
+                rate / reference_rate * 100.0,
+                "% of no-teardown",
+            ));
+        } else {
+            notes.push(format!(
+                "{rate_name}: unknown, no lookup in the no-teardown window"
+            ));
+        }
+        match waits {
+            Some(WaitTail { p99, max }) => {
+                // The same-CPU co-runner's wait is the latency the
+                // release's batch size buys; the other CPU's is the lock's.
+                figures.push(if Arc::ptr_eq(record, records[0]) {
+                    NamedFigure::co_runner_wait_p99(p99_name, p99)
+                } else {
+                    NamedFigure::new(p99_name, p99, " us")
+                });
+                figures.push(NamedFigure::new(max_name, max, " us"));
+            }
+            // Its waits spanned whole releases, which are not recorded.
+            None => notes.push(format!(
+                "{}: no lookup completed within a release",
+                rate_name.trim_end_matches(" lookups")
+            )),
+        }
     }
 }

@@ -1,0 +1,160 @@
+//! Run documents of schemas 3, 4 and 5 read as one shape and give the
+//! figures they were written with: schema 3's flat fields, schema 4's
+//! `figure` objects, and the same run written in schema 4 and in schema 5
+//! export alike (tests/fixtures: default-run.json and run-a.json are of
+//! schema 3, answer-run.json of schema 4, answer-run-schema5.json the same
+//! run as this mitbench writes it).
+
+mod common;
+
+use mitbench::export::run::terminal::cells;
+use mitbench::export::run::{CsvExporter, JsonExporter};
+use mitbench::export::{Exporter, RunView};
+use mitbench::results::{RunDocument, SCHEMA_VERSION};
+use serde_json::Value;
+
+fn stored_json(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(common::fixture_path(name)).unwrap()).unwrap()
+}
+
+fn near(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+}
+
+/// The figure as stored, `value` and `ci95`, against the one read.
+fn same_figure(stored: &Value, value: f64, ci95: Option<[f64; 2]>) -> bool {
+    let stored_ci = stored["ci95"]
+        .as_array()
+        .map(|c| [c[0].as_f64().unwrap(), c[1].as_f64().unwrap()]);
+    near(stored["value"].as_f64().unwrap(), value)
+        && match (stored_ci, ci95) {
+            (Some([a, b]), Some([c, d])) => near(a, c) && near(b, d),
+            (None, None) => true,
+            _ => false,
+        }
+}
+
+#[test]
+fn every_stored_schema_reads_as_this_one() {
+    for (name, schema) in [
+        ("default-run.json", 3),
+        ("run-a.json", 3),
+        ("syscall-return-run.json", 3),
+        ("answer-run.json", 4),
+        ("answer-run-schema5.json", 5),
+    ] {
+        assert_eq!(stored_json(name)["schema"], schema, "{name}");
+        let doc = common::stored_run(name);
+        assert_eq!(doc.schema, SCHEMA_VERSION, "{name}");
+        assert!(doc.results.iter().any(|r| r.cost.is_some()), "{name}");
+    }
+}
+
+/// A schema 3 cost's raw figure, its interval for the next run and its
+/// figure at the reference speed are the flat fields it was written with,
+/// in ticks and in ns.
+#[test]
+fn a_schema_3_cost_keeps_its_flat_figures() {
+    let stored = stored_json("default-run.json");
+    let doc = common::stored_run("default-run.json");
+    let mut read = 0;
+    for (json, record) in stored["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&doc.results)
+    {
+        let (flat, Some(cost)) = (&json["cost"], &record.cost) else {
+            assert!(json["cost"].is_null());
+            continue;
+        };
+        assert!(near(flat["ticks"].as_f64().unwrap(), cost.ticks()));
+        assert!(
+            near(flat["ns"].as_f64().unwrap(), cost.ns()),
+            "{}",
+            record.id
+        );
+        let raw = cost.raw_ticks();
+        let interval = match &flat["run_to_run_ci95_ticks"] {
+            Value::Null => &flat["ci95_ticks"],
+            interval => interval,
+        };
+        let stored_raw = serde_json::json!({"value": flat["ticks"], "ci95": interval});
+        assert!(
+            same_figure(&stored_raw, raw.value, raw.ci95),
+            "{}",
+            record.id
+        );
+        // The old documents wrote six significant digits of each.
+        if let Some(ns) = flat["run_to_run_ci95_ns"].as_array() {
+            let in_ns = cost.in_ns(raw).ci95.unwrap();
+            for (stored, read) in ns.iter().zip(in_ns) {
+                let stored = stored.as_f64().unwrap();
+                assert!(
+                    (stored - read).abs() <= 1e-5 * stored.abs(),
+                    "{}",
+                    record.id
+                );
+            }
+        }
+        read += 1;
+    }
+    assert!(read > 100, "{read} costs read");
+}
+
+/// A schema 4 document's `figure` objects are what reading it makes again.
+#[test]
+fn a_schema_4_documents_figures_are_made_again_alike() {
+    let stored = stored_json("answer-run.json");
+    let doc = common::stored_run("answer-run.json");
+    let mut read = 0;
+    for (json, record) in stored["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&doc.results)
+    {
+        let Some(cost) = &record.cost else { continue };
+        let made = cost.figure.as_ref().unwrap();
+        let kept = &json["cost"]["figure"];
+        assert!(same_figure(kept, made.value, made.ci95), "{}", record.id);
+        assert_eq!(kept["basis"], made.basis.as_str());
+        assert_eq!(kept["stands_on"], made.stands_on.as_str());
+        read += 1;
+    }
+    assert!(read > 10, "{read} figures read");
+}
+
+fn csv_of(doc: &RunDocument) -> Vec<u8> {
+    CsvExporter.render(&RunView::of(doc)).unwrap()
+}
+
+/// One run written in schema 4 and in schema 5 gives the same table cells
+/// and the same CSV; writing any stored run gives a document of this schema
+/// without schema 4's flat fields that reads back to the same figures.
+#[test]
+fn the_same_run_in_schemas_4_and_5_exports_alike() {
+    let four = common::stored_run("answer-run.json");
+    let five = common::stored_run("answer-run-schema5.json");
+    assert_eq!(csv_of(&four), csv_of(&five));
+    for (a, b) in four.results.iter().zip(&five.results) {
+        assert_eq!(cells(a), cells(b), "{} {}", a.id, a.variant);
+    }
+    for name in ["default-run.json", "answer-run.json"] {
+        let doc = common::stored_run(name);
+        let written = JsonExporter.render(&RunView::of(&doc)).unwrap();
+        let json: Value = serde_json::from_slice(&written).unwrap();
+        assert_eq!(json["schema"], SCHEMA_VERSION);
+        for r in json["results"].as_array().unwrap() {
+            for gone in ["ticks", "ns", "ci95_ticks", "run_to_run_ci95_ns"] {
+                assert!(r["cost"].get(gone).is_none(), "{name}: cost.{gone}");
+            }
+        }
+        let again = mitbench::results::load::document_from_str(
+            std::str::from_utf8(&written).unwrap(),
+            name,
+        )
+        .unwrap();
+        assert_eq!(csv_of(&again), csv_of(&doc), "{name}");
+    }
+}
