@@ -12,9 +12,7 @@
 
 mod common;
 
-use common::sides::{
-    Boots, FRESH_SEEDS, boot_noise_from, compare_sides, learned_from, marked_slower, probes_moving,
-};
+use common::sides::{Boots, boot_noise_from, compare_sides, learned_from};
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
 use mitbench::synthetic::{Layout, Machine, Noise, Probe, Run, guest_probes};
@@ -204,31 +202,14 @@ fn across_boots_a_boots_own_variance_is_counted_from_the_history() {
     assert!(share(&untold) > 2.0 * share(&told).max(0.05));
 }
 
-/// Over `trials` comparisons of `a_side` runs a side (a history of
-/// `history` runs before them): one row is moved by the change the same
-/// comparison without it printed as detectable, on a machine of the same
-/// kind drawing fresh noise, and the share of trials that mark it slower.
+/// [`common::sides::printed_power`] over `trials` comparisons of `a_side`
+/// runs a side, each after a history of `history` runs (the repetition
+/// draws a fresh history too).
 fn printed_power(trials: u64, history: usize, a_side: usize) -> (f64, usize) {
-    let plain = guest_probes();
-    // Each trial: None where no detectable change was printed, else
-    // whether the repetition marked it.
-    let outcomes = common::in_parallel(0..trials, |trial| {
-        let seed = 9500 + trial;
-        let (earlier, old, new) = sides(seed, history, a_side, &plain);
-        let learned = learned_from(&earlier);
-        let rows = compare_sides(&old, &new, true, &learned, Boots::One);
-        let row = &rows[trial as usize % rows.len()];
-        let detectable = row.smallest_detectable_pct?;
-        let moved = probes_moving(row, detectable);
-        // The repetition draws fresh noise, history and all.
-        let (earlier, old, new) = sides(seed + FRESH_SEEDS, history, a_side, &moved);
-        let learned = learned_from(&earlier);
-        let again = compare_sides(&old, &new, true, &learned, Boots::One);
-        Some(marked_slower(&again, row))
-    });
-    let tried = outcomes.iter().flatten().count();
-    let marked = outcomes.iter().flatten().filter(|&&m| m).count();
-    (marked as f64 / tried as f64, tried)
+    common::sides::printed_power(9500..9500 + trials, |seed, new_probes| {
+        let (earlier, old, new) = sides(seed, history, a_side, new_probes);
+        compare_sides(&old, &new, true, &learned_from(&earlier), Boots::One)
+    })
 }
 
 #[test]

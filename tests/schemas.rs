@@ -50,79 +50,70 @@ fn every_stored_schema_reads_as_this_one() {
     }
 }
 
-/// A schema 3 cost's raw figure, its interval for the next run and its
-/// figure at the reference speed are the flat fields it was written with,
-/// in ticks and in ns.
+/// Each cost of the stored run `name` as its file holds it (JSON) beside
+/// the cost mitbench reads, with its row's name; a record without a cost
+/// is one in the file too.
+fn costs_of(name: &str) -> Vec<(Value, mitbench::results::Cost, String)> {
+    let stored = stored_json(name);
+    let doc = common::stored_run(name);
+    let records = stored["results"].as_array().unwrap();
+    assert_eq!(records.len(), doc.results.len());
+    records
+        .iter()
+        .zip(doc.results)
+        .filter_map(|(json, record)| {
+            let Some(cost) = record.cost else {
+                assert!(json["cost"].is_null(), "{}", record.id);
+                return None;
+            };
+            Some((
+                json["cost"].clone(),
+                cost,
+                record.id + " " + &record.variant,
+            ))
+        })
+        .collect()
+}
+
+/// A schema 3 cost's raw figure and its interval for the next run are the
+/// flat fields it was written with, in ticks and in ns.
 #[test]
 fn a_schema_3_cost_keeps_its_flat_figures() {
-    let stored = stored_json("default-run.json");
-    let doc = common::stored_run("default-run.json");
-    let mut read = 0;
-    for (json, record) in stored["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(&doc.results)
-    {
-        let (flat, Some(cost)) = (&json["cost"], &record.cost) else {
-            assert!(json["cost"].is_null());
-            continue;
-        };
+    let costs = costs_of("default-run.json");
+    assert!(costs.len() > 100, "{} costs read", costs.len());
+    for (flat, cost, row) in &costs {
         assert!(near(flat["ticks"].as_f64().unwrap(), cost.ticks()));
-        assert!(
-            near(flat["ns"].as_f64().unwrap(), cost.ns()),
-            "{}",
-            record.id
-        );
+        assert!(near(flat["ns"].as_f64().unwrap(), cost.ns()), "{row}");
         let raw = cost.raw_ticks();
         let interval = match &flat["run_to_run_ci95_ticks"] {
             Value::Null => &flat["ci95_ticks"],
             interval => interval,
         };
         let stored_raw = serde_json::json!({"value": flat["ticks"], "ci95": interval});
-        assert!(
-            same_figure(&stored_raw, raw.value, raw.ci95),
-            "{}",
-            record.id
-        );
+        assert!(same_figure(&stored_raw, raw.value, raw.ci95), "{row}");
         // The old documents wrote six significant digits of each.
         if let Some(ns) = flat["run_to_run_ci95_ns"].as_array() {
             let in_ns = cost.in_ns(raw).ci95.unwrap();
             for (stored, read) in ns.iter().zip(in_ns) {
                 let stored = stored.as_f64().unwrap();
-                assert!(
-                    (stored - read).abs() <= 1e-5 * stored.abs(),
-                    "{}",
-                    record.id
-                );
+                assert!((stored - read).abs() <= 1e-5 * stored.abs(), "{row}");
             }
         }
-        read += 1;
     }
-    assert!(read > 100, "{read} costs read");
 }
 
 /// A schema 4 document's `figure` objects are what reading it makes again.
 #[test]
 fn a_schema_4_documents_figures_are_made_again_alike() {
-    let stored = stored_json("answer-run.json");
-    let doc = common::stored_run("answer-run.json");
-    let mut read = 0;
-    for (json, record) in stored["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(&doc.results)
-    {
-        let Some(cost) = &record.cost else { continue };
+    let costs = costs_of("answer-run.json");
+    assert!(costs.len() > 10, "{} figures read", costs.len());
+    for (json, cost, row) in &costs {
         let made = cost.figure.as_ref().unwrap();
-        let kept = &json["cost"]["figure"];
-        assert!(same_figure(kept, made.value, made.ci95), "{}", record.id);
+        let kept = &json["figure"];
+        assert!(same_figure(kept, made.value, made.ci95), "{row}");
         assert_eq!(kept["basis"], made.basis.as_str());
         assert_eq!(kept["stands_on"], made.stands_on.as_str());
-        read += 1;
     }
-    assert!(read > 10, "{read} figures read");
 }
 
 fn csv_of(doc: &RunDocument) -> Vec<u8> {

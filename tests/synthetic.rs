@@ -6,8 +6,6 @@
 
 mod common;
 
-use common::sides::{FRESH_SEEDS, marked_slower, probes_moving};
-
 use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
@@ -196,10 +194,7 @@ fn verdicts_on(
 ) -> Verdicts {
     let settings = Settings::standard();
     let plain = guest_probes();
-    let mut tolled = guest_probes();
-    for v in &mut tolled[0].variants {
-        v.ticks *= toll;
-    }
+    let tolled = common::sides::syscall_rows_times(toll);
     let (mut hit, mut tolled_rows, mut false_alarms, mut other_rows) = (0, 0, 0, 0);
     let (mut promised, mut kept, mut claimed_blind) = (0, 0, 0);
     for trial in 0..trials {
@@ -561,15 +556,12 @@ fn compared(
     rows
 }
 
-/// Over `trials` comparisons of `runs` runs a side: one row is moved by
-/// the change a comparison without it printed as detectable, on a machine
-/// of the same kind drawing fresh noise (a user who repeats the runs gets
-/// new draws, not the ones the printed figure was read from), and the
-/// share of trials that mark it slower.
-fn printed_power(trials: u64, runs: usize) -> (f64, u64) {
+/// [`common::sides::printed_power`] over `trials` comparisons of `runs`
+/// runs a side on the cloud guest.
+fn printed_power(trials: u64, runs: usize) -> (f64, usize) {
     let settings = Settings::standard();
     let plain = guest_probes();
-    let sides = |seed: u64, new_probes: &[mitbench::synthetic::Probe]| {
+    common::sides::printed_power(7000..7000 + trials, |seed, new_probes| {
         let slow_share = 0.2 + 0.6 * (seed % 7) as f64 / 6.0;
         let mut machine = Machine::new(Noise::cloud_guest(slow_share), seed);
         let old: Vec<_> = (0..runs)
@@ -579,21 +571,7 @@ fn printed_power(trials: u64, runs: usize) -> (f64, u64) {
             .map(|_| machine.run(new_probes, LAYOUT, &settings))
             .collect();
         compared(&old, &new)
-    };
-    let (mut marked, mut tried) = (0, 0);
-    for trial in 0..trials {
-        let seed = 7000 + trial;
-        let rows = sides(seed, &plain);
-        let row = &rows[trial as usize % rows.len()];
-        let Some(detectable) = row.smallest_detectable_pct else {
-            continue;
-        };
-        let moved = probes_moving(row, detectable);
-        let again = sides(seed + FRESH_SEEDS, &moved);
-        tried += 1;
-        marked += u64::from(marked_slower(&again, row));
-    }
-    (marked as f64 / tried.max(1) as f64, tried)
+    })
 }
 
 #[test]
@@ -607,7 +585,6 @@ fn a_change_of_the_printed_detectable_size_is_marked_four_times_in_five() {
     {
         let (trials, runs) = (TRIALS / 2, 3);
         let (rate, tried) = printed_power(trials, runs);
-        let tried = tried as usize;
         // Three runs a side see how far a run moves (their spread, or the
         // drift that stands in for it): every row has a detectable size.
         assert_eq!(tried as u64, trials, "rows with a detectable size");

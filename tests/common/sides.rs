@@ -170,6 +170,41 @@ pub fn probes_moving(row: &compare::RowChange, pct: f64) -> Vec<Probe> {
     moved
 }
 
+/// The share of comparisons that mark a change of the size they printed
+/// as detectable, and how many printed one: for each seed, the rows of a
+/// comparison (`compared(seed, probes)`, its new side running `probes`);
+/// one row of them in turn is moved by its printed detectable change and
+/// compared again on a machine of the same kind drawing fresh noise (a
+/// user who repeats the runs gets new draws, not the ones the printed
+/// figure was read from).
+pub fn printed_power(
+    seeds: std::ops::Range<u64>,
+    compared: impl Fn(u64, &[Probe]) -> Vec<compare::RowChange> + Sync,
+) -> (f64, usize) {
+    let plain = guest_probes();
+    let first = seeds.start;
+    let outcomes = super::in_parallel(seeds, |seed| {
+        let rows = compared(seed, &plain);
+        let row = &rows[(seed - first) as usize % rows.len()];
+        let detectable = row.smallest_detectable_pct?;
+        let again = compared(seed + FRESH_SEEDS, &probes_moving(row, detectable));
+        Some(marked_slower(&again, row))
+    });
+    let tried = outcomes.iter().flatten().count();
+    let marked = outcomes.iter().flatten().filter(|&&m| m).count();
+    (marked as f64 / tried.max(1) as f64, tried)
+}
+
+/// The synthetic guest's probes with its `synthetic/syscall` rows (the
+/// first probe's) `toll` times as dear: a toll on the syscall path.
+pub fn syscall_rows_times(toll: f64) -> Vec<Probe> {
+    let mut tolled = guest_probes();
+    for v in &mut tolled[0].variants {
+        v.ticks *= toll;
+    }
+    tolled
+}
+
 /// Whether `rows` mark `row` slower.
 pub fn marked_slower(rows: &[compare::RowChange], row: &compare::RowChange) -> bool {
     rows.iter()

@@ -308,7 +308,8 @@ impl Probe for Release {
         co_runner_figures(
             [&same, &other],
             reference,
-            (seconds, mhz),
+            seconds,
+            mhz,
             &mut figures,
             &mut notes,
         );
@@ -350,7 +351,8 @@ fn reference_rates(runners: &[CoRunner], window: Duration) -> Vec<f64> {
 fn co_runner_figures(
     records: [&Arc<Lookups>; 2],
     reference: Vec<f64>,
-    (seconds, mhz): (f64, f64),
+    seconds: f64,
+    mhz: f64,
     figures: &mut Vec<NamedFigure>,
     notes: &mut Vec<String>,
 ) {
