@@ -127,9 +127,8 @@ impl Evidence {
     /// apart) is beyond what `within` (the forks' spread inside runs, on
     /// the same scale: one run's figure) explains, by a one-sided F test
     /// at level `p`. Where it is, the row settles at a level of its own for
-    /// a whole run, which its forks share and cannot show: the indirect
-    /// call to two targets on the Intel guest sat 15% dearer in all three
-    /// forks of one run of five, its forks otherwise 3% apart.
+    /// a whole run, which its forks share and cannot show
+    /// (docs/why-the-code-is-so.md has a row that did).
     pub fn beyond_at(&self, within: &Evidence, p: f64) -> bool {
         within.var > 0.0
             && self.var.is_finite()
@@ -272,11 +271,9 @@ impl Judged {
     /// noise's cut. Both the spread this change is printed from and the
     /// spread a repetition is judged by are estimates on `s.df` degrees of
     /// freedom, and a change set from one and judged by the other is
-    /// marked less often than either spread taken as the truth says: the
-    /// cut's point plus the 80% point of the noise (the textbook sum) was
-    /// marked in 71% of 200 trials on the synthetic guest one run a side
-    /// (three forks a run: a few degrees of freedom). [`power_multiple`]
-    /// counts both.
+    /// marked less often than either spread taken as the truth says, the
+    /// more so on few degrees of freedom (docs/why-the-code-is-so.md).
+    /// [`power_multiple`] counts both.
     pub fn detectable(&self, s: &Spread) -> f64 {
         self.detectable_judged_by(s, s)
     }
@@ -495,9 +492,9 @@ impl Walk {
     /// [`Walk::of`] at the rate the reference does not see, bounded by
     /// that ratio's own spread: it is the host's mix of path speeds, which
     /// flips within seconds and reverts to its level, not a walk that
-    /// grows with the hours between runs (read as one, it made two A/A
-    /// runs 35 s apart on the AMD guest ±7-15% apart, where their figures
-    /// moved 1-3%). For a stationary process whose covariances are not
+    /// grows with the hours between runs (read as one, it set A/A runs
+    /// seconds apart far wider apart than their figures moved:
+    /// docs/why-the-code-is-so.md). For a stationary process whose covariances are not
     /// negative, a weighted sum of sets' means varies by at most σ²·(P² +
     /// N²), P and N the sums of its positive and negative weights (2σ² for
     /// a difference of two sides).

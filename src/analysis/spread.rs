@@ -191,7 +191,8 @@ pub fn pooled_in_probe(
         .or(run_prior);
     // A variant measured in one process has no spread of its own: it
     // borrows its probe's (or the run's), never none, which would have
-    // left its interval to its rounds alone (±0.007% on a busy host).
+    // left its interval to its rounds alone, far too narrow
+    // (docs/why-the-code-is-so.md).
     variants
         .iter()
         .filter(|v| v.forks >= 1)

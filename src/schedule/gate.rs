@@ -1,13 +1,11 @@
 //! Waiting for the quiet level: a round starts when the canary reads the
 //! machine quiet, so a variant's budget is spent in quiet time.
 //!
-//! On a busy AMD host (shared/data/zen3-busy: 35% of canary readings
-//! quiet) the slow level comes in long stretches: half of the slow time in
-//! stretches over 1 s, a fifth over 3 s, up to 11 s. A probe's turn is a
-//! second or two, so without waiting a turn that falls in one stretch gave
-//! its rows no quiet round at all (getpid: 1 quiet round of 32), while the
-//! run as a whole had thousands. Waiting moves those rounds to the next
-//! quiet time.
+//! On a busy host the slow level comes in stretches of seconds, and a
+//! probe's turn is a second or two: without waiting, a turn that falls in
+//! one stretch gives its rows no quiet round at all while the run as a
+//! whole has thousands (docs/why-the-code-is-so.md). Waiting moves those
+//! rounds to the next quiet time.
 //!
 //! The time waited is paid for by the budget: each variant's budget shrinks
 //! to its share of the quiet time the host offers (the quiet share of the
@@ -24,23 +22,21 @@
 //! last [`WINDOW_S`], not the whole run: a level that moves for good (a
 //! regression on the syscall path, a drifting host) is followed within it
 //! rather than waited for until the allowance runs out. Anchoring it to
-//! the boot's known quiet level was tried and measured worse: on a busy
-//! Zen 3 guest whose quiet level drifted 2-7% within a run, the anchored
-//! gate counted its rounds quiet 11-17% of the time against 26-37%
-//! unanchored (two quick runs each, one history), so budgets shrank and
-//! runs ran 82-84 s against 75-82 s.
+//! the boot's known quiet level was tried and measured worse on a guest
+//! whose quiet level drifted within a run: fewer rounds counted quiet,
+//! budgets shrank and runs ran longer (docs/why-the-code-is-so.md).
 
 use crate::analysis::states::StateModel;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The readings the gate's quiet level is read from: the last 30 s, well
-/// over the longest slow stretch seen (11.4 s), so a stretch does not fill
-/// the window and become the level.
+/// over the longest slow stretch seen on a busy host, so a stretch does
+/// not fill the window and become the level.
 pub const WINDOW_S: f64 = 30.0;
-/// The longest one wait: 77% of the busy host's slow time came in
-/// stretches shorter than 3 s; a longer stretch is measured in rather than
-/// spending the allowance on it.
+/// The longest one wait: most of a busy host's slow time comes in
+/// stretches shorter than this; a longer stretch is measured in rather
+/// than spending the allowance on it.
 pub const LONGEST_WAIT_S: f64 = 3.0;
 /// How often a wait reads the canary again (a reading takes ~0.1 ms).
 pub const WAIT_STEP: Duration = Duration::from_millis(2);

@@ -256,8 +256,7 @@ impl Probe for Release {
         // would let the CPU halt, and a halted vCPU wakes the co-runner
         // later than a busy one). No recording window is opened, so none of
         // its waits, all uncontended, can mix into the release's.
-        let reference_window = Duration::from_secs_f64(harness.settings.budget_s * REFERENCE_SHARE);
-        let reference = reference_rates(&runners, reference_window);
+        let reference = reference_rates(&runners, harness.settings.budget_s * REFERENCE_SHARE);
 
         let slice = SLICE.min(entries);
         let harness = harness
@@ -329,8 +328,9 @@ impl Probe for Release {
 }
 
 /// Each co-runner's lookups per second while the worker spins on its CPU
-/// without the lock, over `window`: the rate with no teardown.
-fn reference_rates(runners: &[CoRunner], window: Duration) -> Vec<f64> {
+/// without the lock, over `window_s`: the rate with no teardown.
+fn reference_rates(runners: &[CoRunner], window_s: f64) -> Vec<f64> {
+    let window = Duration::from_secs_f64(window_s);
     let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
     let before: Vec<u64> = runners.iter().map(rounds).collect();
     let started = std::time::Instant::now();
