@@ -162,6 +162,21 @@ fn every_probe_variant_gives_sane_figures() {
     for syscall in ["getpid", "getuid", "getppid", "close-bad-fd"] {
         let inline = returns(&format!("{syscall}/inline"));
         medians.not_cheaper_beyond(&returns(&format!("{syscall}/in-fn")), &inline, 0.05);
+        // Refilling the return stack after the crossing is never dearer
+        // than the call from a function beyond what the pushes cost alone
+        // (on a kernel that leaves the return stack to the user, the win
+        // is nothing and the refill costs its pushes): the same 5%.
+        for entries in [2, 4, 16] {
+            medians.within_the_pushes(
+                &returns(&format!("{syscall}/refill-{entries}")),
+                &returns(&format!("{syscall}/in-fn")),
+                [
+                    &returns(&format!("refill-{entries}/alone")),
+                    &returns("call+ret"),
+                ],
+                0.05,
+            );
+        }
     }
     // (Not the ITS thunks against the plain call and return: a jump more
     // may cost nothing, and a placement's own level made the thunked
@@ -213,6 +228,39 @@ impl Figures {
                 "{more} ({a}) is cheaper than {less} ({b}) beyond noise"
             );
         }
+    }
+
+    /// `refilled` costs no more than `plain` and what the pushes cost
+    /// alone (`[alone, call]`: their function less a plain call) beyond
+    /// `margin` of `plain` and the intervals: the fastest samples where a
+    /// busy stretch lifted a round, as in [`Figures::dearer`].
+    fn within_the_pushes(
+        &self,
+        refilled: &str,
+        plain: &str,
+        [alone, call]: [&str; 2],
+        margin: f64,
+    ) {
+        let (Some(r), Some(p), Some(a), Some(c)) = (
+            self.0.get(refilled),
+            self.0.get(plain),
+            self.0.get(alone),
+            self.0.get(call),
+        ) else {
+            common::skipped(&format!(
+                "{refilled}: a row it is read against was not measured"
+            ));
+            return;
+        };
+        let pushes = (a.1.1 - c.1.0).max(0.0);
+        let most = (p.1.1 + pushes) * (1.0 + margin);
+        assert!(
+            r.1.0 <= most || r.2 <= most,
+            "{refilled} ({}, fastest {}) is dearer than {plain} ({}) and the pushes ({pushes})",
+            r.0,
+            r.2,
+            p.0
+        );
     }
 
     /// `dearer` costs more than `cheaper`: orders whose gap is many times

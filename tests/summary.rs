@@ -564,3 +564,60 @@ fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
         "{words}"
     );
 }
+
+/// A run that measured the refills (tests/fixtures/refill-run.json:
+/// `mitbench run --probe os/syscall-return` on the busy 2-vCPU AMD EPYC
+/// Zen 3 guest, SRSO safe-RET, 2026-11-29; rounds kept, floats cut to six
+/// digits) gives each syscall's win and what the refill leaves, by entries
+/// pushed: the win and what is left together are the toll less the
+/// pushes' own cost, so never more than the toll. The answer's null
+/// syscall line names the win of the refill it names. A run without the
+/// refills (the older fixture) gives none, and no line.
+#[test]
+fn a_refill_of_the_return_stack_is_priced_where_the_run_measured_it() {
+    use mitbench::results::returns;
+    let refilled = common::stored_run("refill-run.json");
+    let tolls = returns::of(&refilled);
+    assert_eq!(tolls.len(), returns::SYSCALLS.len());
+    for t in &tolls {
+        let extra = t.extra_ns.expect("the toll");
+        let entries: Vec<usize> = t.refills.iter().map(|r| r.entries).collect();
+        assert_eq!(entries, returns::REFILLS, "{}", t.crossing);
+        for r in &t.refills {
+            let (won, left) = (r.won_back_ns.unwrap(), r.left_ns.unwrap());
+            for f in [won, left] {
+                let [lo, hi] = f.ci95.unwrap();
+                assert!(lo <= f.value && f.value <= hi, "{} {f:?}", t.crossing);
+            }
+            assert!(won.value > 0.0, "{} {}: {won:?}", t.crossing, r.entries);
+            assert!(won.value + left.value < extra.value, "{}", t.crossing);
+        }
+    }
+    // The answer: the present boot's null syscall line from another run of
+    // the same guest, this run's returns.
+    let mut doc = fixture();
+    doc.results.retain(|r| r.id != returns::PROBE);
+    doc.results.extend(refilled.results.iter().cloned());
+    let line = |doc: &RunDocument| {
+        let s = of(doc);
+        let null = s.tolls.iter().find(|t| t.kind == TollKind::NullSyscall);
+        match null.map(|t| &t.outcome) {
+            Some(TollStatus::Measured { figures }) => {
+                figures.iter().map(|q| q.what.clone()).collect::<Vec<_>>()
+            }
+            _ => panic!("no null syscall line"),
+        }
+    };
+    let said = line(&doc);
+    assert!(
+        said.iter()
+            .any(|w| w.starts_with("refilling the return stack")),
+        "{said:?}"
+    );
+    let older = common::stored_run("syscall-return-run.json");
+    assert!(returns::of(&older).iter().all(|t| t.refills.is_empty()));
+    let mut doc = fixture();
+    doc.results.retain(|r| r.id != returns::PROBE);
+    doc.results.extend(older.results.iter().cloned());
+    assert!(!line(&doc).iter().any(|w| w.starts_with("refilling")));
+}

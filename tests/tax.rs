@@ -828,6 +828,31 @@ fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
         mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
     let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(prose.contains("is the return after the crossing"), "{text}");
+    // That run measured no refill: nothing is said of one.
+    assert!(tax.syscall_return_refill.is_none());
+    assert!(!prose.contains("refilling"), "{text}");
+    // Tolls from a run that measured the refills: what refilling after each
+    // syscall would win back, at that run's price, less than the return's
+    // whole share and said in the text.
+    let refilled = common::stored_run("refill-run.json");
+    let counted = common::syscalls_under_a_filter(syscalls);
+    let tax = mitbench::tax::estimate(counted, &refilled, "a fixture".into(), Err("none".into()));
+    let (whole, won) = (
+        tax.syscall_return.as_ref().unwrap(),
+        tax.syscall_return_refill.as_ref().unwrap(),
+    );
+    let (whole, won) = (whole.share_pct.unwrap(), won.share_pct.unwrap());
+    assert!(
+        0.0 < won.value && won.value < whole.value,
+        "{won:?} of {whole:?}"
+    );
+    let text =
+        mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
+    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        prose.contains("refilling the return stack after each crossing"),
+        "{text}"
+    );
     // Tolls from a run that did not measure the probe: the share is not
     // known, and the text says why.
     let older = common::stored_run("default-run.json");

@@ -41,7 +41,35 @@ pub struct ReturnToll {
     /// Why there is none, where there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
+    /// A syscall's: what pushing return-stack entries after the crossing
+    /// wins back, by how many were pushed; empty where the run did not
+    /// measure the refills.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refills: Vec<Refill>,
 }
+
+/// The return stack refilled after the crossing with `entries` user
+/// addresses (`os/syscall-return` SYSCALL/refill-N): what it wins back of
+/// the toll and what it leaves of it, ns.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refill {
+    pub entries: usize,
+    /// The call from a function less the same call with the refill: the
+    /// pushes' own cost is paid inside it, so this is the net win.
+    pub won_back_ns: Option<Figure>,
+    /// What is left of the toll: the refilled call less the inline one,
+    /// less what the pushes cost alone (their function less `call+ret`).
+    pub left_ns: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<String>,
+}
+
+/// The refills the probe measures, by entries pushed.
+pub const REFILLS: [usize; 3] = [2, 4, 16];
+
+/// The refill the answer names: two already take most of the toll back on
+/// the guests measured, sixteen leave less but cost more themselves.
+pub const ANSWERED_REFILL: usize = 4;
 
 /// Each syscall's toll in `doc`; empty where the run did not measure the
 /// probe.
@@ -67,27 +95,96 @@ pub fn of_other_crossings(doc: &RunDocument) -> Vec<ReturnToll> {
     tolls(doc, OTHER_CROSSINGS)
 }
 
-/// The tolls of `crossings`, one kind of crossing: each one's forks'
+/// The tolls of `crossings`, one kind of crossing, and for syscalls their
+/// refills.
+fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
+    if doc.record(PROBE, "call+ret").is_none() {
+        return Vec::new();
+    }
+    let pairs = |dearer: &str, cheaper: &str| -> Vec<(String, String)> {
+        crossings
+            .iter()
+            .map(|c| (format!("{c}/{dearer}"), format!("{c}/{cheaper}")))
+            .collect()
+    };
+    let extra = differences(doc, &pairs("in-fn", "inline"));
+    let refills: Vec<[Vec<Result<Figure, String>>; 2]> = REFILLS
+        .iter()
+        .map(|n| {
+            let refill = format!("refill-{n}");
+            [
+                differences(doc, &pairs("in-fn", &refill)),
+                differences(doc, &pairs(&refill, "inline")),
+            ]
+        })
+        .collect();
+    let pushes = differences(
+        doc,
+        &REFILLS.map(|n| (format!("refill-{n}/alone"), "call+ret".to_string())),
+    );
+    crossings
+        .iter()
+        .zip(extra)
+        .enumerate()
+        .map(|(i, (&crossing, extra))| ReturnToll {
+            crossing,
+            unmeasured: extra.as_ref().err().cloned(),
+            extra_ns: extra.ok(),
+            refills: match SYSCALLS.contains(&crossing) {
+                true => refills_of(i, &refills, &pushes),
+                false => Vec::new(),
+            },
+        })
+        .collect()
+}
+
+/// The `i`th crossing's refills, where the run measured them.
+fn refills_of(
+    i: usize,
+    refills: &[[Vec<Result<Figure, String>>; 2]],
+    pushes: &[Result<Figure, String>],
+) -> Vec<Refill> {
+    REFILLS
+        .iter()
+        .zip(refills)
+        .zip(pushes)
+        .filter(|((_, [won, _]), _)| !matches!(&won[i], Err(why) if why.ends_with(NOT_MEASURED)))
+        .map(|((&entries, [won, over_inline]), pushes)| {
+            let left = over_inline[i]
+                .clone()
+                .and_then(|over| Ok(apart::difference(over, pushes.clone()?)));
+            Refill {
+                entries,
+                unmeasured: won[i].as_ref().err().or(left.as_ref().err()).cloned(),
+                won_back_ns: won[i].clone().ok(),
+                left_ns: left.ok(),
+            }
+        })
+        .collect()
+}
+
+/// The end of the reason a row is missing: the run did not measure it.
+const NOT_MEASURED: &str = "was not measured";
+
+/// Each pair's difference (`dearer` less `cheaper`, variants of the
+/// probe), ns: from pairs of their rounds in one pass, each one's forks'
 /// differences pooled with the others' for the next run's interval, as a
 /// probe's variants' differences from its baseline are. A document that
 /// kept no rounds (written before they were stored) gives the two rows'
 /// differences from the plain call, less each other
 /// (`analysis::apart::difference`).
-fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
-    if doc.record(PROBE, "call+ret").is_none() {
-        return Vec::new();
-    }
+fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Figure, String>> {
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
-    let read: Vec<Result<Read, String>> = crossings
+    let read: Vec<Result<Read, String>> = pairs
         .iter()
-        .map(|crossing| Read::of(doc, crossing))
+        .map(|(dearer, cheaper)| Read::of(doc, dearer, cheaper))
         .collect();
-    let spreads: Vec<VariantSpread> = crossings
+    let spreads: Vec<VariantSpread> = pairs
         .iter()
         .zip(&read)
-        .filter_map(|(crossing, r)| match r {
+        .filter_map(|((dearer, _), r)| match r {
             Ok(Read::Pairs(r)) => Some(VariantSpread {
-                name: crossing.to_string(),
+                name: dearer.clone(),
                 forks: r.paired.fork_deltas.len(),
                 spread: ForkSpread::of_differences(&r.paired.fork_deltas),
             }),
@@ -95,51 +192,42 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
         })
         .collect();
     let next = pooled_in_probe(&spreads, None);
-    crossings
+    pairs
         .iter()
         .zip(read)
-        .map(|(&crossing, r)| {
-            let extra = r.and_then(|r| {
-                let mhz = mhz.ok_or("the TSC's rate is unknown")?;
-                Ok(match r {
-                    Read::Rows { in_fn, inline } => {
-                        apart::difference(added(in_fn, Some(mhz))?, added(inline, Some(mhz))?)
-                    }
-                    Read::Pairs(r) => {
-                        let delta = Figure::new(
-                            r.paired.delta,
-                            r.paired.delta_ci95.map(|(lo, hi)| [lo, hi]),
-                        );
-                        let interval = next
-                            .iter()
-                            .find(|(name, _)| *name == crossing)
-                            .map(|(_, n)| n.difference_interval(delta, r.drift_pct, r.tick))
-                            .or(delta.ci95);
-                        Figure::new(delta.value, interval).map(|t| t * 1000.0 / mhz)
-                    }
-                })
-            });
-            ReturnToll {
-                crossing,
-                unmeasured: extra.as_ref().err().cloned(),
-                extra_ns: extra.ok(),
-            }
+        .map(|((dearer, _), r)| {
+            let mhz = mhz.ok_or("the TSC's rate is unknown")?;
+            Ok(match r? {
+                Read::Rows { dearer, cheaper } => {
+                    apart::difference(added(dearer, Some(mhz))?, added(cheaper, Some(mhz))?)
+                }
+                Read::Pairs(r) => {
+                    let delta =
+                        Figure::new(r.paired.delta, r.paired.delta_ci95.map(|(lo, hi)| [lo, hi]));
+                    let interval = next
+                        .iter()
+                        .find(|(name, _)| name == dearer)
+                        .map(|(_, n)| n.difference_interval(delta, r.drift_pct, r.tick))
+                        .or(delta.ci95);
+                    Figure::new(delta.value, interval).map(|t| t * 1000.0 / mhz)
+                }
+            })
         })
         .collect()
 }
 
-/// How a crossing's toll is read from a document.
+/// How a difference of two rows is read from a document.
 enum Read<'d> {
-    /// From pairs of the two shapes' rounds.
+    /// From pairs of the two rows' rounds.
     Pairs(InRounds),
     /// From the two rows, where the document kept no rounds.
     Rows {
-        in_fn: &'d Record,
-        inline: &'d Record,
+        dearer: &'d Record,
+        cheaper: &'d Record,
     },
 }
 
-/// One crossing's in-function rounds against its inline ones, paired.
+/// One row's rounds against another's of the same passes, paired.
 struct InRounds {
     paired: rounds::Paired,
     drift_pct: Option<f64>,
@@ -148,18 +236,20 @@ struct InRounds {
 }
 
 impl<'d> Read<'d> {
-    fn of(doc: &'d RunDocument, crossing: &str) -> Result<Read<'d>, String> {
-        let row = |shape: &str| -> Result<&Record, String> {
-            let variant = format!("{crossing}/{shape}");
+    fn of(doc: &'d RunDocument, dearer: &str, cheaper: &str) -> Result<Read<'d>, String> {
+        let row = |variant: &str| -> Result<&Record, String> {
             let r = doc
-                .record(PROBE, &variant)
-                .ok_or_else(|| format!("{PROBE} {variant} was not measured"))?;
+                .record(PROBE, variant)
+                .ok_or_else(|| format!("{PROBE} {variant} {NOT_MEASURED}"))?;
             measured(r)?;
             Ok(r)
         };
-        let (in_fn, inline) = (row("in-fn")?, row("inline")?);
-        if in_fn.rounds.each.is_empty() || inline.rounds.each.is_empty() {
-            return Ok(Read::Rows { in_fn, inline });
+        let (dearer_row, cheaper_row) = (row(dearer)?, row(cheaper)?);
+        if dearer_row.rounds.each.is_empty() || cheaper_row.rounds.each.is_empty() {
+            return Ok(Read::Rows {
+                dearer: dearer_row,
+                cheaper: cheaper_row,
+            });
         }
         let by_pass = |r: &Record| -> Vec<PassRound> {
             r.rounds
@@ -173,14 +263,16 @@ impl<'d> Read<'d> {
                 })
                 .collect()
         };
-        let pairs = rounds::pair_by_pass(by_pass(in_fn), &by_pass(inline));
+        let pairs = rounds::pair_by_pass(by_pass(dearer_row), &by_pass(cheaper_row));
         let two_states = doc.machine_states.model.two_states;
-        let paired = rounds::paired(&pairs, two_states, rounds::seed_of(crossing))
-            .ok_or_else(|| format!("{PROBE} {crossing}: no round of both shapes in one pass"))?;
+        // The crossing's own seed where the pair is its toll, as before.
+        let seed = dearer.strip_suffix("/in-fn").unwrap_or(dearer);
+        let paired = rounds::paired(&pairs, two_states, rounds::seed_of(seed))
+            .ok_or_else(|| format!("{PROBE} {dearer}: no round of it and {cheaper} in one pass"))?;
         Ok(Read::Pairs(InRounds {
             paired,
-            drift_pct: in_fn.cost.as_ref().and_then(|c| c.machine_drift_pct),
-            tick: 1.0 / in_fn.rounds.base_batch.unwrap_or(1).max(1) as f64,
+            drift_pct: dearer_row.cost.as_ref().and_then(|c| c.machine_drift_pct),
+            tick: 1.0 / dearer_row.rounds.base_batch.unwrap_or(1).max(1) as f64,
         }))
     }
 }

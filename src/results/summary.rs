@@ -313,13 +313,20 @@ pub fn of(doc: &RunDocument) -> Answer {
 /// the crossing, `results::returns`): a figure of another probe than the
 /// line's own, so it is added here rather than by the line's spec.
 fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]) {
-    let Some(extra) = returns
-        .iter()
-        .find(|r| r.crossing == "getpid")
-        .and_then(|r| r.extra_ns)
-    else {
+    let getpid = returns.iter().find(|r| r.crossing == "getpid");
+    let Some(extra) = getpid.and_then(|r| r.extra_ns) else {
         return;
     };
+    // What the refill the answer names wins back, where the toll is there
+    // to win (its interval above nothing) and the run measured it.
+    let refill = getpid
+        .and_then(|r| {
+            r.refills
+                .iter()
+                .find(|f| f.entries == super::returns::ANSWERED_REFILL)
+        })
+        .and_then(|f| f.won_back_ns)
+        .filter(|_| extra.lower_bound_95().is_some_and(|lo| lo > 0.0));
     let line = tolls.iter_mut().find(|t| t.kind == TollKind::NullSyscall);
     if let Some(Toll {
         outcome: TollStatus::Measured { figures },
@@ -335,6 +342,20 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                 variant: "getpid/in-fn".to_string(),
             },
         });
+        if let Some(won) = refill {
+            figures.push(Quantity {
+                what: format!(
+                    "refilling the return stack ({} entries) after the crossing wins back ",
+                    super::returns::ANSWERED_REFILL
+                ),
+                figure: won,
+                unit: Unit::Ns,
+                from: From {
+                    probe: super::returns::PROBE.to_string(),
+                    variant: format!("getpid/refill-{}", super::returns::ANSWERED_REFILL),
+                },
+            });
+        }
     }
 }
 

@@ -127,6 +127,12 @@ pub struct Tax {
     /// measure it (`syscall_return_unmeasured` says so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall_return: Option<SyscallShare>,
+    /// What refilling the return stack after each syscall
+    /// (`results::returns::ANSWERED_REFILL` entries, in the syscall
+    /// wrapper) would win back of that, at the tolls' run's price; None
+    /// where that run did not measure the refill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscall_return_refill: Option<SyscallShare>,
     /// Why the return's share is not known, where the workload made
     /// syscalls.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,12 +229,14 @@ pub fn estimate(
         .iter()
         .filter_map(|r| r.share.map(|s| s.value))
         .collect();
-    let (syscall_return, syscall_return_unmeasured) = return_share(tolls, &counted, cpu_s);
+    let (syscall_return, syscall_return_refill, syscall_return_unmeasured) =
+        return_share(tolls, &counted, cpu_s);
     Tax {
         share_pct: (!priced.is_empty()).then(|| priced.iter().sum()),
         mitigations: named::in_force(tolls, &prices, &counted),
         per_vector: vectors::per_vector(tolls, &prices, &counted, cpu_s),
         syscall_return,
+        syscall_return_refill,
         syscall_return_unmeasured,
         hooks: hooks_share(tolls, &counted, cpu_s),
         without_counters_unsupported: observer.as_ref().err().cloned(),
@@ -296,28 +304,33 @@ fn return_share(
     tolls: &RunDocument,
     counted: &Counted,
     cpu_s: f64,
-) -> (Option<SyscallShare>, Option<String>) {
+) -> (Option<SyscallShare>, Option<SyscallShare>, Option<String>) {
     let Some(syscalls) = counted.count_of(Crossing::Syscall) else {
-        return (None, None);
+        return (None, None, None);
     };
     let probe = crate::results::returns::PROBE;
-    let (per, why) = match crate::results::returns::of_one(
-        tolls,
-        crate::mitigations::crossing::RETURN_TOLL_SYSCALL,
-    ) {
-        Some(toll) => (toll.extra_ns, toll.unmeasured),
-        None => (
-            None,
-            Some(format!(
-                "the tolls' run did not measure {probe} (`mitbench run --probe {probe}` on \
-                 this boot measures it)"
-            )),
-        ),
+    let Some(toll) =
+        crate::results::returns::of_one(tolls, crate::mitigations::crossing::RETURN_TOLL_SYSCALL)
+    else {
+        let why = format!(
+            "the tolls' run did not measure {probe} (`mitbench run --probe {probe}` on this boot \
+             measures it)"
+        );
+        return (None, None, Some(why).filter(|_| syscalls > 0));
     };
-    let Some(per) = per else {
-        return (None, why.filter(|_| syscalls > 0));
+    let Some(per) = toll.extra_ns else {
+        return (None, None, toll.unmeasured.filter(|_| syscalls > 0));
     };
-    (Some(SyscallShare::of(per, syscalls, cpu_s)), None)
+    let refill = toll
+        .refills
+        .iter()
+        .find(|r| r.entries == crate::results::returns::ANSWERED_REFILL)
+        .and_then(|r| r.won_back_ns);
+    (
+        Some(SyscallShare::of(per, syscalls, cpu_s)),
+        refill.map(|won| SyscallShare::of(won, syscalls, cpu_s)),
+        None,
+    )
 }
 
 /// The CPU time shares are of: the workload's without the counters where

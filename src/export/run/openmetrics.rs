@@ -75,6 +75,38 @@ fn add_seconds([value, low, high]: [&mut Family; 3], labels: &Labels, f: Figure)
     }
 }
 
+/// What refilling the return stack after a syscall made from a function
+/// wins back of its return toll, by syscall and entries pushed, with the
+/// 95% interval another run's may land in.
+fn refill_won_back(tolls: &[crate::results::returns::ReturnToll]) -> [Family; 3] {
+    let mut families = [
+        Family::new(
+            "mitbench_syscall_return_refill_won_back_seconds",
+            "What pushing return-stack entries after a syscall made from a function wins back of the return after it, net of the pushes' own cost.",
+        ),
+        Family::new(
+            "mitbench_syscall_return_refill_won_back_ci95_low_seconds",
+            "Lower end of the 95% interval another run's win may land in.",
+        ),
+        Family::new(
+            "mitbench_syscall_return_refill_won_back_ci95_high_seconds",
+            "Upper end of the 95% interval another run's win may land in.",
+        ),
+    ];
+    for t in tolls {
+        for r in &t.refills {
+            let Some(f) = r.won_back_ns else { continue };
+            let labels = vec![
+                label("syscall", t.crossing),
+                label("entries", &r.entries.to_string()),
+            ];
+            let [value, low, high] = &mut families;
+            add_seconds([value, low, high], &labels, f);
+        }
+    }
+    families
+}
+
 /// Each attack vector: whether the command line leaves it enabled, and
 /// for an enabled one what its mitigations that `no_<vector>` would turn
 /// off cost, replayed: per getpid (a floor) and per context switch, each
@@ -266,6 +298,7 @@ impl Exporter for OpenMetricsExporter {
             .chain(&kernel_prices(&summary.kernel)?)
             .chain(&attack_vectors(&summary.attack_vectors))
             .chain(&return_toll(&SYSCALL_RETURN, &summary.syscall_return))
+            .chain(&refill_won_back(&summary.syscall_return))
             .chain(&return_toll(
                 &CROSSING_RETURN,
                 &summary.other_crossing_return,

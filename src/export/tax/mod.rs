@@ -154,9 +154,21 @@ fn return_sentence(tax: &Tax) -> Option<String> {
             "how much of each syscall's price is the return after the crossing is not known: {why}"
         ));
     };
+    let refill = tax
+        .syscall_return_refill
+        .as_ref()
+        .map_or_else(String::new, |w| {
+            format!(
+                "; refilling the return stack after each crossing ({} entries in the syscall \
+             wrapper) would win back {} a syscall, {} of the CPU time",
+                crate::results::returns::ANSWERED_REFILL,
+                interval(Some(w.per_syscall_ns), 1, " ns"),
+                interval(w.share_pct, 2, "%")
+            )
+        });
     Some(format!(
         "of each syscall's price (through libc, as a program makes it), {} is the return after \
-         the crossing (os/syscall-return): {} of the CPU time",
+         the crossing (os/syscall-return): {} of the CPU time{refill}",
         interval(Some(r.per_syscall_ns), 1, " ns"),
         interval(r.share_pct, 2, "%")
     ))

@@ -38,6 +38,21 @@ named_configs! {
         GetppidInFn => "getppid/in-fn" {"syscall": "getppid", "shape": "in a function"},
         CloseInline => "close-bad-fd/inline" {"syscall": "close(-1)", "shape": "inline"},
         CloseInFn => "close-bad-fd/in-fn" {"syscall": "close(-1)", "shape": "in a function"},
+        GetpidRefill2 => "getpid/refill-2" {"syscall": "getpid", "shape": "in a function, 2 return-stack entries pushed after it"},
+        GetpidRefill4 => "getpid/refill-4" {"syscall": "getpid", "shape": "in a function, 4 return-stack entries pushed after it"},
+        GetpidRefill16 => "getpid/refill-16" {"syscall": "getpid", "shape": "in a function, 16 return-stack entries pushed after it"},
+        GetuidRefill2 => "getuid/refill-2" {"syscall": "getuid", "shape": "in a function, 2 return-stack entries pushed after it"},
+        GetuidRefill4 => "getuid/refill-4" {"syscall": "getuid", "shape": "in a function, 4 return-stack entries pushed after it"},
+        GetuidRefill16 => "getuid/refill-16" {"syscall": "getuid", "shape": "in a function, 16 return-stack entries pushed after it"},
+        GetppidRefill2 => "getppid/refill-2" {"syscall": "getppid", "shape": "in a function, 2 return-stack entries pushed after it"},
+        GetppidRefill4 => "getppid/refill-4" {"syscall": "getppid", "shape": "in a function, 4 return-stack entries pushed after it"},
+        GetppidRefill16 => "getppid/refill-16" {"syscall": "getppid", "shape": "in a function, 16 return-stack entries pushed after it"},
+        CloseRefill2 => "close-bad-fd/refill-2" {"syscall": "close(-1)", "shape": "in a function, 2 return-stack entries pushed after it"},
+        CloseRefill4 => "close-bad-fd/refill-4" {"syscall": "close(-1)", "shape": "in a function, 4 return-stack entries pushed after it"},
+        CloseRefill16 => "close-bad-fd/refill-16" {"syscall": "close(-1)", "shape": "in a function, 16 return-stack entries pushed after it"},
+        Pushes2 => "refill-2/alone" {"syscall": "none", "shape": "a function that pushes 2 return-stack entries and returns"},
+        Pushes4 => "refill-4/alone" {"syscall": "none", "shape": "a function that pushes 4 return-stack entries and returns"},
+        Pushes16 => "refill-16/alone" {"syscall": "none", "shape": "a function that pushes 16 return-stack entries and returns"},
         FaultInline => "fault/inline" {"crossing": "page fault: first write to an anonymous page", "shape": "inline"},
         FaultInFn => "fault/in-fn" {"crossing": "page fault: first write to an anonymous page", "shape": "in a function"},
         SignalInline => "signal/inline" {"crossing": "tgkill to itself: a handler runs, rt_sigreturn", "shape": "inline"},
@@ -76,6 +91,21 @@ impl Probe for SyscallReturn {
             Shape::GetppidInFn => timed(harness, &failures, in_fn::<GETPPID, NONE>),
             Shape::CloseInline => bad_close(harness, &failures, || sys::syscall1(CLOSE, BAD_FD)),
             Shape::CloseInFn => bad_close(harness, &failures, in_fn::<CLOSE, BAD_FD>),
+            Shape::GetpidRefill2 => timed(harness, &failures, refilled::<GETPID, NONE, 2>),
+            Shape::GetpidRefill4 => timed(harness, &failures, refilled::<GETPID, NONE, 4>),
+            Shape::GetpidRefill16 => timed(harness, &failures, refilled::<GETPID, NONE, 16>),
+            Shape::GetuidRefill2 => timed(harness, &failures, refilled::<GETUID, NONE, 2>),
+            Shape::GetuidRefill4 => timed(harness, &failures, refilled::<GETUID, NONE, 4>),
+            Shape::GetuidRefill16 => timed(harness, &failures, refilled::<GETUID, NONE, 16>),
+            Shape::GetppidRefill2 => timed(harness, &failures, refilled::<GETPPID, NONE, 2>),
+            Shape::GetppidRefill4 => timed(harness, &failures, refilled::<GETPPID, NONE, 4>),
+            Shape::GetppidRefill16 => timed(harness, &failures, refilled::<GETPPID, NONE, 16>),
+            Shape::CloseRefill2 => bad_close(harness, &failures, refilled::<CLOSE, BAD_FD, 2>),
+            Shape::CloseRefill4 => bad_close(harness, &failures, refilled::<CLOSE, BAD_FD, 4>),
+            Shape::CloseRefill16 => bad_close(harness, &failures, refilled::<CLOSE, BAD_FD, 16>),
+            Shape::Pushes2 => pushes_alone::<2>(harness),
+            Shape::Pushes4 => pushes_alone::<4>(harness),
+            Shape::Pushes16 => pushes_alone::<16>(harness),
             Shape::FaultInline => faults(harness, &failures, |page| {
                 // SAFETY: a page of the mapping `faults` prepared.
                 unsafe { page.write_volatile(1) }
@@ -258,6 +288,55 @@ fn empty() {
 #[inline(never)]
 fn in_fn<const NR: i64, const ARG: usize>() -> i64 {
     sys::syscall1(NR, ARG)
+}
+
+/// The syscall in a function, then `N` return-stack entries pushed before
+/// its return: a refill of the return stack with user addresses, which
+/// the kernel's return left holding its own (see
+/// docs/the-return-after-a-crossing.md).
+#[inline(never)]
+fn refilled<const NR: i64, const ARG: usize, const N: usize>() -> i64 {
+    let ret = sys::syscall1(NR, ARG);
+    push_return_entries::<N>();
+    ret
+}
+
+/// `N` calls, each to the instruction after it, then the stack pointer put
+/// back: the return stack gets `N` entries (user addresses), the stack
+/// and every register but the flags are as they were, and the `int3` each
+/// call would return to is never reached.
+#[inline(always)]
+fn push_return_entries<const N: usize>() {
+    // SAFETY: each call lands on the label that follows it and pushes 8
+    // bytes, all dropped by the `add`; without `nostack` the compiler keeps
+    // nothing below the stack pointer across the block.
+    unsafe {
+        asm!(
+            ".rept {n}",
+            "call 2f",
+            "int3",
+            "2:",
+            ".endr",
+            "add rsp, {bytes}",
+            n = const N,
+            bytes = const 8 * N,
+        )
+    }
+}
+
+/// The refill's own cost: a function that pushes `N` entries and returns,
+/// timed as `call+ret` is.
+#[inline(always)]
+fn pushes_alone<const N: usize>(harness: &Harness) -> Option<Measurement> {
+    #[inline(never)]
+    fn pushes<const N: usize>() {
+        push_return_entries::<N>();
+    }
+    harness.measure(|n| {
+        for _ in 0..n {
+            pushes::<N>();
+        }
+    })
 }
 
 /// One function further out: `black_box` keeps the inner call a call and
