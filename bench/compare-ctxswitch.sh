@@ -38,15 +38,19 @@ perf_ns = [float(u) * 1000 for u in sys.argv[2:]]
 r = next(r for r in doc["results"] if r["id"] == "os/ctxswitch" and r["variant"] == "pipe/same-cpu")
 if r.get("cost") is None:
     sys.exit(f"mitbench did not measure pipe/same-cpu: {r.get('unsupported')}")
+sys.path.insert(0, "bench")
+import costs
 c = r["cost"]
-lo, hi = c["ci95_ns"]
+ticks, interval = costs.rounds(c)
+ns = costs.ns(c)
+lo, hi = (t * ns / ticks for t in interval)
 fastest = min(perf_ns)
 print("perf bench sched pipe -T, ns per round trip:", ", ".join(f"{p:,.0f}" for p in perf_ns))
-print(f"mitbench os/ctxswitch pipe/same-cpu: {c['ns']:,.0f} ns, 95% CI [{lo:,.0f}, {hi:,.0f}], "
+print(f"mitbench os/ctxswitch pipe/same-cpu: {ns:,.0f} ns, 95% CI [{lo:,.0f}, {hi:,.0f}], "
       f"{c['rounds_used']}/{r['rounds']['total']} rounds ({c['estimator']})")
 counting = r["counters"].get("counting_round_ticks")
 if counting is not None:
     print(f"  (its counting round, perf counters attached: {counting * 1000 / doc['inventory']['tsc_mhz']:,.0f} ns)")
-print(f"difference from the fastest perf run: {100 * (c['ns'] - fastest) / fastest:+.1f}%")
+print(f"difference from the fastest perf run: {100 * (ns - fastest) / fastest:+.1f}%")
 print(doc["machine_states"]["summary"])
 PY

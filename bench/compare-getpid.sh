@@ -54,17 +54,18 @@ medians = [median(f"{work}/{name}.txt") for name in ("before", "after")]
 doc = json.load(open(f"{work}/run.json"))
 reference = (doc["machine_states"].get("reference") or {}).get("ticks")
 rows = samples()
+sys.path.insert(0, "bench")
+import costs as cost_fields
 costs = {}
 for column, variant in ((1, "syscall"), (2, "libc")):
     r = next(r for r in doc["results"] if r["id"] == "os/getpid" and r["variant"] == variant)
     c = (before[variant] + after[variant]) / 2
     cost = r["cost"]
-    m = cost["ticks"]
-    costs[variant] = m
     # The interval printed for the next run where the run has one (a run
     # of one fork or one round may have none).
-    interval = cost.get("run_to_run_ci95_ticks") or cost.get("ci95_ticks")
-    half = cost.get("run_to_run_half_width_pct") or cost.get("ci_half_width_pct")
+    m, interval = cost_fields.raw(cost)
+    costs[variant] = m
+    half = cost_fields.half_width_pct(m, interval)
     shown = (f"95% CI [{interval[0]:.2f}, {interval[1]:.2f}] (±{half:.2f}%)"
              if interval and half is not None else "no interval")
     print(f"mitbench os/getpid {variant}: {m:.2f} ticks, {shown}, "
@@ -72,7 +73,7 @@ for column, variant in ((1, "syscall"), (2, "libc")):
     print(f"  C quiet figure (mean of runs before and after): {c:.2f} ticks; difference {100 * (m - c) / c:+.2f}%")
     cm = statistics.fmean(run[variant] for run in medians)
     print(f"  C median (mean of runs before and after): {cm:.2f} ticks; difference {100 * (m - cm) / cm:+.2f}%")
-    normalized = cost.get("speed_normalized_ticks")
+    normalized = (cost_fields.at_reference(cost) or (None,))[0]
     if reference and normalized:
         at, slope = at_reference(rows, column, reference)
         print(f"  at the run's reference speed ({reference:.4f} ticks a step): mitbench {normalized:.2f}, "

@@ -32,18 +32,15 @@ mitbench=$root/target/release/mitbench
 # Scales run D's rows by their printed detectable change: all of them, or
 # the one row named.
 move() { # OUT [ROW]
-    python3 - "$d" "$work/printed.json" "$@" <<'PY'
+    python3 - "$root/bench" "$d" "$work/printed.json" "$@" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv.pop(1))
+import costs
 run, printed, out = sys.argv[1:4]
 only = sys.argv[4] if len(sys.argv) > 4 else None
 doc = json.load(open(run))
 change = {(r["id"], r["variant"]): r.get("smallest_detectable_pct")
           for r in json.load(open(printed))["rows"]}
-
-def scaled(key):
-    # A figure of the row's cost in ticks or ns, not the reference's.
-    return ("reference" not in key and key != "counting_round_ticks"
-            and (key in ("ticks", "ns") or key.endswith(("_ticks", "_ns"))))
 
 for r in doc["results"]:
     key = (r["id"], r["variant"])
@@ -53,11 +50,7 @@ for r in doc["results"]:
     if pct is None or not r.get("cost"):
         continue
     by = 1 + pct / 100
-    for k, v in list(r["cost"].items()):
-        if scaled(k) and isinstance(v, (int, float)):
-            r["cost"][k] = v * by
-        elif scaled(k) and isinstance(v, list):
-            r["cost"][k] = [x * by for x in v]
+    costs.scale(r["cost"], by)
     for each in r["rounds"].get("each", []):
         each["ticks"] *= by
 json.dump(doc, open(out, "w"))

@@ -35,6 +35,8 @@ done
 
 python3 - "$work" "$runs" <<'PY'
 import json, statistics, sys
+sys.path.insert(0, "bench")
+import costs
 work, runs = sys.argv[1], int(sys.argv[2])
 docs = [json.load(open(f"{work}/run-{i}.json")) for i in range(1, runs + 1)]
 rows = {}
@@ -44,13 +46,16 @@ for k, doc in enumerate(docs):
             continue
         rows.setdefault((r["id"], r["variant"]), {})[k] = r["cost"]
 
-# The interval the table prints: run-to-run (rounds and machine drift)
-# where the document has it, else the rounds' own.
+# The interval the table prints for the raw figure: the next run's (rounds
+# and machine drift) where the document has it, else the rounds' own.
 def printed_interval(cost):
-    return cost.get("run_to_run_ci95_ticks") or cost.get("ci95_ticks")
+    return costs.raw(cost)[1]
 
 def printed_half_width(cost):
-    return cost.get("run_to_run_half_width_pct") or cost.get("ci_half_width_pct")
+    return costs.half_width_pct(*costs.raw(cost))
+
+def ticks(cost):
+    return costs.raw(cost)[0]
 
 covered = pairs = 0
 moved, spreads, half_widths = [], [], []
@@ -58,9 +63,9 @@ print(f"{'probe':28} {'variant':24} {'cost.ticks per run':>40} {'spread':>8} {'Â
 for (pid, variant), by_run in rows.items():
     if len(by_run) < 2:
         continue
-    costs = [by_run[k]["ticks"] for k in sorted(by_run)]
-    med = statistics.median(costs)
-    spread = (max(costs) - min(costs)) / med * 100 if med else 0.0
+    figures = [ticks(by_run[k]) for k in sorted(by_run)]
+    med = statistics.median(figures)
+    spread = (max(figures) - min(figures)) / med * 100 if med else 0.0
     spreads.append(spread)
     worst_move = 0.0
     for i, ri in by_run.items():
@@ -68,18 +73,18 @@ for (pid, variant), by_run in rows.items():
         if ci is None:
             continue
         lo, hi = ci
-        hw = max(ri["ticks"] - lo, hi - ri["ticks"])
+        hw = max(ticks(ri) - lo, hi - ticks(ri))
         half_widths.append(printed_half_width(ri))
         for j, rj in by_run.items():
             if i == j:
                 continue
             pairs += 1
-            covered += lo <= rj["ticks"] <= hi
+            covered += lo <= ticks(rj) <= hi
             if hw > 0:
-                worst_move = max(worst_move, abs(rj["ticks"] - ri["ticks"]) / hw)
+                worst_move = max(worst_move, abs(ticks(rj) - ticks(ri)) / hw)
     moved.append(worst_move > 3)
     hw_med = statistics.median([printed_half_width(r) or 0 for r in by_run.values()])
-    shown = " ".join(f"{c:.4g}" for c in costs)
+    shown = " ".join(f"{c:.4g}" for c in figures)
     print(f"{pid:28} {variant:24} {shown:>40} {spread:7.2f}% {hw_med:6.2f}% {worst_move:6.1f}")
 
 # The same at one machine speed: this run's figure at its reference speed
@@ -93,15 +98,16 @@ at_speed_covered = at_speed_pairs = 0
 at_speed_half_widths = []
 for (pid, variant), by_run in rows.items():
     for i, ri in by_run.items():
-        ci, coef, ref_i = ri.get("speed_normalized_ci95_ticks"), ri.get("speed_coefficient"), reference_ticks(docs[i])
-        if ci is None or coef is None or not ref_i:
+        at_i, ref_i = costs.at_reference(ri), reference_ticks(docs[i])
+        if at_i is None or at_i[1] is None or at_i[2] is None or not ref_i:
             continue
-        at_speed_half_widths.append(ri["speed_normalized_half_width_pct"])
+        value, ci, coef = at_i
+        at_speed_half_widths.append(costs.half_width_pct(value, ci))
         for j, rj in by_run.items():
-            ref_j = reference_ticks(docs[j])
-            if i == j or rj.get("speed_normalized_ticks") is None or not ref_j:
+            at_j, ref_j = costs.at_reference(rj), reference_ticks(docs[j])
+            if i == j or at_j is None or not ref_j:
                 continue
-            carried = rj["speed_normalized_ticks"] * (ref_i / ref_j) ** coef
+            carried = at_j[0] * (ref_i / ref_j) ** coef
             at_speed_pairs += 1
             at_speed_covered += ci[0] <= carried <= ci[1]
 
