@@ -106,7 +106,6 @@ impl Record {
             .each
             .iter()
             .filter(|r| !quiet_only || r.state == RoundState::Quiet);
-        let ns_per_tick = cost.ns_per_tick;
         let normalized = speed.and_then(|s| Some((s, cost.at_reference?)));
         let slow_state = cost.estimator == Basis::NoQuietRound;
         match normalized {
@@ -117,7 +116,7 @@ impl Record {
                 let figure = at.ticks.map(carry);
                 Some(RunFigure {
                     ticks: figure.value,
-                    ns: figure.value * ns_per_tick,
+                    ns: cost.in_ns(figure).value,
                     interval: figure.ci95,
                     interval_df: at.df,
                     forks: fork_figures(used.filter_map(|r| {
@@ -142,7 +141,7 @@ impl Record {
                 let figure = cost.raw_ticks().map(carry);
                 Some(RunFigure {
                     ticks: figure.value,
-                    ns: figure.value * ns_per_tick,
+                    ns: cost.in_ns(figure).value,
                     interval: figure.ci95,
                     interval_df: cost.between_forks_df,
                     forks: fork_figures(used.map(|r| (r.fork, carry(r.ticks)))),
@@ -289,7 +288,7 @@ impl Cost {
 
     /// The raw figure in ns.
     pub fn ns(&self) -> f64 {
-        self.ticks() * self.ns_per_tick
+        self.in_ns(self.rounds_ticks).value
     }
 
     /// [`Cost::shown`] in ns as a `figure` object: the level it was

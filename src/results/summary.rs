@@ -6,7 +6,7 @@
 
 use super::{Record, RunDocument};
 use crate::analysis::interval::Figure;
-use crate::mitigations::crossing::SYSCALL;
+use crate::mitigations::crossing::{RETURN_TOLL_SYSCALL, SYSCALL};
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::probes::FigureRole;
 use serde::Serialize;
@@ -313,7 +313,7 @@ pub fn of(doc: &RunDocument) -> Answer {
 /// the crossing, `results::returns`): a figure of another probe than the
 /// line's own, so it is added here rather than by the line's spec.
 fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]) {
-    let getpid = returns.iter().find(|r| r.crossing == "getpid");
+    let getpid = returns.iter().find(|r| r.crossing == RETURN_TOLL_SYSCALL);
     let Some(extra) = getpid.and_then(|r| r.extra_ns) else {
         return;
     };
@@ -339,7 +339,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
             unit: Unit::Ns,
             from: From {
                 probe: super::returns::PROBE.to_string(),
-                variant: "getpid/in-fn".to_string(),
+                variant: format!("{RETURN_TOLL_SYSCALL}/in-fn"),
             },
         });
         if let Some(won) = refill {
@@ -352,7 +352,10 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                 unit: Unit::Ns,
                 from: From {
                     probe: super::returns::PROBE.to_string(),
-                    variant: format!("getpid/refill-{}", super::returns::ANSWERED_REFILL),
+                    variant: format!(
+                        "{RETURN_TOLL_SYSCALL}/refill-{}",
+                        super::returns::ANSWERED_REFILL
+                    ),
                 },
             });
         }

@@ -7,7 +7,10 @@
 //! into the kernel and back are timed the same way, inline and from a
 //! function: a page fault (the kernel returns by `iret`), a signal handled
 //! and returned from (`rt_sigreturn`), and a `sched_yield` that switches to
-//! a partner on the same CPU and back.
+//! a partner on the same CPU and back. Each syscall is also made from a
+//! function that refills the return stack after the crossing (2, 4 and 16
+//! entries), beside the pushes alone, to price what the refill wins back
+//! (docs/the-return-after-a-crossing.md).
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
