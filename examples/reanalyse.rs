@@ -72,7 +72,7 @@ fn rounds_of(doc: &RunDocument) -> Merged {
                     .iter()
                     .map(|row| {
                         let mut round = mitbench::synthetic::round_at(
-                            row.ticks,
+                            row.figure.value,
                             row.pass,
                             row.started_s,
                             row.fork,
@@ -85,7 +85,8 @@ fn rounds_of(doc: &RunDocument) -> Merged {
                         round.reference_after = row.reference_ticks;
                         let s = &mut round.measured.measurement.per_item;
                         s.n = row.n;
-                        s.ci95 = (row.ci95_ticks[0], row.ci95_ticks[1]);
+                        let [lo, hi] = row.figure.ends();
+                        s.ci95 = (lo, hi);
                         s.min = row.min_ticks;
                         s.p99 = row.p99_ticks;
                         round

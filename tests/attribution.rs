@@ -642,9 +642,7 @@ mod cli {
             let mut moved = in_fn.clone();
             let shift = (in_fn.delta.value - inline.delta.value) * (1.0 - share);
             moved.delta = in_fn.delta.map(|t| t - shift);
-            moved.next_run_delta_ci95_ticks = in_fn
-                .next_run_delta_ci95_ticks
-                .map(|[lo, hi]| [lo - shift, hi - shift]);
+            moved.next_run_delta_ticks = in_fn.next_run_delta_ticks.map(|f| f.map(|t| t - shift));
             let record = doc
                 .results
                 .iter_mut()

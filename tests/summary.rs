@@ -436,8 +436,10 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
                     pass,
                     fork,
                     started_s: pass as f64,
-                    ticks,
-                    ci95_ticks: [ticks - 1.0, ticks + 1.0],
+                    figure: mitbench::analysis::figure::Figure::new(
+                        ticks,
+                        Some([ticks - 1.0, ticks + 1.0]),
+                    ),
                     n: 100,
                     min_ticks: ticks - 1.0,
                     p99_ticks: ticks + 2.0,

@@ -260,6 +260,10 @@ flat_as!(
     as_ticks: "ticks", "ticks_ci95"
 );
 flat_as!(
+    /// A round's median in ticks as `ticks` and `ci95_ticks`.
+    as_round_ticks: "ticks", "ci95_ticks"
+);
+flat_as!(
     /// A co-runner's p99 wait in us as `wait_p99_us` and `wait_p99_ci95_us`.
     as_wait_p99_us: "wait_p99_us", "wait_p99_ci95_us"
 );

@@ -437,8 +437,7 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         pass: round.pass,
         fork: round.fork,
         started_s: round.started_s,
-        ticks: s.median,
-        ci95_ticks: [s.ci95.0, s.ci95.1],
+        figure: Figure::new(s.median, Some([s.ci95.0, s.ci95.1])),
         n: s.n,
         min_ticks: s.min,
         p99_ticks: s.p99,
@@ -516,7 +515,7 @@ fn compare(
     let comparison = Comparison {
         ratio: Figure::new(p.ratio, p.ratio_ci95.map(|(lo, hi)| [lo, hi])),
         delta: Figure::new(p.delta, p.delta_ci95.map(|(lo, hi)| [lo, hi])),
-        next_run_delta_ci95_ticks: None,
+        next_run_delta_ticks: None,
         pairs: p.pairs,
         basis: p.basis,
         headline_ratio: None,
@@ -543,8 +542,8 @@ fn set_next_run_differences(
             let Some(vs) = record.vs_baseline.as_mut() else {
                 continue;
             };
-            vs.next_run_delta_ci95_ticks =
-                Some(next.difference_interval(vs.delta, drift_pct, tick));
+            let interval = next.difference_interval(vs.delta, drift_pct, tick);
+            vs.next_run_delta_ticks = Some(Figure::new(vs.delta.value, Some(interval)));
         }
     }
     // No variant of the probe had two forks of differences (`--forks 1`):
@@ -554,7 +553,7 @@ fn set_next_run_differences(
         if record
             .vs_baseline
             .as_ref()
-            .is_some_and(|vs| vs.next_run_delta_ci95_ticks.is_none())
+            .is_some_and(|vs| vs.next_run_delta_ticks.is_none())
         {
             record.notes.push(ONE_PROCESS_PRICE.to_string());
         }
@@ -643,7 +642,7 @@ mod tests {
             vs_baseline: (role != Role::Baseline).then_some(Comparison {
                 ratio: Figure::new(ratio, None),
                 delta: Figure::new(0.0, None),
-                next_run_delta_ci95_ticks: None,
+                next_run_delta_ticks: None,
                 pairs: 10,
                 basis: rounds::PairBasis::All,
                 headline_ratio: None,
@@ -715,7 +714,7 @@ mod tests {
                 .vs_baseline
                 .as_ref()
                 .unwrap()
-                .next_run_delta_ci95_ticks;
+                .next_run_delta_ticks;
             assert_eq!(next.is_none(), noted, "{differences:?}");
         }
     }

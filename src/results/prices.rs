@@ -224,7 +224,7 @@ pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64)
     r.vs_baseline = Some(crate::results::Comparison {
         ratio: Figure::new(2.0, None),
         delta: Figure::new(ticks, Some([ticks * 0.99, ticks * 1.01])),
-        next_run_delta_ci95_ticks: Some([ticks * 0.95, ticks * 1.05]),
+        next_run_delta_ticks: Some(Figure::new(ticks, Some([ticks * 0.95, ticks * 1.05]))),
         pairs: 30,
         basis: crate::analysis::rounds::PairBasis::All,
         headline_ratio: None,

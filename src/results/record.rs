@@ -123,7 +123,12 @@ impl Record {
                         let beside = r.reference_ticks?;
                         Some((
                             r.fork,
-                            carry(speed::at_reference(r.ticks, beside, s.run, coefficient)),
+                            carry(speed::at_reference(
+                                r.figure.value,
+                                beside,
+                                s.run,
+                                coefficient,
+                            )),
                         ))
                     })),
                     slow_state,
@@ -144,7 +149,7 @@ impl Record {
                     ns: cost.in_ns(figure).value,
                     interval: figure.ci95,
                     interval_df: cost.between_forks_df,
-                    forks: fork_figures(used.map(|r| (r.fork, carry(r.ticks)))),
+                    forks: fork_figures(used.map(|r| (r.fork, carry(r.figure.value)))),
                     slow_state,
                 })
             }
@@ -376,7 +381,7 @@ pub struct Comparison {
     /// precisely this run pins its difference; this, how far another run's
     /// may lie from it. The kernel's price list prints it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_run_delta_ci95_ticks: Option<[f64; 2]>,
+    pub next_run_delta_ticks: Option<figure::Figure>,
     pub pairs: usize,
     pub basis: PairBasis,
     /// The headline figures' own ratio (this cost over the baseline's),
@@ -396,9 +401,12 @@ impl Comparison {
     /// another run missed (retpoline +7.58 ±0.021 ns, the next run 7.99).
     pub fn next_run_delta(&self) -> figure::Figure {
         let interval = figure::hull(
-            [self.next_run_delta_ci95_ticks, self.delta.ci95]
-                .into_iter()
-                .flatten(),
+            [
+                self.next_run_delta_ticks.and_then(|f| f.ci95),
+                self.delta.ci95,
+            ]
+            .into_iter()
+            .flatten(),
         );
         figure::Figure::new(self.delta.value, interval)
     }
@@ -478,9 +486,10 @@ pub struct RoundRow {
     #[serde(default)]
     pub fork: usize,
     pub started_s: f64,
-    /// The round's median cost per item and its own 95% interval.
-    pub ticks: f64,
-    pub ci95_ticks: [f64; 2],
+    /// The round's median cost per item and its own 95% interval (JSON:
+    /// `ticks`, `ci95_ticks`).
+    #[serde(flatten, with = "figure::as_round_ticks")]
+    pub figure: Figure,
     pub n: usize,
     pub min_ticks: f64,
     pub p99_ticks: f64,

@@ -258,7 +258,7 @@ impl<'d> Read<'d> {
                 .map(|round| PassRound {
                     fork: round.fork,
                     pass: round.pass,
-                    figure: round.ticks,
+                    figure: round.figure.value,
                     quiet: round.state == RoundState::Quiet,
                 })
                 .collect()

@@ -34,13 +34,31 @@ pub fn to_this_schema(document: &mut Value) {
     let Some(records) = document.get_mut("results").and_then(Value::as_array_mut) else {
         return;
     };
-    for cost in records
-        .iter_mut()
-        .filter_map(|r| r.get_mut("cost").and_then(Value::as_object_mut))
-    {
-        if !cost.contains_key("rounds_ticks") && cost.contains_key("ticks") {
+    for record in records.iter_mut() {
+        if let Some(cost) = record.get_mut("cost").and_then(Value::as_object_mut)
+            && !cost.contains_key("rounds_ticks")
+            && cost.contains_key("ticks")
+        {
             typed_cost(cost);
         }
+        if let Some(vs) = record.get_mut("vs_baseline").and_then(Value::as_object_mut) {
+            typed_next_run_delta(vs);
+        }
+    }
+}
+
+/// A comparison's next-run interval of its difference, written alone as
+/// `next_run_delta_ci95_ticks` before schema 5, as the figure
+/// `next_run_delta_ticks`: the difference with that interval.
+fn typed_next_run_delta(vs: &mut Map<String, Value>) {
+    if let Some(interval) = vs.remove("next_run_delta_ci95_ticks")
+        && !interval.is_null()
+    {
+        let value = vs.get("delta_ticks").cloned().unwrap_or(Value::Null);
+        vs.insert(
+            "next_run_delta_ticks".into(),
+            json!({"value": value, "ci95": interval}),
+        );
     }
 }
 
@@ -121,6 +139,26 @@ mod tests {
         }
         assert_eq!(cost["estimator"], "quiet-rounds");
         assert_eq!(doc["results"][1]["cost"], Value::Null);
+    }
+
+    #[test]
+    fn a_comparisons_next_run_interval_becomes_a_figure_of_its_difference() {
+        let mut doc = json!({"schema": 4, "results": [
+            {"vs_baseline": {"delta_ticks": 8.0, "next_run_delta_ci95_ticks": [6.0, 11.0]}},
+            {"vs_baseline": {"delta_ticks": 8.0}},
+        ]});
+        to_this_schema(&mut doc);
+        let vs = &doc["results"][0]["vs_baseline"];
+        assert_eq!(
+            vs["next_run_delta_ticks"],
+            json!({"value": 8.0, "ci95": [6.0, 11.0]})
+        );
+        assert!(vs.get("next_run_delta_ci95_ticks").is_none());
+        assert!(
+            doc["results"][1]["vs_baseline"]
+                .get("next_run_delta_ticks")
+                .is_none()
+        );
     }
 
     #[test]

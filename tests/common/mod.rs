@@ -238,7 +238,7 @@ pub fn scale_variant(
             scale_cost(cost, factor);
         }
         for round in &mut r.rounds.each {
-            round.ticks *= factor;
+            round.figure = round.figure.map(|t| t * factor);
         }
     }
 }
