@@ -132,19 +132,48 @@ fn hostile_document() -> mitbench::results::RunDocument {
 
 #[test]
 fn hostile_machine_text_cannot_break_the_format() {
-    let doc = hostile_document();
+    let text = exported_and_checked(&hostile_document());
+    assert!(text.contains("mitbench_machine_info{host=\"host\\\"name\\\\with\\nnewline\""));
+    let longest = text.lines().map(str::len).max().unwrap();
+    assert!(longest < 4096, "a line of {longest} bytes");
+    promtool_accepts(&text);
+}
+
+/// A run that measured the refills (tests/fixtures/refill-run.json): what
+/// each refill wins back goes out per syscall and per other crossing, with
+/// `entries` beside, each family one label set, and promtool takes it.
+#[test]
+fn what_a_refill_wins_back_is_exported_per_crossing() {
+    let text = exported_and_checked(&common::stored_run("refill-run.json"));
+    for series in [
+        "mitbench_syscall_return_refill_won_back_seconds{syscall=\"getpid\",entries=\"4\"}",
+        "mitbench_syscall_return_refill_won_back_ci95_low_seconds{syscall=\"getppid\",entries=\"16\"}",
+        "mitbench_crossing_return_refill_won_back_seconds{crossing=\"yield-switch\",entries=\"4\"}",
+        "mitbench_crossing_return_refill_won_back_ci95_high_seconds{crossing=\"fault\",entries=\"4\"}",
+    ] {
+        assert!(text.contains(series), "{series} is not in:\n{text}");
+    }
+    // The other crossings were measured with 4 entries only.
+    assert!(!text.contains("crossing=\"signal\",entries=\"2\""));
+    promtool_accepts(&text);
+}
+
+/// `doc` as OpenMetrics text, checked against the format and for one label
+/// set per family.
+fn exported_and_checked(doc: &mitbench::results::RunDocument) -> String {
     let text = String::from_utf8(
         OpenMetricsExporter
-            .render(&mitbench::export::RunView::of(&doc))
+            .render(&mitbench::export::RunView::of(doc))
             .unwrap(),
     )
     .unwrap();
     check_exposition(&text);
     check_one_label_set_per_family(&text);
-    assert!(text.contains("mitbench_machine_info{host=\"host\\\"name\\\\with\\nnewline\""));
-    let longest = text.lines().map(str::len).max().unwrap();
-    assert!(longest < 4096, "a line of {longest} bytes");
+    text
+}
 
+/// Debian's promtool checks `text` where it is installed.
+fn promtool_accepts(text: &str) {
     let Some(promtool) = tool("promtool", "prometheus") else {
         return;
     };

@@ -569,12 +569,13 @@ fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
 
 /// A run that measured the refills (tests/fixtures/refill-run.json:
 /// `mitbench run --probe os/syscall-return` on the busy 2-vCPU AMD EPYC
-/// Zen 3 guest, SRSO safe-RET, 2026-11-29; rounds kept, floats cut to six
-/// digits) gives each syscall's win and what the refill leaves, by entries
-/// pushed: the win and what is left together are the toll less the
-/// pushes' own cost, so never more than the toll. The answer's null
-/// syscall line names the win of the refill it names. A run without the
-/// refills (the older fixture) gives none, and no line.
+/// Zen 3 guest, SRSO safe-RET, 2026-11-29; rounds kept without their batch
+/// medians, floats cut to six digits) gives each syscall's win and what
+/// the refill leaves, by entries pushed: the win and what is left together
+/// are the toll less the pushes' own cost, so never more than the toll.
+/// The other crossings have the one refill they were measured with. The
+/// answer's null syscall line names the win of the refill it names. A run
+/// without the refills (the older fixture) gives none, and no line.
 #[test]
 fn a_refill_of_the_return_stack_is_priced_where_the_run_measured_it() {
     use mitbench::results::returns;
@@ -595,22 +596,16 @@ fn a_refill_of_the_return_stack_is_priced_where_the_run_measured_it() {
             assert!(won.value + left.value < extra.value, "{}", t.crossing);
         }
     }
+    for t in returns::of_other_crossings(&refilled) {
+        let entries: Vec<usize> = t.refills.iter().map(|r| r.entries).collect();
+        assert_eq!(entries, [returns::ANSWERED_REFILL], "{}", t.crossing);
+    }
     // The answer: the present boot's null syscall line from another run of
     // the same guest, this run's returns.
     let mut doc = fixture();
     doc.results.retain(|r| r.id != returns::PROBE);
     doc.results.extend(refilled.results.iter().cloned());
-    let line = |doc: &RunDocument| {
-        let s = of(doc);
-        let null = s.tolls.iter().find(|t| t.kind == TollKind::NullSyscall);
-        match null.map(|t| &t.outcome) {
-            Some(TollStatus::Measured { figures }) => {
-                figures.iter().map(|q| q.what.clone()).collect::<Vec<_>>()
-            }
-            _ => panic!("no null syscall line"),
-        }
-    };
-    let said = line(&doc);
+    let said = null_syscall_line(&doc);
     assert!(
         said.iter()
             .any(|w| w.starts_with("refilling the return stack")),
@@ -621,5 +616,65 @@ fn a_refill_of_the_return_stack_is_priced_where_the_run_measured_it() {
     let mut doc = fixture();
     doc.results.retain(|r| r.id != returns::PROBE);
     doc.results.extend(older.results.iter().cloned());
-    assert!(!line(&doc).iter().any(|w| w.starts_with("refilling")));
+    assert!(
+        !null_syscall_line(&doc)
+            .iter()
+            .any(|w| w.starts_with("refilling"))
+    );
+}
+
+/// What the answer's null syscall line says, figure by figure.
+fn null_syscall_line(doc: &RunDocument) -> Vec<String> {
+    let s = of(doc);
+    let null = s.tolls.iter().find(|t| t.kind == TollKind::NullSyscall);
+    match null.map(|t| &t.outcome) {
+        Some(TollStatus::Measured { figures }) => figures.iter().map(|q| q.what.clone()).collect(),
+        _ => panic!("no null syscall line"),
+    }
+}
+
+/// Where a run found no return toll (a CPU or kernel without it), its
+/// refill rows say so and nothing reads them as a win: getpid's in-function
+/// row of tests/fixtures/refill-run.json laid over with its inline one
+/// (the same rounds: a toll of nothing), the other syscalls' as measured.
+/// Neither the answer nor tax names a win for it.
+#[test]
+fn a_refill_is_not_read_as_a_win_where_the_run_found_no_toll() {
+    use mitbench::results::returns;
+    let mut run = common::stored_run("refill-run.json");
+    let inline = run.record(returns::PROBE, "getpid/inline").unwrap().clone();
+    let in_fn = run
+        .results
+        .iter_mut()
+        .find(|r| r.id == returns::PROBE && r.variant == "getpid/in-fn")
+        .unwrap();
+    in_fn.cost = inline.cost;
+    in_fn.rounds = inline.rounds;
+    returns::note_unpaid_tolls(&mut run);
+    let noted = |variant: String| {
+        let row = run.record(returns::PROBE, &variant).unwrap();
+        row.notes
+            .iter()
+            .any(|n| n.starts_with("this run found no return toll to win back: getpid"))
+    };
+    for n in returns::REFILLS {
+        assert!(noted(format!("getpid/refill-{n}")), "getpid/refill-{n}");
+        assert!(!noted(format!("getuid/refill-{n}")), "getuid/refill-{n}");
+    }
+    let getpid = returns::of_one(&run, "getpid").unwrap();
+    assert!(!getpid.is_paid(), "{:?}", getpid.extra_ns);
+    assert!(returns::of_one(&run, "getuid").unwrap().is_paid());
+    let mut doc = fixture();
+    doc.results.retain(|r| r.id != returns::PROBE);
+    doc.results.extend(run.results.iter().cloned());
+    let said = null_syscall_line(&doc);
+    assert!(
+        said.iter().any(|w| w.starts_with("from a function")),
+        "{said:?}"
+    );
+    assert!(!said.iter().any(|w| w.starts_with("refilling")), "{said:?}");
+    let counted = common::syscalls_under_a_filter(100_000);
+    let tax = mitbench::tax::estimate(counted, &run, "a fixture".into(), Err("none".into()));
+    assert!(tax.syscall_return.is_some());
+    assert!(tax.syscall_return_refill.is_none());
 }

@@ -41,9 +41,9 @@ pub struct ReturnToll {
     /// Why there is none, where there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
-    /// A syscall's: what pushing return-stack entries after the crossing
-    /// wins back, by how many were pushed; empty where the run did not
-    /// measure the refills.
+    /// What pushing return-stack entries after the crossing wins back, by
+    /// how many were pushed; empty where the run did not measure the
+    /// refills.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refills: Vec<Refill>,
 }
@@ -71,6 +71,51 @@ pub const REFILLS: [usize; 3] = [2, 4, 16];
 /// the guests measured, sixteen leave less but cost more themselves.
 pub const ANSWERED_REFILL: usize = 4;
 
+impl ReturnToll {
+    /// Whether the toll is there to win back: its interval lies above 0.
+    pub fn is_paid(&self) -> bool {
+        self.extra_ns
+            .and_then(|f| f.lower_bound_95())
+            .is_some_and(|lo| lo > 0.0)
+    }
+}
+
+/// Notes each refill row of a crossing whose toll the run did not find
+/// (its interval reaches 0: a CPU or kernel without it, or a run too noisy
+/// to see it), so the row is not read as a win of a toll that is there.
+pub fn note_unpaid_tolls(doc: &mut RunDocument) {
+    let unpaid: Vec<(String, Figure)> = of(doc)
+        .into_iter()
+        .chain(of_other_crossings(doc))
+        .filter(|t| !t.is_paid() && !t.refills.is_empty())
+        .filter_map(|t| Some((t.crossing.to_string(), t.extra_ns?)))
+        .collect();
+    for (crossing, extra) in unpaid {
+        let refill_rows = doc.results.iter_mut().filter(|r| {
+            r.id == PROBE
+                && r.variant
+                    .strip_prefix(crossing.as_str())
+                    .is_some_and(|v| v.starts_with("/refill-"))
+        });
+        for r in refill_rows {
+            r.notes.push(format!(
+                "this run found no return toll to win back: {crossing} from a function less \
+                 inline reads {} (a CPU or kernel without it, or too few quiet rounds to see \
+                 it)",
+                toll_read(extra)
+            ));
+        }
+    }
+}
+
+/// A toll not found, in the words of the refill rows' note.
+fn toll_read(extra: Figure) -> String {
+    match extra.ci95 {
+        Some([lo, hi]) => format!("{:+.1} ns [{lo:+.1}, {hi:+.1}], not above 0", extra.value),
+        None => format!("{:+.1} ns with no interval", extra.value),
+    }
+}
+
 /// Each syscall's toll in `doc`; empty where the run did not measure the
 /// probe.
 pub fn of(doc: &RunDocument) -> Vec<ReturnToll> {
@@ -95,8 +140,8 @@ pub fn of_other_crossings(doc: &RunDocument) -> Vec<ReturnToll> {
     tolls(doc, OTHER_CROSSINGS)
 }
 
-/// The tolls of `crossings`, one kind of crossing, and for syscalls their
-/// refills.
+/// The tolls of `crossings`, one kind of crossing, and their refills
+/// where the run measured them.
 fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
     if doc.record(PROBE, "call+ret").is_none() {
         return Vec::new();
@@ -130,10 +175,7 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
             crossing,
             unmeasured: extra.as_ref().err().cloned(),
             extra_ns: extra.ok(),
-            refills: match SYSCALLS.contains(&crossing) {
-                true => refills_of(i, &refills, &pushes),
-                false => Vec::new(),
-            },
+            refills: refills_of(i, &refills, &pushes),
         })
         .collect()
 }

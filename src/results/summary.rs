@@ -326,7 +326,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                 .find(|f| f.entries == super::returns::ANSWERED_REFILL)
         })
         .and_then(|f| f.won_back_ns)
-        .filter(|_| extra.lower_bound_95().is_some_and(|lo| lo > 0.0));
+        .filter(|_| getpid.is_some_and(|r| r.is_paid()));
     let line = tolls.iter_mut().find(|t| t.kind == TollKind::NullSyscall);
     if let Some(Toll {
         outcome: TollStatus::Measured { figures },

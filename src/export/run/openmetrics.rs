@@ -75,29 +75,43 @@ fn add_seconds([value, low, high]: [&mut Family; 3], labels: &Labels, f: Figure)
     }
 }
 
-/// What refilling the return stack after a syscall made from a function
-/// wins back of its return toll, by syscall and entries pushed, with the
-/// 95% interval another run's may land in.
-fn refill_won_back(tolls: &[crate::results::returns::ReturnToll]) -> [Family; 3] {
-    let mut families = [
-        Family::new(
-            "mitbench_syscall_return_refill_won_back_seconds",
-            "What pushing return-stack entries after a syscall made from a function wins back of the return after it, net of the pushes' own cost.",
-        ),
-        Family::new(
-            "mitbench_syscall_return_refill_won_back_ci95_low_seconds",
-            "Lower end of the 95% interval another run's win may land in.",
-        ),
-        Family::new(
-            "mitbench_syscall_return_refill_won_back_ci95_high_seconds",
-            "Upper end of the 95% interval another run's win may land in.",
-        ),
-    ];
+/// The help of a toll's interval's two ends, and of a win's.
+const TOLL_ENDS: [&str; 2] = [
+    "Lower end of the 95% interval another run's toll may land in.",
+    "Upper end of the 95% interval another run's toll may land in.",
+];
+const WIN_ENDS: [&str; 2] = [
+    "Lower end of the 95% interval another run's win may land in.",
+    "Upper end of the 95% interval another run's win may land in.",
+];
+
+/// A figure's three families: its value and its interval's two ends.
+fn with_interval(
+    names: [&'static str; 3],
+    help: &'static str,
+    [low_help, high_help]: [&'static str; 2],
+) -> [Family; 3] {
+    let [value, low, high] = names;
+    [
+        Family::new(value, help),
+        Family::new(low, low_help),
+        Family::new(high, high_help),
+    ]
+}
+
+/// What pushing return-stack entries after each crossing of a kind wins
+/// back, by crossing and entries pushed, with the 95% interval another
+/// run's may land in.
+fn refill_won_back(
+    series: &ReturnSeries,
+    tolls: &[crate::results::returns::ReturnToll],
+) -> [Family; 3] {
+    let mut families = with_interval(series.refill_names, series.refill_help, WIN_ENDS);
     for t in tolls {
         for r in &t.refills {
             let Some(f) = r.won_back_ns else { continue };
             let labels = vec![
-                label("syscall", t.crossing),
+                label(series.label, t.crossing),
                 label("entries", &r.entries.to_string()),
             ];
             let [value, low, high] = &mut families;
@@ -170,11 +184,14 @@ fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
     std::iter::once(enabled).chain(figures).collect()
 }
 
-/// One kind of return toll's series: its label and its three names.
+/// One kind of return toll's series: its label, its three names and its
+/// refill's three.
 struct ReturnSeries {
     label: &'static str,
     names: [&'static str; 3],
     help: &'static str,
+    refill_names: [&'static str; 3],
+    refill_help: &'static str,
 }
 
 const SYSCALL_RETURN: ReturnSeries = ReturnSeries {
@@ -185,6 +202,12 @@ const SYSCALL_RETURN: ReturnSeries = ReturnSeries {
         "mitbench_syscall_return_toll_ci95_high_seconds",
     ],
     help: "What a syscall made from inside a function adds to the same syscall made inline: the return after the crossing.",
+    refill_names: [
+        "mitbench_syscall_return_refill_won_back_seconds",
+        "mitbench_syscall_return_refill_won_back_ci95_low_seconds",
+        "mitbench_syscall_return_refill_won_back_ci95_high_seconds",
+    ],
+    refill_help: "What pushing return-stack entries after a syscall made from a function wins back of the return after it, net of the pushes' own cost.",
 };
 
 const CROSSING_RETURN: ReturnSeries = ReturnSeries {
@@ -195,6 +218,12 @@ const CROSSING_RETURN: ReturnSeries = ReturnSeries {
         "mitbench_crossing_return_toll_ci95_high_seconds",
     ],
     help: "What a page fault, a signal or a switch met inside a function adds to the same met inline: the return after it.",
+    refill_names: [
+        "mitbench_crossing_return_refill_won_back_seconds",
+        "mitbench_crossing_return_refill_won_back_ci95_low_seconds",
+        "mitbench_crossing_return_refill_won_back_ci95_high_seconds",
+    ],
+    refill_help: "What pushing return-stack entries after a page fault, a signal or a switch met inside a function wins back of the return after it, net of the pushes' own cost.",
 };
 
 /// What a crossing made from inside a function pays beyond the same
@@ -203,18 +232,7 @@ fn return_toll(
     series: &ReturnSeries,
     tolls: &[crate::results::returns::ReturnToll],
 ) -> [Family; 3] {
-    let [value, low, high] = series.names;
-    let mut families = [
-        Family::new(value, series.help),
-        Family::new(
-            low,
-            "Lower end of the 95% interval another run's toll may land in.",
-        ),
-        Family::new(
-            high,
-            "Upper end of the 95% interval another run's toll may land in.",
-        ),
-    ];
+    let mut families = with_interval(series.names, series.help, TOLL_ENDS);
     for t in tolls {
         let Some(f) = t.extra_ns else { continue };
         let labels = vec![label(series.label, t.crossing)];
@@ -298,8 +316,12 @@ impl Exporter for OpenMetricsExporter {
             .chain(&kernel_prices(&summary.kernel)?)
             .chain(&attack_vectors(&summary.attack_vectors))
             .chain(&return_toll(&SYSCALL_RETURN, &summary.syscall_return))
-            .chain(&refill_won_back(&summary.syscall_return))
+            .chain(&refill_won_back(&SYSCALL_RETURN, &summary.syscall_return))
             .chain(&return_toll(
+                &CROSSING_RETURN,
+                &summary.other_crossing_return,
+            ))
+            .chain(&refill_won_back(
                 &CROSSING_RETURN,
                 &summary.other_crossing_return,
             ))

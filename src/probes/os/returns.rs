@@ -10,7 +10,9 @@
 //! a partner on the same CPU and back. Each syscall is also made from a
 //! function that refills the return stack after the crossing (2, 4 and 16
 //! entries), beside the pushes alone, to price what the refill wins back
-//! (docs/the-return-after-a-crossing.md).
+//! (docs/the-return-after-a-crossing.md); each other crossing with 4 only,
+//! the refill the answer names, one row each, as each of their items
+//! costs the time of 15-25 syscalls.
 
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
@@ -58,10 +60,13 @@ named_configs! {
         Pushes16 => "refill-16/alone" {"syscall": "none", "shape": "a function that pushes 16 return-stack entries and returns"},
         FaultInline => "fault/inline" {"crossing": "page fault: first write to an anonymous page", "shape": "inline"},
         FaultInFn => "fault/in-fn" {"crossing": "page fault: first write to an anonymous page", "shape": "in a function"},
+        FaultRefill4 => "fault/refill-4" {"crossing": "page fault: first write to an anonymous page", "shape": "in a function, 4 return-stack entries pushed after it"},
         SignalInline => "signal/inline" {"crossing": "tgkill to itself: a handler runs, rt_sigreturn", "shape": "inline"},
         SignalInFn => "signal/in-fn" {"crossing": "tgkill to itself: a handler runs, rt_sigreturn", "shape": "in a function"},
+        SignalRefill4 => "signal/refill-4" {"crossing": "tgkill to itself: a handler runs, rt_sigreturn", "shape": "in a function, 4 return-stack entries pushed after it"},
         SwitchInline => "yield-switch/inline" {"crossing": "sched_yield to a yielding thread on the same CPU and back", "shape": "inline"},
         SwitchInFn => "yield-switch/in-fn" {"crossing": "sched_yield to a yielding thread on the same CPU and back", "shape": "in a function"},
+        SwitchRefill4 => "yield-switch/refill-4" {"crossing": "sched_yield to a yielding thread on the same CPU and back", "shape": "in a function, 4 return-stack entries pushed after it"},
     }
 }
 
@@ -114,12 +119,17 @@ impl Probe for SyscallReturn {
                 unsafe { page.write_volatile(1) }
             }),
             Shape::FaultInFn => faults(harness, &failures, write_in_fn),
+            Shape::FaultRefill4 => faults(harness, &failures, write_refilled),
             Shape::SignalInline => return signals(harness, placement, raise),
             Shape::SignalInFn => return signals(harness, placement, raise_in_fn),
+            Shape::SignalRefill4 => return signals(harness, placement, raise_refilled),
             Shape::SwitchInline => {
                 return switches(harness, placement, || sys::syscall0(SCHED_YIELD));
             }
             Shape::SwitchInFn => return switches(harness, placement, in_fn::<SCHED_YIELD, NONE>),
+            Shape::SwitchRefill4 => {
+                return switches(harness, placement, refilled::<SCHED_YIELD, NONE, 4>);
+            }
         };
         failures.outcome(m, vec![placement.cpu])
     }
@@ -146,6 +156,14 @@ fn faults(harness: &Harness, failures: &Failures, write: impl Fn(*mut u8)) -> Op
 fn write_in_fn(page: *mut u8) {
     // SAFETY: as the inline write.
     unsafe { page.write_volatile(1) }
+}
+
+/// The fault's refill, as a syscall's (`refilled`).
+#[inline(never)]
+fn write_refilled(page: *mut u8) {
+    // SAFETY: as the inline write.
+    unsafe { page.write_volatile(1) }
+    push_return_entries::<4>();
 }
 
 /// The signal each item sends itself: one whose default is to be ignored,
@@ -211,6 +229,14 @@ fn raise(to: &Target) -> i64 {
 #[inline(never)]
 fn raise_in_fn(to: &Target) -> i64 {
     raise(to)
+}
+
+/// The signal's refill, as a syscall's (`refilled`).
+#[inline(never)]
+fn raise_refilled(to: &Target) -> i64 {
+    let ret = raise(to);
+    push_return_entries::<4>();
+    ret
 }
 
 /// Signals this thread sends itself, one per item: the tgkill returns
