@@ -5,10 +5,16 @@
 # K runs of the C loop with direct calls (as the probe's) and K with calls
 # through a pointer (as ../shared/tools/return-refill.c's), in turns.
 #
-# The C loop reads each difference three ways (of its 2nd percentiles, the
-# median within passes, that median over the passes its canary classes
-# quiet at the mitbench run's quiet level); all three are printed beside
-# the probe's figure, in TSC ticks, with the C runs' range.
+# The toll sits at one of two levels on a busy host (getpid about 100 or
+# 170 ticks on the Zen 3 guest), and a C run lands on one of them as a
+# whole, which its canary does not see. So each C run is printed on its
+# own line (its 2nd percentiles, the C tool's reading), and is at the
+# probe's level where its toll lies within 25% of the probe's (the
+# issue's own tolerance, fixed before the runs); over those runs the last
+# line counts how many wins lie within 25% of the probe's and how many
+# leave within 5 ticks of what the probe's leaves. Figures in TSC ticks,
+# the probe's with its interval. KEEP=DIR keeps the run's JSON and the C
+# loop's outputs there (bench/lib.sh).
 #
 # usage: bench/compare-refill.sh [CPU] [K]   (defaults: the highest CPU allowed, 3)
 set -euo pipefail
@@ -29,13 +35,13 @@ done
 python3 - "$work" <<'PY'
 import glob, json, re, sys
 work = sys.argv[1]
+LEVEL, WIN, LEFT = 0.25, 0.25, 5.0
 doc = json.load(open(f"{work}/run.json"))
 ns_per_tick = next(r for r in doc["results"] if r.get("cost"))["cost"]["ns_per_tick"]
 summary = {s["crossing"]: s for s in doc["summary"].get("syscall_return", [])}
-READINGS = ("of the 2nd percentiles", "median within passes", "quiet passes")
 
 def c_run(path):
-    """{syscall: {difference: (p2, within, quiet or None), "quiet": passes}}"""
+    """{syscall: {difference: its 2nd percentiles' reading}}"""
     out, name = {}, None
     for line in open(path):
         head = re.match(r"^(\S+), 2nd percentile:", line)
@@ -43,39 +49,37 @@ def c_run(path):
             name = "close-bad-fd" if head[1] == "close(-1)" else head[1]
             out[name] = {}
             continue
-        diff = re.match(r"^\s+(.+?)\s+([-+0-9.]+) of the 2nd percentiles,\s+([-+0-9.]+) median within "
-                        r"passes,\s+(?:([-+0-9.]+) in the (\d+) quiet|no quiet pass)", line)
+        diff = re.match(r"^\s+(.+?)\s+([-+0-9.]+) of the 2nd percentiles", line)
         if diff and name:
-            quiet = float(diff[4]) if diff[4] else None
-            out[name][diff[1]] = (float(diff[2]), float(diff[3]), quiet)
-            out[name]["quiet"] = int(diff[5] or 0)
+            out[name][diff[1]] = float(diff[2])
     return out
 
-def spread(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return "none"
-    return f"{min(values):.1f}" if len(values) == 1 else f"{min(values):.1f} to {max(values):.1f}"
+def ticks(figure):
+    lo, hi = (x / ns_per_tick for x in figure.get("ci95") or [float("nan")] * 2)
+    return figure["value"] / ns_per_tick, lo, hi
 
+runs = [(path.split("c-")[-1][:-4], c_run(path)) for path in sorted(glob.glob(f"{work}/c-*.txt"))]
 print(doc["machine_states"]["summary"])
-for calls in ("direct", "indirect"):
-    runs = [c_run(p) for p in sorted(glob.glob(f"{work}/c-{calls}-*.txt"))]
-    print(f"\nC loop, {calls} calls, {len(runs)} runs at the quiet level "
-          f"{doc['machine_states']['quiet_canary']:.1f} ticks a getpid")
-    for syscall, s in summary.items():
-        if not s.get("extra_ns"):
+for syscall, s in summary.items():
+    if not s.get("extra_ns"):
+        continue
+    probe = {"toll": ticks(s["extra_ns"])}
+    for r in s.get("refills", []):
+        probe[f"refill-{r['entries']} won"] = ticks(r["won_back_ns"])
+        probe[f"refill-{r['entries']} left"] = ticks(r["left_ns"])
+    names = list(probe)
+    print(f"\n{syscall}: " + "  ".join(names))
+    print("  probe        " + "  ".join(f"{v:.1f} [{lo:.1f}, {hi:.1f}]" for v, lo, hi in probe.values()))
+    level = [run for _, run in runs if abs(run[syscall]["toll"] / probe["toll"][0] - 1) <= LEVEL]
+    for label, run in runs:
+        mark = "at the probe's level" if any(run is r for r in level) else "another level"
+        print(f"  C {label:11s}" + "  ".join(f"{run[syscall][n]:.1f}" for n in names) + f"   ({mark})")
+    for entries in (2, 4, 16):
+        won, left = f"refill-{entries} won", f"refill-{entries} left"
+        if won not in probe:
             continue
-        quiet = ", ".join(str(run[syscall]["quiet"]) for run in runs)
-        print(f"{syscall} (quiet passes of 300: {quiet})")
-        figures = [("toll", s["extra_ns"])]
-        for r in s.get("refills", []):
-            figures += [(f"refill-{r['entries']} won", r["won_back_ns"]),
-                        (f"refill-{r['entries']} left", r["left_ns"])]
-        for what, figure in figures:
-            if not figure:
-                continue
-            probe = figure["value"] / ns_per_tick
-            c = "; ".join(f"{reading} {spread([run[syscall][what][k] for run in runs])}"
-                          for k, reading in enumerate(READINGS))
-            print(f"  {what:15s} probe {probe:7.1f}   C: {c}")
+        wins = sum(abs(r[syscall][won] / probe[won][0] - 1) <= WIN for r in level)
+        lefts = sum(abs(r[syscall][left] - probe[left][0]) <= LEFT for r in level)
+        print(f"  {entries} entries, over the {len(level)} of {len(runs)} C runs at the probe's level: "
+              f"win within {WIN:.0%} in {wins}, left within {LEFT:.0f} ticks in {lefts}")
 PY
