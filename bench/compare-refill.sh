@@ -13,7 +13,8 @@
 # issue's own tolerance, fixed before the runs); over those runs the last
 # line counts how many wins lie within 25% of the probe's and how many
 # leave within 5 ticks of what the probe's leaves. Figures in TSC ticks,
-# the probe's with its interval. KEEP=DIR keeps the run's JSON and the C
+# the probe's with its interval and the pairs of rounds it stands on
+# (`quiet`, or `all` where too few were quiet). KEEP=DIR keeps the run's JSON and the C
 # loop's outputs there (bench/lib.sh).
 #
 # usage: bench/compare-refill.sh [CPU] [K]   (defaults: the highest CPU allowed, 3)
@@ -54,22 +55,24 @@ def c_run(path):
             out[name][diff[1]] = float(diff[2])
     return out
 
-def ticks(figure):
+def ticks(figure, pairs):
+    """(value, lo, hi, what the pairs were) in ticks."""
     lo, hi = (x / ns_per_tick for x in figure.get("ci95") or [float("nan")] * 2)
-    return figure["value"] / ns_per_tick, lo, hi
+    return figure["value"] / ns_per_tick, lo, hi, (pairs or {}).get("basis", "rows")
 
 runs = [(path.split("c-")[-1][:-4], c_run(path)) for path in sorted(glob.glob(f"{work}/c-*.txt"))]
 print(doc["machine_states"]["summary"])
 for syscall, s in summary.items():
     if not s.get("extra_ns"):
         continue
-    probe = {"toll": ticks(s["extra_ns"])}
+    probe = {"toll": ticks(s["extra_ns"], s.get("from_pairs"))}
     for r in s.get("refills", []):
-        probe[f"refill-{r['entries']} won"] = ticks(r["won_back_ns"])
-        probe[f"refill-{r['entries']} left"] = ticks(r["left_ns"])
+        probe[f"refill-{r['entries']} won"] = ticks(r["won_back_ns"], r.get("from_pairs"))
+        probe[f"refill-{r['entries']} left"] = ticks(r["left_ns"], r.get("from_pairs"))
     names = list(probe)
     print(f"\n{syscall}: " + "  ".join(names))
-    print("  probe        " + "  ".join(f"{v:.1f} [{lo:.1f}, {hi:.1f}]" for v, lo, hi in probe.values()))
+    print("  probe        " + "  ".join(f"{v:.1f} [{lo:.1f}, {hi:.1f}] {basis}"
+                                        for v, lo, hi, basis in probe.values()))
     level = [run for _, run in runs if abs(run[syscall]["toll"] / probe["toll"][0] - 1) <= LEVEL]
     for label, run in runs:
         mark = "at the probe's level" if any(run is r for r in level) else "another level"

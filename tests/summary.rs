@@ -650,7 +650,7 @@ fn a_refill_is_not_read_as_a_win_where_the_run_found_no_toll() {
         .unwrap();
     in_fn.cost = inline.cost;
     in_fn.rounds = inline.rounds;
-    returns::note_unpaid_tolls(&mut run);
+    returns::note_refill_rows(&mut run);
     let noted = |variant: String| {
         let row = run.record(returns::PROBE, &variant).unwrap();
         row.notes
@@ -673,6 +673,66 @@ fn a_refill_is_not_read_as_a_win_where_the_run_found_no_toll() {
         "{said:?}"
     );
     assert!(!said.iter().any(|w| w.starts_with("refilling")), "{said:?}");
+    let counted = common::syscalls_under_a_filter(100_000);
+    let tax = mitbench::tax::estimate(counted, &run, "a fixture".into(), Err("none".into()));
+    assert!(tax.syscall_return.is_some());
+    assert!(tax.syscall_return_refill.is_none());
+}
+
+/// A win read without enough pairs of quiet rounds stands on pairs of
+/// every state, and its row says so: the rounds of the refill the answer
+/// names (getpid/refill-4 of tests/fixtures/refill-run.json) all made slow,
+/// so no pair of it and the in-function row is quiet; the other refills
+/// keep their quiet pairs. Neither the answer nor tax names that win.
+#[test]
+fn a_win_off_the_quiet_level_says_so() {
+    use mitbench::analysis::rounds::{PairBasis, RoundState};
+    use mitbench::results::returns;
+    let mut run = common::stored_run("refill-run.json");
+    assert!(run.machine_states.model.two_states);
+    let named = format!("getpid/refill-{}", returns::ANSWERED_REFILL);
+    assert!(
+        returns::of_one(&run, "getpid")
+            .unwrap()
+            .named_refill_win()
+            .is_some()
+    );
+    let slowed = run
+        .results
+        .iter_mut()
+        .find(|r| r.id == returns::PROBE && r.variant == named)
+        .unwrap();
+    for round in &mut slowed.rounds.each {
+        round.state = RoundState::Slow;
+    }
+    let getpid = returns::of_one(&run, "getpid").unwrap();
+    for refill in &getpid.refills {
+        let pairs = refill.from_pairs.unwrap();
+        let off = refill.entries == returns::ANSWERED_REFILL;
+        assert!(pairs.used > 0);
+        let basis = if off {
+            PairBasis::All
+        } else {
+            PairBasis::Quiet
+        };
+        assert_eq!(pairs.basis, basis, "refill-{}", refill.entries);
+        assert_eq!(pairs.off_the_quiet_level(), off);
+    }
+    assert!(getpid.is_paid());
+    assert!(getpid.named_refill_win().is_none());
+    returns::note_refill_rows(&mut run);
+    let noted = |variant: &str| {
+        let row = run.record(returns::PROBE, variant).unwrap();
+        row.notes
+            .iter()
+            .any(|n| n.contains("not the quiet level's figure"))
+    };
+    assert!(noted(&named));
+    assert!(!noted("getpid/refill-2"));
+    assert!(!noted(&format!(
+        "getuid/refill-{}",
+        returns::ANSWERED_REFILL
+    )));
     let counted = common::syscalls_under_a_filter(100_000);
     let tax = mitbench::tax::estimate(counted, &run, "a fixture".into(), Err("none".into()));
     assert!(tax.syscall_return.is_some());

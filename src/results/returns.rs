@@ -16,7 +16,7 @@ use super::prices::{added, measured};
 use super::record::Record;
 use crate::analysis::apart;
 use crate::analysis::figure::Figure;
-use crate::analysis::rounds::{self, PassRound, RoundState};
+use crate::analysis::rounds::{self, PairBasis, PassRound, RoundState};
 use crate::analysis::spread::{ForkSpread, VariantSpread, pooled_in_probe};
 use serde::Serialize;
 
@@ -41,6 +41,10 @@ pub struct ReturnToll {
     /// Why there is none, where there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
+    /// The pairs of rounds it was read from; absent where the document
+    /// kept no rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_pairs: Option<FromPairs>,
     /// What pushing return-stack entries after the crossing wins back, by
     /// how many were pushed; empty where the run did not measure the
     /// refills.
@@ -62,6 +66,39 @@ pub struct Refill {
     pub left_ns: Option<Figure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
+    /// The pairs of rounds the win was read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_pairs: Option<FromPairs>,
+}
+
+/// The pairs of rounds (one of each row, in one pass) a difference was read
+/// from.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct FromPairs {
+    pub used: usize,
+    /// `quiet`: pairs of two quiet rounds; `all`: every pair, where the run
+    /// saw one state or had too few quiet pairs. The toll can differ
+    /// between the states (docs/the-return-after-a-crossing.md), so `all`
+    /// in a run of two states is not the quiet level's figure.
+    pub basis: PairBasis,
+    /// Whether the run saw two states (a quiet level and slow ones).
+    #[serde(skip)]
+    two_states: bool,
+}
+
+impl FromPairs {
+    /// Whether a run of two states had too few quiet pairs, so the
+    /// difference stands on pairs of every state.
+    pub fn off_the_quiet_level(&self) -> bool {
+        self.two_states && self.basis == PairBasis::All
+    }
+}
+
+/// One difference of two rows, and the pairs it was read from.
+#[derive(Debug, Clone, Copy)]
+struct Difference {
+    figure: Figure,
+    from_pairs: Option<FromPairs>,
 }
 
 /// The refills the probe measures, by entries pushed.
@@ -78,34 +115,62 @@ impl ReturnToll {
             .and_then(|f| f.lower_bound_95())
             .is_some_and(|lo| lo > 0.0)
     }
+
+    /// What the refill the answer and tax name ([`ANSWERED_REFILL`]) wins
+    /// back, where there is a toll to win and the win was read at the
+    /// quiet level: a win of a toll not found, or one read from pairs of
+    /// every state, is a figure a reader would take for what it is not.
+    pub fn named_refill_win(&self) -> Option<Figure> {
+        let refill = self.refills.iter().find(|r| r.entries == ANSWERED_REFILL)?;
+        let on_the_quiet_level = !refill.from_pairs.is_some_and(|p| p.off_the_quiet_level());
+        refill
+            .won_back_ns
+            .filter(|_| self.is_paid() && on_the_quiet_level)
+    }
 }
 
-/// Notes each refill row of a crossing whose toll the run did not find
-/// (its interval reaches 0: a CPU or kernel without it, or a run too noisy
-/// to see it), so the row is not read as a win of a toll that is there.
-pub fn note_unpaid_tolls(doc: &mut RunDocument) {
-    let unpaid: Vec<(String, Figure)> = of(doc)
-        .into_iter()
-        .chain(of_other_crossings(doc))
-        .filter(|t| !t.is_paid() && !t.refills.is_empty())
-        .filter_map(|t| Some((t.crossing.to_string(), t.extra_ns?)))
-        .collect();
-    for (crossing, extra) in unpaid {
-        let refill_rows = doc.results.iter_mut().filter(|r| {
-            r.id == PROBE
-                && r.variant
-                    .strip_prefix(crossing.as_str())
-                    .is_some_and(|v| v.starts_with("/refill-"))
-        });
-        for r in refill_rows {
-            r.notes.push(format!(
-                "this run found no return toll to win back: {crossing} from a function less \
-                 inline reads {} (a CPU or kernel without it, or too few quiet rounds to see \
-                 it)",
+/// Notes on each refill row what a reader could misread it by: that its
+/// run did not find the crossing's toll (its interval reaches 0: a CPU or
+/// kernel without it, or a run too noisy to see it), so the row is not a
+/// win of a toll that is there; and that its win stands on pairs of every
+/// state, not the quiet level's.
+pub fn note_refill_rows(doc: &mut RunDocument) {
+    let mut notes: Vec<(String, String)> = Vec::new();
+    for t in of(doc).into_iter().chain(of_other_crossings(doc)) {
+        if let Some(extra) = t.extra_ns.filter(|_| !t.is_paid()) {
+            let note = format!(
+                "this run found no return toll to win back: {} from a function less inline \
+                 reads {} (a CPU or kernel without it, or too few quiet rounds to see it)",
+                t.crossing,
                 toll_read(extra)
-            ));
+            );
+            notes.extend(t.refills.iter().map(|f| (row(t.crossing, f), note.clone())));
+        }
+        for f in &t.refills {
+            if let Some(pairs) = f.from_pairs.filter(FromPairs::off_the_quiet_level) {
+                let note = format!(
+                    "won back read from {} pairs of rounds in every state, too few of them \
+                     quiet: not the quiet level's figure",
+                    pairs.used
+                );
+                notes.push((row(t.crossing, f), note));
+            }
         }
     }
+    for (variant, note) in notes {
+        if let Some(r) = doc
+            .results
+            .iter_mut()
+            .find(|r| r.id == PROBE && r.variant == variant)
+        {
+            r.notes.push(note);
+        }
+    }
+}
+
+/// The variant of a crossing's refill.
+fn row(crossing: &str, refill: &Refill) -> String {
+    format!("{crossing}/refill-{}", refill.entries)
 }
 
 /// A toll not found, in the words of the refill rows' note.
@@ -153,7 +218,7 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
             .collect()
     };
     let extra = differences(doc, &pairs("in-fn", "inline"));
-    let refills: Vec<[Vec<Result<Figure, String>>; 2]> = REFILLS
+    let refills: Vec<[Vec<Result<Difference, String>>; 2]> = REFILLS
         .iter()
         .map(|n| {
             let refill = format!("refill-{n}");
@@ -174,7 +239,8 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
         .map(|(i, (&crossing, extra))| ReturnToll {
             crossing,
             unmeasured: extra.as_ref().err().cloned(),
-            extra_ns: extra.ok(),
+            extra_ns: extra.as_ref().ok().map(|d| d.figure),
+            from_pairs: extra.ok().and_then(|d| d.from_pairs),
             refills: refills_of(i, &refills, &pushes),
         })
         .collect()
@@ -183,8 +249,8 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
 /// The `i`th crossing's refills, where the run measured them.
 fn refills_of(
     i: usize,
-    refills: &[[Vec<Result<Figure, String>>; 2]],
-    pushes: &[Result<Figure, String>],
+    refills: &[[Vec<Result<Difference, String>>; 2]],
+    pushes: &[Result<Difference, String>],
 ) -> Vec<Refill> {
     REFILLS
         .iter()
@@ -194,12 +260,13 @@ fn refills_of(
         .map(|((&entries, [won, over_inline]), pushes)| {
             let left = over_inline[i]
                 .clone()
-                .and_then(|over| Ok(apart::difference(over, pushes.clone()?)));
+                .and_then(|over| Ok(apart::difference(over.figure, pushes.clone()?.figure)));
             Refill {
                 entries,
                 unmeasured: won[i].as_ref().err().or(left.as_ref().err()).cloned(),
-                won_back_ns: won[i].clone().ok(),
+                won_back_ns: won[i].as_ref().ok().map(|d| d.figure),
                 left_ns: left.ok(),
+                from_pairs: won[i].as_ref().ok().and_then(|d| d.from_pairs),
             }
         })
         .collect()
@@ -215,8 +282,9 @@ const NOT_MEASURED: &str = "was not measured";
 /// kept no rounds (written before they were stored) gives the two rows'
 /// differences from the plain call, less each other
 /// (`analysis::apart::difference`).
-fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Figure, String>> {
+fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Difference, String>> {
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
+    let two_states = doc.machine_states.model.two_states;
     let read: Vec<Result<Read, String>> = pairs
         .iter()
         .map(|(dearer, cheaper)| Read::of(doc, dearer, cheaper))
@@ -240,9 +308,13 @@ fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Figu
         .map(|((dearer, _), r)| {
             let mhz = mhz.ok_or("the TSC's rate is unknown")?;
             Ok(match r? {
-                Read::Rows { dearer, cheaper } => {
-                    apart::difference(added(dearer, Some(mhz))?, added(cheaper, Some(mhz))?)
-                }
+                Read::Rows { dearer, cheaper } => Difference {
+                    figure: apart::difference(
+                        added(dearer, Some(mhz))?,
+                        added(cheaper, Some(mhz))?,
+                    ),
+                    from_pairs: None,
+                },
                 Read::Pairs(r) => {
                     let delta =
                         Figure::new(r.paired.delta, r.paired.delta_ci95.map(|(lo, hi)| [lo, hi]));
@@ -251,7 +323,14 @@ fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Figu
                         .find(|(name, _)| name == dearer)
                         .map(|(_, n)| n.difference_interval(delta, r.drift_pct, r.tick))
                         .or(delta.ci95);
-                    Figure::new(delta.value, interval).map(|t| t * 1000.0 / mhz)
+                    Difference {
+                        figure: Figure::new(delta.value, interval).map(|t| t * 1000.0 / mhz),
+                        from_pairs: Some(FromPairs {
+                            used: r.paired.pairs,
+                            basis: r.paired.basis,
+                            two_states,
+                        }),
+                    }
                 }
             })
         })

@@ -317,16 +317,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
     let Some(extra) = getpid.and_then(|r| r.extra_ns) else {
         return;
     };
-    // What the refill the answer names wins back, where the toll is there
-    // to win (its interval above nothing) and the run measured it.
-    let refill = getpid
-        .and_then(|r| {
-            r.refills
-                .iter()
-                .find(|f| f.entries == super::returns::ANSWERED_REFILL)
-        })
-        .and_then(|f| f.won_back_ns)
-        .filter(|_| getpid.is_some_and(|r| r.is_paid()));
+    let refill = getpid.and_then(|r| r.named_refill_win());
     let line = tolls.iter_mut().find(|t| t.kind == TollKind::NullSyscall);
     if let Some(Toll {
         outcome: TollStatus::Measured { figures },

@@ -321,13 +321,7 @@ fn return_share(
     let Some(per) = toll.extra_ns else {
         return (None, None, toll.unmeasured.filter(|_| syscalls > 0));
     };
-    // A refill wins back only a toll that is there.
-    let refill = toll
-        .refills
-        .iter()
-        .find(|r| r.entries == crate::results::returns::ANSWERED_REFILL)
-        .and_then(|r| r.won_back_ns)
-        .filter(|_| toll.is_paid());
+    let refill = toll.named_refill_win();
     (
         Some(SyscallShare::of(per, syscalls, cpu_s)),
         refill.map(|won| SyscallShare::of(won, syscalls, cpu_s)),
