@@ -683,7 +683,8 @@ fn a_refill_is_not_read_as_a_win_where_the_run_found_no_toll() {
 /// every state, and its row says so: the rounds of the refill the answer
 /// names (getpid/refill-4 of tests/fixtures/refill-run.json) all made slow,
 /// so no pair of it and the in-function row is quiet; the other refills
-/// keep their quiet pairs. Neither the answer nor tax names that win.
+/// keep their quiet pairs. `named_refill_win`, the one rule the answer's
+/// line reads, gives none, and tax names no win.
 #[test]
 fn a_win_off_the_quiet_level_says_so() {
     use mitbench::analysis::rounds::{PairBasis, RoundState};
