@@ -142,6 +142,19 @@ pub struct VariantSpread {
     pub spread: ForkSpread,
 }
 
+impl VariantSpread {
+    /// A variant's differences from another row, one per fork, from pairs
+    /// of their rounds: what the next run's interval of the difference is
+    /// pooled from.
+    pub fn of_paired(name: String, paired: &rounds::Paired) -> VariantSpread {
+        VariantSpread {
+            name,
+            forks: paired.fork_deltas.len(),
+            spread: ForkSpread::of_differences(&paired.fork_deltas),
+        }
+    }
+}
+
 /// A probe's id and its variants' spreads.
 #[derive(Debug, Clone)]
 pub struct ProbeSpreads {

@@ -12,7 +12,7 @@ use super::spread;
 use crate::analysis::figure::{self, Figure};
 use crate::analysis::phases::PhaseCost;
 use crate::analysis::rounds::{self, Basis, RoundFigure, RoundState};
-use crate::analysis::spread::{ForkSpread, NextRun, RunSpread, VariantSpread, pooled_in_probe};
+use crate::analysis::spread::{NextRun, RunSpread, VariantSpread, pooled_in_probe};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
 use crate::harness::{Settings, tsc::TscFrequency};
@@ -507,11 +507,7 @@ fn compare(
     };
     let pairs = rounds::pair_by_pass(by_pass(v), &by_pass(base));
     let p = rounds::paired(&pairs, model.two_states, seed)?;
-    let spread = VariantSpread {
-        name: v.variant.name.clone(),
-        forks: p.fork_deltas.len(),
-        spread: ForkSpread::of_differences(&p.fork_deltas),
-    };
+    let spread = VariantSpread::of_paired(v.variant.name.clone(), &p);
     let comparison = Comparison {
         ratio: Figure::new(p.ratio, p.ratio_ci95.map(|(lo, hi)| [lo, hi])),
         delta: Figure::new(p.delta, p.delta_ci95.map(|(lo, hi)| [lo, hi])),
@@ -538,7 +534,7 @@ fn set_next_run_differences(
             .iter_mut()
             .find(|r| r.variant == name && r.vs_baseline.is_some());
         if let Some(record) = record {
-            let tick = 1.0 / record.rounds.base_batch.unwrap_or(1).max(1) as f64;
+            let tick = record.rounds.clock_step();
             let Some(vs) = record.vs_baseline.as_mut() else {
                 continue;
             };
@@ -623,6 +619,7 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::spread::ForkSpread;
 
     fn record(variant: &str, role: Role, ratio: f64) -> Record {
         Record {

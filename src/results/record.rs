@@ -473,6 +473,14 @@ pub struct Rounds {
     pub each: Vec<RoundRow>,
 }
 
+impl Rounds {
+    /// The clock's step over a batch's items, ticks: the finest difference
+    /// a per-item figure of these rounds can resolve.
+    pub fn clock_step(&self) -> f64 {
+        1.0 / self.base_batch.unwrap_or(1).max(1) as f64
+    }
+}
+
 /// One point of a round's fit: items per batch and the median ticks of its
 /// samples, written as a pair `[items, ticks]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use super::record::Record;
 use crate::analysis::apart;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PairBasis, PassRound, RoundState};
-use crate::analysis::spread::{ForkSpread, VariantSpread, pooled_in_probe};
+use crate::analysis::spread::{VariantSpread, pooled_in_probe};
 use serde::Serialize;
 
 /// The probe that measures it.
@@ -293,11 +293,7 @@ fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Diff
         .iter()
         .zip(&read)
         .filter_map(|((dearer, _), r)| match r {
-            Ok(Read::Pairs(r)) => Some(VariantSpread {
-                name: dearer.clone(),
-                forks: r.paired.fork_deltas.len(),
-                spread: ForkSpread::of_differences(&r.paired.fork_deltas),
-            }),
+            Ok(Read::Pairs(r)) => Some(VariantSpread::of_paired(dearer.clone(), &r.paired)),
             _ => None,
         })
         .collect();
@@ -393,7 +389,7 @@ impl<'d> Read<'d> {
         Ok(Read::Pairs(InRounds {
             paired,
             drift_pct: dearer_row.cost.as_ref().and_then(|c| c.machine_drift_pct),
-            tick: 1.0 / dearer_row.rounds.base_batch.unwrap_or(1).max(1) as f64,
+            tick: dearer_row.rounds.clock_step(),
         }))
     }
 }
