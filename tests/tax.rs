@@ -824,9 +824,7 @@ fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
         "{}",
         row.toll_from
     );
-    let text =
-        mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
-    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (text, prose) = rendered(&tax);
     assert!(prose.contains("is the return after the crossing"), "{text}");
     // That run measured no refill: nothing is said of one.
     assert!(tax.syscall_return_refill.is_none());
@@ -846,9 +844,7 @@ fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
         0.0 < won.value && won.value < whole.value,
         "{won:?} of {whole:?}"
     );
-    let text =
-        mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
-    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (text, prose) = rendered(&tax);
     assert!(
         prose.contains("refilling the return stack after each crossing"),
         "{text}"
@@ -861,11 +857,18 @@ fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
     assert!(tax.syscall_return.is_none());
     let why = tax.syscall_return_unmeasured.as_deref().unwrap();
     assert!(why.contains("did not measure os/syscall-return"), "{why}");
-    let text =
-        mitbench::export::tax::render(&tax, mitbench::export::text_table::Style::Terminal, 100);
-    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (text, prose) = rendered(&tax);
     assert!(
         prose.contains("is the return after the crossing is not known"),
         "{text}"
     );
+}
+
+/// The tax's terminal text, and the same with its lines run together
+/// (a sentence the table wrapped reads whole).
+fn rendered(tax: &mitbench::tax::Tax) -> (String, String) {
+    let text =
+        mitbench::export::tax::render(tax, mitbench::export::text_table::Style::Terminal, 100);
+    let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (text, prose)
 }
