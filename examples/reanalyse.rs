@@ -2,7 +2,11 @@
 //! try an estimator on real runs offline (the runs in shared/data hold
 //! every round with its canaries and reference) before measuring live.
 //!
-//! usage: cargo run --release --example reanalyse -- RUN.json [RUN.json ...]
+//! usage: cargo run --release --example reanalyse -- [--write DIR] RUN.json [RUN.json ...]
+//!
+//! With `--write DIR`, each run is also written to DIR under its own file
+//! name as today's analysis reads it (records, machine states, fits and
+//! advice made again), for `mitbench export json` to build its answer.
 //!
 //! Prints, per run, the machine line and the printed figures' spread as the
 //! stored document had them and as the analysis reads them now: the median
@@ -19,9 +23,21 @@ use mitbench::schedule::{ProbeRounds, Stop, VariantRounds};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let paths: Vec<String> = std::env::args().skip(1).collect();
+    let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    let write_to = match paths.iter().position(|a| a == "--write") {
+        Some(at) if at + 1 < paths.len() => {
+            let dir = paths.remove(at + 1);
+            paths.remove(at);
+            Some(std::path::PathBuf::from(dir))
+        }
+        Some(_) => {
+            eprintln!("error: --write needs a directory");
+            return ExitCode::from(2);
+        }
+        None => None,
+    };
     if paths.is_empty() {
-        eprintln!("usage: reanalyse RUN.json [RUN.json ...]");
+        eprintln!("usage: reanalyse [--write DIR] RUN.json [RUN.json ...]");
         return ExitCode::from(2);
     }
     for path in &paths {
@@ -47,6 +63,12 @@ fn main() -> ExitCode {
         println!("  stored: {}", spread_of(&doc.results));
         println!("  now:    {}", spread_of(&records));
         println!("  now:    {}", states.summary);
+        if let Some(dir) = &write_to
+            && let Err(e) = write_again(doc, states, records, dir, path)
+        {
+            eprintln!("error: {path}: {e}");
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }
@@ -119,6 +141,27 @@ fn rounds_of(doc: &RunDocument) -> Merged {
         }
     }
     merged
+}
+
+/// `doc` with today's reading of its rounds, written into `dir` under the
+/// file name of `path`.
+fn write_again(
+    mut doc: RunDocument,
+    states: results::MachineStates,
+    records: Vec<Record>,
+    dir: &std::path::Path,
+    path: &str,
+) -> Result<(), String> {
+    doc.machine_states = states;
+    doc.amortization = results::amortization_fits(&records);
+    doc.results = records;
+    results::advice::advise_document(&mut doc, results::advice::DEFAULT_BUDGET);
+    results::returns::note_refill_rows(&mut doc);
+    let name = std::path::Path::new(path)
+        .file_name()
+        .ok_or("a run file has a name")?;
+    let text = serde_json::to_string(&doc).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join(name), text).map_err(|e| e.to_string())
 }
 
 /// The printed figures' spread over a run's records.

@@ -335,7 +335,7 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
         }
         let smallest = row["smallest_detectable_pct"]
             .as_f64()
-            .expect("a detectable change");
+            .unwrap_or_else(|| panic!("a detectable change: {row}"));
         assert!(smallest >= compare::DEFAULT_THRESHOLD_PCT, "{row}");
         let run_strays = if one_run_a_side {
             ["intervals"].as_slice()

@@ -22,6 +22,7 @@ fn two_state_round(rng: &mut fastrand::Rng, slow: bool, truth: f64) -> (f64, Rou
             ci95: Some((figure * 0.999, figure * 1.001)),
             quiet: false,
             fork: 0,
+            interrupted: false,
         },
     )
 }
@@ -80,6 +81,7 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
                     ci95: Some((figure - 0.25, figure + 0.25)),
                     quiet: true,
                     fork: 0,
+                    interrupted: false,
                 }
             })
             .collect();
@@ -112,6 +114,7 @@ fn pairs_in_the_same_state_cancel_the_state() {
                 baseline: 100.0 * factor,
                 quiet: !slow,
                 fork,
+                interrupted: false,
             }
         })
         .collect();

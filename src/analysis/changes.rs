@@ -151,7 +151,7 @@ pub fn lone_runs(series: &[f64]) -> Vec<bool> {
         return vec![false; n];
     }
     let mut steps: Vec<f64> = series.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
-    let spread = super::stats::median_in_place(&mut steps) * 1.4826 / 2f64.sqrt();
+    let spread = super::stats::median_in_place(&mut steps) * super::stats::MAD_TO_SD / 2f64.sqrt();
     (0..n)
         .map(|i| (series[i] - median_around(series, i)).abs() > LONE_RUN_SPREADS * spread)
         .collect()

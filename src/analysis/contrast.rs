@@ -186,8 +186,10 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast
     );
     // Where the drift term stands in for the sets' spread, how far a run
     // moves was seen all the same: only a set of single runs with no
-    // history leaves it unknown.
-    if between.is_none() && sets_spread.is_none() && forks.is_some() {
+    // history leaves it unknown, and so do single runs whose rows have
+    // neither forks nor an interval (too few rounds left once the
+    // interrupted ones are out).
+    if between.is_none() && sets_spread.is_none() && (forks.is_some() || within.is_none()) {
         levels.push(NoiseLevel::RunLevelUnknown);
     }
 

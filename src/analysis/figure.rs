@@ -47,7 +47,8 @@ impl NextRunFrom {
 /// The 95% interval of the next run's figure around the rounds' figure and
 /// what it stands on: the hull of the forks' prediction interval (with the
 /// machine's drift by then in quadrature) and the rounds' interval
-/// widened by the drift; whichever of the two exists where one does not.
+/// widened by the drift; whichever of the two exists where one does not;
+/// never narrower than [`super::spread::next_run_floor`] on either side.
 pub fn next_run_interval(
     rounds: Figure,
     next: Option<NextRun>,
@@ -67,6 +68,9 @@ pub fn next_run_interval(
         (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
         (one, other) => one.or(other),
     };
+    // Rounds and forks that agree to the tick hold no next run.
+    let floor = super::spread::next_run_floor(ticks, 0.0);
+    let run_to_run = run_to_run.map(|[lo, hi]| [lo.min(ticks - floor), hi.max(ticks + floor)]);
     let from = match (next, drift_interval_pct) {
         (Some(n), _) if n.forks < 2 => NextRunFrom::BorrowedSpread,
         (Some(_), _) => NextRunFrom::Forks,
@@ -165,6 +169,21 @@ mod tests {
         assert!((lo - 80.0).abs() < 1e-9 && (hi - 110.0).abs() < 1e-9);
         assert_eq!(half_width_pct(100.0, [80.0, 110.0]), Some(20.0));
         assert_eq!(half_width_pct(0.0, [-1.0, 1.0]), None);
+    }
+
+    #[test]
+    fn rounds_that_agree_to_the_tick_get_the_floor() {
+        // A thunk's row on a quiet host: every round and fork the same.
+        let exact = Figure::new(500.0, Some([500.0, 500.0]));
+        let (interval, _) = next_run_interval(exact, None, Some(0.0));
+        let half = super::super::spread::NEXT_RUN_FLOOR_SHARE * 500.0;
+        assert_eq!(interval, Some([500.0 - half, 500.0 + half]));
+        // A wider interval of its own keeps it.
+        let wide = Figure::new(500.0, Some([480.0, 530.0]));
+        assert_eq!(
+            next_run_interval(wide, None, Some(0.0)).0,
+            Some([480.0, 530.0])
+        );
     }
 
     #[test]

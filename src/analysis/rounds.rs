@@ -34,6 +34,65 @@ pub struct RoundFigure {
     pub quiet: bool,
     /// The fork (worker process) it ran in.
     pub fork: usize,
+    /// Interrupted inside it ([`interrupted`]): neither a quiet round nor
+    /// the slow level's.
+    pub interrupted: bool,
+}
+
+/// Rounds a fork's median needs before no one of them can carry it past
+/// the others. A fork with fewer still counts once in the headline (its
+/// process's level is as much the run's as any other's: drawing a thin
+/// fork towards the row's other rounds moved rows at a level per process
+/// by up to 17% on the synthetic machine), and the record says how many
+/// it has ([`Estimate::thin_forks`]); what an interruption does to such a
+/// fork is [`interrupted`]'s to catch.
+pub const ROUNDS_A_FORK_STANDS_ON: usize = 3;
+
+/// How far a round's median must stand above the row's level and, beyond
+/// the row's usual gap, above its own fastest sample, in the row's robust
+/// spread of that gap, before the round counts as interrupted: four
+/// standard deviations of a row whose rounds differ by their noise alone.
+const INTERRUPTED_SPREADS: f64 = 4.0;
+
+/// The fewest rounds of a row whose median and usual gap one interrupted
+/// round cannot carry.
+const ROUNDS_TO_JUDGE: usize = 3;
+
+/// Which of a row's rounds, given as (median, fastest sample) in ticks,
+/// were interrupted inside them: a burst the canaries on either side did
+/// not see (it began and ended within the round) lifted most of the
+/// round's samples while its fastest stayed at the level. Such a round's
+/// median sits well above the row's rounds' median, and its gap to its own
+/// fastest sample well beyond the row's usual gap, both by more than
+/// twice the canary's quiet `band` (a share) and more than
+/// [`INTERRUPTED_SPREADS`] of the gaps' robust spread. A round of a slow
+/// level all through keeps its gap (its fastest sample is slowed too) and
+/// stays the canaries' to class. Fewer than [`ROUNDS_TO_JUDGE`] rounds
+/// say nothing.
+pub fn interrupted(rounds: &[(f64, f64)], band: f64) -> Vec<bool> {
+    let mut flags = vec![false; rounds.len()];
+    if rounds.len() < ROUNDS_TO_JUDGE {
+        return flags;
+    }
+    let level = median_of_unsorted(rounds.iter().map(|&(median, _)| median));
+    if level.is_nan() || level <= 0.0 {
+        return flags;
+    }
+    let gaps: Vec<f64> = rounds
+        .iter()
+        .map(|&(median, fastest)| (median - fastest) / level)
+        .collect();
+    let usual = median_of_unsorted(gaps.iter().copied());
+    let spread = stats::MAD_TO_SD * stats::mad(&gaps, usual);
+    let margin = (2.0 * band).max(INTERRUPTED_SPREADS * spread);
+    for ((flag, &(median, _)), gap) in flags.iter_mut().zip(rounds).zip(&gaps) {
+        *flag = gap - usual > margin && median / level - 1.0 > margin;
+    }
+    flags
+}
+
+fn median_of_unsorted(values: impl Iterator<Item = f64>) -> f64 {
+    stats::median_in_place(&mut values.collect::<Vec<f64>>())
 }
 
 /// Which rounds the headline figure is the median of.
@@ -80,6 +139,11 @@ pub struct Estimate {
     /// Rounds `cost` is the median of, and all rounds.
     pub rounds_used: usize,
     pub rounds: usize,
+    /// Rounds interrupted inside them ([`interrupted`]), left out.
+    pub interrupted_rounds: usize,
+    /// Forks `cost` reads with fewer than [`ROUNDS_A_FORK_STANDS_ON`]
+    /// rounds.
+    pub thin_forks: usize,
     /// Median over every round, whatever the state: what a workload pays
     /// on average over this run.
     pub all_states: f64,
@@ -105,11 +169,18 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
     if rounds.is_empty() {
         return None;
     }
-    let quiet: Vec<&RoundFigure> = rounds.iter().filter(|r| r.quiet).collect();
+    // An interrupted round is of no level; where every round was, they
+    // are all there is to read.
+    let levelled: Vec<&RoundFigure> = if rounds.iter().all(|r| r.interrupted) {
+        rounds.iter().collect()
+    } else {
+        rounds.iter().filter(|r| !r.interrupted).collect()
+    };
+    let quiet: Vec<&RoundFigure> = levelled.iter().copied().filter(|r| r.quiet).collect();
     let basis = Basis::of(two_states, !quiet.is_empty());
     let used: Vec<&RoundFigure> = match basis {
         Basis::QuietRounds => quiet,
-        Basis::AllRounds | Basis::NoQuietRound => rounds.iter().collect(),
+        Basis::AllRounds | Basis::NoQuietRound => levelled.clone(),
     };
     let figures = |set: &mut dyn Iterator<Item = &RoundFigure>| -> Vec<f64> {
         let mut v: Vec<f64> = set.map(|r| r.figure).collect();
@@ -117,7 +188,7 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         v
     };
     let all = figures(&mut rounds.iter());
-    let slow = figures(&mut rounds.iter().filter(|r| !r.quiet));
+    let slow = figures(&mut levelled.iter().copied().filter(|r| !r.quiet));
     let half_widths: Vec<f64> = {
         let mut h: Vec<f64> = rounds
             .iter()
@@ -141,6 +212,11 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         basis,
         rounds_used: used.len(),
         rounds: rounds.len(),
+        interrupted_rounds: rounds.iter().filter(|r| r.interrupted).count(),
+        thin_forks: by_fork
+            .iter()
+            .filter(|f| f.len() < ROUNDS_A_FORK_STANDS_ON)
+            .count(),
         all_states: median(&all),
         slow_state: (!slow.is_empty()).then(|| median(&slow)),
         slow_share: slow.len() as f64 / rounds.len() as f64,
@@ -212,16 +288,19 @@ pub struct Pair {
     pub fork: usize,
     /// Both rounds were classed quiet.
     pub quiet: bool,
+    /// Either round was interrupted inside it ([`interrupted`]).
+    pub interrupted: bool,
 }
 
 /// A round as pairing reads it: its fork, its pass, its figure, whether
-/// it counts as quiet.
+/// it counts as quiet and whether it was interrupted inside it.
 #[derive(Debug, Clone, Copy)]
 pub struct PassRound {
     pub fork: usize,
     pub pass: usize,
     pub figure: f64,
     pub quiet: bool,
+    pub interrupted: bool,
 }
 
 /// Each round of a variant with the baseline's round of the same pass of
@@ -243,6 +322,7 @@ pub fn pair_by_pass(
                 baseline: beside.figure,
                 fork: round.fork,
                 quiet: round.quiet && beside.quiet,
+                interrupted: round.interrupted || beside.interrupted,
             })
         })
         .collect()
@@ -291,16 +371,24 @@ impl std::fmt::Display for PairBasis {
 pub enum RoundState {
     Quiet,
     Slow,
+    /// Interrupted inside it ([`interrupted`]): of neither level.
+    Interrupted,
 }
 
 /// Pairs of two quiet rounds when the machine showed two states and there
 /// are enough of them, else every pair.
 pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
-    let quiet: Vec<Pair> = pairs.iter().copied().filter(|p| p.quiet).collect();
+    // As for a headline: a pair with an interrupted round is of no level.
+    let levelled: Vec<Pair> = if pairs.iter().all(|p| p.interrupted) {
+        pairs.to_vec()
+    } else {
+        pairs.iter().copied().filter(|p| !p.interrupted).collect()
+    };
+    let quiet: Vec<Pair> = levelled.iter().copied().filter(|p| p.quiet).collect();
     let (used, basis) = if two_states && quiet.len() >= MIN_ROUNDS_FOR_CI {
         (quiet, PairBasis::Quiet)
     } else {
-        (pairs.to_vec(), PairBasis::All)
+        (levelled, PairBasis::All)
     };
     let used: Vec<Pair> = used.into_iter().filter(|p| p.baseline > 0.0).collect();
     if used.is_empty() {
@@ -416,7 +504,66 @@ mod tests {
             ci95: Some((figure * 0.999, figure * 1.001)),
             quiet,
             fork: 0,
+            interrupted: false,
         }
+    }
+
+    #[test]
+    fn a_round_lifted_above_its_own_fastest_sample_is_interrupted() {
+        // Zen 2's getpid of 2026-12-01, fork 1 of the third quick run:
+        // rounds at 195.9 ticks, their fastest samples within a tick, and
+        // round 2 at 605.2 with its fastest at 196.5.
+        let mut rounds: Vec<(f64, f64)> = vec![(195.9, 195.8); 9];
+        rounds[2] = (605.2, 196.5);
+        let flags = interrupted(&rounds, 0.03);
+        assert_eq!(flags.iter().filter(|f| **f).count(), 1, "{flags:?}");
+        assert!(flags[2]);
+        // A round of a slow level all through has its fastest sample
+        // slowed too: the canaries' to class, not interrupted.
+        rounds[2] = (230.9, 229.6);
+        assert!(interrupted(&rounds, 0.03).iter().all(|f| !f));
+        // A row whose rounds spread widely above their fastest samples
+        // (a churn of threads) keeps a round within that spread.
+        let noisy: Vec<(f64, f64)> = (0..9)
+            .map(|i| (1000.0 + 40.0 * i as f64, 700.0 + 10.0 * (i % 3) as f64))
+            .collect();
+        assert!(interrupted(&noisy, 0.03).iter().all(|f| !f));
+        // Two rounds say nothing of which is the odd one.
+        assert!(interrupted(&rounds[1..3], 0.03).iter().all(|f| !f));
+    }
+
+    #[test]
+    fn an_interrupted_round_carries_no_fork_and_no_slow_level() {
+        // Two forks; the second has two quiet rounds, one of them lifted
+        // threefold by a burst inside it: read as quiet, it would carry
+        // that fork's median, and the run's, halfway up.
+        let mut rounds: Vec<RoundFigure> = (0..5).map(|_| round(195.5, true)).collect();
+        rounds.push(RoundFigure {
+            fork: 1,
+            ..round(196.5, true)
+        });
+        rounds.push(RoundFigure {
+            fork: 1,
+            quiet: false,
+            interrupted: true,
+            ..round(605.2, true)
+        });
+        let e = estimate(&rounds, true, 1).unwrap();
+        assert!((e.cost.value / 195.5 - 1.0).abs() < 0.01, "{e:?}");
+        assert_eq!((e.rounds_used, e.interrupted_rounds), (6, 1));
+        assert_eq!(e.slow_state, None, "an interrupted round is no slow level");
+        assert_eq!(e.thin_forks, 1);
+        // Read as a quiet round, it moves the headline by a fifth.
+        let unmarked: Vec<RoundFigure> = rounds
+            .iter()
+            .map(|r| RoundFigure {
+                quiet: true,
+                interrupted: false,
+                ..r.clone()
+            })
+            .collect();
+        let moved = estimate(&unmarked, true, 1).unwrap();
+        assert!(moved.cost.value / 195.5 > 1.2, "{moved:?}");
     }
 
     #[test]
@@ -461,6 +608,7 @@ mod tests {
                 baseline: 100.0,
                 fork: 0,
                 quiet: true,
+                interrupted: false,
             })
             .collect();
         pairs.extend((0..30).map(|_| Pair {
@@ -468,6 +616,7 @@ mod tests {
             baseline: 130.0,
             fork: 0,
             quiet: false,
+            interrupted: false,
         }));
         let p = paired(&pairs, true, 1).unwrap();
         assert_eq!(
@@ -490,6 +639,7 @@ mod tests {
                 ci95: Some((90.0, 110.0)),
                 quiet: true,
                 fork: 0,
+                interrupted: false,
             })
             .collect();
         let e = estimate(&rounds, false, 1).unwrap();

@@ -101,17 +101,17 @@ impl NextRun {
     /// around `delta` (this run's, with its own interval): the wider of
     /// the two on each side, the machine's drift by then (`drift_pct`,
     /// which scales both rows and so their difference) in quadrature, and
-    /// never under the clock's `tick` over a batch's items: forks that
-    /// agree to the tick predicted a price of ±0.
+    /// never under `floor` ([`next_run_floor`]): forks that agree to the
+    /// tick predicted a price of ±0, which the next run does not keep.
     pub fn difference_interval(
         &self,
         delta: Figure,
         drift_pct: Option<f64>,
-        tick: f64,
+        floor: f64,
     ) -> [f64; 2] {
         let value = delta.value;
         let drift = drift_pct.unwrap_or(0.0) / 100.0 * value.abs();
-        let half = self.half_width().hypot(drift).max(tick);
+        let half = self.half_width().hypot(drift).max(floor);
         let [lo, hi] = delta.ends();
         [lo.min(value - half), hi.max(value + half)]
     }
@@ -121,6 +121,21 @@ impl NextRun {
     pub fn half_width(&self) -> f64 {
         student_t_975(self.df) * self.sd * (2.0 / self.forks as f64).sqrt()
     }
+}
+
+/// The least half-width of a row's interval for the next run, as a share
+/// of the row's cost: a row whose rounds and forks agree to the tick (a
+/// thunk's price on a quiet host) still moves between runs, by up to 0.16%
+/// of its cost in 95% of the pairs of runs that printed it under ±0.2%
+/// (docs/why-the-code-is-so.md); rounds that agree cannot show it.
+pub const NEXT_RUN_FLOOR_SHARE: f64 = 0.002;
+
+/// The least half-width of an interval for the next run of a row costing
+/// `row_ticks` or of its difference from its baseline, ticks: the row's
+/// [`NEXT_RUN_FLOOR_SHARE`], and never under `clock_step` (the clock's
+/// step over a batch's items, the finest difference a round resolves).
+pub fn next_run_floor(row_ticks: f64, clock_step: f64) -> f64 {
+    (NEXT_RUN_FLOOR_SHARE * row_ticks.abs()).max(clock_step)
 }
 
 /// The figure of each fork a variant has rounds in: the median of the

@@ -366,7 +366,9 @@ pub fn stretch_medians(readings: &[Reading], end: f64) -> Drift {
                 .map(|mut b| {
                     b.sort_by(f64::total_cmp);
                     let median = quantile(&b, 0.5);
-                    let spread = 1.4826 * crate::analysis::stats::mad(&b, median) / median;
+                    let spread = crate::analysis::stats::MAD_TO_SD
+                        * crate::analysis::stats::mad(&b, median)
+                        / median;
                     sampling += std::f64::consts::FRAC_PI_2 * spread * spread / b.len() as f64;
                     median
                 })

@@ -45,6 +45,11 @@ pub fn central_interval(sorted: &[f64], confidence: f64) -> (f64, f64) {
     (quantile(sorted, alpha), quantile(sorted, 1.0 - alpha))
 }
 
+/// A normal distribution's standard deviation in median absolute
+/// deviations: a MAD times this is a standard deviation that one wild value
+/// cannot inflate.
+pub const MAD_TO_SD: f64 = 1.4826;
+
 /// Median absolute deviation from `center`, unscaled (in the data's unit).
 pub fn mad(values: &[f64], center: f64) -> f64 {
     let mut dev: Vec<f64> = values.iter().map(|v| (v - center).abs()).collect();

@@ -192,12 +192,29 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         ));
     }
     record.cost = Some(cost);
+    if estimate.interrupted_rounds > 0 {
+        record.notes.push(format!(
+            "{} of its {} rounds left out as interrupted inside them: their median stood well \
+             above the row's and above their own fastest sample, a burst their canaries did \
+             not see",
+            estimate.interrupted_rounds, estimate.rounds
+        ));
+    }
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
     if forks_used < forks_run {
         record.notes.push(format!(
             "the headline stands on {forks_used} of the {forks_run} forks: the others' rounds \
-             were all in the slow state, and a process-level effect of theirs is not in it"
+             were all in the slow state or interrupted, and a process-level effect of theirs \
+             is not in it"
+        ));
+    }
+    if estimate.thin_forks > 0 && forks_used > 1 {
+        record.notes.push(format!(
+            "{} of the {forks_used} forks it stands on had fewer than {} of its rounds each: \
+             their figures are one or two rounds' medians",
+            estimate.thin_forks,
+            rounds::ROUNDS_A_FORK_STANDS_ON
         ));
     }
     // A row of one process says so, whatever the run's forks: its interval
@@ -320,6 +337,8 @@ fn cost(
         machine_drift_pct: cx.drift_interval_pct,
         estimator: estimate.basis,
         rounds_used: estimate.rounds_used,
+        interrupted_rounds: estimate.interrupted_rounds,
+        thin_forks: estimate.thin_forks,
         target_met: crate::schedule::meets_target(estimate, cx.settings),
         all_states_median_ticks: estimate.all_states,
         slow_state_ticks: estimate.slow_state,
@@ -450,7 +469,9 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         canary_before: round.canary_before,
         canary_after: round.canary_after,
         reference_ticks: round.reference().filter(|_| round.reference_steady()),
-        state: if round.quiet(model) {
+        state: if round.interrupted {
+            RoundState::Interrupted
+        } else if round.quiet(model) {
             RoundState::Quiet
         } else {
             RoundState::Slow
@@ -502,6 +523,7 @@ fn compare(
                 pass: round.pass,
                 figure: round.measured.measurement.per_item.median,
                 quiet: round.quiet(model),
+                interrupted: round.interrupted,
             })
             .collect()
     };
@@ -534,11 +556,11 @@ fn set_next_run_differences(
             .iter_mut()
             .find(|r| r.variant == name && r.vs_baseline.is_some());
         if let Some(record) = record {
-            let tick = record.rounds.clock_step();
+            let floor = record.next_run_floor();
             let Some(vs) = record.vs_baseline.as_mut() else {
                 continue;
             };
-            let interval = next.difference_interval(vs.delta, drift_pct, tick);
+            let interval = next.difference_interval(vs.delta, drift_pct, floor);
             vs.next_run_delta_ticks = Some(Figure::new(vs.delta.value, Some(interval)));
         }
     }

@@ -266,21 +266,21 @@ pub fn analyse(
         facts.steal_pct,
         facts.cpu,
     );
-    let speed = speed::RunSpeed::of(&run.probes, &machine_states.model);
+    let probes = interrupted_marked(&run.probes, &machine_states.model);
+    let speed = speed::RunSpeed::of(&probes, &machine_states.model);
     let context = Context {
         model: &machine_states.model,
         tsc,
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
         spread: &spread::run_spread(
-            &run.probes,
+            &probes,
             |v| spread::used_rounds(v, &machine_states.model),
             |_, _, r| Some(r.measured.measurement.per_item.median),
         ),
         speed: &speed,
     };
-    let mut records: Vec<Record> = run
-        .probes
+    let mut records: Vec<Record> = probes
         .iter()
         .flat_map(|p| probe_records(p, &context))
         .collect();
@@ -290,6 +290,20 @@ pub fn analyse(
     }
     machine_states.set_waited(run.waited);
     (machine_states, records)
+}
+
+/// The run's rounds with those interrupted inside them marked, each row's
+/// read over all its forks and against the run's quiet band: the marks a
+/// fork made while it ran saw its own rounds and an earlier model only.
+fn interrupted_marked(
+    probes: &[crate::schedule::ProbeRounds],
+    model: &crate::analysis::states::StateModel,
+) -> Vec<crate::schedule::ProbeRounds> {
+    let mut probes = probes.to_vec();
+    for v in probes.iter_mut().flat_map(|p| p.variants.iter_mut()) {
+        v.mark_interrupted(model);
+    }
+    probes
 }
 
 /// Sets each record's `figure` object from its cost: where a run is made,

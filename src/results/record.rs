@@ -178,6 +178,29 @@ impl Record {
         self.shown().map(|s| s.ticks.value)
     }
 
+    /// Its rounds as pairing reads them ([`crate::analysis::rounds::pair_by_pass`]).
+    pub fn pass_rounds(&self) -> Vec<crate::analysis::rounds::PassRound> {
+        self.rounds
+            .each
+            .iter()
+            .map(|round| crate::analysis::rounds::PassRound {
+                fork: round.fork,
+                pass: round.pass,
+                figure: round.figure.value,
+                quiet: round.state == RoundState::Quiet,
+                interrupted: round.state == RoundState::Interrupted,
+            })
+            .collect()
+    }
+
+    /// The least half-width of an interval for the next run of this
+    /// row's cost or of its difference from its baseline, ticks
+    /// ([`crate::analysis::spread::next_run_floor`]).
+    pub fn next_run_floor(&self) -> f64 {
+        let ticks = self.cost.as_ref().map_or(0.0, |c| c.rounds_ticks.value);
+        crate::analysis::spread::next_run_floor(ticks, self.rounds.clock_step())
+    }
+
     /// The p99 of the same-CPU co-runner's wait, where the probe had one.
     pub fn co_runner_wait_p99(&self) -> Option<&NamedFigure> {
         self.figures
@@ -217,6 +240,14 @@ pub struct Cost {
     pub estimator: Basis,
     /// Rounds the cost is the median of.
     pub rounds_used: usize,
+    /// Rounds left out as interrupted inside them
+    /// (`analysis::rounds::interrupted`): of neither level.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interrupted_rounds: usize,
+    /// Forks the cost reads with fewer than three rounds each
+    /// (`analysis::rounds::ROUNDS_A_FORK_STANDS_ON`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub thin_forks: usize,
     /// Whether the interval met the run's target.
     pub target_met: bool,
     /// Median over every round, whatever the machine's state: what a
@@ -252,6 +283,10 @@ pub struct Cost {
     /// What `next_run_ticks` stands on.
     #[serde(default)]
     pub next_run_from: NextRunFrom,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A row's figure at its run's reference speed (`machine_states.reference`):

@@ -16,7 +16,7 @@ use super::prices::{added, measured};
 use super::record::Record;
 use crate::analysis::apart;
 use crate::analysis::figure::Figure;
-use crate::analysis::rounds::{self, PairBasis, PassRound, RoundState};
+use crate::analysis::rounds::{self, PairBasis};
 use crate::analysis::spread::{VariantSpread, pooled_in_probe};
 use serde::Serialize;
 
@@ -317,7 +317,7 @@ fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Diff
                     let interval = next
                         .iter()
                         .find(|(name, _)| name == dearer)
-                        .map(|(_, n)| n.difference_interval(delta, r.drift_pct, r.tick))
+                        .map(|(_, n)| n.difference_interval(delta, r.drift_pct, r.floor))
                         .or(delta.ci95);
                     Difference {
                         figure: Figure::new(delta.value, interval).map(|t| t * 1000.0 / mhz),
@@ -348,8 +348,9 @@ enum Read<'d> {
 struct InRounds {
     paired: rounds::Paired,
     drift_pct: Option<f64>,
-    /// The clock's step over a batch's items, ticks.
-    tick: f64,
+    /// The least half-width of the next run's difference, ticks
+    /// ([`Record::next_run_floor`] of the dearer row).
+    floor: f64,
 }
 
 impl<'d> Read<'d> {
@@ -368,19 +369,7 @@ impl<'d> Read<'d> {
                 cheaper: cheaper_row,
             });
         }
-        let by_pass = |r: &Record| -> Vec<PassRound> {
-            r.rounds
-                .each
-                .iter()
-                .map(|round| PassRound {
-                    fork: round.fork,
-                    pass: round.pass,
-                    figure: round.figure.value,
-                    quiet: round.state == RoundState::Quiet,
-                })
-                .collect()
-        };
-        let pairs = rounds::pair_by_pass(by_pass(dearer_row), &by_pass(cheaper_row));
+        let pairs = rounds::pair_by_pass(dearer_row.pass_rounds(), &cheaper_row.pass_rounds());
         let two_states = doc.machine_states.model.two_states;
         // The crossing's own seed where the pair is its toll, as before.
         let seed = dearer.strip_suffix("/in-fn").unwrap_or(dearer);
@@ -389,7 +378,7 @@ impl<'d> Read<'d> {
         Ok(Read::Pairs(InRounds {
             paired,
             drift_pct: dearer_row.cost.as_ref().and_then(|c| c.machine_drift_pct),
-            tick: dearer_row.rounds.clock_step(),
+            floor: dearer_row.next_run_floor(),
         }))
     }
 }

@@ -83,22 +83,30 @@ pub struct Round {
     /// worker processes, in order) that was.
     pub worker_pid: u32,
     pub fork: usize,
+    /// Interrupted inside it, as its row's rounds tell
+    /// ([`VariantRounds::mark_interrupted`]): neither quiet nor of a slow
+    /// level, whatever its canaries read.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 impl Round {
-    /// Quiet when both canaries read quiet; a round without a reading on
-    /// either side is not counted quiet.
+    /// Quiet when both canaries read quiet and nothing interrupted it
+    /// inside; a round without a reading on either side is not counted
+    /// quiet.
     pub fn quiet(&self, model: &StateModel) -> bool {
-        [self.canary_before, self.canary_after]
-            .iter()
-            .all(|c| c.is_some_and(|c| model.is_quiet(c)))
+        !self.interrupted
+            && [self.canary_before, self.canary_after]
+                .iter()
+                .all(|c| c.is_some_and(|c| model.is_quiet(c)))
     }
 
-    /// Whether both canaries read one state, quiet or slow: the machine did
-    /// not change state during the round (as far as its canaries tell).
+    /// Whether both canaries read one state, quiet or slow, and nothing
+    /// interrupted it inside: the machine did not change state during the
+    /// round (as far as the round and its canaries tell).
     pub fn one_state(&self, model: &StateModel) -> bool {
         match (self.canary_before, self.canary_after) {
-            (Some(a), Some(b)) => model.is_quiet(a) == model.is_quiet(b),
+            (Some(a), Some(b)) => !self.interrupted && model.is_quiet(a) == model.is_quiet(b),
             _ => false,
         }
     }
@@ -136,6 +144,7 @@ impl Round {
             ci95: per_item.has_ci().then_some(per_item.ci95),
             fork: self.fork,
             quiet: self.quiet(model),
+            interrupted: self.interrupted,
         }
     }
 }
@@ -186,6 +195,27 @@ impl VariantRounds {
 
     pub fn figures(&self, model: &StateModel) -> Vec<RoundFigure> {
         self.rounds.iter().map(|r| r.figure(model)).collect()
+    }
+
+    /// Marks the rounds interrupted inside them by the row's rounds
+    /// together ([`rounds::interrupted`], against the canary's quiet band):
+    /// a burst too short for the canaries around a round to see.
+    pub fn mark_interrupted(&mut self, model: &StateModel) {
+        let rounds: Vec<(f64, f64)> = self
+            .rounds
+            .iter()
+            .map(|r| {
+                let per_item = &r.measured.measurement.per_item;
+                (per_item.median, per_item.min)
+            })
+            .collect();
+        for (round, interrupted) in self
+            .rounds
+            .iter_mut()
+            .zip(rounds::interrupted(&rounds, model.quiet_band))
+        {
+            round.interrupted = interrupted;
+        }
     }
 }
 
@@ -310,6 +340,9 @@ impl<'a> Scheduler<'a> {
                 break;
             }
             let model = StateModel::fit(&self.canaries);
+            for v in variants.iter_mut() {
+                v.mark_interrupted(&model);
+            }
             let now_s = self.seconds_since(self.run_started);
             self.gate.refit(&self.canaries, &self.canary_times, now_s);
             let span_s = self.seconds_since(started);
@@ -365,6 +398,7 @@ impl<'a> Scheduler<'a> {
                     measured: *measured,
                     worker_pid: std::process::id(),
                     fork: self.fork,
+                    interrupted: false,
                 };
                 self.log(probe.declaration().id, &v.variant, &round);
                 v.rounds.push(round);

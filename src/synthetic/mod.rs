@@ -87,6 +87,18 @@ pub struct Noise {
     /// then at the level that held the larger part of it), not only
     /// between a round and its closing canary.
     pub switch_inside_rounds: bool,
+    /// Rounds interrupted inside them: a burst that begins and ends within
+    /// the round, too short for its canaries to see, lifting most of its
+    /// samples while its fastest stays at the level. None: no round is.
+    pub bursts: Option<Bursts>,
+}
+
+/// Bursts inside rounds: the share of rounds one lands in, and how far it
+/// lifts the round's median.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bursts {
+    pub share: f64,
+    pub lift: f64,
 }
 
 /// A draw's bounds.
@@ -156,6 +168,7 @@ impl Noise {
             slow_levels: None,
             row_sensitivity: None,
             switch_inside_rounds: false,
+            bursts: None,
         }
     }
 
@@ -309,8 +322,9 @@ pub struct Machine {
     /// stream of their own, so a two-state machine's draws stay as they were.
     level_rng: fastrand::Rng,
     /// The misfits (slopes, levels per run, odd runs, the boot's levels)
-    /// likewise.
+    /// likewise, and the bursts inside rounds.
     misfit_rng: fastrand::Rng,
+    burst_rng: fastrand::Rng,
     /// Each row's slope and boot level, drawn when the machine first runs it.
     rows: BTreeMap<(String, String), Misfit>,
     noise: Noise,
@@ -333,6 +347,7 @@ impl Machine {
             run_level_rng: fastrand::Rng::with_seed(seed ^ 0x7e7e_1e7e_1000),
             level_rng: fastrand::Rng::with_seed(seed ^ 0x1e7e_15ea_0b0e),
             misfit_rng: fastrand::Rng::with_seed(seed ^ 0x0ddb_0075_107e),
+            burst_rng: fastrand::Rng::with_seed(seed ^ 0xb075_7b07_57b0),
             rows: BTreeMap::new(),
             slow_level: noise.slowdown,
             noise,
@@ -348,6 +363,23 @@ impl Machine {
             machine.noise.drift_per_minute * (machine.noise.reversion_minutes / 2.0).sqrt();
         machine.log_speed = stationary * machine.normal();
         machine
+    }
+
+    /// Lifts `round`'s median (and its interval and tail) by a burst
+    /// inside it, as often as [`Noise::bursts`] says; its fastest sample
+    /// stays where it was.
+    fn burst_inside(&mut self, round: &mut Round) {
+        let Some(bursts) = self.noise.bursts else {
+            return;
+        };
+        if self.burst_rng.f64() >= bursts.share {
+            return;
+        }
+        let per_item = &mut round.measured.measurement.per_item;
+        per_item.median *= bursts.lift;
+        per_item.ci95 = (per_item.ci95.0 * bursts.lift, per_item.ci95.1 * bursts.lift);
+        per_item.p99 *= bursts.lift;
+        per_item.max *= bursts.lift;
     }
 
     /// A standard normal draw from the machine's main stream.
@@ -596,11 +628,13 @@ impl Machine {
                         last_canary = Some((after, reference_after));
                         merged.canaries.extend([before, after]);
                         merged.canary_times.extend([clock - round_s, clock]);
-                        variants[i].rounds.push(Round {
+                        let mut round = Round {
                             reference_before: Some(reference_before),
                             reference_after: Some(reference_after),
                             ..round_at(figure, pass, clock, fork, before, after)
-                        });
+                        };
+                        self.burst_inside(&mut round);
+                        variants[i].rounds.push(round);
                         variants[i].elapsed_s += round_s;
                     }
                 }
@@ -780,6 +814,7 @@ pub fn round_at(
             figures: Vec::new(),
         },
         worker_pid: fork as u32 + 1,
+        interrupted: false,
         fork,
     }
 }

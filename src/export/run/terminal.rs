@@ -201,13 +201,14 @@ pub const LEGEND: &str = "ns and ticks: the cost of one item in the machine's qu
     interval where the next run's figure, read at the same reference speed, may land, as a \
     percentage of it: from the spread of the forks' figures (other processes, other minutes), and \
     at least this run's rounds (a run without reference readings: with the drift of the machine's \
-    quiet speed added); `few-quiet`: fewer quiet rounds than an interval needs, `no-quiet`: none \
+    quiet speed added), and never under 0.2% of it (rounds that agree to the tick hold no next \
+    run); rounds lifted by a burst inside them are left out; `few-quiet`: fewer quiet rounds than an interval needs, `no-quiet`: none \
     (the figure is a slow level's). \
     rounds: quiet rounds used / all rounds. × base and Δ ticks: the ratio and difference to the \
     probe's baseline from pairs of rounds run side by side (same pass, same fork), read as the \
     headlines are (medians in each fork, across forks their mean), ± the half-width of their 95% \
-    interval (for Δ, where the next run's difference may land, never under a clock tick over a \
-    batch's items).";
+    interval (for Δ, where the next run's difference may land, never under 0.2% of the row's \
+    cost nor a clock tick over a batch's items).";
 
 /// The columns of a family's table, as the terminal and the HTML report
 /// show them.
