@@ -739,3 +739,74 @@ fn a_win_off_the_quiet_level_says_so() {
     assert!(tax.syscall_return.is_some());
     assert!(tax.syscall_return_refill.is_none());
 }
+
+#[test]
+fn every_figure_of_every_fixtures_answer_has_an_interval_or_says_why_not() {
+    // The rounds' intervals, a pair's, a fit's, or a reason on the line:
+    // a bare figure says nothing of where the next run's will land.
+    for name in [
+        "default-run.json",
+        "answer-run.json",
+        "answer-run-schema5.json",
+        "refill-run.json",
+        "run-a.json",
+        "syscall-return-run.json",
+    ] {
+        let answer = of(&common::stored_run(name));
+        // The lines as one run of words: a note may wrap.
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let lines = words(&summary::lines(&answer, 100).join(" "));
+        for toll in &answer.tolls {
+            let TollStatus::Measured { figures } = &toll.outcome else {
+                continue;
+            };
+            for q in figures {
+                assert!(
+                    q.figure.ci95.is_some() || q.note.is_some(),
+                    "{name}: {:?} {} has neither an interval nor a reason",
+                    toll.kind,
+                    q.what
+                );
+                if let Some(note) = &q.note {
+                    assert!(lines.contains(&words(note)), "{name}: {note}\n{lines}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
+    let mut doc = fixture();
+    let getpid = doc
+        .results
+        .iter_mut()
+        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+        .and_then(|r| r.cost.as_mut())
+        .unwrap();
+    getpid.estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
+    let answer = of(&doc);
+    let null = answer
+        .tolls
+        .iter()
+        .find(|t| t.kind == TollKind::NullSyscall)
+        .unwrap();
+    let TollStatus::Measured { figures } = &null.outcome else {
+        panic!("{null:?}");
+    };
+    assert_eq!(
+        figures[0].note.as_deref(),
+        Some(mitbench::results::summary::SLOW_LEVEL)
+    );
+    let json = serde_json::to_value(&answer).unwrap();
+    assert!(
+        json.to_string()
+            .contains(mitbench::results::summary::SLOW_LEVEL)
+    );
+    let lines = summary::lines(&answer, 100).join(" ");
+    let words = lines.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(mitbench::results::summary::SLOW_LEVEL),
+        "{lines}"
+    );
+}

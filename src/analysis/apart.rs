@@ -27,6 +27,24 @@ pub fn difference(a: Figure, b: Figure) -> Figure {
     Figure::within(a.value - b.value, half)
 }
 
+/// `a` over `b` with its 95% interval: each figure's wider half-width on
+/// the log scale, in quadrature (the same rule as [`difference`], for
+/// figures that scale); none where either has no interval or either is
+/// not positive.
+pub fn ratio(a: Figure, b: Figure) -> Figure {
+    let log_half = |f: Figure| -> Option<f64> {
+        let [lo, hi] = f.ci95?;
+        (f.value > 0.0 && lo > 0.0).then(|| (f.value / lo).ln().max((hi / f.value).ln()))
+    };
+    let value = a.value / b.value;
+    let half = log_half(a).zip(log_half(b)).map(|(x, y)| x.hypot(y));
+    Figure::new(
+        value,
+        half.filter(|_| value > 0.0)
+            .map(|h| [value * (-h).exp(), value * h.exp()]),
+    )
+}
+
 /// A running sum of figures with their half-widths.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Sum {

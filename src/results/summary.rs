@@ -84,6 +84,42 @@ pub struct Quantity {
     pub figure: Figure,
     pub unit: Unit,
     pub from: From,
+    /// What the figure's line must say beside it: why it has no interval,
+    /// or that it is a slow level's (no quiet round); None for a figure of
+    /// the quiet level with its interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The note on a figure of a row that no round measured at the quiet
+/// level: its figure is a slow level's, whatever it reads.
+pub const SLOW_LEVEL: &str = "slow level: no quiet round in this run";
+
+/// The note on an amortization curve's batch that wins back 90%: no
+/// interval, since by the fitted curve (a per-batch toll spread over B
+/// items) B0/B of the toll at the smallest batch B0 is left at B, whatever
+/// the fit; where the fit cannot tell the toll from zero the advice says
+/// so instead.
+pub const WIN_BACK_BY_THE_CURVE: &str = "exact by the curve: B0/B left";
+
+/// Why a figure read over `rounds` rounds (or pairs) of its row has no
+/// interval: fewer than an interval needs.
+fn too_few(rounds: usize, of: &str) -> String {
+    format!(
+        "no interval: {rounds} {of}, under {}",
+        crate::analysis::rounds::MIN_ROUNDS_FOR_CI
+    )
+}
+
+/// The note a row's own figure carries: a slow level's, or one without an
+/// interval over too few quiet rounds.
+fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
+    let cost = r.cost.as_ref()?;
+    if cost.estimator == crate::analysis::rounds::Basis::NoQuietRound {
+        Some(SLOW_LEVEL.to_string())
+    } else {
+        (!has_interval).then(|| too_few(cost.rounds_used, "quiet rounds"))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -332,6 +368,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                 probe: super::returns::PROBE.to_string(),
                 variant: format!("{RETURN_TOLL_SYSCALL}/in-fn"),
             },
+            note: None,
         });
         if let Some(won) = refill {
             figures.push(Quantity {
@@ -348,6 +385,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                         super::returns::ANSWERED_REFILL
                     ),
                 },
+                note: None,
             });
         }
     }
@@ -430,15 +468,7 @@ impl<'d> Lookup<'d> {
             Reads::FitPerCall(group) => self.fit(f.what, probe, group, series(group), true),
             Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
             Reads::WinBack(group) => self.win_back(f.what, probe, group, series(group)),
-            Reads::Step { from, steps } => {
-                let (a, b) = (records[from].cost_ticks()?, r.cost_ticks()?);
-                Some(Quantity {
-                    what: f.what.to_string(),
-                    figure: Figure::new(self.ns((b - a) / steps)?, None),
-                    unit: Unit::Ns,
-                    from: self::from(r),
-                })
-            }
+            Reads::Step { from, steps } => self.step(f.what, records[from], r, steps),
         }
     }
 
@@ -455,34 +485,103 @@ impl<'d> Lookup<'d> {
             figure: Figure::new(shown.ns.value, shown.ns.ci95),
             unit: Unit::Ns,
             from: from(r),
+            note: cost_note(r, shown.ns.ci95.is_some()),
         })
     }
 
     /// What a record adds to its baseline, in ns (the paired difference),
     /// with where the next run's may land.
     fn added(&self, what: &str, r: &Record) -> Option<Quantity> {
-        let delta = r.vs_baseline.as_ref()?.next_run_delta();
+        let vs = r.vs_baseline.as_ref()?;
+        let delta = vs.next_run_delta();
+        let note = match cost_note(r, true) {
+            Some(slow) => Some(slow),
+            None => delta
+                .ci95
+                .is_none()
+                .then(|| too_few(vs.pairs, "pairs of rounds")),
+        };
         Some(Quantity {
             what: what.to_string(),
-            figure: Figure::new(
-                self.ns(delta.value)?,
-                delta
-                    .ci95
-                    .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
-            ),
+            figure: self.ns_figure(delta)?,
             unit: Unit::Ns,
             from: from(r),
+            note,
         })
     }
 
-    /// `variant`'s cost over `base`'s, from their headlines.
-    fn times(&self, what: &str, r: &Record, base: &Record) -> Option<Quantity> {
-        let (a, b) = (r.cost_ticks()?, base.cost_ticks()?);
-        (b > 0.0).then(|| Quantity {
+    /// The step from `a`'s cost to `r`'s over `steps` (a further rule of
+    /// a filter), in ns: the two rows' shown figures less each other, their
+    /// intervals in quadrature (a bound for rows of one run,
+    /// `analysis::apart`).
+    fn step(&self, what: &str, a: &Record, r: &Record, steps: f64) -> Option<Quantity> {
+        let (from_shown, to_shown) = (a.shown()?, r.shown()?);
+        let step =
+            crate::analysis::apart::difference(to_shown.ticks, from_shown.ticks).map(|t| t / steps);
+        let note = cost_note(r, true)
+            .or_else(|| cost_note(a, true))
+            .or_else(|| {
+                step.ci95
+                    .is_none()
+                    .then(|| "no interval: one of the two rows it steps between has none".into())
+            });
+        Some(Quantity {
             what: what.to_string(),
-            figure: Figure::new(a / b, None),
+            figure: self.ns_figure(step)?,
+            unit: Unit::Ns,
+            from: self::from(r),
+            note,
+        })
+    }
+
+    /// A figure in ticks, its interval too, in ns.
+    fn ns_figure(&self, ticks: Figure) -> Option<Figure> {
+        Some(Figure::new(
+            self.ns(ticks.value)?,
+            ticks
+                .ci95
+                .and_then(|[lo, hi]| Some([self.ns(lo)?, self.ns(hi)?])),
+        ))
+    }
+
+    /// `variant`'s cost over `base`'s: their headlines' ratio, with the
+    /// interval of the ratio over pairs of their rounds run side by side
+    /// (same pass, same fork), widened to hold the headlines' own; where
+    /// the document keeps no rounds, the two shown figures' ratio as of
+    /// figures measured apart (`analysis::apart::ratio`).
+    fn times(&self, what: &str, r: &Record, base: &Record) -> Option<Quantity> {
+        let (a, b) = (r.shown()?, base.shown()?);
+        if b.ticks.value <= 0.0 {
+            return None;
+        }
+        let pairs = crate::analysis::rounds::pair_by_pass(r.pass_rounds(), &base.pass_rounds());
+        let paired = crate::analysis::rounds::paired(
+            &pairs,
+            self.doc.machine_states.model.two_states,
+            crate::analysis::rounds::seed_of(&r.id),
+        );
+        let apart = crate::analysis::apart::ratio(a.ticks, b.ticks);
+        let ratio = apart.value;
+        let interval = match &paired {
+            Some(p) => p.ratio_ci95.map(|(lo, hi)| [lo.min(ratio), hi.max(ratio)]),
+            None => apart.ci95,
+        };
+        let note = cost_note(r, true)
+            .or_else(|| cost_note(base, true))
+            .or_else(|| {
+                interval.is_none().then(|| {
+                    too_few(
+                        paired.map_or(0, |p| p.pairs),
+                        "pairs of rounds run side by side",
+                    )
+                })
+            });
+        Some(Quantity {
+            what: what.to_string(),
+            figure: Figure::new(ratio, interval),
             unit: Unit::Times,
             from: from(r),
+            note,
         })
     }
 
@@ -497,6 +596,12 @@ impl<'d> Lookup<'d> {
             figure: f.figure,
             unit: Unit::Us,
             from: from(r),
+            // The wait is read over every round, whatever its state.
+            note: f
+                .figure
+                .ci95
+                .is_none()
+                .then(|| too_few(r.rounds.total, "rounds")),
         })
     }
 
@@ -512,6 +617,7 @@ impl<'d> Lookup<'d> {
             figure: Figure::new(advice.batch_to_win_back as f64, None),
             unit: Unit::Batch,
             from,
+            note: Some(WIN_BACK_BY_THE_CURVE.to_string()),
         })
     }
 
@@ -540,6 +646,7 @@ impl<'d> Lookup<'d> {
             figure: Figure::new(self.ns(fitted.value)?, Some([self.ns(lo)?, self.ns(hi)?])),
             unit: Unit::Ns,
             from,
+            note: None,
         })
     }
 }

@@ -45,7 +45,11 @@ fn quantity(q: &Quantity) -> String {
         .map_or_else(String::new, |half| {
             format!(" ±{}", two_digits(half * scale))
         });
-    format!("{} {signed}{spread}", q.what.trim_end_matches('+'))
+    let note = q
+        .note
+        .as_ref()
+        .map_or_else(String::new, |note| format!(" ({note})"));
+    format!("{} {signed}{spread}{note}", q.what.trim_end_matches('+'))
 }
 
 /// A spread to two significant digits (0.0042, 0.31, 27, 1,200).
