@@ -14,6 +14,8 @@ pub fn used_rounds<'a>(v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Roun
 /// The rounds a figure stands on where the machine showed two states and
 /// `counts` picks the rounds that count as quiet: those, or every round
 /// where none does ([`Basis`]); every round where it showed one state.
+/// "Every round" leaves out those interrupted inside them unless all were,
+/// as the headline's estimate does (`analysis::rounds::estimate`).
 pub fn rounds_counted<'a>(
     v: &'a VariantRounds,
     model: &StateModel,
@@ -22,7 +24,14 @@ pub fn rounds_counted<'a>(
     let counted: Vec<&Round> = v.rounds.iter().filter(|r| counts(r)).collect();
     match Basis::of(model.two_states, !counted.is_empty()) {
         Basis::QuietRounds => counted,
-        Basis::AllRounds | Basis::NoQuietRound => v.rounds.iter().collect(),
+        Basis::AllRounds | Basis::NoQuietRound => {
+            let levelled: Vec<&Round> = v.rounds.iter().filter(|r| !r.interrupted).collect();
+            if levelled.is_empty() {
+                v.rounds.iter().collect()
+            } else {
+                levelled
+            }
+        }
     }
 }
 
