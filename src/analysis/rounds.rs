@@ -58,8 +58,8 @@ const INTERRUPTED_SPREADS: f64 = 4.0;
 /// round cannot carry.
 const ROUNDS_TO_JUDGE: usize = 3;
 
-/// Which of a row's rounds, given as (median, fastest sample) in ticks,
-/// were interrupted inside them: a burst the canaries on either side did
+/// Which of a row's rounds ([`MedianAndFastest`]) were interrupted
+/// inside them: a burst the canaries on either side did
 /// not see (it began and ended within the round) lifted most of the
 /// round's samples while its fastest stayed at the level. Such a round's
 /// median sits well above the row's rounds' median, and its gap to its own
@@ -69,30 +69,35 @@ const ROUNDS_TO_JUDGE: usize = 3;
 /// level all through keeps its gap (its fastest sample is slowed too) and
 /// stays the canaries' to class. Fewer than [`ROUNDS_TO_JUDGE`] rounds
 /// say nothing.
-pub fn interrupted(rounds: &[(f64, f64)], band: f64) -> Vec<bool> {
+pub fn interrupted(rounds: &[MedianAndFastest], band: f64) -> Vec<bool> {
     let mut flags = vec![false; rounds.len()];
     if rounds.len() < ROUNDS_TO_JUDGE {
         return flags;
     }
-    let level = median_of_unsorted(rounds.iter().map(|&(median, _)| median));
+    let medians: Vec<f64> = rounds.iter().map(|r| r.median).collect();
+    let level = stats::median_in_place(&mut medians.clone());
     if level.is_nan() || level <= 0.0 {
         return flags;
     }
     let gaps: Vec<f64> = rounds
         .iter()
-        .map(|&(median, fastest)| (median - fastest) / level)
+        .map(|r| (r.median - r.fastest) / level)
         .collect();
-    let usual = median_of_unsorted(gaps.iter().copied());
+    let usual = stats::median_in_place(&mut gaps.clone());
     let spread = stats::MAD_TO_SD * stats::mad(&gaps, usual);
     let margin = (2.0 * band).max(INTERRUPTED_SPREADS * spread);
-    for ((flag, &(median, _)), gap) in flags.iter_mut().zip(rounds).zip(&gaps) {
+    for ((flag, median), gap) in flags.iter_mut().zip(medians).zip(&gaps) {
         *flag = gap - usual > margin && median / level - 1.0 > margin;
     }
     flags
 }
 
-fn median_of_unsorted(values: impl Iterator<Item = f64>) -> f64 {
-    stats::median_in_place(&mut values.collect::<Vec<f64>>())
+/// A round as [`interrupted`] reads it: its median and its fastest
+/// sample, ticks (a pair of figures of one round, not an interval).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MedianAndFastest {
+    pub median: f64,
+    pub fastest: f64,
 }
 
 /// Which rounds the headline figure is the median of.
@@ -513,19 +518,20 @@ mod tests {
         // Zen 2's getpid of 2026-12-01, fork 1 of the third quick run:
         // rounds at 195.9 ticks, their fastest samples within a tick, and
         // round 2 at 605.2 with its fastest at 196.5.
-        let mut rounds: Vec<(f64, f64)> = vec![(195.9, 195.8); 9];
-        rounds[2] = (605.2, 196.5);
+        let round = |median, fastest| MedianAndFastest { median, fastest };
+        let mut rounds = vec![round(195.9, 195.8); 9];
+        rounds[2] = round(605.2, 196.5);
         let flags = interrupted(&rounds, 0.03);
         assert_eq!(flags.iter().filter(|f| **f).count(), 1, "{flags:?}");
         assert!(flags[2]);
         // A round of a slow level all through has its fastest sample
         // slowed too: the canaries' to class, not interrupted.
-        rounds[2] = (230.9, 229.6);
+        rounds[2] = round(230.9, 229.6);
         assert!(interrupted(&rounds, 0.03).iter().all(|f| !f));
         // A row whose rounds spread widely above their fastest samples
         // (a churn of threads) keeps a round within that spread.
-        let noisy: Vec<(f64, f64)> = (0..9)
-            .map(|i| (1000.0 + 40.0 * i as f64, 700.0 + 10.0 * (i % 3) as f64))
+        let noisy: Vec<MedianAndFastest> = (0..9)
+            .map(|i| round(1000.0 + 40.0 * i as f64, 700.0 + 10.0 * (i % 3) as f64))
             .collect();
         assert!(interrupted(&noisy, 0.03).iter().all(|f| !f));
         // Two rounds say nothing of which is the odd one.

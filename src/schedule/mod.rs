@@ -201,12 +201,15 @@ impl VariantRounds {
     /// together ([`rounds::interrupted`], against the canary's quiet band):
     /// a burst too short for the canaries around a round to see.
     pub fn mark_interrupted(&mut self, model: &StateModel) {
-        let rounds: Vec<(f64, f64)> = self
+        let rounds: Vec<rounds::MedianAndFastest> = self
             .rounds
             .iter()
             .map(|r| {
                 let per_item = &r.measured.measurement.per_item;
-                (per_item.median, per_item.min)
+                rounds::MedianAndFastest {
+                    median: per_item.median,
+                    fastest: per_item.min,
+                }
             })
             .collect();
         for (round, interrupted) in self
