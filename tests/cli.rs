@@ -156,7 +156,10 @@ fn run_writes_a_complete_json_document_atomically() {
         assert!(c["rounds_used"].as_u64().unwrap() <= rounds.len() as u64);
         for round in rounds {
             assert!(round["n"].as_u64().unwrap() > 0);
-            assert!(["quiet", "slow"].contains(&round["state"].as_str().unwrap()));
+            // A round lifted inside it by a burst its canaries missed is of
+            // neither level (analysis::rounds::interrupted).
+            let state = round["state"].as_str().unwrap();
+            assert!(["quiet", "slow", "interrupted"].contains(&state), "{state}");
         }
         if let Some(ci) = c["rounds_ticks"]["ci95"].as_array() {
             assert!(ci[0].as_f64().unwrap() <= cost && cost <= ci[1].as_f64().unwrap());
