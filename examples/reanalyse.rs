@@ -128,6 +128,7 @@ fn rounds_of(doc: &RunDocument) -> Merged {
                     unsupported: None,
                     stopped: record.rounds.stopped.or(Some(Stop::Budget)),
                     elapsed_s: record.rounds.elapsed_s.unwrap_or(0.0),
+                    answer: false,
                 })
             })
             .collect();

@@ -364,6 +364,7 @@ fn fork_job(plan: &RunPlan, tsc_mhz: f64, order_seed: u64, fork: usize, progress
         round_log: plan.options.round_log.clone(),
         known_quiet: plan.options.known_quiet,
         watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
+        answer_rows: crate::results::summary::answer_rows(),
     }
 }
 

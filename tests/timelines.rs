@@ -93,6 +93,7 @@ fn run(make: Make) -> RunDocument {
             progress: false,
             known_quiet: known,
             watches_known_level: Job::watching_fork(wait, fork, FORKS),
+            answer_rows: Vec::new(),
         };
         let offset_s = (host.now() - started).as_secs_f64();
         let rounds = forks::measure(&job, &harness, &plan, None, |_| {});

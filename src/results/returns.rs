@@ -18,6 +18,7 @@ use crate::analysis::apart;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PairBasis};
 use crate::analysis::spread::{VariantSpread, pooled_in_probe};
+use crate::mitigations::crossing;
 use serde::Serialize;
 
 /// The probe that measures it.
@@ -107,6 +108,15 @@ pub const REFILLS: [usize; 3] = [2, 4, 16];
 /// The refill the answer names: two already take most of the toll back on
 /// the guests measured, sixteen leave less but cost more themselves.
 pub const ANSWERED_REFILL: usize = 4;
+
+/// The rows of [`PROBE`] the answer reads: the null syscall's call from a
+/// function, inline, and with the refill it names.
+pub fn rows_answered() -> Vec<(&'static str, String)> {
+    ["in-fn", "inline", &format!("refill-{ANSWERED_REFILL}")]
+        .iter()
+        .map(|v| (PROBE, format!("{}/{v}", crossing::RETURN_TOLL_SYSCALL)))
+        .collect()
+}
 
 impl ReturnToll {
     /// Whether the toll is there to win back: its interval lies above 0.

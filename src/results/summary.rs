@@ -302,6 +302,19 @@ pub fn rows_read() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// Every (probe, variant) the answer reads, the return toll's rows too:
+/// the rows a run measures first at the quiet level
+/// (`schedule::Scheduler::decide`).
+pub fn answer_rows() -> Vec<(String, String)> {
+    let tolls = rows_read()
+        .into_iter()
+        .map(|(probe, variant)| (probe.to_string(), variant.to_string()));
+    let returns = super::returns::rows_answered()
+        .into_iter()
+        .map(|(probe, variant)| (probe.to_string(), variant));
+    tolls.chain(returns).collect()
+}
+
 /// What only another boot can measure.
 #[derive(Debug, Clone, Serialize)]
 pub struct NextStep {
@@ -546,9 +559,11 @@ impl<'d> Lookup<'d> {
 
     /// `variant`'s cost over `base`'s: their headlines' ratio, with the
     /// interval of the ratio over pairs of their rounds run side by side
-    /// (same pass, same fork), widened to hold the headlines' own; where
-    /// the document keeps no rounds, the two shown figures' ratio as of
-    /// figures measured apart (`analysis::apart::ratio`).
+    /// (same pass, same fork), widened to hold the headlines' own and the
+    /// ratio of the two headlines' next-run intervals
+    /// (`analysis::apart::ratio`): the pairs see this run's rounds only,
+    /// and three quick runs on the busy Zen 3 guest read SSBD's 4.37x
+    /// [4.33, 4.37], 3.68x and 4.17x.
     fn times(&self, what: &str, r: &Record, base: &Record) -> Option<Quantity> {
         let (a, b) = (r.shown()?, base.shown()?);
         if b.ticks.value <= 0.0 {
@@ -562,9 +577,13 @@ impl<'d> Lookup<'d> {
         );
         let apart = crate::analysis::apart::ratio(a.ticks, b.ticks);
         let ratio = apart.value;
-        let interval = match &paired {
-            Some(p) => p.ratio_ci95.map(|(lo, hi)| [lo.min(ratio), hi.max(ratio)]),
-            None => apart.ci95,
+        let from_pairs = paired
+            .as_ref()
+            .and_then(|p| p.ratio_ci95)
+            .map(|(lo, hi)| [lo.min(ratio), hi.max(ratio)]);
+        let interval = match (from_pairs, apart.ci95) {
+            (Some([lo, hi]), Some([a_lo, a_hi])) => Some([lo.min(a_lo), hi.max(a_hi)]),
+            (pairs, apart) => pairs.or(apart),
         };
         let note = cost_note(r, true)
             .or_else(|| cost_note(base, true))

@@ -56,6 +56,10 @@ pub struct Job {
     /// after its last (`Scheduler::watch_for_known_level`).
     #[serde(default)]
     pub watches_known_level: bool,
+    /// The rows the answer reads, (probe, variant): they go on at the
+    /// quiet level past their budget (`Scheduler::decide`).
+    #[serde(default)]
+    pub answer_rows: Vec<(String, String)>,
 }
 
 impl Job {
@@ -159,6 +163,7 @@ pub fn measure(
     let mut scheduler = Scheduler::new(harness, &job.placement, round_log);
     scheduler.fork = job.fork;
     scheduler.counting = job.counting;
+    scheduler.answer_rows = job.answer_rows.clone();
     let variants: usize = probes.iter().map(|p| p.variants().len()).sum();
     scheduler.gate = super::gate::Gate::new(
         job.settings.wait_for_quiet,

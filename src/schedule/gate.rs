@@ -173,6 +173,13 @@ impl Gate {
 
     /// Whether a round may start at `reading`, `waited_s` into a wait.
     pub fn judge(&self, reading: Option<f64>, waited_s: f64) -> Verdict {
+        self.judge_within(reading, waited_s, self.allowance_s())
+    }
+
+    /// [`Gate::judge`] with `allowance_s` the most this wait may take: a
+    /// row the answer reads waits up to [`LONGEST_WAIT_S`] whatever the
+    /// fork's allowance, since its figure is the one a user acts on.
+    pub fn judge_within(&self, reading: Option<f64>, waited_s: f64, allowance_s: f64) -> Verdict {
         let (Some(threshold), true) = (self.threshold, self.enabled) else {
             return Verdict::Go;
         };
@@ -180,9 +187,7 @@ impl Gate {
             Some(c) if c <= threshold => Verdict::Go,
             // No reading (the thread moved): nothing says it is slow.
             None => Verdict::Go,
-            Some(_) if waited_s >= LONGEST_WAIT_S || waited_s >= self.allowance_s() => {
-                Verdict::GiveUp
-            }
+            Some(_) if waited_s >= LONGEST_WAIT_S || waited_s >= allowance_s => Verdict::GiveUp,
             Some(_) => Verdict::Wait,
         }
     }
@@ -230,6 +235,20 @@ mod tests {
         assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::Wait);
         assert_eq!(gate.judge(Some(400.0), LONGEST_WAIT_S), Verdict::GiveUp);
         assert_eq!(gate.judge(None, 0.0), Verdict::Go);
+    }
+
+    #[test]
+    fn an_answer_row_waits_past_the_allowance_but_not_past_the_longest_wait() {
+        let gate = two_levels(100.0);
+        assert_eq!(gate.allowance_s(), 0.0, "nothing measured: no allowance");
+        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+        let answer = LONGEST_WAIT_S;
+        assert_eq!(gate.judge_within(Some(400.0), 1.0, answer), Verdict::Wait);
+        assert_eq!(
+            gate.judge_within(Some(400.0), LONGEST_WAIT_S, answer),
+            Verdict::GiveUp
+        );
+        assert_eq!(gate.judge_within(Some(301.0), 1.0, answer), Verdict::Go);
     }
 
     #[test]

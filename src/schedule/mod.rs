@@ -160,6 +160,11 @@ pub struct VariantRounds {
     pub stopped: Option<Stop>,
     /// Wall time of all its rounds, set-up included.
     pub elapsed_s: f64,
+    /// Whether the answer reads it: it waits for the quiet level and goes
+    /// on past its budget until it has the rounds an interval needs
+    /// ([`Scheduler::decide`]).
+    #[serde(default)]
+    pub answer: bool,
 }
 
 impl VariantRounds {
@@ -171,6 +176,7 @@ impl VariantRounds {
             unsupported: None,
             stopped: None,
             elapsed_s: 0.0,
+            answer: false,
         }
     }
 
@@ -258,6 +264,8 @@ pub struct Scheduler<'a> {
     spare_s: f64,
     /// Waits for the quiet level before each round, and counts them.
     pub gate: Gate,
+    /// The rows the answer reads, (probe, variant) ([`VariantRounds::answer`]).
+    pub answer_rows: Vec<(String, String)>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -279,6 +287,7 @@ impl<'a> Scheduler<'a> {
             counting: true,
             spare_s: 0.0,
             gate: Gate::new(harness.settings.wait_for_quiet, 0.0),
+            answer_rows: Vec::new(),
         }
     }
 
@@ -316,8 +325,20 @@ impl<'a> Scheduler<'a> {
             .into_iter()
             .map(VariantRounds::new)
             .collect();
+        let id = probe.declaration().id;
         for v in variants.iter_mut() {
             v.unsupported = probe.check(&v.variant, self.placement).err();
+            v.answer = self
+                .answer_rows
+                .iter()
+                .any(|(p, name)| p == id && *name == v.variant.name);
+        }
+        // What an answer row adds is read against its baseline's rounds of
+        // the same pass: the baseline goes on with it.
+        if variants.iter().any(|v| v.answer) {
+            for v in variants.iter_mut().filter(|v| v.variant.is_baseline()) {
+                v.answer = true;
+            }
         }
         let machine = self.harness.machine.clone();
         let seed = rounds::seed_of(probe.declaration().id);
@@ -377,7 +398,7 @@ impl<'a> Scheduler<'a> {
             Some(reading) => Some(reading),
             None => self.canary(),
         };
-        let canary_before = self.wait_for_quiet(canary_before);
+        let canary_before = self.wait_for_quiet(canary_before, v.answer);
         let reference_before = self.last_reference;
         let harness = self.harness.for_round(v.base_batch(), false);
         let round_started = self.harness.machine.now();
@@ -422,14 +443,19 @@ impl<'a> Scheduler<'a> {
     /// (see [`gate`]); returns the reading the round starts at. The
     /// readings taken while waiting are not kept among the run's (they
     /// would weigh the slow stretches by how long they were waited out);
-    /// after a wait, a fresh reading is the round's own.
-    fn wait_for_quiet(&mut self, reading: Option<f64>) -> Option<f64> {
+    /// after a wait, a fresh reading is the round's own. A row the answer
+    /// reads waits past the fork's allowance ([`Gate::judge`]).
+    fn wait_for_quiet(&mut self, reading: Option<f64>, answer: bool) -> Option<f64> {
         let machine = self.harness.machine.clone();
         let mut reading = reading;
         let started = machine.now();
         let mut waited_s = 0.0;
         loop {
-            match self.gate.judge(reading, waited_s) {
+            let allowance_s = match answer {
+                true => gate::LONGEST_WAIT_S,
+                false => self.gate.allowance_s(),
+            };
+            match self.gate.judge_within(reading, waited_s, allowance_s) {
                 Verdict::Go => break,
                 Verdict::GiveUp => {
                     self.gate.waited.ended_slow += 1;
@@ -518,6 +544,14 @@ impl<'a> Scheduler<'a> {
     /// budget again, while the fork has spare time (budget others left):
     /// on a host in its slow levels most of the time, the rows that need
     /// quiet rounds get them from the suite's time, not by overrunning it.
+    /// A row the answer reads ([`VariantRounds::answer`]) goes on past its
+    /// budget, on no other row's spare time, until it has `min_rounds`
+    /// rounds (whose p99 waits need five in all for an interval, and whose
+    /// rounds of one long item each are few in a quick run's budget) and,
+    /// up to [`ANSWER_ROW_BUDGETS`] of its budget, where the machine showed
+    /// slow levels, [`QUIET_ROUNDS_PER_FORK`] quiet ones: the answer's rows
+    /// are a score of the suite's hundreds, and a figure a user acts on
+    /// should not stand on one round or on the slow level.
     /// The baseline goes on while another variant does, so every round has
     /// a baseline round near it in time.
     fn decide(
@@ -535,7 +569,7 @@ impl<'a> Scheduler<'a> {
         let mut lendable = self.spare_s
             - variants
                 .iter()
-                .filter(|v| v.active())
+                .filter(|v| v.active() && !v.answer)
                 .map(borrowed)
                 .sum::<f64>();
         for v in variants.iter_mut() {
@@ -545,6 +579,11 @@ impl<'a> Scheduler<'a> {
             let budget = self.budget_of(v);
             v.stopped = if v.rounds.len() >= s.max_rounds {
                 Some(Stop::MaxRounds)
+            } else if v.answer && v.elapsed_s >= budget {
+                let few = v.rounds.len() < s.min_rounds;
+                let short = short_of_quiet_rounds(v, model);
+                let goes_on = few || (short && v.elapsed_s < ANSWER_ROW_BUDGETS * budget);
+                (!goes_on).then_some(Stop::Budget)
             } else if v.elapsed_s >= budget {
                 let short = short_of_quiet_rounds(v, model);
                 let may_borrow = short && v.elapsed_s < 2.0 * budget && lendable > 0.0;
@@ -560,8 +599,11 @@ impl<'a> Scheduler<'a> {
             };
             if v.stopped.is_some() {
                 let left = budget - v.elapsed_s;
-                self.spare_s += left;
-                lendable += left.max(0.0);
+                // An answer row's time past its budget was its own.
+                if !v.answer || left > 0.0 {
+                    self.spare_s += left;
+                    lendable += left.max(0.0);
+                }
             }
         }
         if let Some(b) = variants.iter().position(|v| v.variant.is_baseline()) {
@@ -595,6 +637,12 @@ impl<'a> Scheduler<'a> {
         }
     }
 }
+
+/// How far past its budget a row the answer reads may go for the rounds it
+/// wants ([`Scheduler::decide`]): on the busy Zen 3 guest (quiet in about
+/// half of its readings) three quiet rounds of a fork take about six, and
+/// a quick run's budget gives its rows two.
+pub const ANSWER_ROW_BUDGETS: f64 = 4.0;
 
 /// Quiet rounds a variant wants in each fork before its budget ends: three
 /// forks of three give the headline a median per fork and the interval
@@ -786,5 +834,44 @@ mod tests {
         scheduler.decide(&mut three, &model, 12, 2.0, 0);
         assert_eq!(three[1].stopped, Some(Stop::Budget));
         assert_eq!(three[2].stopped, None, "the short one goes on");
+    }
+
+    #[test]
+    fn an_answer_row_goes_on_past_its_budget_on_its_own_time_until_it_has_its_rounds() {
+        let (harness, placement) = one_cpu();
+        let model = two_levels();
+        let budget = Settings::standard().budget_s;
+        let at_budget = |name: &str, figures: &[f64], canary: f64, answer: bool| {
+            let mut v = variant(name, false, figures, canary);
+            v.elapsed_s = budget;
+            v.answer = answer;
+            v
+        };
+        // Two rounds, both quiet, at ten times its budget: short of
+        // min_rounds. Nobody lends time.
+        let mut scheduler = Scheduler::new(&harness, &placement, None);
+        let mut rows = vec![
+            at_budget("answer", &[100.0; 2], 300.0, true),
+            at_budget("other", &[100.0; 2], 300.0, false),
+        ];
+        rows[0].elapsed_s = 10.0 * budget;
+        scheduler.decide(&mut rows, &model, 2, 2.0, 0);
+        assert_eq!(rows[0].stopped, None, "the answer's row goes on");
+        assert_eq!(rows[1].stopped, Some(Stop::Budget));
+        // Every round slow: it goes on for its quiet rounds, up to its
+        // bound, and its time past the budget is taken from no spare.
+        let mut slow = vec![at_budget("answer", &[100.0; 12], 400.0, true)];
+        scheduler.decide(&mut slow, &model, 12, 2.0, 0);
+        assert_eq!(slow[0].stopped, None);
+        slow[0].elapsed_s = ANSWER_ROW_BUDGETS * budget;
+        let spare = scheduler.spare_s;
+        scheduler.decide(&mut slow, &model, 13, 2.1, 0);
+        assert_eq!(slow[0].stopped, Some(Stop::Budget), "at its bound");
+        assert_eq!(scheduler.spare_s, spare, "its overrun is its own");
+        // With its quiet rounds it stops at its budget as any row does.
+        let mut done = vec![at_budget("answer", &[100.0; 12], 300.0, true)];
+        let mut scheduler = Scheduler::new(&harness, &placement, None);
+        scheduler.decide(&mut done, &model, 2, 0.1, 0);
+        assert_eq!(done[0].stopped, Some(Stop::Budget));
     }
 }

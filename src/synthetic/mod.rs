@@ -759,6 +759,7 @@ pub fn variant_rounds(truth: &Truth) -> VariantRounds {
         unsupported: None,
         stopped: None,
         elapsed_s: 0.0,
+        answer: false,
     }
 }
 
