@@ -141,18 +141,46 @@ fn hostile_machine_text_cannot_break_the_format() {
 
 /// A run that measured the refills (tests/fixtures/refill-run.json): what
 /// each refill wins back goes out per syscall and per other crossing, with
-/// `entries` beside, each family one label set, and promtool takes it.
+/// `entries` beside, where the one rule names the win
+/// (`ReturnToll::win_of`, as the answer and tax do) and only there; each
+/// family one label set, and promtool takes it.
 #[test]
-fn what_a_refill_wins_back_is_exported_per_crossing() {
-    let text = exported_and_checked(&common::stored_run("refill-run.json"));
-    for series in [
-        "mitbench_syscall_return_refill_won_back_seconds{syscall=\"getpid\",entries=\"4\"}",
-        "mitbench_syscall_return_refill_won_back_ci95_low_seconds{syscall=\"getppid\",entries=\"16\"}",
-        "mitbench_crossing_return_refill_won_back_seconds{crossing=\"yield-switch\",entries=\"4\"}",
-        "mitbench_crossing_return_refill_won_back_ci95_high_seconds{crossing=\"fault\",entries=\"4\"}",
-    ] {
-        assert!(text.contains(series), "{series} is not in:\n{text}");
+fn what_a_refill_wins_back_is_exported_per_crossing_where_the_rule_names_it() {
+    use mitbench::results::returns;
+    let doc = common::stored_run("refill-run.json");
+    let text = exported_and_checked(&doc);
+    let kinds = [
+        ("syscall", returns::of(&doc)),
+        ("crossing", returns::of_other_crossings(&doc)),
+    ];
+    let (mut named, mut left_out) = (0, 0);
+    for (label, tolls) in &kinds {
+        for t in tolls {
+            for r in &t.refills {
+                let prefix = if *label == "syscall" {
+                    "syscall"
+                } else {
+                    "crossing"
+                };
+                let series = format!(
+                    "mitbench_{prefix}_return_refill_won_back_seconds{{{label}=\"{}\",entries=\"{}\"}}",
+                    t.crossing, r.entries
+                );
+                let named_here = t.win_of(r).is_some();
+                assert_eq!(named_here, r.named, "the JSON's flag is the rule's");
+                assert_eq!(text.contains(&series), named_here, "{series}");
+                if named_here {
+                    named += 1
+                } else {
+                    left_out += 1
+                }
+            }
+        }
     }
+    assert!(
+        named > 0 && left_out > 0,
+        "{named} named, {left_out} left out"
+    );
     // The other crossings were measured with 4 entries only.
     assert!(!text.contains("crossing=\"signal\",entries=\"2\""));
     promtool_accepts(&text);

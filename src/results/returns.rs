@@ -46,6 +46,10 @@ pub struct ReturnToll {
     /// kept no rounds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_pairs: Option<FromPairs>,
+    /// The least toll the rows can tell from none, ns: the next run's
+    /// floor of the row it is read from (`Record::next_run_floor`), which
+    /// a tick-exact row's interval shrinks to.
+    pub resolution_ns: f64,
     /// What pushing return-stack entries after the crossing wins back, by
     /// how many were pushed; empty where the run did not measure the
     /// refills.
@@ -70,6 +74,9 @@ pub struct Refill {
     /// The pairs of rounds the win was read from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_pairs: Option<FromPairs>,
+    /// Whether the answer, `tax` and the metrics name this win
+    /// ([`ReturnToll::win_of`]).
+    pub named: bool,
 }
 
 /// The pairs of rounds (one of each row, in one pass) a difference was read
@@ -119,23 +126,36 @@ pub fn rows_answered() -> Vec<(&'static str, String)> {
 }
 
 impl ReturnToll {
-    /// Whether the toll is there to win back: its interval lies above 0.
+    /// Whether the toll is there to win back: its one-sided lower bound
+    /// clears the rows' resolution, not just 0. On the Zen 2 guest, whose
+    /// kernel returns through a plain `ret`, getpid from a function read
+    /// +0.30 ns [-0.02, +0.88] over inline: a lower bound of +0.03 ns, a
+    /// fifth of what the row can tell.
     pub fn is_paid(&self) -> bool {
         self.extra_ns
             .and_then(|f| f.lower_bound_95())
-            .is_some_and(|lo| lo > 0.0)
+            .is_some_and(|lo| lo > self.resolution_ns)
+    }
+
+    /// The one rule for naming what a refill wins back, wherever it is
+    /// named (the answer, `tax`, the metrics, the JSON's `named`): the
+    /// toll is there ([`ReturnToll::is_paid`]), the win's own interval lies
+    /// above 0, and it was read at the quiet level. A win of a toll not
+    /// found is the pushes' own cost with its sign turned; one read from
+    /// pairs of every state is not the quiet level's figure.
+    pub fn win_of(&self, refill: &Refill) -> Option<Figure> {
+        let on_the_quiet_level = !refill.from_pairs.is_some_and(|p| p.off_the_quiet_level());
+        let above_zero = |won: &Figure| won.ci95.is_some_and(|[lo, _]| lo > 0.0);
+        refill
+            .won_back_ns
+            .filter(|won| self.is_paid() && on_the_quiet_level && above_zero(won))
     }
 
     /// What the refill the answer and tax name ([`ANSWERED_REFILL`]) wins
-    /// back, where there is a toll to win and the win was read at the
-    /// quiet level: a win of a toll not found, or one read from pairs of
-    /// every state, is a figure a reader would take for what it is not.
+    /// back, by [`ReturnToll::win_of`].
     pub fn named_refill_win(&self) -> Option<Figure> {
         let refill = self.refills.iter().find(|r| r.entries == ANSWERED_REFILL)?;
-        let on_the_quiet_level = !refill.from_pairs.is_some_and(|p| p.off_the_quiet_level());
-        refill
-            .won_back_ns
-            .filter(|_| self.is_paid() && on_the_quiet_level)
+        self.win_of(refill)
     }
 }
 
@@ -246,14 +266,35 @@ fn tolls(doc: &RunDocument, crossings: &[&'static str]) -> Vec<ReturnToll> {
         .iter()
         .zip(extra)
         .enumerate()
-        .map(|(i, (&crossing, extra))| ReturnToll {
-            crossing,
-            unmeasured: extra.as_ref().err().cloned(),
-            extra_ns: extra.as_ref().ok().map(|d| d.figure),
-            from_pairs: extra.ok().and_then(|d| d.from_pairs),
-            refills: refills_of(i, &refills, &pushes),
+        .map(|(i, (&crossing, extra))| {
+            let mut toll = ReturnToll {
+                crossing,
+                unmeasured: extra.as_ref().err().cloned(),
+                extra_ns: extra.as_ref().ok().map(|d| d.figure),
+                from_pairs: extra.ok().and_then(|d| d.from_pairs),
+                resolution_ns: resolution_ns(doc, crossing),
+                refills: refills_of(i, &refills, &pushes),
+            };
+            let named: Vec<bool> = toll
+                .refills
+                .iter()
+                .map(|r| toll.win_of(r).is_some())
+                .collect();
+            for (refill, named) in toll.refills.iter_mut().zip(named) {
+                refill.named = named;
+            }
+            toll
         })
         .collect()
+}
+
+/// What a crossing's in-function row can tell from none, ns: its next
+/// run's floor; 0 where the row or the clock's rate is missing.
+fn resolution_ns(doc: &RunDocument, crossing: &str) -> f64 {
+    let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
+    doc.record(PROBE, &format!("{crossing}/in-fn"))
+        .zip(mhz)
+        .map_or(0.0, |(r, mhz)| r.next_run_floor() * 1000.0 / mhz)
 }
 
 /// The `i`th crossing's refills, where the run measured them.
@@ -277,6 +318,7 @@ fn refills_of(
                 won_back_ns: won[i].as_ref().ok().map(|d| d.figure),
                 left_ns: left.ok(),
                 from_pairs: won[i].as_ref().ok().and_then(|d| d.from_pairs),
+                named: false,
             }
         })
         .collect()
@@ -390,5 +432,53 @@ impl<'d> Read<'d> {
             drift_pct: dearer_row.cost.as_ref().and_then(|c| c.machine_drift_pct),
             floor: dearer_row.next_run_floor(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toll(extra: Figure, resolution_ns: f64, won: Figure) -> ReturnToll {
+        ReturnToll {
+            crossing: "getpid",
+            extra_ns: Some(extra),
+            unmeasured: None,
+            from_pairs: None,
+            resolution_ns,
+            refills: vec![Refill {
+                entries: ANSWERED_REFILL,
+                won_back_ns: Some(won),
+                left_ns: None,
+                unmeasured: None,
+                from_pairs: None,
+                named: false,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_win_is_named_only_where_the_toll_clears_the_resolution_and_the_win_clears_zero() {
+        let paid = Figure::new(40.0, Some([30.0, 50.0]));
+        let won = Figure::new(20.0, Some([5.0, 35.0]));
+        assert!(toll(paid, 0.17, won).named_refill_win().is_some());
+        // The Zen 2 guest's: a lower bound of +0.03 ns, under what the row
+        // can tell; the refill's "win" there was its own cost, -10.8 ns.
+        let zen2 = Figure::new(0.30, Some([-0.02, 0.88]));
+        let t = toll(zen2, 0.17, Figure::new(-10.8, Some([-13.6, -8.0])));
+        assert!(!t.is_paid() && t.named_refill_win().is_none());
+        assert!(
+            toll(zen2, 0.0, won).is_paid(),
+            "above 0, not above the resolution"
+        );
+        assert!(toll(zen2, 0.17, won).named_refill_win().is_none());
+        // A toll that is there, and a win whose interval reaches 0, or none.
+        let unsure = Figure::new(5.0, Some([-1.0, 11.0]));
+        assert!(toll(paid, 0.17, unsure).named_refill_win().is_none());
+        assert!(
+            toll(paid, 0.17, Figure::new(5.0, None))
+                .named_refill_win()
+                .is_none()
+        );
     }
 }

@@ -101,7 +101,9 @@ fn with_interval(
 
 /// What pushing return-stack entries after each crossing of a kind wins
 /// back, by crossing and entries pushed, with the 95% interval another
-/// run's may land in.
+/// run's may land in: only wins the answer would name
+/// (`ReturnToll::win_of`), so no series says a refill wins what is its
+/// own cost.
 fn refill_won_back(
     series: &ReturnSeries,
     tolls: &[crate::results::returns::ReturnToll],
@@ -109,7 +111,7 @@ fn refill_won_back(
     let mut families = with_interval(series.refill_names, series.refill_help, WIN_ENDS);
     for t in tolls {
         for r in &t.refills {
-            let Some(f) = r.won_back_ns else { continue };
+            let Some(f) = t.win_of(r) else { continue };
             let labels = vec![
                 label(series.label, t.crossing),
                 label("entries", &r.entries.to_string()),
@@ -207,7 +209,7 @@ const SYSCALL_RETURN: ReturnSeries = ReturnSeries {
         "mitbench_syscall_return_refill_won_back_ci95_low_seconds",
         "mitbench_syscall_return_refill_won_back_ci95_high_seconds",
     ],
-    refill_help: "What pushing return-stack entries after a syscall made from a function wins back of the return after it, net of the pushes' own cost.",
+    refill_help: "What pushing return-stack entries after a syscall made from a function wins back of the return after it, net of the pushes' own cost; only where the toll is there and the win's interval lies above 0.",
 };
 
 const CROSSING_RETURN: ReturnSeries = ReturnSeries {
@@ -223,7 +225,7 @@ const CROSSING_RETURN: ReturnSeries = ReturnSeries {
         "mitbench_crossing_return_refill_won_back_ci95_low_seconds",
         "mitbench_crossing_return_refill_won_back_ci95_high_seconds",
     ],
-    refill_help: "What pushing return-stack entries after a page fault, a signal or a switch met inside a function wins back of the return after it, net of the pushes' own cost.",
+    refill_help: "What pushing return-stack entries after a page fault, a signal or a switch met inside a function wins back of the return after it, net of the pushes' own cost; only where the toll is there and the win's interval lies above 0.",
 };
 
 /// What a crossing made from inside a function pays beyond the same
