@@ -6,6 +6,7 @@
 
 use crate::analysis::figure::Figure;
 use crate::inventory::Inventory;
+use crate::mitigations::crossing::RETURN_TOLL_CAUSE;
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::mitigations::vectors::{self, Vector};
 use serde::Serialize;
@@ -66,7 +67,12 @@ pub struct HookTollFrom {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReturnTollBoots {
-    /// The plan's boots (by name) that turn a candidate off.
+    /// What the toll belongs to (`mitigations::crossing::RETURN_TOLL_CAUSE`),
+    /// the evidence, and whether this kernel runs it.
+    pub cause: &'static str,
+    pub evidence: &'static str,
+    pub cause_in_force: bool,
+    /// The plan's boots (by name) that turn the cause off.
     pub boots: Vec<String>,
     /// getpid's toll from a function in the history's last run of this
     /// machine, where that run measured it, and the run.
@@ -193,6 +199,9 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         vectors: controls,
         vector_boots,
         return_toll: ReturnTollBoots {
+            cause: RETURN_TOLL_CAUSE.what,
+            evidence: RETURN_TOLL_CAUSE.evidence,
+            cause_in_force: RETURN_TOLL_CAUSE.in_force(&inventory.cpu.vulnerabilities),
             boots: return_boots(&boots),
             present_ns: None,
             from_run: None,
@@ -203,16 +212,14 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
     }
 }
 
-/// The boots of `boots` that turn a return mitigation off: mitigations=off
-/// and each candidate's own.
+/// The boots of `boots` that turn the return toll's cause off:
+/// mitigations=off and the cause's own.
 fn return_boots(boots: &[Boot]) -> Vec<String> {
     boots
         .iter()
         .filter(|b| match &b.key {
             BootKey::AllOff => true,
-            BootKey::Without(v) => {
-                crate::mitigations::crossing::RETURN_TOLL_CANDIDATES.contains(&v.as_str())
-            }
+            BootKey::Without(v) => v == RETURN_TOLL_CAUSE.vulnerability,
             BootKey::Present => false,
         })
         .map(|b| b.name.clone())
@@ -237,7 +244,12 @@ fn vector_boots(
                 cmdline: with_word(base, &adds),
                 adds,
                 turns_off: k.turns_off.iter().map(|m| m.name).collect(),
-                leaves: vectors::left_weaker(controls, &k.turns_off, k.vector),
+                leaves: vectors::left_weaker(
+                    controls,
+                    &k.turns_off,
+                    k.vector,
+                    &inventory.cpu.vulnerabilities,
+                ),
                 predicted: None,
                 measured: None,
             }

@@ -325,7 +325,7 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
         audit_enabled_in_run: None,
     };
     results::advice::advise_document(&mut doc, plan.options.latency_budget);
-    results::returns::note_refill_rows(&mut doc);
+    results::note_rows_a_reader_could_misread(&mut doc);
     Ok(doc)
 }
 

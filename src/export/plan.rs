@@ -60,10 +60,11 @@ pub fn render(plan: &Plan, width: usize) -> String {
     out.text
 }
 
-/// Which boots would tell whether a mitigation leaves the return toll.
+/// What the return toll belongs to, whether this kernel runs it, and the
+/// boots that would show the toll go with it.
 fn return_toll(plan: &Plan, out: &mut Prose) {
     let r = &plan.return_toll;
-    if r.boots.is_empty() {
+    if r.boots.is_empty() && !r.cause_in_force {
         return;
     }
     let measured = match (r.present_ns, r.from_run) {
@@ -73,15 +74,22 @@ fn return_toll(plan: &Plan, out: &mut Prose) {
         ),
         _ => String::new(),
     };
+    let here = if r.cause_in_force {
+        format!(
+            "this kernel runs it, and the boots {} would show the toll go with it: run \
+             os/syscall-return on them (the selection above has it); `mitbench attribute` \
+             scores each boot",
+            r.boots.join(", ")
+        )
+    } else {
+        "this kernel does not run it, so no toll is expected here".to_string()
+    };
     let _ = writeln!(out);
     out.say(
         "return toll:",
         &format!(
-            "{measured}the boots {} would tell whether a mitigation leaves it (the return \
-             thunks, return-stack filling): where one does, the toll is gone on its boot. \
-             Run os/syscall-return on them (the selection above has it); `mitbench attribute` \
-             scores each boot",
-            r.boots.join(", ")
+            "{measured}it belongs to {} ({}); {here}",
+            r.cause, r.evidence
         ),
         2,
     );

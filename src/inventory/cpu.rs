@@ -50,6 +50,12 @@ pub struct Cpu {
     pub hypervisor: String,
     /// Every file in /sys/devices/system/cpu/vulnerabilities with its text.
     pub vulnerabilities: BTreeMap<String, String>,
+    /// The bugs cpuinfo lists for the CPU (`swapgs`, `retbleed`, ...):
+    /// what a vulnerability's line leaves unsaid (spectre_v1's line is one
+    /// text whether or not the CPU needs the SWAPGS fence). Empty where
+    /// cpuinfo has no such line, or in a run stored before it was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bugs: Vec<String>,
 }
 
 /// The `key: value` fields of the first processor block of /proc/cpuinfo.
@@ -103,6 +109,10 @@ pub fn collect(root: &Root, kernel_log: Option<&str>) -> Cpu {
             .read_dir_files("sys/devices/system/cpu/vulnerabilities")
             .into_iter()
             .collect(),
+        bugs: fields
+            .get("bugs")
+            .map(|list| list.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
     }
 }
 

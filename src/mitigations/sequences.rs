@@ -97,9 +97,21 @@ pub struct Sequence {
     /// Words of a file's line that say it runs; empty: the mitigation
     /// being in force is enough.
     pub when_line_says: &'static [&'static str],
+    /// Words of a line of its files that say the kernel runs another
+    /// sequence in its place (SRSO's safe return replaces retbleed's
+    /// untrained one on Zen 1/2); empty: none does.
+    pub unless_line_says: &'static [&'static str],
     /// CPU vendors (cpuinfo's `vendor_id`) the kernel runs it on; empty:
     /// every vendor whose line says it runs.
     pub vendors: &'static [&'static str],
+    /// CPU families (cpuinfo's `cpu family`) it runs on: the kernel picks
+    /// SRSO's aliased pair on Zen 3/4 (family 25) and the plain one on
+    /// Zen 1/2 (23, and Hygon's 24); empty: every family.
+    pub families: &'static [&'static str],
+    /// The bug cpuinfo must list for the kernel to run it, where the lines
+    /// do not say (the SWAPGS fence: spectre_v1's line reads alike on a
+    /// CPU without the SWAPGS bug); judged only where cpuinfo lists bugs.
+    pub cpu_bug: Option<&'static str>,
     pub occurs: Occurs,
     /// The process control that asks the kernel to run it, where a task
     /// asks (else the boot decides).
@@ -117,6 +129,10 @@ impl Sequence {
     }
 }
 
+/// The CPU families of AMD's Zen 1/2 (Hygon's Dhyana is 24) and Zen 3/4.
+const ZEN_1_2: &[&str] = &["23", "24"];
+const ZEN_3_4: &[&str] = &["25"];
+
 /// The probe that replays the sequences.
 pub const PROBE: &str = "kernel/sequences";
 
@@ -130,11 +146,14 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::ReturnThunks,
         when_line_says: &["Safe RET"],
-        vendors: &["AuthenticAMD", "HygonGenuine"],
+        unless_line_says: &[],
+        vendors: &["AuthenticAMD"],
+        families: ZEN_3_4,
+        cpu_bug: None,
         occurs: Occurs::PerEntry,
         asked_by: None,
-        source: "arch/x86/lib/retpoline.S: srso_alias_untrain_ret (Zen 3/4; srso_untrain_ret \
-                 on Zen 1/2), called by UNTRAIN_RET at entry (asm/nospec-branch.h)",
+        source: "arch/x86/lib/retpoline.S: srso_alias_untrain_ret (Zen 3/4), called by \
+                 UNTRAIN_RET at entry (asm/nospec-branch.h)",
         user_mode: "the untraining and the safe return at addresses 2^2+2^8+2^14+2^20 apart, \
                     as the kernel's linker script places them",
     },
@@ -144,11 +163,82 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::ReturnThunks,
         when_line_says: &["Safe RET"],
-        vendors: &["AuthenticAMD", "HygonGenuine"],
+        unless_line_says: &[],
+        vendors: &["AuthenticAMD"],
+        families: ZEN_3_4,
+        cpu_bug: None,
         occurs: Occurs::PerKernelReturn,
         asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_alias_return_thunk -> srso_alias_safe_ret, \
                  which every kernel `ret` jumps to",
+        user_mode: "",
+    },
+    Sequence {
+        row: (PROBE, "srso-untrain-zen1-2"),
+        read: Read::AddedToBaseline,
+        per_item: 1,
+        mitigation: Id::ReturnThunks,
+        when_line_says: &["Safe RET"],
+        unless_line_says: &[],
+        vendors: &["AuthenticAMD", "HygonGenuine"],
+        families: ZEN_1_2,
+        cpu_bug: None,
+        occurs: Occurs::PerEntry,
+        asked_by: None,
+        source: "arch/x86/lib/retpoline.S: srso_untrain_ret (Zen 1/2): a MOVABS whose \
+                 immediate is srso_safe_ret (on a 64-byte boundary), LFENCE, a call to that \
+                 safe return; called by UNTRAIN_RET at entry",
+        user_mode: "",
+    },
+    Sequence {
+        row: (PROBE, "srso-return-thunk-zen1-2"),
+        read: Read::AddedToBaseline,
+        per_item: 1,
+        mitigation: Id::ReturnThunks,
+        when_line_says: &["Safe RET"],
+        unless_line_says: &[],
+        vendors: &["AuthenticAMD", "HygonGenuine"],
+        families: ZEN_1_2,
+        cpu_bug: None,
+        occurs: Occurs::PerKernelReturn,
+        asked_by: None,
+        source: "arch/x86/lib/retpoline.S: srso_return_thunk -> srso_safe_ret (Zen 1/2), \
+                 which every kernel `ret` jumps to",
+        user_mode: "",
+    },
+    // Zen 1/2's retbleed untraining, where SRSO's safe return does not
+    // take its place (SRSO mitigated by SMT being off, or not at all).
+    Sequence {
+        row: (PROBE, "retbleed-untrain"),
+        read: Read::AddedToBaseline,
+        per_item: 1,
+        mitigation: Id::ReturnThunks,
+        when_line_says: &["untrained return thunk"],
+        unless_line_says: &["Safe RET"],
+        vendors: &["AuthenticAMD", "HygonGenuine"],
+        families: &[],
+        cpu_bug: None,
+        occurs: Occurs::PerEntry,
+        asked_by: None,
+        source: "arch/x86/lib/retpoline.S: retbleed_untrain_ret (Zen 1/2): TEST $0xcc, %bl \
+                 whose ModRM byte is retbleed_return_thunk's `ret` (on a 64-byte boundary), \
+                 LFENCE, a jump back to that `ret`; called by UNTRAIN_RET at entry",
+        user_mode: "",
+    },
+    Sequence {
+        row: (PROBE, "retbleed-return-thunk"),
+        read: Read::AddedToBaseline,
+        per_item: 1,
+        mitigation: Id::ReturnThunks,
+        when_line_says: &["untrained return thunk"],
+        unless_line_says: &["Safe RET"],
+        vendors: &["AuthenticAMD", "HygonGenuine"],
+        families: &[],
+        cpu_bug: None,
+        occurs: Occurs::PerKernelReturn,
+        asked_by: None,
+        source: "arch/x86/lib/retpoline.S: retbleed_return_thunk, a plain `ret` on a 64-byte \
+                 boundary, which every kernel `ret` jumps to",
         user_mode: "",
     },
     Sequence {
@@ -157,7 +247,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::ItsThunks,
         when_line_says: &["Aligned branch/return thunks"],
+        unless_line_says: &[],
         vendors: &["GenuineIntel"],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerKernelIndirectCall,
         asked_by: None,
         source: "arch/x86/lib/retpoline.S: __x86_indirect_its_thunk_<reg> (`jmp *%reg` in the \
@@ -171,7 +264,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::ItsThunks,
         when_line_says: &["Aligned branch/return thunks"],
+        unless_line_says: &[],
         vendors: &["GenuineIntel"],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerKernelReturn,
         asked_by: None,
         source: "arch/x86/lib/retpoline.S: its_return_thunk (`ret; int3` in the upper half of \
@@ -184,7 +280,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::RsbFilling,
         when_line_says: &["RSB filling"],
+        unless_line_says: &[],
         vendors: &[],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerSwitch,
         asked_by: None,
         source: "asm/nospec-branch.h: __FILL_RETURN_BUFFER(reg, RSB_CLEAR_LOOPS), from \
@@ -197,7 +296,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 2,
         mitigation: Id::Ibpb,
         when_line_says: &["IBPB: conditional", "IBPB: always-on"],
+        unless_line_says: &[],
         vendors: &[],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerSwitch,
         asked_by: Some("prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_DISABLE)"),
         source: "arch/x86/mm/tlb.c: cond_mitigation -> indirect_branch_prediction_barrier, \
@@ -212,7 +314,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::Retpoline,
         when_line_says: &["Retpolines"],
+        unless_line_says: &[],
         vendors: &[],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerKernelIndirectCall,
         asked_by: None,
         source: "arch/x86/lib/retpoline.S: __x86_indirect_thunk_<reg>, for every `call *%reg`",
@@ -224,7 +329,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::VerwClearing,
         when_line_says: &[],
+        unless_line_says: &[],
         vendors: &[],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerExit,
         asked_by: None,
         source: "asm/nospec-branch.h: CLEAR_CPU_BUFFERS (verw x86_verw_sel), before sysret/iret",
@@ -237,7 +345,10 @@ pub const SEQUENCES: &[Sequence] = &[
         per_item: 1,
         mitigation: Id::BhiClearing,
         when_line_says: &["BHI: SW loop"],
+        unless_line_says: &[],
         vendors: &[],
+        families: &[],
+        cpu_bug: None,
         occurs: Occurs::PerEntry,
         asked_by: None,
         source: "arch/x86/entry/entry_64.S: clear_bhb_loop (5 x 5) and the LFENCE after it \
@@ -249,8 +360,11 @@ pub const SEQUENCES: &[Sequence] = &[
         read: Read::OwnCost,
         per_item: 1,
         mitigation: Id::SpectreV1Barriers,
-        when_line_says: &["swapgs barriers"],
+        when_line_says: &["usercopy/swapgs barriers"],
+        unless_line_says: &[],
         vendors: &["GenuineIntel"],
+        families: &[],
+        cpu_bug: Some("swapgs"),
         occurs: Occurs::PerEntry,
         asked_by: None,
         source: "arch/x86/entry/calling.h: FENCE_SWAPGS_USER_ENTRY, an LFENCE after SWAPGS \
@@ -259,15 +373,164 @@ pub const SEQUENCES: &[Sequence] = &[
     },
 ];
 
+/// Whether `s` is what `file`'s `line` asks the kernel to run: one of its
+/// mitigation's files, and its words in the line (or none needed).
+pub fn runs_for(s: &Sequence, file: &str, line: &str) -> bool {
+    s.files().contains(&file)
+        && (s.when_line_says.is_empty() || s.when_line_says.iter().any(|w| line.contains(w)))
+        && !s.unless_line_says.iter().any(|w| line.contains(w))
+}
+
+/// Why a mitigation in force has no sequence a user-mode replay prices:
+/// what the kernel does instead, and what would price it. Keyed by its
+/// vulnerability file and words of the line (bugs.c's strings as of 6.18);
+/// the first entry that matches gives the reason, and a line none matches
+/// gets [`why_no_replay`]'s from the catalogue.
+pub struct NoReplay {
+    pub file: &'static str,
+    pub line_says: &'static str,
+    pub why: &'static str,
+}
+
+pub const NO_REPLAY: &[NoReplay] = &[
+    NoReplay {
+        file: "spec_rstack_overflow",
+        line_says: "SMT disabled",
+        why: "SMT off is the mitigation: nothing runs on a crossing, it costs the sibling \
+              threads the cores do not run",
+    },
+    NoReplay {
+        file: "spec_rstack_overflow",
+        line_says: "IBPB on VMEXIT",
+        why: "an IBPB on every exit from a guest: only a KVM host pays",
+    },
+    NoReplay {
+        file: "spec_rstack_overflow",
+        line_says: "Reduced Speculation",
+        why: "a predictor control the host sets for its guests: nothing runs on this \
+              kernel's crossings",
+    },
+    NoReplay {
+        file: "spec_rstack_overflow",
+        line_says: "IBPB",
+        why: IBPB_AT_ENTRY,
+    },
+    NoReplay {
+        file: "spec_rstack_overflow",
+        line_says: "Microcode",
+        why: "microcode only (it extends IBPB): nothing runs on a crossing",
+    },
+    NoReplay {
+        file: "retbleed",
+        line_says: "IBPB",
+        why: IBPB_AT_ENTRY,
+    },
+    NoReplay {
+        file: "retbleed",
+        line_says: "Enhanced IBRS",
+        why: "eIBRS, set once at boot: nothing runs on a crossing",
+    },
+    NoReplay {
+        file: "retbleed",
+        line_says: "IBRS",
+        why: IBRS_AT_ENTRY,
+    },
+    NoReplay {
+        file: "retbleed",
+        line_says: "Stuffing",
+        why: "call-depth tracking (every kernel call counts, every return checks, the \
+              return stack refilled on underflow), not replayed: retbleed=off on a boot \
+              prices it",
+    },
+    NoReplay {
+        file: "spectre_v2",
+        line_says: "Enhanced / Automatic IBRS",
+        why: "eIBRS or AutoIBRS, set once at boot: nothing runs on a crossing",
+    },
+    NoReplay {
+        file: "spectre_v2",
+        line_says: "IBRS",
+        why: IBRS_AT_ENTRY,
+    },
+    NoReplay {
+        file: "spec_store_bypass",
+        line_says: "prctl",
+        why: "only a process that asks pays (prctl, or seccomp where the kernel sets it \
+              for filtered tasks): the SSBD line prices what its store-to-load code pays",
+    },
+    NoReplay {
+        file: "spec_store_bypass",
+        line_says: "disabled",
+        why: "on for every process: what store-to-load code pays is the SSBD line's",
+    },
+    NoReplay {
+        file: "meltdown",
+        line_says: "PTI",
+        why: "a CR3 write on every entry and exit, which user mode cannot make: pti=off on \
+              a boot prices it",
+    },
+    NoReplay {
+        file: "l1tf",
+        line_says: "PTE Inversion",
+        why: "page-table entries inverted when not present: nothing runs on a crossing, a \
+              KVM host flushes L1D on VM entry",
+    },
+    NoReplay {
+        file: "spectre_v1",
+        line_says: "usercopy",
+        why: "user pointers masked in the copy routines, a few instructions a copy, not \
+              replayed",
+    },
+];
+
+/// The IBPB the kernel issues on every entry: an MSR write.
+const IBPB_AT_ENTRY: &str = "an IBPB on every kernel entry, an MSR write user mode cannot \
+                             make: the IBPB a switch pays (syscall/specctrl-switch) is its \
+                             price where the run has it";
+/// IBRS written on entry and exit.
+const IBRS_AT_ENTRY: &str = "IBRS set on every entry and cleared on exit, two MSR writes user \
+                             mode cannot make: spectre_v2=retpoline (with retbleed=off) on a \
+                             boot prices it";
+
+/// Why `mitigation`, in force by `file`'s `line`, has no replayed price.
+pub fn why_no_replay(file: &str, line: &str, mitigation: Id) -> String {
+    match NO_REPLAY
+        .iter()
+        .find(|u| u.file == file && line.contains(u.line_says))
+    {
+        Some(u) => u.why.to_string(),
+        None => {
+            let off = super::kernel::SWITCHES
+                .iter()
+                .find(|(f, _)| *f == file)
+                .map_or("mitigations=off", |(_, off)| off);
+            format!(
+                "{}: not replayed, {off} on a boot prices it",
+                mitigation.entry().why
+            )
+        }
+    }
+}
+
 /// How [`runs_here`]'s reason starts where the CPU's vendor is why.
 pub const NOT_ON_THIS_CPU: &str = "not run on this CPU";
 
+/// The CPU a sequence is judged for: its vendor and family as cpuinfo
+/// says them.
+#[derive(Debug, Clone, Copy)]
+pub struct OnCpu<'a> {
+    pub vendor: &'a str,
+    pub family: &'a str,
+    /// cpuinfo's bugs; empty where unknown.
+    pub bugs: &'a [String],
+}
+
 /// Whether the running kernel runs `s`, by its vulnerability files' lines
-/// (name -> text) and the CPU's vendor: Ok, or why not.
+/// (name -> text) and the CPU: Ok, or why not.
 pub fn runs_here(
     s: &Sequence,
     vulnerabilities: &std::collections::BTreeMap<String, String>,
-    vendor: &str,
+    cpu: OnCpu,
 ) -> Result<(), String> {
     let files = s.files();
     let lines: Vec<(&str, &str)> = files
@@ -288,10 +551,34 @@ pub fn runs_here(
         let (file, line) = lines[0];
         return Err(format!("not in force here: {file} says \"{line}\""));
     }
-    if !s.vendors.is_empty() && !s.vendors.contains(&vendor) {
+    let replaced = lines
+        .iter()
+        .find(|(_, line)| s.unless_line_says.iter().any(|w| line.contains(w)));
+    if let Some((file, line)) = replaced {
+        return Err(format!(
+            "not in force here: {file} says \"{line}\", whose sequence runs in its place"
+        ));
+    }
+    if !s.vendors.is_empty() && !s.vendors.contains(&cpu.vendor) {
         return Err(format!(
             "{NOT_ON_THIS_CPU}: the kernel runs it on {} only",
             s.vendors.join(", ")
+        ));
+    }
+    if !s.families.is_empty() && !s.families.contains(&cpu.family) {
+        return Err(format!(
+            "{NOT_ON_THIS_CPU}: the kernel runs it on CPU family {} only, this is {}",
+            s.families.join(" or "),
+            cpu.family
+        ));
+    }
+    if let Some(bug) = s.cpu_bug
+        && !cpu.bugs.is_empty()
+        && !cpu.bugs.iter().any(|b| b == bug)
+    {
+        return Err(format!(
+            "{NOT_ON_THIS_CPU}: the kernel runs it where cpuinfo lists the {bug} bug, and this \
+             CPU's list does not"
         ));
     }
     Ok(())
@@ -333,11 +620,21 @@ mod tests {
     #[test]
     fn this_amd_guests_lines_run_the_safe_ret_and_not_the_intel_barrier() {
         let here = lines(AMD_GUEST);
+        let zen3 = OnCpu {
+            vendor: "AuthenticAMD",
+            family: "25",
+            bugs: &[],
+        };
         let runs = |variant: &str| {
             let s = SEQUENCES.iter().find(|s| s.row.1 == variant).unwrap();
-            runs_here(s, &here, "AuthenticAMD")
+            runs_here(s, &here, zen3)
         };
         assert!(runs("srso-untrain").is_ok());
+        assert!(runs("srso-untrain-zen1-2").is_err(), "Zen 1/2's own");
+        assert!(
+            runs("retbleed-untrain").is_err(),
+            "retbleed not in its lines"
+        );
         assert!(runs("rsb-fill").is_ok());
         assert!(runs("retpoline").is_ok());
         assert!(

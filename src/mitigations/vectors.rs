@@ -237,6 +237,10 @@ pub struct Kept {
 pub struct WeakerMode {
     pub mitigation: super::Id,
     pub kept_by: Vector,
+    /// The vulnerability file and the words of its line that say the full
+    /// mode is the one in force (a Zen 2 whose SRSO is mitigated by SMT
+    /// being off has no safe return to weaken).
+    pub where_line_says: (&'static str, &'static str),
     /// What is left, in a phrase.
     pub leaves: &'static str,
 }
@@ -249,28 +253,39 @@ pub const WEAKER_MODES: &[WeakerMode] = &[
     WeakerMode {
         mitigation: super::Id::ReturnThunks,
         kept_by: Vector::UserUser,
+        where_line_says: SRSO_SAFE_RET,
         leaves: SRSO_MICROCODE_ONLY,
     },
     WeakerMode {
         mitigation: super::Id::ReturnThunks,
         kept_by: Vector::GuestGuest,
+        where_line_says: SRSO_SAFE_RET,
         leaves: SRSO_MICROCODE_ONLY,
     },
 ];
 
+const SRSO_SAFE_RET: (&str, &str) = ("spec_rstack_overflow", "Safe RET");
 const SRSO_MICROCODE_ONLY: &str =
     "SRSO's microcode-only mode (the IBPB-extending microcode on its own; no safe-RET)";
 
 /// What `turned_off` leaves in a weaker mode where `controls` still
-/// enable a vector that keeps it so, each once.
+/// enable a vector that keeps it so and the vulnerability files
+/// (name -> line) say its full mode is in force, each once.
 pub fn left_weaker(
     controls: &Controls,
     turned_off: &[&'static Mitigation],
     without: Vector,
+    vulnerabilities: &std::collections::BTreeMap<String, String>,
 ) -> Vec<&'static str> {
+    let in_full = |(file, words): (&str, &str)| {
+        vulnerabilities
+            .get(file)
+            .is_some_and(|line| line.contains(words))
+    };
     let mut left: Vec<&'static str> = WEAKER_MODES
         .iter()
         .filter(|w| turned_off.iter().any(|m| m.id == w.mitigation))
+        .filter(|w| in_full(w.where_line_says))
         .filter(|w| w.kept_by != without && controls.enables(w.kept_by))
         .map(|w| w.leaves)
         .collect();

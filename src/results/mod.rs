@@ -315,6 +315,14 @@ pub fn with_figures(records: &mut [Record]) {
     }
 }
 
+/// Notes on the rows a reader could take for what they are not: a refill
+/// of a toll the run did not find (`returns::note_refill_rows`), a replay
+/// of a sequence this kernel does not run here (`prices::note_replays`).
+pub fn note_rows_a_reader_could_misread(doc: &mut RunDocument) {
+    returns::note_refill_rows(doc);
+    prices::note_replays(doc);
+}
+
 /// Fits the amortization model to every series of three or more batch
 /// sizes: the measured variants of one probe that share a batch group.
 pub fn amortization_fits(records: &[Record]) -> Vec<AmortizationFit> {

@@ -13,7 +13,7 @@ use crate::analysis::figure::Figure;
 use crate::mitigations::Id;
 use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::{
-    NOT_ON_THIS_CPU, Occurs, Read, SEQUENCES, Sequence, runs_here,
+    NOT_ON_THIS_CPU, Occurs, OnCpu, Read, SEQUENCES, Sequence, runs_for, runs_here, why_no_replay,
 };
 use serde::Serialize;
 
@@ -59,6 +59,22 @@ pub struct KernelPrices {
     /// The floors together, ns (half-widths added: they come from rows of
     /// one run).
     pub getpid_floor_ns: Option<Figure>,
+    /// Each mitigation in force that no sequence here prices, by the file
+    /// whose line puts it in force, and why.
+    pub unreplayed: Vec<Unreplayed>,
+}
+
+/// A mitigation in force with no replayed price, and why: once for every
+/// vulnerability file whose line puts it in force for that reason (SRSO
+/// in IBPB mode makes retbleed's IBPB too, one barrier on each entry).
+#[derive(Debug, Clone, Serialize)]
+pub struct Unreplayed {
+    pub id: Id,
+    pub mitigation: &'static str,
+    /// The files, and each one's line.
+    pub vulnerabilities: Vec<String>,
+    pub lines: Vec<String>,
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -90,8 +106,13 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
         ..KernelPrices::default()
     };
     let cpu = &doc.inventory.cpu;
+    let on = OnCpu {
+        vendor: &cpu.vendor,
+        family: &cpu.family,
+        bugs: &cpu.bugs,
+    };
     for s in SEQUENCES {
-        if let Err(why) = runs_here(s, &cpu.vulnerabilities, &cpu.vendor) {
+        if let Err(why) = runs_here(s, &cpu.vulnerabilities, on) {
             let in_force = s.files().iter().any(|f| {
                 cpu.vulnerabilities.get(*f).is_some_and(|line| {
                     crate::mitigations::of_file(f, line)
@@ -115,7 +136,70 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
         list.prices.push(priced(s, price));
     }
     list.getpid_floor_ns = sum_of_one_run(list.prices.iter().filter_map(|p| p.getpid_floor_ns));
+    list.unreplayed = unreplayed_in_force(&list, &cpu.vulnerabilities);
     list
+}
+
+/// Every mitigation in force, by each file whose line puts it in force,
+/// that neither a sequence priced here runs for nor the CPU skips: with
+/// why, so that none in force is left unsaid.
+fn unreplayed_in_force(
+    list: &KernelPrices,
+    vulnerabilities: &std::collections::BTreeMap<String, String>,
+) -> Vec<Unreplayed> {
+    let mut found: Vec<Unreplayed> = Vec::new();
+    for f in crate::mitigations::kernel::in_force(vulnerabilities) {
+        for &id in &f.mitigations {
+            let ran = |variant: &str| {
+                SEQUENCES
+                    .iter()
+                    .any(|s| s.row.1 == variant && runs_for(s, &f.vulnerability, &f.line))
+            };
+            let priced = list.prices.iter().any(|p| p.id == id && ran(p.variant));
+            let skipped = list
+                .not_run
+                .iter()
+                .any(|n| n.id == id && n.cpu_needs_none && ran(n.variant));
+            if priced || skipped {
+                continue;
+            }
+            let why = why_no_replay(&f.vulnerability, &f.line, id);
+            match found.iter_mut().find(|u| u.id == id && u.why == why) {
+                Some(u) => {
+                    u.vulnerabilities.push(f.vulnerability.clone());
+                    u.lines.push(f.line.clone());
+                }
+                None => found.push(Unreplayed {
+                    id,
+                    mitigation: id.entry().name,
+                    vulnerabilities: vec![f.vulnerability.clone()],
+                    lines: vec![f.line.clone()],
+                    why,
+                }),
+            }
+        }
+    }
+    found
+}
+
+/// Notes on each replayed row whose sequence this kernel does not run on
+/// this CPU, why: the family table prints every row, and a price of
+/// another CPU's sequence must not be read as this one's.
+pub fn note_replays(doc: &mut RunDocument) {
+    let not_run = of(doc).not_run;
+    for n in not_run {
+        let Some(s) = SEQUENCES.iter().find(|s| s.row.1 == n.variant) else {
+            continue;
+        };
+        if let Some(r) = doc
+            .results
+            .iter_mut()
+            .find(|r| r.id == s.row.0 && r.variant == s.row.1)
+        {
+            r.notes
+                .push(format!("a replay this kernel does not run here: {}", n.why));
+        }
+    }
 }
 
 /// Figures of rows of one run added up: their half-widths add
@@ -286,6 +370,24 @@ mod tests {
         let lfence = not_run("lfence");
         assert!(lfence.in_force && lfence.cpu_needs_none && lfence.why.contains("GenuineIntel"));
         assert!(!not_run("bhb-clear").in_force && !not_run("verw").in_force);
+    }
+
+    #[test]
+    fn a_replay_of_another_cpus_sequence_is_noted_as_one() {
+        let mut doc = run_with(&[("srso-untrain", 20.0), ("srso-untrain-zen1-2", 25.0)]);
+        assert_eq!(doc.inventory.cpu.family, "25", "a Zen 3 guest's run");
+        note_replays(&mut doc);
+        let noted = |variant: &str| {
+            let r = doc
+                .record(crate::mitigations::sequences::PROBE, variant)
+                .unwrap();
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("a replay this kernel does not run"))
+        };
+        assert!(noted("srso-untrain-zen1-2") && !noted("srso-untrain"));
+        let k = of(&doc);
+        assert!(k.prices.iter().all(|p| p.variant != "srso-untrain-zen1-2"));
     }
 
     #[test]

@@ -130,12 +130,15 @@ fn priced(
     for m in &kept.turns_off {
         if !its.iter().any(|p| p.id == m.id && p.price_ns.is_some()) {
             let why = prices
-                .not_run
+                .unreplayed
                 .iter()
-                .find(|n| n.id == m.id)
-                .map_or("no sequence of the price list replays it", |n| {
-                    n.why.as_str()
-                });
+                .find(|u| u.id == m.id)
+                .map(|u| u.why.as_str())
+                .or_else(|| {
+                    let not_run = prices.not_run.iter().find(|n| n.id == m.id);
+                    not_run.map(|n| n.why.as_str())
+                })
+                .unwrap_or("no sequence of the price list replays it");
             unpriced.push(format!("{}: {why}", m.name));
         }
     }
@@ -151,7 +154,12 @@ fn priced(
         protects: kept.vector.protects(),
         keeps: names(&kept.keeps),
         turns_off: names(&kept.turns_off),
-        leaves: vectors::left_weaker(controls, &kept.turns_off, kept.vector),
+        leaves: vectors::left_weaker(
+            controls,
+            &kept.turns_off,
+            kept.vector,
+            &inventory.cpu.vulnerabilities,
+        ),
         getpid_floor_ns,
         per_switch_ns,
         source: "replayed",

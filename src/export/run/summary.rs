@@ -354,7 +354,7 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
             None => groups.push((p.mitigation, vec![text])),
         }
     }
-    if groups.is_empty() {
+    if groups.is_empty() && k.unreplayed.is_empty() {
         return None;
     }
     let mut line: Vec<String> = groups
@@ -364,15 +364,22 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     // A mitigation in force whose sequence this CPU does not need, or
     // whose sequence here (retbleed's untrained return on Zen 2, say) the
     // price list does not replay.
-    for n in k.not_run.iter().filter(|n| n.in_force) {
-        if !groups.iter().any(|(m, _)| *m == n.mitigation) {
-            let what = if n.cpu_needs_none {
-                "none on this CPU"
-            } else {
-                "none replayed"
-            };
-            line.push(format!("{}: {what}", short_name(n.mitigation)));
+    // Said once a mitigation, however many of its sequences it skips.
+    let mut said: Vec<&str> = groups.iter().map(|(m, _)| *m).collect();
+    for n in k.not_run.iter().filter(|n| n.in_force && n.cpu_needs_none) {
+        if !said.contains(&n.mitigation) {
+            said.push(n.mitigation);
+            line.push(format!("{}: none on this CPU", short_name(n.mitigation)));
         }
+    }
+    // Every other one in force, with why it has no price here.
+    for u in &k.unreplayed {
+        line.push(format!(
+            "{} ({}): {}",
+            short_name(u.mitigation),
+            u.vulnerabilities.join(", "),
+            u.why
+        ));
     }
     // A sequence a task asks for, which this kernel does not offer: said,
     // since a user reading for its price would otherwise see nothing.

@@ -19,7 +19,7 @@ use crate::harness::Harness;
 use std::arch::global_asm;
 
 probe! {
-    /// each sequence the kernel runs for a mitigation (safe-RET untraining, the safe return, RSB filling, branch-history clearing, the ITS thunks), replayed in user mode
+    /// each sequence the kernel runs for a mitigation (SRSO's and retbleed's untraining and return thunks, Zen 1/2's and Zen 3/4's, RSB filling, branch-history clearing, the ITS thunks), replayed in user mode
     pub struct Sequences: "kernel/sequences", seed "all", item "sequence, called once",
         requires ["x86-64"];
 }
@@ -27,8 +27,12 @@ probe! {
 named_configs! {
     pub enum Sequence (baseline CallRet) {
         CallRet => "call+ret" {"sequence": "a call to a function that returns at once"},
-        SrsoUntrain => "srso-untrain" {"sequence": "SRSO's untraining at entry: the aliased safe return"},
-        SrsoReturnThunk => "srso-return-thunk" {"sequence": "a return through SRSO's return thunk"},
+        SrsoUntrain => "srso-untrain" {"sequence": "SRSO's untraining at entry on Zen 3/4: the aliased safe return"},
+        SrsoReturnThunk => "srso-return-thunk" {"sequence": "a return through SRSO's return thunk on Zen 3/4"},
+        SrsoUntrainZen12 => "srso-untrain-zen1-2" {"sequence": "SRSO's untraining at entry on Zen 1/2: a MOVABS over the safe return, LFENCE, a call to it"},
+        SrsoReturnThunkZen12 => "srso-return-thunk-zen1-2" {"sequence": "a return through SRSO's return thunk on Zen 1/2"},
+        RetbleedUntrain => "retbleed-untrain" {"sequence": "retbleed's untraining at entry on Zen 1/2: a TEST over the return thunk's ret, LFENCE, a jump back to it"},
+        RetbleedReturnThunk => "retbleed-return-thunk" {"sequence": "a return through retbleed's return thunk: a ret on a 64-byte boundary"},
         RsbFill => "rsb-fill" {"sequence": "the return stack refilled: 32 calls, one LFENCE"},
         BhbClear => "bhb-clear" {"sequence": "the branch history cleared: 5 calls of 5 jumps, one LFENCE"},
         IndirectCall => "indirect-call" {"sequence": "an indirect call (call *%rax) to a function that returns at once: what an ITS thunk stands in for"},
@@ -130,6 +134,69 @@ global_asm!(
     "    int3",
     ".globl mitbench_seq_its_return_end",
     "mitbench_seq_its_return_end:",
+    // Zen 1/2's retbleed_untrain_ret, reached by a jump as the kernel's
+    // entry_untrain_ret reaches it: 0xf6 ends a line, so from it the CPU
+    // decodes `test bl, 0xcc` over the `ret; int3` that start the next,
+    // then LFENCE and a jump back to that `ret`, which returns.
+    ".p2align 6",
+    ".globl mitbench_seq_retbleed_untrain",
+    "mitbench_seq_retbleed_untrain:",
+    "    jmp 7f",
+    ".p2align 6, 0xcc",
+    ".skip 63, 0xcc",
+    "7:  .byte 0xf6",
+    "8:  ret",
+    "    int3",
+    "    lfence",
+    "    jmp 8b",
+    "    int3",
+    ".globl mitbench_seq_retbleed_untrain_end",
+    "mitbench_seq_retbleed_untrain_end:",
+    // Every kernel `ret` is a jump to retbleed_return_thunk, a `ret` that
+    // starts a line.
+    ".p2align 6",
+    ".globl mitbench_seq_retbleed_return",
+    "mitbench_seq_retbleed_return:",
+    "    jmp 8f",
+    ".p2align 6, 0xcc",
+    "8:  ret",
+    "    int3",
+    ".globl mitbench_seq_retbleed_return_end",
+    "mitbench_seq_retbleed_return_end:",
+    // Zen 1/2's srso_untrain_ret: `movabs rax, imm64` whose immediate is
+    // srso_safe_ret (`lea rsp, [rsp + 8]; ret; int3; int3`, starting a
+    // line), then LFENCE and a call to that safe return, which drops the
+    // call's return address and returns to the untraining's caller.
+    ".p2align 6",
+    ".globl mitbench_seq_srso_untrain_zen12",
+    "mitbench_seq_srso_untrain_zen12:",
+    "    jmp 7f",
+    ".p2align 6, 0xcc",
+    ".skip 62, 0xcc",
+    "7:  .byte 0x48, 0xb8",
+    "8:  lea rsp, [rsp + 8]",
+    "    ret",
+    "    int3",
+    "    int3",
+    "    lfence",
+    "    call 8b",
+    "    ud2",
+    ".globl mitbench_seq_srso_untrain_zen12_end",
+    "mitbench_seq_srso_untrain_zen12_end:",
+    // Every kernel `ret` a jump to srso_return_thunk: `call srso_safe_ret;
+    // ud2`, the safe return starting a line.
+    ".p2align 6",
+    ".globl mitbench_seq_srso_return_zen12",
+    "mitbench_seq_srso_return_zen12:",
+    "    jmp 9f",
+    ".p2align 6, 0xcc",
+    "8:  lea rsp, [rsp + 8]",
+    "    ret",
+    "    int3",
+    "9:  call 8b",
+    "    ud2",
+    ".globl mitbench_seq_srso_return_zen12_end",
+    "mitbench_seq_srso_return_zen12_end:",
     ".popsection",
 );
 
@@ -147,11 +214,19 @@ unsafe extern "C" {
     fn mitbench_seq_its_indirect_end();
     fn mitbench_seq_its_return();
     fn mitbench_seq_its_return_end();
+    fn mitbench_seq_retbleed_untrain();
+    fn mitbench_seq_retbleed_untrain_end();
+    fn mitbench_seq_retbleed_return();
+    fn mitbench_seq_retbleed_return_end();
+    fn mitbench_seq_srso_untrain_zen12();
+    fn mitbench_seq_srso_untrain_zen12_end();
+    fn mitbench_seq_srso_return_zen12();
+    fn mitbench_seq_srso_return_zen12_end();
 }
 
 /// The sequences of the text above, in the order the mapping holds their
-/// copies; the SRSO pair is written there by [`placed`] itself.
-const COPIED: [(Sequence, placed::Text); 6] = [
+/// copies; Zen 3/4's SRSO pair is written there by [`placed`] itself.
+const COPIED: [(Sequence, placed::Text); 10] = [
     (Sequence::CallRet, (mitbench_seq_ret, mitbench_seq_ret_end)),
     (
         Sequence::RsbFill,
@@ -173,9 +248,37 @@ const COPIED: [(Sequence, placed::Text); 6] = [
         Sequence::ItsReturnThunk,
         (mitbench_seq_its_return, mitbench_seq_its_return_end),
     ),
+    (
+        Sequence::RetbleedUntrain,
+        (
+            mitbench_seq_retbleed_untrain,
+            mitbench_seq_retbleed_untrain_end,
+        ),
+    ),
+    (
+        Sequence::RetbleedReturnThunk,
+        (
+            mitbench_seq_retbleed_return,
+            mitbench_seq_retbleed_return_end,
+        ),
+    ),
+    (
+        Sequence::SrsoUntrainZen12,
+        (
+            mitbench_seq_srso_untrain_zen12,
+            mitbench_seq_srso_untrain_zen12_end,
+        ),
+    ),
+    (
+        Sequence::SrsoReturnThunkZen12,
+        (
+            mitbench_seq_srso_return_zen12,
+            mitbench_seq_srso_return_zen12_end,
+        ),
+    ),
 ];
 
-fn texts() -> [placed::Text; 6] {
+fn texts() -> [placed::Text; 10] {
     COPIED.map(|(_, text)| text)
 }
 

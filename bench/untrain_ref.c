@@ -1,0 +1,147 @@
+/*
+ * Zen 1/2's return-thunk sequences, written once more in C as raw bytes,
+ * sharing no code with mitbench: what kernel/sequences' rows
+ * retbleed-untrain, retbleed-return-thunk, srso-untrain-zen1-2 and
+ * srso-return-thunk-zen1-2 should read on the same CPU in the same minute.
+ *
+ * Each sequence is written at the start of a page of its own (as mitbench
+ * copies each into a 4 KiB slot), reached by a short jump as the kernel
+ * reaches it, its 64-byte alignment as arch/x86/lib/retpoline.S has it:
+ *
+ *   retbleed-untrain   jmp 0x7f; at 0x7f: f6 | c3 cc | lfence | jmp 0x80
+ *                      (from 0x7f: test bl, 0xcc; the `ret` at 0x80)
+ *   retbleed-return    jmp 0x40; at 0x40: ret; int3
+ *   srso-untrain       jmp 0x7e; at 0x7e: movabs rax, <lea rsp,[rsp+8];
+ *                      ret; int3; int3>, lfence, call 0x80, ud2
+ *   srso-return        jmp 0x47; at 0x40: lea rsp,[rsp+8]; ret; int3;
+ *                      at 0x47: call 0x40; ud2
+ *
+ * Each is called CALLS times a sample, as mitbench's harness calls an item
+ * (the pointer loaded through a second pointer, then the call: two
+ * dependent loads before each call); per sequence the median of SAMPLES
+ * samples in TSC ticks per call (the lowest of three passes), less the
+ * same of a function that only returns: the row's difference from
+ * call+ret, read as mitbench reads a round (its median). Beside it, the
+ * same called through a pointer held in one load: the sequences whose
+ * return mispredicts on purpose (SRSO's) cost a few ticks less there, the
+ * loads back on the path after each flush; the call site is part of what
+ * a replay prices.
+ *
+ * Build and run:   cc -O2 -o untrain_ref bench/untrain_ref.c && ./untrain_ref CPU
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <x86intrin.h>
+
+#define CALLS 1000
+#define SAMPLES 400
+#define PAGE 4096
+
+struct sequence {
+    const char *name;
+    unsigned offset; /* where its bytes go in its page */
+    unsigned char bytes[24];
+    unsigned len;
+};
+
+/* Each page starts with `jmp rel8` to its sequence; the bytes follow. */
+static const struct sequence SEQUENCES[] = {
+    {"call+ret", 0x00, {0xc3}, 1},
+    {"retbleed-untrain", 0x7f, {0xf6, 0xc3, 0xcc, 0x0f, 0xae, 0xe8, 0xeb, 0xf9, 0xcc}, 9},
+    {"retbleed-return-thunk", 0x40, {0xc3, 0xcc}, 2},
+    {"srso-untrain-zen1-2", 0x7e,
+     {0x48, 0xb8, 0x48, 0x8d, 0x64, 0x24, 0x08, 0xc3, 0xcc, 0xcc, 0x0f, 0xae, 0xe8, 0xe8, 0xf0,
+      0xff, 0xff, 0xff, 0x0f, 0x0b},
+     20},
+    {"srso-return-thunk-zen1-2", 0x40,
+     {0x48, 0x8d, 0x64, 0x24, 0x08, 0xc3, 0xcc, 0xe8, 0xf4, 0xff, 0xff, 0xff, 0x0f, 0x0b}, 14},
+};
+#define N (sizeof SEQUENCES / sizeof SEQUENCES[0])
+
+/* Where the page's first jump lands: the sequence's entry. */
+static unsigned entry(const struct sequence *s) {
+    if (strcmp(s->name, "srso-return-thunk-zen1-2") == 0)
+        return 0x47; /* the `call` after the safe return */
+    return s->offset;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of f's samples, ticks per call: called through two loads
+ * (`twice`) or one. */
+static double median_of(void (*f)(void), int twice) {
+    static double samples[SAMPLES];
+    void (*volatile call)(void) = f;
+    void (*volatile *volatile through)(void) = &call;
+    for (int s = 0; s < SAMPLES; s++) {
+        unsigned aux;
+        uint64_t start = __rdtscp(&aux);
+        if (twice)
+            for (int i = 0; i < CALLS; i++)
+                (*through)();
+        else
+            for (int i = 0; i < CALLS; i++)
+                call();
+        uint64_t end = __rdtscp(&aux);
+        samples[s] = (double)(end - start) / CALLS;
+    }
+    qsort(samples, SAMPLES, sizeof samples[0], by_value);
+    return samples[SAMPLES / 2];
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: untrain_ref CPU\n");
+        return 2;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(atoi(argv[1]), &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+        perror("sched_setaffinity");
+        return 1;
+    }
+    uint8_t *code = mmap(NULL, N * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (code == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    memset(code, 0xcc, N * PAGE);
+    for (unsigned i = 0; i < N; i++) {
+        uint8_t *page = code + i * PAGE;
+        const struct sequence *s = &SEQUENCES[i];
+        if (s->offset > 0) {
+            page[0] = 0xeb;
+            page[1] = (uint8_t)(entry(s) - 2);
+        }
+        memcpy(page + s->offset, s->bytes, s->len);
+    }
+    if (mprotect(code, N * PAGE, PROT_READ | PROT_EXEC) != 0) {
+        perror("mprotect");
+        return 1;
+    }
+    double twice[N], once[N];
+    /* Each in turn, three passes over them, keeping the lowest. */
+    for (int pass = 0; pass < 3; pass++)
+        for (unsigned i = 0; i < N; i++) {
+            void (*f)(void) = (void (*)(void))(code + i * PAGE);
+            double t = median_of(f, 1), o = median_of(f, 0);
+            if (pass == 0 || t < twice[i])
+                twice[i] = t;
+            if (pass == 0 || o < once[i])
+                once[i] = o;
+        }
+    for (unsigned i = 1; i < N; i++)
+        printf("%-26s %7.2f ticks, %+7.2f over call+ret (%.2f); through one load %+7.2f\n",
+               SEQUENCES[i].name, twice[i], twice[i] - twice[0], twice[0], once[i] - once[0]);
+    munmap(code, N * PAGE);
+    return 0;
+}
