@@ -97,15 +97,20 @@ static double median_of(void (*f)(void), int twice) {
     return samples[SAMPLES / 2];
 }
 
+/* Pins this thread to `cpu`; 0 on success. */
+static int pin(int cpu) {
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(cpu, &only);
+    return sched_setaffinity(0, sizeof only, &only);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: untrain_ref CPU\n");
         return 2;
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(atoi(argv[1]), &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    if (pin(atoi(argv[1])) != 0) {
         perror("sched_setaffinity");
         return 1;
     }

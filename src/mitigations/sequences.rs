@@ -139,107 +139,81 @@ pub const PROBE: &str = "kernel/sequences";
 /// Its baseline: a call to a function that returns at once.
 pub const PLAIN_RETURN: &str = "call+ret";
 
+/// What AMD's return sequences share: a call through the sequence against
+/// the plain one, for the return thunks' mitigation, where the SRSO line
+/// says the kernel runs its safe return, on Zen 1/2 (each entry below says
+/// where it differs).
+const SAFE_RET: Sequence = Sequence {
+    row: (PROBE, ""),
+    read: Read::AddedToBaseline,
+    per_item: 1,
+    mitigation: Id::ReturnThunks,
+    when_line_says: &["Safe RET"],
+    unless_line_says: &[],
+    vendors: &["AuthenticAMD", "HygonGenuine"],
+    families: ZEN_1_2,
+    cpu_bug: None,
+    occurs: Occurs::PerEntry,
+    asked_by: None,
+    source: "",
+    user_mode: "",
+};
+
 pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-untrain"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ReturnThunks,
-        when_line_says: &["Safe RET"],
-        unless_line_says: &[],
         vendors: &["AuthenticAMD"],
         families: ZEN_3_4,
-        cpu_bug: None,
-        occurs: Occurs::PerEntry,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_alias_untrain_ret (Zen 3/4), called by \
                  UNTRAIN_RET at entry (asm/nospec-branch.h)",
         user_mode: "the untraining and the safe return at addresses 2^2+2^8+2^14+2^20 apart, \
                     as the kernel's linker script places them",
+        ..SAFE_RET
     },
     Sequence {
         row: (PROBE, "srso-return-thunk"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ReturnThunks,
-        when_line_says: &["Safe RET"],
-        unless_line_says: &[],
         vendors: &["AuthenticAMD"],
         families: ZEN_3_4,
-        cpu_bug: None,
         occurs: Occurs::PerKernelReturn,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_alias_return_thunk -> srso_alias_safe_ret, \
                  which every kernel `ret` jumps to",
-        user_mode: "",
+        ..SAFE_RET
     },
     Sequence {
         row: (PROBE, "srso-untrain-zen1-2"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ReturnThunks,
-        when_line_says: &["Safe RET"],
-        unless_line_says: &[],
-        vendors: &["AuthenticAMD", "HygonGenuine"],
-        families: ZEN_1_2,
-        cpu_bug: None,
-        occurs: Occurs::PerEntry,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_untrain_ret (Zen 1/2): a MOVABS whose \
                  immediate is srso_safe_ret (on a 64-byte boundary), LFENCE, a call to that \
                  safe return; called by UNTRAIN_RET at entry",
-        user_mode: "",
+        ..SAFE_RET
     },
     Sequence {
         row: (PROBE, "srso-return-thunk-zen1-2"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ReturnThunks,
-        when_line_says: &["Safe RET"],
-        unless_line_says: &[],
-        vendors: &["AuthenticAMD", "HygonGenuine"],
-        families: ZEN_1_2,
-        cpu_bug: None,
         occurs: Occurs::PerKernelReturn,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: srso_return_thunk -> srso_safe_ret (Zen 1/2), \
                  which every kernel `ret` jumps to",
-        user_mode: "",
+        ..SAFE_RET
     },
     // Zen 1/2's retbleed untraining, where SRSO's safe return does not
     // take its place (SRSO mitigated by SMT being off, or not at all).
     Sequence {
         row: (PROBE, "retbleed-untrain"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ReturnThunks,
         when_line_says: &["untrained return thunk"],
         unless_line_says: &["Safe RET"],
-        vendors: &["AuthenticAMD", "HygonGenuine"],
         families: &[],
-        cpu_bug: None,
-        occurs: Occurs::PerEntry,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: retbleed_untrain_ret (Zen 1/2): TEST $0xcc, %bl \
                  whose ModRM byte is retbleed_return_thunk's `ret` (on a 64-byte boundary), \
                  LFENCE, a jump back to that `ret`; called by UNTRAIN_RET at entry",
-        user_mode: "",
+        ..SAFE_RET
     },
     Sequence {
         row: (PROBE, "retbleed-return-thunk"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ReturnThunks,
         when_line_says: &["untrained return thunk"],
         unless_line_says: &["Safe RET"],
-        vendors: &["AuthenticAMD", "HygonGenuine"],
         families: &[],
-        cpu_bug: None,
         occurs: Occurs::PerKernelReturn,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: retbleed_return_thunk, a plain `ret` on a 64-byte \
                  boundary, which every kernel `ret` jumps to",
-        user_mode: "",
+        ..SAFE_RET
     },
     Sequence {
         row: (PROBE, "its-indirect-thunk"),
