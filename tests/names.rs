@@ -65,6 +65,10 @@ fn every_row_the_summary_reads_is_registered() {
     for (probe, variant) in mitbench::results::summary::rows_read() {
         assert_variant(probe, variant, "the summary's tolls");
     }
+    // The rows a run measures first for the answer: each one a row.
+    for (probe, variant) in mitbench::results::summary::answer_rows() {
+        assert_variant(&probe, &variant, "the answer's rows");
+    }
 }
 
 #[test]

@@ -302,12 +302,17 @@ pub fn rows_read() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// Every (probe, variant) the answer reads, the return toll's rows too:
-/// the rows a run measures first at the quiet level
-/// (`schedule::Scheduler::decide`).
+/// Every (probe, variant) the answer reads, the return toll's and the
+/// kernel price list's rows too: the rows a run measures first at the
+/// quiet level (`schedule::Scheduler::decide`).
 pub fn answer_rows() -> Vec<(String, String)> {
     let tolls = rows_read()
         .into_iter()
+        .chain(
+            crate::mitigations::sequences::SEQUENCES
+                .iter()
+                .map(|s| s.row),
+        )
         .map(|(probe, variant)| (probe.to_string(), variant.to_string()));
     let returns = super::returns::rows_answered()
         .into_iter()

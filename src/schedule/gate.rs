@@ -177,8 +177,9 @@ impl Gate {
     }
 
     /// [`Gate::judge`] with `allowance_s` the most this wait may take: a
-    /// row the answer reads waits up to [`LONGEST_WAIT_S`] whatever the
-    /// fork's allowance, since its figure is the one a user acts on.
+    /// row the answer reads, while short of its quiet rounds, waits up to
+    /// [`LONGEST_WAIT_S`] whatever the fork's allowance, since its figure
+    /// is the one a user acts on.
     pub fn judge_within(&self, reading: Option<f64>, waited_s: f64, allowance_s: f64) -> Verdict {
         let (Some(threshold), true) = (self.threshold, self.enabled) else {
             return Verdict::Go;
@@ -192,16 +193,20 @@ impl Gate {
         }
     }
 
+    /// Whether both of a round's canaries read the gate's quiet level;
+    /// before the readings show two levels, every round is at the one.
+    pub fn reads_quiet(&self, canaries: [Option<f64>; 2]) -> bool {
+        match self.threshold {
+            None => true,
+            Some(t) => canaries.iter().all(|c| c.is_some_and(|c| c <= t)),
+        }
+    }
+
     /// Counts a round of `seconds`, and whether both its canaries were at
     /// the gate's quiet level.
     pub fn count_round(&mut self, seconds: f64, canaries: [Option<f64>; 2]) {
         self.waited.round_seconds += seconds;
-        // Before the readings show two levels, every round is at the one.
-        let quiet = match self.threshold {
-            None => true,
-            Some(t) => canaries.iter().all(|c| c.is_some_and(|c| c <= t)),
-        };
-        if quiet {
+        if self.reads_quiet(canaries) {
             self.waited.quiet_round_seconds += seconds;
         }
     }

@@ -160,8 +160,9 @@ pub struct VariantRounds {
     pub stopped: Option<Stop>,
     /// Wall time of all its rounds, set-up included.
     pub elapsed_s: f64,
-    /// Whether the answer reads it: it waits for the quiet level and goes
-    /// on past its budget until it has the rounds an interval needs
+    /// Whether the answer reads it: until it has its quiet rounds it waits
+    /// for the quiet level past the fork's allowance, and it goes on past
+    /// its budget until it has the rounds an interval needs
     /// ([`Scheduler::decide`]).
     #[serde(default)]
     pub answer: bool,
@@ -398,7 +399,14 @@ impl<'a> Scheduler<'a> {
             Some(reading) => Some(reading),
             None => self.canary(),
         };
-        let canary_before = self.wait_for_quiet(canary_before, v.answer);
+        // A row the answer reads is patient until it has its quiet rounds.
+        let quiet_rounds = v
+            .rounds
+            .iter()
+            .filter(|r| self.gate.reads_quiet([r.canary_before, r.canary_after]))
+            .count();
+        let patient = v.answer && quiet_rounds < QUIET_ROUNDS_PER_FORK;
+        let canary_before = self.wait_for_quiet(canary_before, patient);
         let reference_before = self.last_reference;
         let harness = self.harness.for_round(v.base_batch(), false);
         let round_started = self.harness.machine.now();
@@ -443,15 +451,16 @@ impl<'a> Scheduler<'a> {
     /// (see [`gate`]); returns the reading the round starts at. The
     /// readings taken while waiting are not kept among the run's (they
     /// would weigh the slow stretches by how long they were waited out);
-    /// after a wait, a fresh reading is the round's own. A row the answer
-    /// reads waits past the fork's allowance ([`Gate::judge`]).
-    fn wait_for_quiet(&mut self, reading: Option<f64>, answer: bool) -> Option<f64> {
+    /// after a wait, a fresh reading is the round's own. A `patient` wait
+    /// (a row the answer reads, short of quiet rounds) goes past the
+    /// fork's allowance ([`Gate::judge_within`]).
+    fn wait_for_quiet(&mut self, reading: Option<f64>, patient: bool) -> Option<f64> {
         let machine = self.harness.machine.clone();
         let mut reading = reading;
         let started = machine.now();
         let mut waited_s = 0.0;
         loop {
-            let allowance_s = match answer {
+            let allowance_s = match patient {
                 true => gate::LONGEST_WAIT_S,
                 false => self.gate.allowance_s(),
             };

@@ -323,9 +323,15 @@ pub fn floor(f: Figure) -> String {
 /// return" (that the count inside the kernel is unknown is said once, by
 /// the list).
 pub fn priced(p: &KernelPrice, price: Figure) -> String {
+    // A price without an interval says so, as every figure of the answer.
+    let bare = if price.ci95.is_none() {
+        " (no interval: too few pairs of rounds)"
+    } else {
+        ""
+    };
     match p.getpid_floor_ns {
-        Some(bound) => format!("{} of getpid {}", floor(bound), p.occurs.describe()),
-        None => format!("+{} {}", ns(price), p.occurs.describe()),
+        Some(bound) => format!("{} of getpid {}{bare}", floor(bound), p.occurs.describe()),
+        None => format!("+{} {}{bare}", ns(price), p.occurs.describe()),
     }
 }
 
