@@ -399,6 +399,13 @@ pub const NO_REPLAY: &[NoReplay] = &[
         line_says: "IBPB",
         why: IBPB_AT_ENTRY,
     },
+    // Zen 1/2 under SRSO's Safe RET: srso_untrain_ret untrains for both.
+    NoReplay {
+        file: "retbleed",
+        line_says: "untrained return thunk",
+        why: "SRSO's safe return runs in its place (spec_rstack_overflow: Safe RET), priced \
+              on this line",
+    },
     NoReplay {
         file: "retbleed",
         line_says: "Enhanced IBRS",
