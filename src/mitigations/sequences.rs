@@ -159,6 +159,24 @@ const SAFE_RET: Sequence = Sequence {
     user_mode: "",
 };
 
+/// What Intel's ITS thunks share: where the ITS line says the kernel
+/// aligns its branches and returns into thunks.
+const ITS_THUNK: Sequence = Sequence {
+    row: (PROBE, ""),
+    read: Read::AddedToBaseline,
+    per_item: 1,
+    mitigation: Id::ItsThunks,
+    when_line_says: &["Aligned branch/return thunks"],
+    unless_line_says: &[],
+    vendors: &["GenuineIntel"],
+    families: &[],
+    cpu_bug: None,
+    occurs: Occurs::PerKernelReturn,
+    asked_by: None,
+    source: "",
+    user_mode: "",
+};
+
 pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-untrain"),
@@ -218,35 +236,20 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "its-indirect-thunk"),
         read: Read::AddedTo("indirect-call"),
-        per_item: 1,
-        mitigation: Id::ItsThunks,
-        when_line_says: &["Aligned branch/return thunks"],
-        unless_line_says: &[],
-        vendors: &["GenuineIntel"],
-        families: &[],
-        cpu_bug: None,
         occurs: Occurs::PerKernelIndirectCall,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: __x86_indirect_its_thunk_<reg> (`jmp *%reg` in the \
                  upper half of a cache line), called for every kernel `call *%reg` in a \
                  line's lower half",
         user_mode: "",
+        ..ITS_THUNK
     },
     Sequence {
         row: (PROBE, "its-return-thunk"),
-        read: Read::AddedToBaseline,
-        per_item: 1,
-        mitigation: Id::ItsThunks,
-        when_line_says: &["Aligned branch/return thunks"],
-        unless_line_says: &[],
-        vendors: &["GenuineIntel"],
-        families: &[],
-        cpu_bug: None,
         occurs: Occurs::PerKernelReturn,
-        asked_by: None,
         source: "arch/x86/lib/retpoline.S: its_return_thunk (`ret; int3` in the upper half of \
                  a cache line), jumped to by every kernel `ret` in a line's lower half",
         user_mode: "",
+        ..ITS_THUNK
     },
     Sequence {
         row: (PROBE, "rsb-fill"),

@@ -169,7 +169,8 @@ pub struct VariantRounds {
 }
 
 impl VariantRounds {
-    fn new(variant: Variant) -> VariantRounds {
+    /// A variant before its first round.
+    pub fn new(variant: Variant) -> VariantRounds {
         VariantRounds {
             variant,
             rounds: Vec::new(),

@@ -743,24 +743,16 @@ fn merge_forks(per_fork: Vec<ProbeRounds>) -> Vec<ProbeRounds> {
 }
 
 pub fn variant_rounds(truth: &Truth) -> VariantRounds {
-    VariantRounds {
-        variant: Variant {
-            index: 0,
-            name: truth.name.to_string(),
-            role: Role::baseline_if(truth.baseline),
-            params: serde_json::Value::Null,
-            batch: None,
-            bytes_per_item: None,
-            latency_step: None,
-            seed_choice: None,
-        },
-        rounds: Vec::new(),
-        counting: None,
-        unsupported: None,
-        stopped: None,
-        elapsed_s: 0.0,
-        answer: false,
-    }
+    VariantRounds::new(Variant {
+        index: 0,
+        name: truth.name.to_string(),
+        role: Role::baseline_if(truth.baseline),
+        params: serde_json::Value::Null,
+        batch: None,
+        bytes_per_item: None,
+        latency_step: None,
+        seed_choice: None,
+    })
 }
 
 /// A round whose median is `figure`, inside a 0.2% interval of its own.
