@@ -73,6 +73,15 @@ fn every_probe_variant_gives_sane_figures() {
                             placement.other_cpu(),
                             "{label}: remote thread CPU"
                         );
+                        // How long the spinner stalled is a share of the
+                        // round, measured on every remote round.
+                        let stalled = measured.partner_stalled;
+                        assert!(
+                            stalled.is_some_and(|share| (0.0..=1.0).contains(&share)),
+                            "{label}: partner stalled {stalled:?}"
+                        );
+                    } else {
+                        assert_eq!(measured.partner_stalled, None, "{label}");
                     }
                     if id != "harness/floor" {
                         assert!(s.median > 0.0, "{label}: median {}", s.median);

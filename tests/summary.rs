@@ -448,6 +448,7 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
                     canary_before: None,
                     canary_after: None,
                     reference_ticks: None,
+                    partner_stalled_pct: None,
                     state: RoundState::Quiet,
                     worker_pid: 1,
                 });

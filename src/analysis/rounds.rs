@@ -378,6 +378,17 @@ pub enum RoundState {
     Slow,
     /// Interrupted inside it ([`interrupted`]): of neither level.
     Interrupted,
+    /// Run while the thread its probe kept on another CPU was stalled
+    /// (`crate::schedule::Round::partner_away`): of another host state,
+    /// and of neither level.
+    PartnerAway,
+}
+
+impl RoundState {
+    /// Whether the round is of the quiet or a slow level.
+    pub fn levelled(self) -> bool {
+        matches!(self, RoundState::Quiet | RoundState::Slow)
+    }
 }
 
 /// Pairs of two quiet rounds when the machine showed two states and there

@@ -18,6 +18,12 @@ pub struct Measured {
     /// Figures measured beside the cost per item (a co-runner's latency,
     /// yields per item), each named with its unit.
     pub figures: Vec<NamedFigure>,
+    /// For a probe that keeps a thread of its own on another CPU: the share
+    /// of the measurement during which that thread made no progress (on a
+    /// guest, its vCPU descheduled by the host), 0 to 1. Such a round ran
+    /// in another host state ([`crate::schedule::Round::partner_away`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_stalled: Option<f64>,
 }
 
 /// A figure a probe measured beside the harness's cost per item: the one
@@ -86,8 +92,21 @@ impl Outcome {
                 cpus,
                 notes: Vec::new(),
                 figures: Vec::new(),
+                partner_stalled: None,
             })),
             None => Outcome::Interrupted,
+        }
+    }
+
+    /// A measurement with how long the thread it kept on another CPU
+    /// stalled ([`Measured::partner_stalled`]); any other outcome as it is.
+    pub fn with_partner_stalled(self, share: f64) -> Outcome {
+        match self {
+            Outcome::Measured(mut measured) => {
+                measured.partner_stalled = Some(share);
+                Outcome::Measured(measured)
+            }
+            other => other,
         }
     }
 }
@@ -117,6 +136,7 @@ where
             cpus: vec![cpu],
             notes,
             figures: Vec::new(),
+            partner_stalled: None,
         })),
         Ok((None, _)) => Outcome::Interrupted,
         Err(reason) => Outcome::Unsupported(reason),

@@ -192,13 +192,17 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         ));
     }
     record.cost = Some(cost);
-    if estimate.interrupted_rounds > 0 {
+    let interrupted = v.rounds.iter().filter(|r| r.interrupted).count();
+    if interrupted > 0 {
         record.notes.push(format!(
             "{} of its {} rounds left out as interrupted inside them: their median stood well \
              above the row's and above their own fastest sample, a burst their canaries did \
              not see",
-            estimate.interrupted_rounds, estimate.rounds
+            interrupted, estimate.rounds
         ));
+    }
+    if let Some(note) = partner_away_note(v, cx.tsc) {
+        record.notes.push(note);
     }
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
@@ -465,8 +469,11 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         canary_before: round.canary_before,
         canary_after: round.canary_after,
         reference_ticks: round.reference().filter(|_| round.reference_steady()),
+        partner_stalled_pct: round.measured.partner_stalled.map(|share| share * 100.0),
         state: if round.interrupted {
             RoundState::Interrupted
+        } else if round.partner_away() {
+            RoundState::PartnerAway
         } else if round.quiet(model) {
             RoundState::Quiet
         } else {
@@ -474,6 +481,33 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         },
         worker_pid: round.worker_pid,
     }
+}
+
+/// What a row's rounds with the partner thread away say, apart from its
+/// figure: how many, and from [`rounds::ROUNDS_A_FORK_STANDS_ON`] of
+/// them on, the median they read, the other host state's figure.
+fn partner_away_note(v: &VariantRounds, tsc: &TscFrequency) -> Option<String> {
+    let away: Vec<f64> = v
+        .rounds
+        .iter()
+        .filter(|r| r.partner_away() && !r.interrupted)
+        .map(|r| r.measured.measurement.per_item.median)
+        .collect();
+    if away.is_empty() {
+        return None;
+    }
+    let state = "the thread on the other CPU stalled (its vCPU descheduled by the host) for \
+                 more than a tenth of the round";
+    let read = stats::median_of(&away)
+        .filter(|_| away.len() >= rounds::ROUNDS_A_FORK_STANDS_ON)
+        .map_or(String::new(), |ticks| {
+            format!("; in that state it reads {:.1} ns", tsc.ticks_to_ns(ticks))
+        });
+    Some(format!(
+        "{} of its {} rounds left out, run with {state}{read}",
+        away.len(),
+        v.rounds.len()
+    ))
 }
 
 /// The rate and throughput the cost gives.
@@ -519,7 +553,7 @@ fn compare(
                 pass: round.pass,
                 figure: round.measured.measurement.per_item.median,
                 quiet: round.quiet(model),
-                interrupted: round.interrupted,
+                interrupted: round.of_no_level(),
             })
             .collect()
     };
@@ -750,5 +784,40 @@ mod tests {
         let figures = figures_over(&used, &all, 1);
         assert_eq!(figures[0].figure.value, 100.0, "{figures:?}");
         assert_eq!(figures[0].role, FigureRole::CoRunnerWaitP99);
+    }
+
+    #[test]
+    fn the_partner_away_state_is_shown_apart_from_three_rounds_on() {
+        let tsc = TscFrequency {
+            mhz: 1000.0,
+            source: String::new(),
+            calibrated_mhz: None,
+        };
+        let with_away = |away: usize| {
+            let mut v = crate::synthetic::variant_rounds(&crate::synthetic::Truth {
+                name: "remote",
+                ticks: 1000.0,
+                second_level: None,
+                run_level: 0.0,
+                baseline: false,
+            });
+            v.rounds = (0..10)
+                .map(|i| {
+                    let ticks = if i < away { 400.0 } else { 1000.0 };
+                    let mut r = crate::synthetic::round_at(ticks, i, 0.0, 0, 300.0, 300.0);
+                    r.measured.partner_stalled = Some(if i < away { 0.3 } else { 0.0 });
+                    r
+                })
+                .collect();
+            partner_away_note(&v, &tsc)
+        };
+        assert_eq!(with_away(0), None);
+        let two = with_away(2).unwrap();
+        assert!(two.starts_with("2 of its 10 rounds left out") && !two.contains("reads"));
+        assert!(
+            with_away(3)
+                .unwrap()
+                .ends_with("in that state it reads 400.0 ns")
+        );
     }
 }

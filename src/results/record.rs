@@ -188,7 +188,7 @@ impl Record {
                 pass: round.pass,
                 figure: round.figure.value,
                 quiet: round.state == RoundState::Quiet,
-                interrupted: round.state == RoundState::Interrupted,
+                interrupted: !round.state.levelled(),
             })
             .collect()
     }
@@ -547,6 +547,10 @@ pub struct RoundRow {
     /// readings disagreed (the machine changed state during the round).
     #[serde(default)]
     pub reference_ticks: Option<f64>,
+    /// How much of the round the thread the probe kept on another CPU was
+    /// stalled, percent; only for probes that keep one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_stalled_pct: Option<f64>,
     /// By the run's state model.
     pub state: RoundState,
     pub worker_pid: u32,

@@ -25,7 +25,7 @@ pub fn rounds_counted<'a>(
     match Basis::of(model.two_states, !counted.is_empty()) {
         Basis::QuietRounds => counted,
         Basis::AllRounds | Basis::NoQuietRound => {
-            let levelled: Vec<&Round> = v.rounds.iter().filter(|r| !r.interrupted).collect();
+            let levelled: Vec<&Round> = v.rounds.iter().filter(|r| !r.of_no_level()).collect();
             if levelled.is_empty() {
                 v.rounds.iter().collect()
             } else {

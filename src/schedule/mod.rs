@@ -58,6 +58,12 @@ impl Stop {
     }
 }
 
+/// The share of a round its partner thread may lose and the round still
+/// be of the state where the partner runs: with one sample in ten from the
+/// other state, a round's median moves by no more than the step from the
+/// 44th to the 50th percentile of its own state's samples.
+pub const PARTNER_AWAY_SHARE: f64 = 0.10;
+
 /// How far apart (log) the reference readings on a round's two sides may be
 /// for the round to count as run at one speed.
 const STEADY_REFERENCE: f64 = 0.02;
@@ -91,11 +97,28 @@ pub struct Round {
 }
 
 impl Round {
+    /// Whether the thread the probe kept on another CPU was stalled for
+    /// more than [`PARTNER_AWAY_SHARE`] of the round
+    /// ([`Measured::partner_stalled`]): the round ran in another host
+    /// state than the one the figure is of.
+    pub fn partner_away(&self) -> bool {
+        self.measured
+            .partner_stalled
+            .is_some_and(|share| share > PARTNER_AWAY_SHARE)
+    }
+
+    /// Of neither level: interrupted inside it, or run with its partner
+    /// away. Such a round is left out of the figure as long as the row has
+    /// others.
+    pub fn of_no_level(&self) -> bool {
+        self.interrupted || self.partner_away()
+    }
+
     /// Quiet when both canaries read quiet and nothing interrupted it
     /// inside; a round without a reading on either side is not counted
     /// quiet.
     pub fn quiet(&self, model: &StateModel) -> bool {
-        !self.interrupted
+        !self.of_no_level()
             && [self.canary_before, self.canary_after]
                 .iter()
                 .all(|c| c.is_some_and(|c| model.is_quiet(c)))
@@ -106,7 +129,7 @@ impl Round {
     /// round (as far as the round and its canaries tell).
     pub fn one_state(&self, model: &StateModel) -> bool {
         match (self.canary_before, self.canary_after) {
-            (Some(a), Some(b)) => !self.interrupted && model.is_quiet(a) == model.is_quiet(b),
+            (Some(a), Some(b)) => !self.of_no_level() && model.is_quiet(a) == model.is_quiet(b),
             _ => false,
         }
     }
@@ -144,7 +167,7 @@ impl Round {
             ci95: per_item.has_ci().then_some(per_item.ci95),
             fork: self.fork,
             quiet: self.quiet(model),
-            interrupted: self.interrupted,
+            interrupted: self.of_no_level(),
         }
     }
 }
@@ -404,7 +427,9 @@ impl<'a> Scheduler<'a> {
         let quiet_rounds = v
             .rounds
             .iter()
-            .filter(|r| self.gate.reads_quiet([r.canary_before, r.canary_after]))
+            .filter(|r| {
+                !r.partner_away() && self.gate.reads_quiet([r.canary_before, r.canary_after])
+            })
             .count();
         let patient = v.answer && quiet_rounds < QUIET_ROUNDS_PER_FORK;
         let canary_before = self.wait_for_quiet(canary_before, patient);
@@ -755,6 +780,34 @@ mod tests {
             &s,
             0
         ));
+    }
+
+    #[test]
+    fn rounds_with_the_partner_away_are_left_out_of_the_figure() {
+        // A remote shootdown at 1000 ticks while the partner runs; five
+        // rounds had it away for a fifth of the round and read 400 (the
+        // flush skipped its IPI), one lost only the share a round may.
+        let model = two_levels();
+        let mut v = variant("remote", false, &[1000.0; 12], 300.0);
+        let away: Vec<Round> = (0..5)
+            .map(|_| {
+                let mut r = round(400.0, 300.0);
+                r.measured.partner_stalled = Some(0.2);
+                r
+            })
+            .collect();
+        v.rounds[0].measured.partner_stalled = Some(PARTNER_AWAY_SHARE);
+        v.rounds.extend(away);
+        let e = rounds::estimate(&v.figures(&model), model.two_states, 0).unwrap();
+        assert_eq!((e.cost.value, e.rounds_used), (1000.0, 12));
+        assert!(!v.rounds[12].quiet(&model) && v.rounds[0].quiet(&model));
+        // Broken the other way (no round of the other state known), the
+        // figure is the mix's.
+        for r in &mut v.rounds {
+            r.measured.partner_stalled = None;
+        }
+        let e = rounds::estimate(&v.figures(&model), model.two_states, 0).unwrap();
+        assert_eq!(e.rounds_used, 17);
     }
 
     #[test]

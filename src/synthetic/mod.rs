@@ -805,6 +805,7 @@ pub fn round_at(
             cpus: vec![0],
             notes: Vec::new(),
             figures: Vec::new(),
+            partner_stalled: None,
         },
         worker_pid: fork as u32 + 1,
         interrupted: false,
