@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Checks kernel/sequences' replays of Zen 1/2's return-thunk sequences
 # (retbleed's untraining and return thunk, SRSO's plain untraining and
-# return thunk) against bench/untrain_ref.c, the same bytes written by a C
-# loop that shares no code with mitbench: one mitbench run of the probe,
-# then K runs of the C loop. Per sequence: the probe's difference from
+# return thunk) and of Intel's call-depth tracking against
+# bench/untrain_ref.c and bench/call_depth_ref.c, the same bytes written by
+# C loops that share no code with mitbench: one mitbench run of the probe,
+# then K runs of each C loop. Per sequence: the probe's difference from
 # call+ret (ticks, with the interval the next run's may land in), each C
 # run's, and whether the C runs' median lies within 10% of the probe's (the
 # issue's tolerance, fixed before the runs). KEEP=DIR keeps the outputs.
@@ -15,10 +16,11 @@ cd "$(dirname "$0")/.."
 runs=${2:-3}
 
 cc -O2 -o "$work/untrain_ref" bench/untrain_ref.c
+cc -O2 -o "$work/call_depth_ref" bench/call_depth_ref.c
 ./target/release/mitbench run --quiet --no-history --probe kernel/sequences --cpu "$cpu" \
     --json "$work/run.json" >/dev/null
 for i in $(seq 1 "$runs"); do
-    "$work/untrain_ref" "$cpu" > "$work/c-$i.txt"
+    { "$work/untrain_ref" "$cpu"; "$work/call_depth_ref" "$cpu"; } > "$work/c-$i.txt"
 done
 
 python3 - "$work" <<'PY'
@@ -36,7 +38,7 @@ for path in sorted(glob.glob(f"{work}/c-*.txt")):
             run[m[1]] = float(m[2])
     c_runs.append(run)
 for name in ["retbleed-untrain", "retbleed-return-thunk", "srso-untrain-zen1-2",
-             "srso-return-thunk-zen1-2"]:
+             "srso-return-thunk-zen1-2", "call-depth-accounting", "call-depth-stuffing"]:
     row = next(r for r in doc["results"] if r["id"] == "kernel/sequences" and r["variant"] == name)
     vs = row["vs_baseline"]
     nxt = vs.get("next_run_delta_ticks") or {"value": vs["delta_ticks"], "ci95": None}

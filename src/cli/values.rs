@@ -28,10 +28,15 @@ pub fn seconds(text: &str) -> Result<f64, String> {
 
 /// How many times one null syscall runs a sequence the kernel cannot
 /// count here (`attribute --count`): `per-kernel-return=N` or
-/// `per-kernel-indirect-call=N`, N a number from 0 to a million.
+/// `per-kernel-indirect-call=N` or `per-call-depth-underflow=N`, N a number
+/// from 0 to a million.
 pub fn kernel_count(text: &str) -> Result<crate::attribute::floors::Count, String> {
     use crate::mitigations::sequences::Occurs;
-    let uncounted = [Occurs::PerKernelReturn, Occurs::PerKernelIndirectCall];
+    let uncounted = [
+        Occurs::PerKernelReturn,
+        Occurs::PerKernelIndirectCall,
+        Occurs::PerCallDepthUnderflow,
+    ];
     let names = || uncounted.map(|o| format!("{}=N", o.name())).join(" or ");
     let (name, n) = text
         .split_once('=')

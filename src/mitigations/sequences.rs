@@ -23,6 +23,10 @@ pub enum Occurs {
     PerKernelReturn,
     /// On every indirect call or jump inside the kernel, likewise uncounted.
     PerKernelIndirectCall,
+    /// On a kernel return that finds call-depth tracking's count run out
+    /// (after the count's reset at entry, or a chain of more returns than
+    /// the count's twelve calls): likewise uncounted.
+    PerCallDepthUnderflow,
 }
 
 impl Occurs {
@@ -34,6 +38,7 @@ impl Occurs {
             Occurs::PerSwitch => "per-switch",
             Occurs::PerKernelReturn => "per-kernel-return",
             Occurs::PerKernelIndirectCall => "per-kernel-indirect-call",
+            Occurs::PerCallDepthUnderflow => "per-call-depth-underflow",
         }
     }
 
@@ -44,6 +49,7 @@ impl Occurs {
             Occurs::PerSwitch => "per context switch",
             Occurs::PerKernelReturn => "per kernel return",
             Occurs::PerKernelIndirectCall => "per kernel indirect call",
+            Occurs::PerCallDepthUnderflow => "per underflow of the call count",
         }
     }
 
@@ -55,7 +61,9 @@ impl Occurs {
         match self {
             Occurs::PerEntry | Occurs::PerExit => Some(1),
             Occurs::PerSwitch => Some(0),
-            Occurs::PerKernelReturn | Occurs::PerKernelIndirectCall => None,
+            Occurs::PerKernelReturn
+            | Occurs::PerKernelIndirectCall
+            | Occurs::PerCallDepthUnderflow => None,
         }
     }
 }
@@ -177,6 +185,25 @@ const ITS_THUNK: Sequence = Sequence {
     user_mode: "",
 };
 
+/// What Intel's call-depth tracking shares: where retbleed's line says the
+/// kernel stuffs the return stack (retbleed=stuff, Skylake-era cores).
+const CALL_DEPTH: Sequence = Sequence {
+    row: (PROBE, ""),
+    read: Read::AddedToBaseline,
+    per_item: 1,
+    mitigation: Id::ReturnThunks,
+    when_line_says: &["Stuffing"],
+    unless_line_says: &[],
+    vendors: &["GenuineIntel"],
+    families: &[],
+    cpu_bug: None,
+    occurs: Occurs::PerKernelReturn,
+    asked_by: None,
+    source: "",
+    user_mode: "the count in a thread-local variable reached through %fs, where the kernel \
+                keeps a per-CPU one reached through %gs",
+};
+
 pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-untrain"),
@@ -252,6 +279,21 @@ pub const SEQUENCES: &[Sequence] = &[
         ..ITS_THUNK
     },
     Sequence {
+        row: (PROBE, "call-depth-accounting"),
+        source: "arch/x86/kernel/callthunks.c: the call thunk before every function \
+                 (INCREMENT_CALL_DEPTH: sarq $5 of the count), and arch/x86/lib/retpoline.S: \
+                 call_depth_return_thunk's shlq $5 and test, which every kernel `ret` jumps to",
+        ..CALL_DEPTH
+    },
+    Sequence {
+        row: (PROBE, "call-depth-stuffing"),
+        occurs: Occurs::PerCallDepthUnderflow,
+        source: "arch/x86/lib/retpoline.S: call_depth_return_thunk when the count shifts to \
+                 zero: 16 calls stuff the return stack, the stack pointer restored, the count \
+                 credited (CREDIT_CALL_DEPTH)",
+        ..CALL_DEPTH
+    },
+    Sequence {
         row: (PROBE, "rsb-fill"),
         read: Read::AddedToBaseline,
         per_item: 1,
@@ -284,6 +326,26 @@ pub const SEQUENCES: &[Sequence] = &[
                  PR_SPEC_INDIRECT_BRANCH (always, with IBPB: always-on)",
         user_mode: "not replayed (IBPB is an MSR write a process cannot make): a round trip \
                     to another process with the control set, less one without, halved",
+    },
+    // The same barrier on every entry (retbleed=ibpb, spec_rstack_overflow=
+    // ibpb): priced by the one a switch pays, the instruction measured
+    // another way.
+    Sequence {
+        row: ("syscall/specctrl-switch", "indirect_branch=disable"),
+        read: Read::AddedToBaseline,
+        per_item: 2,
+        mitigation: Id::ReturnThunks,
+        when_line_says: &["Mitigation: IBPB"],
+        unless_line_says: &["VMEXIT"],
+        vendors: &[],
+        families: &[],
+        cpu_bug: None,
+        occurs: Occurs::PerEntry,
+        asked_by: None,
+        source: "arch/x86/entry/entry_64.S: entry_ibpb, from UNTRAIN_RET on every entry \
+                 (X86_FEATURE_ENTRY_IBPB)",
+        user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
+                    (syscall/specctrl-switch), halved, stands for it",
     },
     Sequence {
         row: ("indirect/call", "retpoline"),
@@ -418,13 +480,6 @@ pub const NO_REPLAY: &[NoReplay] = &[
         file: "retbleed",
         line_says: "IBRS",
         why: IBRS_AT_ENTRY,
-    },
-    NoReplay {
-        file: "retbleed",
-        line_says: "Stuffing",
-        why: "call-depth tracking (every kernel call counts, every return checks, the \
-              return stack refilled on underflow), not replayed: retbleed=off on a boot \
-              prices it",
     },
     NoReplay {
         file: "spectre_v2",

@@ -186,11 +186,16 @@ fn unreplayed_in_force(
 /// this CPU, why: the family table prints every row, and a price of
 /// another CPU's sequence must not be read as this one's.
 pub fn note_replays(doc: &mut RunDocument) {
-    let not_run = of(doc).not_run;
-    for n in not_run {
+    let list = of(doc);
+    for n in list.not_run {
         let Some(s) = SEQUENCES.iter().find(|s| s.row.1 == n.variant) else {
             continue;
         };
+        // A row that prices another sequence the kernel runs here (the
+        // IBPB a switch pays, where only the one on entry is not run).
+        if list.prices.iter().any(|p| p.variant == n.variant) {
+            continue;
+        }
         if let Some(r) = doc
             .results
             .iter_mut()
@@ -419,6 +424,22 @@ mod tests {
             price.getpid_floor_ns.is_none(),
             "a null syscall switches no task"
         );
+        // Its row is the IBPB's price here: no note calls it another
+        // CPU's replay, though the barrier on entry is not run.
+        note_replays(&mut doc);
+        let record = doc.record("syscall/specctrl-switch", "indirect_branch=disable");
+        assert!(record.unwrap().notes.is_empty());
+        // The same barrier on every entry (spec_rstack_overflow=ibpb) is
+        // priced by it, per entry, into getpid's floor.
+        doc.inventory
+            .cpu
+            .vulnerabilities
+            .insert("spec_rstack_overflow".into(), "Mitigation: IBPB".into());
+        let k = of(&doc);
+        let entry = k.prices.iter().find(|p| p.id == Id::ReturnThunks).unwrap();
+        assert_eq!(entry.occurs, Occurs::PerEntry);
+        assert!((entry.getpid_floor_ns.unwrap().value - 1000.0).abs() < 1e-6);
+        assert!(k.unreplayed.iter().all(|u| u.id != Id::ReturnThunks));
     }
 
     #[test]

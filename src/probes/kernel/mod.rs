@@ -19,7 +19,7 @@ use crate::harness::Harness;
 use std::arch::global_asm;
 
 probe! {
-    /// each sequence the kernel runs for a mitigation (SRSO's and retbleed's untraining and return thunks, Zen 1/2's and Zen 3/4's, RSB filling, branch-history clearing, the ITS thunks), replayed in user mode
+    /// each sequence the kernel runs for a mitigation (SRSO's and retbleed's untraining and return thunks, Zen 1/2's and Zen 3/4's, RSB filling, branch-history clearing, the ITS thunks, call-depth tracking), replayed in user mode
     pub struct Sequences: "kernel/sequences", seed "all", item "sequence, called once",
         requires ["x86-64"];
 }
@@ -38,6 +38,8 @@ named_configs! {
         IndirectCall => "indirect-call" {"sequence": "an indirect call (call *%rax) to a function that returns at once: what an ITS thunk stands in for"},
         ItsIndirectThunk => "its-indirect-thunk" {"sequence": "the same call through an ITS thunk: a call to `jmp *%rax` in the upper half of a cache line"},
         ItsReturnThunk => "its-return-thunk" {"sequence": "a return through ITS's return thunk: `ret` in the upper half of a cache line"},
+        CallDepthAccounting => "call-depth-accounting" {"sequence": "a call and its return counted by call-depth tracking (retbleed=stuff): the call thunk's shift right, the return thunk's shift left and test"},
+        CallDepthStuffing => "call-depth-stuffing" {"sequence": "a return that underflows call-depth tracking's count: the return stack stuffed with 16 entries, the count credited"},
     }
 }
 
@@ -200,6 +202,68 @@ global_asm!(
     ".popsection",
 );
 
+// Intel's call-depth tracking (retbleed=stuff) keeps its count in a per-CPU
+// variable the kernel reaches through %gs; here a thread-local one reached
+// through %fs, whose offset from the thread pointer is a constant of the
+// executable, so a copy of the code still reaches it. Each call goes
+// through a thunk in the padding before the function (`sar 5`, falling
+// into it); each `ret` is a jump to call_depth_return_thunk
+// (arch/x86/lib/retpoline.S), written once here as a macro.
+global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl mitbench_call_depth",
+    "mitbench_call_depth:",
+    "    .zero 8",
+    ".popsection",
+    ".macro MITBENCH_CALL_DEPTH_RETURN",
+    ".p2align 6, 0xcc",
+    "8:  shl qword ptr fs:[mitbench_call_depth@tpoff], 5",
+    "    jz 1f",
+    "    ret",
+    "    int3",
+    "1:",
+    ".rept 16",
+    "    call 2f",
+    "    int3",
+    "2:",
+    ".endr",
+    "    add rsp, 128",
+    "    mov qword ptr fs:[mitbench_call_depth@tpoff], -1",
+    "    ret",
+    "    int3",
+    ".endm",
+    ".pushsection .text.mitbench_kernel_sequences,\"ax\",@progbits",
+    // A counted call: the thunk's shift, the function's `ret` through the
+    // return thunk, at a balanced depth (no underflow).
+    ".p2align 6",
+    ".globl mitbench_seq_call_depth",
+    "mitbench_seq_call_depth:",
+    "    sar qword ptr fs:[mitbench_call_depth@tpoff], 5",
+    "    jmp 8f",
+    "MITBENCH_CALL_DEPTH_RETURN",
+    ".globl mitbench_seq_call_depth_end",
+    "mitbench_seq_call_depth_end:",
+    // A return with no call counted since the count was reset, as after
+    // entry: the count shifts to zero and the thunk stuffs.
+    ".p2align 6",
+    ".globl mitbench_seq_call_depth_stuff",
+    "mitbench_seq_call_depth_stuff:",
+    "    mov qword ptr fs:[mitbench_call_depth@tpoff], 0",
+    "    jmp 8f",
+    "MITBENCH_CALL_DEPTH_RETURN",
+    ".globl mitbench_seq_call_depth_stuff_end",
+    "mitbench_seq_call_depth_stuff_end:",
+    // Credits the count (CREDIT_CALL_DEPTH): what a timing of the counted
+    // call starts from.
+    ".p2align 4",
+    ".globl mitbench_call_depth_credit",
+    "mitbench_call_depth_credit:",
+    "    mov qword ptr fs:[mitbench_call_depth@tpoff], -1",
+    "    ret",
+    ".popsection",
+);
+
 // Each sequence's first byte and the byte past it: what is copied.
 unsafe extern "C" {
     fn mitbench_seq_ret();
@@ -222,11 +286,16 @@ unsafe extern "C" {
     fn mitbench_seq_srso_untrain_zen12_end();
     fn mitbench_seq_srso_return_zen12();
     fn mitbench_seq_srso_return_zen12_end();
+    fn mitbench_seq_call_depth();
+    fn mitbench_seq_call_depth_end();
+    fn mitbench_seq_call_depth_stuff();
+    fn mitbench_seq_call_depth_stuff_end();
+    fn mitbench_call_depth_credit();
 }
 
 /// The sequences of the text above, in the order the mapping holds their
 /// copies; Zen 3/4's SRSO pair is written there by [`placed`] itself.
-const COPIED: [(Sequence, placed::Text); 10] = [
+const COPIED: [(Sequence, placed::Text); 12] = [
     (Sequence::CallRet, (mitbench_seq_ret, mitbench_seq_ret_end)),
     (
         Sequence::RsbFill,
@@ -276,9 +345,20 @@ const COPIED: [(Sequence, placed::Text); 10] = [
             mitbench_seq_srso_return_zen12_end,
         ),
     ),
+    (
+        Sequence::CallDepthAccounting,
+        (mitbench_seq_call_depth, mitbench_seq_call_depth_end),
+    ),
+    (
+        Sequence::CallDepthStuffing,
+        (
+            mitbench_seq_call_depth_stuff,
+            mitbench_seq_call_depth_stuff_end,
+        ),
+    ),
 ];
 
-fn texts() -> [placed::Text; 10] {
+fn texts() -> [placed::Text; 12] {
     COPIED.map(|(_, text)| text)
 }
 
@@ -306,6 +386,8 @@ impl Probe for Sequences {
                 code.copied(at.expect("every other sequence is copied"))
             }
         };
+        // SAFETY: writes this thread's own count, and returns.
+        unsafe { mitbench_call_depth_credit() };
         // The mapping lives until `code` drops, after the timing.
         time(harness, placement, f)
     }
