@@ -2,9 +2,9 @@
 # Checks kernel/sequences' replays of Zen 1/2's return-thunk sequences
 # (retbleed's untraining and return thunk, SRSO's plain untraining and
 # return thunk) and of Intel's call-depth tracking against
-# bench/untrain_ref.c and bench/call_depth_ref.c, the same bytes written by
-# C loops that share no code with mitbench: one mitbench run of the probe,
-# then K runs of each C loop. Per sequence: the probe's difference from
+# bench/untrain_ref.c, the same bytes written by a C loop that shares no
+# code with mitbench: one mitbench run of the probe, then K runs of the C
+# loop. Per sequence: the probe's difference from
 # call+ret (ticks, with the interval the next run's may land in), each C
 # run's, and whether the C runs' median lies within 10% of the probe's (the
 # issue's tolerance, fixed before the runs). KEEP=DIR keeps the outputs.
@@ -16,11 +16,10 @@ cd "$(dirname "$0")/.."
 runs=${2:-3}
 
 cc -O2 -o "$work/untrain_ref" bench/untrain_ref.c
-cc -O2 -o "$work/call_depth_ref" bench/call_depth_ref.c
 ./target/release/mitbench run --quiet --no-history --probe kernel/sequences --cpu "$cpu" \
     --json "$work/run.json" >/dev/null
 for i in $(seq 1 "$runs"); do
-    { "$work/untrain_ref" "$cpu"; "$work/call_depth_ref" "$cpu"; } > "$work/c-$i.txt"
+    "$work/untrain_ref" "$cpu" > "$work/c-$i.txt"
 done
 
 python3 - "$work" <<'PY'

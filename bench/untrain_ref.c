@@ -1,8 +1,10 @@
 /*
  * Zen 1/2's return-thunk sequences, written once more in C as raw bytes,
- * sharing no code with mitbench: what kernel/sequences' rows
- * retbleed-untrain, retbleed-return-thunk, srso-untrain-zen1-2 and
- * srso-return-thunk-zen1-2 should read on the same CPU in the same minute.
+ * and Intel's call-depth tracking in AT&T assembly, sharing no code with
+ * mitbench: what kernel/sequences' rows retbleed-untrain,
+ * retbleed-return-thunk, srso-untrain-zen1-2, srso-return-thunk-zen1-2,
+ * call-depth-accounting and call-depth-stuffing should read on the same
+ * CPU in the same minute.
  *
  * Each sequence is written at the start of a page of its own (as mitbench
  * copies each into a 4 KiB slot), reached by a short jump as the kernel
@@ -15,6 +17,19 @@
  *                      ret; int3; int3>, lfence, call 0x80, ud2
  *   srso-return        jmp 0x47; at 0x40: lea rsp,[rsp+8]; ret; int3;
  *                      at 0x47: call 0x40; ud2
+ *
+ * Call-depth tracking (retbleed=stuff) keeps a count the kernel holds per
+ * CPU through %gs; here a __thread variable through %fs:
+ *
+ *   call-depth-accounting  the call thunk before a function (sarq $5 of
+ *                          the count) falling into it; its `ret` a jump to
+ *                          the return thunk: shlq $5, not zero, ret
+ *   call-depth-stuffing    the count zeroed (as after its reset at entry),
+ *                          then the return thunk: shlq $5 gives zero, 16
+ *                          calls stuff the return stack, the stack pointer
+ *                          restored, the count credited (-1), ret
+ *
+ * These two run from the binary's text, against a `ret` there.
  *
  * Each is called CALLS times a sample, as mitbench's harness calls an item
  * (the pointer loaded through a second pointer, then the call: two
@@ -63,6 +78,44 @@ static const struct sequence SEQUENCES[] = {
 };
 #define N (sizeof SEQUENCES / sizeof SEQUENCES[0])
 
+__thread uint64_t depth_count;
+
+void plain_return(void);
+void counted_call(void);
+void underflowing_return(void);
+
+/* The return thunk, once after each entry, as each of mitbench's copies
+ * carries its own. */
+#define RETURN_THUNK(label)                                                  \
+    "  .balign 64, 0xcc\n" label ":\n"                                       \
+    "  shlq $5, %fs:depth_count@tpoff\n"                                     \
+    "  jz 1f\n"                                                              \
+    "  ret\n"                                                                \
+    "  int3\n"                                                               \
+    "1:\n"                                                                   \
+    "  .rept 16\n"                                                           \
+    "  call 2f\n"                                                            \
+    "  int3\n"                                                               \
+    "2:\n"                                                                   \
+    "  .endr\n"                                                              \
+    "  addq $128, %rsp\n"                                                    \
+    "  movq $-1, %fs:depth_count@tpoff\n"                                    \
+    "  ret\n"                                                                \
+    "  int3\n"
+
+__asm__(".text\n"
+        "  .balign 64\n"
+        "plain_return:\n"
+        "  ret\n"
+        "  .balign 64, 0xcc\n"
+        "counted_call:\n"
+        "  sarq $5, %fs:depth_count@tpoff\n"
+        "  jmp counted_call_return\n" RETURN_THUNK("counted_call_return")
+        "  .balign 64, 0xcc\n"
+        "underflowing_return:\n"
+        "  movq $0, %fs:depth_count@tpoff\n"
+        "  jmp underflowing_return_thunk\n" RETURN_THUNK("underflowing_return_thunk"));
+
 /* Where the page's first jump lands: the sequence's entry. */
 static unsigned entry(const struct sequence *s) {
     if (strcmp(s->name, "srso-return-thunk-zen1-2") == 0)
@@ -103,6 +156,30 @@ static int pin(int cpu) {
     CPU_ZERO(&only);
     CPU_SET(cpu, &only);
     return sched_setaffinity(0, sizeof only, &only);
+}
+
+/* The call-depth rows, each the lowest of three passes' medians, against
+ * the `ret` beside them in the text. */
+static void call_depth_rows(void) {
+    struct {
+        const char *name;
+        void (*f)(void);
+        double ticks;
+    } rows[] = {
+        {"call+ret", plain_return, 0},
+        {"call-depth-accounting", counted_call, 0},
+        {"call-depth-stuffing", underflowing_return, 0},
+    };
+    depth_count = (uint64_t)-1; /* credited, as the kernel's at a start */
+    for (int pass = 0; pass < 3; pass++)
+        for (unsigned i = 0; i < 3; i++) {
+            double t = median_of(rows[i].f, 1);
+            if (pass == 0 || t < rows[i].ticks)
+                rows[i].ticks = t;
+        }
+    for (unsigned i = 1; i < 3; i++)
+        printf("%-26s %7.2f ticks, %+7.2f over call+ret (%.2f)\n", rows[i].name, rows[i].ticks,
+               rows[i].ticks - rows[0].ticks, rows[0].ticks);
 }
 
 int main(int argc, char **argv) {
@@ -147,6 +224,7 @@ int main(int argc, char **argv) {
     for (unsigned i = 1; i < N; i++)
         printf("%-26s %7.2f ticks, %+7.2f over call+ret (%.2f); through one load %+7.2f\n",
                SEQUENCES[i].name, twice[i], twice[i] - twice[0], twice[0], once[i] - once[0]);
+    call_depth_rows();
     munmap(code, N * PAGE);
     return 0;
 }

@@ -347,8 +347,9 @@ fn two_run_sets_compare_from_the_history_and_state_what_they_could_see() {
             "the sets' own runs say how far a run strays: {row}"
         );
     }
-    // The table says it too.
-    let out = mitbench(&compare_sets);
+    // The table says it too, where asked how the rows are read.
+    let explained: Vec<&str> = compare_sets.iter().copied().chain(["--explain"]).collect();
+    let out = mitbench(&explained);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
         table.contains("detectable") && table.contains("between runs:"),

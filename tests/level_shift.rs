@@ -77,7 +77,7 @@ fn a_level_that_moved_is_one_shift_and_its_rows_move_with_it() {
     assert_eq!(shift.rows, getpid_rows(&cmp));
     assert_eq!(shift.rows_against, 0);
     assert!(cmp.unexplained.is_empty(), "{:?}", cmp.unexplained);
-    let shown = text::render(&cmp, Style::Markdown, 100);
+    let shown = text::render(&cmp, Style::Markdown, 100, text::View::default());
     assert_eq!(shown.matches("level shift: ").count(), 1, "{shown}");
     assert!(shown.contains("a level that moved"), "{shown}");
     assert!(!shown.contains("unexplained"), "{shown}");
@@ -205,7 +205,11 @@ fn beyond_a_cost_on_the_syscall_path_each_row_reads_the_crossings_it_makes() {
     };
     assert!((read("os/getpid syscall") - 1.0).abs() < 1e-6);
     assert!((read("os/getpid libc") - 2.0).abs() < 1e-6);
-    let shown = text::render(&cmp, Style::Markdown, 100);
+    let explained = text::View {
+        explain: true,
+        ..text::View::default()
+    };
+    let shown = text::render(&cmp, Style::Markdown, 100, explained);
     assert!(shown.contains("beyond the shift"), "{shown}");
 }
 
@@ -296,8 +300,8 @@ fn the_hooks_that_changed_are_priced_where_they_are_all_that_changed() {
         .unwrap()
         .ticks();
     assert!((toll.pct.value - 100.0 * added / old_ticks).abs() < 1e-6);
-    let shown = text::render(&cmp, Style::Terminal, 100);
-    assert!(shown.contains("what the hook changes cost: +"), "{shown}");
+    let shown = text::render(&cmp, Style::Terminal, 100, text::View::default());
+    assert!(shown.contains("the hook changes cost +"), "{shown}");
     assert!(shown.contains("per syscall"), "{shown}");
 
     // Where the kernel changed too, the change is not the hooks' alone:

@@ -225,6 +225,13 @@ pub enum Command {
         /// Exit 3 when a row is slower by more than PCT% beyond noise (its interval's lower end)
         #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]
         fail_above: Option<f64>,
+        /// Print every row, unchanged ones too, and the attribution of each (default: the
+        /// summary, the marked rows and the unchanged counted per family)
+        #[arg(long)]
+        all: bool,
+        /// Also say how the intervals, verdicts and noise are read
+        #[arg(long)]
+        explain: bool,
         #[command(flatten)]
         judged: Judged,
     },

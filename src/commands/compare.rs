@@ -13,7 +13,12 @@ use crate::history::{SideRef, conditions_of};
 use crate::results::RunDocument;
 use std::collections::BTreeMap;
 
-pub fn compare_runs([old, new]: [&SideRef; 2], fail_above: Option<f64>, judged: Judged) -> Exit {
+pub fn compare_runs(
+    [old, new]: [&SideRef; 2],
+    fail_above: Option<f64>,
+    view: export::compare::text::View,
+    judged: Judged,
+) -> Exit {
     let html = match page_target(judged.page.html.as_deref()) {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
@@ -31,7 +36,7 @@ pub fn compare_runs([old, new]: [&SideRef; 2], fail_above: Option<f64>, judged: 
     let shown = show(
         &comparison,
         judged.printed,
-        |style, width| export::compare::text::render(&comparison, style, width),
+        |style, width| export::compare::text::render(&comparison, style, width, view),
         html,
         || export::compare::html::render(&comparison),
         "comparison",

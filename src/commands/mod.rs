@@ -93,8 +93,13 @@ pub fn dispatch(cli: Cli) -> Exit {
             old,
             new,
             fail_above,
+            all,
+            explain,
             judged,
-        }) => compare::compare_runs([&old, &new], fail_above, judged),
+        }) => {
+            let view = crate::export::compare::text::View { all, explain };
+            compare::compare_runs([&old, &new], fail_above, view, judged)
+        }
         Some(Command::Attribute {
             sets,
             counts,

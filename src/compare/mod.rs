@@ -7,6 +7,7 @@ mod fleet;
 mod hook_toll;
 mod inventory_diff;
 mod shift;
+mod summary;
 mod timeline;
 
 use crate::analysis::contrast;
@@ -25,6 +26,7 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
 pub use shift::{LevelShift, Told};
+pub use summary::{Finding, FindingKind};
 pub use timeline::{
     Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline, machine_timeline,
 };
@@ -251,6 +253,8 @@ pub struct Sides {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunComparison {
+    /// What it found, one line a finding, first and short ([`summary`]).
+    pub summary: Vec<Finding>,
     pub old: RunLabel,
     pub new: RunLabel,
     pub threshold_pct: f64,
@@ -462,6 +466,7 @@ fn unheld(
         warnings.extend(set_warnings(side));
     }
     RunComparison {
+        summary: Vec::new(),
         old: label(first_old, &old.name),
         new: label(first_new, &new.name),
         threshold_pct,
@@ -540,6 +545,7 @@ pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64, powe
             shift.gather(&c.rows, &mut c.unexplained);
         }
         c.hook_toll = hook_toll::of(&c.rows, &c.inventory);
+        c.summary = summary::findings(c);
     }
 }
 

@@ -222,6 +222,42 @@ impl LevelShift {
         }
     }
 
+    /// The shift in one line: by how much, what the runs tell of it, the
+    /// hook among `inventory` that likely caused it, the rows that moved
+    /// with it (the summary's line; [`LevelShift::summary`] says it all).
+    pub fn short(&self, inventory: &[InventoryChange]) -> String {
+        let told = match self.told {
+            Told::Moved => "a level that moved",
+            Told::SlowStretch => "a slow stretch of the host (its rows not compared)",
+            Told::Between => "a change between the runs",
+        };
+        let reference = match self.reference_held {
+            Some(true) => ", the machine's own speed held",
+            Some(false) => ", the machine's own speed moved with it",
+            None => "",
+        };
+        let hooks: Vec<String> = inventory
+            .iter()
+            .filter_map(|c| Some(format!("{} -> {}", c.key.strip_prefix(HOOKS)?, c.new)))
+            .collect();
+        let cause = match hooks.is_empty() {
+            true => String::new(),
+            false => format!("; likely cause: {}", hooks.join("; ")),
+        };
+        let rows = match self.rows.len() {
+            0 => String::new(),
+            n => format!("; {n} marked rows moved with it"),
+        };
+        format!(
+            "level shift: the syscall path {:+.0} ticks ({:+.1}%, {:.0} -> {:.0}): {told}\
+             {reference}{cause}{rows}",
+            self.canary_ticks.new - self.canary_ticks.old,
+            self.change_pct,
+            self.canary_ticks.old,
+            self.canary_ticks.new
+        )
+    }
+
     fn say(&self, [old, new]: [&str; 2]) -> String {
         let levels = format!(
             "the syscall path's quiet level (the canary, a raw getpid) read {:+.1}% from {old}'s \

@@ -110,7 +110,7 @@ pub fn render_history(runs: &[crate::history::StoredRun], width: usize) -> Strin
     for r in runs {
         table.add_row(vec![
             r.id.to_string(),
-            r.started_at.clone(),
+            super::number::local_time(&r.started_at),
             r.host.clone(),
             r.kernel.clone(),
             if r.mitigations.is_empty() {

@@ -15,7 +15,7 @@ pub mod compare;
 pub mod fleet;
 pub mod inventory;
 mod listing;
-mod number;
+pub(crate) mod number;
 mod page;
 pub mod plan;
 mod plots;

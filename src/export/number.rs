@@ -1,6 +1,19 @@
 //! How a figure is written in every text rendering: enough digits to
 //! read, thousands grouped, no false precision.
 
+/// A stored time (RFC 3339, as the JSON keeps it) for people: local time
+/// to the second; as stored where it does not parse.
+pub fn local_time(stored: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(stored).map_or_else(
+        |_| stored.to_string(),
+        |at| {
+            at.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        },
+    )
+}
+
 /// Enough digits to read, no false precision.
 pub fn format_cost(value: f64) -> String {
     let magnitude = value.abs();

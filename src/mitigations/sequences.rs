@@ -186,22 +186,14 @@ const ITS_THUNK: Sequence = Sequence {
 };
 
 /// What Intel's call-depth tracking shares: where retbleed's line says the
-/// kernel stuffs the return stack (retbleed=stuff, Skylake-era cores).
+/// kernel stuffs the return stack (retbleed=stuff, Skylake-era cores); on
+/// every kernel return, as ITS's thunks.
 const CALL_DEPTH: Sequence = Sequence {
-    row: (PROBE, ""),
-    read: Read::AddedToBaseline,
-    per_item: 1,
     mitigation: Id::ReturnThunks,
     when_line_says: &["Stuffing"],
-    unless_line_says: &[],
-    vendors: &["GenuineIntel"],
-    families: &[],
-    cpu_bug: None,
-    occurs: Occurs::PerKernelReturn,
-    asked_by: None,
-    source: "",
     user_mode: "the count in a thread-local variable reached through %fs, where the kernel \
                 keeps a per-CPU one reached through %gs",
+    ..ITS_THUNK
 };
 
 pub const SEQUENCES: &[Sequence] = &[

@@ -14,7 +14,11 @@ use serde::Serialize;
 struct Page<'a> {
     old: &'a RunLabel,
     new: &'a RunLabel,
+    /// When each ran, local time for people.
+    started: [String; 2],
     warnings: &'a [String],
+    /// What the comparison found, first (`compare::summary`).
+    summary: Vec<String>,
     canary: String,
     threshold_pct: f64,
     inventory: &'a [InventoryChange],
@@ -119,7 +123,9 @@ pub fn render(cmp: &RunComparison) -> Result<Vec<u8>, ExportError> {
     let page = Page {
         old: &cmp.old,
         new: &cmp.new,
+        started: [&cmp.old, &cmp.new].map(|r| crate::export::number::local_time(&r.started_at)),
         warnings: &cmp.warnings,
+        summary: cmp.summary.iter().map(|f| sentence(&f.line)).collect(),
         canary: std::iter::once(super::canary(cmp))
             .chain(super::level_shift(cmp))
             .chain(super::hook_toll(cmp))

@@ -2,6 +2,7 @@
 //! an HTML page ([`html`]); the prose both say, written once here.
 
 pub mod html;
+mod short;
 pub mod text;
 
 use crate::compare::{InRun, LevelShift, RowGap, RunComparison};

@@ -1,7 +1,6 @@
 //! A comparison of two runs, for a terminal or for pasting into a review
 //! (Markdown). Both come from the same rows; nothing is computed here.
 
-use super::signed;
 use crate::compare::RunComparison;
 use crate::export::text_table;
 use comfy_table::{ContentArrangement, Table};
@@ -38,7 +37,11 @@ const MOST_DETECTABLE_PCT: f64 = 100.0;
 
 /// The smallest change the row could show, and the runs a side would need
 /// to see a change of twice the threshold.
-fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -> String {
+pub(super) fn detectable(
+    r: &crate::compare::RowChange,
+    threshold_pct: f64,
+    style: Style,
+) -> String {
     use crate::analysis::noise::{OUT_OF_REACH as out_of_reach, RESOLVED_THRESHOLDS};
     let resolved_pct = RESOLVED_THRESHOLDS * threshold_pct;
     // Past a doubling the figure says nothing a reader can use: a noisy
@@ -65,60 +68,92 @@ fn detectable(r: &crate::compare::RowChange, threshold_pct: f64, style: Style) -
     }
 }
 
-pub fn render(cmp: &RunComparison, style: Style, width: usize) -> String {
-    let out = render_lines(cmp, style, width);
+/// How much of a comparison to print: by default the summary, the marked
+/// rows and the unchanged ones counted; `all` every row as measured,
+/// `explain` how the figures and verdicts are read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View {
+    pub all: bool,
+    pub explain: bool,
+}
+
+pub fn render(cmp: &RunComparison, style: Style, width: usize, view: View) -> String {
+    let out = render_lines(cmp, style, width, view);
     match style {
         Style::Markdown => out,
         Style::Terminal => text_table::wrap_prose(&out, width),
     }
 }
 
-fn render_lines(cmp: &RunComparison, style: Style, width: usize) -> String {
+fn render_lines(cmp: &RunComparison, style: Style, width: usize, view: View) -> String {
     let mut out = String::new();
     sides(&mut out, cmp);
-    heading(style, &mut out, "What changed on the machine");
+    for finding in &cmp.summary {
+        let _ = writeln!(out, "{}{}", bullet(style), finding.line);
+    }
+    if view.explain {
+        explanation(&mut out, cmp, style);
+    }
+    if view.all {
+        machine(&mut out, cmp, style);
+        rows(&mut out, cmp, style, width);
+        attribution(&mut out, cmp, style);
+    } else {
+        if cmp.inventory.len() > 3 {
+            machine(&mut out, cmp, style);
+        }
+        super::short::moved(&mut out, cmp, style, width);
+        super::short::not_compared(&mut out, cmp, style);
+        let _ = writeln!(
+            out,
+            "\n`--all` prints every row, `--explain` how the intervals and verdicts are read"
+        );
+    }
+    out
+}
+
+/// Every change mitbench records on the machine.
+fn machine(out: &mut String, cmp: &RunComparison, style: Style) {
+    heading(style, out, "What changed on the machine");
     if cmp.inventory.is_empty() {
         let _ = writeln!(
             out,
             "nothing mitbench records (kernel, command line, vulnerabilities, microcode, CPU, kconfig, process controls)"
         );
-    } else {
-        for c in &cmp.inventory {
-            let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
-        }
-        if let Some(toll) = super::hook_toll(cmp) {
-            let _ = writeln!(out, "{toll}");
-        }
     }
-    rows(&mut out, cmp, style, width);
-    attribution(&mut out, cmp, style);
-    out
+    for c in &cmp.inventory {
+        let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
+    }
 }
 
-fn heading(style: Style, out: &mut String, text: &str) {
+pub(super) fn heading(style: Style, out: &mut String, text: &str) {
     let _ = match style {
         Style::Terminal => writeln!(out, "\n{text}"),
         Style::Markdown => writeln!(out, "\n### {text}\n"),
     };
 }
 
-/// The two sides, the warnings, and what the noise is read from.
+/// The two sides and the warnings.
 fn sides(out: &mut String, cmp: &RunComparison) {
-    let _ = writeln!(
-        out,
-        "old: {} ({}, {}, kernel {})\nnew: {} ({}, {}, kernel {})",
-        cmp.old.name,
-        cmp.old.started_at,
-        cmp.old.host,
-        cmp.old.kernel,
-        cmp.new.name,
-        cmp.new.started_at,
-        cmp.new.host,
-        cmp.new.kernel
-    );
+    for (side, run) in [("old", &cmp.old), ("new", &cmp.new)] {
+        let _ = writeln!(
+            out,
+            "{side}: {} ({}, {}, kernel {})",
+            run.name,
+            crate::export::number::local_time(&run.started_at),
+            run.host,
+            run.kernel
+        );
+    }
     for w in &cmp.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
+}
+
+/// What the noise is read from and what the figures mean: the long form
+/// behind the summary's lines.
+fn explanation(out: &mut String, cmp: &RunComparison, style: Style) {
+    heading(style, out, "How this comparison reads its rows");
     let _ = writeln!(out, "{}", super::canary(cmp));
     if let Some(shift) = super::level_shift(cmp) {
         let _ = writeln!(out, "{shift}");
@@ -126,7 +161,9 @@ fn sides(out: &mut String, cmp: &RunComparison) {
     if let Some(speed) = super::machine_speed(cmp) {
         let _ = writeln!(out, "{speed}");
     }
-
+    if let Some(toll) = super::hook_toll(cmp) {
+        let _ = writeln!(out, "{toll}");
+    }
     // A run's forks share whatever level the whole run settles at; only
     // runs apart show it, so say where it was read from.
     let _ = match (cmp.between_runs_pct, cmp.history_runs) {
@@ -143,6 +180,10 @@ fn sides(out: &mut String, cmp: &RunComparison) {
         let _ = writeln!(out, "between runs: {only}");
     }
     let _ = writeln!(out, "between boots: {}", cmp.boots.summary);
+    let _ = writeln!(out, "{}", super::legend(cmp.threshold_pct));
+    if let Some(beyond) = cmp.level_shift.as_ref().and_then(super::beyond_shift) {
+        let _ = writeln!(out, "{beyond}");
+    }
 }
 
 /// A table per family, the marks and the rows' notes.
@@ -152,19 +193,12 @@ fn rows(out: &mut String, cmp: &RunComparison, style: Style, width: usize) {
         let mut t = table(style, width);
         let mut probe = "";
         for r in rows {
-            let ci = r.change_pct.ci95.map_or_else(
-                || "no interval".to_string(),
-                |[lo, hi]| match style {
-                    Style::Markdown => format!("[{}, {}]", signed(lo), signed(hi)),
-                    Style::Terminal => format!("[{lo:+.1}, {hi:+.1}]"),
-                },
-            );
             let mut row = vec![
                 r.key.id.clone(),
                 r.key.variant.clone(),
                 format!("{:.1}", r.old_ticks),
                 format!("{:.1}", r.new_ticks),
-                format!("{} {ci}", signed(r.change_pct.value)),
+                super::short::change_cell(r, style),
                 detectable(r, cmp.threshold_pct, style),
                 match &r.note {
                     Some(_) => format!("{} (note)", r.verdict.symbol()),
@@ -184,7 +218,6 @@ fn rows(out: &mut String, cmp: &RunComparison, style: Style, width: usize) {
         let _ = writeln!(out, "{t}");
     }
     let _ = writeln!(out, "\n{}", super::marked(cmp));
-    let _ = writeln!(out, "{}", super::legend(cmp.threshold_pct));
     for r in cmp.rows.iter().filter(|r| r.note.is_some()) {
         let _ = writeln!(
             out,
@@ -269,7 +302,7 @@ fn attribution(out: &mut String, cmp: &RunComparison, style: Style) {
     }
 }
 
-fn bullet(style: Style) -> &'static str {
+pub(super) fn bullet(style: Style) -> &'static str {
     match style {
         Style::Terminal => "  ",
         Style::Markdown => "- ",
