@@ -69,17 +69,10 @@ fn the_same_run_twice_says_nothing_moved_in_a_few_lines() {
 #[test]
 fn a_trace_event_between_two_runs_is_one_shift_with_its_price_first() {
     with_utc(|| {
-        use mitbench::inventory::hooks::Reading;
-        let mut old = fixture();
-        old.inventory.hooks.trace_events = Reading::Read(Vec::new());
+        let (old, mut new) = common::around_a_trace_event(fixture());
         let known = old.machine_states.model.quiet_canary;
-        let mut new = old.clone();
-        new.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
         scale_rows(&mut new, "os/getpid", 1.24);
-        let model = &mut new.machine_states.model;
-        model.known_quiet = Some(known);
-        model.quiet_canary = known * 1.24;
-        model.moved_pct = Some(24.0);
+        common::moved(&mut new, known, 1.24);
         let cmp = compare::compare(&old, "1", &new, "2", compare::DEFAULT_THRESHOLD_PCT);
         let out = check("trace_event", &cmp, 80);
         let first: String = out.lines().take(10).collect::<Vec<_>>().join("\n");

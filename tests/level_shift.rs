@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::scale_rows;
+use common::{around_a_trace_event, moved, scale_rows};
 use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, Told, Verdict};
 use mitbench::export::compare::text;
@@ -19,16 +19,6 @@ fn fixture() -> RunDocument {
     let mut doc = common::stored_run("run-a.json");
     doc.machine_states.model.quiet_band = 0.02;
     doc
-}
-
-/// The run `doc` as the analysis states one whose canary stayed `factor`
-/// above the boot's known level (`known`) longer than a slow stretch
-/// lasts: its own level is its quiet level, moved.
-fn moved(doc: &mut RunDocument, known: f64, factor: f64) {
-    let model = &mut doc.machine_states.model;
-    model.known_quiet = Some(known);
-    model.quiet_canary = known * factor;
-    model.moved_pct = Some((factor - 1.0) * 100.0);
 }
 
 /// The run `doc` as the analysis states one that never reached the known
@@ -231,12 +221,8 @@ fn a_host_that_moved_whole_is_read_at_one_speed_not_in_crossings() {
 
 #[test]
 fn a_trace_event_enabled_between_the_runs_is_named_as_the_shifts_cause() {
-    use mitbench::inventory::hooks::Reading;
-    let mut old = fixture();
-    old.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    let (old, mut new) = around_a_trace_event(fixture());
     let known = old.machine_states.model.quiet_canary;
-    let mut new = old.clone();
-    new.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
     scale_rows(&mut new, "os/getpid", 1.24);
     moved(&mut new, known, 1.24);
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
@@ -270,12 +256,8 @@ fn a_trace_event_enabled_between_the_runs_is_named_as_the_shifts_cause() {
 
 #[test]
 fn the_hooks_that_changed_are_priced_where_they_are_all_that_changed() {
-    use mitbench::inventory::hooks::Reading;
-    let mut old = fixture();
-    old.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    let (old, mut new) = around_a_trace_event(fixture());
     let known = old.machine_states.model.quiet_canary;
-    let mut new = old.clone();
-    new.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
     let added = 0.24 * known;
     add_ticks(&mut new, "os/getpid", "syscall", added);
     moved(&mut new, known, 1.24);

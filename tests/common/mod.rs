@@ -318,3 +318,28 @@ pub fn in_parallel<T: Send>(
         all.into_iter().map(|(_, result)| result).collect()
     })
 }
+
+/// `doc` with no trace event enabled, and a copy with one on the syscall
+/// path: two runs a trace event was enabled between.
+pub fn around_a_trace_event(
+    mut doc: mitbench::results::RunDocument,
+) -> (
+    mitbench::results::RunDocument,
+    mitbench::results::RunDocument,
+) {
+    use mitbench::inventory::hooks::Reading;
+    doc.inventory.hooks.trace_events = Reading::Read(Vec::new());
+    let mut with = doc.clone();
+    with.inventory.hooks.trace_events = Reading::Read(vec!["raw_syscalls:sys_enter".into()]);
+    (doc, with)
+}
+
+/// The run `doc` as the analysis states one whose canary stayed `factor`
+/// above the boot's known level (`known`) longer than a slow stretch
+/// lasts: its own level is its quiet level, moved.
+pub fn moved(doc: &mut mitbench::results::RunDocument, known: f64, factor: f64) {
+    let model = &mut doc.machine_states.model;
+    model.known_quiet = Some(known);
+    model.quiet_canary = known * factor;
+    model.moved_pct = Some((factor - 1.0) * 100.0);
+}

@@ -6,6 +6,8 @@ mod short;
 pub mod text;
 
 use crate::compare::{InRun, LevelShift, RowGap, RunComparison};
+use crate::export::text_table::Style;
+use std::fmt::Write as _;
 
 /// A change in percent with its sign, one decimal.
 pub(crate) fn signed(pct: f64) -> String {
@@ -157,4 +159,56 @@ pub(crate) fn in_run(r: &InRun) -> String {
         "{} {}: {:.3}x{ci} of {}",
         r.key.id, r.key.variant, r.ratio.value, r.baseline
     )
+}
+
+/// The largest smallest-detectable change printed as a figure, percent.
+const MOST_DETECTABLE_PCT: f64 = 100.0;
+
+/// The smallest change the row could show, and the runs a side would need
+/// to see a change of twice the threshold.
+pub(super) fn detectable(
+    r: &crate::compare::RowChange,
+    threshold_pct: f64,
+    style: Style,
+) -> String {
+    use crate::analysis::noise::{OUT_OF_REACH as out_of_reach, RESOLVED_THRESHOLDS};
+    let resolved_pct = RESOLVED_THRESHOLDS * threshold_pct;
+    // Past a doubling the figure says nothing a reader can use: a noisy
+    // 1.6-tick row printed ±1271711651.2% (the JSON keeps the number).
+    if r.smallest_detectable_pct
+        .is_some_and(|pct| pct > MOST_DETECTABLE_PCT)
+    {
+        return format!("±>{MOST_DETECTABLE_PCT:.0}%");
+    }
+    match (r.smallest_detectable_pct, r.runs_to_resolve, style) {
+        (Some(pct), Some(n), Style::Markdown) if n >= out_of_reach => {
+            format!("±{pct:.1}% ({resolved_pct}%: out of reach of more runs)")
+        }
+        (Some(pct), Some(n), Style::Terminal) if n >= out_of_reach => {
+            format!("±{pct:.1}%, out of reach")
+        }
+        (Some(pct), Some(n), Style::Markdown) if n > 1 => {
+            format!("±{pct:.1}% ({resolved_pct}%: {n} runs a side)")
+        }
+        (Some(pct), Some(n), Style::Terminal) if n > 1 => format!("±{pct:.1}%, {n} runs"),
+        (Some(pct), _, _) => format!("±{pct:.1}%"),
+        (None, _, _) if !r.power_is_known() => "unknown, one run a side".to_string(),
+        (None, _, _) => "-".to_string(),
+    }
+}
+
+/// A section's heading.
+pub(crate) fn heading(style: Style, out: &mut String, text: &str) {
+    let _ = match style {
+        Style::Terminal => writeln!(out, "\n{text}"),
+        Style::Markdown => writeln!(out, "\n### {text}\n"),
+    };
+}
+
+/// How a line of a list starts.
+pub(crate) fn bullet(style: Style) -> &'static str {
+    match style {
+        Style::Terminal => "  ",
+        Style::Markdown => "- ",
+    }
 }

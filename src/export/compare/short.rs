@@ -2,9 +2,10 @@
 //! once, under the change they are consistent with; the unchanged rows
 //! counted per family; the rows not compared, one line a reason.
 
-use super::text::{Style, bullet, detectable, heading};
+use super::{bullet, detectable, heading};
 use crate::compare::{RowChange, RunComparison, Verdict};
 use crate::export::text_table;
+use crate::export::text_table::Style;
 use comfy_table::{ContentArrangement, Table};
 use std::fmt::Write as _;
 
@@ -85,13 +86,7 @@ fn table(
     };
     let mut probe = "";
     for r in rows {
-        let mut row = vec![
-            r.key.id.clone(),
-            r.key.variant.clone(),
-            format!("{:.1}", r.old_ticks),
-            format!("{:.1}", r.new_ticks),
-            change_cell(r, style),
-        ];
+        let mut row = figure_cells(r, style);
         if with_detectable {
             row.push(smallest(cmp, r, style));
         }
@@ -116,6 +111,18 @@ fn smallest(cmp: &RunComparison, r: &RowChange, style: Style) -> String {
         true => detectable(r, cmp.threshold_pct, style),
         false => "unknown".to_string(),
     }
+}
+
+/// A row's probe, variant, old and new figures and its change: the cells
+/// every table of a comparison starts with.
+pub(super) fn figure_cells(r: &RowChange, style: Style) -> Vec<String> {
+    vec![
+        r.key.id.clone(),
+        r.key.variant.clone(),
+        format!("{:.1}", r.old_ticks),
+        format!("{:.1}", r.new_ticks),
+        change_cell(r, style),
+    ]
 }
 
 /// Narrower than this (percent) an interval is not printed as one: at one

@@ -1,6 +1,7 @@
 //! A comparison of two runs, for a terminal or for pasting into a review
 //! (Markdown). Both come from the same rows; nothing is computed here.
 
+use super::{bullet, detectable, heading};
 use crate::compare::RunComparison;
 use crate::export::text_table;
 use comfy_table::{ContentArrangement, Table};
@@ -29,42 +30,6 @@ fn table(style: Style, width: usize) -> Table {
             text_table::fit(&mut table, Some(width));
             table
         }
-    }
-}
-
-/// The largest smallest-detectable change printed as a figure, percent.
-const MOST_DETECTABLE_PCT: f64 = 100.0;
-
-/// The smallest change the row could show, and the runs a side would need
-/// to see a change of twice the threshold.
-pub(super) fn detectable(
-    r: &crate::compare::RowChange,
-    threshold_pct: f64,
-    style: Style,
-) -> String {
-    use crate::analysis::noise::{OUT_OF_REACH as out_of_reach, RESOLVED_THRESHOLDS};
-    let resolved_pct = RESOLVED_THRESHOLDS * threshold_pct;
-    // Past a doubling the figure says nothing a reader can use: a noisy
-    // 1.6-tick row printed ±1271711651.2% (the JSON keeps the number).
-    if r.smallest_detectable_pct
-        .is_some_and(|pct| pct > MOST_DETECTABLE_PCT)
-    {
-        return format!("±>{MOST_DETECTABLE_PCT:.0}%");
-    }
-    match (r.smallest_detectable_pct, r.runs_to_resolve, style) {
-        (Some(pct), Some(n), Style::Markdown) if n >= out_of_reach => {
-            format!("±{pct:.1}% ({resolved_pct}%: out of reach of more runs)")
-        }
-        (Some(pct), Some(n), Style::Terminal) if n >= out_of_reach => {
-            format!("±{pct:.1}%, out of reach")
-        }
-        (Some(pct), Some(n), Style::Markdown) if n > 1 => {
-            format!("±{pct:.1}% ({resolved_pct}%: {n} runs a side)")
-        }
-        (Some(pct), Some(n), Style::Terminal) if n > 1 => format!("±{pct:.1}%, {n} runs"),
-        (Some(pct), _, _) => format!("±{pct:.1}%"),
-        (None, _, _) if !r.power_is_known() => "unknown, one run a side".to_string(),
-        (None, _, _) => "-".to_string(),
     }
 }
 
@@ -124,13 +89,6 @@ fn machine(out: &mut String, cmp: &RunComparison, style: Style) {
     for c in &cmp.inventory {
         let _ = writeln!(out, "{}{}: {} -> {}", bullet(style), c.key, c.old, c.new);
     }
-}
-
-pub(super) fn heading(style: Style, out: &mut String, text: &str) {
-    let _ = match style {
-        Style::Terminal => writeln!(out, "\n{text}"),
-        Style::Markdown => writeln!(out, "\n### {text}\n"),
-    };
 }
 
 /// The two sides and the warnings.
@@ -193,18 +151,12 @@ fn rows(out: &mut String, cmp: &RunComparison, style: Style, width: usize) {
         let mut t = table(style, width);
         let mut probe = "";
         for r in rows {
-            let mut row = vec![
-                r.key.id.clone(),
-                r.key.variant.clone(),
-                format!("{:.1}", r.old_ticks),
-                format!("{:.1}", r.new_ticks),
-                super::short::change_cell(r, style),
-                detectable(r, cmp.threshold_pct, style),
-                match &r.note {
-                    Some(_) => format!("{} (note)", r.verdict.symbol()),
-                    None => r.verdict.symbol().to_string(),
-                },
-            ];
+            let mut row = super::short::figure_cells(r, style);
+            row.push(detectable(r, cmp.threshold_pct, style));
+            row.push(match &r.note {
+                Some(_) => format!("{} (note)", r.verdict.symbol()),
+                None => r.verdict.symbol().to_string(),
+            });
             if style == Style::Terminal {
                 if r.key.id != probe {
                     probe = &r.key.id;
@@ -299,12 +251,5 @@ fn attribution(out: &mut String, cmp: &RunComparison, style: Style) {
         for g in &cmp.gaps {
             let _ = writeln!(out, "{}{}", bullet(style), super::gap(g));
         }
-    }
-}
-
-pub(super) fn bullet(style: Style) -> &'static str {
-    match style {
-        Style::Terminal => "  ",
-        Style::Markdown => "- ",
     }
 }
