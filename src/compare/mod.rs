@@ -26,7 +26,7 @@ pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
 pub use shift::{LevelShift, Told};
-pub use summary::{Finding, FindingKind};
+pub use summary::{CHANGES_LISTED, Finding, FindingKind};
 pub use timeline::{
     Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline, machine_timeline,
 };

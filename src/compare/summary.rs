@@ -36,7 +36,7 @@ pub struct Finding {
 
 /// More changes on the machine than this are counted, not listed, in the
 /// summary (the section below lists them all).
-const CHANGES_LISTED: usize = 3;
+pub const CHANGES_LISTED: usize = 3;
 
 /// The summary of `cmp`, once its rows are held together and explained.
 pub fn findings(cmp: &RunComparison) -> Vec<Finding> {

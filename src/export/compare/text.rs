@@ -64,7 +64,8 @@ fn render_lines(cmp: &RunComparison, style: Style, width: usize, view: View) -> 
         rows(&mut out, cmp, style, width);
         attribution(&mut out, cmp, style);
     } else {
-        if cmp.inventory.len() > 3 {
+        // Changes the summary counted rather than listed.
+        if cmp.inventory.len() > crate::compare::CHANGES_LISTED {
             machine(&mut out, cmp, style);
         }
         super::short::moved(&mut out, cmp, style, width);
