@@ -323,6 +323,12 @@ impl RunComparison {
             .collect()
     }
 
+    /// Rows whose noise does not count how far a whole run moves (one run
+    /// a side and no history of these conditions: `RunLevelUnknown`).
+    pub fn rows_without_run_noise(&self) -> usize {
+        self.rows.iter().filter(|r| !r.power_is_known()).count()
+    }
+
     /// The largest lower bound of a slower row's change: how much slower
     /// than the old run a row is at least, beyond noise.
     pub fn worst_slowdown_pct(&self) -> Option<f64> {

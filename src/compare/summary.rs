@@ -6,7 +6,6 @@
 //! these lines as `summary`.
 
 use super::{RunComparison, Verdict};
-use crate::analysis::contrast::NoiseLevel;
 use serde::Serialize;
 
 /// What a line of the summary is about.
@@ -110,11 +109,7 @@ fn speed(cmp: &RunComparison) -> String {
 /// What could not be judged: rows whose run-level noise is unknown, rows
 /// not compared, rows whose sides stand on different levels.
 fn not_judged(cmp: &RunComparison) -> Option<String> {
-    let unknown = cmp
-        .rows
-        .iter()
-        .filter(|r| r.noise_from.contains(&NoiseLevel::RunLevelUnknown))
-        .count();
+    let unknown = cmp.rows_without_run_noise();
     let noted = cmp.rows.iter().filter(|r| r.note.is_some()).count();
     let mut parts = Vec::new();
     if unknown > 0 {

@@ -196,6 +196,28 @@ const CALL_DEPTH: Sequence = Sequence {
     ..ITS_THUNK
 };
 
+/// The IBPB a task asks for on its switches of address space, priced by a
+/// round trip to another process with the control set; the IBPB on every
+/// entry is priced by it too.
+const IBPB_ON_SWITCH: Sequence = Sequence {
+    row: ("syscall/specctrl-switch", "indirect_branch=disable"),
+    read: Read::AddedToBaseline,
+    per_item: 2,
+    mitigation: Id::Ibpb,
+    when_line_says: &["IBPB: conditional", "IBPB: always-on"],
+    unless_line_says: &[],
+    vendors: &[],
+    families: &[],
+    cpu_bug: None,
+    occurs: Occurs::PerSwitch,
+    asked_by: Some("prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_DISABLE)"),
+    source: "arch/x86/mm/tlb.c: cond_mitigation -> indirect_branch_prediction_barrier, \
+             on a switch of address space to or from a task that set \
+             PR_SPEC_INDIRECT_BRANCH (always, with IBPB: always-on)",
+    user_mode: "not replayed (IBPB is an MSR write a process cannot make): a round trip \
+                to another process with the control set, less one without, halved",
+};
+
 pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-untrain"),
@@ -301,43 +323,21 @@ pub const SEQUENCES: &[Sequence] = &[
                  __switch_to_asm (arch/x86/entry/entry_64.S)",
         user_mode: "",
     },
-    Sequence {
-        row: ("syscall/specctrl-switch", "indirect_branch=disable"),
-        read: Read::AddedToBaseline,
-        per_item: 2,
-        mitigation: Id::Ibpb,
-        when_line_says: &["IBPB: conditional", "IBPB: always-on"],
-        unless_line_says: &[],
-        vendors: &[],
-        families: &[],
-        cpu_bug: None,
-        occurs: Occurs::PerSwitch,
-        asked_by: Some("prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH, PR_SPEC_DISABLE)"),
-        source: "arch/x86/mm/tlb.c: cond_mitigation -> indirect_branch_prediction_barrier, \
-                 on a switch of address space to or from a task that set \
-                 PR_SPEC_INDIRECT_BRANCH (always, with IBPB: always-on)",
-        user_mode: "not replayed (IBPB is an MSR write a process cannot make): a round trip \
-                    to another process with the control set, less one without, halved",
-    },
+    IBPB_ON_SWITCH,
     // The same barrier on every entry (retbleed=ibpb, spec_rstack_overflow=
     // ibpb): priced by the one a switch pays, the instruction measured
     // another way.
     Sequence {
-        row: ("syscall/specctrl-switch", "indirect_branch=disable"),
-        read: Read::AddedToBaseline,
-        per_item: 2,
         mitigation: Id::ReturnThunks,
         when_line_says: &["Mitigation: IBPB"],
         unless_line_says: &["VMEXIT"],
-        vendors: &[],
-        families: &[],
-        cpu_bug: None,
         occurs: Occurs::PerEntry,
         asked_by: None,
         source: "arch/x86/entry/entry_64.S: entry_ibpb, from UNTRAIN_RET on every entry \
                  (X86_FEATURE_ENTRY_IBPB)",
         user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
                     (syscall/specctrl-switch), halved, stands for it",
+        ..IBPB_ON_SWITCH
     },
     Sequence {
         row: ("indirect/call", "retpoline"),

@@ -73,14 +73,7 @@ pub(crate) fn beyond_shift(shift: &LevelShift) -> Option<String> {
 /// history), that its verdict counts the runs' own noise only: said where
 /// a reader reads the verdicts, not in the JSON's `noise_from` alone.
 pub(crate) fn runs_own_noise_only(cmp: &RunComparison) -> Option<String> {
-    let unknown = cmp
-        .rows
-        .iter()
-        .filter(|r| {
-            r.noise_from
-                .contains(&crate::analysis::contrast::NoiseLevel::RunLevelUnknown)
-        })
-        .count();
+    let unknown = cmp.rows_without_run_noise();
     (unknown > 0).then(|| {
         format!(
             "runs' own noise only in {unknown} of {} rows: one run a side and no history of these \
