@@ -281,6 +281,32 @@ fn a_round_recovers_a_known_cost_and_fixed_cost() {
 }
 
 #[test]
+fn a_sweep_many_rounds_long_ends_after_a_batch_and_a_shorter_one_keeps_every_size() {
+    let settings = settings();
+    let round_ticks = settings.round_s * MHZ * 1e6;
+    let sizes = settings.batch_multiples as usize;
+    let sweep_items = (sizes * (sizes + 1) / 2) as f64;
+    // An item of five rounds: the sweep would take 36 of its items.
+    let long = Work::of("long", 5.0 * round_ticks);
+    let machine = Arc::new(Synthetic::steady());
+    let (m, kept) = harness_on(&machine, settings.clone())
+        .measure_samples(|n| machine.sample(&long, n))
+        .expect("a round");
+    let timed: u64 = kept.iter().map(|(n, _)| n).sum();
+    assert_eq!(timed, m.base_batch, "one batch of the base size: {kept:?}");
+    assert!(close(m.per_item.median, long.cost, long.noise * 100.0));
+    assert!(m.items as f64 * long.cost < sweep_items * long.cost / 4.0);
+
+    // An item whose sweep takes under two rounds: every size is timed.
+    let short = Work::of("short", 2.0 * round_ticks / sweep_items);
+    let machine = Arc::new(Synthetic::steady());
+    let (m, _) = harness_on(&machine, settings)
+        .measure_samples(|n| machine.sample(&short, n))
+        .expect("a round");
+    assert_eq!(m.size_medians.len(), sizes + 1, "{:?}", m.size_medians);
+}
+
+#[test]
 fn a_clock_that_goes_backwards_loses_those_samples_and_says_so() {
     let machine = Arc::new(Synthetic::steady());
     let work = Work {

@@ -177,6 +177,11 @@ pub struct Harness {
 /// target (an empty closure never gets longer).
 const MAX_BASE_BATCH: u64 = 1 << 24;
 
+/// A round's first sweep over the batch sizes ends early once it has taken
+/// this many rounds' time: a sweep of batches of a hundred threads, each
+/// with a TLS handshake, is cut; one of single such threads is not.
+const LONG_SWEEP_ROUNDS: u32 = 4;
+
 impl Harness {
     pub fn new(settings: Settings, tsc_mhz: f64) -> Harness {
         Harness::on(Arc::new(Live), settings, tsc_mhz)
@@ -345,9 +350,11 @@ impl Harness {
         let mut timed = 0;
         let mut interrupted = false;
         let round = Duration::from_secs_f64(s.round_s);
+        let long_sweep = round * LONG_SWEEP_ROUNDS;
         let sampling = machine.now();
         set_counting(&mut counters, true);
-        loop {
+        let mut first_sweep = true;
+        'sweeps: loop {
             for multiple in 0..=s.batch_multiples {
                 let n = base * multiple;
                 match sample(n) {
@@ -359,7 +366,16 @@ impl Harness {
                     Timed::Migrated => dropped_migrated += 1,
                     Timed::Backwards => dropped_backwards += 1,
                 }
+                // A sweep many rounds long (batches of a hundred threads,
+                // each with a TLS handshake) ends once it has timed a batch:
+                // its larger batches would make the round many times its
+                // length, and the variant's budget buys more rounds instead.
+                // A sweep a few rounds long keeps all its sizes.
+                if first_sweep && timed > 0 && machine.now() - sampling >= long_sweep {
+                    break 'sweeps;
+                }
             }
+            first_sweep = false;
             if machine.stop_requested() {
                 interrupted = true;
                 break;
