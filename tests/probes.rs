@@ -15,6 +15,7 @@ fn every_probe_variant_gives_sane_figures() {
     let harness = common::tiny_harness();
     let mut medians = Figures {
         timed: BTreeMap::new(),
+        refused: BTreeMap::new(),
         placement: placement.clone(),
         harness: common::tiny_harness(),
     };
@@ -29,9 +30,9 @@ fn every_probe_variant_gives_sane_figures() {
                 Outcome::Measured(measured) => {
                     let m = &measured.measurement;
                     let s = &m.per_item;
-                    // A round times every batch size at least once; how many
-                    // samples more fit in it depends on the CPU share the
-                    // round gets, which no test may assume.
+                    // A round times at least one batch; how many samples
+                    // more fit in it depends on the CPU share the round
+                    // gets, which no test may assume.
                     assert!(s.n >= 1, "{label}: no sample");
                     for value in [s.median, s.ci95.0, s.ci95.1, s.mad, s.p99, s.max] {
                         assert!(value.is_finite(), "{label}: non-finite figure");
@@ -127,8 +128,8 @@ fn every_probe_variant_gives_sane_figures() {
                     );
                     if needs_two {
                         assert!(matches!(why.kind, Kind::NeedsCpus { needed: 2, .. }));
-                        common::skipped(&format!("{label}: {why}"));
                     }
+                    medians.refused.insert(label, why.to_string());
                 }
                 Outcome::Interrupted => panic!("{label}: interrupted without a signal"),
             }
@@ -214,10 +215,13 @@ fn every_probe_variant_gives_sane_figures() {
 }
 
 /// Each measured row's round figure and its 95% interval, by "probe
-/// variant". A row the machine refused (no PROT_EXEC, one CPU) is not
-/// there: an order that names it is skipped and said, not a panic.
+/// variant". A row the machine refused (no PROT_EXEC, one CPU) is kept
+/// with its reason: an order that names it is skipped and said; an order
+/// that names a row neither measured nor refused (a renamed variant)
+/// fails.
 struct Figures {
     timed: BTreeMap<String, Timed>,
+    refused: BTreeMap<String, String>,
     placement: Placement,
     harness: mitbench::harness::Harness,
 }
@@ -229,15 +233,18 @@ type Timed = (f64, (f64, f64), f64);
 const TURNS: usize = 3;
 
 impl Figures {
-    /// The rows' figures, or None (said) where one was not measured.
+    /// The rows' figures, or None (said) where the machine refused one.
     fn rows<const N: usize>(&self, labels: [&str; N]) -> Option<[Timed; N]> {
-        let found: Vec<Timed> = labels
-            .iter()
-            .filter_map(|l| self.timed.get(*l).copied())
-            .collect();
-        if found.len() < N {
-            common::skipped(&format!("{labels:?}: one of them was not measured"));
-            return None;
+        let mut found = Vec::with_capacity(N);
+        for label in labels {
+            match (self.timed.get(label), self.refused.get(label)) {
+                (Some(timed), _) => found.push(*timed),
+                (None, Some(why)) => {
+                    common::skipped(&format!("{labels:?}: {label} refused: {why}"));
+                    return None;
+                }
+                (None, None) => panic!("{label}: no such row was run (renamed?)"),
+            }
         }
         found.try_into().ok()
     }
@@ -248,8 +255,8 @@ impl Figures {
     /// rows ran seconds apart in the test, and a slow stretch of the host
     /// lifts every round in it (inline getpid read 447 ticks against 408
     /// from a function in one CI run): in turns, both see the host alike.
-    /// The margins of the orders are not moved. None where a row was not
-    /// measured; else the rows' figures and whether the order held.
+    /// The margins of the orders are not moved. None where the machine
+    /// refused a row; else the rows' figures and whether the order held.
     fn hold<const N: usize>(
         &mut self,
         labels: [&str; N],
@@ -264,8 +271,15 @@ impl Figures {
         for _ in 0..TURNS {
             for label in labels {
                 let (id, name) = label.split_once(' ').expect("probe variant");
-                let probe = registry.iter().find(|p| p.declaration().id == id)?;
-                let variant = probe.variants().into_iter().find(|v| v.name == name)?;
+                let probe = registry
+                    .iter()
+                    .find(|p| p.declaration().id == id)
+                    .unwrap_or_else(|| panic!("{label}: no probe {id}"));
+                let variant = probe
+                    .variants()
+                    .into_iter()
+                    .find(|v| v.name == name)
+                    .unwrap_or_else(|| panic!("{label}: no variant {name}"));
                 if let Outcome::Measured(m) = probe.run(&variant, &self.placement, &self.harness) {
                     let s = &m.measurement.per_item;
                     let round = (s.median, s.ci95, s.min);
