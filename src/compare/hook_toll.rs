@@ -6,7 +6,7 @@
 //! runs and the history's between-run noise.
 
 use super::RowChange;
-use super::inventory_diff::{HOOKS, InventoryChange};
+use super::inventory_diff::InventoryChange;
 use crate::mitigations::crossing::SYSCALL;
 pub use crate::results::hooks::HookToll;
 
@@ -15,7 +15,7 @@ pub use crate::results::hooks::HookToll;
 /// (its share of the change could not be told apart), no hook changed, or
 /// the row was not compared.
 pub fn of(rows: &[RowChange], inventory: &[InventoryChange]) -> Option<HookToll> {
-    let only_hooks = inventory.iter().all(|c| c.key.starts_with(HOOKS));
+    let only_hooks = inventory.iter().all(|c| c.hook().is_some());
     if inventory.is_empty() || !only_hooks {
         return None;
     }
@@ -26,7 +26,7 @@ pub fn of(rows: &[RowChange], inventory: &[InventoryChange]) -> Option<HookToll>
     Some(HookToll {
         changed: inventory
             .iter()
-            .map(|c| format!("{}: {} -> {}", &c.key[HOOKS.len()..], c.old, c.new))
+            .filter_map(InventoryChange::hook_change)
             .collect(),
         row: format!("{} {}", SYSCALL.probe, SYSCALL.variant),
         ticks: of_old(row.old_ticks),

@@ -15,6 +15,19 @@ pub struct InventoryChange {
     pub moves_any_row: bool,
 }
 
+impl InventoryChange {
+    /// The hook this change is to ("trace events enabled", "audit"), None
+    /// where it is not to a hook.
+    pub fn hook(&self) -> Option<&str> {
+        self.key.strip_prefix(HOOKS)
+    }
+
+    /// "hook: old -> new", None where it is not to a hook.
+    pub fn hook_change(&self) -> Option<String> {
+        Some(format!("{}: {} -> {}", self.hook()?, self.old, self.new))
+    }
+}
+
 /// Every entry that differs, in a fixed order: identity of the kernel and
 /// CPU first, then the command line, vulnerabilities, kconfig, and the
 /// process's inherited controls.

@@ -145,14 +145,7 @@ pub(super) fn between(old: &Side, new: &Side, inventory: &[InventoryChange]) -> 
     shift.summary = shift.say([&old.name, &new.name]);
     let hooks: Vec<String> = inventory
         .iter()
-        .filter_map(|c| {
-            Some(format!(
-                "{}: {} -> {}",
-                c.key.strip_prefix(HOOKS)?,
-                c.old,
-                c.new
-            ))
-        })
+        .filter_map(InventoryChange::hook_change)
         .collect();
     if !hooks.is_empty() {
         shift.summary += &format!(
@@ -238,7 +231,7 @@ impl LevelShift {
         };
         let hooks: Vec<String> = inventory
             .iter()
-            .filter_map(|c| Some(format!("{} -> {}", c.key.strip_prefix(HOOKS)?, c.new)))
+            .filter_map(|c| Some(format!("{} -> {}", c.hook()?, c.new)))
             .collect();
         let cause = match hooks.is_empty() {
             true => String::new(),
