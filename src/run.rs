@@ -42,6 +42,9 @@ pub struct RunOptions {
     /// The quiet level the history read on this boot, which a run that
     /// never reaches the quiet level is held against (`StateModel::fit_anchored`).
     pub known_quiet: Option<crate::analysis::states::QuietLevel>,
+    /// How far rows moved between the history's earlier runs of these
+    /// conditions: the floor under every interval for the next run.
+    pub run_to_run: Option<crate::analysis::spread::RunToRun>,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -296,16 +299,8 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
     let steal_pct = steal_before
         .zip(steal::cpu_steal(plan.placement.cpu))
         .and_then(|(before, after)| steal::share_pct(before, after));
-    let (machine_states, records) = results::analyse(
-        &merged,
-        &tsc,
-        &plan.settings,
-        results::RunFacts {
-            steal_pct,
-            cpu: plan.placement.cpu,
-            known_quiet: plan.options.known_quiet,
-        },
-    );
+    let (machine_states, records) =
+        results::analyse(&merged, &tsc, &plan.settings, plan.facts(steal_pct));
     let mut doc = RunDocument {
         schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -330,6 +325,17 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
 }
 
 impl RunPlan {
+    /// What the run's analysis reads besides its rounds: `steal_pct` over
+    /// the run, and what the history knew before it.
+    fn facts(&self, steal_pct: Option<f64>) -> results::RunFacts {
+        results::RunFacts {
+            steal_pct,
+            cpu: self.placement.cpu,
+            known_quiet: self.options.known_quiet,
+            run_to_run: self.options.run_to_run,
+        }
+    }
+
     /// The settings the run's document records.
     fn run_settings(&self, order_seed: u64) -> RunSettings {
         RunSettings {

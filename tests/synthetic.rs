@@ -7,6 +7,7 @@
 mod common;
 
 use mitbench::analysis::rounds::Basis;
+use mitbench::analysis::spread::RunToRun;
 use mitbench::compare::{self, Verdict};
 use mitbench::harness::Settings;
 use mitbench::results::Record;
@@ -763,4 +764,79 @@ fn a_run_held_in_slow_levels_prints_intervals_that_reach_the_quiet_figure() {
         covered_alone as f64 / rows as f64
     );
     assert!((least..=most).contains(&rate), "coverage {rate:.3}");
+}
+
+#[test]
+fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor() {
+    // A host whose rounds agree to 0.05% and whose every row moves by 1%
+    // (one standard deviation) from one run to the next: within a run
+    // nothing shows the move. Each trial's machine runs eight times into
+    // its history, then a pair: the first pair run's interval, floored by
+    // what the history read, must hold the second's figure in 95% of rows
+    // (a normal move's 95% quantile from its median); bound fixed before
+    // the run, 3.5 standard deviations of a 95% rate under it. Without the
+    // history (the stated 0.2%) fewer hold.
+    let probes = guest_probes();
+    let settings = Settings::quick();
+    let noise = Noise {
+        round_noise: 0.0005,
+        drift_per_minute: 0.0,
+        canary_misread: 0.0,
+        reference_noise: 0.0001,
+        run_level: 0.01,
+        ..Noise::cloud_guest(0.0)
+    };
+    // A row at one of two levels per process has forks that may agree by
+    // chance and a next run at the other level: a miss of its own, not
+    // what the floor is for.
+    let one_level: Vec<(&str, &str)> = probes
+        .iter()
+        .flat_map(|p| p.variants.iter().map(move |v| (p.declaration.id, v)))
+        .filter(|(_, v)| v.second_level.is_none())
+        .map(|(id, v)| (id, v.name))
+        .collect();
+    let holds = |this: &Record, next: &Record| {
+        let (Some(a), Some(b)) = (this.shown(), next.shown()) else {
+            return false;
+        };
+        a.ticks
+            .ci95
+            .is_some_and(|[lo, hi]| lo <= b.ticks.value && b.ticks.value <= hi)
+    };
+    let (mut rows, mut held, mut held_stated) = (0usize, 0usize, 0usize);
+    for trial in 0..TRIALS / 8 {
+        let mut machine = Machine::new(noise.clone(), 7000 + trial);
+        let mut history: std::collections::BTreeMap<(String, String), Vec<Vec<f64>>> =
+            Default::default();
+        for _ in 0..8 {
+            for r in machine.run(&probes, QUICK, &settings).records {
+                let figure = r.cost_ticks().expect("a figure");
+                history
+                    .entry((r.id, r.variant))
+                    .or_insert_with(|| vec![Vec::new()])[0]
+                    .push(figure);
+            }
+        }
+        let run_to_run = RunToRun::of(&history).expect("70 steps");
+        let mut twin = machine.clone();
+        let this = machine.run_after(&probes, QUICK, &settings, Some(run_to_run));
+        let stated = twin.run(&probes, QUICK, &settings);
+        let next = machine.run(&probes, QUICK, &settings);
+        for ((a, s), b) in this.records.iter().zip(&stated.records).zip(&next.records) {
+            if !one_level.contains(&(a.id.as_str(), a.variant.as_str())) {
+                continue;
+            }
+            rows += 1;
+            held += usize::from(holds(a, b));
+            held_stated += usize::from(holds(s, b));
+        }
+    }
+    let expected = rows as f64 * 0.95;
+    let bound = expected - 3.5 * (rows as f64 * 0.95 * 0.05).sqrt();
+    eprintln!("held {held} of {rows} with the history's floor, {held_stated} with the stated");
+    assert!(
+        held as f64 >= bound,
+        "{held} of {rows} held, under {bound:.0}"
+    );
+    assert!(held_stated < held, "{held_stated} held without the history");
 }

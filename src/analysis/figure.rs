@@ -48,11 +48,13 @@ impl NextRunFrom {
 /// what it stands on: the hull of the forks' prediction interval (with the
 /// machine's drift by then in quadrature) and the rounds' interval
 /// widened by the drift; whichever of the two exists where one does not;
-/// never narrower than [`super::spread::next_run_floor`] on either side.
+/// never narrower than [`super::spread::next_run_floor`] at `floor_share`
+/// on either side.
 pub fn next_run_interval(
     rounds: Figure,
     next: Option<NextRun>,
     drift_interval_pct: Option<f64>,
+    floor_share: f64,
 ) -> (Option<[f64; 2]>, NextRunFrom) {
     let ticks = rounds.value;
     let in_run = rounds.ci95.map(|[lo, hi]| {
@@ -69,7 +71,7 @@ pub fn next_run_interval(
         (one, other) => one.or(other),
     };
     // Rounds and forks that agree to the tick hold no next run.
-    let floor = super::spread::next_run_floor(ticks, 0.0);
+    let floor = super::spread::next_run_floor(ticks, 0.0, floor_share);
     let run_to_run = run_to_run.map(|[lo, hi]| [lo.min(ticks - floor), hi.max(ticks + floor)]);
     let from = match (next, drift_interval_pct) {
         (Some(n), _) if n.forks < 2 => NextRunFrom::BorrowedSpread,
@@ -175,15 +177,19 @@ mod tests {
     fn rounds_that_agree_to_the_tick_get_the_floor() {
         // A thunk's row on a quiet host: every round and fork the same.
         let exact = Figure::new(500.0, Some([500.0, 500.0]));
-        let (interval, _) = next_run_interval(exact, None, Some(0.0));
-        let half = super::super::spread::NEXT_RUN_FLOOR_SHARE * 500.0;
+        let share = super::super::spread::NEXT_RUN_FLOOR_SHARE;
+        let (interval, _) = next_run_interval(exact, None, Some(0.0), share);
+        let half = share * 500.0;
         assert_eq!(interval, Some([500.0 - half, 500.0 + half]));
         // A wider interval of its own keeps it.
         let wide = Figure::new(500.0, Some([480.0, 530.0]));
         assert_eq!(
-            next_run_interval(wide, None, Some(0.0)).0,
+            next_run_interval(wide, None, Some(0.0), share).0,
             Some([480.0, 530.0])
         );
+        // The share the history read (runs that moved 1% a step): 2.9%.
+        let (interval, _) = next_run_interval(exact, None, Some(0.0), 0.029);
+        assert_eq!(interval, Some([500.0 - 14.5, 500.0 + 14.5]));
     }
 
     #[test]

@@ -20,6 +20,7 @@
 use super::interval::Figure;
 use super::rounds;
 use super::stats::{self, student_t_975};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Pseudo-degrees of freedom a variant borrows from its probe, and a probe
@@ -127,15 +128,77 @@ impl NextRun {
 /// of the row's cost: a row whose rounds and forks agree to the tick (a
 /// thunk's price on a quiet host) still moves between runs, by up to 0.16%
 /// of its cost in 95% of the pairs of runs that printed it under ±0.2%
-/// (docs/why-the-code-is-so.md); rounds that agree cannot show it.
+/// (docs/why-the-code-is-so.md); rounds that agree cannot show it. The
+/// stated share, where the history holds too few runs of the conditions
+/// to read one ([`RunToRun`]), and the least share otherwise.
 pub const NEXT_RUN_FLOOR_SHARE: f64 = 0.002;
 
 /// The least half-width of an interval for the next run of a row costing
-/// `row_ticks` or of its difference from its baseline, ticks: the row's
-/// [`NEXT_RUN_FLOOR_SHARE`], and never under `clock_step` (the clock's
-/// step over a batch's items, the finest difference a round resolves).
-pub fn next_run_floor(row_ticks: f64, clock_step: f64) -> f64 {
-    (NEXT_RUN_FLOOR_SHARE * row_ticks.abs()).max(clock_step)
+/// `row_ticks` or of its difference from its baseline, ticks: `share` of
+/// the row ([`RunToRun::floor_share`]), and never under `clock_step` (the
+/// clock's step over a batch's items, the finest difference a round
+/// resolves).
+pub fn next_run_floor(row_ticks: f64, clock_step: f64, share: f64) -> f64 {
+    (share * row_ticks.abs()).max(clock_step)
+}
+
+/// Steps between stored runs a floor is read from at the least: a few
+/// runs' worth of one row each would be one row's noise, not the host's.
+pub const MIN_RUN_STEPS: usize = 50;
+
+/// The 95% quantile of a normal deviation's size over its median
+/// (1.96 / 0.6745): a typical row's 95% move from its median move.
+const P95_OVER_MEDIAN: f64 = 2.906;
+
+/// How far rows moved from one stored run to the next of the same
+/// conditions: what a run whose rounds and forks agree to the tick cannot
+/// show of the next run. Read from the history before a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunToRun {
+    /// The median size of a row's log step between successive runs.
+    pub median_step: f64,
+    /// Steps and runs it was read from.
+    pub steps: usize,
+    pub runs: usize,
+}
+
+impl RunToRun {
+    /// From each row's figures over the stored runs, in the order they
+    /// ran, in stretches at one quiet level (`History::row_figures`): the
+    /// step from one stretch to the next is a level shift's, not the
+    /// row's. The median over every row's steps, so the rows whose own
+    /// rounds are wide (a cross-CPU flush, a co-runner's wait) do not set
+    /// it. None under [`MIN_RUN_STEPS`].
+    pub fn of<K>(rows: &BTreeMap<K, Vec<Vec<f64>>>) -> Option<RunToRun> {
+        let mut steps: Vec<f64> = rows
+            .values()
+            .flatten()
+            .flat_map(|stretch| stretch.windows(2))
+            .filter(|w| w.iter().all(|f| f.is_finite() && *f > 0.0))
+            .map(|w| (w[1] / w[0]).ln().abs())
+            .collect();
+        if steps.len() < MIN_RUN_STEPS {
+            return None;
+        }
+        let runs = rows
+            .values()
+            .map(|stretches| stretches.iter().map(Vec::len).sum::<usize>())
+            .max()
+            .unwrap_or(0);
+        Some(RunToRun {
+            median_step: stats::median_in_place(&mut steps),
+            steps: steps.len(),
+            runs,
+        })
+    }
+
+    /// The floor's share of a row: a typical row's 95% move between runs,
+    /// never under [`NEXT_RUN_FLOOR_SHARE`].
+    pub fn floor_share(run_to_run: Option<&RunToRun>) -> f64 {
+        run_to_run.map_or(NEXT_RUN_FLOOR_SHARE, |r| {
+            (P95_OVER_MEDIAN * r.median_step).max(NEXT_RUN_FLOOR_SHARE)
+        })
+    }
 }
 
 /// The figure of each fork a variant has rounds in: the median of the
@@ -255,6 +318,34 @@ fn median_variance(spreads: impl Iterator<Item = ForkSpread>) -> Option<(f64, f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_to_run_floor_is_a_typical_rows_step_and_needs_enough_of_them() {
+        // Forty rows over three runs: each steps by 1% and back; one noisy
+        // row steps by 30% and does not set the median.
+        let mut rows: BTreeMap<usize, Vec<Vec<f64>>> = (0..40)
+            .map(|i| (i, vec![vec![100.0, 101.0, 100.0]]))
+            .collect();
+        rows.insert(40, vec![vec![100.0, 130.0, 100.0]]);
+        let r = RunToRun::of(&rows).expect("82 steps");
+        assert_eq!((r.steps, r.runs), (82, 3));
+        assert!((r.median_step - 1.01f64.ln()).abs() < 1e-12);
+        let share = RunToRun::floor_share(Some(&r));
+        assert!((share - P95_OVER_MEDIAN * 1.01f64.ln()).abs() < 1e-12);
+        // The step from one quiet level's stretch to the next is a shift's.
+        let shifted: BTreeMap<usize, Vec<Vec<f64>>> = (0..60)
+            .map(|i| (i, vec![vec![100.0, 100.0], vec![150.0, 150.0]]))
+            .collect();
+        let r = RunToRun::of(&shifted).expect("120 steps");
+        assert_eq!(r.median_step, 0.0);
+        // Never under the stated share; the stated share without a reading.
+        assert_eq!(RunToRun::floor_share(Some(&r)), NEXT_RUN_FLOOR_SHARE);
+        assert_eq!(RunToRun::floor_share(None), NEXT_RUN_FLOOR_SHARE);
+        // Two runs of twenty rows are too few steps to read a host from.
+        let few: BTreeMap<usize, Vec<Vec<f64>>> =
+            (0..20).map(|i| (i, vec![vec![100.0, 101.0]])).collect();
+        assert_eq!(RunToRun::of(&few), None);
+    }
 
     #[test]
     fn a_fork_spread_is_the_sample_variance_of_log_figures() {

@@ -3,6 +3,7 @@
 
 use super::output::{Exit, fail, print_table};
 use super::stored::store_in_history;
+use crate::analysis::spread::RunToRun;
 use crate::analysis::states::QuietLevel;
 use crate::cli::{HistoryArgs, RunArgs};
 use crate::export::{self, Format};
@@ -59,6 +60,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     let inventory = Inventory::collect(Path::new("/"));
     if !args.no_history {
         plan.options.known_quiet = known_quiet(args, &inventory.identity, plan.placement.cpu);
+        plan.options.run_to_run = run_to_run(args, &inventory.identity);
     }
     let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
@@ -144,6 +146,7 @@ fn options(args: &RunArgs) -> RunOptions {
         wait_for_quiet: !args.no_wait,
         worker: worker(),
         known_quiet: None,
+        run_to_run: None,
     }
 }
 
@@ -156,6 +159,19 @@ fn known_quiet(args: &RunArgs, like: &Identity, cpu: usize) -> Option<QuietLevel
     }
     let history = super::stored::open_history(&args.store).ok()??;
     history.quiet_level_like(like, cpu).ok()?
+}
+
+/// How far rows moved between the history's earlier runs of the
+/// conditions this run will have (`history::conditions`); None where the
+/// history holds too few or cannot be read.
+fn run_to_run(args: &RunArgs, like: &Identity) -> Option<RunToRun> {
+    if like.boot_id == crate::inventory::UNKNOWN {
+        return None;
+    }
+    let history = super::stored::open_history(&args.store).ok()??;
+    let build = crate::results::BuildIdentity::of_this_binary();
+    let conditions = crate::history::conditions(like, &build.git_commit, args.quick);
+    RunToRun::of(&history.row_figures(&conditions, &[]).ok()?)
 }
 
 /// Runs of this boot looked through for one without the hooks: a few, so

@@ -34,7 +34,7 @@ mod store;
 pub use queries::{BootFigures, LEARNED_RUNS, RUNS_PER_BOOT, RowFigures, StoredSet};
 pub use refs::{RunRef, SideRef};
 pub use series::{MachineKey, MachineSeries, RowSeries, SERIES_RUNS, SeriesRun};
-pub use store::conditions_of;
+pub use store::{conditions, conditions_of};
 
 /// How long a run waits for another mitbench holding the database.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(3);

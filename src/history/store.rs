@@ -2,6 +2,7 @@
 //! its later look-ups read.
 
 use super::{History, HistoryError};
+use crate::inventory::identity::Identity;
 use crate::results::load::LoadError;
 use crate::results::{Cost, RunDocument};
 use rusqlite::params;
@@ -10,13 +11,22 @@ use rusqlite::params;
 /// them: the host, the installation, the boot, the build, quick or not, and
 /// the process controls inherited across exec (a seccomp filter, SSBD).
 pub fn conditions_of(doc: &RunDocument) -> String {
-    let id = &doc.inventory.identity;
+    conditions(
+        &doc.inventory.identity,
+        &doc.build.git_commit,
+        doc.settings.quick,
+    )
+}
+
+/// [`conditions_of`] a run on the machine `id` by the build `git_commit`,
+/// before it has a document.
+pub fn conditions(id: &Identity, git_commit: &str, quick: bool) -> String {
     serde_json::json!([
         id.hostname,
         id.machine_id,
         id.boot_id,
-        doc.build.git_commit,
-        doc.settings.quick,
+        git_commit,
+        quick,
         id.process_controls,
     ])
     .to_string()

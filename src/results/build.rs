@@ -27,6 +27,9 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     /// The run's [`crate::analysis::states::MachineStates::drift_interval_pct`].
     pub drift_interval_pct: Option<f64>,
+    /// The share of a row no next run's interval is narrower than
+    /// ([`crate::analysis::spread::RunToRun::floor_share`]).
+    pub floor_share: f64,
     /// Every variant's spread across forks.
     pub spread: &'a RunSpread,
     /// The run's reference speed, each variant's speed coefficient and the
@@ -62,7 +65,12 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
             (index, record)
         })
         .unzip();
-    set_next_run_differences(&mut records, &differences, cx.drift_interval_pct);
+    set_next_run_differences(
+        &mut records,
+        &differences,
+        cx.drift_interval_pct,
+        cx.floor_share,
+    );
     set_headline_ratios(&mut records);
     mark_layout_spread(&mut records);
     if let Some(toll) = probe.toll {
@@ -326,8 +334,12 @@ fn cost(
         .iter()
         .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
         .collect();
-    let (next_run_interval, next_run_from) =
-        figure::next_run_interval(estimate.cost, next_run, cx.drift_interval_pct);
+    let (next_run_interval, next_run_from) = figure::next_run_interval(
+        estimate.cost,
+        next_run,
+        cx.drift_interval_pct,
+        cx.floor_share,
+    );
     Cost {
         figure: None,
         ns_per_tick: cx.tsc.ticks_to_ns(1.0),
@@ -380,7 +392,7 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
         return;
     };
     let next_run = cx.speed.spread.get(id, &v.variant.name);
-    let (interval, _) = figure::next_run_interval(estimate.cost, next_run, None);
+    let (interval, _) = figure::next_run_interval(estimate.cost, next_run, None, cx.floor_share);
     let ticks = estimate.cost.value;
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);
@@ -580,13 +592,14 @@ fn set_next_run_differences(
     records: &mut [Record],
     differences: &[VariantSpread],
     drift_pct: Option<f64>,
+    floor_share: f64,
 ) {
     for (name, next) in pooled_in_probe(differences, None) {
         let record = records
             .iter_mut()
             .find(|r| r.variant == name && r.vs_baseline.is_some());
         if let Some(record) = record {
-            let floor = record.next_run_floor();
+            let floor = record.next_run_floor(floor_share);
             let Some(vs) = record.vs_baseline.as_mut() else {
                 continue;
             };
@@ -671,7 +684,7 @@ fn phases_over(rounds: &[&Round], seed: u64) -> Vec<PhaseCost> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::spread::ForkSpread;
+    use crate::analysis::spread::{ForkSpread, NEXT_RUN_FLOOR_SHARE};
 
     fn record(variant: &str, role: Role, ratio: f64) -> Record {
         Record {
@@ -752,7 +765,7 @@ mod tests {
                 record("plain", Role::Baseline, 1.0),
                 record("retpoline", Role::Compared, 1.4),
             ];
-            set_next_run_differences(&mut records, differences, None);
+            set_next_run_differences(&mut records, differences, None, NEXT_RUN_FLOOR_SHARE);
             records
         };
         // One fork of differences: nothing to borrow; three: a spread.

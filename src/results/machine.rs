@@ -5,6 +5,7 @@
 use super::Record;
 use super::speed::RunSpeed;
 use crate::analysis::noise::RunTime;
+use crate::analysis::spread::RunToRun;
 use crate::analysis::states::{Drift, MIN_READINGS, StateModel, drift_blocks, drift_interval_pct};
 use crate::analysis::stats::{max_of, median_of};
 use crate::schedule::gate::Waited;
@@ -58,6 +59,12 @@ pub struct MachineStates {
     /// (`crate::schedule::gate`); None in documents before it.
     #[serde(default)]
     pub waited: Option<Waited>,
+    /// How far rows moved between the history's earlier runs of these
+    /// conditions, read before the run; None where the history held too
+    /// few (or none was kept), and the next run's floor is the stated
+    /// share ([`MachineStates::floor_share`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_to_run: Option<RunToRun>,
 }
 
 /// The run's reference speed, how far it moved, and how much of the rows'
@@ -118,6 +125,51 @@ impl ReferenceSpeed {
     }
 }
 
+/// The machine line's first part: the speed levels the canary read (or
+/// the level it sat above), and the steal time.
+fn levels_line(model: &StateModel, steal: &str) -> String {
+    let slow_levels_pct = model.slow_levels_pct.filter(|_| model.two_states);
+    match (slow_levels_pct, model.above_known_pct) {
+        (_, Some(above)) => format!(
+            "machine: the whole run sat above the quiet canary this boot read before ({:.0} \
+             ticks), its fastest canary readings +{above:.0}% above it, and the canary came \
+             back to that level when watched, or the watch was cut short: a host's slow \
+             stretch as far as the run can tell, so every figure is that slow level's, its \
+             interval reaching down to the quiet level (a run later tells a level that \
+             stays); {steal}",
+            model.quiet_canary,
+        ),
+        (Some(levels), None) => format!(
+            "machine: a quiet level (canary {:.0} ticks, up to +{:.0}%) in {:.0}% of {} \
+             readings, the rest in slow levels {}; {steal}",
+            model.quiet_canary,
+            model.quiet_band * 100.0,
+            (1.0 - model.slow_share) * 100.0,
+            model.readings,
+            slow_levels(levels[0]..levels[1]),
+        ),
+        _ if model.readings < MIN_READINGS => format!(
+            "machine: {} canary readings, too few to tell speed levels apart; {steal}",
+            model.readings
+        ),
+        _ => format!(
+            "machine: one speed level over {} canary readings ({:.0} ticks, up to +{:.0}%){}; \
+             {steal}",
+            model.readings,
+            model.quiet_canary,
+            model.quiet_band * 100.0,
+            if model.slow_share > 0.0 {
+                format!(
+                    ", {:.1}% of them disturbed and left out",
+                    model.slow_share * 100.0
+                )
+            } else {
+                String::new()
+            },
+        ),
+    }
+}
+
 impl MachineStates {
     /// `readings` and `times` (seconds into the run) are the run's canary
     /// readings in the order taken.
@@ -144,46 +196,7 @@ impl MachineStates {
             || "steal time unreadable".to_string(),
             |pct| format!("steal {pct:.1}% of CPU {cpu}'s time"),
         );
-        let slow_levels_pct = model.slow_levels_pct.filter(|_| model.two_states);
-        let summary = match (slow_levels_pct, model.above_known_pct) {
-            (_, Some(above)) => format!(
-                "machine: the whole run sat above the quiet canary this boot read before ({:.0} \
-                 ticks), its fastest canary readings +{above:.0}% above it, and the canary came \
-                 back to that level when watched, or the watch was cut short: a host's slow \
-                 stretch as far as the run can tell, so every figure is that slow level's, its \
-                 interval reaching down to the quiet level (a run later tells a level that \
-                 stays); {steal}",
-                model.quiet_canary,
-            ),
-            (Some(levels), None) => format!(
-                "machine: a quiet level (canary {:.0} ticks, up to +{:.0}%) in {:.0}% of {} \
-                 readings, the rest in slow levels {}; {steal}",
-                model.quiet_canary,
-                model.quiet_band * 100.0,
-                (1.0 - model.slow_share) * 100.0,
-                model.readings,
-                slow_levels(levels[0]..levels[1]),
-            ),
-            _ if model.readings < MIN_READINGS => format!(
-                "machine: {} canary readings, too few to tell speed levels apart; {steal}",
-                model.readings
-            ),
-            _ => format!(
-                "machine: one speed level over {} canary readings ({:.0} ticks, up to +{:.0}%){}; \
-                 {steal}",
-                model.readings,
-                model.quiet_canary,
-                model.quiet_band * 100.0,
-                if model.slow_share > 0.0 {
-                    format!(
-                        ", {:.1}% of them disturbed and left out",
-                        model.slow_share * 100.0
-                    )
-                } else {
-                    String::new()
-                },
-            ),
-        };
+        let summary = levels_line(&model, &steal);
         // A sharp level above the boot's recent one: said as a finding,
         // since every figure of the run moved with it.
         let summary = match (model.moved_pct, model.known_quiet) {
@@ -219,6 +232,26 @@ impl MachineStates {
             summary,
             reference: None,
             waited: None,
+            run_to_run: None,
+        }
+    }
+
+    /// The share of a row no interval for the next run is narrower than.
+    pub fn floor_share(&self) -> f64 {
+        RunToRun::floor_share(self.run_to_run.as_ref())
+    }
+
+    /// Says how far the history's runs moved, where it read them.
+    pub fn set_run_to_run(&mut self, run_to_run: Option<RunToRun>) {
+        self.run_to_run = run_to_run;
+        if let Some(r) = run_to_run {
+            self.summary += &format!(
+                "; the {} runs of these conditions before it moved a row a median {:.2}% from one to \
+                 the next, so no interval for the next run is under ±{:.1}%",
+                r.runs,
+                r.median_step * 100.0,
+                self.floor_share() * 100.0
+            );
         }
     }
 

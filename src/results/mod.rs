@@ -236,13 +236,14 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
 }
 
 /// What a run's analysis reads besides its rounds: the steal time over it,
-/// the CPU it measured on, and the quiet level the history knew for its
-/// boot.
+/// the CPU it measured on, and what the history knew before it: the quiet
+/// level of its boot and how far its earlier runs moved.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunFacts {
     pub steal_pct: Option<f64>,
     pub cpu: usize,
     pub known_quiet: Option<crate::analysis::states::QuietLevel>,
+    pub run_to_run: Option<crate::analysis::spread::RunToRun>,
 }
 
 /// The machine's states over a run and every variant's record, from the
@@ -273,6 +274,7 @@ pub fn analyse(
         tsc,
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
+        floor_share: crate::analysis::spread::RunToRun::floor_share(facts.run_to_run.as_ref()),
         spread: &spread::run_spread(
             &probes,
             |v| spread::used_rounds(v, &machine_states.model),
@@ -289,6 +291,7 @@ pub fn analyse(
         machine_states.set_reference(reference);
     }
     machine_states.set_waited(run.waited);
+    machine_states.set_run_to_run(facts.run_to_run);
     (machine_states, records)
 }
 

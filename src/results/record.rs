@@ -194,11 +194,11 @@ impl Record {
     }
 
     /// The least half-width of an interval for the next run of this
-    /// row's cost or of its difference from its baseline, ticks
-    /// ([`crate::analysis::spread::next_run_floor`]).
-    pub fn next_run_floor(&self) -> f64 {
+    /// row's cost or of its difference from its baseline, ticks, at the
+    /// run's floor `share` ([`crate::analysis::spread::next_run_floor`]).
+    pub fn next_run_floor(&self, share: f64) -> f64 {
         let ticks = self.cost.as_ref().map_or(0.0, |c| c.rounds_ticks.value);
-        crate::analysis::spread::next_run_floor(ticks, self.rounds.clock_step())
+        crate::analysis::spread::next_run_floor(ticks, self.rounds.clock_step(), share)
     }
 
     /// The p99 of the same-CPU co-runner's wait, where the probe had one.

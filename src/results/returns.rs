@@ -294,7 +294,9 @@ fn resolution_ns(doc: &RunDocument, crossing: &str) -> f64 {
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     doc.record(PROBE, &format!("{crossing}/in-fn"))
         .zip(mhz)
-        .map_or(0.0, |(r, mhz)| r.next_run_floor() * 1000.0 / mhz)
+        .map_or(0.0, |(r, mhz)| {
+            r.next_run_floor(doc.machine_states.floor_share()) * 1000.0 / mhz
+        })
 }
 
 /// The `i`th crossing's refills, where the run measured them.
@@ -430,7 +432,7 @@ impl<'d> Read<'d> {
         Ok(Read::Pairs(InRounds {
             paired,
             drift_pct: dearer_row.cost.as_ref().and_then(|c| c.machine_drift_pct),
-            floor: dearer_row.next_run_floor(),
+            floor: dearer_row.next_run_floor(doc.machine_states.floor_share()),
         }))
     }
 }

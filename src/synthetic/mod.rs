@@ -309,7 +309,9 @@ pub struct Run {
 }
 
 /// A synthetic machine, seeded; runs made one after another follow its
-/// drifting speed, as back-to-back runs would.
+/// drifting speed, as back-to-back runs would. A clone is its twin: the
+/// same draws from there on, for one run analysed two ways.
+#[derive(Clone)]
 pub struct Machine {
     rng: fastrand::Rng,
     /// The reference's read noise draws from a stream of its own, so the
@@ -573,6 +575,36 @@ impl Machine {
         settings: &Settings,
         known_quiet: Option<crate::analysis::states::QuietLevel>,
     ) -> Run {
+        let facts = results::RunFacts {
+            known_quiet,
+            ..results::RunFacts::default()
+        };
+        self.run_with(probes, layout, settings, facts)
+    }
+
+    /// [`Machine::run`], analysed knowing how far rows moved between the
+    /// runs a history of this machine would hold (`RunFacts::run_to_run`).
+    pub fn run_after(
+        &mut self,
+        probes: &[Probe],
+        layout: Layout,
+        settings: &Settings,
+        run_to_run: Option<crate::analysis::spread::RunToRun>,
+    ) -> Run {
+        let facts = results::RunFacts {
+            run_to_run,
+            ..results::RunFacts::default()
+        };
+        self.run_with(probes, layout, settings, facts)
+    }
+
+    fn run_with(
+        &mut self,
+        probes: &[Probe],
+        layout: Layout,
+        settings: &Settings,
+        facts: results::RunFacts,
+    ) -> Run {
         let mut merged = Merged::default();
         let mut clean = CleanFigures::new();
         let mut clock = 0.0;
@@ -650,7 +682,7 @@ impl Machine {
             }
         }
         merged.probes = merge_forks(merged.probes);
-        let (states, records) = analysed(&merged, settings, known_quiet);
+        let (states, records) = analysed(&merged, settings, facts);
         let started_s = self.clock_s;
         self.clock_s += clock;
         Run {
@@ -704,22 +736,14 @@ fn truth_of(clean: CleanFigures) -> BTreeMap<(String, String), f64> {
 fn analysed(
     merged: &Merged,
     settings: &Settings,
-    known_quiet: Option<crate::analysis::states::QuietLevel>,
+    facts: results::RunFacts,
 ) -> (results::MachineStates, Vec<results::Record>) {
     let tsc = TscFrequency {
         mhz: TSC_MHZ,
         source: "synthetic".into(),
         calibrated_mhz: None,
     };
-    results::analyse(
-        merged,
-        &tsc,
-        settings,
-        results::RunFacts {
-            known_quiet,
-            ..results::RunFacts::default()
-        },
-    )
+    results::analyse(merged, &tsc, settings, facts)
 }
 
 /// The forks' [`ProbeRounds`] of one probe as one, rounds in order.
