@@ -71,7 +71,10 @@ pub struct RunPlan {
     pub options: RunOptions,
     /// Each output and its temporary sibling, created already.
     pub outputs: Vec<PendingOutput>,
-    /// The --round-log file, opened for appending already.
+    /// The --round-log file, opened for appending already and held open
+    /// for the whole run though nothing writes it here: each fork appends
+    /// by its path and closes it, and a reader of a FIFO there would see
+    /// the end of the log between forks were no writer left open.
     pub round_log: Option<std::fs::File>,
 }
 

@@ -628,7 +628,8 @@ pub const ONE_PROCESS_PRICE: &str = "Δ from one process: its interval is this r
                                      minute moves it";
 
 /// Each figure a probe measured beside the cost, as the median over rounds
-/// with its interval from five rounds on: over the `used` rounds, the
+/// with the interval of the next run's median from five rounds on
+/// ([`figure::next_run_of_median`]): over the `used` rounds, the
 /// headline's, except a co-runner's wait, which is over `all` rounds: a
 /// co-runner waits in the slow state too, and the latency advice must not
 /// leave those waits out.
@@ -652,8 +653,9 @@ fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<NamedFigure> 
                 return None;
             }
             let (value, ci) = rounds::median_with_ci(&values, seed);
+            let next_run = ci.and_then(|ci| figure::next_run_of_median(&values, value, ci));
             Some(NamedFigure {
-                figure: crate::analysis::figure::Figure::new(value, ci.map(|(lo, hi)| [lo, hi])),
+                figure: crate::analysis::figure::Figure::new(value, next_run),
                 role,
                 ..NamedFigure::new(name, value, unit)
             })
