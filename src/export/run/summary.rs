@@ -37,19 +37,33 @@ fn quantity(q: &Quantity) -> String {
     } else {
         value
     };
-    let spread = q
-        .figure
-        .half_width()
-        .map(f64::abs)
-        .filter(|half| half.is_finite() && *half > 0.0)
-        .map_or_else(String::new, |half| {
-            format!(" ±{}", two_digits(half * scale))
-        });
+    let spread = match q.figure.ci95 {
+        Some([lo, hi]) if lopsided(q.figure.value, [lo, hi]) => {
+            let end = |x: f64| format_cost(x * scale);
+            format!(" [{}, {}]", end(lo), end(hi))
+        }
+        _ => q
+            .figure
+            .half_width()
+            .map(f64::abs)
+            .filter(|half| half.is_finite() && *half > 0.0)
+            .map_or_else(String::new, |half| {
+                format!(" ±{}", two_digits(half * scale))
+            }),
+    };
     let note = q
         .note
         .as_ref()
         .map_or_else(String::new, |note| format!(" ({note})"));
     format!("{} {signed}{spread}{note}", q.what.trim_end_matches('+'))
+}
+
+/// Whether an interval reaches more than twice as far on one side of the
+/// figure as on the other (a p99 wait's, read on a log scale): printed as
+/// its two ends, since "4,943 ns ±15,753" reads as reaching below zero.
+fn lopsided(value: f64, [lo, hi]: [f64; 2]) -> bool {
+    let (below, above) = (value - lo, hi - value);
+    below > 0.0 && above > 0.0 && below.max(above) > 2.0 * below.min(above)
 }
 
 /// A spread to two significant digits (0.0042, 0.31, 27, 1,200).
@@ -516,4 +530,34 @@ pub fn rows(summary: &Answer) -> Vec<[String; 3]> {
         .iter()
         .map(|t| [t.kind.label().to_string(), body(t), sources(t)])
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::summary::{From, Unit};
+
+    fn wait(value: f64, ci95: [f64; 2]) -> String {
+        quantity(&Quantity {
+            what: "lookup p99 wait".into(),
+            figure: Figure::new(value, Some(ci95)),
+            unit: Unit::Ns,
+            from: From {
+                probe: "teardown/index-2^19".into(),
+                variant: "K=1".into(),
+            },
+            note: None,
+        })
+    }
+
+    #[test]
+    fn a_lopsided_interval_is_printed_as_its_ends() {
+        // A p99 wait read on a log scale: four times as far above.
+        assert_eq!(
+            wait(4_943.0, [1_500.0, 20_700.0]),
+            "lookup p99 wait 4,943 ns [1,500, 20,700]"
+        );
+        // Within twice as far on one side as on the other: a half-width.
+        assert_eq!(wait(500.0, [480.0, 530.0]), "lookup p99 wait 500 ns ±30");
+    }
 }
