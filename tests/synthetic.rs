@@ -704,7 +704,11 @@ fn held_in_slow_levels(noise: Noise) -> (usize, usize, usize, usize) {
     };
     for trial in 0..TRIALS / 4 {
         let held = || Machine::new(noise.clone(), 9000 + trial);
-        let run = held().run_knowing(&probes, LAYOUT, &settings, known);
+        let facts = mitbench::results::RunFacts {
+            known_quiet: known,
+            ..Default::default()
+        };
+        let run = held().run_with(&probes, LAYOUT, &settings, facts);
         let alone = held().run(&probes, LAYOUT, &settings);
         for (r, a) in run.records.iter().zip(&alone.records) {
             let truth = run.truth[&(r.id.clone(), r.variant.clone())];
@@ -819,7 +823,11 @@ fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor
         }
         let run_to_run = RunToRun::of(&history).expect("70 steps");
         let mut twin = machine.clone();
-        let this = machine.run_after(&probes, QUICK, &settings, Some(run_to_run));
+        let facts = mitbench::results::RunFacts {
+            run_to_run: Some(run_to_run),
+            ..Default::default()
+        };
+        let this = machine.run_with(&probes, QUICK, &settings, facts);
         let stated = twin.run(&probes, QUICK, &settings);
         let next = machine.run(&probes, QUICK, &settings);
         for ((a, s), b) in this.records.iter().zip(&stated.records).zip(&next.records) {

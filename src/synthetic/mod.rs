@@ -563,42 +563,12 @@ impl Machine {
 
     /// One run of `probes` laid out as `layout`, analysed with `settings`.
     pub fn run(&mut self, probes: &[Probe], layout: Layout, settings: &Settings) -> Run {
-        self.run_knowing(probes, layout, settings, None)
+        self.run_with(probes, layout, settings, results::RunFacts::default())
     }
 
-    /// [`Machine::run`], analysed knowing the quiet level a history of
-    /// this machine's runs would hold (`RunFacts::known_quiet`).
-    pub fn run_knowing(
-        &mut self,
-        probes: &[Probe],
-        layout: Layout,
-        settings: &Settings,
-        known_quiet: Option<crate::analysis::states::QuietLevel>,
-    ) -> Run {
-        let facts = results::RunFacts {
-            known_quiet,
-            ..results::RunFacts::default()
-        };
-        self.run_with(probes, layout, settings, facts)
-    }
-
-    /// [`Machine::run`], analysed knowing how far rows moved between the
-    /// runs a history of this machine would hold (`RunFacts::run_to_run`).
-    pub fn run_after(
-        &mut self,
-        probes: &[Probe],
-        layout: Layout,
-        settings: &Settings,
-        run_to_run: Option<crate::analysis::spread::RunToRun>,
-    ) -> Run {
-        let facts = results::RunFacts {
-            run_to_run,
-            ..results::RunFacts::default()
-        };
-        self.run_with(probes, layout, settings, facts)
-    }
-
-    fn run_with(
+    /// [`Machine::run`], analysed knowing what a history of this machine's
+    /// runs would hold (`RunFacts::known_quiet`, `RunFacts::run_to_run`).
+    pub fn run_with(
         &mut self,
         probes: &[Probe],
         layout: Layout,
