@@ -43,6 +43,17 @@ impl Figure {
         Some(self.value + (hi - self.value) * (1.645 / 1.96))
     }
 
+    /// Whether its interval reaches more than twice as far on one side of
+    /// the figure as on the other (a p99 wait's, read on a log scale):
+    /// such an interval is written as its two ends, since "4,943 ns
+    /// ±15,753" reads as reaching below zero.
+    pub fn lopsided(&self) -> bool {
+        self.ci95.is_some_and(|[lo, hi]| {
+            let (below, above) = (self.value - lo, hi - self.value);
+            below > 0.0 && above > 0.0 && below.max(above) > 2.0 * below.min(above)
+        })
+    }
+
     /// [`Figure::half_width`] as a percentage of the figure.
     pub fn half_width_pct(&self) -> Option<f64> {
         self.ci95

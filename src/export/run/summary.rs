@@ -38,7 +38,7 @@ fn quantity(q: &Quantity) -> String {
         value
     };
     let spread = match q.figure.ci95 {
-        Some([lo, hi]) if lopsided(q.figure.value, [lo, hi]) => {
+        Some([lo, hi]) if q.figure.lopsided() => {
             let end = |x: f64| format_cost(x * scale);
             format!(" [{}, {}]", end(lo), end(hi))
         }
@@ -56,14 +56,6 @@ fn quantity(q: &Quantity) -> String {
         .as_ref()
         .map_or_else(String::new, |note| format!(" ({note})"));
     format!("{} {signed}{spread}{note}", q.what.trim_end_matches('+'))
-}
-
-/// Whether an interval reaches more than twice as far on one side of the
-/// figure as on the other (a p99 wait's, read on a log scale): printed as
-/// its two ends, since "4,943 ns ±15,753" reads as reaching below zero.
-fn lopsided(value: f64, [lo, hi]: [f64; 2]) -> bool {
-    let (below, above) = (value - lo, hi - value);
-    below > 0.0 && above > 0.0 && below.max(above) > 2.0 * below.min(above)
 }
 
 /// A spread to two significant digits (0.0042, 0.31, 27, 1,200).
@@ -537,10 +529,10 @@ mod tests {
     use super::*;
     use crate::results::summary::{From, Unit};
 
-    fn wait(value: f64, ci95: [f64; 2]) -> String {
+    fn wait(figure: Figure) -> String {
         quantity(&Quantity {
             what: "lookup p99 wait".into(),
-            figure: Figure::new(value, Some(ci95)),
+            figure,
             unit: Unit::Ns,
             from: From {
                 probe: "teardown/index-2^19".into(),
@@ -554,10 +546,11 @@ mod tests {
     fn a_lopsided_interval_is_printed_as_its_ends() {
         // A p99 wait read on a log scale: four times as far above.
         assert_eq!(
-            wait(4_943.0, [1_500.0, 20_700.0]),
+            wait(Figure::new(4_943.0, Some([1_500.0, 20_700.0]))),
             "lookup p99 wait 4,943 ns [1,500, 20,700]"
         );
         // Within twice as far on one side as on the other: a half-width.
-        assert_eq!(wait(500.0, [480.0, 530.0]), "lookup p99 wait 500 ns ±30");
+        let even = Figure::new(500.0, Some([480.0, 530.0]));
+        assert_eq!(wait(even), "lookup p99 wait 500 ns ±30");
     }
 }
