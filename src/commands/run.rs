@@ -59,8 +59,8 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     };
     let inventory = Inventory::collect(Path::new("/"));
     if !args.no_history {
-        plan.options.known_quiet = known_quiet(args, &inventory.identity, plan.placement.cpu);
-        plan.options.run_to_run = run_to_run(args, &inventory.identity);
+        (plan.options.known_quiet, plan.options.run_to_run) =
+            known_before(args, &inventory.identity, plan.placement.cpu);
     }
     let mut doc = match run::execute(&plan, inventory) {
         Ok(doc) => doc,
@@ -150,28 +150,31 @@ fn options(args: &RunArgs) -> RunOptions {
     }
 }
 
-/// The quiet level the history read on this boot under the same process
-/// controls, where it holds such a run; a history that cannot be read
-/// leaves the run to its own readings.
-fn known_quiet(args: &RunArgs, like: &Identity, cpu: usize) -> Option<QuietLevel> {
+/// What the history knew before the run, read from one opening of it: the
+/// quiet level it read on this boot under the same process controls, and
+/// how far rows moved between its earlier runs of the conditions this run
+/// will have (`history::conditions`). Nothing where the boot is unknown or
+/// the history cannot be read: the run is left to its own readings and the
+/// stated floor.
+fn known_before(
+    args: &RunArgs,
+    like: &Identity,
+    cpu: usize,
+) -> (Option<QuietLevel>, Option<RunToRun>) {
     if like.boot_id == crate::inventory::UNKNOWN {
-        return None;
+        return (None, None);
     }
-    let history = super::stored::open_history(&args.store).ok()??;
-    history.quiet_level_like(like, cpu).ok()?
-}
-
-/// How far rows moved between the history's earlier runs of the
-/// conditions this run will have (`history::conditions`); None where the
-/// history holds too few or cannot be read.
-fn run_to_run(args: &RunArgs, like: &Identity) -> Option<RunToRun> {
-    if like.boot_id == crate::inventory::UNKNOWN {
-        return None;
-    }
-    let history = super::stored::open_history(&args.store).ok()??;
+    let Some(history) = super::stored::open_history(&args.store).ok().flatten() else {
+        return (None, None);
+    };
+    let quiet = history.quiet_level_like(like, cpu).ok().flatten();
     let build = crate::results::BuildIdentity::of_this_binary();
     let conditions = crate::history::conditions(like, &build.git_commit, args.quick);
-    RunToRun::of(&history.row_figures(&conditions, &[]).ok()?)
+    let moved = history
+        .row_figures(&conditions, &[])
+        .ok()
+        .and_then(|rows| RunToRun::of(&rows));
+    (quiet, moved)
 }
 
 /// Runs of this boot looked through for one without the hooks: a few, so
