@@ -352,11 +352,15 @@ fn short_name(name: &str) -> &str {
 /// None where this run priced none of them.
 pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    let mut unpriced: Vec<&str> = Vec::new();
+    // A mitigation's rows this run did not price, by name: one catalogue
+    // name can cover two CPUs' sequences (retbleed's untraining and SRSO's
+    // safe return), and the rows say which of them is missing.
+    let mut unpriced: Vec<(&str, Vec<&str>)> = Vec::new();
     for p in &k.prices {
         let Some(price) = p.price_ns else {
-            if !unpriced.contains(&p.mitigation) {
-                unpriced.push(p.mitigation);
+            match unpriced.iter_mut().find(|(m, _)| *m == p.mitigation) {
+                Some((_, rows)) => rows.push(p.variant),
+                None => unpriced.push((p.mitigation, vec![p.variant])),
             }
             continue;
         };
@@ -407,7 +411,11 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
         ));
     }
     if !unpriced.is_empty() {
-        line.push(format!("not priced in this run: {}", unpriced.join(", ")));
+        let each = unpriced
+            .iter()
+            .map(|(m, rows)| format!("{} ({})", short_name(m), rows.join(", ")))
+            .collect::<Vec<_>>();
+        line.push(format!("not priced in this run: {}", each.join(", ")));
     }
     if let (Some(floor), Some(getpid)) = (k.getpid_floor_ns, k.getpid_ns) {
         line.push(format!(
