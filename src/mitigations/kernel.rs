@@ -73,16 +73,29 @@ pub struct InForce {
     pub mitigations: Vec<super::Id>,
 }
 
+/// What bugs.c prints after "Vulnerable: " (or "Mitigation: ") where
+/// nothing runs after all: a mitigation waiting for microcode the CPU
+/// lacks (TSA, RFDS, GDS, SRBDS and SRSO: "No microcode"), SRSO's
+/// microcode on its own (it extends IBPB; nothing runs on a crossing),
+/// and ITS's "Mitigation: Vulnerable, KVM: Not affected" (no thunks; only
+/// guest/host isolation holds).
+const RUNS_NOTHING: [&str; 3] = ["No microcode", "Microcode, no safe RET", "Vulnerable"];
+
 /// Whether a vulnerability file's text says a mitigation runs: "Mitigation:
 /// ...", or "Vulnerable: ..." with a partial mitigation after the colon
 /// (SRSO's "Vulnerable: Safe RET, no microcode" runs the safe-RET
-/// sequence). "Not affected" and a bare "Vulnerable" do not.
+/// sequence, MDS's "Clear CPU buffers attempted, no microcode" runs
+/// VERW). "Not affected", a bare "Vulnerable" and the states of
+/// [`RUNS_NOTHING`] do not.
 pub fn mitigated(line: &str) -> bool {
     let line = line.trim();
-    line.starts_with("Mitigation")
-        || line
-            .strip_prefix("Vulnerable:")
-            .is_some_and(|rest| !rest.trim().is_empty())
+    let after = line
+        .strip_prefix("Mitigation:")
+        .or_else(|| line.strip_prefix("Vulnerable:"))
+        .map(str::trim);
+    after.is_some_and(|rest| {
+        !rest.is_empty() && !RUNS_NOTHING.iter().any(|none| rest.starts_with(none))
+    })
 }
 
 /// The mitigations in force by the vulnerability files (name -> text):
@@ -128,6 +141,47 @@ mod tests {
         ]));
         let offs: Vec<&str> = found.iter().map(|f| f.off.as_str()).collect();
         assert_eq!(offs, ["spectre_v2=off", "spec_rstack_overflow=off"]);
+    }
+
+    #[test]
+    fn each_partial_state_bugs_c_prints_is_read_as_running_or_not() {
+        // arch/x86/kernel/cpu/bugs.c (6.18): every "Vulnerable: " and
+        // "Mitigation: Vulnerable" string, with whether a sequence runs.
+        let states = [
+            ("Vulnerable: Safe RET, no microcode", true),
+            (
+                "Vulnerable: Clear CPU buffers attempted, no microcode",
+                true,
+            ),
+            (
+                "Vulnerable: Clear CPU buffers attempted, no microcode; SMT vulnerable",
+                true,
+            ),
+            (
+                "Vulnerable: __user pointer sanitization and usercopy barriers only; no swapgs barriers",
+                true,
+            ),
+            ("Vulnerable: LFENCE", true),
+            ("Vulnerable: eIBRS with unprivileged eBPF", true),
+            (
+                "Vulnerable: eIBRS+LFENCE with unprivileged eBPF and SMT",
+                true,
+            ),
+            (
+                "Vulnerable: untrained return thunk / IBPB on non-AMD based uarch",
+                true,
+            ),
+            ("Vulnerable: No microcode", false),
+            ("Vulnerable: Microcode, no safe RET", false),
+            ("Mitigation: Vulnerable, KVM: Not affected", false),
+            ("Vulnerable", false),
+            ("Vulnerable; SMT vulnerable", false),
+            ("Not affected", false),
+            ("Mitigation: Safe RET", true),
+        ];
+        for (line, runs) in states {
+            assert_eq!(mitigated(line), runs, "{line}");
+        }
     }
 
     #[test]
