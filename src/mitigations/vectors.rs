@@ -264,7 +264,10 @@ pub const WEAKER_MODES: &[WeakerMode] = &[
     },
 ];
 
-const SRSO_SAFE_RET: (&str, &str) = ("spec_rstack_overflow", "Safe RET");
+// Only the full "Mitigation: Safe RET": without the IBPB-extending
+// microcode ("Vulnerable: Safe RET, no microcode") the weaker mode is
+// "Vulnerable: No microcode", which runs nothing and leaves nothing.
+const SRSO_SAFE_RET: (&str, &str) = ("spec_rstack_overflow", "Mitigation: Safe RET");
 const SRSO_MICROCODE_ONLY: &str =
     "SRSO's microcode-only mode (the IBPB-extending microcode on its own; no safe-RET)";
 
