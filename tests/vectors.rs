@@ -156,23 +156,22 @@ fn hostile_mitigations_words_each_get_one_clear_line_and_the_plan_goes_on() {
 fn the_answer_says_what_turning_user_kernel_off_leaves_where_user_user_stays() {
     // Zen 3 on bare metal with the microcode ("Mitigation: Safe RET") and
     // the guest vectors off, as the guests above.
-    for fixture in ["cpus/amd-zen3-no-guest-vectors"] {
-        let inventory = Inventory::collect(&root(fixture));
-        let priced = mitbench::results::vectors::of(&inventory, &Default::default());
-        let user_kernel = priced
-            .vectors
-            .iter()
-            .find(|v| v.vector == Vector::UserKernel)
-            .expect("user_kernel is enabled");
-        assert!(
-            user_kernel
-                .turns_off
-                .contains(&"return thunks / SRSO safe-RET")
-        );
-        assert_eq!(user_kernel.leaves.len(), 1, "{fixture}");
-        assert!(user_kernel.leaves[0].contains("microcode-only mode"));
-        // user_user keeps nothing of SRSO's in full: it leaves nothing.
-        let user_user = priced.vectors.iter().find(|v| v.vector == Vector::UserUser);
-        assert!(user_user.is_none_or(|v| v.leaves.is_empty()));
-    }
+    let fixture = "cpus/amd-zen3-no-guest-vectors";
+    let inventory = Inventory::collect(&root(fixture));
+    let priced = mitbench::results::vectors::of(&inventory, &Default::default());
+    let user_kernel = priced
+        .vectors
+        .iter()
+        .find(|v| v.vector == Vector::UserKernel)
+        .expect("user_kernel is enabled");
+    assert!(
+        user_kernel
+            .turns_off
+            .contains(&"return thunks / SRSO safe-RET")
+    );
+    assert_eq!(user_kernel.leaves.len(), 1, "{fixture}");
+    assert!(user_kernel.leaves[0].contains("microcode-only mode"));
+    // user_user keeps nothing of SRSO's in full: it leaves nothing.
+    let user_user = priced.vectors.iter().find(|v| v.vector == Vector::UserUser);
+    assert!(user_user.is_none_or(|v| v.leaves.is_empty()));
 }
