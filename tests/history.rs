@@ -359,6 +359,36 @@ fn the_step_across_a_level_shift_is_not_learned_as_a_rows_noise() {
 }
 
 #[test]
+fn a_co_runners_waits_are_read_back_from_the_stored_runs_and_no_other_figure() {
+    use mitbench::probes::NamedFigure;
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let base = fixture();
+    let waits = [20.0, 25.0, 18.0, 40.0];
+    for (i, wait) in waits.into_iter().enumerate() {
+        let mut doc = base.clone();
+        doc.started_at = format!("2026-11-23T12:0{i}:00+00:00");
+        doc.results[0].figures = vec![
+            NamedFigure::new("longest stretch", 1000.0 + i as f64, " us"),
+            NamedFigure::co_runner_wait_p99("p99", wait),
+        ];
+        history.store(&doc).unwrap();
+    }
+    let conditions = mitbench::history::conditions_of(&base);
+    let read = history.wait_figures(&conditions).unwrap();
+    let first = &base.results[0];
+    let key = (first.id.clone(), format!("{}: p99", first.variant));
+    assert_eq!(
+        read.keys().collect::<Vec<_>>(),
+        [&key],
+        "the plain figure too"
+    );
+    assert_eq!(read[&key], [waits.to_vec()], "in the order the runs ran");
+    // Runs of other conditions are not read.
+    assert!(history.wait_figures("[]").unwrap().is_empty());
+}
+
+#[test]
 fn a_rows_figures_are_grouped_by_boot_over_boots_of_one_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();

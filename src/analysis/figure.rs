@@ -165,6 +165,18 @@ pub fn next_run_of_median(values: &[f64], median: f64, ci: (f64, f64)) -> Option
     Some([median * (-half).exp(), median * half.exp()])
 }
 
+/// `interval` widened to hold `value` times e^(-floor) to e^(+floor), or
+/// that alone where there is none: the least interval of a positive
+/// figure whose moves between runs are read on the log scale. A value
+/// that is not positive keeps what it had.
+pub fn at_least_log(interval: Option<[f64; 2]>, value: f64, floor: f64) -> Option<[f64; 2]> {
+    if value <= 0.0 || !value.is_finite() || !floor.is_finite() {
+        return interval;
+    }
+    let [lo, hi] = [value * (-floor).exp(), value * floor.exp()];
+    Some(interval.map_or([lo, hi], |[a, b]| [a.min(lo), b.max(hi)]))
+}
+
 /// A normal sample's median's standard error over its mean's: sqrt(pi/2).
 const MEDIAN_SE_PER_SD: f64 = 1.2533;
 
@@ -186,6 +198,24 @@ pub fn reaching_down_to_quiet(interval: [f64; 2], excess: f64) -> [f64; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_floor_widens_a_narrow_interval_and_gives_one_where_none_was() {
+        let floor = 0.5_f64;
+        let [lo, hi] = [100.0 * (-floor).exp(), 100.0 * floor.exp()];
+        assert_eq!(
+            at_least_log(Some([95.0, 105.0]), 100.0, floor),
+            Some([lo, hi])
+        );
+        assert_eq!(at_least_log(None, 100.0, floor), Some([lo, hi]));
+        // A wider interval keeps its own ends, each side apart.
+        assert_eq!(
+            at_least_log(Some([10.0, 120.0]), 100.0, floor),
+            Some([10.0, hi])
+        );
+        // A figure that is not positive has no log scale: left as it was.
+        assert_eq!(at_least_log(None, 0.0, floor), None);
+    }
 
     #[test]
     fn a_log_scale_error_widens_each_side_in_quadrature() {

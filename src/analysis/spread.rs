@@ -160,6 +160,11 @@ pub struct RunToRun {
     /// Steps and runs it was read from.
     pub steps: usize,
     pub runs: usize,
+    /// The same over the co-runners' p99 waits of those runs
+    /// (`History::wait_figures`), where there were enough: a wait moves
+    /// with how the host schedules the co-runner, far more than a cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_median_step: Option<f64>,
 }
 
 impl RunToRun {
@@ -189,7 +194,23 @@ impl RunToRun {
             median_step: stats::median_in_place(&mut steps),
             steps: steps.len(),
             runs,
+            wait_median_step: None,
         })
+    }
+
+    /// With the co-runners' waits' steps read from `waits` as the rows'
+    /// are (none where there are too few).
+    pub fn with_waits<K>(self, waits: &BTreeMap<K, Vec<Vec<f64>>>) -> RunToRun {
+        RunToRun {
+            wait_median_step: RunToRun::of(waits).map(|w| w.median_step),
+            ..self
+        }
+    }
+
+    /// The least half-width of a co-runner's p99 wait's interval for the
+    /// next run, on the log scale: its typical 95% move between runs.
+    pub fn wait_floor(&self) -> Option<f64> {
+        self.wait_median_step.map(|step| P95_OVER_MEDIAN * step)
     }
 
     /// The floor's share of a row: a typical row's 95% move between runs,

@@ -173,7 +173,11 @@ fn known_before(
     let moved = history
         .row_figures(&conditions, &[])
         .ok()
-        .and_then(|rows| RunToRun::of(&rows));
+        .and_then(|rows| RunToRun::of(&rows))
+        .map(|moved| match history.wait_figures(&conditions) {
+            Ok(waits) => moved.with_waits(&waits),
+            Err(_) => moved,
+        });
     (quiet, moved)
 }
 

@@ -20,6 +20,10 @@ pub const LEARNED_RUNS: i64 = 64;
 /// is the boots' means, which more runs of one boot sharpen little.
 pub const RUNS_PER_BOOT: i64 = 16;
 
+/// Runs a co-runner's waits are read over (`History::wait_figures`): each
+/// run's whole document is parsed for them, so fewer than a row's.
+pub const LEARNED_WAIT_RUNS: i64 = 16;
+
 /// Each row's (probe, variant) figures over earlier runs, in the order they
 /// ran.
 /// Each row's figures over stored runs in the order they ran, in stretches
@@ -287,6 +291,57 @@ impl History {
         Ok(by_row
             .into_iter()
             .map(|(key, (stored, levels))| (key, at_one_level(at_one_speed(&stored), &levels)))
+            .collect())
+    }
+
+    /// Each co-runner's p99 wait (a record's figure of that role) over the
+    /// newest [`LEARNED_WAIT_RUNS`] stored runs of `conditions`, keyed by
+    /// probe and "variant: figure", in the order they ran and parted by
+    /// the runs' quiet levels as [`History::row_figures`] parts a row's
+    /// costs: how far the waits move from one run to the next, which a
+    /// run's few rounds of them cannot show. Read from the stored
+    /// documents, since the records table keeps the costs only.
+    pub fn wait_figures(&self, conditions: &str) -> Result<RowFigures, HistoryError> {
+        let mut query = self
+            .conn
+            .prepare(
+                "SELECT json_extract(rec.value, '$.id'),
+                        json_extract(rec.value, '$.variant') || ': ' || json_extract(f.value, '$.name'),
+                        json_extract(f.value, '$.value'), r.quiet_canary, r.quiet_band
+                 FROM runs r, json_each(r.document, '$.results') rec,
+                      json_each(rec.value, '$.figures') f
+                 WHERE json_extract(f.value, '$.role') = 'co-runner-wait-p99'
+                   AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
+                                ORDER BY id DESC LIMIT ?2)
+                 ORDER BY r.started_at, r.id",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        type Stored = (Vec<f64>, Vec<Option<QuietLevel>>);
+        let mut by_figure: BTreeMap<(String, String), Stored> = BTreeMap::new();
+        let rows = query
+            .query_map(params![conditions, LEARNED_WAIT_RUNS], |r| {
+                let level = r
+                    .get::<_, Option<f64>>(3)?
+                    .zip(r.get::<_, Option<f64>>(4)?)
+                    .map(|(canary, band)| QuietLevel { canary, band });
+                Ok((
+                    (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
+                    r.get::<_, Option<f64>>(2)?,
+                    level,
+                ))
+            })
+            .map_err(|e| self.sqlite(e))?;
+        for row in rows {
+            let (key, value, level) = row.map_err(|e| self.sqlite(e))?;
+            if let Some(value) = value {
+                let (values, levels) = by_figure.entry(key).or_default();
+                values.push(value);
+                levels.push(level);
+            }
+        }
+        Ok(by_figure
+            .into_iter()
+            .map(|(key, (values, levels))| (key, at_one_level(values, &levels)))
             .collect())
     }
 

@@ -30,6 +30,9 @@ pub struct Context<'a> {
     /// The share of a row no next run's interval is narrower than
     /// ([`crate::analysis::spread::RunToRun::floor_share`]).
     pub floor_share: f64,
+    /// The least log half-width of a co-runner's p99 wait's interval, where
+    /// the history read one ([`crate::analysis::spread::RunToRun::wait_floor`]).
+    pub wait_floor: Option<f64>,
     /// Every variant's spread across forks.
     pub spread: &'a RunSpread,
     /// The run's reference speed, each variant's speed coefficient and the
@@ -243,7 +246,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             .flat_map(|r| r.measured.notes.iter().cloned()),
     );
     record.notes.splice(0..0, round_notes);
-    record.figures = figures_over(&used, &all, seed);
+    record.figures = figures_over(&used, &all, seed, cx.wait_floor);
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
         .iter()
@@ -633,7 +636,17 @@ pub const ONE_PROCESS_PRICE: &str = "Δ from one process: its interval is this r
 /// headline's, except a co-runner's wait, which is over `all` rounds: a
 /// co-runner waits in the slow state too, and the latency advice must not
 /// leave those waits out.
-fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<NamedFigure> {
+///
+/// A co-runner's wait moves between runs with how the host schedules the
+/// co-runner, more than its rounds show: where the history read how far
+/// (`wait_floor`, log scale), its interval is at least that wide, and a
+/// wait of too few rounds for an interval of its own gets that one.
+fn figures_over(
+    used: &[&Round],
+    all: &[&Round],
+    seed: u64,
+    wait_floor: Option<f64>,
+) -> Vec<NamedFigure> {
     let seen = || all.iter().flat_map(|r| r.measured.figures.iter());
     first_seen(seen().map(|f| (f.name.as_str(), f.unit.as_str(), f.role)))
         .into_iter()
@@ -653,7 +666,10 @@ fn figures_over(used: &[&Round], all: &[&Round], seed: u64) -> Vec<NamedFigure> 
                 return None;
             }
             let (value, ci) = rounds::median_with_ci(&values, seed);
-            let next_run = ci.and_then(|ci| figure::next_run_of_median(&values, value, ci));
+            let mut next_run = ci.and_then(|ci| figure::next_run_of_median(&values, value, ci));
+            if let (FigureRole::CoRunnerWaitP99, Some(floor)) = (role, wait_floor) {
+                next_run = figure::at_least_log(next_run, value, floor);
+            }
             Some(NamedFigure {
                 figure: crate::analysis::figure::Figure::new(value, next_run),
                 role,
@@ -796,9 +812,34 @@ mod tests {
         let slow: Vec<Round> = (0..6).map(|_| with_wait(100.0)).collect();
         let used: Vec<&Round> = quiet.iter().collect();
         let all: Vec<&Round> = quiet.iter().chain(&slow).collect();
-        let figures = figures_over(&used, &all, 1);
+        let figures = figures_over(&used, &all, 1, None);
         assert_eq!(figures[0].figure.value, 100.0, "{figures:?}");
         assert_eq!(figures[0].role, FigureRole::CoRunnerWaitP99);
+    }
+
+    #[test]
+    fn the_historys_wait_floor_gives_a_wait_of_few_rounds_its_interval_and_no_other_figure() {
+        let rounds: Vec<Round> = (0..3)
+            .map(|_| {
+                let mut round = crate::synthetic::round_at(100.0, 0, 0.0, 0, 300.0, 300.0);
+                round.measured.figures = vec![
+                    NamedFigure::co_runner_wait_p99("wait", 20.0),
+                    NamedFigure::new("longest stretch", 50.0, " us"),
+                ];
+                round
+            })
+            .collect();
+        let used: Vec<&Round> = rounds.iter().collect();
+        let interval = |floor| {
+            figures_over(&used, &used, 1, floor)
+                .iter()
+                .map(|f| f.figure.ci95)
+                .collect::<Vec<_>>()
+        };
+        // Three rounds: no interval of their own.
+        assert_eq!(interval(None), [None, None]);
+        let wait = Some([20.0 * (-0.3f64).exp(), 20.0 * 0.3f64.exp()]);
+        assert_eq!(interval(Some(0.3)), [wait, None]);
     }
 
     #[test]

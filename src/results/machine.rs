@@ -252,6 +252,14 @@ impl MachineStates {
                 r.median_step * 100.0,
                 self.floor_share() * 100.0
             );
+            if let Some((step, floor)) = r.wait_median_step.zip(r.wait_floor()) {
+                self.summary += &format!(
+                    ", and a co-runner's p99 wait a median {:.0}%, so no wait's interval is \
+                     narrower than x/{:.2}",
+                    step * 100.0,
+                    floor.exp()
+                );
+            }
         }
     }
 

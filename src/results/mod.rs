@@ -275,6 +275,7 @@ pub fn analyse(
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
         floor_share: crate::analysis::spread::RunToRun::floor_share(facts.run_to_run.as_ref()),
+        wait_floor: facts.run_to_run.and_then(|r| r.wait_floor()),
         spread: &spread::run_spread(
             &probes,
             |v| spread::used_rounds(v, &machine_states.model),
