@@ -109,6 +109,30 @@ pub(super) fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
     }
 }
 
+/// The quiet level a run was stored with, from two columns from `first`
+/// on (canary, band), where it had one.
+fn stored_level(r: &rusqlite::Row, first: usize) -> rusqlite::Result<Option<QuietLevel>> {
+    Ok(r.get::<_, Option<f64>>(first)?
+        .zip(r.get::<_, Option<f64>>(first + 1)?)
+        .map(|(canary, band)| QuietLevel { canary, band }))
+}
+
+/// Each key's values in the order read, beside the quiet levels of the
+/// runs they came from.
+type ByKey<T> = BTreeMap<(String, String), (Vec<T>, Vec<Option<QuietLevel>>)>;
+
+fn by_key<T>(
+    rows: impl IntoIterator<Item = ((String, String), T, Option<QuietLevel>)>,
+) -> ByKey<T> {
+    let mut grouped: ByKey<T> = BTreeMap::new();
+    for (key, value, level) in rows {
+        let (values, levels) = grouped.entry(key).or_default();
+        values.push(value);
+        levels.push(level);
+    }
+    grouped
+}
+
 /// A row's series in the order its runs ran, parted by the machine's quiet
 /// level: a run joins the runs at a level that holds its own (a trace
 /// event turned on and off again puts the runs after it back beside those
@@ -267,28 +291,17 @@ impl History {
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
-        type Stored = (Vec<StoredFigure>, Vec<Option<QuietLevel>>);
-        let mut by_row: BTreeMap<(String, String), Stored> = BTreeMap::new();
         let rows = query
             .query_map(params![conditions, except, LEARNED_RUNS], |r| {
-                let level = r
-                    .get::<_, Option<f64>>(6)?
-                    .zip(r.get::<_, Option<f64>>(7)?)
-                    .map(|(canary, band)| QuietLevel { canary, band });
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     stored_figure(r, 2)?,
-                    level,
+                    stored_level(r, 6)?,
                 ))
             })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(|e| self.sqlite(e))?;
-        for row in rows {
-            let (key, figure, level) = row.map_err(|e| self.sqlite(e))?;
-            let (figures, levels) = by_row.entry(key).or_default();
-            figures.push(figure);
-            levels.push(level);
-        }
-        Ok(by_row
+        Ok(by_key(rows)
             .into_iter()
             .map(|(key, (stored, levels))| (key, at_one_level(at_one_speed(&stored), &levels)))
             .collect())
@@ -316,30 +329,20 @@ impl History {
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.sqlite(e))?;
-        type Stored = (Vec<f64>, Vec<Option<QuietLevel>>);
-        let mut by_figure: BTreeMap<(String, String), Stored> = BTreeMap::new();
         let rows = query
             .query_map(params![conditions, LEARNED_WAIT_RUNS], |r| {
-                let level = r
-                    .get::<_, Option<f64>>(3)?
-                    .zip(r.get::<_, Option<f64>>(4)?)
-                    .map(|(canary, band)| QuietLevel { canary, band });
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     r.get::<_, Option<f64>>(2)?,
-                    level,
+                    stored_level(r, 3)?,
                 ))
             })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(|e| self.sqlite(e))?;
-        for row in rows {
-            let (key, value, level) = row.map_err(|e| self.sqlite(e))?;
-            if let Some(value) = value {
-                let (values, levels) = by_figure.entry(key).or_default();
-                values.push(value);
-                levels.push(level);
-            }
-        }
-        Ok(by_figure
+        let valued = rows
+            .into_iter()
+            .filter_map(|(key, value, level)| Some((key, value?, level)));
+        Ok(by_key(valued)
             .into_iter()
             .map(|(key, (values, levels))| (key, at_one_level(values, &levels)))
             .collect())
