@@ -174,9 +174,9 @@ fn known_before(
         .row_figures(&conditions, &[])
         .ok()
         .and_then(|rows| RunToRun::of(&rows))
-        .map(|moved| match history.wait_figures(&conditions) {
-            Ok(waits) => moved.with_waits(&waits),
-            Err(_) => moved,
+        .map(|moved| {
+            let waits = history.wait_figures(&conditions);
+            waits.map_or(moved, |waits| moved.with_waits(&waits))
         });
     (quiet, moved)
 }

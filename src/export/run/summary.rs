@@ -347,6 +347,15 @@ fn short_name(name: &str) -> &str {
     name.split(" (").next().unwrap_or(name)
 }
 
+/// `item` added to `mitigation`'s group, which starts where it is first
+/// seen: the groups keep the price list's order.
+fn grouped<'a, T>(groups: &mut Vec<(&'a str, Vec<T>)>, mitigation: &'a str, item: T) {
+    match groups.iter_mut().find(|(m, _)| *m == mitigation) {
+        Some((_, items)) => items.push(item),
+        None => groups.push((mitigation, vec![item])),
+    }
+}
+
 /// The kernel's mitigations in force, each sequence's price per time the
 /// kernel runs it, grouped by mitigation, and the null syscall's floor:
 /// None where this run priced none of them.
@@ -357,17 +366,9 @@ pub fn kernel_prices(k: &KernelPrices) -> Option<String> {
     // safe return), and the rows say which of them is missing.
     let mut unpriced: Vec<(&str, Vec<&str>)> = Vec::new();
     for p in &k.prices {
-        let Some(price) = p.price_ns else {
-            match unpriced.iter_mut().find(|(m, _)| *m == p.mitigation) {
-                Some((_, rows)) => rows.push(p.variant),
-                None => unpriced.push((p.mitigation, vec![p.variant])),
-            }
-            continue;
-        };
-        let text = priced(p, price);
-        match groups.iter_mut().find(|(m, _)| *m == p.mitigation) {
-            Some((_, texts)) => texts.push(text),
-            None => groups.push((p.mitigation, vec![text])),
+        match p.price_ns {
+            Some(price) => grouped(&mut groups, p.mitigation, priced(p, price)),
+            None => grouped(&mut unpriced, p.mitigation, p.variant),
         }
     }
     if groups.is_empty() && k.unreplayed.is_empty() {
