@@ -104,7 +104,10 @@ fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
             assert_eq!(has(&p99), has(&max), "{name}: {side}");
         }
         if name == "K=1" {
-            assert_eq!(figure("yields"), 65_535.0);
+            // One let-go an entry released, extrapolated to the index: a
+            // sample of a slice never reaches the index's last entry, the
+            // one that lets go of nothing.
+            assert!((65_535.0..=65_536.0).contains(&figure("yields")));
         }
         assert_eq!(common::helper_threads(), 0, "{name}: co-runner left behind");
         assert_eq!(
@@ -112,5 +115,39 @@ fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
             live_before,
             "{name}: entries left alive"
         );
+    }
+}
+
+#[test]
+fn a_sample_lets_go_of_the_lock_a_bounded_number_of_times() {
+    // A let-go at K = 1 is a yield to the same-CPU co-runner, microseconds
+    // each: a sample must not hold thousands upon thousands of them, nor
+    // release more than the index holds, nor lose the batch it prices.
+    for probe in mitbench::probes::registry() {
+        if !probe.declaration().id.starts_with("teardown/") {
+            continue;
+        }
+        for variant in probe.variants() {
+            let param = |key: &str| variant.params[key].as_u64();
+            let label = format!("{} {}", probe.declaration().id, variant.name);
+            let sample =
+                param("sample_entries").unwrap_or_else(|| panic!("{label}: no sample_entries"));
+            let entries = param("entries").expect("entries");
+            assert!(
+                sample <= entries,
+                "{label}: a sample of {sample} from {entries}"
+            );
+            if let Some(k) = param("batch") {
+                assert!(
+                    sample >= k.min(entries),
+                    "{label}: a sample shorter than a batch"
+                );
+                assert!(
+                    sample / k <= 4096,
+                    "{label}: {} let-gos a sample",
+                    sample / k
+                );
+            }
+        }
     }
 }

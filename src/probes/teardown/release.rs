@@ -49,11 +49,15 @@ const KS: [usize; 5] = [1, 16, 256, 4096, 65536];
 const XA_CHECK_SCHED: usize = 4096;
 /// The share of the per-variant budget each of the eighteen variants takes.
 const BUDGET_SHARE: f64 = 0.5;
-/// Entries one sample releases: the whole of the smallest index; from a
-/// larger one a slice, the index refilled (untimed) to between half and
-/// all of M, so the co-runners always face a large index and a sample of
-/// K = 1 stays well under the budget.
+/// Entries one sample releases at most: the whole of the smallest index;
+/// from a larger one a slice, the index refilled (untimed) to between half
+/// and all of M, so the co-runners always face a large index.
 const SLICE: u32 = 1 << 16;
+/// Times one sample lets go of the lock at most. Each let-go is a yield
+/// to the same-CPU co-runner, microseconds where an entry alone is tens of
+/// nanoseconds: a whole slice at K = 1 made one sample longer than a quick
+/// run's budget for the whole variant (docs/why-the-code-is-so.md).
+const LETS_GO: usize = 1 << 12;
 /// The co-runners' reference window in every round, as a share of the
 /// variant's budget: many scheduler time slices long, so the same-CPU
 /// co-runner's rate beside a busy worker is its steady one. One round's
@@ -90,14 +94,30 @@ impl Serialize for Releasing {
                 "batch": k,
                 "entries": self.entries,
                 "policy": "unlock, sched_yield and relock after every K entries",
+                "sample_entries": self.slice(),
                 "xa_check_sched": k == XA_CHECK_SCHED,
             }),
             Policy::WhenWaited => json!({
                 "entries": self.entries,
                 "policy": "unlock, sched_yield and relock only when a lookup waits",
+                "sample_entries": self.slice(),
             }),
         };
         params.serialize(s)
+    }
+}
+
+impl Releasing {
+    /// Entries one sample releases: [`SLICE`], or [`LETS_GO`] batches of K
+    /// where that is fewer, and never more than the index holds.
+    fn slice(&self) -> u32 {
+        let most = match self.policy {
+            Policy::Every(k) => {
+                SLICE.min(u32::try_from(k.saturating_mul(LETS_GO)).unwrap_or(SLICE))
+            }
+            Policy::WhenWaited => SLICE,
+        };
+        most.min(u32::try_from(self.entries).unwrap_or(u32::MAX))
     }
 }
 
@@ -258,7 +278,7 @@ impl Probe for Release {
         // its waits, all uncontended, can mix into the release's.
         let reference = reference_rates(&runners, harness.settings.budget_s * REFERENCE_SHARE);
 
-        let slice = SLICE.min(entries);
+        let slice = config.slice();
         let harness = harness
             .with_budget_share(BUDGET_SHARE)
             .for_long_items()
