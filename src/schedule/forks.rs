@@ -183,6 +183,9 @@ pub fn measure(
             break;
         }
         let seed = job.order_seed.wrapping_add(index as u64);
+        scheduler
+            .gate
+            .begin(done as usize + probe.variants().len(), variants);
         let rounds = scheduler.run_probe(*probe, seed, |stopped| {
             on_progress(done + stopped as u64);
         });

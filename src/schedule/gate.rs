@@ -10,8 +10,10 @@
 //! The time waited is paid for by the budget: each variant's budget shrinks
 //! to its share of the quiet time the host offers (the quiet share of the
 //! fork's time so far, never under [`LEAST_SCALE`]), and the time that
-//! frees is the fork's wait allowance. A run thus keeps its length on any
-//! host; a quiet host waits for nothing and keeps its whole budget. A wait
+//! frees is the fork's wait allowance, less what rounds ran past the
+//! budget of the variants begun (a round is at least one item, and a long
+//! item does not shrink with the scale). A run thus keeps its length on
+//! any host; a quiet host waits for nothing and keeps its whole budget. A wait
 //! ends at the quiet level, after [`LONGEST_WAIT_S`], or when the allowance
 //! is spent; the round then runs at the slow level and is counted so.
 //! Replayed on the busy host's timeline, this spreads the quiet rounds over
@@ -122,6 +124,10 @@ pub struct Gate {
     threshold: Option<f64>,
     /// The fork's whole budget, all its variants together, seconds.
     fork_budget_s: f64,
+    /// The share of the fork's variants begun so far ([`Gate::begin`]):
+    /// what the rounds had budgeted up to now is that share of the fork's
+    /// scaled budget.
+    begun_share: f64,
     pub waited: Waited,
 }
 
@@ -142,8 +148,14 @@ impl Gate {
             enabled,
             threshold: None,
             fork_budget_s,
+            begun_share: 1.0,
             waited: Waited::default(),
         }
+    }
+
+    /// Notes that `begun` of the fork's `variants` have begun their rounds.
+    pub fn begin(&mut self, begun: usize, variants: usize) {
+        self.begun_share = (begun as f64 / variants.max(1) as f64).min(1.0);
     }
 
     /// Reads the quiet level again from the readings taken in the last
@@ -166,9 +178,18 @@ impl Gate {
     }
 
     /// Seconds the fork may still wait: the budget its variants do not
-    /// spend, less what it waited.
+    /// spend, less what it waited and what its rounds ran past theirs.
     pub fn allowance_s(&self) -> f64 {
-        (self.fork_budget_s * (1.0 - self.budget_scale()) - self.waited.seconds).max(0.0)
+        let scale = self.budget_scale();
+        (self.fork_budget_s * (1.0 - scale) - self.waited.seconds - self.overrun_s(scale)).max(0.0)
+    }
+
+    /// Seconds the rounds so far ran past the budget of the variants begun,
+    /// scaled by `scale`: a round is at least one item, and a row whose
+    /// item is longer than its scaled budget (a teardown, a 256 MiB
+    /// mapping) keeps its length, which the scale freed for waiting.
+    fn overrun_s(&self, scale: f64) -> f64 {
+        (self.waited.round_seconds - self.fork_budget_s * self.begun_share * scale).max(0.0)
     }
 
     /// Whether a round may start at `reading`, `waited_s` into a wait.
@@ -271,6 +292,29 @@ mod tests {
         assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
         gate.waited.seconds = 18.0;
         assert_eq!(gate.budget_scale(), LEAST_SCALE);
+        assert_eq!(gate.allowance_s(), 0.0);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+    }
+
+    #[test]
+    fn rounds_past_the_begun_variants_budget_are_not_waited_with() {
+        let mut gate = two_levels(10.0);
+        gate.count_round(1.0, [Some(300.0), Some(300.0)]);
+        gate.count_round(1.0, [Some(300.0), Some(400.0)]);
+        gate.waited.seconds = 1.0;
+        // As in the test above: 3 of 5 quiet, 4 s freed, 1 waited, with
+        // every variant begun and its rounds within their budget (6 s).
+        assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
+        // A tenth of the variants begun: they had 0.6 s, the rounds ran 2.
+        gate.begin(1, 10);
+        assert!((gate.allowance_s() - 1.6).abs() < 1e-9);
+        // Half begun: 3 s budgeted, the rounds within it.
+        gate.begin(5, 10);
+        assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
+        // A long item's round of 5 s, quiet: 8 of 10 quiet, so the half
+        // had 4 s and the rounds ran 7; 2 s freed, 1 waited, 3 past.
+        gate.count_round(5.0, [Some(300.0), Some(300.0)]);
+        assert!((gate.budget_scale() - 0.8).abs() < 1e-12);
         assert_eq!(gate.allowance_s(), 0.0);
         assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
     }
