@@ -13,9 +13,10 @@
 //! frees is the fork's wait allowance, less what rounds ran past the
 //! budget of the variants begun (a round is at least one item, and a long
 //! item does not shrink with the scale). A run thus keeps its length on
-//! any host; a quiet host waits for nothing and keeps its whole budget. A wait
-//! ends at the quiet level, after [`LONGEST_WAIT_S`], or when the allowance
-//! is spent; the round then runs at the slow level and is counted so.
+//! any host; a quiet host waits for nothing and keeps its whole budget. A
+//! wait ends at the quiet level, after [`LONGEST_WAIT_S`], or when the
+//! allowance is spent; the round then runs at the slow level and is
+//! counted so.
 //! Replayed on the busy host's timeline, this spreads the quiet rounds over
 //! the rows without making the run longer (the dated figures:
 //! docs/how-a-figure-is-made.md).
@@ -277,11 +278,17 @@ mod tests {
         assert_eq!(gate.judge_within(Some(301.0), 1.0, answer), Verdict::Go);
     }
 
-    #[test]
-    fn waiting_spends_the_allowance_and_the_share_counts_the_wait() {
+    /// A fork of 10 s after a quiet round and a slow one of 1 s each.
+    fn after_two_rounds() -> Gate {
         let mut gate = two_levels(10.0);
         gate.count_round(1.0, [Some(300.0), Some(300.0)]);
         gate.count_round(1.0, [Some(300.0), Some(400.0)]);
+        gate
+    }
+
+    #[test]
+    fn waiting_spends_the_allowance_and_the_share_counts_the_wait() {
+        let mut gate = after_two_rounds();
         gate.waited.seconds = 6.0;
         // Quiet 1 s of 8, after 2 s counted quiet: 3 of 10.
         assert!((gate.budget_scale() - 0.3).abs() < 1e-12);
@@ -298,9 +305,7 @@ mod tests {
 
     #[test]
     fn rounds_past_the_begun_variants_budget_are_not_waited_with() {
-        let mut gate = two_levels(10.0);
-        gate.count_round(1.0, [Some(300.0), Some(300.0)]);
-        gate.count_round(1.0, [Some(300.0), Some(400.0)]);
+        let mut gate = after_two_rounds();
         gate.waited.seconds = 1.0;
         // As in the test above: 3 of 5 quiet, 4 s freed, 1 waited, with
         // every variant begun and its rounds within their budget (6 s).
