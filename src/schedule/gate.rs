@@ -60,6 +60,11 @@ pub const PRIOR_SHARE: f64 = 0.2;
 /// the host's speed) does not. A gated run watches for it before its first
 /// round, a `--no-wait` run after its last (`Scheduler::watch_for_known_level`).
 pub const LEVEL_MOVED_AFTER_S: f64 = 15.0;
+/// The share of the fork's budget the rows the answer reads may wait with
+/// beyond the fork's allowance: they wait first, and the run's length
+/// stays bounded however seldom the host is quiet
+/// (docs/why-the-code-is-so.md).
+pub const ANSWER_RESERVE_SHARE: f64 = 0.25;
 
 /// How long a fork (or a run, summed) waited for the quiet level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -129,6 +134,9 @@ pub struct Gate {
     /// what the rounds had budgeted up to now is that share of the fork's
     /// scaled budget.
     begun_share: f64,
+    /// Seconds the answer's rows waited past the fork's allowance, out of
+    /// their reserve ([`ANSWER_RESERVE_SHARE`]).
+    reserve_spent_s: f64,
     pub waited: Waited,
 }
 
@@ -150,6 +158,7 @@ impl Gate {
             threshold: None,
             fork_budget_s,
             begun_share: 1.0,
+            reserve_spent_s: 0.0,
             waited: Waited::default(),
         }
     }
@@ -185,6 +194,22 @@ impl Gate {
         (self.fork_budget_s * (1.0 - scale) - self.waited.seconds - self.overrun_s(scale)).max(0.0)
     }
 
+    /// Seconds a row the answer reads may wait, while short of its quiet
+    /// rounds: the fork's allowance and what is left of the answer's
+    /// reserve, at most [`LONGEST_WAIT_S`] a wait.
+    pub fn answer_allowance_s(&self) -> f64 {
+        let reserve = ANSWER_RESERVE_SHARE * self.fork_budget_s - self.reserve_spent_s;
+        (self.allowance_s() + reserve.max(0.0)).min(LONGEST_WAIT_S)
+    }
+
+    /// Counts a wait of `seconds`, `from_reserve_s` of them past the
+    /// fork's allowance, out of the answer's reserve.
+    pub fn count_wait(&mut self, seconds: f64, from_reserve_s: f64) {
+        self.waited.seconds += seconds;
+        self.waited.waits += 1;
+        self.reserve_spent_s += from_reserve_s;
+    }
+
     /// Seconds the rounds so far ran past the budget of the variants begun,
     /// scaled by `scale`: a round is at least one item, and a row whose
     /// item is longer than its scaled budget (a teardown, a 256 MiB
@@ -199,9 +224,9 @@ impl Gate {
     }
 
     /// [`Gate::judge`] with `allowance_s` the most this wait may take: a
-    /// row the answer reads, while short of its quiet rounds, waits up to
-    /// [`LONGEST_WAIT_S`] whatever the fork's allowance, since its figure
-    /// is the one a user acts on.
+    /// row the answer reads, while short of its quiet rounds, waits past
+    /// the fork's allowance ([`Gate::answer_allowance_s`]), since its
+    /// figure is the one a user acts on.
     pub fn judge_within(&self, reading: Option<f64>, waited_s: f64, allowance_s: f64) -> Verdict {
         let (Some(threshold), true) = (self.threshold, self.enabled) else {
             return Verdict::Go;
@@ -269,13 +294,33 @@ mod tests {
         let gate = two_levels(100.0);
         assert_eq!(gate.allowance_s(), 0.0, "nothing measured: no allowance");
         assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
-        let answer = LONGEST_WAIT_S;
+        // A quarter of the fork's 100 s is the answer's reserve.
+        let answer = gate.answer_allowance_s();
+        assert_eq!(answer, LONGEST_WAIT_S);
         assert_eq!(gate.judge_within(Some(400.0), 1.0, answer), Verdict::Wait);
         assert_eq!(
             gate.judge_within(Some(400.0), LONGEST_WAIT_S, answer),
             Verdict::GiveUp
         );
         assert_eq!(gate.judge_within(Some(301.0), 1.0, answer), Verdict::Go);
+    }
+
+    #[test]
+    fn the_answer_waits_past_the_allowance_only_out_of_its_reserve() {
+        // 4 s a fork: a reserve of 1 s, and no allowance before a round.
+        let mut gate = two_levels(4.0);
+        assert_eq!(gate.allowance_s(), 0.0);
+        assert!((gate.answer_allowance_s() - 1.0).abs() < 1e-12);
+        assert_eq!(gate.judge_within(Some(400.0), 0.5, 1.0), Verdict::Wait);
+        assert_eq!(gate.judge_within(Some(400.0), 1.0, 1.0), Verdict::GiveUp);
+        // Waiting frees budget for the fork (the quiet share falls), and
+        // what the answer took past the allowance leaves its reserve.
+        gate.count_wait(0.4, 0.4);
+        let left = gate.answer_allowance_s() - gate.allowance_s();
+        assert!((left - 0.6).abs() < 1e-12, "{left}");
+        gate.count_wait(0.6, 0.6);
+        assert!(gate.allowance_s() > 0.0);
+        assert_eq!(gate.answer_allowance_s(), gate.allowance_s());
     }
 
     /// A fork of 10 s after a quiet round and a slow one of 1 s each.

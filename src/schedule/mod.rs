@@ -184,7 +184,8 @@ pub struct VariantRounds {
     /// Wall time of all its rounds, set-up included.
     pub elapsed_s: f64,
     /// Whether the answer reads it: until it has its quiet rounds it waits
-    /// for the quiet level past the fork's allowance, and it goes on past
+    /// for the quiet level past the fork's allowance, out of the answer's
+    /// reserve ([`gate::ANSWER_RESERVE_SHARE`]), and it goes on past
     /// its budget until it has the rounds an interval needs
     /// ([`Scheduler::decide`]).
     #[serde(default)]
@@ -479,17 +480,19 @@ impl<'a> Scheduler<'a> {
     /// would weigh the slow stretches by how long they were waited out);
     /// after a wait, a fresh reading is the round's own. A `patient` wait
     /// (a row the answer reads, short of quiet rounds) goes past the
-    /// fork's allowance ([`Gate::judge_within`]).
+    /// fork's allowance into the answer's reserve
+    /// ([`Gate::answer_allowance_s`]).
     fn wait_for_quiet(&mut self, reading: Option<f64>, patient: bool) -> Option<f64> {
         let machine = self.harness.machine.clone();
         let mut reading = reading;
         let started = machine.now();
         let mut waited_s = 0.0;
+        let shared_s = self.gate.allowance_s();
+        let allowance_s = match patient {
+            true => self.gate.answer_allowance_s(),
+            false => shared_s,
+        };
         loop {
-            let allowance_s = match patient {
-                true => gate::LONGEST_WAIT_S,
-                false => self.gate.allowance_s(),
-            };
             match self.gate.judge_within(reading, waited_s, allowance_s) {
                 Verdict::Go => break,
                 Verdict::GiveUp => {
@@ -505,8 +508,11 @@ impl<'a> Scheduler<'a> {
             }
         }
         if waited_s > 0.0 {
-            self.gate.waited.seconds += waited_s;
-            self.gate.waited.waits += 1;
+            let from_reserve_s = match patient {
+                true => (waited_s - shared_s).max(0.0),
+                false => 0.0,
+            };
+            self.gate.count_wait(waited_s, from_reserve_s);
             // The reading that ended the wait was chosen for reading quiet:
             // in a slow stretch a noisy canary dips under the threshold now
             // and then, and the round that starts on such a dip would be
