@@ -88,6 +88,31 @@ pub fn pipe(flags: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// Opens `path` to append to, to an end that is there now: a FIFO with
+/// no reader is `Ok(None)` rather than an open that waits for one. Writes
+/// then block as on any file.
+pub fn append_if_read(path: &std::path::Path) -> io::Result<Option<std::fs::File>> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above; only O_NONBLOCK is taken off.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Some(file))
+}
+
 /// An eventfd with counter 0, close-on-exec.
 pub fn eventfd() -> io::Result<OwnedFd> {
     // SAFETY: plain syscall wrapper.

@@ -539,3 +539,50 @@ fn every_output_to_a_full_device_fails_and_leaves_the_device() {
         .any(|e| e.file_name().to_string_lossy().starts_with(".mitbench-"));
     assert!(!stray, "a temporary file was left in /dev");
 }
+
+#[test]
+fn a_round_log_whose_reader_quit_is_said_and_the_run_goes_on() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("rounds.log");
+    let path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+    // Two forks, the first's rounds spanning at least 0.3 s (quick's
+    // `min_span_s`): the reader takes its first line and quits, so the
+    // second fork finds the log with no reader.
+    let mut args = common::QUICK_RUN.to_vec();
+    args[5] = "2";
+    let mut child = common::command(&args)
+        .args(["--probe", "harness/floor", "--forks", "2"])
+        .args(["--round-log", fifo.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(std::fs::File::open(&fifo).unwrap())
+        .lines()
+        .next();
+    assert!(matches!(first, Some(Ok(_))), "no round logged: {first:?}");
+    // A fork that waited for a reader would wait for ever (the change
+    // that made this test: mitbench at dd1f7fc still waited after 40 s);
+    // a minute is far more than the run's budget of 2 s.
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("the run hung on a round log without a reader");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(
+        stderr.contains("its reader is gone; fork 2's rounds are not logged"),
+        "{stderr}"
+    );
+}

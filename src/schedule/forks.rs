@@ -131,13 +131,19 @@ pub fn work(job: &Job, on_progress: impl FnMut(u64)) -> Result<ForkRounds, Strin
         })
         .collect::<Result<_, _>>()?;
     let harness = Harness::new(job.settings.clone(), job.tsc_mhz);
+    // The run holds the log open all along, so on a FIFO whose reader
+    // quit a blocking open would wait for a new reader for ever.
     let round_log = match &job.round_log {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .append(true)
-                .open(path)
-                .map_err(|e| format!("cannot append to {}: {e}", path.display()))?,
-        ),
+        Some(path) => crate::sys::append_if_read(path)
+            .map_err(|e| format!("cannot append to {}: {e}", path.display()))?
+            .or_else(|| {
+                eprintln!(
+                    "mitbench: --round-log {}: its reader is gone; fork {}'s rounds are not logged",
+                    path.display(),
+                    job.fork + 1
+                );
+                None
+            }),
         None => None,
     };
     Ok(measure(
