@@ -10,13 +10,13 @@
 //! The time waited is paid for by the budget: each variant's budget shrinks
 //! to its share of the quiet time the host offers (the quiet share of the
 //! fork's time so far, never under [`LEAST_SCALE`]), and the time that
-//! frees is the fork's wait allowance, less what rounds ran past the
-//! budget of the variants begun (a round is at least one item, and a long
-//! item does not shrink with the scale). A run thus keeps its length on
-//! any host; a quiet host waits for nothing and keeps its whole budget. A
-//! wait ends at the quiet level, after [`LONGEST_WAIT_S`], or when the
-//! allowance is spent; the round then runs at the slow level and is
-//! counted so.
+//! frees is the fork's wait allowance; where the rounds run past their
+//! budget (a round is at least one item, and a long item does not shrink
+//! with the scale), what they project over the fork is taken off it. A
+//! run thus keeps its length on any host; a quiet host waits for nothing
+//! and keeps its whole budget. A wait ends at the quiet level, after
+//! [`LONGEST_WAIT_S`], or when the allowance is spent; the round then runs
+//! at the slow level and is counted so.
 //! Replayed on the busy host's timeline, this spreads the quiet rounds over
 //! the rows without making the run longer (the dated figures:
 //! docs/how-a-figure-is-made.md).
@@ -187,11 +187,10 @@ impl Gate {
             .map_or(1.0, |q| q.max(LEAST_SCALE))
     }
 
-    /// Seconds the fork may still wait: the budget its variants do not
-    /// spend, less what it waited and what its rounds ran past theirs.
+    /// Seconds the fork may still wait: its budget, less what it waited
+    /// and what its rounds will take ([`Gate::rounds_s`]).
     pub fn allowance_s(&self) -> f64 {
-        let scale = self.budget_scale();
-        (self.fork_budget_s * (1.0 - scale) - self.waited.seconds - self.overrun_s(scale)).max(0.0)
+        (self.fork_budget_s - self.waited.seconds - self.rounds_s()).max(0.0)
     }
 
     /// Seconds a row the answer reads may wait, while short of its quiet
@@ -210,12 +209,17 @@ impl Gate {
         self.reserve_spent_s += from_reserve_s;
     }
 
-    /// Seconds the rounds so far ran past the budget of the variants begun,
-    /// scaled by `scale`: a round is at least one item, and a row whose
-    /// item is longer than its scaled budget (a teardown, a 256 MiB
-    /// mapping) keeps its length, which the scale freed for waiting.
-    fn overrun_s(&self, scale: f64) -> f64 {
-        (self.waited.round_seconds - self.fork_budget_s * self.begun_share * scale).max(0.0)
+    /// Seconds the fork's rounds will take: their budget, scaled to the
+    /// quiet share; or, where the rounds of the variants begun ran past
+    /// theirs, what they project over the whole fork. A round is at least
+    /// one item, and a row whose item is longer than its scaled budget (a
+    /// teardown, a 256 MiB mapping) keeps its length: a quick run's rounds
+    /// stand at that floor, and the budget the scale freed is not there to
+    /// wait with.
+    fn rounds_s(&self) -> f64 {
+        let planned = self.fork_budget_s * self.budget_scale();
+        let projected = self.waited.round_seconds / self.begun_share.max(f64::MIN_POSITIVE);
+        planned.max(projected)
     }
 
     /// Whether a round may start at `reading`, `waited_s` into a wait.
@@ -355,14 +359,15 @@ mod tests {
         // As in the test above: 3 of 5 quiet, 4 s freed, 1 waited, with
         // every variant begun and its rounds within their budget (6 s).
         assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
-        // A tenth of the variants begun: they had 0.6 s, the rounds ran 2.
+        // A tenth of the variants begun: they had 0.6 s and ran 2, which
+        // projects 20 s of rounds over a fork of 10.
         gate.begin(1, 10);
-        assert!((gate.allowance_s() - 1.6).abs() < 1e-9);
+        assert_eq!(gate.allowance_s(), 0.0);
         // Half begun: 3 s budgeted, the rounds within it.
         gate.begin(5, 10);
         assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
         // A long item's round of 5 s, quiet: 8 of 10 quiet, so the half
-        // had 4 s and the rounds ran 7; 2 s freed, 1 waited, 3 past.
+        // had 4 s and the rounds ran 7, 14 over the fork.
         gate.count_round(5.0, [Some(300.0), Some(300.0)]);
         assert!((gate.budget_scale() - 0.8).abs() < 1e-12);
         assert_eq!(gate.allowance_s(), 0.0);
