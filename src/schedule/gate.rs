@@ -130,9 +130,8 @@ pub struct Gate {
     threshold: Option<f64>,
     /// The fork's whole budget, all its variants together, seconds.
     fork_budget_s: f64,
-    /// The share of the fork's variants begun so far ([`Gate::begin`]):
-    /// what the rounds had budgeted up to now is that share of the fork's
-    /// scaled budget.
+    /// The share of the fork's variants begun so far ([`Gate::begin`]),
+    /// over which the rounds so far are projected to the whole fork.
     begun_share: f64,
     /// Seconds the answer's rows waited past the fork's allowance, out of
     /// their reserve ([`ANSWER_RESERVE_SHARE`]).
