@@ -273,11 +273,13 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
     }
     let run_clock = std::time::Instant::now();
     let mut merged = Merged::default();
+    let mut previous_round_s = Vec::new();
     for fork in 0..plan.forks {
         if interrupt::requested() {
             break;
         }
-        let job = fork_job(plan, tsc.mhz, order_seed, fork, !progress.is_hidden());
+        let mut job = fork_job(plan, tsc.mhz, order_seed, fork, !progress.is_hidden());
+        job.previous_round_s = std::mem::take(&mut previous_round_s);
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
         let done_before = per_fork * fork as u64;
         let on_progress = |done: u64| progress.set_position(done_before + done);
@@ -295,6 +297,7 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
                 rounds.waited.seconds
             );
         }
+        previous_round_s = rounds.round_seconds();
         merged.add(&plan.probes, fork, offset_s, rounds);
     }
     progress.finish_and_clear();
@@ -374,6 +377,7 @@ fn fork_job(plan: &RunPlan, tsc_mhz: f64, order_seed: u64, fork: usize, progress
         known_quiet: plan.options.known_quiet,
         watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
         answer_rows: crate::results::summary::answer_rows(),
+        previous_round_s: Vec::new(),
     }
 }
 

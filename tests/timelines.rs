@@ -76,6 +76,7 @@ fn run(make: Make) -> RunDocument {
     host.begin_run(&truths);
     let started = host.now();
     let mut merged = Merged::default();
+    let mut previous_round_s = Vec::new();
     for fork in 0..FORKS {
         host.begin_process(&truths);
         let job = Job {
@@ -94,9 +95,11 @@ fn run(make: Make) -> RunDocument {
             known_quiet: known,
             watches_known_level: Job::watching_fork(wait, fork, FORKS),
             answer_rows: Vec::new(),
+            previous_round_s: std::mem::take(&mut previous_round_s),
         };
         let offset_s = (host.now() - started).as_secs_f64();
         let rounds = forks::measure(&job, &harness, &plan, None, |_| {});
+        previous_round_s = rounds.round_seconds();
         merged.add(&plan, fork, offset_s, rounds);
     }
     let tsc = TscFrequency {

@@ -60,6 +60,13 @@ pub struct Job {
     /// quiet level past their budget (`Scheduler::decide`).
     #[serde(default)]
     pub answer_rows: Vec<(String, String)>,
+    /// Seconds each probe's rounds took in the fork before, in `probes`'
+    /// order ([`ForkRounds::round_seconds`]); empty in the first fork.
+    /// Every fork runs the probes in one order, and a probe's rounds
+    /// stand at their floor alike in each (a round is at least one item),
+    /// so the gate reads what the rounds ahead will take from it.
+    #[serde(default)]
+    pub previous_round_s: Vec<f64>,
 }
 
 impl Job {
@@ -95,6 +102,9 @@ pub struct ForkProbe {
     pub toll: Option<TollPair<usize>>,
     pub variants: Vec<VariantRounds>,
     pub order_seed: u64,
+    /// Seconds its rounds took in this fork, waits not counted.
+    #[serde(default)]
+    pub round_s: f64,
 }
 
 /// Everything one fork measured, its times in seconds since the fork began.
@@ -106,6 +116,14 @@ pub struct ForkRounds {
     /// How long it waited for the quiet level (none in documents before).
     #[serde(default)]
     pub waited: super::gate::Waited,
+}
+
+impl ForkRounds {
+    /// Seconds each probe's rounds took, in the fork's order: what the
+    /// next fork's gate expects of them ([`Job::previous_round_s`]).
+    pub fn round_seconds(&self) -> Vec<f64> {
+        self.probes.iter().map(|p| p.round_s).collect()
+    }
 }
 
 /// A line a worker writes on stdout.
@@ -182,6 +200,15 @@ pub fn measure(
     if let Some(threshold) = watched.filter(|_| job.settings.wait_for_quiet) {
         scheduler.wait_for_known_level(threshold);
     }
+    // What this probe's and the later ones' rounds took in the fork
+    // before; none where that fork ended early.
+    let rest_s: Option<Vec<f64>> = (job.previous_round_s.len() == probes.len()).then(|| {
+        let mut rest: Vec<f64> = job.previous_round_s.clone();
+        for i in (0..rest.len().saturating_sub(1)).rev() {
+            rest[i] += rest[i + 1];
+        }
+        rest
+    });
     let mut done = 0;
     let mut measured = Vec::new();
     for (index, probe) in probes.iter().enumerate() {
@@ -192,6 +219,10 @@ pub fn measure(
         scheduler
             .gate
             .begin(done as usize + probe.variants().len(), variants);
+        if let Some(rest) = &rest_s {
+            scheduler.gate.expect_rounds_ahead(rest[index]);
+        }
+        let rounds_before_s = scheduler.gate.waited.round_seconds;
         let rounds = scheduler.run_probe(*probe, seed, |stopped| {
             on_progress(done + stopped as u64);
         });
@@ -202,6 +233,7 @@ pub fn measure(
             toll: rounds.toll,
             variants: rounds.variants,
             order_seed: rounds.order_seed,
+            round_s: scheduler.gate.waited.round_seconds - rounds_before_s,
         });
     }
     if let Some(threshold) = watched.filter(|_| !job.settings.wait_for_quiet) {

@@ -136,6 +136,10 @@ pub struct Gate {
     /// Seconds the answer's rows waited past the fork's allowance, out of
     /// their reserve ([`ANSWER_RESERVE_SHARE`]).
     reserve_spent_s: f64,
+    /// Seconds of rounds the fork is expected to have run by its end: those
+    /// run before the probe in hand, and what that probe's and the later
+    /// ones' rounds took in the fork before ([`Gate::expect_rounds_ahead`]).
+    expected_rounds_s: f64,
     pub waited: Waited,
 }
 
@@ -158,6 +162,7 @@ impl Gate {
             fork_budget_s,
             begun_share: 1.0,
             reserve_spent_s: 0.0,
+            expected_rounds_s: 0.0,
             waited: Waited::default(),
         }
     }
@@ -165,6 +170,18 @@ impl Gate {
     /// Notes that `begun` of the fork's `variants` have begun their rounds.
     pub fn begin(&mut self, begun: usize, variants: usize) {
         self.begun_share = (begun as f64 / variants.max(1) as f64).min(1.0);
+    }
+
+    /// Notes that the rounds of the probe about to begin and of the later
+    /// ones took `seconds` in the fork before. The projection over the
+    /// variants begun counts each variant alike, and early in a fork it
+    /// stands on the quick probes alone: the long rounds of the later
+    /// ones (a teardown, a 65,536-page TLB) are not in it, and the
+    /// allowance it leaves was waited in the first probes (a quick run at
+    /// 56% quiet waited 23 s where its forks' budgets and the answer's
+    /// reserve left 15).
+    pub fn expect_rounds_ahead(&mut self, seconds: f64) {
+        self.expected_rounds_s = self.waited.round_seconds + seconds;
     }
 
     /// Reads the quiet level again from the readings taken in the last
@@ -210,15 +227,16 @@ impl Gate {
 
     /// Seconds the fork's rounds will take: their budget, scaled to the
     /// quiet share; or, where the rounds of the variants begun ran past
-    /// theirs, what they project over the whole fork. A round is at least
-    /// one item, and a row whose item is longer than its scaled budget (a
-    /// teardown, a 256 MiB mapping) keeps its length: a quick run's rounds
-    /// stand at that floor, and the budget the scale freed is not there to
-    /// wait with.
+    /// theirs, what they project over the whole fork, or what the fork
+    /// before says the rounds ahead take ([`Gate::expect_rounds_ahead`]),
+    /// whichever is more. A round is at least one item, and a row whose
+    /// item is longer than its scaled budget (a teardown, a 256 MiB
+    /// mapping) keeps its length: a quick run's rounds stand at that floor,
+    /// and the budget the scale freed is not there to wait with.
     fn rounds_s(&self) -> f64 {
         let planned = self.fork_budget_s * self.budget_scale();
         let projected = self.waited.round_seconds / self.begun_share.max(f64::MIN_POSITIVE);
-        planned.max(projected)
+        planned.max(projected).max(self.expected_rounds_s)
     }
 
     /// Whether a round may start at `reading`, `waited_s` into a wait.
@@ -371,6 +389,22 @@ mod tests {
         assert!((gate.budget_scale() - 0.8).abs() < 1e-12);
         assert_eq!(gate.allowance_s(), 0.0);
         assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+    }
+
+    #[test]
+    fn the_rounds_the_fork_before_ran_ahead_are_not_waited_with() {
+        let mut gate = after_two_rounds();
+        gate.waited.seconds = 1.0;
+        gate.begin(5, 10);
+        // Half begun, 3 of 5 quiet: 6 s of rounds planned, 3 s to wait.
+        assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
+        // The fork before ran 7 s of rounds from this probe on: with the
+        // 2 s run, 9 of the fork's 10 s are rounds, and 1 s was waited.
+        gate.expect_rounds_ahead(7.0);
+        assert_eq!(gate.allowance_s(), 0.0);
+        // Where they took less than planned, the plan stands.
+        gate.expect_rounds_ahead(3.0);
+        assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
     }
 
     #[test]
