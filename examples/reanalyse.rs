@@ -156,7 +156,7 @@ fn write_again(
     doc.machine_states = states;
     doc.amortization = results::amortization_fits(&records);
     doc.results = records;
-    results::advice::advise_document(&mut doc, results::advice::DEFAULT_BUDGET);
+    results::advice::advise_document(&mut doc, results::advice::DEFAULT_LATENCY_BUDGET);
     results::returns::note_refill_rows(&mut doc);
     let name = std::path::Path::new(path)
         .file_name()

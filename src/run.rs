@@ -2,7 +2,7 @@
 //! variant on a pinned thread, then hand back the document to report.
 
 use crate::export::Format;
-use crate::export::target::Target;
+use crate::export::destination::Destination;
 use crate::harness::steal;
 use crate::harness::{Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
@@ -59,7 +59,7 @@ pub enum PlanError {
 pub struct PendingOutput {
     pub format: Format,
     pub path: PathBuf,
-    pub target: Target,
+    pub target: Destination,
 }
 
 /// A validated run, ready to execute.
@@ -225,7 +225,7 @@ fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, Pl
         outputs.push(PendingOutput {
             format: *format,
             path: path.clone(),
-            target: Target::of(path, format.flag()).map_err(PlanError::Usage)?,
+            target: Destination::of(path, format.flag()).map_err(PlanError::Usage)?,
         });
     }
     Ok(outputs)

@@ -9,7 +9,7 @@
 mod common;
 
 use mitbench::attribute::{
-    self, NotSeparated, Recognised, Role, Roles, SetConditions, SetRow, Switch, SwitchKind,
+    self, NotSeparated, Recognised, Roles, SetConditions, SetRole, SetRow, Switch, SwitchKind,
 };
 use mitbench::compare::{RunTime, Verdict};
 use mitbench::harness::Settings;
@@ -44,7 +44,7 @@ fn switch(name: &str) -> Switch {
 
 /// What `attribute::recognise` makes of the four sets' conditions.
 fn recognised() -> Recognised {
-    let set = |name: &str, off: &[&str], roles: Vec<Role>| SetConditions {
+    let set = |name: &str, off: &[&str], roles: Vec<SetRole>| SetConditions {
         name: name.to_string(),
         runs: 3,
         boot: mitbench::plan::Boot {
@@ -60,21 +60,21 @@ fn recognised() -> Recognised {
     Recognised {
         switches: vec![switch("seccomp filter"), switch("SSBD by prctl")],
         sets: vec![
-            set("both", &[], vec![Role::Present]),
+            set("both", &[], vec![SetRole::Present]),
             set(
                 "filter",
                 &["SSBD by prctl"],
-                vec![Role::Without("SSBD by prctl".into())],
+                vec![SetRole::Without("SSBD by prctl".into())],
             ),
             set(
                 "ssbd",
                 &["seccomp filter"],
-                vec![Role::Without("seccomp filter".into())],
+                vec![SetRole::Without("seccomp filter".into())],
             ),
             set(
                 "neither",
                 &["seccomp filter", "SSBD by prctl"],
-                vec![Role::AllOff],
+                vec![SetRole::AllOff],
             ),
         ],
         roles: Roles {

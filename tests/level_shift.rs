@@ -8,7 +8,7 @@ mod common;
 
 use common::{around_a_trace_event, moved, scale_rows};
 use mitbench::analysis::rounds::Basis;
-use mitbench::compare::{self, Told, Verdict};
+use mitbench::compare::{self, ShiftCause, Verdict};
 use mitbench::export::compare::text;
 use mitbench::export::text_table::Style;
 use mitbench::results::RunDocument;
@@ -53,7 +53,7 @@ fn a_level_that_moved_is_one_shift_and_its_rows_move_with_it() {
     moved(&mut new, known, 1.24);
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     let shift = cmp.level_shift.as_ref().expect("a shift of 24% is named");
-    assert_eq!(shift.told, Told::Moved);
+    assert_eq!(shift.told, ShiftCause::Moved);
     assert_eq!(shift.shifted.as_deref(), Some("new"));
     assert!((shift.change_pct - 24.0).abs() < 1e-6, "{shift:?}");
     // Each row keeps its verdict as measured: a regression is never noise.
@@ -112,7 +112,7 @@ fn a_run_that_never_reached_the_level_but_came_back_is_a_slow_stretch() {
         .level_shift
         .as_ref()
         .expect("the level it sat at is said");
-    assert_eq!(shift.told, Told::SlowStretch);
+    assert_eq!(shift.told, ShiftCause::SlowStretch);
     assert!((shift.change_pct - 24.0).abs() < 1e-6, "{shift:?}");
     // Neither a regression nor hidden: not compared, and said why.
     for row in &cmp.rows {
@@ -132,7 +132,7 @@ fn two_runs_each_at_a_level_of_its_own_are_a_change_between_them() {
     new.machine_states.model.quiet_canary *= 0.9;
     let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
     let shift = cmp.level_shift.as_ref().unwrap();
-    assert_eq!(shift.told, Told::Between);
+    assert_eq!(shift.told, ShiftCause::Between);
     assert_eq!(shift.shifted, None);
     assert_eq!(shift.rows, getpid_rows(&cmp));
 }

@@ -140,7 +140,7 @@ fn budgets_are_read_with_their_unit() {
     for bad in ["50", "us", "-1us", "5 parsecs", "100s", "0ns", ""] {
         assert!(parse_budget(bad).is_err(), "{bad}");
     }
-    assert_eq!(advice::DEFAULT_BUDGET, Duration::from_micros(50));
+    assert_eq!(advice::DEFAULT_LATENCY_BUDGET, Duration::from_micros(50));
 }
 
 /// The CSV columns docs/json-and-csv.md documents, in order.

@@ -13,7 +13,7 @@ mod common;
 
 use mitbench::analysis::noise;
 use mitbench::analysis::states::QuietLevel;
-use mitbench::compare::{self, BootNoise, Side, Told, Verdict};
+use mitbench::compare::{self, BootNoise, ShiftCause, Side, Verdict};
 use mitbench::harness::machine::Machine as _;
 use mitbench::harness::tsc::TscFrequency;
 use mitbench::harness::{Harness, Settings};
@@ -304,7 +304,7 @@ fn a_host_slow_for_a_whole_run_and_a_cost_on_the_syscall_path_are_each_one_shift
                 let shift = cmp.level_shift.as_ref().unwrap_or_else(|| panic!("{what}"));
                 // Told on evidence, the same with and without the wait:
                 // a level that moved, never a slow stretch (noise).
-                assert_eq!(shift.told, Told::Moved, "{what}: {shift:?}");
+                assert_eq!(shift.told, ShiftCause::Moved, "{what}: {shift:?}");
                 assert_eq!(shift.shifted.as_deref(), Some("new"), "{what}");
                 let reference_held = matches!(moved, Moved::SyscallPath);
                 assert_eq!(

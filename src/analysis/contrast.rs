@@ -3,7 +3,7 @@
 //! first) and how far that sum strays when nothing changed, with every
 //! level of noise named. compare and attribute read every row through
 //! [`read`]; what each feeds in from outside its sets (a history of runs, a
-//! boot's variance) is visible at its call site in [`Outside`].
+//! boot's variance) is visible at its call site in [`OutsideEvidence`].
 //!
 //! A run's log figure of a row is, in a one-way random-effects reading,
 //! its set's truth, plus a level the whole run settles at (all its forks
@@ -64,7 +64,7 @@ pub struct Set<'a> {
 
 /// What a contrast is told from outside its sets.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Outside {
+pub struct OutsideEvidence {
     /// At one reference speed: the standard error of the joint coefficient
     /// that carried the sets' runs there. None: raw figures.
     pub carried_se: Option<f64>,
@@ -74,12 +74,12 @@ pub struct Outside {
     pub boot: Option<(Evidence, usize)>,
 }
 
-impl Outside {
+impl OutsideEvidence {
     /// Raw figures with the history's run-to-run noise of the row, if any.
-    pub fn history(history: Option<Learned>) -> Outside {
-        Outside {
+    pub fn history(history: Option<Learned>) -> OutsideEvidence {
+        OutsideEvidence {
             history,
-            ..Outside::default()
+            ..OutsideEvidence::default()
         }
     }
 }
@@ -152,7 +152,7 @@ impl Contrast {
 
 /// The noise of Σ weight·figure over `terms` (set index, its weight times
 /// its figure in the sum's unit: -1 and 1 for a comparison of logs).
-pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &Outside) -> Contrast {
+pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &OutsideEvidence) -> Contrast {
     let mut levels = Vec::new();
     let at_speed = outside.carried_se.is_some();
     let all = || sets.iter().flat_map(|s| s.runs.iter());
@@ -281,7 +281,7 @@ fn within_runs<'r>(
 fn drift_and_carrying(
     sets: &[Set],
     terms: &[(usize, f64)],
-    outside: &Outside,
+    outside: &OutsideEvidence,
     walk_known: bool,
     levels: &mut Vec<NoiseLevel>,
 ) -> (Walk, Option<Walk>) {
@@ -322,7 +322,7 @@ fn drift_and_carrying(
 fn boot_term(
     sets: &[Set],
     terms: &[(usize, f64)],
-    outside: &Outside,
+    outside: &OutsideEvidence,
     levels: &mut Vec<NoiseLevel>,
 ) -> Walk {
     let mut per_boot: Vec<(usize, f64)> = Vec::new();
@@ -398,7 +398,7 @@ mod tests {
         }
     }
 
-    const AT_SPEED: Outside = Outside {
+    const AT_SPEED: OutsideEvidence = OutsideEvidence {
         carried_se: Some(0.0),
         history: None,
         boot: None,
@@ -466,7 +466,7 @@ mod tests {
             var: 0.02f64.powi(2),
             df: 3.0,
         };
-        let known = Outside {
+        let known = OutsideEvidence {
             boot: Some((boot, 4)),
             ..AT_SPEED
         };
@@ -518,7 +518,7 @@ mod tests {
         };
         let terms = [(0, -1.0), (1, 1.0)];
         let walk_of = |terms: &[(f64, &[RunTime])]| Walk::of(terms).unwrap();
-        let raw = read(&sets([0.0, 0.0]), &terms, &Outside::default());
+        let raw = read(&sets([0.0, 0.0]), &terms, &OutsideEvidence::default());
         assert_eq!(raw.drift, walk_of(&[(-1.0, &old_t), (1.0, &new_t)]));
         assert!(raw.levels.contains(&NoiseLevel::Drift));
         // One run's variance counts 1/2 + 1/1 in the difference.
@@ -528,9 +528,9 @@ mod tests {
         let carried = read(
             &sets([0.01, -0.03]),
             &terms,
-            &Outside {
+            &OutsideEvidence {
                 carried_se: Some(0.5),
-                ..Outside::default()
+                ..OutsideEvidence::default()
             },
         );
         assert_eq!(

@@ -20,8 +20,8 @@
 //! - [`verdict`]: a change and the verdict its interval and the threshold give.
 //! - [`changes`]: change points in one row's series over a machine's runs.
 
-pub mod apart;
 pub mod changes;
+pub mod combine;
 pub mod contrast;
 pub mod figure;
 pub mod interval;

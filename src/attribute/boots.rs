@@ -45,7 +45,7 @@ pub enum SwitchKind {
 /// What a set is to the attribution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "is", content = "off")]
-pub enum Role {
+pub enum SetRole {
     /// Every mitigation of the attribution on.
     Present,
     /// Every one off: the whole toll's other end.
@@ -104,7 +104,7 @@ pub struct SetConditions {
     pub boot: plan::Boot,
     /// The separated mitigations it has off, and what that makes it.
     pub off: Vec<String>,
-    pub roles: Vec<Role>,
+    pub roles: Vec<SetRole>,
 }
 
 /// Why sets cannot be attributed: said to the user, exit 2.
@@ -339,10 +339,10 @@ fn assign_roles(
         let off = recognised[i].off.clone();
         let mut roles = Vec::new();
         if off.is_empty() {
-            roles.push(Role::Present);
+            roles.push(SetRole::Present);
         }
         if !switches.is_empty() && off.len() == switches.len() {
-            roles.push(Role::AllOff);
+            roles.push(SetRole::AllOff);
             claim(&mut all_off, i, sets)?;
         }
         if let [one] = &off[..] {
@@ -350,7 +350,7 @@ fn assign_roles(
                 .iter()
                 .position(|s| &s.name == one)
                 .expect("off names a switch");
-            roles.push(Role::Without(one.clone()));
+            roles.push(SetRole::Without(one.clone()));
             claim(&mut without[k], i, sets)?;
         }
         if roles.is_empty() {

@@ -18,7 +18,7 @@ use serde::Serialize;
 /// does not tell (its kernel returns, its indirect calls), as a user
 /// supplies it: the prediction adds count x price.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Count {
+pub struct SequenceCount {
     pub occurs: Occurs,
     pub per_syscall: f64,
 }
@@ -84,7 +84,7 @@ pub struct Held {
 
 /// Scores the price list of the present set's first run against the null
 /// syscall's parts in `a` over `sets`, with the `counts` a user supplied.
-pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScores {
+pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[SequenceCount]) -> FloorScores {
     let roles = &a.recognised.roles;
     let boot = |set: usize| sets[set].runs[0].inventory.identity.boot_id.clone();
     let present = &sets[roles.present].runs[0];
@@ -167,7 +167,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet], counts: &[Count]) -> FloorScore
 fn scored(
     (switch, off_boot): (String, String),
     prices: &[&KernelPrice],
-    counts: &[Count],
+    counts: &[SequenceCount],
     part_ns: Option<Figure>,
 ) -> FloorScore {
     // Prices of one run, added as rows of one run are.
@@ -202,7 +202,7 @@ fn scored(
         // replay): half-widths in quadrature.
         beyond_floor_ns: part_ns
             .zip(floor_ns)
-            .map(|(part, floor)| crate::analysis::apart::difference(part, floor)),
+            .map(|(part, floor)| crate::analysis::combine::difference(part, floor)),
         floor_ns,
         predicted_ns,
         prices: prices.iter().map(|p| (*p).clone()).collect(),

@@ -16,12 +16,12 @@ pub mod floors;
 pub mod returns;
 
 pub use boots::{
-    NamedSet, NotSeparated, Recognised, Refusal, Role, Roles, SetConditions, Switch, SwitchKind,
+    NamedSet, NotSeparated, Recognised, Refusal, Roles, SetConditions, SetRole, Switch, SwitchKind,
     recognise,
 };
 
 pub use crate::analysis::contrast::BootNoise;
-use crate::analysis::contrast::{self, Contrast, Outside};
+use crate::analysis::contrast::{self, Contrast, OutsideEvidence};
 use crate::analysis::figure;
 use crate::analysis::noise::{self, Evidence, RunFigure, RunTime};
 use crate::analysis::rounds::across_forks;
@@ -410,7 +410,7 @@ pub fn row_parts(
             boot: boot.map_or(0, |b| b.of_set[i]),
         })
         .collect();
-    let outside = Outside {
+    let outside = OutsideEvidence {
         carried_se: row.joint.map(|j| j.se).filter(|_| row.equal_speed),
         history: None,
         boot: boot.and_then(|b| Some((b.variance?, b.boots))),
@@ -480,7 +480,7 @@ fn estimate(
     sets: &[contrast::Set],
     terms: &[(usize, f64)],
     base: usize,
-    outside: &Outside,
+    outside: &OutsideEvidence,
     threshold_pct: f64,
 ) -> Attributed {
     let mut merged: Vec<(usize, f64)> = Vec::new();

@@ -83,7 +83,7 @@ pub fn score(a: &Attribution, sets: &[NamedSet]) -> Option<ReturnScores> {
         scores.push(ReturnScore {
             without,
             boot: boot(set),
-            fell_ns: crate::analysis::apart::difference(present_ns, toll_ns),
+            fell_ns: crate::analysis::combine::difference(present_ns, toll_ns),
             outcome: outcome(present_ns, toll_ns),
             toll_ns,
         });
@@ -128,7 +128,7 @@ pub const GONE_SHARE: f64 = 0.1;
 /// present toll. That nothing left was shown is no evidence that nothing
 /// is left: `gone` needs the bound.
 fn outcome(present: Figure, without: Figure) -> TollMove {
-    let fell = crate::analysis::apart::difference(present, without)
+    let fell = crate::analysis::combine::difference(present, without)
         .lower_bound_95()
         .is_some_and(|lo| lo > 0.0);
     let left = without.lower_bound_95().is_some_and(|lo| lo > 0.0);

@@ -233,7 +233,7 @@ pub enum Command {
         #[arg(long)]
         explain: bool,
         #[command(flatten)]
-        judged: Judged,
+        judged: JudgeArgs,
     },
     /// Break each row's toll down by mitigation over run sets made under the boots of
     /// `mitbench plan` (or under wrappers that set a process control)
@@ -260,9 +260,9 @@ pub enum Command {
         /// returns, its indirect calls), e.g. per-kernel-return=40: each adds count x price to
         /// the kernel price list's floor as a prediction, scored against the boots (repeatable)
         #[arg(long = "count", value_name = "OCCURS=N", value_parser = values::kernel_count)]
-        counts: Vec<crate::attribute::floors::Count>,
+        counts: Vec<crate::attribute::floors::SequenceCount>,
         #[command(flatten)]
-        judged: Judged,
+        judged: JudgeArgs,
     },
     /// Print a completion script for a shell
     #[command(
@@ -438,7 +438,7 @@ impl Printed {
 /// What `compare` and `attribute` hold their runs to, and where the
 /// result goes.
 #[derive(Args)]
-pub struct Judged {
+pub struct JudgeArgs {
     /// A change (or a mitigation's part) smaller than PCT% is `~` whatever its interval
     /// [default: 1 for compare, 2 for attribute]
     #[arg(long, value_name = "PCT", value_parser = values::percentage, allow_negative_numbers = true)]

@@ -30,7 +30,7 @@ pub fn seconds(text: &str) -> Result<f64, String> {
 /// count here (`attribute --count`): `per-kernel-return=N` or
 /// `per-kernel-indirect-call=N` or `per-call-depth-underflow=N`, N a number
 /// from 0 to a million.
-pub fn kernel_count(text: &str) -> Result<crate::attribute::floors::Count, String> {
+pub fn kernel_count(text: &str) -> Result<crate::attribute::floors::SequenceCount, String> {
     use crate::mitigations::sequences::Occurs;
     let uncounted = [
         Occurs::PerKernelReturn,
@@ -49,7 +49,7 @@ pub fn kernel_count(text: &str) -> Result<crate::attribute::floors::Count, Strin
     if !(per_syscall.is_finite() && (0.0..=1e6).contains(&per_syscall)) {
         return Err("the count must be a number from 0 to 1000000".into());
     }
-    Ok(crate::attribute::floors::Count {
+    Ok(crate::attribute::floors::SequenceCount {
         occurs,
         per_syscall,
     })

@@ -2,10 +2,10 @@
 //! host).
 
 use super::output::{Exit, fail, page_target, print_json, print_out, show};
-use super::stored::{open_history, resolve};
+use super::stored_runs::{open_history, resolve};
 use crate::attribute::NamedSet;
-use crate::attribute::floors::Count;
-use crate::cli::{HistoryArgs, Judged, Printed};
+use crate::attribute::floors::SequenceCount;
+use crate::cli::{HistoryArgs, JudgeArgs, Printed};
 use crate::compare::{self, Side};
 use crate::export;
 use crate::history::RunRef;
@@ -17,7 +17,7 @@ pub fn compare_runs(
     [old, new]: [&SideRef; 2],
     fail_above: Option<f64>,
     view: export::compare::text::View,
-    judged: Judged,
+    judged: JudgeArgs,
 ) -> Exit {
     let html = match page_target(judged.page.html.as_deref()) {
         Ok(target) => target,
@@ -81,7 +81,7 @@ fn resolve_sets(
 
 /// `mitbench attribute SET...`: each row's toll broken down by mitigation
 /// over sets made under the plan's boots (see `attribute`).
-pub fn attribute(sets: &[SideRef], counts: &[Count], judged: Judged) -> Exit {
+pub fn attribute(sets: &[SideRef], counts: &[SequenceCount], judged: JudgeArgs) -> Exit {
     let html = match page_target(judged.page.html.as_deref()) {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),

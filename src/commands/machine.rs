@@ -60,7 +60,7 @@ pub fn plan(json: bool, runs: usize, root: &Path, store: &HistoryArgs) -> Exit {
     // Which boots the history holds a set of: those of the last run's host
     // and build. No history, or one that cannot be read, marks none.
     // The last run's price list predicts what each vector boot saves.
-    if let Ok(Some(history)) = super::stored::open_history(store)
+    if let Ok(Some(history)) = super::stored_runs::open_history(store)
         && let Ok((id, last)) = history
             .nth_last(0)
             .and_then(|id| Ok((id, history.load(id)?)))

@@ -19,7 +19,7 @@ mod install;
 mod machine;
 mod output;
 mod run;
-mod stored;
+mod stored_runs;
 mod tax;
 
 use crate::cli::{Cli, Command, HistoryCommand};
@@ -44,25 +44,27 @@ pub fn dispatch(cli: Cli) -> Exit {
             store,
         }) => machine::plan(json, runs, &root, &store),
         Some(Command::History { show, json, store }) => match show {
-            None => stored::history_list(&store, json),
-            Some(HistoryCommand::Show { run, wide }) => stored::history_show(&store, &run, wide),
+            None => stored_runs::history_list(&store, json),
+            Some(HistoryCommand::Show { run, wide }) => {
+                stored_runs::history_show(&store, &run, wide)
+            }
             Some(HistoryCommand::Changes {
                 histories,
                 threshold,
                 printed,
-            }) => stored::history_changes(&store, &histories, threshold, printed),
+            }) => stored_runs::history_changes(&store, &histories, threshold, printed),
         },
         Some(Command::Report {
             run,
             output,
             stored,
-        }) => stored::export_run(&stored, &run, Format::Html, &output),
+        }) => stored_runs::export_run(&stored, &run, Format::Html, &output),
         Some(Command::Export {
             format,
             run,
             output,
             stored,
-        }) => stored::export_run(&stored, &run, format, &output),
+        }) => stored_runs::export_run(&stored, &run, format, &output),
         Some(Command::Tax {
             printed,
             page,
@@ -77,8 +79,8 @@ pub fn dispatch(cli: Cli) -> Exit {
             command,
         }) => {
             let target = match (pid, for_duration) {
-                (Some(pid), Some(duration)) => crate::tax::Target::Running { pid, duration },
-                _ => crate::tax::Target::Command { command, timeout },
+                (Some(pid), Some(duration)) => crate::tax::Watched::Running { pid, duration },
+                _ => crate::tax::Watched::Command { command, timeout },
             };
             let check = check.then_some((usize::from(pairs), usize::from(rules)));
             tax::tax(&store, &target, printed, page, check, !no_correction)

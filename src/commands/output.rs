@@ -2,7 +2,7 @@
 //! stdout (made safe for the terminal), its errors on stderr, and the
 //! pages it writes atomically beside the result.
 
-use crate::export::target::Target;
+use crate::export::destination::Destination;
 use crate::export::{self, ExportError, Exporter, TableExporter};
 use std::io::IsTerminal;
 use std::io::Write;
@@ -79,16 +79,16 @@ pub fn print_table(run: &export::RunView, wide: bool) -> Result<(), Exit> {
 
 /// The file an `--html FILE` page goes to and the temporary file beside it
 /// it is written through; found unwritable before any work is done.
-pub type PageTarget<'a> = Option<(&'a Path, Target)>;
+pub type PageTarget<'a> = Option<(&'a Path, Destination)>;
 
 pub fn page_target(path: Option<&Path>) -> Result<PageTarget<'_>, String> {
-    path.map(|path| Ok((path, Target::of(path, "html")?)))
+    path.map(|path| Ok((path, Destination::of(path, "html")?)))
         .transpose()
 }
 
 /// Writes a rendered page (`what` names it in the message) into place.
 pub fn write_page(
-    (path, target): (&Path, Target),
+    (path, target): (&Path, Destination),
     page: Result<Vec<u8>, ExportError>,
     what: &str,
 ) -> Result<(), Exit> {

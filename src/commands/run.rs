@@ -2,7 +2,7 @@
 //! tables, write the outputs asked for, store the run.
 
 use super::output::{Exit, fail, print_table};
-use super::stored::store_in_history;
+use super::stored_runs::store_in_history;
 use crate::analysis::spread::RunToRun;
 use crate::analysis::states::QuietLevel;
 use crate::cli::{HistoryArgs, RunArgs};
@@ -69,7 +69,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     // What stored run sets of other boots and wrappers say of the
     // summary's rows, where the history holds them.
     if !args.no_history
-        && let Ok(attribution) = super::stored::newest_attribution(&args.store, Some(&doc))
+        && let Ok(attribution) = super::stored_runs::newest_attribution(&args.store, Some(&doc))
     {
         doc.attributed = crate::attribute::summary_parts(&attribution);
     }
@@ -81,7 +81,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     // report's timeline of the runs stored before this one.
     let wants_page = plan.outputs.iter().any(|o| o.format == Format::Html);
     let view = crate::export::RunView::of(&doc).with_timeline(if wants_page && !args.no_history {
-        super::stored::machine_timeline(&args.store, &doc)
+        super::stored_runs::machine_timeline(&args.store, &doc)
     } else {
         None
     });
@@ -141,7 +141,9 @@ fn options(args: &RunArgs) -> RunOptions {
         quiet: args.quiet,
         seed: args.seed,
         round_log: args.round_log.clone(),
-        latency_budget: args.latency_budget.unwrap_or(advice::DEFAULT_BUDGET),
+        latency_budget: args
+            .latency_budget
+            .unwrap_or(advice::DEFAULT_LATENCY_BUDGET),
         forks: args.forks.map(usize::from),
         wait_for_quiet: !args.no_wait,
         worker: worker(),
@@ -164,7 +166,7 @@ fn known_before(
     if like.boot_id == crate::inventory::UNKNOWN {
         return (None, None);
     }
-    let Some(history) = super::stored::open_history(&args.store).ok().flatten() else {
+    let Some(history) = super::stored_runs::open_history(&args.store).ok().flatten() else {
         return (None, None);
     };
     let quiet = history.quiet_level_like(like, cpu).ok().flatten();
@@ -194,7 +196,7 @@ fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::h
     if hookless(doc) {
         return None;
     }
-    let history = super::stored::open_history(store).ok()??;
+    let history = super::stored_runs::open_history(store).ok()??;
     let row = (SYSCALL.probe, SYSCALL.variant);
     let ids = history
         .newest_of_boot(
@@ -224,7 +226,7 @@ fn audit_enabled_earlier(store: &HistoryArgs, doc: &RunDocument) -> Option<i64> 
     if !doc.inventory.hooks.audit.read()?.off_and_unkept() {
         return None;
     }
-    let history = super::stored::open_history(store).ok()??;
+    let history = super::stored_runs::open_history(store).ok()??;
     history
         .audit_enabled_in_boot(&doc.inventory.identity.boot_id)
         .ok()?
@@ -318,6 +320,6 @@ mod tests {
         assert_eq!(outputs[4].1, Path::new("a.prom"));
         let bare = options(&Cli::try_parse_from(["mitbench"]).unwrap().run);
         assert!(bare.outputs.is_empty());
-        assert_eq!(bare.latency_budget, advice::DEFAULT_BUDGET);
+        assert_eq!(bare.latency_budget, advice::DEFAULT_LATENCY_BUDGET);
     }
 }

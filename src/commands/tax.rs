@@ -3,14 +3,14 @@
 //! `--check` test the estimate against an injected toll.
 
 use super::output::{Exit, fail, page_target, show};
-use super::stored::{newest_attribution, open_history};
+use super::stored_runs::{newest_attribution, open_history};
 use crate::cli::{HistoryArgs, Page, Printed};
 use crate::export;
 use crate::harness::interrupt;
 use crate::inventory::Inventory;
 use crate::results::{RunDocument, advice};
 use crate::run::{self, PlanError, RunOptions};
-use crate::tax::{self, Target, count::Counted};
+use crate::tax::{self, Watched, count::Counted};
 use std::path::Path;
 
 /// Counts a workload's crossings and prices them (see `crate::tax`).
@@ -18,7 +18,7 @@ use std::path::Path;
 /// counters cost the workload and takes it out.
 pub fn tax(
     store: &HistoryArgs,
-    target: &Target,
+    target: &Watched,
     printed: Printed,
     page: Page,
     check: Option<(usize, usize)>,
@@ -71,8 +71,8 @@ pub fn tax(
     };
     let mut estimate = tax::estimate(counted, &tolls, from, observer);
     let command = match target {
-        Target::Command { command, .. } => Some(command),
-        Target::Running { .. } => None,
+        Watched::Command { command, .. } => Some(command),
+        Watched::Running { .. } => None,
     };
     if let (Some((pairs, rules)), Some(command), true) = (check, command, ending.is_success()) {
         check_against_a_filter(&mut estimate, command, check_counts, mhz, pairs, rules);
@@ -190,7 +190,7 @@ fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
         quick: true,
         quiet: true,
         patterns: tax::toll_probes(),
-        latency_budget: advice::DEFAULT_BUDGET,
+        latency_budget: advice::DEFAULT_LATENCY_BUDGET,
         worker: super::run::worker(),
         known_quiet: None,
         wait_for_quiet: true,

@@ -66,7 +66,7 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
     let mut compared: Vec<super::RunComparison> = columns[1..]
         .iter()
         .map(|run| {
-            super::unheld(
+            super::compare_before_fdr(
                 [
                     &super::Side::one(&first.1, &first.0),
                     &super::Side::one(&run.1, &run.0),
@@ -77,7 +77,7 @@ pub fn fleet(runs: &[(String, RunDocument)], threshold_pct: f64) -> Fleet {
             )
         })
         .collect();
-    super::hold_together(&mut compared, threshold_pct, false);
+    super::hold_to_one_family(&mut compared, threshold_pct, false);
     let against: Vec<Option<super::RunComparison>> = std::iter::once(None)
         .chain(compared.into_iter().map(Some))
         .collect();

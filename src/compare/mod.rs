@@ -11,7 +11,7 @@ mod summary;
 mod timeline;
 
 use crate::analysis::contrast;
-pub use crate::analysis::contrast::Outside;
+pub use crate::analysis::contrast::OutsideEvidence;
 pub use crate::analysis::contrast::{BootNoise, Decided, NoiseLevel};
 use crate::analysis::figure::{Figure, Reported};
 use crate::analysis::noise::{self, RunFigure, Spread};
@@ -25,7 +25,7 @@ use explain::{explain, in_run};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
 pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
-pub use shift::{LevelShift, Told};
+pub use shift::{LevelShift, ShiftCause};
 pub use summary::{CHANGES_LISTED, Finding, FindingKind};
 pub use timeline::{
     Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline, machine_timeline,
@@ -404,15 +404,15 @@ pub fn compare_sets(
     learned: &dyn Fn(&str, &str) -> Option<Learned>,
     boot_noise: &BootNoise,
 ) -> RunComparison {
-    let mut comparison = unheld([old, new], threshold_pct, learned, boot_noise);
-    hold_together(std::slice::from_mut(&mut comparison), threshold_pct, true);
+    let mut comparison = compare_before_fdr([old, new], threshold_pct, learned, boot_noise);
+    hold_to_one_family(std::slice::from_mut(&mut comparison), threshold_pct, true);
     comparison
 }
 
 /// [`compare_sets`] before its rows are held to the false discovery rate
 /// (each row's verdict its own 5% test's): for a family of comparisons
-/// held together ([`hold_together`]).
-fn unheld(
+/// held together ([`hold_to_one_family`]).
+fn compare_before_fdr(
     [old, new]: [&Side; 2],
     threshold_pct: f64,
     learned: &dyn Fn(&str, &str) -> Option<Learned>,
@@ -446,13 +446,13 @@ fn unheld(
                 &o,
                 &nw,
                 threshold_pct,
-                Outside {
+                OutsideEvidence {
                     history: learned(&n.id, &n.variant),
                     boot: boot_noise
                         .rows
                         .get(&(n.id.clone(), n.variant.clone()))
                         .map(|&e| (e, boot_noise.boots)),
-                    ..Outside::default()
+                    ..OutsideEvidence::default()
                 },
                 boots,
                 [&old_times, &new_times],
@@ -533,7 +533,7 @@ fn between_runs(
 /// first host anywhere) and explains the marked rows; with `power`, reads
 /// each row's power for the verdict as applied over them (a fleet shows
 /// none, and 99 columns of it were half its time).
-pub fn hold_together(comparisons: &mut [RunComparison], threshold_pct: f64, power: bool) {
+pub fn hold_to_one_family(comparisons: &mut [RunComparison], threshold_pct: f64, power: bool) {
     let rows = comparisons.iter_mut().flat_map(|c| c.rows.iter_mut());
     if power {
         hold_to_false_discovery_rate(rows, threshold_pct);
@@ -642,7 +642,7 @@ pub fn row_change(
     old: &[&Record],
     new: &[&Record],
     threshold_pct: f64,
-    outside: Outside,
+    outside: OutsideEvidence,
     boots: [usize; 2],
     times: [&[RunTime]; 2],
     speeds: [&[Option<EqualSpeed>]; 2],
@@ -678,7 +678,7 @@ pub fn row_change(
     let read = contrast::read(
         &sets,
         &[(0, -1.0), (1, 1.0)],
-        &Outside {
+        &OutsideEvidence {
             carried_se: row.joint.map(|j| j.se).filter(|_| equal_speed),
             ..outside
         },

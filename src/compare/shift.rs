@@ -23,7 +23,7 @@ use serde::Serialize;
 /// What the runs tell of a shift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Told {
+pub enum ShiftCause {
     /// The shifted side's canary never came back to the other's level and
     /// stayed away from it [`LEVEL_MOVED_AFTER_S`] on end: the level moved.
     Moved,
@@ -50,7 +50,7 @@ pub struct LevelShift {
     /// How far apart the levels must lie to be a shift, percent: the wider
     /// of the sides' quiet bands (a level's own spread).
     pub band_pct: f64,
-    pub told: Told,
+    pub told: ShiftCause,
     /// Which side shifted where the runs say (`old` or `new`); None for a
     /// change between the runs.
     pub shifted: Option<String>,
@@ -112,9 +112,9 @@ pub(super) fn between(old: &Side, new: &Side, inventory: &[InventoryChange]) -> 
     let band_pct = old_level.band_with(&new_level) * 100.0;
     let told_of = |side: &Side| {
         if side.models().any(|m| m.above_known_pct.is_some()) {
-            Some(Told::SlowStretch)
+            Some(ShiftCause::SlowStretch)
         } else if side.models().any(|m| m.moved_pct.is_some()) {
-            Some(Told::Moved)
+            Some(ShiftCause::Moved)
         } else {
             None
         }
@@ -122,7 +122,7 @@ pub(super) fn between(old: &Side, new: &Side, inventory: &[InventoryChange]) -> 
     let (told, shifted) = match (told_of(old), told_of(new)) {
         (_, Some(told)) => (told, Some(new.name.clone())),
         (Some(told), None) => (told, Some(old.name.clone())),
-        (None, None) => (Told::Between, None),
+        (None, None) => (ShiftCause::Between, None),
     };
     let reference_change_pct = old
         .reference()
@@ -205,7 +205,7 @@ impl LevelShift {
             0 => String::new(),
             n => format!(", {n} against it"),
         };
-        if self.told != Told::SlowStretch {
+        if self.told != ShiftCause::SlowStretch {
             self.summary = format!(
                 "{}; {} marked row(s) {} with it that nothing else mitbench records explains{against}",
                 self.summary,
@@ -220,9 +220,9 @@ impl LevelShift {
     /// with it (the summary's line; [`LevelShift::summary`] says it all).
     pub fn short(&self, inventory: &[InventoryChange]) -> String {
         let told = match self.told {
-            Told::Moved => "a level that moved",
-            Told::SlowStretch => "a slow stretch of the host (its rows not compared)",
-            Told::Between => "a change between the runs",
+            ShiftCause::Moved => "a level that moved",
+            ShiftCause::SlowStretch => "a slow stretch of the host (its rows not compared)",
+            ShiftCause::Between => "a change between the runs",
         };
         let reference = match self.reference_held {
             Some(true) => ", the machine's own speed held",
@@ -270,14 +270,14 @@ impl LevelShift {
             _ => "the reference was not read on both sides".to_string(),
         };
         match (self.told, &self.shifted) {
-            (Told::Moved, Some(shifted)) => format!(
+            (ShiftCause::Moved, Some(shifted)) => format!(
                 "{levels}; {shifted}'s canary never came back to {}'s level and stayed away from \
                  it {LEVEL_MOVED_AFTER_S:.0} s on end, longer than a host's slow stretch lasts: a \
                  level that moved (a cost added on the syscall path, such as a trace event, an \
                  audit rule or a BPF program, or the host's speed), not host noise; {reference}",
                 other(shifted)
             ),
-            (Told::SlowStretch, Some(shifted)) => format!(
+            (ShiftCause::SlowStretch, Some(shifted)) => format!(
                 "{levels}; {shifted}'s rounds never reached {}'s level, but its canary came back \
                  to it when watched (or the watch was cut short): a slow stretch of the host as \
                  far as the runs tell, not a regression, and not a level that moved either; \

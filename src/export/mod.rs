@@ -12,6 +12,7 @@
 
 pub mod attribute;
 pub mod compare;
+pub mod destination;
 pub mod fleet;
 pub mod inventory;
 mod listing;
@@ -20,7 +21,6 @@ mod page;
 pub mod plan;
 mod plots;
 pub mod run;
-pub mod target;
 pub mod tax;
 pub mod terminal;
 pub mod text_table;
@@ -139,7 +139,7 @@ pub enum ExportError {
 pub fn write_to(
     exporter: &dyn Exporter,
     run: &RunView,
-    target: target::Target,
+    target: destination::Destination,
     path: &Path,
 ) -> Result<(), ExportError> {
     target.write(&exporter.render(run)?, path)

@@ -31,7 +31,7 @@ use std::time::Duration;
 /// thread (`PR_GET_TIMERSLACK`, 50,000 ns by default): the lateness a thread
 /// already accepts on each timed wake-up. A batch that holds the CPU for
 /// less adds no more delay than the kernel already allows a co-runner.
-pub const DEFAULT_BUDGET: Duration = Duration::from_micros(50);
+pub const DEFAULT_LATENCY_BUDGET: Duration = Duration::from_micros(50);
 
 /// Share of the winnable toll the advice aims to win back.
 pub const WIN_BACK: f64 = 0.9;

@@ -8,7 +8,7 @@
 //! that (`mitbench attribute`).
 
 use super::{Record, RunDocument};
-use crate::analysis::apart;
+use crate::analysis::combine;
 use crate::analysis::figure::Figure;
 use crate::mitigations::Id;
 use crate::mitigations::crossing::SYSCALL;
@@ -208,9 +208,9 @@ pub fn note_replays(doc: &mut RunDocument) {
 }
 
 /// Figures of rows of one run added up: their half-widths add
-/// (`apart::Sum::of_same_sets`). None where there are none.
+/// (`combine::Sum::of_same_sets`). None where there are none.
 pub fn sum_of_one_run(figures: impl IntoIterator<Item = Figure>) -> Option<Figure> {
-    let mut sum = crate::analysis::apart::Sum::of_same_sets();
+    let mut sum = crate::analysis::combine::Sum::of_same_sets();
     for f in figures {
         sum.add(f.value, f.half_width());
     }
@@ -226,8 +226,8 @@ fn price(s: &Sequence, r: &Record, doc: &RunDocument) -> Result<Figure, String> 
             let other = doc
                 .record(s.row.0, other)
                 .ok_or_else(|| format!("{} {other}, its reference, was not measured", s.row.0))?;
-            // Two rows less one baseline: `apart::difference`'s bound.
-            apart::difference(added(r, mhz)?, added(other, mhz)?)
+            // Two rows less one baseline: `combine::difference`'s bound.
+            combine::difference(added(r, mhz)?, added(other, mhz)?)
         }
         Read::AddedToBaseline => added(r, mhz)?,
         Read::OwnCost => own(r)?,

@@ -14,7 +14,7 @@
 use super::RunDocument;
 use super::prices::{added, measured};
 use super::record::Record;
-use crate::analysis::apart;
+use crate::analysis::combine;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PairBasis};
 use crate::analysis::spread::{VariantSpread, pooled_in_probe};
@@ -313,7 +313,7 @@ fn refills_of(
         .map(|((&entries, [won, over_inline]), pushes)| {
             let left = over_inline[i]
                 .clone()
-                .and_then(|over| Ok(apart::difference(over.figure, pushes.clone()?.figure)));
+                .and_then(|over| Ok(combine::difference(over.figure, pushes.clone()?.figure)));
             Refill {
                 entries,
                 unmeasured: won[i].as_ref().err().or(left.as_ref().err()).cloned(),
@@ -335,7 +335,7 @@ const NOT_MEASURED: &str = "was not measured";
 /// probe's variants' differences from its baseline are. A document that
 /// kept no rounds (written before they were stored) gives the two rows'
 /// differences from the plain call, less each other
-/// (`analysis::apart::difference`).
+/// (`analysis::combine::difference`).
 fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Difference, String>> {
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let two_states = doc.machine_states.model.two_states;
@@ -359,7 +359,7 @@ fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Diff
             let mhz = mhz.ok_or("the TSC's rate is unknown")?;
             Ok(match r? {
                 Read::Rows { dearer, cheaper } => Difference {
-                    figure: apart::difference(
+                    figure: combine::difference(
                         added(dearer, Some(mhz))?,
                         added(cheaper, Some(mhz))?,
                     ),

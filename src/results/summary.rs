@@ -531,11 +531,11 @@ impl<'d> Lookup<'d> {
     /// The step from `a`'s cost to `r`'s over `steps` (a further rule of
     /// a filter), in ns: the two rows' shown figures less each other, their
     /// intervals in quadrature (a bound for rows of one run,
-    /// `analysis::apart`).
+    /// `analysis::combine`).
     fn step(&self, what: &str, a: &Record, r: &Record, steps: f64) -> Option<Quantity> {
         let (from_shown, to_shown) = (a.shown()?, r.shown()?);
-        let step =
-            crate::analysis::apart::difference(to_shown.ticks, from_shown.ticks).map(|t| t / steps);
+        let step = crate::analysis::combine::difference(to_shown.ticks, from_shown.ticks)
+            .map(|t| t / steps);
         let note = cost_note(r, true)
             .or_else(|| cost_note(a, true))
             .or_else(|| {
@@ -566,7 +566,7 @@ impl<'d> Lookup<'d> {
     /// interval of the ratio over pairs of their rounds run side by side
     /// (same pass, same fork), widened to hold the headlines' own and the
     /// ratio of the two headlines' next-run intervals
-    /// (`analysis::apart::ratio`): the pairs see this run's rounds only,
+    /// (`analysis::combine::ratio`): the pairs see this run's rounds only,
     /// and three quick runs on the busy Zen 3 guest read SSBD's 4.37x
     /// [4.33, 4.37], 3.68x and 4.17x.
     fn times(&self, what: &str, r: &Record, base: &Record) -> Option<Quantity> {
@@ -580,7 +580,7 @@ impl<'d> Lookup<'d> {
             self.doc.machine_states.model.two_states,
             crate::analysis::rounds::seed_of(&r.id),
         );
-        let apart = crate::analysis::apart::ratio(a.ticks, b.ticks);
+        let apart = crate::analysis::combine::ratio(a.ticks, b.ticks);
         let ratio = apart.value;
         let from_pairs = paired
             .as_ref()

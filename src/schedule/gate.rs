@@ -145,7 +145,7 @@ pub struct Gate {
 
 /// What a wait should do after a reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Decision {
     /// Start the round.
     Go,
     /// Wait a step and read again.
@@ -240,7 +240,7 @@ impl Gate {
     }
 
     /// Whether a round may start at `reading`, `waited_s` into a wait.
-    pub fn judge(&self, reading: Option<f64>, waited_s: f64) -> Verdict {
+    pub fn judge(&self, reading: Option<f64>, waited_s: f64) -> Decision {
         self.judge_within(reading, waited_s, self.allowance_s())
     }
 
@@ -248,16 +248,16 @@ impl Gate {
     /// row the answer reads, while short of its quiet rounds, waits past
     /// the fork's allowance ([`Gate::answer_allowance_s`]), since its
     /// figure is the one a user acts on.
-    pub fn judge_within(&self, reading: Option<f64>, waited_s: f64, allowance_s: f64) -> Verdict {
+    pub fn judge_within(&self, reading: Option<f64>, waited_s: f64, allowance_s: f64) -> Decision {
         let (Some(threshold), true) = (self.threshold, self.enabled) else {
-            return Verdict::Go;
+            return Decision::Go;
         };
         match reading {
-            Some(c) if c <= threshold => Verdict::Go,
+            Some(c) if c <= threshold => Decision::Go,
             // No reading (the thread moved): nothing says it is slow.
-            None => Verdict::Go,
-            Some(_) if waited_s >= LONGEST_WAIT_S || waited_s >= allowance_s => Verdict::GiveUp,
-            Some(_) => Verdict::Wait,
+            None => Decision::Go,
+            Some(_) if waited_s >= LONGEST_WAIT_S || waited_s >= allowance_s => Decision::GiveUp,
+            Some(_) => Decision::Wait,
         }
     }
 
@@ -297,33 +297,33 @@ mod tests {
     #[test]
     fn a_quiet_reading_goes_and_a_slow_one_waits_within_the_allowance() {
         let mut gate = two_levels(100.0);
-        assert_eq!(gate.judge(Some(301.0), 0.0), Verdict::Go);
+        assert_eq!(gate.judge(Some(301.0), 0.0), Decision::Go);
         // Nothing measured yet: the budget is whole, so nothing to wait with.
-        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Decision::GiveUp);
         gate.count_round(1.0, [Some(300.0), Some(300.0)]);
         gate.count_round(1.0, [Some(400.0), Some(400.0)]);
         // 1 s quiet of 2, after 20 s (a fifth of the budget) counted quiet.
         assert!((gate.budget_scale() - 21.0 / 22.0).abs() < 1e-12);
         assert!((gate.allowance_s() - 100.0 / 22.0).abs() < 1e-9);
-        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::Wait);
-        assert_eq!(gate.judge(Some(400.0), LONGEST_WAIT_S), Verdict::GiveUp);
-        assert_eq!(gate.judge(None, 0.0), Verdict::Go);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Decision::Wait);
+        assert_eq!(gate.judge(Some(400.0), LONGEST_WAIT_S), Decision::GiveUp);
+        assert_eq!(gate.judge(None, 0.0), Decision::Go);
     }
 
     #[test]
     fn an_answer_row_waits_past_the_allowance_but_not_past_the_longest_wait() {
         let gate = two_levels(100.0);
         assert_eq!(gate.allowance_s(), 0.0, "nothing measured: no allowance");
-        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Decision::GiveUp);
         // A quarter of the fork's 100 s is the answer's reserve.
         let answer = gate.answer_allowance_s();
         assert_eq!(answer, LONGEST_WAIT_S);
-        assert_eq!(gate.judge_within(Some(400.0), 1.0, answer), Verdict::Wait);
+        assert_eq!(gate.judge_within(Some(400.0), 1.0, answer), Decision::Wait);
         assert_eq!(
             gate.judge_within(Some(400.0), LONGEST_WAIT_S, answer),
-            Verdict::GiveUp
+            Decision::GiveUp
         );
-        assert_eq!(gate.judge_within(Some(301.0), 1.0, answer), Verdict::Go);
+        assert_eq!(gate.judge_within(Some(301.0), 1.0, answer), Decision::Go);
     }
 
     #[test]
@@ -332,8 +332,8 @@ mod tests {
         let mut gate = two_levels(4.0);
         assert_eq!(gate.allowance_s(), 0.0);
         assert!((gate.answer_allowance_s() - 1.0).abs() < 1e-12);
-        assert_eq!(gate.judge_within(Some(400.0), 0.5, 1.0), Verdict::Wait);
-        assert_eq!(gate.judge_within(Some(400.0), 1.0, 1.0), Verdict::GiveUp);
+        assert_eq!(gate.judge_within(Some(400.0), 0.5, 1.0), Decision::Wait);
+        assert_eq!(gate.judge_within(Some(400.0), 1.0, 1.0), Decision::GiveUp);
         // Waiting frees budget for the fork (the quiet share falls), and
         // what the answer took past the allowance leaves its reserve.
         gate.count_wait(0.4, 0.4);
@@ -366,7 +366,7 @@ mod tests {
         gate.waited.seconds = 18.0;
         assert_eq!(gate.budget_scale(), LEAST_SCALE);
         assert_eq!(gate.allowance_s(), 0.0);
-        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Decision::GiveUp);
     }
 
     #[test]
@@ -388,7 +388,7 @@ mod tests {
         gate.count_round(5.0, [Some(300.0), Some(300.0)]);
         assert!((gate.budget_scale() - 0.8).abs() < 1e-12);
         assert_eq!(gate.allowance_s(), 0.0);
-        assert_eq!(gate.judge(Some(400.0), 0.0), Verdict::GiveUp);
+        assert_eq!(gate.judge(Some(400.0), 0.0), Decision::GiveUp);
     }
 
     #[test]
@@ -411,11 +411,11 @@ mod tests {
     fn one_level_or_a_gate_turned_off_never_waits() {
         let mut gate = Gate::new(true, 100.0);
         gate.refit(&[300.0; 40], &[0.0; 40], 0.0);
-        assert_eq!(gate.judge(Some(900.0), 0.0), Verdict::Go);
+        assert_eq!(gate.judge(Some(900.0), 0.0), Decision::Go);
         let mut off = two_levels(100.0);
         off.enabled = false;
         off.count_round(1.0, [Some(400.0), Some(400.0)]);
-        assert_eq!(off.judge(Some(400.0), 0.0), Verdict::Go);
+        assert_eq!(off.judge(Some(400.0), 0.0), Decision::Go);
         assert_eq!(off.budget_scale(), 1.0);
     }
 
@@ -432,13 +432,13 @@ mod tests {
         gate.count_round(1.0, [Some(400.0), Some(400.0)]);
         assert_eq!(
             gate.judge(Some(400.0), 0.0),
-            Verdict::Wait,
+            Decision::Wait,
             "both levels in the window"
         );
         gate.refit(&readings, &times, 99.0);
         assert_eq!(
             gate.judge(Some(400.0), 0.0),
-            Verdict::Go,
+            Decision::Go,
             "only the new level in it"
         );
     }

@@ -28,7 +28,7 @@ use crate::harness::Harness;
 use crate::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, TollPair, Unsupported, Variant,
 };
-use gate::{Gate, Verdict};
+use gate::{Decision, Gate};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Duration;
@@ -494,13 +494,13 @@ impl<'a> Scheduler<'a> {
         };
         loop {
             match self.gate.judge_within(reading, waited_s, allowance_s) {
-                Verdict::Go => break,
-                Verdict::GiveUp => {
+                Decision::Go => break,
+                Decision::GiveUp => {
                     self.gate.waited.ended_slow += 1;
                     break;
                 }
-                Verdict::Wait if machine.stop_requested() => break,
-                Verdict::Wait => {
+                Decision::Wait if machine.stop_requested() => break,
+                Decision::Wait => {
                     machine.pause(gate::WAIT_STEP);
                     reading = machine.canary();
                     waited_s = (machine.now() - started).as_secs_f64();

@@ -26,7 +26,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// Whose crossings are counted.
-pub enum Target {
+pub enum Watched {
     /// A command mitbench starts and watches to its end, or to `timeout`.
     Command {
         command: Vec<String>,
@@ -37,10 +37,10 @@ pub enum Target {
 }
 
 /// Counts `target`'s crossings.
-pub fn count(target: &Target) -> Result<Counted, String> {
+pub fn count(target: &Watched) -> Result<Counted, String> {
     match target {
-        Target::Command { command, timeout } => count::run_counted(command, *timeout),
-        Target::Running { pid, duration } => attach::count_running(*pid, *duration),
+        Watched::Command { command, timeout } => count::run_counted(command, *timeout),
+        Watched::Running { pid, duration } => attach::count_running(*pid, *duration),
     }
 }
 
@@ -155,7 +155,7 @@ pub struct Tax {
 
 /// What one crossing of `t`'s kind costs by the rows of `tolls`, ns, with
 /// its interval: the row's figure per crossing, less the row it takes off
-/// (`analysis::apart::difference`); or why there is none.
+/// (`analysis::combine::difference`); or why there is none.
 fn price(t: &TollSource, tolls: &RunDocument) -> Result<Figure, String> {
     let figure = |probe: &str, variant: &str| -> Result<Figure, String> {
         // The figure the run's table prints: at its reference speed.
@@ -167,7 +167,7 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<Figure, String> {
     };
     let mut toll = figure(t.probe, t.variant)?;
     if let Some((probe, variant)) = t.less {
-        toll = analysis::apart::difference(toll, figure(probe, variant)?);
+        toll = analysis::combine::difference(toll, figure(probe, variant)?);
     }
     if toll.value <= 0.0 {
         return Err(format!(

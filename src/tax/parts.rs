@@ -8,7 +8,7 @@
 
 use super::crossing::Crossing;
 use super::{TOLLS, Tax, TollSource};
-use crate::analysis::apart::{self, Sum};
+use crate::analysis::combine::{self, Sum};
 use crate::analysis::figure::{self, Figure};
 use crate::attribute::{Attributed, Attribution, RowParts, Switch, SwitchKind};
 use crate::mitigations::Id;
@@ -89,7 +89,7 @@ fn per_crossing(
     };
     let mut part = find(source.probe, source.variant)?;
     if let Some((probe, variant)) = source.less {
-        part = apart::difference(part, find(probe, variant)?);
+        part = combine::difference(part, find(probe, variant)?);
     }
     let (ns, half) = (part.value, part.half_width());
     let per = source.crossings_per_item;

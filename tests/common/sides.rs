@@ -3,7 +3,7 @@
 //! history of runs and of boots has seen, the rows held to the false
 //! discovery rate over the comparison.
 
-use mitbench::compare::{self, BootNoise, Outside};
+use mitbench::compare::{self, BootNoise, OutsideEvidence};
 use mitbench::results::{EqualSpeed, Record};
 use mitbench::synthetic::{Probe, Run, guest_probes};
 use std::collections::BTreeMap;
@@ -130,10 +130,10 @@ pub fn compare_sides(
         let (Some(o), Some(n)) = (records(&old_rows, key), records(&new_rows, key)) else {
             continue;
         };
-        let outside = Outside {
+        let outside = OutsideEvidence {
             history: learned.get(key).copied(),
             boot: boot_noise.and_then(|b| Some((*b.rows.get(key)?, b.boots))),
-            ..Outside::default()
+            ..OutsideEvidence::default()
         };
         rows.push(compare::row_change(
             &o,

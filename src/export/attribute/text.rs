@@ -2,7 +2,7 @@
 //! has off, the mitigations separated, per family a table of each row's
 //! whole toll, its parts and what they leave, then each mitigation's reach.
 
-use crate::attribute::{Attributed, Attribution, Role, RowParts, SwitchKind};
+use crate::attribute::{Attributed, Attribution, RowParts, SetRole, SwitchKind};
 use crate::compare::Verdict;
 use crate::export::number::format_cost;
 use crate::export::terminal::Prose;
@@ -26,13 +26,13 @@ fn cell(estimate: Option<Attributed>) -> String {
     }
 }
 
-fn roles(roles: &[Role]) -> String {
+fn roles(roles: &[SetRole]) -> String {
     roles
         .iter()
         .map(|r| match r {
-            Role::Present => "present: every mitigation on".to_string(),
-            Role::AllOff => "every mitigation off".to_string(),
-            Role::Without(name) => format!("without {name}"),
+            SetRole::Present => "present: every mitigation on".to_string(),
+            SetRole::AllOff => "every mitigation off".to_string(),
+            SetRole::Without(name) => format!("without {name}"),
         })
         .collect::<Vec<_>>()
         .join("; ")

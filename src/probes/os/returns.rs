@@ -206,14 +206,14 @@ impl Drop for Handler {
 }
 
 /// The calling thread, as tgkill names it.
-struct Target {
+struct TgkillTarget {
     pid: usize,
     tid: usize,
 }
 
-impl Target {
-    fn this_thread() -> Target {
-        Target {
+impl TgkillTarget {
+    fn calling() -> TgkillTarget {
+        TgkillTarget {
             pid: sys::syscall0(libc::SYS_getpid) as usize,
             tid: sys::syscall0(libc::SYS_gettid) as usize,
         }
@@ -221,19 +221,19 @@ impl Target {
 }
 
 #[inline(always)]
-fn raise(to: &Target) -> i64 {
+fn raise(to: &TgkillTarget) -> i64 {
     // SAFETY: a signal to this thread, whose handler only counts.
     unsafe { sys::syscall3(libc::SYS_tgkill, to.pid, to.tid, SIGNAL as usize) }
 }
 
 #[inline(never)]
-fn raise_in_fn(to: &Target) -> i64 {
+fn raise_in_fn(to: &TgkillTarget) -> i64 {
     raise(to)
 }
 
 /// The signal's refill, as a syscall's (`refilled`).
 #[inline(never)]
-fn raise_refilled(to: &Target) -> i64 {
+fn raise_refilled(to: &TgkillTarget) -> i64 {
     let ret = raise(to);
     push_return_entries::<4>();
     ret
@@ -242,13 +242,17 @@ fn raise_refilled(to: &Target) -> i64 {
 /// Signals this thread sends itself, one per item: the tgkill returns
 /// through the handler and rt_sigreturn. Every call must have run the
 /// handler once, or the figure is not of a signal.
-fn signals(harness: &Harness, placement: &Placement, send: impl Fn(&Target) -> i64) -> Outcome {
+fn signals(
+    harness: &Harness,
+    placement: &Placement,
+    send: impl Fn(&TgkillTarget) -> i64,
+) -> Outcome {
     let _handler = match Handler::install() {
         Ok(handler) => handler,
         Err(e) => return Outcome::Unsupported(Unsupported::io("sigaction", &e)),
     };
     let failures = Failures::new();
-    let to = Target::this_thread();
+    let to = TgkillTarget::calling();
     let sent = std::cell::Cell::new(0u64);
     let before = HANDLED.load(Ordering::Relaxed);
     let m = super::syscall::measure_calls(harness, &failures, "tgkill", || {

@@ -12,17 +12,17 @@ use super::ExportError;
 use std::io::Write;
 use std::path::Path;
 
-pub enum Target {
+pub enum Destination {
     /// A temporary file beside the target, renamed onto it once written.
     Atomic(tempfile::NamedTempFile),
     /// The target itself, opened for writing when the output is ready.
     InPlace,
 }
 
-impl Target {
+impl Destination {
     /// The target for `path`, named by `--FLAG` in messages; a temporary
     /// sibling is made now, so an unwritable place fails before any work.
-    pub fn of(path: &Path, flag: &str) -> Result<Target, String> {
+    pub fn of(path: &Path, flag: &str) -> Result<Destination, String> {
         if path.is_dir() {
             return Err(format!(
                 "cannot write --{flag} {}: it is a directory",
@@ -32,7 +32,7 @@ impl Target {
         let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
         let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
         if link || special {
-            return Ok(Target::InPlace);
+            return Ok(Destination::InPlace);
         }
         let dir = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -42,7 +42,7 @@ impl Target {
             .prefix(".mitbench-")
             .suffix(&format!(".{flag}.tmp"))
             .tempfile_in(dir)
-            .map(Target::Atomic)
+            .map(Destination::Atomic)
             .map_err(|e| {
                 // tempfile appends ` at path "<its temporary file>"` to the
                 // OS's reason (and keeps no errno to rebuild it from); the
@@ -56,20 +56,20 @@ impl Target {
     /// The temporary file, where there is one (removed on Ctrl-C).
     pub fn temp_path(&self) -> Option<&Path> {
         match self {
-            Target::Atomic(temp) => Some(temp.path()),
-            Target::InPlace => None,
+            Destination::Atomic(temp) => Some(temp.path()),
+            Destination::InPlace => None,
         }
     }
 
     /// Writes `bytes` to `path` through this target.
     pub fn write(self, bytes: &[u8], path: &Path) -> Result<(), ExportError> {
         match self {
-            Target::Atomic(mut temp) => {
+            Destination::Atomic(mut temp) => {
                 temp.write_all(bytes)?;
                 temp.as_file().sync_all()?;
                 temp.persist(path).map_err(|e| e.error)?;
             }
-            Target::InPlace => {
+            Destination::InPlace => {
                 let mut file = std::fs::OpenOptions::new()
                     .write(true)
                     .truncate(true)

@@ -137,9 +137,11 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
         Ok(mut docs) => docs.remove(0),
         Err(e) => return fail(Exit::USAGE, e),
     };
-    let budget = stored.latency_budget.unwrap_or(advice::DEFAULT_BUDGET);
+    let budget = stored
+        .latency_budget
+        .unwrap_or(advice::DEFAULT_LATENCY_BUDGET);
     advice::advise_document(&mut doc, budget);
-    let target = match crate::export::target::Target::of(output, "output") {
+    let target = match crate::export::destination::Destination::of(output, "output") {
         Ok(target) => target,
         Err(message) => return fail(Exit::USAGE, message),
     };
