@@ -12,6 +12,7 @@ use mitbench::export::run::{CsvExporter, JsonExporter};
 use mitbench::export::{Exporter, RunView};
 use mitbench::results::{RunDocument, SCHEMA_VERSION};
 use serde_json::Value;
+use std::path::Path;
 
 fn stored_json(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(common::fixture_path(name)).unwrap()).unwrap()
@@ -148,4 +149,100 @@ fn the_same_run_in_schemas_4_and_5_exports_alike() {
         .unwrap();
         assert_eq!(csv_of(&again), csv_of(&doc), "{name}");
     }
+}
+
+/// Every output mitbench makes of the stored fixtures, as its bytes'
+/// SHA-256 in a snapshot: a change that should leave the outputs alone (a
+/// refactoring, a rename) is held to byte-identical output by it, and one
+/// that means to change them shows which. The outputs themselves are
+/// written under the test's target directory (`outputs/`): keep a copy
+/// from before a change and `diff -r` it after to see what moved.
+#[test]
+fn every_output_of_the_stored_runs_is_what_it_was() {
+    const RUNS: [&str; 6] = [
+        "default-run.json",
+        "run-a.json",
+        "answer-run.json",
+        "answer-run-schema5.json",
+        "refill-run.json",
+        "syscall-return-run.json",
+    ];
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outputs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Run where the fixtures are and named by their file names alone: a
+    // compare or a fleet names its runs by the paths given.
+    let fixtures = common::fixture_path(RUNS[0]);
+    let fixtures = fixtures.parent().unwrap();
+    let fixture = |name: &str| name.to_string();
+    // (output's name, arguments, whether it is written to a file)
+    let mut outputs: Vec<(String, Vec<String>, bool)> = Vec::new();
+    for run in RUNS {
+        let stem = run.trim_end_matches(".json");
+        outputs.push((
+            format!("{stem}.txt"),
+            vec!["history".into(), "show".into(), fixture(run)],
+            false,
+        ));
+        for format in ["json", "csv", "markdown", "openmetrics", "html"] {
+            outputs.push((
+                format!("{stem}.{format}"),
+                vec!["export".into(), format.into(), fixture(run)],
+                true,
+            ));
+        }
+    }
+    for (name, command) in [
+        ("compare", vec!["compare", "run-a.json", "default-run.json"]),
+        (
+            "compare-answer",
+            vec!["compare", "answer-run.json", "default-run.json"],
+        ),
+        (
+            "fleet",
+            vec!["fleet", "default-run.json", "run-a.json", "answer-run.json"],
+        ),
+    ] {
+        let args = |json: bool| -> Vec<String> {
+            let mut args = vec![command[0].to_string()];
+            args.extend(command[1..].iter().map(|run| fixture(run)));
+            if json {
+                args.push("--json".into());
+            }
+            args
+        };
+        outputs.push((format!("{name}.txt"), args(false), false));
+        outputs.push((format!("{name}.json"), args(true), false));
+    }
+    let mut digests = String::new();
+    for (name, mut args, to_file) in outputs {
+        let path = dir.join(&name);
+        if to_file {
+            args.push(path.display().to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        // Times are printed in the local zone and tables at the terminal's
+        // width: both fixed, so the bytes are the document's alone.
+        let out = common::command(&args)
+            .current_dir(fixtures)
+            .env("TZ", "UTC")
+            .env_remove("COLUMNS")
+            .output()
+            .expect("run mitbench");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !to_file {
+            std::fs::write(&path, &out.stdout).unwrap();
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let digest: String = openssl::sha::sha256(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        digests.push_str(&format!("{name:<34} {:>9} {digest}\n", bytes.len()));
+    }
+    insta::assert_snapshot!("outputs", digests);
 }
