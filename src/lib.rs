@@ -22,7 +22,7 @@ pub mod schedule;
 // The seeded machine the statistics' tests and examples run on. Compiled
 // into every build, not behind a feature: with one, `cargo test` built the
 // library a second time beside the release build `cargo run` had made
-// (about two minutes of CI's twenty); the binary links none of it.
+// (docs/why-the-code-is-so.md); the binary links none of it.
 #[doc(hidden)]
 pub mod synthetic;
 pub mod sys;

@@ -399,10 +399,9 @@ pub fn drift_interval_pct(block_medians: &[f64], sampling_var: f64) -> Option<f6
 /// ratio, the steps' mean square over what sampling alone gives, whose
 /// excess over one is the walk. A canary read steadily, whose medians
 /// differ only by sampling, walks nowhere, and its sampling noise is not
-/// extrapolated to the next run as a walk. On the developers' guest a
-/// single stretch read 3.7-5.3% off its neighbours while the quiet canary
-/// read 274 ticks in all of six back-to-back runs: one odd stretch is not a
-/// walk. With the degrees of freedom it stands on: the steps kept, fewer
+/// extrapolated to the next run as a walk; nor is one odd stretch
+/// (docs/why-the-code-is-so.md, "One odd stretch is no walk"). With the
+/// degrees of freedom it stands on: the steps kept, fewer
 /// where the sampling took a large part of their mean square (a difference
 /// of two estimates, Satterthwaite's rule with the sampling variance, read
 /// from hundreds of readings, taken as exact); None under three stretches.

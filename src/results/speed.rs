@@ -176,9 +176,9 @@ impl RunSpeed {
     /// says nothing of the row's slope, but it is carried by the mean of
     /// the two readings all the same: leaving it out would read the figure
     /// on other rounds than the raw one, and a row whose rounds sit at two
-    /// levels (an indirect call whose predictor state flips: 2.55 and 3.18
-    /// ticks on the Intel Xeon guest) moved by which rounds were left out,
-    /// 7.5% in one run where the machine moved 0.02%.
+    /// levels (an indirect call whose predictor state flips) moved by which
+    /// rounds were left out (docs/why-the-code-is-so.md, "A round the
+    /// reference moved in is kept").
     pub fn figure(&self, id: &str, v: &VariantRounds, round: &Round) -> Option<f64> {
         let raw = round.measured.measurement.per_item.median;
         let fit = self.fit(id, &v.variant.name)?;

@@ -16,8 +16,8 @@
 //! That toll is measured here in two regimes, because one crossing prices
 //! another: on back-to-back getpid calls, and in a ping-pong between two
 //! processes over eventfds, a context switch every two syscalls, where the
-//! same filter costs this guest about 1.5-2 times as much per syscall
-//! (measured in C too, so not an artefact of the harness). A workload's toll
+//! same filter costs more per syscall (docs/tax.md says how much; measured
+//! in C too, so not an artefact of the harness). A workload's toll
 //! is taken between the two by its own context switches per syscall.
 
 use super::count::children_usage;

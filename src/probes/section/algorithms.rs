@@ -3,12 +3,11 @@
 //! machine runs, except where ring is the faster library, and which
 //! instruction set that library picks on this CPU.
 //!
-//! Measured at 1 MiB against `openssl speed -evp` (bench/compare-crypto.sh):
-//! ring's ChaCha20-Poly1305 ran at 0.55-0.59x OpenSSL's and its SHA-512 at
-//! 0.73-0.91x (AMD and Intel guests: OpenSSL has AVX-512 and wider AVX2
-//! code for them), while ring's AES-GCM, with VAES, ran 1.7-2.0x OpenSSL
-//! 3.0's. So AES-GCM comes from ring and the rest from OpenSSL; every row
-//! names its library. CRC-32C has no OpenSSL counterpart.
+//! Each algorithm comes from the library that ran it faster at 1 MiB
+//! against `openssl speed -evp` (bench/compare-crypto.sh; the figures:
+//! docs/why-the-code-is-so.md, "Each cipher from the faster library"):
+//! AES-GCM from ring, the rest from OpenSSL; every row names its library.
+//! CRC-32C has no OpenSSL counterpart.
 //!
 //! Neither library reports which path it takes; `implementation` restates
 //! ring 0.17's dispatch rules over the CPU's features, and for OpenSSL
