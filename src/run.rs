@@ -157,8 +157,7 @@ pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
         }
     };
     if let Some(seconds) = budget {
-        settings.budget_s = seconds;
-        settings.warmup_s = settings.warmup_s.min(seconds / 5.0);
+        settings = settings.with_budget_s(seconds);
     }
     let outputs = pending_outputs(&options.outputs)?;
     let round_log = match &options.round_log {

@@ -82,7 +82,25 @@ pub struct Settings {
     pub wait_for_quiet: bool,
 }
 
+/// The most of a variant's budget its first round in a process warms up
+/// for, one rule wherever a budget is set or shared out (the run's, a
+/// fork's share, a probe's share): a small budget goes to rounds rather
+/// than to warming up. Two rules (a fifth of the run's, a tenth of a
+/// probe's share) had left a fork's first rounds warming up for 40% of a
+/// quick run's budget a variant (docs/why-the-code-is-so.md).
+pub const WARMUP_SHARE: f64 = 0.1;
+
 impl Settings {
+    /// These settings with `budget_s` seconds a variant, and the first
+    /// round's warm-up at most [`WARMUP_SHARE`] of it.
+    pub fn with_budget_s(&self, budget_s: f64) -> Settings {
+        Settings {
+            budget_s,
+            warmup_s: self.warmup_s.min(budget_s * WARMUP_SHARE),
+            ..self.clone()
+        }
+    }
+
     pub fn standard() -> Settings {
         Settings {
             target_ci_pct: 1.0,
@@ -241,11 +259,9 @@ impl Harness {
     /// it alike.
     pub fn with_budget_share(&self, share: f64) -> Harness {
         let mut scaled = self.clone();
-        scaled.settings.budget_s *= share.clamp(0.0, 1.0);
-        scaled.settings.warmup_s = scaled
+        scaled.settings = self
             .settings
-            .warmup_s
-            .min(scaled.settings.budget_s / 10.0);
+            .with_budget_s(self.settings.budget_s * share.clamp(0.0, 1.0));
         scaled
     }
 

@@ -86,11 +86,10 @@ impl Job {
     pub fn share(settings: &Settings, forks: usize) -> Settings {
         let forks = forks.max(1);
         Settings {
-            budget_s: settings.budget_s / forks as f64,
             min_rounds: settings.min_rounds.div_ceil(forks).max(2),
             max_rounds: settings.max_rounds.div_ceil(forks).max(2),
             min_span_s: settings.min_span_s / forks as f64,
-            ..settings.clone()
+            ..settings.with_budget_s(settings.budget_s / forks as f64)
         }
     }
 }
@@ -418,5 +417,28 @@ impl VariantRounds {
         if self.unsupported.is_none() {
             self.unsupported = later.unsupported;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::WARMUP_SHARE;
+
+    #[test]
+    fn a_forks_share_of_the_budget_keeps_the_warm_up_within_its_share() {
+        for settings in [Settings::standard(), Settings::quick()] {
+            // The whole suite's share a variant: 220 s or 36 s over 432.
+            let run = settings.with_budget_s(settings.budget_s / 36.0);
+            for forks in 1..=3 {
+                let fork = Job::share(&run, forks);
+                assert!((fork.budget_s * forks as f64 - run.budget_s).abs() < 1e-12);
+                assert!(fork.warmup_s <= WARMUP_SHARE * fork.budget_s + 1e-15);
+                assert!(fork.warmup_s > 0.0, "{forks} forks: no warm-up");
+            }
+        }
+        // A budget larger than the warm-up's share leaves it as it was.
+        let long = Settings::standard().with_budget_s(10.0);
+        assert_eq!(long.warmup_s, Settings::standard().warmup_s);
     }
 }
