@@ -62,9 +62,10 @@ pub struct Job {
     pub answer_rows: Vec<(String, String)>,
     /// Seconds each probe's rounds took in the fork before, in `probes`'
     /// order ([`ForkRounds::round_seconds`]); empty in the first fork.
-    /// Every fork runs the probes in one order, and a probe's rounds
-    /// stand at their floor alike in each (a round is at least one item),
-    /// so the gate reads what the rounds ahead will take from it.
+    /// Every fork runs the probes in one order, and a probe's rounds take
+    /// about as long in each (a quick run's stand at their floor: a round
+    /// is at least one item), so the gate reads what the rounds ahead will
+    /// take from it; the last fork's counting rounds come on top.
     #[serde(default)]
     pub previous_round_s: Vec<f64>,
 }

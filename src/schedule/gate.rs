@@ -177,9 +177,9 @@ impl Gate {
     /// variants begun counts each variant alike, and early in a fork it
     /// stands on the quick probes alone: the long rounds of the later
     /// ones (a teardown, a 65,536-page TLB) are not in it, and the
-    /// allowance it leaves was waited in the first probes (a quick run at
-    /// 56% quiet waited 23 s where its forks' budgets and the answer's
-    /// reserve left 15).
+    /// allowance it leaves was waited in the first probes
+    /// (docs/why-the-code-is-so.md, "A fork's gate expects the rounds the
+    /// fork before ran").
     pub fn expect_rounds_ahead(&mut self, seconds: f64) {
         self.expected_rounds_s = self.waited.round_seconds + seconds;
     }
