@@ -811,3 +811,50 @@ fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
         "{lines}"
     );
 }
+
+/// What a call from a function adds to getpid, in the answer's null
+/// syscall line, is read from pairs of rounds of the return probe's rows;
+/// where too few of those pairs were quiet it stands on every state's and
+/// says so, as a slow level's figure does (a run under a toggled trace
+/// event read "from a function +56.0 ns" against 39.1 in the runs beside
+/// it, its rows without a quiet round and the line silent about it).
+#[test]
+fn a_figure_read_from_pairs_off_the_quiet_level_says_so() {
+    use mitbench::analysis::rounds::RoundState;
+    use mitbench::results::returns;
+    let mut doc = fixture();
+    doc.results.retain(|r| r.id != returns::PROBE);
+    doc.results.extend(
+        common::stored_run("refill-run.json")
+            .results
+            .iter()
+            .cloned(),
+    );
+    let from_a_function = |doc: &RunDocument| {
+        let answer = of(doc);
+        let null = answer
+            .tolls
+            .iter()
+            .find(|t| t.kind == TollKind::NullSyscall);
+        let Some(TollStatus::Measured { figures }) = null.map(|t| &t.outcome) else {
+            panic!("no null syscall line");
+        };
+        let q = figures
+            .iter()
+            .find(|q| q.what == "from a function +")
+            .expect("the figure");
+        q.note.clone()
+    };
+    assert_eq!(from_a_function(&doc), None);
+    for row in &mut doc.results {
+        if row.id == returns::PROBE && row.variant == "getpid/in-fn" {
+            for round in &mut row.rounds.each {
+                round.state = RoundState::Slow;
+            }
+        }
+    }
+    assert_eq!(
+        from_a_function(&doc).as_deref(),
+        Some(mitbench::results::summary::PAIRS_OFF_THE_QUIET_LEVEL)
+    );
+}

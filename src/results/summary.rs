@@ -95,6 +95,11 @@ pub struct Quantity {
 /// level: its figure is a slow level's, whatever it reads.
 pub const SLOW_LEVEL: &str = "slow level: no quiet round in this run";
 
+/// The note on a figure read from pairs of rounds where the run had too
+/// few pairs of two quiet rounds (none, in a run whose rows had no quiet
+/// round): it stands on pairs of every state, not the quiet level's.
+pub const PAIRS_OFF_THE_QUIET_LEVEL: &str = "off the quiet level: too few quiet pairs in this run";
+
 /// The note on an amortization curve's batch that wins back 90%: no
 /// interval, since by the fitted curve (a per-batch toll spread over B
 /// items) B0/B of the toll at the smallest batch B0 is left at B, whatever
@@ -365,9 +370,15 @@ pub fn of(doc: &RunDocument) -> Answer {
 /// The null syscall's line says what a program pays beyond the raw
 /// instruction when its getpid comes through a function (the return after
 /// the crossing, `results::returns`): a figure of another probe than the
-/// line's own, so it is added here rather than by the line's spec.
+/// line's own, so it is added here rather than by the line's spec. Read
+/// from pairs of every state where too few were quiet, it says so, as a
+/// slow level's figure does (the refill's win is then not named at all,
+/// `ReturnToll::named_refill_win`).
 fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]) {
     let getpid = returns.iter().find(|r| r.crossing == RETURN_TOLL_SYSCALL);
+    let off_the_quiet_level = getpid
+        .and_then(|r| r.from_pairs.as_ref())
+        .is_some_and(|p| p.off_the_quiet_level());
     let Some(extra) = getpid.and_then(|r| r.extra_ns) else {
         return;
     };
@@ -386,7 +397,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                 probe: super::returns::PROBE.to_string(),
                 variant: format!("{RETURN_TOLL_SYSCALL}/in-fn"),
             },
-            note: None,
+            note: off_the_quiet_level.then(|| PAIRS_OFF_THE_QUIET_LEVEL.to_string()),
         });
         if let Some(won) = refill {
             figures.push(Quantity {
