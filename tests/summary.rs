@@ -858,3 +858,37 @@ fn a_figure_read_from_pairs_off_the_quiet_level_says_so() {
         Some(mitbench::results::summary::PAIRS_OFF_THE_QUIET_LEVEL)
     );
 }
+
+/// A toll read as a row's difference from its baseline says so where the
+/// pairs it stands on are of every state, the run having had too few quiet
+/// ones: seccomp's "one filter +" of a run under a toggled trace event was
+/// such a figure, and its line was silent.
+#[test]
+fn a_difference_from_pairs_of_every_state_says_it_is_off_the_quiet_level() {
+    use mitbench::analysis::rounds::PairBasis;
+    let one_filter = |doc: &RunDocument| {
+        let answer = of(doc);
+        let line = answer.tolls.iter().find(|t| t.kind == TollKind::Seccomp);
+        let Some(TollStatus::Measured { figures }) = line.map(|t| &t.outcome) else {
+            panic!("no seccomp line");
+        };
+        let q = figures.iter().find(|q| q.what == "one filter +").unwrap();
+        q.note.clone()
+    };
+    let mut doc = fixture();
+    assert!(doc.machine_states.model.two_states);
+    assert_eq!(one_filter(&doc), None);
+    let row = doc
+        .results
+        .iter_mut()
+        .find(|r| r.id == "syscall/seccomp" && r.variant == "number/F=1/R=1")
+        .unwrap();
+    row.vs_baseline.as_mut().unwrap().basis = PairBasis::All;
+    assert_eq!(
+        one_filter(&doc).as_deref(),
+        Some(mitbench::results::summary::PAIRS_OFF_THE_QUIET_LEVEL)
+    );
+    // A run of one state has no quiet level to be off.
+    doc.machine_states.model.two_states = false;
+    assert_eq!(one_filter(&doc), None);
+}

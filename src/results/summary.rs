@@ -519,17 +519,21 @@ impl<'d> Lookup<'d> {
     }
 
     /// What a record adds to its baseline, in ns (the paired difference),
-    /// with where the next run's may land.
+    /// with where the next run's may land. Read from pairs of every state
+    /// where a run of two had too few quiet ones, it says so.
     fn added(&self, what: &str, r: &Record) -> Option<Quantity> {
         let vs = r.vs_baseline.as_ref()?;
         let delta = vs.next_run_delta();
-        let note = match cost_note(r, true) {
-            Some(slow) => Some(slow),
-            None => delta
-                .ci95
-                .is_none()
-                .then(|| too_few(vs.pairs, "pairs of rounds")),
-        };
+        let off_the_quiet_level = self.doc.machine_states.model.two_states
+            && vs.basis == crate::analysis::rounds::PairBasis::All;
+        let note = cost_note(r, true)
+            .or_else(|| off_the_quiet_level.then(|| PAIRS_OFF_THE_QUIET_LEVEL.to_string()))
+            .or_else(|| {
+                delta
+                    .ci95
+                    .is_none()
+                    .then(|| too_few(vs.pairs, "pairs of rounds"))
+            });
         Some(Quantity {
             what: what.to_string(),
             figure: self.ns_figure(delta)?,
