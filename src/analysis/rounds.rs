@@ -361,6 +361,14 @@ pub enum PairBasis {
     All,
 }
 
+impl PairBasis {
+    /// Whether a figure read from these pairs stands off the quiet level:
+    /// a run of two states had too few quiet pairs, so it read every pair.
+    pub fn off_the_quiet_level(self, two_states: bool) -> bool {
+        two_states && self == PairBasis::All
+    }
+}
+
 impl std::fmt::Display for PairBasis {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

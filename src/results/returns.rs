@@ -98,7 +98,7 @@ impl FromPairs {
     /// Whether a run of two states had too few quiet pairs, so the
     /// difference stands on pairs of every state.
     pub fn off_the_quiet_level(&self) -> bool {
-        self.two_states && self.basis == PairBasis::All
+        self.basis.off_the_quiet_level(self.two_states)
     }
 }
 

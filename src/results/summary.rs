@@ -524,8 +524,9 @@ impl<'d> Lookup<'d> {
     fn added(&self, what: &str, r: &Record) -> Option<Quantity> {
         let vs = r.vs_baseline.as_ref()?;
         let delta = vs.next_run_delta();
-        let off_the_quiet_level = self.doc.machine_states.model.two_states
-            && vs.basis == crate::analysis::rounds::PairBasis::All;
+        let off_the_quiet_level = vs
+            .basis
+            .off_the_quiet_level(self.doc.machine_states.model.two_states);
         let note = cost_note(r, true)
             .or_else(|| off_the_quiet_level.then(|| PAIRS_OFF_THE_QUIET_LEVEL.to_string()))
             .or_else(|| {

@@ -200,15 +200,9 @@ pub fn measure(
     if let Some(threshold) = watched.filter(|_| job.settings.wait_for_quiet) {
         scheduler.wait_for_known_level(threshold);
     }
-    // What this probe's and the later ones' rounds took in the fork
-    // before; none where that fork ended early.
-    let rest_s: Option<Vec<f64>> = (job.previous_round_s.len() == probes.len()).then(|| {
-        let mut rest: Vec<f64> = job.previous_round_s.clone();
-        for i in (0..rest.len().saturating_sub(1)).rev() {
-            rest[i] += rest[i + 1];
-        }
-        rest
-    });
+    // The fork before's seconds a probe; none where that fork ended early.
+    let previous_round_s =
+        (job.previous_round_s.len() == probes.len()).then_some(&job.previous_round_s);
     let mut done = 0;
     let mut measured = Vec::new();
     for (index, probe) in probes.iter().enumerate() {
@@ -219,8 +213,10 @@ pub fn measure(
         scheduler
             .gate
             .begin(done as usize + probe.variants().len(), variants);
-        if let Some(rest) = &rest_s {
-            scheduler.gate.expect_rounds_ahead(rest[index]);
+        if let Some(previous) = previous_round_s {
+            scheduler
+                .gate
+                .expect_rounds_ahead(previous[index..].iter().sum());
         }
         let rounds_before_s = scheduler.gate.waited.round_seconds;
         let rounds = scheduler.run_probe(*probe, seed, |stopped| {
