@@ -1,7 +1,7 @@
 //! `mitbench compare` (two runs) and `mitbench fleet` (many runs, one per
 //! host).
 
-use super::output::{Exit, fail, page_target, print_json, print_out, show};
+use super::output::{Exit, fail, page_target, print_shown, show};
 use super::stored_runs::{open_history, resolve};
 use crate::attribute::NamedSet;
 use crate::attribute::floors::SequenceCount;
@@ -274,14 +274,9 @@ pub fn fleet(
     };
     let named: Vec<(String, RunDocument)> = runs.iter().map(|r| r.to_string()).zip(docs).collect();
     let fleet = compare::fleet(&named, threshold.unwrap_or(compare::DEFAULT_THRESHOLD_PCT));
-    if printed.json {
-        return print_json(&fleet);
-    }
-    print_out(&export::fleet::render(
-        &fleet,
-        printed.style(),
-        export::text_table::terminal_width(),
-    ))
+    print_shown(&fleet, printed, |style, width| {
+        export::fleet::render(&fleet, style, width)
+    })
 }
 
 #[cfg(test)]

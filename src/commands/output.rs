@@ -105,7 +105,20 @@ pub fn write_page(
 }
 
 /// Prints a result as JSON or as the text `text` renders in the table
-/// style asked for, then writes its `--html` page where one was asked for
+/// style asked for, at the terminal's width.
+pub fn print_shown<T: serde::Serialize>(
+    value: &T,
+    printed: crate::cli::Printed,
+    text: impl FnOnce(export::text_table::Style, usize) -> String,
+) -> Exit {
+    if printed.json {
+        print_json(value)
+    } else {
+        print_out(&text(printed.style(), export::text_table::terminal_width()))
+    }
+}
+
+/// [`print_shown`], then writes its `--html` page where one was asked for
 /// (also when stdout failed: the page is a file of its own). The exit is
 /// the page's failure, else the print's.
 pub fn show<T: serde::Serialize>(
@@ -116,11 +129,7 @@ pub fn show<T: serde::Serialize>(
     page: impl FnOnce() -> Result<Vec<u8>, ExportError>,
     what: &str,
 ) -> Exit {
-    let shown = if printed.json {
-        print_json(value)
-    } else {
-        print_out(&text(printed.style(), export::text_table::terminal_width()))
-    };
+    let shown = print_shown(value, printed, text);
     if let Some(target) = target
         && let Err(code) = write_page(target, page(), what)
     {

@@ -1,7 +1,7 @@
 //! Commands over stored and saved runs: `history`, `history show`,
 //! `report` and `export`, and the history every command shares.
 
-use super::output::{Exit, fail, print_json, print_out, print_table};
+use super::output::{Exit, fail, print_json, print_out, print_shown, print_table};
 use crate::analysis::changes::Search;
 use crate::cli::{HistoryArgs, Printed, StoredRunArgs};
 use crate::compare::{MachineTimeline, Timeline};
@@ -109,14 +109,9 @@ pub fn history_changes(
         Ok(timeline) => timeline,
         Err(e) => return fail(Exit::USAGE, e),
     };
-    if printed.json {
-        return print_json(&timeline);
-    }
-    print_out(&export::timeline::render(
-        &timeline,
-        printed.style(),
-        export::text_table::terminal_width(),
-    ))
+    print_shown(&timeline, printed, |style, width| {
+        export::timeline::render(&timeline, style, width)
+    })
 }
 
 pub fn history_show(store: &HistoryArgs, run: &RunRef, wide: bool) -> Exit {
