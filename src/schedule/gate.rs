@@ -12,7 +12,8 @@
 //! fork's time so far, never under [`LEAST_SCALE`]), and the time that
 //! frees is the fork's wait allowance; where the rounds run past their
 //! budget (a round is at least one item, and a long item does not shrink
-//! with the scale), what they project over the fork is taken off it. A
+//! with the scale), what they project over the fork, or what the fork
+//! before says the rounds ahead take, is taken off it. A
 //! run thus keeps its length on any host; a quiet host waits for nothing
 //! and keeps its whole budget. A wait ends at the quiet level, after
 //! [`LONGEST_WAIT_S`], or when the allowance is spent; the round then runs
