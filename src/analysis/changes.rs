@@ -40,7 +40,7 @@ pub struct Search {
     /// A split holds where its test's p-value is below this. The split
     /// tested is the best of a segment's, so the rate at which a
     /// stationary series shows one is above `alpha`: what it is on these
-    /// series is measured (tests/changes.rs) and stated in the docs.
+    /// series is measured (tests/suite/analysis/changes.rs) and stated in the docs.
     pub alpha: f64,
     /// The fewest values on either side of a split: one odd run is not a
     /// level.

@@ -1,6 +1,6 @@
 //! One row's series over a machine's runs, its noise known: stationary
 //! (normal or heavy-tailed), with a step, a drift or one outlier run. What
-//! change points are tested on (tests/changes.rs) and compared with Apache
+//! change points are tested on (tests/suite/analysis/changes.rs) and compared with Apache
 //! Otava on (examples/change_series.rs, bench/otava.sh).
 
 /// A standard normal draw (Box–Muller).

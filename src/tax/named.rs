@@ -167,7 +167,7 @@ fn push(
 }
 
 /// The in-run A/B row that measures SSBD's part of a syscall: (probe,
-/// variant), checked against the registry by tests/names.rs.
+/// variant), checked against the registry by tests/suite/results/names.rs.
 pub const SSBD_ROW: (&str, &str) = ("syscall/specctrl-getpid", "store_bypass=disable");
 
 #[cfg(test)]
