@@ -137,8 +137,9 @@ pub fn set_fifo(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// Sets the calling thread's timer slack to 1 ns, so its timed sleeps end
-/// on time rather than up to 50 us late; the setting ends with the thread.
+/// Sets the calling thread's timer slack to its least, so its timed sleeps
+/// end on time rather than up to the default 50 us late; the setting ends
+/// with the thread.
 pub fn minimal_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };

@@ -75,7 +75,7 @@ pub fn workload_time(text: &str) -> Result<Duration, String> {
 }
 
 /// A latency budget (`--latency-budget`): a number and a unit, `ns`, `us`
-/// (or `µs`), `ms` or `s` (`50us`, `1.5ms`); between 1 ns and 10 s.
+/// (or `µs`), `ms` or `s` (`50us`, `1.5ms`); between `1ns` and `10s`.
 pub fn latency_budget(text: &str) -> Result<Duration, String> {
     const BUDGET: Syntax = Syntax {
         units: &[

@@ -8,7 +8,7 @@
 
 use super::tsc;
 
-/// Calls per sample and samples per reading: about 0.1 ms in all.
+/// Calls per sample and samples per reading: a reading short beside a round.
 const CALLS: u32 = 64;
 const SAMPLES: usize = 5;
 

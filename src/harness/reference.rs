@@ -15,9 +15,9 @@
 
 use super::tsc;
 
-/// Steps per sample and samples per reading. At about 4 core cycles a step
-/// a sample is some 16,000 cycles (6 us at 2.6 GHz), so the TSC's one-tick
-/// resolution is under 0.01% of it, and a reading costs some 30 us.
+/// Steps per sample and samples per reading. At a few core cycles a step
+/// a sample is some ten thousand cycles, so the TSC's one-tick resolution
+/// is under 0.01% of it, and a reading is short beside a round.
 const STEPS: u64 = 4_000;
 const SAMPLES: usize = 5;
 

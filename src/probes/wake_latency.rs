@@ -50,7 +50,7 @@ impl WakeLatency {
             {
                 return;
             }
-            // Timer slack would add up to 50 us to every wake-up under
+            // Timer slack would add up to the default 50 us to every wake-up under
             // SCHED_OTHER.
             sys::minimal_timer_slack();
             let mut wakes = Vec::with_capacity(MAX_WAKES);

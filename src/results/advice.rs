@@ -27,8 +27,8 @@ use crate::probes::StepUnit;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// The default budget, 50 µs, is the timer slack Linux gives every normal
-/// thread (`PR_GET_TIMERSLACK`, 50,000 ns by default): the lateness a thread
+/// The budget is by default 50 µs, the timer slack Linux gives every
+/// normal thread (`PR_GET_TIMERSLACK` reads it): the lateness a thread
 /// already accepts on each timed wake-up. A batch that holds the CPU for
 /// less adds no more delay than the kernel already allows a co-runner.
 pub const DEFAULT_LATENCY_BUDGET: Duration = Duration::from_micros(50);

@@ -433,7 +433,7 @@ impl Comparison {
     /// forks' prediction and this run's own interval together (a document
     /// before the prediction: this run's alone). The answer and the price
     /// list read this; this run's own interval alone claimed a precision
-    /// another run missed (retpoline +7.58 ±0.021 ns, the next run 7.99).
+    /// the next run missed (9006596).
     pub fn next_run_delta(&self) -> figure::Figure {
         let interval = figure::hull(
             [

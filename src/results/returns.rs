@@ -127,10 +127,10 @@ pub fn rows_answered() -> Vec<(&'static str, String)> {
 
 impl ReturnToll {
     /// Whether the toll is there to win back: its one-sided lower bound
-    /// clears the rows' resolution, not just 0. On the Zen 2 guest, whose
-    /// kernel returns through a plain `ret`, getpid from a function read
-    /// +0.30 ns [-0.02, +0.88] over inline: a lower bound of +0.03 ns, a
-    /// fifth of what the row can tell.
+    /// clears the rows' resolution, not just 0. On the Zen 2 guest of
+    /// 2026-12-01, whose kernel returns through a plain `ret`, getpid from
+    /// a function read +0.30 ns [-0.02, +0.88] over inline: a lower bound
+    /// of +0.03 ns, a fifth of what the row can tell.
     pub fn is_paid(&self) -> bool {
         self.extra_ns
             .and_then(|f| f.lower_bound_95())

@@ -42,7 +42,7 @@ pub const WINDOW_S: f64 = 30.0;
 /// stretches shorter than this; a longer stretch is measured in rather
 /// than spending the allowance on it.
 pub const LONGEST_WAIT_S: f64 = 3.0;
-/// How often a wait reads the canary again (a reading takes ~0.1 ms).
+/// How often a wait reads the canary again (a reading is short beside it).
 pub const WAIT_STEP: Duration = Duration::from_millis(2);
 /// The least share of its budget a variant keeps, however seldom the host
 /// is quiet: below it, rounds would be too few to tell anything.

@@ -42,7 +42,7 @@ pub struct Noise {
     pub reversion_minutes: f64,
     /// Share of the time in the slow state, how much slower it is, and
     /// how likely the state is to have switched from one canary reading to
-    /// the next (the host switches every 0.1-1 s; a round takes ~20 ms).
+    /// the next (the host switches every 0.1-1 s, many rounds apart).
     pub slow_share: f64,
     pub slowdown: f64,
     pub switch_per_reading: f64,

@@ -188,8 +188,8 @@ fn log_ticks(&std::ops::Range { start: lo, end: hi }: &std::ops::Range<f64>) -> 
         .collect()
 }
 
-/// A time axis's tick, from ns, in the unit that keeps it short: 500 ns,
-/// 10 µs, 2 ms.
+/// A time axis's tick, from ns, in the unit that keeps it short: `500 ns`,
+/// `10 µs`, `2 ms`.
 fn time_label(ns: &f64) -> String {
     let (value, unit) = match ns.abs() {
         v if v >= 1e6 => (ns / 1e6, "ms"),

@@ -15,7 +15,7 @@ const LABEL: usize = 19;
 
 /// One figure as a reader reads it: "retpoline adds +9.9 ns ±0.3".
 fn quantity(q: &Quantity) -> String {
-    // Times in the unit that keeps them short: 37,421 ns reads 37.4 us.
+    // Times in the unit that keeps them short: `37,421 ns` reads `37.4 us`.
     let (scale, unit) = match q.unit {
         Unit::Ns | Unit::Us => {
             let ns = if q.unit == Unit::Ns { 1.0 } else { 1e3 };

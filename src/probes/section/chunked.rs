@@ -10,7 +10,8 @@
 //! worker sleeps briefly between buffers, untimed, as a kernel task waits
 //! for its next request; that also keeps the two SCHED_FIFO threads under
 //! the kernel's real-time limit (95% of each second by default), whose
-//! 50 ms stops would otherwise be every policy's worst latency. The
+//! stops for the rest of a second would otherwise be every policy's worst
+//! latency. The
 //! co-runner records every wake-up, those during that sleep too, once
 //! each: a long stall is one late wake-up (the deadlines it spans are
 //! skipped), so for never-yield the p99 and max tell, not the p50.

@@ -61,8 +61,8 @@ const LETS_GO: usize = 1 << 12;
 /// The co-runners' reference window in every round, as a share of the
 /// variant's budget: many scheduler time slices long, so the same-CPU
 /// co-runner's rate beside a busy worker is its steady one. One round's
-/// length (5-12 ms) was too short: it read the same-CPU co-runner at
-/// 110-130% of its reference under K = 1 and 16, and at times at no lookup.
+/// length was too short: it read the same-CPU co-runner well above its
+/// reference under K = 1 and 16, and at times at no lookup (de18202).
 const REFERENCE_SHARE: f64 = 1.0 / 30.0;
 /// A co-runner sleeps this long between lookups: a task that needs the
 /// lock now and then. One that never slept would be runnable at every
@@ -182,7 +182,7 @@ fn start_lookups(
 ) -> Result<CoRunner, Unsupported> {
     let (shared, record) = (shared.clone(), record.clone());
     let body = move |stop: &AtomicBool, rounds: &AtomicU64| {
-        // Timer slack would stretch each 20 us sleep by up to 50 us.
+        // Timer slack would stretch each sleep by up to the default 50 us.
         crate::sys::minimal_timer_slack();
         let mut rng = fastrand::Rng::with_seed(u64::from(entries) ^ cpu as u64);
         let mut waits = Vec::with_capacity(MAX_WAITS);

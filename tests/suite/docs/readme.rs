@@ -2,7 +2,8 @@
 //! the two commands (the main job and the tests, the test command the one
 //! CI runs), every page under docs/ linked, no prose line wider than 120
 //! characters. Measured figures about particular guests live in
-//! docs/checking.md.
+//! docs/checking.md; where a page or a comment of src quotes one, it says
+//! when and on what.
 
 use std::path::Path;
 
@@ -161,6 +162,9 @@ fn holds_a_date(text: &str) -> bool {
     })
 }
 
+/// What names the kind of host a figure was measured on.
+const HOSTS: [&str; 5] = ["AMD", "EPYC", "Zen", "Intel", "Xeon"];
+
 /// The paragraphs and fenced blocks of a page, each with the text of its
 /// section before it (the heading too).
 fn blocks_with_their_sections(page: &str) -> Vec<(String, String)> {
@@ -201,7 +205,6 @@ fn every_time_a_doc_quotes_says_its_date_and_host_kind() {
             pages.push(path);
         }
     }
-    let hosts = ["AMD", "EPYC", "Zen", "Intel", "Xeon"];
     let mut undated = Vec::new();
     for path in pages {
         let page = std::fs::read_to_string(&path).unwrap();
@@ -213,7 +216,7 @@ fn every_time_a_doc_quotes_says_its_date_and_host_kind() {
                 continue;
             }
             let scope = format!("{section}\n{block}");
-            if !holds_a_date(&scope) || !hosts.iter().any(|h| scope.contains(h)) {
+            if !holds_a_date(&scope) || !HOSTS.iter().any(|h| scope.contains(h)) {
                 let first = block.lines().next().unwrap_or("");
                 undated.push(format!("{}: {first}", path.display()));
             }
@@ -224,6 +227,106 @@ fn every_time_a_doc_quotes_says_its_date_and_host_kind() {
         "figures without date or host kind:\n{}",
         undated.join("\n")
     );
+}
+
+/// The comment blocks of a source file before its tests, each with the
+/// line it starts on: a run of lines that are comments alone. What is
+/// quoted in them ("+9.9 ns ±0.3", `50us`) is the shape of an output or
+/// an input, not a figure, and is left out; so is an argument's help
+/// text, which `--help` prints (its examples are inputs too).
+fn comment_blocks(source: &str) -> Vec<(usize, String)> {
+    let before_tests = source.split("#[cfg(test)]").next().unwrap_or("");
+    let mut blocks: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (number, line) in before_tests.lines().enumerate() {
+        let Some(comment) = line.trim_start().strip_prefix("//") else {
+            if open && line.trim_start().starts_with("#[arg(") {
+                blocks.pop();
+            }
+            open = false;
+            continue;
+        };
+        if !open {
+            blocks.push((number + 1, String::new()));
+            open = true;
+        }
+        let text = &mut blocks.last_mut().unwrap().1;
+        text.push_str(comment.trim_start_matches(['/', '!']));
+        text.push('\n');
+    }
+    for (_, text) in &mut blocks {
+        *text = unquoted(text);
+    }
+    blocks
+}
+
+/// `text` without what stands between double quotes or backticks.
+fn unquoted(text: &str) -> String {
+    let mut kept = String::new();
+    let mut inside: Option<char> = None;
+    for c in text.chars() {
+        match inside {
+            Some(close) if c == close => inside = None,
+            Some(_) => {}
+            None if c == '"' || c == '`' => inside = Some(c),
+            None => kept.push(c),
+        }
+    }
+    kept
+}
+
+/// The same of src's comments: a comment that quotes a time measured on
+/// a guest says when and on what, in the comment itself (and the figure
+/// is better in docs/, as docs/why-the-code-is-so.md says).
+#[test]
+fn every_time_a_source_comment_quotes_says_its_date_and_host_kind() {
+    let mut sources = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut sources,
+    );
+    let mut undated = Vec::new();
+    for path in sources {
+        let source = std::fs::read_to_string(&path).unwrap();
+        for (line, block) in comment_blocks(&source) {
+            let dated = holds_a_date(&block) && HOSTS.iter().any(|h| block.contains(h));
+            if quotes_a_time(&block) && !block.contains("synthetic") && !dated {
+                let first = block.lines().next().unwrap_or("");
+                undated.push(format!("{}:{line}: {first}", path.display()));
+            }
+        }
+    }
+    assert!(
+        undated.is_empty(),
+        "source comments quoting a time without date or host kind:\n{}",
+        undated.join("\n")
+    );
+}
+
+fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn a_comment_block_is_read_without_its_quotes_and_tests() {
+    let source = "/// A figure: \"+9.9 ns\".\n/// Two lines.\nfn f() {}\n// 5 ms here\nfn g() {}\n\
+                  /// Help, e.g. 50us\n#[arg(long)]\n#[cfg(test)]\n// 7 ms\n";
+    let blocks = comment_blocks(source);
+    assert_eq!(
+        blocks,
+        [
+            (1, " A figure: .\n Two lines.\n".to_string()),
+            (4, " 5 ms here\n".to_string())
+        ]
+    );
+    assert!(!quotes_a_time(&blocks[0].1) && quotes_a_time(&blocks[1].1));
 }
 
 #[test]
