@@ -13,12 +13,14 @@
 
 pub mod boots;
 pub mod floors;
+mod newest;
 pub mod returns;
 
 pub use boots::{
     NamedSet, NotSeparated, Recognised, Refusal, Roles, SetConditions, SetRole, Switch, SwitchKind,
     recognise,
 };
+pub use newest::newest_sets;
 
 pub use crate::analysis::contrast::BootNoise;
 use crate::analysis::contrast::{self, Contrast, OutsideEvidence};

@@ -6,12 +6,11 @@ use super::stored_runs::{open_history, resolve};
 use crate::attribute::NamedSet;
 use crate::attribute::floors::SequenceCount;
 use crate::cli::{HistoryArgs, JudgeArgs, Printed};
-use crate::compare::{self, Side};
+use crate::compare;
 use crate::export;
 use crate::history::RunRef;
-use crate::history::{SideRef, conditions_of};
+use crate::history::SideRef;
 use crate::results::RunDocument;
-use std::collections::BTreeMap;
 
 pub fn compare_runs(
     [old, new]: [&SideRef; 2],
@@ -121,7 +120,10 @@ pub fn attribute(sets: &[SideRef], counts: &[SequenceCount], judged: JudgeArgs) 
         Ok(recognised) => recognised,
         Err(refusal) => return fail(Exit::USAGE, refusal),
     };
-    let boot_noise = boot_noise(history.as_ref(), &named[recognised.roles.present].runs[0]);
+    let boot_noise = history
+        .as_ref()
+        .map(|history| history.boot_noise(&named[recognised.roles.present].runs[0]))
+        .unwrap_or_default();
     let mut attribution = crate::attribute::attribute(
         &named,
         recognised,
@@ -192,60 +194,21 @@ fn newest_sets(store: &HistoryArgs) -> Result<Vec<SideRef>, Exit> {
     Ok(sets.iter().map(|s| s.side()).collect())
 }
 
-/// What the history has seen each row do between boots of the present
-/// set's command line; nothing without a history.
-fn boot_noise(
-    history: Option<&crate::history::History>,
-    present: &RunDocument,
-) -> crate::attribute::BootNoise {
-    history
-        .and_then(|history| history.boot_figures(present).ok())
-        .map(|figures| crate::attribute::BootNoise::of(&figures))
-        .unwrap_or_default()
-}
-
-/// What the history has seen each row do between earlier runs of the old
-/// side's conditions (host, boot, build, process controls), the compared
-/// runs left out; empty without a history.
-fn learned_noise(
-    history: Option<&crate::history::History>,
-    old: &[RunDocument],
-    new: &[RunDocument],
-) -> BTreeMap<(String, String), compare::Learned> {
-    let Some(history) = history else {
-        return BTreeMap::new();
-    };
-    let compared: Vec<&str> = old
-        .iter()
-        .chain(new)
-        .map(|d| d.started_at.as_str())
-        .collect();
-    let figures = history
-        .row_figures(&conditions_of(&old[0]), &compared)
-        .unwrap_or_default();
-    crate::analysis::noise::learned(figures)
-}
-
 /// Two sides (their runs and names) compared as `mitbench compare`
 /// compares them, with the history's between-run and between-boot noise
 /// where there is a history.
 pub(super) fn with_history_noise(
     history: Option<&crate::history::History>,
-    [(old, old_name), (new, new_name)]: [(&[RunDocument], &str); 2],
+    sides: [(&[RunDocument], &str); 2],
     threshold_pct: f64,
 ) -> compare::RunComparison {
-    let learned = learned_noise(history, old, new);
-    let side = |runs, name: &str| Side {
-        name: name.to_string(),
-        runs: Vec::from_iter(runs),
-    };
-    compare::compare_sets(
-        &side(old.iter(), old_name),
-        &side(new.iter(), new_name),
-        threshold_pct,
-        &|id, variant| learned.get(&(id.to_string(), variant.to_string())).copied(),
-        &boot_noise(history, &old[0]),
-    )
+    let [(old, _), (new, _)] = sides;
+    let compared: Vec<&str> = old
+        .iter()
+        .chain(new)
+        .map(|d| d.started_at.as_str())
+        .collect();
+    compare::HistoryNoise::read(history, old, &compared).compare(sides, threshold_pct)
 }
 
 /// `--fail-above LIMIT`: the sentence that fails the comparison when its

@@ -2,16 +2,12 @@
 //! tables, write the outputs asked for, store the run.
 
 use super::output::{Exit, fail, print_table};
-use super::stored_runs::store_in_history;
-use crate::analysis::spread::RunToRun;
-use crate::analysis::states::QuietLevel;
-use crate::cli::{HistoryArgs, RunArgs};
+use super::stored_runs::{open_history, store_in_history};
+use crate::cli::RunArgs;
 use crate::export::{self, Format};
 use crate::inventory::Inventory;
-use crate::inventory::identity::Identity;
-use crate::mitigations::crossing::SYSCALL;
-use crate::results::{RunDocument, advice};
-use crate::run::{self, PlanError, RunOptions};
+use crate::results::advice;
+use crate::run::{self, Known, PlanError, RunOptions};
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> Exit {
@@ -58,33 +54,22 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         Err(PlanError::Machine(message)) => return fail(Exit::FAILURE, message),
     };
     let inventory = Inventory::collect(Path::new("/"));
-    if !args.no_history {
-        (plan.options.known_quiet, plan.options.run_to_run) =
-            known_before(args, &inventory.identity, plan.placement.cpu);
-    }
-    let mut doc = match run::execute(&plan, inventory) {
+    // What the history knew, read before a round is measured; the
+    // report's timeline is of the runs stored before this one.
+    let wants_page = plan.outputs.iter().any(|o| o.format == Format::Html);
+    let history = (!args.no_history)
+        .then(|| open_history(&args.store).ok().flatten())
+        .flatten();
+    let known = history.map_or_else(Known::default, |history| {
+        let run = (plan.options.quick, plan.placement.cpu);
+        Known::read(&history, &inventory, run, wants_page)
+    });
+    let doc = match run::execute(&plan, inventory, &known) {
         Ok(doc) => doc,
         Err(message) => return fail(Exit::FAILURE, message),
     };
-    // What stored run sets of other boots and wrappers say of the
-    // summary's rows, where the history holds them.
-    if !args.no_history
-        && let Ok(attribution) = super::stored_runs::newest_attribution(&args.store, Some(&doc))
-    {
-        doc.attributed = crate::attribute::summary_parts(&attribution);
-    }
-    if !args.no_history {
-        doc.audit_enabled_in_run = audit_enabled_earlier(&args.store, &doc);
-        doc.hook_toll = hook_toll(&args.store, &doc);
-    }
-    // The answer and its price list, made once for every output; the
-    // report's timeline of the runs stored before this one.
-    let wants_page = plan.outputs.iter().any(|o| o.format == Format::Html);
-    let view = crate::export::RunView::of(&doc).with_timeline(if wants_page && !args.no_history {
-        super::stored_runs::machine_timeline(&args.store, &doc)
-    } else {
-        None
-    });
+    // The answer and its price list, made once for every output.
+    let view = crate::export::RunView::of(&doc).with_timeline(known.timeline);
     if let Err(failed) = print_table(&view, args.wide) {
         return (failed, None);
     }
@@ -147,89 +132,7 @@ fn options(args: &RunArgs) -> RunOptions {
         forks: args.forks.map(usize::from),
         wait_for_quiet: !args.no_wait,
         worker: worker(),
-        known_quiet: None,
-        run_to_run: None,
     }
-}
-
-/// What the history knew before the run, read from one opening of it: the
-/// quiet level it read on this boot under the same process controls, and
-/// how far rows moved between its earlier runs of the conditions this run
-/// will have (`history::conditions`). Nothing where the boot is unknown or
-/// the history cannot be read: the run is left to its own readings and the
-/// stated floor.
-fn known_before(
-    args: &RunArgs,
-    like: &Identity,
-    cpu: usize,
-) -> (Option<QuietLevel>, Option<RunToRun>) {
-    if like.boot_id == crate::inventory::UNKNOWN {
-        return (None, None);
-    }
-    let Some(history) = super::stored_runs::open_history(&args.store).ok().flatten() else {
-        return (None, None);
-    };
-    let quiet = history.quiet_level_like(like, cpu).ok().flatten();
-    let build = crate::results::BuildIdentity::of_this_binary();
-    let conditions = crate::history::conditions(like, &build.git_commit, args.quick);
-    let moved = history
-        .row_figures(&conditions, &[])
-        .ok()
-        .and_then(|rows| RunToRun::of(&rows))
-        .map(|moved| {
-            let waits = history.wait_figures(&conditions);
-            waits.map_or(moved, |waits| moved.with_waits(&waits))
-        });
-    (quiet, moved)
-}
-
-/// Runs of this boot looked through for one without the hooks: a few, so
-/// that a run is not held against one from hours of other conditions.
-const HOOKLESS_RUNS_LOOKED_AT: usize = 10;
-
-/// What the hooks on the syscall path in force cost one syscall: `doc`
-/// compared with the newest stored run of its boot that had none of them
-/// (`compare::hook_toll`, which reads a price only where the hooks are all
-/// that changed); None where no hook is in force or no such run is stored.
-fn hook_toll(store: &HistoryArgs, doc: &RunDocument) -> Option<crate::results::hooks::HookToll> {
-    let hookless = |d: &RunDocument| d.hooks_on_path().is_empty();
-    if hookless(doc) {
-        return None;
-    }
-    let history = super::stored_runs::open_history(store).ok()??;
-    let row = (SYSCALL.probe, SYSCALL.variant);
-    let ids = history
-        .newest_of_boot(
-            &doc.inventory.identity.boot_id,
-            row,
-            HOOKLESS_RUNS_LOOKED_AT,
-        )
-        .ok()?;
-    let (id, old) = ids
-        .into_iter()
-        .filter_map(|id| Some((id, history.load(id).ok()?)))
-        .find(|(_, old)| hookless(old))?;
-    let against = format!("run {id}");
-    let this = std::slice::from_ref(doc);
-    super::compare::with_history_noise(
-        Some(&history),
-        [(std::slice::from_ref(&old), &against), (this, "this run")],
-        crate::compare::DEFAULT_THRESHOLD_PCT,
-    )
-    .hook_toll
-}
-
-/// Where audit is off and no `never,task` rule keeps new processes off its
-/// path, the stored run of this boot that read it enabled (see
-/// `RunDocument::audit_enabled_in_run`).
-fn audit_enabled_earlier(store: &HistoryArgs, doc: &RunDocument) -> Option<i64> {
-    if !doc.inventory.hooks.audit.read()?.off_and_unkept() {
-        return None;
-    }
-    let history = super::stored_runs::open_history(store).ok()??;
-    history
-        .audit_enabled_in_boot(&doc.inventory.identity.boot_id)
-        .ok()?
 }
 
 /// This program, to run each fork in a fresh process of; None where the

@@ -161,86 +161,27 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
 /// without one, said once.
 pub fn machine_timeline(store: &HistoryArgs, doc: &RunDocument) -> Option<MachineTimeline> {
     let history = open_history(store).ok().flatten()?;
-    let id = &doc.inventory.identity;
-    // Only the run's machine is searched: the history may hold many.
-    let timeline = history.machine_series().and_then(|all| {
-        all.into_iter()
-            .find(|m| {
-                m.machine.hostname == id.hostname
-                    && m.machine.machine_id == id.machine_id
-                    && m.machine.quick == doc.settings.quick
-            })
-            .map(|series| {
-                crate::compare::machine_timeline(
-                    &history,
-                    series,
-                    crate::compare::DEFAULT_THRESHOLD_PCT,
-                    Search::default(),
-                )
-            })
-            .transpose()
-    });
-    match timeline {
-        Ok(timeline) => timeline,
-        Err(e) => {
-            say!("warning: the report has no timeline: {e}");
-            None
-        }
-    }
+    let timeline =
+        crate::compare::report_timeline(&history, &doc.inventory.identity, doc.settings.quick);
+    timeline
+        .inspect_err(|e| say!("warning: the report has no timeline: {e}"))
+        .ok()
+        .flatten()
 }
 
 /// The attribution of the history's newest run set of each boot and
-/// wrapper of `like`'s host and build (default: the last run's), as
-/// `mitbench attribute` with no set named makes it, or why there is none.
-pub fn newest_attribution(
-    store: &HistoryArgs,
-    like: Option<&RunDocument>,
-) -> Result<crate::attribute::Attribution, String> {
+/// wrapper of the last run's host and build, as `mitbench attribute` with
+/// no set named makes it, or why there is none.
+pub fn newest_attribution(store: &HistoryArgs) -> Result<crate::attribute::Attribution, String> {
     let history = match open_history(store) {
         Ok(Some(history)) => history,
         Ok(None) => return Err("no history of run sets to attribute".into()),
         Err(e) => return Err(e.to_string()),
     };
-    let sets = match like {
-        Some(doc) => history.latest_sets(doc),
-        None => history
-            .nth_last(0)
-            .and_then(|last| history.load(last))
-            .and_then(|last| history.latest_sets(&last)),
-    }
-    .map_err(|e| e.to_string())?;
-    if sets.len() < 2 {
-        return Err(
-            "the history holds run sets of the present boot only: each kernel mitigation's \
-             part needs its boot of `mitbench plan`"
-                .into(),
-        );
-    }
-    let named = sets
-        .iter()
-        .map(|set| {
-            let runs = set
-                .ids
-                .iter()
-                .map(|&id| history.load(id))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| e.to_string())?;
-            Ok(crate::attribute::NamedSet {
-                name: set.side().to_string(),
-                runs,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let recognised = crate::attribute::recognise(&named)
-        .map_err(|refusal| format!("the history's newest sets are not attributed: {refusal}"))?;
-    let boot_noise = history
-        .boot_figures(&named[recognised.roles.present].runs[0])
-        .map(|figures| crate::attribute::BootNoise::of(&figures))
-        .unwrap_or_default();
-    Ok(crate::attribute::attribute(
-        &named,
-        recognised,
-        crate::attribute::DEFAULT_THRESHOLD_PCT,
-        &boot_noise,
-    ))
+    let conditions = history
+        .nth_last(0)
+        .and_then(|last| history.load(last))
+        .map(|last| crate::history::conditions_of(&last))
+        .map_err(|e| e.to_string())?;
+    crate::attribute::newest_sets(&history, &conditions)
 }

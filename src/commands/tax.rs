@@ -127,7 +127,7 @@ fn check_against_a_filter(
 /// The newest attribution the history's run sets allow, said as it is
 /// found; None, and why, where there is none.
 fn stored_attribution(store: &HistoryArgs) -> Option<crate::attribute::Attribution> {
-    match newest_attribution(store, None) {
+    match newest_attribution(store) {
         Ok(attribution) => {
             say!(
                 "pricing each mitigation's part over run sets {}",
@@ -192,14 +192,13 @@ fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
         patterns: tax::toll_probes(),
         latency_budget: advice::DEFAULT_LATENCY_BUDGET,
         worker: super::run::worker(),
-        known_quiet: None,
         wait_for_quiet: true,
         ..RunOptions::default()
     };
     let plan = run::plan(options).map_err(|e| match e {
         PlanError::Usage(m) | PlanError::Machine(m) => m,
     })?;
-    run::execute(&plan, machine)
+    run::execute(&plan, machine, &run::Known::default())
 }
 
 #[cfg(test)]

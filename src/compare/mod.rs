@@ -4,6 +4,7 @@
 
 mod explain;
 mod fleet;
+mod history_noise;
 mod hook_toll;
 mod inventory_diff;
 mod shift;
@@ -23,12 +24,14 @@ use crate::analysis::verdict::percent_change;
 pub use explain::IN_RUN_AB;
 use explain::{explain, in_run};
 pub use fleet::{Fleet, FleetCell, FleetRow, FleetRun, fleet};
+pub use history_noise::HistoryNoise;
 pub use hook_toll::HookToll;
 pub use inventory_diff::{InventoryChange, inventory_changes};
 pub use shift::{LevelShift, ShiftCause};
 pub use summary::{CHANGES_LISTED, Finding, FindingKind};
 pub use timeline::{
     Event, HostMove, MachineTimeline, RowStep, SharedCause, Timeline, machine_timeline,
+    report_timeline,
 };
 
 use crate::analysis::rounds::across_forks;

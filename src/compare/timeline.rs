@@ -13,6 +13,7 @@ use crate::analysis::figure::Figure;
 use crate::analysis::stats::{mean, median_of, student_t_975};
 use crate::analysis::verdict::percent_change;
 use crate::history::{History, HistoryError, MachineKey, MachineSeries, RowSeries, SeriesRun};
+use crate::inventory::identity::Identity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -126,6 +127,33 @@ impl Timeline {
             shared,
         })
     }
+}
+
+/// The report's timeline: the events of the stored runs of the machine
+/// `id`, quick or standard as the run is (the history may hold many
+/// machines). None where it holds none of them.
+pub fn report_timeline(
+    history: &History,
+    id: &Identity,
+    quick: bool,
+) -> Result<Option<MachineTimeline>, HistoryError> {
+    history.machine_series().and_then(|all| {
+        all.into_iter()
+            .find(|m| {
+                m.machine.hostname == id.hostname
+                    && m.machine.machine_id == id.machine_id
+                    && m.machine.quick == quick
+            })
+            .map(|series| {
+                machine_timeline(
+                    history,
+                    series,
+                    super::DEFAULT_THRESHOLD_PCT,
+                    Search::default(),
+                )
+            })
+            .transpose()
+    })
 }
 
 /// The events of one machine's `series`, read from `history`.

@@ -4,6 +4,7 @@
 use super::refs::{RunRef, SideRef};
 use super::store::conditions_of;
 use super::{History, HistoryError};
+use crate::analysis::contrast::BootNoise;
 use crate::analysis::states::QuietLevel;
 use crate::inventory::identity::Identity;
 use crate::results::RunDocument;
@@ -414,14 +415,27 @@ impl History {
             .collect())
     }
 
+    /// How far rows move between boots, read from [`History::boot_figures`]
+    /// of `present`; none known where the history cannot say.
+    pub fn boot_noise(&self, present: &RunDocument) -> BootNoise {
+        self.boot_figures(present)
+            .map(|figures| BootNoise::of(&figures))
+            .unwrap_or_default()
+    }
+
     /// The newest run set of each kernel command line and set of process
     /// controls among the stored runs of `like`'s host and build: what
     /// `mitbench attribute` takes when no set is named (one set per boot of
     /// the plan, and per wrapper). A run stored alone is a set of one.
     /// Oldest first.
     pub fn latest_sets(&self, like: &RunDocument) -> Result<Vec<StoredSet>, HistoryError> {
-        let wanted: Vec<serde_json::Value> =
-            serde_json::from_str(&conditions_of(like)).unwrap_or_default();
+        self.latest_sets_of(&conditions_of(like))
+    }
+
+    /// [`History::latest_sets`] of a run of `conditions` (see
+    /// `history::conditions`), before the run has a document.
+    pub fn latest_sets_of(&self, conditions: &str) -> Result<Vec<StoredSet>, HistoryError> {
+        let wanted: Vec<serde_json::Value> = serde_json::from_str(conditions).unwrap_or_default();
         // The host (name and installation), the build and quick or not.
         let same_host_and_build = |conditions: &[serde_json::Value]| {
             conditions.len() == wanted.len()

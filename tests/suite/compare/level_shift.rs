@@ -11,7 +11,9 @@ use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, ShiftCause, Verdict};
 use mitbench::export::compare::text;
 use mitbench::export::text_table::Style;
+use mitbench::history::History;
 use mitbench::results::RunDocument;
+use mitbench::run::Known;
 
 /// The stored run, its quiet level as sharp as a quiet host's (the 2%
 /// least band; the fixture predates the band and would read the old 12%).
@@ -295,4 +297,41 @@ fn the_hooks_that_changed_are_priced_where_they_are_all_that_changed() {
     // Where nothing changed, there is no hook to price.
     let cmp = compare::compare(&old, "old", &old, "new", 1.0);
     assert!(cmp.hook_toll.is_none());
+}
+
+/// A run with a hook in force is priced against the newest stored run of
+/// its boot without it, from what the history held before the run
+/// measured (`run::Known`, read once): the toll `compare` reads of the two.
+#[test]
+fn a_run_reads_its_hookless_run_before_it_measures_and_prices_the_hook_after() {
+    let (old, new) = around_a_trace_event(fixture());
+    let known = old.machine_states.model.quiet_canary;
+    let mut measured = new.clone();
+    add_ticks(&mut measured, "os/getpid", "syscall", 0.24 * known);
+    moved(&mut measured, known, 1.24);
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let id = history.store(&old).unwrap();
+    let before = (new.settings.quick, new.settings.cpu);
+    let read = Known::read(&history, &new.inventory, before, false);
+    // Completing the document takes no history: nothing is read after.
+    drop(history);
+    read.complete(&mut measured);
+    let toll = measured.hook_toll.as_ref().expect("the hook is priced");
+    let against = format!("run {id}");
+    let cmp = compare::compare(
+        &old,
+        &against,
+        &measured,
+        "this run",
+        compare::DEFAULT_THRESHOLD_PCT,
+    );
+    let expected = cmp.hook_toll.expect("compare prices it too");
+    assert_eq!(format!("{toll:?}"), format!("{expected:?}"));
+    assert_eq!(toll.row, "os/getpid syscall");
+
+    // Without the hook, no stored run is looked for and nothing priced.
+    let mut plain = old.clone();
+    Known::default().complete(&mut plain);
+    assert!(plain.hook_toll.is_none() && plain.attributed.is_empty());
 }

@@ -1,5 +1,10 @@
-//! A run: validate everything up front, then measure each selected probe
-//! variant on a pinned thread, then hand back the document to report.
+//! A run: validate everything up front, read what the history knew
+//! (`known`), then measure each selected probe variant on a pinned thread,
+//! then hand back the document to report, assembled here.
+
+mod known;
+
+pub use known::Known;
 
 use crate::export::Format;
 use crate::export::destination::Destination;
@@ -39,12 +44,6 @@ pub struct RunOptions {
     /// The program a fork runs as (`PROGRAM __worker`): mitbench itself.
     /// None runs the forks one after another in this process.
     pub worker: Option<PathBuf>,
-    /// The quiet level the history read on this boot, which a run that
-    /// never reaches the quiet level is held against (`StateModel::fit_anchored`).
-    pub known_quiet: Option<crate::analysis::states::QuietLevel>,
-    /// How far rows moved between the history's earlier runs of these
-    /// conditions: the floor under every interval for the next run.
-    pub run_to_run: Option<crate::analysis::spread::RunToRun>,
 }
 
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
@@ -230,10 +229,11 @@ fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, Pl
     Ok(outputs)
 }
 
-/// Measures every selected variant in rounds (see [`crate::schedule`]).
-/// Ctrl-C ends the run after the round in flight; what was measured until
-/// then is returned.
-pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, String> {
+/// Measures every selected variant in rounds (see [`crate::schedule`]),
+/// and makes the run's document of them and of what the history `known`
+/// before. Ctrl-C ends the run after the round in flight; what was
+/// measured until then is returned.
+pub fn execute(plan: &RunPlan, inventory: Inventory, known: &Known) -> Result<RunDocument, String> {
     for temp in plan.outputs.iter().filter_map(|o| o.target.temp_path()) {
         interrupt::remove_on_abort(temp);
     }
@@ -277,7 +277,13 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
         if interrupt::requested() {
             break;
         }
-        let mut job = fork_job(plan, tsc.mhz, order_seed, fork, !progress.is_hidden());
+        let mut job = fork_job(
+            plan,
+            known,
+            (tsc.mhz, order_seed),
+            fork,
+            !progress.is_hidden(),
+        );
         job.previous_round_s = std::mem::take(&mut previous_round_s);
         progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
         let done_before = per_fork * fork as u64;
@@ -304,16 +310,42 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
     let steal_pct = steal_before
         .zip(steal::cpu_steal(plan.placement.cpu))
         .and_then(|(before, after)| steal::share_pct(before, after));
-    let (machine_states, records) =
-        results::analyse(&merged, &tsc, &plan.settings, plan.facts(steal_pct));
+    let measured = Measured {
+        started_at,
+        order_seed,
+        merged,
+        steal_pct,
+    };
+    Ok(document(plan, known, measured, &tsc, inventory))
+}
+
+/// What the forks measured, and when and how the run drew them.
+struct Measured {
+    started_at: String,
+    order_seed: u64,
+    merged: Merged,
+    steal_pct: Option<f64>,
+}
+
+/// The run's document, the one place it is assembled: the analysis of
+/// what was `measured`, the advice, and what the history `known` before.
+fn document(
+    plan: &RunPlan,
+    known: &Known,
+    measured: Measured,
+    tsc: &crate::harness::tsc::TscFrequency,
+    inventory: Inventory,
+) -> RunDocument {
+    let facts = plan.facts(measured.steal_pct, known);
+    let (machine_states, records) = results::analyse(&measured.merged, tsc, &plan.settings, facts);
     let mut doc = RunDocument {
         schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         build: results::BuildIdentity::of_this_binary(),
-        started_at,
+        started_at: measured.started_at,
         finished_at: chrono::Local::now().to_rfc3339(),
         interrupted: interrupt::requested(),
-        settings: plan.run_settings(order_seed),
+        settings: plan.run_settings(measured.order_seed),
         machine_states,
         inventory,
         amortization: results::amortization_fits(&records),
@@ -326,18 +358,19 @@ pub fn execute(plan: &RunPlan, inventory: Inventory) -> Result<RunDocument, Stri
     };
     results::advice::advise_document(&mut doc, plan.options.latency_budget);
     results::note_rows_a_reader_could_misread(&mut doc);
-    Ok(doc)
+    known.complete(&mut doc);
+    doc
 }
 
 impl RunPlan {
     /// What the run's analysis reads besides its rounds: `steal_pct` over
     /// the run, and what the history knew before it.
-    fn facts(&self, steal_pct: Option<f64>) -> results::RunFacts {
+    fn facts(&self, steal_pct: Option<f64>, known: &Known) -> results::RunFacts {
         results::RunFacts {
             steal_pct,
             cpu: self.placement.cpu,
-            known_quiet: self.options.known_quiet,
-            run_to_run: self.options.run_to_run,
+            known_quiet: known.quiet,
+            run_to_run: known.run_to_run,
         }
     }
 
@@ -357,7 +390,13 @@ impl RunPlan {
 }
 
 /// What fork `fork` of the run is asked to measure, and how.
-fn fork_job(plan: &RunPlan, tsc_mhz: f64, order_seed: u64, fork: usize, progress: bool) -> Job {
+fn fork_job(
+    plan: &RunPlan,
+    known: &Known,
+    (tsc_mhz, order_seed): (f64, u64),
+    fork: usize,
+    progress: bool,
+) -> Job {
     Job {
         probes: plan
             .probes
@@ -373,7 +412,7 @@ fn fork_job(plan: &RunPlan, tsc_mhz: f64, order_seed: u64, fork: usize, progress
         counting: fork + 1 == plan.forks,
         progress,
         round_log: plan.options.round_log.clone(),
-        known_quiet: plan.options.known_quiet,
+        known_quiet: known.quiet,
         watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
         answer_rows: crate::results::summary::answer_rows(),
         previous_round_s: Vec::new(),
