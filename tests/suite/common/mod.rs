@@ -13,6 +13,20 @@ pub fn fixture_path(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// Every Rust source file under `dir`, its subdirectories' too.
+pub fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// A stored run of tests/fixtures as mitbench reads one (`results::load`:
 /// a document of an older schema made this one's shape): the one way a
 /// test loads a run document.

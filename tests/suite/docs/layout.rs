@@ -2,6 +2,7 @@
 //! the layers below its own, as the document's `layers:` line orders them,
 //! and every source path the document describes exists.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -19,17 +20,6 @@ fn layers() -> BTreeMap<String, usize> {
         }
     }
     rank
-}
-
-fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
 }
 
 /// The code of a source file without comments and without the items
@@ -82,8 +72,7 @@ fn imports(code: &str) -> Vec<String> {
 
 /// Which arrows of `tree` point up or across the layers, as "from -> to".
 fn arrows_against(rank: &BTreeMap<String, usize>, tree: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    sources(tree, &mut files);
+    let files = common::rust_files(tree);
     let mut wrong = Vec::new();
     for file in files {
         let relative = file.strip_prefix(tree).unwrap();
@@ -230,11 +219,7 @@ fn code_lines(code: &str) -> usize {
 /// before its tests.
 #[test]
 fn no_function_over_100_lines_and_no_file_over_700() {
-    let mut files = Vec::new();
-    sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    let files = common::rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let mut long = Vec::new();
     for file in &files {
         let code = code(&std::fs::read_to_string(file).unwrap());

@@ -5,6 +5,7 @@
 //! docs/checking.md; where a page or a comment of src quotes one, it says
 //! when and on what.
 
+use crate::common;
 use std::path::Path;
 
 const README: &str = include_str!("../../../README.md");
@@ -280,11 +281,7 @@ fn unquoted(text: &str) -> String {
 /// is better in docs/, as docs/why-the-code-is-so.md says).
 #[test]
 fn every_time_a_source_comment_quotes_says_its_date_and_host_kind() {
-    let mut sources = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut sources,
-    );
+    let sources = common::rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let mut undated = Vec::new();
     for path in sources {
         let source = std::fs::read_to_string(&path).unwrap();
@@ -301,17 +298,6 @@ fn every_time_a_source_comment_quotes_says_its_date_and_host_kind() {
         "source comments quoting a time without date or host kind:\n{}",
         undated.join("\n")
     );
-}
-
-fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
 }
 
 #[test]
