@@ -24,7 +24,7 @@ const RESAMPLES: usize = stats::Summary::RESAMPLES;
 #[derive(Debug, Clone)]
 pub struct RoundFigure {
     /// The round's median cost per item, ticks.
-    pub figure: f64,
+    pub ticks: f64,
     /// The round's own 95% interval of its median; None when it had too
     /// few samples for one.
     pub ci95: Option<(f64, f64)>,
@@ -188,7 +188,7 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         Basis::AllRounds | Basis::NoQuietRound => levelled.clone(),
     };
     let figures = |set: &mut dyn Iterator<Item = &RoundFigure>| -> Vec<f64> {
-        let mut v: Vec<f64> = set.map(|r| r.figure).collect();
+        let mut v: Vec<f64> = set.map(|r| r.ticks).collect();
         v.sort_by(f64::total_cmp);
         v
     };
@@ -199,13 +199,13 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
             .iter()
             .filter_map(|r| {
                 let (lo, hi) = r.ci95?;
-                Some(super::interval::half_width(r.figure, [lo, hi]))
+                Some(super::interval::half_width(r.ticks, [lo, hi]))
             })
             .collect();
         h.sort_by(f64::total_cmp);
         h
     };
-    let by_fork = by_fork(used.iter().map(|r| (r.fork, r.figure)));
+    let by_fork = by_fork(used.iter().map(|r| (r.fork, r.ticks)));
     Some(Estimate {
         cost: Figure::new(
             across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
@@ -303,7 +303,8 @@ pub struct Pair {
 pub struct PassRound {
     pub fork: usize,
     pub pass: usize,
-    pub figure: f64,
+    /// The round's median cost per item, ticks.
+    pub ticks: f64,
     pub quiet: bool,
     pub interrupted: bool,
 }
@@ -323,8 +324,8 @@ pub fn pair_by_pass(
                 .iter()
                 .find(|b| b.fork == round.fork && b.pass == round.pass)?;
             Some(Pair {
-                variant: round.figure,
-                baseline: beside.figure,
+                variant: round.ticks,
+                baseline: beside.ticks,
                 fork: round.fork,
                 quiet: round.quiet && beside.quiet,
                 interrupted: round.interrupted || beside.interrupted,
@@ -524,7 +525,7 @@ mod tests {
 
     fn round(figure: f64, quiet: bool) -> RoundFigure {
         RoundFigure {
-            figure,
+            ticks: figure,
             ci95: Some((figure * 0.999, figure * 1.001)),
             quiet,
             fork: 0,
@@ -660,7 +661,7 @@ mod tests {
         // headline's interval is theirs and nothing is added for it.
         let rounds: Vec<RoundFigure> = (0..12)
             .map(|_| RoundFigure {
-                figure: 100.0,
+                ticks: 100.0,
                 ci95: Some((90.0, 110.0)),
                 quiet: true,
                 fork: 0,

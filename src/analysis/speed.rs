@@ -48,8 +48,8 @@ pub fn bounded(coefficient: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub fork: usize,
-    /// The round's figure, ticks.
-    pub figure: f64,
+    /// The round's median cost per item.
+    pub ticks: f64,
     /// The reference read beside it, ticks per step.
     pub reference: f64,
 }
@@ -158,8 +158,8 @@ const MAX_LEVERAGE: f64 = 0.5;
 pub fn fit(points: &[Point]) -> Option<SpeedFit> {
     let points: Vec<&Point> = points
         .iter()
-        .filter(|p| p.figure > 0.0 && p.reference > 0.0)
-        .filter(|p| p.figure.is_finite() && p.reference.is_finite())
+        .filter(|p| p.ticks > 0.0 && p.reference > 0.0)
+        .filter(|p| p.ticks.is_finite() && p.reference.is_finite())
         .collect();
     if (points.len() as f64) < MIN_DF + 2.0 {
         return None;
@@ -170,7 +170,7 @@ pub fn fit(points: &[Point]) -> Option<SpeedFit> {
         by_fork
             .entry(p.fork)
             .or_default()
-            .push((p.reference.ln(), p.figure.ln()));
+            .push((p.reference.ln(), p.ticks.ln()));
     }
     let mut deviations = Vec::with_capacity(points.len());
     for fork in by_fork.values() {
@@ -311,8 +311,8 @@ mod tests {
         // reference read fast while the row did not move.
         let mut points = rounds(200.0, 1.0, 0.001);
         for p in &mut points {
-            p.reference = 3.0 * (1.0 + 0.0005 * (p.figure * 7.0).sin());
-            p.figure = 200.0 * (1.0 + 0.001 * (p.figure * 3.0).cos());
+            p.reference = 3.0 * (1.0 + 0.0005 * (p.ticks * 7.0).sin());
+            p.ticks = 200.0 * (1.0 + 0.001 * (p.ticks * 3.0).cos());
         }
         assert!(fit(&points).is_some(), "read noise alone is spread");
         points[7].reference *= 0.976;
@@ -360,7 +360,7 @@ mod tests {
                 let wobble = 1.0 + noise * ((i as f64) * 2.3).cos();
                 Point {
                     fork: i % 3,
-                    figure: base * speed.powf(coefficient) * wobble,
+                    ticks: base * speed.powf(coefficient) * wobble,
                     reference: 3.0 * speed,
                 }
             })
@@ -388,7 +388,7 @@ mod tests {
         let still: Vec<Point> = (0..20)
             .map(|i| Point {
                 fork: 0,
-                figure: 100.0 + i as f64,
+                ticks: 100.0 + i as f64,
                 reference: 3.0,
             })
             .collect();
@@ -407,7 +407,7 @@ mod tests {
                 let level = if fork == 1 { 1.3 } else { 1.0 };
                 Point {
                     fork,
-                    figure: 100.0 * level * speed,
+                    ticks: 100.0 * level * speed,
                     reference: 3.0 * speed,
                 }
             })

@@ -1,4 +1,4 @@
-//! `mitbench run` (and mitbench with no command): plan, measure, print the
+//! `mitbench run` (and mitbench with no command): set up, measure, print the
 //! tables, write the outputs asked for, store the run.
 
 use super::output::{Exit, fail, print_table};
@@ -7,7 +7,7 @@ use crate::cli::RunArgs;
 use crate::export::{self, Format};
 use crate::inventory::Inventory;
 use crate::results::advice;
-use crate::run::{self, Known, PlanError, RunOptions};
+use crate::run::{self, Known, RunOptions, SetUpError};
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> Exit {
@@ -48,23 +48,23 @@ pub fn run(args: RunArgs) -> Exit {
 /// id it was stored as.
 fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     let fail = |code, message: String| (fail(code, message), None);
-    let mut plan = match run::plan(options(args)) {
-        Ok(plan) => plan,
-        Err(PlanError::Usage(message)) => return fail(Exit::USAGE, message),
-        Err(PlanError::Machine(message)) => return fail(Exit::FAILURE, message),
+    let mut setup = match run::set_up(options(args)) {
+        Ok(setup) => setup,
+        Err(SetUpError::Usage(message)) => return fail(Exit::USAGE, message),
+        Err(SetUpError::Machine(message)) => return fail(Exit::FAILURE, message),
     };
     let inventory = Inventory::collect(Path::new("/"));
     // What the history knew, read before a round is measured; the
     // report's timeline is of the runs stored before this one.
-    let wants_page = plan.outputs.iter().any(|o| o.format == Format::Html);
+    let wants_page = setup.outputs.iter().any(|o| o.format == Format::Html);
     let history = (!args.no_history)
         .then(|| open_history(&args.store).ok().flatten())
         .flatten();
     let known = history.map_or_else(Known::default, |history| {
-        let run = (plan.options.quick, plan.placement.cpu);
+        let run = (setup.options.quick, setup.placement.cpu);
         Known::read(&history, &inventory, run, wants_page)
     });
-    let doc = match run::execute(&plan, inventory, &known) {
+    let doc = match run::execute(&setup, inventory, &known) {
         Ok(doc) => doc,
         Err(message) => return fail(Exit::FAILURE, message),
     };
@@ -76,7 +76,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     // One output that cannot be written (a full disk) costs that file, not
     // the others or the history: each is tried, and the run exits 1 after.
     let mut write_failed = false;
-    for output in std::mem::take(&mut plan.outputs) {
+    for output in std::mem::take(&mut setup.outputs) {
         let (format, path) = (output.format, output.path);
         if withheld(format, doc.interrupted) {
             say!(

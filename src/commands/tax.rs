@@ -9,7 +9,7 @@ use crate::export;
 use crate::harness::interrupt;
 use crate::inventory::Inventory;
 use crate::results::{RunDocument, advice};
-use crate::run::{self, PlanError, RunOptions};
+use crate::run::{self, RunOptions, SetUpError};
 use crate::tax::{self, Watched, count::Counted};
 use std::path::Path;
 
@@ -195,10 +195,10 @@ fn measure_tolls(machine: Inventory) -> Result<RunDocument, String> {
         wait_for_quiet: true,
         ..RunOptions::default()
     };
-    let plan = run::plan(options).map_err(|e| match e {
-        PlanError::Usage(m) | PlanError::Machine(m) => m,
+    let setup = run::set_up(options).map_err(|e| match e {
+        SetUpError::Usage(m) | SetUpError::Machine(m) => m,
     })?;
-    run::execute(&plan, machine, &run::Known::default())
+    run::execute(&setup, machine, &run::Known::default())
 }
 
 #[cfg(test)]

@@ -385,7 +385,7 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
         .iter()
         .filter_map(|r| {
             Some(RoundFigure {
-                figure: cx.speed.figure(id, v, r)?,
+                ticks: cx.speed.figure(id, v, r)?,
                 quiet: cx.speed.counts(r, cx.model),
                 ..r.figure(cx.model)
             })
@@ -566,7 +566,7 @@ fn compare(
             .map(|round| rounds::PassRound {
                 fork: round.fork,
                 pass: round.pass,
-                figure: round.measured.measurement.per_item.median,
+                ticks: round.measured.measurement.per_item.median,
                 quiet: round.quiet(model),
                 interrupted: round.of_no_level(),
             })

@@ -8,7 +8,7 @@ pub mod at_speed;
 mod build;
 pub mod hooks;
 pub mod load;
-mod machine;
+mod machine_states;
 pub mod prices;
 pub mod record;
 pub mod returns;
@@ -26,7 +26,7 @@ use crate::analysis::stats::{self, Amortization};
 use crate::harness::Settings;
 use crate::harness::tsc::TscFrequency;
 use crate::inventory::Inventory;
-pub use machine::{MachineStates, ReferenceSpeed};
+pub use machine_states::{MachineStates, ReferenceSpeed};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears. 2: figures from

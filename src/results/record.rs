@@ -186,7 +186,7 @@ impl Record {
             .map(|round| crate::analysis::rounds::PassRound {
                 fork: round.fork,
                 pass: round.pass,
-                figure: round.figure.value,
+                ticks: round.figure.value,
                 quiet: round.state == RoundState::Quiet,
                 interrupted: !round.state.levelled(),
             })

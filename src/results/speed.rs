@@ -82,7 +82,7 @@ impl RunSpeed {
                     .filter_map(|r| {
                         Some(Point {
                             fork: r.fork,
-                            figure: r.measured.measurement.per_item.median,
+                            ticks: r.measured.measurement.per_item.median,
                             reference: r.reference()?,
                         })
                     })

@@ -49,7 +49,7 @@ pub struct RunOptions {
 /// Why a run could not start. `Usage` errors are the user's to fix (exit 2);
 /// `Machine` errors mean this machine cannot run mitbench at all.
 #[derive(Debug)]
-pub enum PlanError {
+pub enum SetUpError {
     Usage(String),
     Machine(String),
 }
@@ -62,7 +62,7 @@ pub struct PendingOutput {
 }
 
 /// A validated run, ready to execute.
-pub struct RunPlan {
+pub struct RunSetup {
     pub probes: Vec<&'static dyn AnyProbe>,
     pub placement: Placement,
     pub settings: Settings,
@@ -112,7 +112,7 @@ pub fn variant_budget_s(selected: usize, suite: usize, quick: bool, most_s: f64)
     most_s.min(in_suite.max(in_selection))
 }
 
-pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
+pub fn set_up(options: RunOptions) -> Result<RunSetup, SetUpError> {
     let probes = probes::select(&options.patterns).map_err(|miss| {
         let hint = if miss.closest.is_empty() {
             let families: Vec<&str> = probes::FAMILIES.iter().map(|f| f.name).collect();
@@ -123,10 +123,10 @@ pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
         } else {
             format!("closest: {}", miss.closest.join(", "))
         };
-        PlanError::Usage(format!("no probe matches '{}'; {hint}", miss.pattern))
+        SetUpError::Usage(format!("no probe matches '{}'; {hint}", miss.pattern))
     })?;
     if !tsc::rdtscp_available() {
-        return Err(PlanError::Machine(
+        return Err(SetUpError::Machine(
             "this CPU has no rdtscp instruction; mitbench times with it".into(),
         ));
     }
@@ -166,7 +166,7 @@ pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
                 .append(true)
                 .open(path)
                 .map_err(|e| {
-                    PlanError::Usage(format!("cannot write --round-log {}: {e}", path.display()))
+                    SetUpError::Usage(format!("cannot write --round-log {}: {e}", path.display()))
                 })?,
         ),
         None => None,
@@ -176,7 +176,7 @@ pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
     } else {
         STANDARD_FORKS
     });
-    Ok(RunPlan {
+    Ok(RunSetup {
         probes,
         placement: Placement { cpu, allowed },
         settings,
@@ -189,13 +189,13 @@ pub fn plan(options: RunOptions) -> Result<RunPlan, PlanError> {
 
 /// The CPU the measuring thread runs on (`asked`, else the highest one this
 /// process may run on) and every CPU it may run on.
-fn measuring_cpu(asked: Option<usize>) -> Result<(usize, Vec<usize>), PlanError> {
+fn measuring_cpu(asked: Option<usize>) -> Result<(usize, Vec<usize>), SetUpError> {
     let allowed = affinity::allowed_cpus()
-        .map_err(|e| PlanError::Machine(format!("sched_getaffinity failed: {e}")))?;
+        .map_err(|e| SetUpError::Machine(format!("sched_getaffinity failed: {e}")))?;
     let cpu = match asked {
         Some(cpu) if allowed.contains(&cpu) => cpu,
         Some(cpu) => {
-            return Err(PlanError::Usage(format!(
+            return Err(SetUpError::Usage(format!(
                 "invalid value for --cpu: CPU {cpu} is not one this process may run on (allowed: {})",
                 affinity::format_cpu_list(&allowed)
             )));
@@ -204,18 +204,18 @@ fn measuring_cpu(asked: Option<usize>) -> Result<(usize, Vec<usize>), PlanError>
         // machine's interrupts and housekeeping.
         None => *allowed
             .last()
-            .ok_or_else(|| PlanError::Machine("no CPU is allowed".into()))?,
+            .ok_or_else(|| SetUpError::Machine("no CPU is allowed".into()))?,
     };
     Ok((cpu, allowed))
 }
 
 /// The files the run writes when it ends, each checked now: a path named
 /// twice, or one that cannot be written, is refused before any round.
-fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, PlanError> {
+fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, SetUpError> {
     let mut outputs = Vec::new();
     for (format, path) in named {
         if outputs.iter().any(|o: &PendingOutput| o.path == *path) {
-            return Err(PlanError::Usage(format!(
+            return Err(SetUpError::Usage(format!(
                 "{} is named by two outputs",
                 path.display()
             )));
@@ -223,7 +223,7 @@ fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, Pl
         outputs.push(PendingOutput {
             format: *format,
             path: path.clone(),
-            target: Destination::of(path, format.flag()).map_err(PlanError::Usage)?,
+            target: Destination::of(path, format.flag()).map_err(SetUpError::Usage)?,
         });
     }
     Ok(outputs)
@@ -233,8 +233,12 @@ fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, Pl
 /// and makes the run's document of them and of what the history `known`
 /// before. Ctrl-C ends the run after the round in flight; what was
 /// measured until then is returned.
-pub fn execute(plan: &RunPlan, inventory: Inventory, known: &Known) -> Result<RunDocument, String> {
-    for temp in plan.outputs.iter().filter_map(|o| o.target.temp_path()) {
+pub fn execute(
+    setup: &RunSetup,
+    inventory: Inventory,
+    known: &Known,
+) -> Result<RunDocument, String> {
+    for temp in setup.outputs.iter().filter_map(|o| o.target.temp_path()) {
         interrupt::remove_on_abort(temp);
     }
     interrupt::install();
@@ -244,52 +248,52 @@ pub fn execute(plan: &RunPlan, inventory: Inventory, known: &Known) -> Result<Ru
         .ok_or("the TSC frequency is unknown: no kernel figure and calibration failed")?;
     // The forks measure in workers pinned to the CPU; this process only
     // waits for them, and pinned there it would wake on the measured CPU.
-    let _pinned = match plan.options.worker {
+    let _pinned = match setup.options.worker {
         Some(_) => None,
         None => Some(
-            affinity::pin_current_thread(plan.placement.cpu)
-                .map_err(|e| format!("pinning to CPU {} failed: {e}", plan.placement.cpu))?,
+            affinity::pin_current_thread(setup.placement.cpu)
+                .map_err(|e| format!("pinning to CPU {} failed: {e}", setup.placement.cpu))?,
         ),
     };
-    let order_seed = plan.options.seed.unwrap_or_else(|| {
+    let order_seed = setup.options.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
     });
-    let steal_before = steal::cpu_steal(plan.placement.cpu);
+    let steal_before = steal::cpu_steal(setup.placement.cpu);
 
-    let per_fork: u64 = plan.probes.iter().map(|p| p.variants().len() as u64).sum();
-    let progress = progress_bar(per_fork * plan.forks as u64, plan.options.quiet);
+    let per_fork: u64 = setup.probes.iter().map(|p| p.variants().len() as u64).sum();
+    let progress = progress_bar(per_fork * setup.forks as u64, setup.options.quiet);
     // Without a bar (a pipe, a CI log) a line a fork, from this process
     // between forks: a reader of the log sees the run move, and the
     // measuring CPU is not woken for it.
-    let log_lines = progress.is_hidden() && !plan.options.quiet;
+    let log_lines = progress.is_hidden() && !setup.options.quiet;
     if log_lines {
         eprintln!(
             "mitbench: measuring {per_fork} variants in {} forks on CPU {}",
-            plan.forks, plan.placement.cpu
+            setup.forks, setup.placement.cpu
         );
     }
     let run_clock = std::time::Instant::now();
     let mut merged = Merged::default();
     let mut previous_round_s = Vec::new();
-    for fork in 0..plan.forks {
+    for fork in 0..setup.forks {
         if interrupt::requested() {
             break;
         }
         let mut job = fork_job(
-            plan,
+            setup,
             known,
             (tsc.mhz, order_seed),
             fork,
             !progress.is_hidden(),
         );
         job.previous_round_s = std::mem::take(&mut previous_round_s);
-        progress.set_message(format!("fork {} of {}", fork + 1, plan.forks));
+        progress.set_message(format!("fork {} of {}", fork + 1, setup.forks));
         let done_before = per_fork * fork as u64;
         let on_progress = |done: u64| progress.set_position(done_before + done);
         let offset_s = run_clock.elapsed().as_secs_f64();
-        let rounds = match &plan.options.worker {
+        let rounds = match &setup.options.worker {
             Some(exe) => forks::spawn(exe, &job, on_progress)?,
             None => forks::work(&job, on_progress)?,
         };
@@ -297,18 +301,18 @@ pub fn execute(plan: &RunPlan, inventory: Inventory, known: &Known) -> Result<Ru
             eprintln!(
                 "mitbench: fork {} of {} done at {:.0} s (waited {:.1} s for the quiet level)",
                 fork + 1,
-                plan.forks,
+                setup.forks,
                 run_clock.elapsed().as_secs_f64(),
                 rounds.waited.seconds
             );
         }
         previous_round_s = rounds.round_seconds();
-        merged.add(&plan.probes, fork, offset_s, rounds);
+        merged.add(&setup.probes, fork, offset_s, rounds);
     }
     progress.finish_and_clear();
 
     let steal_pct = steal_before
-        .zip(steal::cpu_steal(plan.placement.cpu))
+        .zip(steal::cpu_steal(setup.placement.cpu))
         .and_then(|(before, after)| steal::share_pct(before, after));
     let measured = Measured {
         started_at,
@@ -316,7 +320,7 @@ pub fn execute(plan: &RunPlan, inventory: Inventory, known: &Known) -> Result<Ru
         merged,
         steal_pct,
     };
-    Ok(document(plan, known, measured, &tsc, inventory))
+    Ok(document(setup, known, measured, &tsc, inventory))
 }
 
 /// What the forks measured, and when and how the run drew them.
@@ -330,14 +334,14 @@ struct Measured {
 /// The run's document, the one place it is assembled: the analysis of
 /// what was `measured`, the advice, and what the history `known` before.
 fn document(
-    plan: &RunPlan,
+    setup: &RunSetup,
     known: &Known,
     measured: Measured,
     tsc: &crate::harness::tsc::TscFrequency,
     inventory: Inventory,
 ) -> RunDocument {
-    let facts = plan.facts(measured.steal_pct, known);
-    let (machine_states, records) = results::analyse(&measured.merged, tsc, &plan.settings, facts);
+    let facts = setup.facts(measured.steal_pct, known);
+    let (machine_states, records) = results::analyse(&measured.merged, tsc, &setup.settings, facts);
     let mut doc = RunDocument {
         schema: results::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -345,7 +349,7 @@ fn document(
         started_at: measured.started_at,
         finished_at: chrono::Local::now().to_rfc3339(),
         interrupted: interrupt::requested(),
-        settings: plan.run_settings(measured.order_seed),
+        settings: setup.run_settings(measured.order_seed),
         machine_states,
         inventory,
         amortization: results::amortization_fits(&records),
@@ -356,13 +360,13 @@ fn document(
         hook_toll: None,
         audit_enabled_in_run: None,
     };
-    results::advice::advise_document(&mut doc, plan.options.latency_budget);
+    results::advice::advise_document(&mut doc, setup.options.latency_budget);
     results::note_rows_a_reader_could_misread(&mut doc);
     known.complete(&mut doc);
     doc
 }
 
-impl RunPlan {
+impl RunSetup {
     /// What the run's analysis reads besides its rounds: `steal_pct` over
     /// the run, and what the history knew before it.
     fn facts(&self, steal_pct: Option<f64>, known: &Known) -> results::RunFacts {
@@ -391,29 +395,29 @@ impl RunPlan {
 
 /// What fork `fork` of the run is asked to measure, and how.
 fn fork_job(
-    plan: &RunPlan,
+    setup: &RunSetup,
     known: &Known,
     (tsc_mhz, order_seed): (f64, u64),
     fork: usize,
     progress: bool,
 ) -> Job {
     Job {
-        probes: plan
+        probes: setup
             .probes
             .iter()
             .map(|p| p.declaration().id.to_string())
             .collect(),
-        settings: Job::share(&plan.settings, plan.forks),
-        placement: plan.placement.clone(),
+        settings: Job::share(&setup.settings, setup.forks),
+        placement: setup.placement.clone(),
         tsc_mhz,
         // Each fork draws its own order of rounds.
         order_seed: order_seed.wrapping_add((fork as u64) << 32),
         fork,
-        counting: fork + 1 == plan.forks,
+        counting: fork + 1 == setup.forks,
         progress,
-        round_log: plan.options.round_log.clone(),
+        round_log: setup.options.round_log.clone(),
         known_quiet: known.quiet,
-        watches_known_level: Job::watching_fork(plan.settings.wait_for_quiet, fork, plan.forks),
+        watches_known_level: Job::watching_fork(setup.settings.wait_for_quiet, fork, setup.forks),
         answer_rows: crate::results::summary::answer_rows(),
         previous_round_s: Vec::new(),
     }

@@ -163,7 +163,7 @@ impl Round {
     pub fn figure(&self, model: &StateModel) -> RoundFigure {
         let per_item = &self.measured.measurement.per_item;
         RoundFigure {
-            figure: per_item.median,
+            ticks: per_item.median,
             ci95: per_item.has_ci().then_some(per_item.ci95),
             fork: self.fork,
             quiet: self.quiet(model),

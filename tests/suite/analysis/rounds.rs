@@ -18,7 +18,7 @@ fn two_state_round(rng: &mut fastrand::Rng, slow: bool, truth: f64) -> (f64, Rou
     (
         canary,
         RoundFigure {
-            figure,
+            ticks: figure,
             ci95: Some((figure * 0.999, figure * 1.001)),
             quiet: false,
             fork: 0,
@@ -77,7 +77,7 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
             .map(|_| {
                 let figure = truth + 10.0 * (rng.f64() + rng.f64() + rng.f64() - 1.5);
                 RoundFigure {
-                    figure,
+                    ticks: figure,
                     ci95: Some((figure - 0.25, figure + 0.25)),
                     quiet: true,
                     fork: 0,
