@@ -61,7 +61,7 @@ fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
         .then(|| open_history(&args.store).ok().flatten())
         .flatten();
     let known = history.map_or_else(Known::default, |history| {
-        let run = (setup.options.quick, setup.placement.cpu);
+        let run = (setup.quick, setup.placement.cpu);
         Known::read(&history, &inventory, run, wants_page)
     });
     let doc = match run::execute(&setup, inventory, &known) {

@@ -61,20 +61,36 @@ pub struct PendingOutput {
     pub target: Destination,
 }
 
-/// A validated run, ready to execute.
+/// A validated run, ready to execute: every option resolved (the CPU,
+/// the budget, the forks, the outputs and the order's seed).
 pub struct RunSetup {
     pub probes: Vec<&'static dyn AnyProbe>,
     pub placement: Placement,
     pub settings: Settings,
     pub forks: usize,
-    pub options: RunOptions,
+    pub quick: bool,
+    /// The probe patterns the run was asked for, as its document records.
+    pub patterns: Vec<String>,
+    /// No progress bar and no line a fork.
+    pub quiet: bool,
+    /// Seed of the rounds' order.
+    pub order_seed: u64,
+    /// The latency budget the advice is given for.
+    pub latency_budget: std::time::Duration,
+    /// The program a fork runs as; None runs the forks in this process.
+    pub worker: Option<PathBuf>,
     /// Each output and its temporary sibling, created already.
     pub outputs: Vec<PendingOutput>,
-    /// The --round-log file, opened for appending already and held open
-    /// for the whole run though nothing writes it here: each fork appends
-    /// by its path and closes it, and a reader of a FIFO there would see
-    /// the end of the log between forks were no writer left open.
-    pub round_log: Option<std::fs::File>,
+    pub round_log: Option<RoundLog>,
+}
+
+/// The --round-log file: its path, which each fork appends to and closes,
+/// and the file opened for appending already and held open for the whole
+/// run though nothing writes it here: a reader of a FIFO there would see
+/// the end of the log between forks were no writer left open.
+pub struct RoundLog {
+    pub path: PathBuf,
+    _held: std::fs::File,
 }
 
 /// Forks of a standard and of a quick run: enough processes for their
@@ -159,16 +175,17 @@ pub fn set_up(options: RunOptions) -> Result<RunSetup, SetUpError> {
         settings = settings.with_budget_s(seconds);
     }
     let outputs = pending_outputs(&options.outputs)?;
-    let round_log = match &options.round_log {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
+    let round_log = match options.round_log {
+        Some(path) => Some(RoundLog {
+            _held: std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(path)
+                .open(&path)
                 .map_err(|e| {
                     SetUpError::Usage(format!("cannot write --round-log {}: {e}", path.display()))
                 })?,
-        ),
+            path,
+        }),
         None => None,
     };
     let forks = options.forks.unwrap_or(if options.quick {
@@ -176,12 +193,22 @@ pub fn set_up(options: RunOptions) -> Result<RunSetup, SetUpError> {
     } else {
         STANDARD_FORKS
     });
+    let order_seed = options.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
     Ok(RunSetup {
         probes,
         placement: Placement { cpu, allowed },
         settings,
         forks,
-        options,
+        quick: options.quick,
+        patterns: options.patterns,
+        quiet: options.quiet,
+        order_seed,
+        latency_budget: options.latency_budget,
+        worker: options.worker,
         outputs,
         round_log,
     })
@@ -248,26 +275,21 @@ pub fn execute(
         .ok_or("the TSC frequency is unknown: no kernel figure and calibration failed")?;
     // The forks measure in workers pinned to the CPU; this process only
     // waits for them, and pinned there it would wake on the measured CPU.
-    let _pinned = match setup.options.worker {
+    let _pinned = match setup.worker {
         Some(_) => None,
         None => Some(
             affinity::pin_current_thread(setup.placement.cpu)
                 .map_err(|e| format!("pinning to CPU {} failed: {e}", setup.placement.cpu))?,
         ),
     };
-    let order_seed = setup.options.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
-    });
     let steal_before = steal::cpu_steal(setup.placement.cpu);
 
     let per_fork: u64 = setup.probes.iter().map(|p| p.variants().len() as u64).sum();
-    let progress = progress_bar(per_fork * setup.forks as u64, setup.options.quiet);
+    let progress = progress_bar(per_fork * setup.forks as u64, setup.quiet);
     // Without a bar (a pipe, a CI log) a line a fork, from this process
     // between forks: a reader of the log sees the run move, and the
     // measuring CPU is not woken for it.
-    let log_lines = progress.is_hidden() && !setup.options.quiet;
+    let log_lines = progress.is_hidden() && !setup.quiet;
     if log_lines {
         eprintln!(
             "mitbench: measuring {per_fork} variants in {} forks on CPU {}",
@@ -281,19 +303,13 @@ pub fn execute(
         if interrupt::requested() {
             break;
         }
-        let mut job = fork_job(
-            setup,
-            known,
-            (tsc.mhz, order_seed),
-            fork,
-            !progress.is_hidden(),
-        );
+        let mut job = fork_job(setup, known, tsc.mhz, fork, !progress.is_hidden());
         job.previous_round_s = std::mem::take(&mut previous_round_s);
         progress.set_message(format!("fork {} of {}", fork + 1, setup.forks));
         let done_before = per_fork * fork as u64;
         let on_progress = |done: u64| progress.set_position(done_before + done);
         let offset_s = run_clock.elapsed().as_secs_f64();
-        let rounds = match &setup.options.worker {
+        let rounds = match &setup.worker {
             Some(exe) => forks::spawn(exe, &job, on_progress)?,
             None => forks::work(&job, on_progress)?,
         };
@@ -316,17 +332,15 @@ pub fn execute(
         .and_then(|(before, after)| steal::share_pct(before, after));
     let measured = Measured {
         started_at,
-        order_seed,
         merged,
         steal_pct,
     };
     Ok(document(setup, known, measured, &tsc, inventory))
 }
 
-/// What the forks measured, and when and how the run drew them.
+/// What the forks measured, and when.
 struct Measured {
     started_at: String,
-    order_seed: u64,
     merged: Merged,
     steal_pct: Option<f64>,
 }
@@ -349,7 +363,7 @@ fn document(
         started_at: measured.started_at,
         finished_at: chrono::Local::now().to_rfc3339(),
         interrupted: interrupt::requested(),
-        settings: setup.run_settings(measured.order_seed),
+        settings: setup.run_settings(),
         machine_states,
         inventory,
         amortization: results::amortization_fits(&records),
@@ -360,7 +374,7 @@ fn document(
         hook_toll: None,
         audit_enabled_in_run: None,
     };
-    results::advice::advise_document(&mut doc, setup.options.latency_budget);
+    results::advice::advise_document(&mut doc, setup.latency_budget);
     results::note_rows_a_reader_could_misread(&mut doc);
     known.complete(&mut doc);
     doc
@@ -379,28 +393,22 @@ impl RunSetup {
     }
 
     /// The settings the run's document records.
-    fn run_settings(&self, order_seed: u64) -> RunSettings {
+    fn run_settings(&self) -> RunSettings {
         RunSettings {
-            quick: self.options.quick,
-            probe_patterns: self.options.patterns.clone(),
+            quick: self.quick,
+            probe_patterns: self.patterns.clone(),
             cpu: self.placement.cpu,
             allowed_cpus: self.placement.allowed.clone(),
             harness: self.settings.clone(),
-            order_seed,
+            order_seed: self.order_seed,
             forks: self.forks,
-            fresh_processes: self.options.worker.is_some(),
+            fresh_processes: self.worker.is_some(),
         }
     }
 }
 
 /// What fork `fork` of the run is asked to measure, and how.
-fn fork_job(
-    setup: &RunSetup,
-    known: &Known,
-    (tsc_mhz, order_seed): (f64, u64),
-    fork: usize,
-    progress: bool,
-) -> Job {
+fn fork_job(setup: &RunSetup, known: &Known, tsc_mhz: f64, fork: usize, progress: bool) -> Job {
     Job {
         probes: setup
             .probes
@@ -411,11 +419,11 @@ fn fork_job(
         placement: setup.placement.clone(),
         tsc_mhz,
         // Each fork draws its own order of rounds.
-        order_seed: order_seed.wrapping_add((fork as u64) << 32),
+        order_seed: setup.order_seed.wrapping_add((fork as u64) << 32),
         fork,
         counting: fork + 1 == setup.forks,
         progress,
-        round_log: setup.options.round_log.clone(),
+        round_log: setup.round_log.as_ref().map(|log| log.path.clone()),
         known_quiet: known.quiet,
         watches_known_level: Job::watching_fork(setup.settings.wait_for_quiet, fork, setup.forks),
         answer_rows: crate::results::summary::answer_rows(),
