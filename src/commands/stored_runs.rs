@@ -161,12 +161,7 @@ pub fn export_run(stored: &StoredRunArgs, run: &RunRef, format: Format, output: 
 /// without one, said once.
 pub fn machine_timeline(store: &HistoryArgs, doc: &RunDocument) -> Option<MachineTimeline> {
     let history = open_history(store).ok().flatten()?;
-    let timeline =
-        crate::compare::report_timeline(&history, &doc.inventory.identity, doc.settings.quick);
-    timeline
-        .inspect_err(|e| say!("warning: the report has no timeline: {e}"))
-        .ok()
-        .flatten()
+    crate::run::report_timeline(&history, &doc.inventory.identity, doc.settings.quick)
 }
 
 /// The attribution of the history's newest run set of each boot and

@@ -8,6 +8,7 @@ use crate::attribute::Attribution;
 use crate::compare::{DEFAULT_THRESHOLD_PCT, HistoryNoise, MachineTimeline};
 use crate::history::History;
 use crate::inventory::Inventory;
+use crate::inventory::identity::Identity;
 use crate::mitigations::crossing::SYSCALL;
 use crate::results::RunDocument;
 use crate::results::hooks::HookToll;
@@ -77,7 +78,7 @@ impl Known {
                 .then(|| hookless(history, &like.boot_id))
                 .flatten(),
             timeline: with_timeline
-                .then(|| report_timeline(history, inventory, quick))
+                .then(|| report_timeline(history, like, quick))
                 .flatten(),
         }
     }
@@ -155,14 +156,11 @@ fn hookless(history: &History, boot_id: &str) -> Option<Hookless> {
     Some(Hookless { id, run, noise })
 }
 
-/// The report's timeline of the machine's stored runs; a history that
-/// cannot give it costs the report its timeline, said, never the run.
-fn report_timeline(
-    history: &History,
-    inventory: &Inventory,
-    quick: bool,
-) -> Option<MachineTimeline> {
-    crate::compare::report_timeline(history, &inventory.identity, quick)
+/// The report's timeline of the stored runs of the machine `id`, quick or
+/// standard; a history that cannot give it costs the report its
+/// timeline, said, never the run or the report.
+pub fn report_timeline(history: &History, id: &Identity, quick: bool) -> Option<MachineTimeline> {
+    crate::compare::report_timeline(history, id, quick)
         .inspect_err(|e| {
             use std::io::Write as _;
             let _ = writeln!(

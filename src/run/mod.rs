@@ -1,10 +1,11 @@
-//! A run: validate everything up front, read what the history knew
-//! (`known`), then measure each selected probe variant on a pinned thread,
-//! then hand back the document to report, assembled here.
+//! A run: validate everything up front, then measure each selected probe
+//! variant on a pinned thread, then hand back the document to report,
+//! assembled here of the rounds and of what the history knew before the
+//! first of them (`known`, which the caller reads).
 
 mod known;
 
-pub use known::Known;
+pub use known::{Known, report_timeline};
 
 use crate::export::Format;
 use crate::export::destination::Destination;
