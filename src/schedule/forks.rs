@@ -425,7 +425,8 @@ mod tests {
     #[test]
     fn a_forks_share_of_the_budget_keeps_the_warm_up_within_its_share() {
         for settings in [Settings::standard(), Settings::quick()] {
-            // The whole suite's share a variant: 220 s or 36 s over 432.
+            // A budget a variant under ten times the warm-up, as a run of
+            // the whole suite gives each (a thirty-sixth of the harness's own).
             let run = settings.with_budget_s(settings.budget_s / 36.0);
             for forks in 1..=3 {
                 let fork = Job::share(&run, forks);
