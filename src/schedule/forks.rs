@@ -218,6 +218,11 @@ pub fn measure(
                 .gate
                 .expect_rounds_ahead(previous[index..].iter().sum());
         }
+        let answer_rows_ahead = probes[index..].iter().any(|p| {
+            let id = p.declaration().id;
+            job.answer_rows.iter().any(|(probe, _)| probe == id)
+        });
+        scheduler.gate.hold_reserve(answer_rows_ahead);
         let rounds_before_s = scheduler.gate.waited.round_seconds;
         let rounds = scheduler.run_probe(*probe, seed, |stopped| {
             on_progress(done + stopped as u64);

@@ -13,7 +13,8 @@
 //! frees is the fork's wait allowance; where the rounds run past their
 //! budget (a round is at least one item, and a long item does not shrink
 //! with the scale), what they project over the fork, or what the fork
-//! before says the rounds ahead take, is taken off it. A
+//! before says the rounds ahead take, is taken off it, and so is the
+//! fork's time outside its rounds and waits (readings, set-up). A
 //! run thus keeps its length on any host; a quiet host waits for nothing
 //! and keeps its whole budget. A wait ends at the quiet level, after
 //! [`LONGEST_WAIT_S`], or when the allowance is spent; the round then runs
@@ -61,9 +62,10 @@ pub const PRIOR_SHARE: f64 = 0.2;
 /// the host's speed) does not. A gated run watches for it before its first
 /// round, a `--no-wait` run after its last (`Scheduler::watch_for_known_level`).
 pub const LEVEL_MOVED_AFTER_S: f64 = 15.0;
-/// The share of the fork's budget the rows the answer reads may wait with
-/// beyond the fork's allowance: they wait first, and the run's length
-/// stays bounded however seldom the host is quiet
+/// The share of the fork's budget held back for the rows the answer reads
+/// while any lies ahead in the fork: they may wait with it beyond the
+/// other rows' allowance, and since it is the fork's own budget, the run
+/// keeps its length however seldom the host is quiet
 /// (docs/why-the-code-is-so.md).
 pub const ANSWER_RESERVE_SHARE: f64 = 0.25;
 
@@ -137,10 +139,19 @@ pub struct Gate {
     /// Seconds the answer's rows waited past the fork's allowance, out of
     /// their reserve ([`ANSWER_RESERVE_SHARE`]).
     reserve_spent_s: f64,
+    /// Whether a row the answer reads lies ahead in the fork: only then is
+    /// its reserve held back from the other rows ([`Gate::hold_reserve`]).
+    answer_rows_ahead: bool,
     /// Seconds of rounds the fork is expected to have run by its end: those
     /// run before the probe in hand, and what that probe's and the later
     /// ones' rounds took in the fork before ([`Gate::expect_rounds_ahead`]).
     expected_rounds_s: f64,
+    /// Seconds since the fork's first round began, as the scheduler last
+    /// told ([`Gate::note_elapsed`]): besides its rounds and waits, a fork
+    /// spends time on the canary's readings, the counting rounds and the
+    /// probes' set-up, and a budget that counts only rounds and waits ran
+    /// the default run past its length.
+    elapsed_s: f64,
     pub waited: Waited,
 }
 
@@ -163,7 +174,9 @@ impl Gate {
             fork_budget_s,
             begun_share: 1.0,
             reserve_spent_s: 0.0,
+            answer_rows_ahead: false,
             expected_rounds_s: 0.0,
+            elapsed_s: 0.0,
             waited: Waited::default(),
         }
     }
@@ -185,6 +198,19 @@ impl Gate {
         self.expected_rounds_s = self.waited.round_seconds + seconds;
     }
 
+    /// Notes whether a row the answer reads lies ahead in the fork, the
+    /// probe about to begin included: while one does, what is left of its
+    /// reserve is kept from the other rows' waits; after the last, it is
+    /// theirs.
+    pub fn hold_reserve(&mut self, answer_rows_ahead: bool) {
+        self.answer_rows_ahead = answer_rows_ahead;
+    }
+
+    /// Notes that `seconds` have passed since the fork's first round began.
+    pub fn note_elapsed(&mut self, seconds: f64) {
+        self.elapsed_s = seconds;
+    }
+
     /// Reads the quiet level again from the readings taken in the last
     /// [`WINDOW_S`] before `now_s` (`times` in seconds, as `readings`).
     pub fn refit(&mut self, readings: &[f64], times: &[f64], now_s: f64) {
@@ -204,18 +230,41 @@ impl Gate {
             .map_or(1.0, |q| q.max(LEAST_SCALE))
     }
 
-    /// Seconds the fork may still wait: its budget, less what it waited
-    /// and what its rounds will take ([`Gate::rounds_s`]).
+    /// Seconds a row may still wait: what the fork has free
+    /// ([`Gate::free_s`]), less what is left of the answer's reserve while
+    /// a row the answer reads lies ahead.
     pub fn allowance_s(&self) -> f64 {
-        (self.fork_budget_s - self.waited.seconds - self.rounds_s()).max(0.0)
+        (self.free_s() - self.reserve_left_s()).max(0.0)
     }
 
     /// Seconds a row the answer reads may wait, while short of its quiet
-    /// rounds: the fork's allowance and what is left of the answer's
-    /// reserve, at most [`LONGEST_WAIT_S`] a wait.
+    /// rounds: all the fork has free, the reserve with it, or what is left
+    /// of the reserve where that is more (early in a fork, before a slow
+    /// round has freed any of the budget), at most [`LONGEST_WAIT_S`] a
+    /// wait. What it takes beyond the free time, the later rows' rounds
+    /// and waits give back: their budgets shrink with the quiet share.
     pub fn answer_allowance_s(&self) -> f64 {
-        let reserve = ANSWER_RESERVE_SHARE * self.fork_budget_s - self.reserve_spent_s;
-        (self.allowance_s() + reserve.max(0.0)).min(LONGEST_WAIT_S)
+        self.free_s().max(self.reserve_left_s()).min(LONGEST_WAIT_S)
+    }
+
+    /// Seconds the fork has free to wait: its budget, less the time it has
+    /// spent (its waits and rounds, or the time since its first round
+    /// where that is more) and what its rounds ahead will take
+    /// ([`Gate::rounds_s`]).
+    fn free_s(&self) -> f64 {
+        let rounds_run_s = self.waited.round_seconds;
+        let spent_s = self.elapsed_s.max(self.waited.seconds + rounds_run_s);
+        let rounds_ahead_s = self.rounds_s() - rounds_run_s;
+        (self.fork_budget_s - spent_s - rounds_ahead_s).max(0.0)
+    }
+
+    /// What is left of the answer's reserve, while a row the answer reads
+    /// lies ahead.
+    fn reserve_left_s(&self) -> f64 {
+        match self.answer_rows_ahead {
+            true => (ANSWER_RESERVE_SHARE * self.fork_budget_s - self.reserve_spent_s).max(0.0),
+            false => 0.0,
+        }
     }
 
     /// Counts a wait of `seconds`, `from_reserve_s` of them past the
@@ -313,7 +362,8 @@ mod tests {
 
     #[test]
     fn an_answer_row_waits_past_the_allowance_but_not_past_the_longest_wait() {
-        let gate = two_levels(100.0);
+        let mut gate = two_levels(100.0);
+        gate.hold_reserve(true);
         assert_eq!(gate.allowance_s(), 0.0, "nothing measured: no allowance");
         assert_eq!(gate.judge(Some(400.0), 0.0), Decision::GiveUp);
         // A quarter of the fork's 100 s is the answer's reserve.
@@ -328,20 +378,26 @@ mod tests {
     }
 
     #[test]
-    fn the_answer_waits_past_the_allowance_only_out_of_its_reserve() {
-        // 4 s a fork: a reserve of 1 s, and no allowance before a round.
-        let mut gate = two_levels(4.0);
+    fn the_answers_reserve_is_kept_from_the_other_rows_while_an_answer_row_lies_ahead() {
+        // 10 s a fork, 2 s of rounds run (1 s quiet): 3 of 4 quiet with the
+        // prior, 7.5 s of rounds planned, 2.5 s free; a reserve of 2.5 s.
+        let mut gate = after_two_rounds();
+        assert!((gate.allowance_s() - 2.5).abs() < 1e-9);
+        gate.hold_reserve(true);
         assert_eq!(gate.allowance_s(), 0.0);
-        assert!((gate.answer_allowance_s() - 1.0).abs() < 1e-12);
-        assert_eq!(gate.judge_within(Some(400.0), 0.5, 1.0), Decision::Wait);
-        assert_eq!(gate.judge_within(Some(400.0), 1.0, 1.0), Decision::GiveUp);
-        // Waiting frees budget for the fork (the quiet share falls), and
-        // what the answer took past the allowance leaves its reserve.
-        gate.count_wait(0.4, 0.4);
-        let left = gate.answer_allowance_s() - gate.allowance_s();
-        assert!((left - 0.6).abs() < 1e-12, "{left}");
-        gate.count_wait(0.6, 0.6);
-        assert!(gate.allowance_s() > 0.0);
+        assert!((gate.answer_allowance_s() - 2.5).abs() < 1e-9);
+        assert_eq!(gate.judge_within(Some(400.0), 0.5, 2.5), Decision::Wait);
+        assert_eq!(gate.judge_within(Some(400.0), 2.5, 2.5), Decision::GiveUp);
+        // An answer row waits 1 s, all of it past the allowance: the quiet
+        // share falls to 3 of 5 (6 s of rounds, 3 s free), and 1.5 s of
+        // the reserve is left.
+        gate.count_wait(1.0, 1.0);
+        assert!((gate.answer_allowance_s() - 3.0).abs() < 1e-9);
+        assert!((gate.allowance_s() - 1.5).abs() < 1e-9);
+        // After the last answer row, the rest is the other rows'; the fork
+        // never has more than its budget to wait with.
+        gate.hold_reserve(false);
+        assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
         assert_eq!(gate.answer_allowance_s(), gate.allowance_s());
     }
 
@@ -406,6 +462,21 @@ mod tests {
         // Where they took less than planned, the plan stands.
         gate.expect_rounds_ahead(3.0);
         assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn time_outside_rounds_and_waits_comes_off_the_allowance() {
+        let mut gate = after_two_rounds();
+        gate.waited.seconds = 1.0;
+        gate.begin(5, 10);
+        let counted = gate.allowance_s();
+        assert!((counted - 3.0).abs() < 1e-9);
+        // 1 s waited and 2 s of rounds: an elapsed time within them adds
+        // nothing, and 1.5 s past them (readings, set-up) is taken off.
+        gate.note_elapsed(2.5);
+        assert_eq!(gate.allowance_s(), counted);
+        gate.note_elapsed(4.5);
+        assert!((gate.allowance_s() - (counted - 1.5)).abs() < 1e-9);
     }
 
     #[test]

@@ -184,8 +184,8 @@ pub struct VariantRounds {
     /// Wall time of all its rounds, set-up included.
     pub elapsed_s: f64,
     /// Whether the answer reads it: until it has its quiet rounds it waits
-    /// for the quiet level past the fork's allowance, out of the answer's
-    /// reserve ([`gate::ANSWER_RESERVE_SHARE`]), and it goes on past
+    /// for the quiet level past the other rows' allowance, out of the
+    /// answer's reserve ([`gate::ANSWER_RESERVE_SHARE`]), and it goes on past
     /// its budget until it has the rounds an interval needs
     /// ([`Scheduler::decide`]).
     #[serde(default)]
@@ -288,6 +288,9 @@ pub struct Scheduler<'a> {
     /// go on with (`Scheduler::decide`), so the fork never runs past the
     /// sum of its variants' budgets.
     spare_s: f64,
+    /// When the fork's first round began: the gate's time is counted from
+    /// it, the wait for the boot's known level before it left out.
+    rounds_began: Option<Duration>,
     /// Waits for the quiet level before each round, and counts them.
     pub gate: Gate,
     /// The rows the answer reads, (probe, variant) ([`VariantRounds::answer`]).
@@ -312,6 +315,7 @@ impl<'a> Scheduler<'a> {
             fork: 0,
             counting: true,
             spare_s: 0.0,
+            rounds_began: None,
             gate: Gate::new(harness.settings.wait_for_quiet, 0.0),
             answer_rows: Vec::new(),
         }
@@ -486,6 +490,8 @@ impl<'a> Scheduler<'a> {
         let machine = self.harness.machine.clone();
         let mut reading = reading;
         let started = machine.now();
+        let began = *self.rounds_began.get_or_insert(started);
+        self.gate.note_elapsed((started - began).as_secs_f64());
         let mut waited_s = 0.0;
         let shared_s = self.gate.allowance_s();
         let allowance_s = match patient {
