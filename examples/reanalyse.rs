@@ -174,20 +174,20 @@ fn spread_of(records: &[Record]) -> String {
         let Some(cost) = &r.cost else { continue };
         rows += 1;
         missed += usize::from(!cost.target_met);
-        let shown = cost.shown();
-        match shown.ticks.half_width_pct() {
+        let shown = cost.shown_ticks();
+        match shown.half_width_pct() {
             Some(h) => halves.push(h),
             None => bare += 1,
         }
         // Issue 62's test of a claim: under ±0.1% needs three forks.
-        if shown.ticks.half_width_pct().is_some_and(|h| h < 0.1) && cost.forks < 3 {
+        if shown.half_width_pct().is_some_and(|h| h < 0.1) && cost.forks < 3 {
             needles += 1;
         }
         if r.id == "os/getpid" && r.variant == "syscall" {
             getpid = format!(
                 "getpid {:.1} ns ±{:.2}%",
-                shown.ns.value,
-                shown.ticks.half_width_pct().unwrap_or(f64::NAN)
+                cost.shown_ns().value,
+                shown.half_width_pct().unwrap_or(f64::NAN)
             );
         }
     }

@@ -168,10 +168,9 @@ pub fn read(sets: &[Set], terms: &[(usize, f64)], outside: &OutsideEvidence) -> 
     // within the set, which the drift term counts already: read beside it
     // too, a toll is seen far less often (docs/why-the-code-is-so.md).
     let drift_inside_sets = !at_speed && walk_known;
-    let sets_spread =
-        Evidence::pooled(sets.iter().filter_map(|s| {
-            Evidence::from_runs(&s.runs.iter().map(|r| r.ticks).collect::<Vec<_>>())
-        }));
+    let sets_spread = Evidence::pooled(sets.iter().filter_map(|s| {
+        Evidence::from_runs(&s.runs.iter().map(|r| r.ticks.value).collect::<Vec<_>>())
+    }));
     let of_sets = sets_spread.filter(|_| !drift_inside_sets);
     if let Some(e) = of_sets {
         levels.push(NoiseLevel::RunSets { df: e.df });
@@ -377,13 +376,13 @@ impl BootNoise {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::interval::Figure;
 
     fn run(ticks: f64, forks: &[f64]) -> RunFigure {
         RunFigure {
-            ticks,
+            ticks: Figure::new(ticks, Some([ticks * 0.98, ticks * 1.02])),
+            df: Some(4.0),
             ns: ticks,
-            interval: Some([ticks * 0.98, ticks * 1.02]),
-            interval_df: Some(4.0),
             forks: forks.to_vec(),
             slow_state: false,
         }

@@ -26,6 +26,7 @@
 //! 95% point of the compared runs' noise and of the history's, so a row
 //! that did not change is flagged in at most about 5% of comparisons.
 
+use super::interval::Figure;
 use super::spread::ForkSpread;
 use super::states::Drift;
 use super::stats::{self, student_t_975};
@@ -58,7 +59,7 @@ impl Evidence {
     /// From one run's printed interval of its figure, on the degrees of
     /// freedom the run says it stood on.
     pub fn of_run(run: &RunFigure) -> Option<Evidence> {
-        Evidence::from_interval(run.ticks, run.interval?, run.interval_df)
+        Evidence::from_interval(run.ticks.value, run.ticks.ci95?, run.df)
     }
 
     /// The sample variance of runs' figures; None under two runs.
@@ -666,13 +667,12 @@ impl Spread {
 /// One run's figure of a row, as the noise model reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunFigure {
-    pub ticks: f64,
-    /// The same in nanoseconds.
+    /// In ticks, with its printed interval for the next run.
+    pub ticks: Figure,
+    /// The degrees of freedom that interval stood on.
+    pub df: Option<f64>,
+    /// The figure in nanoseconds.
     pub ns: f64,
-    /// Its printed interval for the next run, and the degrees of freedom
-    /// that interval stood on.
-    pub interval: Option<[f64; 2]>,
-    pub interval_df: Option<f64>,
     /// Its figure in each fork: the median of the rounds its headline uses
     /// there. Empty where the document kept no rounds.
     pub forks: Vec<f64>,
@@ -832,10 +832,9 @@ mod tests {
     #[test]
     fn a_run_of_fewer_forks_carries_more_of_their_variance() {
         let run = |forks: Vec<f64>| RunFigure {
-            ticks: 100.0,
+            ticks: Figure::new(100.0, None),
+            df: None,
             ns: 40.0,
-            interval: None,
-            interval_df: None,
             forks,
             slow_state: false,
         };

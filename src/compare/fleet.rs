@@ -149,11 +149,12 @@ fn fleet_row(
     let cells: Vec<Option<FleetCell>> = columns
         .iter()
         .map(|(_, doc)| {
-            let shown = doc.record(id, variant)?.cost.as_ref()?.shown();
+            let cost = doc.record(id, variant)?.cost.as_ref()?;
+            let shown = cost.shown_ticks();
             Some(FleetCell {
-                ticks: shown.ticks.value,
-                ns: shown.ns.value,
-                half_width_pct: shown.ticks.half_width_pct(),
+                ticks: shown.value,
+                ns: cost.shown_ns().value,
+                half_width_pct: shown.half_width_pct(),
             })
         })
         .collect();

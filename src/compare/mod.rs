@@ -664,8 +664,8 @@ pub fn row_change(
     let side_figure = |side: &[RunFigure], of: fn(&RunFigure) -> f64| {
         across_forks(&side.iter().map(of).collect::<Vec<_>>())
     };
-    let old_ticks = side_figure(&old_figures, |f| f.ticks);
-    let new_ticks = side_figure(&new_figures, |f| f.ticks);
+    let old_ticks = side_figure(&old_figures, |f| f.ticks.value);
+    let new_ticks = side_figure(&new_figures, |f| f.ticks.value);
     let old_ns = side_figure(&old_figures, |f| f.ns);
     let new_ns = side_figure(&new_figures, |f| f.ns);
     let sets: Vec<contrast::Set> = [&old_figures, &new_figures]

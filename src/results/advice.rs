@@ -235,7 +235,7 @@ pub fn latency_for_document(doc: &RunDocument, budget: Duration) -> Vec<LatencyA
         let point = LatencyPoint {
             step: step.step,
             wait_p99: wait.figure,
-            ticks: cost.shown().ticks,
+            ticks: cost.shown_ticks(),
             seed_choice: r.seed_choice.clone(),
         };
         match series.iter_mut().find(|s| s.0 == r.id && s.1 == step.group) {

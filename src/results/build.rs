@@ -116,7 +116,7 @@ fn set_headline_ratios(records: &mut [Record]) {
         .iter()
         .find(|r| r.role == Role::Baseline)
         .and_then(|r| r.cost.as_ref())
-        .map(|c| c.shown().ticks.value)
+        .map(|c| c.shown_ticks().value)
         .filter(|&t| t > 0.0)
     else {
         return;
@@ -125,7 +125,7 @@ fn set_headline_ratios(records: &mut [Record]) {
         let (Some(cost), Some(vs)) = (&r.cost, r.vs_baseline.as_mut()) else {
             continue;
         };
-        let shown = cost.shown().ticks.value;
+        let shown = cost.shown_ticks().value;
         let (ratio, delta) = (shown / base, shown - base);
         let holds = vs.ratio.ci95.map(|[lo, hi]| lo <= ratio && ratio <= hi);
         vs.headline_ratio = Some(ratio);
@@ -193,7 +193,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             excess * 100.0
         ));
     }
-    if cost.shown().ticks.ci95.is_none() {
+    if cost.shown_ticks().ci95.is_none() {
         record.notes.push(format!(
             "no interval: {} of its {} rounds were at the quiet level, fewer than the {} an \
              interval needs, and not two forks' worth to read a spread from",

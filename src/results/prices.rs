@@ -101,8 +101,7 @@ pub fn of(doc: &RunDocument) -> KernelPrices {
     let mut list = KernelPrices {
         getpid_ns: doc
             .record(SYSCALL.probe, SYSCALL.variant)
-            .and_then(Record::shown)
-            .map(|s| s.ns),
+            .and_then(Record::shown_ns),
         ..KernelPrices::default()
     };
     let cpu = &doc.inventory.cpu;
@@ -238,8 +237,7 @@ fn price(s: &Sequence, r: &Record, doc: &RunDocument) -> Result<Figure, String> 
 /// A row's own figure, ns, with its interval; Err: why there is none.
 fn own(r: &Record) -> Result<Figure, String> {
     measured(r)?;
-    r.shown()
-        .map(|s| s.ns)
+    r.shown_ns()
         .ok_or_else(|| format!("{} {} was not measured", r.id, r.variant))
 }
 

@@ -115,10 +115,9 @@ impl Record {
                 let carry = |t: f64| speed::at_reference(t, s.run, s.at, carrying);
                 let figure = at.ticks.map(carry);
                 Some(RunFigure {
-                    ticks: figure.value,
+                    ticks: figure,
+                    df: at.df,
                     ns: cost.in_ns(figure).value,
-                    interval: figure.ci95,
-                    interval_df: at.df,
                     forks: fork_figures(used.filter_map(|r| {
                         let beside = r.reference_ticks?;
                         Some((
@@ -145,10 +144,9 @@ impl Record {
                 };
                 let figure = cost.raw_ticks().map(carry);
                 Some(RunFigure {
-                    ticks: figure.value,
+                    ticks: figure,
+                    df: cost.between_forks_df,
                     ns: cost.in_ns(figure).value,
-                    interval: figure.ci95,
-                    interval_df: cost.between_forks_df,
                     forks: fork_figures(used.map(|r| (r.fork, carry(r.figure.value)))),
                     slow_state,
                 })
@@ -168,14 +166,20 @@ impl Record {
         self.role == Role::Baseline
     }
 
-    /// The figure every output shows of this row ([`Cost::shown`]).
-    pub fn shown(&self) -> Option<Shown> {
-        self.cost.as_ref().map(Cost::shown)
+    /// The figure every output shows of this row, in ticks
+    /// ([`Cost::shown_ticks`]).
+    pub fn shown_ticks(&self) -> Option<Figure> {
+        self.cost.as_ref().map(Cost::shown_ticks)
+    }
+
+    /// The same in ns.
+    pub fn shown_ns(&self) -> Option<Figure> {
+        self.cost.as_ref().map(Cost::shown_ns)
     }
 
     /// The shown figure's ticks: what fits, advice and plots read.
     pub fn cost_ticks(&self) -> Option<f64> {
-        self.shown().map(|s| s.ticks.value)
+        self.shown_ticks().map(|s| s.value)
     }
 
     /// Its rounds as pairing reads them ([`crate::analysis::rounds::pair_by_pass`]).
@@ -215,7 +219,7 @@ impl Record {
 /// defaults, so that its first documents still read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cost {
-    /// The figure every output shows ([`Cost::shown`]) in ns, in the shape
+    /// The figure every output shows ([`Cost::shown_ns`]), in the shape
     /// every document writes a figure in. Made when the document is
     /// written and where one is read (`results::with_figures`).
     #[serde(default)]
@@ -331,7 +335,7 @@ impl Cost {
         self.in_ns(self.rounds_ticks).value
     }
 
-    /// [`Cost::shown`] in ns as a `figure` object: the level it was
+    /// [`Cost::shown_ns`] as a `figure` object: the level it was
     /// measured at, and what its interval stands on.
     pub fn reported(&self) -> figure::Reported {
         let forks = match self.forks {
@@ -349,7 +353,7 @@ impl Cost {
                 None => self.between_forks_df,
             },
             ..figure::Reported::of(
-                self.shown().ns,
+                self.shown_ns(),
                 "ns",
                 match self.at_reference {
                     Some(_) => "at-reference-speed",
@@ -366,18 +370,19 @@ impl Cost {
         self.next_run_ticks.unwrap_or(self.rounds_ticks)
     }
 
-    /// The figure a reader should read: at the run's reference speed where
-    /// the run measured one, else the raw figure, in ticks and in ns, each
-    /// with its interval.
-    pub fn shown(&self) -> Shown {
-        let ticks = match &self.at_reference {
+    /// The figure a reader should read, in ticks with its interval: at
+    /// the run's reference speed where the run measured one, else the raw
+    /// figure.
+    pub fn shown_ticks(&self) -> Figure {
+        match &self.at_reference {
             Some(at) => at.ticks,
             None => self.raw_ticks(),
-        };
-        Shown {
-            ticks,
-            ns: self.in_ns(ticks),
         }
+    }
+
+    /// [`Cost::shown_ticks`] in ns.
+    pub fn shown_ns(&self) -> Figure {
+        self.in_ns(self.shown_ticks())
     }
 }
 
@@ -391,14 +396,6 @@ pub struct EqualSpeed {
     /// it is not the record's own (a comparison reads one row's runs with
     /// one coefficient, so that its error moves them all alike).
     pub carry: Option<f64>,
-}
-
-/// The figure a table shows of a cost, and every export with it, in ticks
-/// and in ns: see [`Cost::shown`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Shown {
-    pub ticks: figure::Figure,
-    pub ns: figure::Figure,
 }
 
 /// Against the baseline, per pair of rounds adjacent in time (the

@@ -508,13 +508,13 @@ impl<'d> Lookup<'d> {
     /// A record's own cost, in ns.
     fn cost(&self, what: &str, r: &Record) -> Option<Quantity> {
         // The figure the table shows: at the run's reference speed.
-        let shown = r.shown()?;
+        let shown = r.shown_ns()?;
         Some(Quantity {
             what: what.to_string(),
-            figure: Figure::new(shown.ns.value, shown.ns.ci95),
+            figure: shown,
             unit: Unit::Ns,
             from: from(r),
-            note: cost_note(r, shown.ns.ci95.is_some()),
+            note: cost_note(r, shown.ci95.is_some()),
         })
     }
 
@@ -549,9 +549,8 @@ impl<'d> Lookup<'d> {
     /// intervals in quadrature (a bound for rows of one run,
     /// `analysis::combine`).
     fn step(&self, what: &str, a: &Record, r: &Record, steps: f64) -> Option<Quantity> {
-        let (from_shown, to_shown) = (a.shown()?, r.shown()?);
-        let step = crate::analysis::combine::difference(to_shown.ticks, from_shown.ticks)
-            .map(|t| t / steps);
+        let (from_shown, to_shown) = (a.shown_ticks()?, r.shown_ticks()?);
+        let step = crate::analysis::combine::difference(to_shown, from_shown).map(|t| t / steps);
         let note = cost_note(r, true)
             .or_else(|| cost_note(a, true))
             .or_else(|| {
@@ -586,8 +585,8 @@ impl<'d> Lookup<'d> {
     /// and three quick runs on the busy Zen 3 guest read SSBD's 4.37x
     /// [4.33, 4.37], 3.68x and 4.17x.
     fn times(&self, what: &str, r: &Record, base: &Record) -> Option<Quantity> {
-        let (a, b) = (r.shown()?, base.shown()?);
-        if b.ticks.value <= 0.0 {
+        let (a, b) = (r.shown_ticks()?, base.shown_ticks()?);
+        if b.value <= 0.0 {
             return None;
         }
         let pairs = crate::analysis::rounds::pair_by_pass(r.pass_rounds(), &base.pass_rounds());
@@ -596,7 +595,7 @@ impl<'d> Lookup<'d> {
             self.doc.machine_states.model.two_states,
             crate::analysis::rounds::seed_of(&r.id),
         );
-        let apart = crate::analysis::combine::ratio(a.ticks, b.ticks);
+        let apart = crate::analysis::combine::ratio(a, b);
         let ratio = apart.value;
         let from_pairs = paired
             .as_ref()

@@ -161,9 +161,9 @@ fn price(t: &TollSource, tolls: &RunDocument) -> Result<Figure, String> {
         // The figure the run's table prints: at its reference speed.
         let shown = tolls
             .record(probe, variant)
-            .and_then(|r| r.shown())
+            .and_then(|r| r.shown_ns())
             .ok_or_else(|| format!("{probe} {variant} not measured"))?;
-        Ok(shown.ns.map(|ns| ns / t.crossings_per_item))
+        Ok(shown.map(|ns| ns / t.crossings_per_item))
     };
     let mut toll = figure(t.probe, t.variant)?;
     if let Some((probe, variant)) = t.less {

@@ -111,9 +111,9 @@ fn measured(doc: &RunDocument, fit: &AmortizationFit) -> (Vec<Point>, Option<(f6
         .filter(in_series)
         .filter_map(|r| {
             let size = r.batch.as_ref()?.size as f64;
-            let shown = r.shown()?;
-            let [lo, hi] = shown.ticks.ends();
-            Some((size, shown.ticks.value, lo, hi))
+            let shown = r.shown_ticks()?;
+            let [lo, hi] = shown.ends();
+            Some((size, shown.value, lo, hi))
         })
         .filter(|p| p.0 > 0.0 && p.1 > 0.0)
         .collect();

@@ -56,8 +56,8 @@ struct Row<'a> {
 
 fn row(r: &Record) -> Row<'_> {
     let cost = r.cost.as_ref();
-    let shown = r.shown();
-    let interval = shown.and_then(|s| s.ticks.ci95);
+    let shown = r.shown_ticks();
+    let interval = shown.and_then(|s| s.ci95);
     let raw_interval = cost.and_then(|c| c.raw_ticks().ci95);
     let at_reference = cost.and_then(|c| c.at_reference);
     let vs = r.vs_baseline.as_ref();
@@ -71,11 +71,11 @@ fn row(r: &Record) -> Row<'_> {
         item: &r.item,
         unsupported_kind: r.unsupported.as_ref().map(|u| kebab(&u.kind)),
         unsupported_reason: r.unsupported.as_ref().map(|u| u.reason.as_str()),
-        ns: shown.map(|s| s.ns.value),
-        ticks: shown.map(|s| s.ticks.value),
+        ns: r.shown_ns().map(|s| s.value),
+        ticks: shown.map(|s| s.value),
         ci95_low_ticks: interval.map(|i| i[0]),
         ci95_high_ticks: interval.map(|i| i[1]),
-        ci95_half_width_pct: shown.and_then(|s| s.ticks.half_width_pct()),
+        ci95_half_width_pct: shown.and_then(|s| s.half_width_pct()),
         rounds_used: cost.map(|c| c.rounds_used),
         rounds_total: r.rounds.total,
         estimator: cost.map(|c| kebab(&c.estimator)),

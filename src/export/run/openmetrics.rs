@@ -399,10 +399,10 @@ fn records(doc: &RunDocument) -> Vec<Family> {
                 // The figure the run's table prints: at its reference
                 // speed where it read one, so a dashboard and the
                 // terminal of one run agree.
-                let shown = c.shown();
-                cost.add(&labels, seconds(shown.ticks.value));
-                cost_ticks.add(&labels, shown.ticks.value);
-                if let Some([lo, hi]) = shown.ticks.ci95 {
+                let shown = c.shown_ticks();
+                cost.add(&labels, seconds(shown.value));
+                cost_ticks.add(&labels, shown.value);
+                if let Some([lo, hi]) = shown.ci95 {
                     low.add(&labels, seconds(lo));
                     high.add(&labels, seconds(hi));
                 }

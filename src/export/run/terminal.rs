@@ -228,8 +228,8 @@ fn no_interval_word(r: &Record) -> &'static str {
 /// One record's cells under [`COLUMNS`].
 pub fn cells(r: &Record) -> [String; 9] {
     let cost = r.cost.as_ref();
-    let shown = cost.map(|c| c.shown());
-    let ci = match shown.map(|s| (s.ticks.half_width_pct(), s.ticks.ci95, s.ticks.value)) {
+    let shown = cost.map(|c| c.shown_ticks());
+    let ci = match shown.map(|s| (s.half_width_pct(), s.ci95, s.value)) {
         Some((Some(pct), _, _)) if pct < 0.005 => "<±0.01%".into(),
         Some((Some(pct), _, _)) => format!("±{pct:.2}%"),
         Some((None, Some(interval), m)) => format!("±{:.2}t", half_width(m, interval)),
@@ -250,8 +250,8 @@ pub fn cells(r: &Record) -> [String; 9] {
     [
         r.id.clone(),
         r.variant.clone(),
-        shown.map_or("-".into(), |s| format_cost(s.ns.value)),
-        shown.map_or("-".into(), |s| format_cost(s.ticks.value)),
+        r.shown_ns().map_or("-".into(), |s| format_cost(s.value)),
+        shown.map_or("-".into(), |s| format_cost(s.value)),
         ci,
         rounds,
         base,

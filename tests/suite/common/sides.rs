@@ -51,7 +51,7 @@ pub fn figures_at_one_speed(runs: &[Run]) -> BTreeMap<Key, Vec<f64>> {
                 figures
                     .entry((r.id.clone(), r.variant.clone()))
                     .or_default()
-                    .push(figure.ticks);
+                    .push(figure.ticks.value);
             }
         }
     }

@@ -49,9 +49,8 @@ fn without_srso(boot: &str, part_ns: f64) -> RunDocument {
         .results
         .iter()
         .find(|r| r.id == "os/getpid" && r.variant == "syscall")
-        .and_then(|r| r.shown())
+        .and_then(|r| r.shown_ns())
         .unwrap()
-        .ns
         .value;
     scale_rows(&mut doc, "os/getpid", 1.0 - part_ns / getpid_ns);
     doc

@@ -550,9 +550,8 @@ fn on_a_host_with_many_slow_levels_the_printed_interval_holds_the_true_quiet_fig
             if cost.estimator != Basis::NoQuietRound {
                 errors.push((cost.ticks() / truth - 1.0).abs() * 100.0);
             }
-            let shown = cost.shown();
-            let (Some([lo, hi]), Some(half)) = (shown.ticks.ci95, shown.ticks.half_width_pct())
-            else {
+            let shown = cost.shown_ticks();
+            let (Some([lo, hi]), Some(half)) = (shown.ci95, shown.half_width_pct()) else {
                 *misses
                     .entry(format!("{} {} (no interval)", r.id, r.variant))
                     .or_default() += 1;
@@ -699,7 +698,7 @@ fn held_in_slow_levels(noise: Noise) -> (usize, usize, usize, usize) {
     let inside = |r: &Record, truth: f64| {
         r.cost
             .as_ref()
-            .and_then(|c| c.shown().ticks.ci95)
+            .and_then(|c| c.shown_ticks().ci95)
             .is_some_and(|[lo, hi]| lo <= truth && truth <= hi)
     };
     for trial in 0..TRIALS / 4 {
@@ -800,12 +799,11 @@ fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor
         .map(|(id, v)| (id, v.name))
         .collect();
     let holds = |this: &Record, next: &Record| {
-        let (Some(a), Some(b)) = (this.shown(), next.shown()) else {
+        let (Some(a), Some(b)) = (this.shown_ticks(), next.shown_ticks()) else {
             return false;
         };
-        a.ticks
-            .ci95
-            .is_some_and(|[lo, hi]| lo <= b.ticks.value && b.ticks.value <= hi)
+        a.ci95
+            .is_some_and(|[lo, hi]| lo <= b.value && b.value <= hi)
     };
     let (mut rows, mut held, mut held_stated) = (0usize, 0usize, 0usize);
     for trial in 0..TRIALS / 8 {

@@ -42,7 +42,7 @@ fn read_as_compared(runs: [&Run; 2], rows: [&Record; 2], at: f64) -> Option<(f64
         rows[i].run_figure(speed)
     };
     let (this, next) = (figure(0)?, figure(1)?);
-    Some((this.ticks, this.interval?, next.ticks))
+    Some((this.ticks.value, this.ticks.ci95?, next.ticks.value))
 }
 
 #[test]

@@ -364,15 +364,17 @@ struct Coverage {
 impl Coverage {
     fn add(&mut self, first: &RunDocument, next: &RunDocument) {
         for r in &first.results {
-            let (Some(shown), Some(then)) = (r.shown(), next.record(&r.id, &r.variant)) else {
+            let (Some(shown), Some(then)) = (r.shown_ticks(), next.record(&r.id, &r.variant))
+            else {
                 continue;
             };
-            let Some(then) = then.shown() else { continue };
+            let Some(then) = then.shown_ticks() else {
+                continue;
+            };
             self.rows += 1;
-            if let Some([lo, hi]) = shown.ticks.ci95 {
-                self.covered += usize::from((lo..=hi).contains(&then.ticks.value));
-                self.half_widths
-                    .push((hi - lo) / 2.0 / shown.ticks.value * 100.0);
+            if let Some([lo, hi]) = shown.ci95 {
+                self.covered += usize::from((lo..=hi).contains(&then.value));
+                self.half_widths.push((hi - lo) / 2.0 / shown.value * 100.0);
             }
         }
     }
