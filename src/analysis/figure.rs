@@ -3,11 +3,7 @@
 //! variant wins back, with every end of the intervals it is read from; a
 //! per-round figure's median with its interval.
 
-pub use super::interval::{
-    Figure, Reported, as_change_pct, as_delta_ticks, as_ns, as_pct, as_per_batch, as_per_item,
-    as_ratio, as_remainder_pct, as_round_ticks, as_share_pct, as_ticks, as_toll_ns, as_total_ms,
-    as_wait_p99_us, as_won_back_ticks_per_item, half_width, half_width_pct,
-};
+pub use super::interval::{Figure, Reported, half_width, half_width_pct};
 use super::rounds;
 use super::spread::NextRun;
 use serde::{Deserialize, Serialize};

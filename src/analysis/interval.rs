@@ -1,6 +1,7 @@
 //! A figure and its 95% interval: the one type every estimate mitbench
 //! prints is, the one half-width rule every "±" is written by, and how a
-//! figure is written in the JSON under the names each document gave it.
+//! figure is written flat under two field names ([`flat_as`]; the names
+//! the documents give them are `results::fields`).
 
 use serde::{Deserialize, Serialize};
 
@@ -166,7 +167,7 @@ impl Flat for Option<Figure> {
 /// Writes `figure` as two flat fields named `value` and `interval`: the
 /// names the JSON gave each figure before it had one type. For
 /// `#[serde(flatten, with = ...)]` through the modules below.
-fn flat<S: serde::Serializer>(
+pub fn flat<S: serde::Serializer>(
     figure: &impl Flat,
     serializer: S,
     value: &str,
@@ -182,7 +183,7 @@ fn flat<S: serde::Serializer>(
 
 /// Reads what [`flat`] wrote, from the fields a flattened figure is given
 /// (every field its struct did not claim).
-fn unflat<'de, D: serde::Deserializer<'de>, F: Flat>(
+pub fn unflat<'de, D: serde::Deserializer<'de>, F: Flat>(
     deserializer: D,
     value: &str,
     interval: &str,
@@ -203,61 +204,25 @@ macro_rules! flat_as {
     ($(#[$doc:meta])* $name:ident: $value:literal, $interval:literal) => {
         $(#[$doc])*
         pub mod $name {
-            use super::Flat;
+            use $crate::analysis::interval::Flat;
 
             pub fn serialize<S: serde::Serializer>(
                 figure: &impl Flat,
                 serializer: S,
             ) -> Result<S::Ok, S::Error> {
-                super::flat(figure, serializer, $value, $interval)
+                $crate::analysis::interval::flat(figure, serializer, $value, $interval)
             }
 
             pub fn deserialize<'de, D: serde::Deserializer<'de>, F: Flat>(
                 deserializer: D,
             ) -> Result<F, D::Error> {
-                super::unflat(deserializer, $value, $interval)
+                $crate::analysis::interval::unflat(deserializer, $value, $interval)
             }
         }
     };
 }
+pub(crate) use flat_as;
 
-flat_as!(
-    /// A figure in ns as `ns` and `ci95_ns`.
-    as_ns: "ns", "ci95_ns"
-);
-flat_as!(
-    /// A change in percent as `change_pct` and `change_ci95_pct`.
-    as_change_pct: "change_pct", "change_ci95_pct"
-);
-flat_as!(
-    /// A crossing's toll as `toll_ns` and `toll_ci95_ns`.
-    as_toll_ns: "toll_ns", "toll_ci95_ns"
-);
-flat_as!(
-    /// A total in ms as `total_ms` and `total_ci95_ms`.
-    as_total_ms: "total_ms", "total_ci95_ms"
-);
-flat_as!(
-    /// A share in percent as `share_pct` and `share_ci95_pct`.
-    as_share_pct: "share_pct", "share_ci95_pct"
-);
-flat_as!(
-    /// What parts leave, in percent, as `remainder_pct` and
-    /// `remainder_ci95_pct`.
-    as_remainder_pct: "remainder_pct", "remainder_ci95_pct"
-);
-flat_as!(
-    /// A percentage as `pct` and `ci95_pct`.
-    as_pct: "pct", "ci95_pct"
-);
-flat_as!(
-    /// A ratio as `ratio` and `ratio_ci95`.
-    as_ratio: "ratio", "ratio_ci95"
-);
-flat_as!(
-    /// A difference in ticks as `delta_ticks` and `delta_ci95_ticks`.
-    as_delta_ticks: "delta_ticks", "delta_ci95_ticks"
-);
 flat_as!(
     /// The work every item pays as `per_item` and `per_item_ci95`.
     as_per_item: "per_item", "per_item_ci95"
@@ -265,23 +230,6 @@ flat_as!(
 flat_as!(
     /// The toll a batch pays as `per_batch` and `per_batch_ci95`.
     as_per_batch: "per_batch", "per_batch_ci95"
-);
-flat_as!(
-    /// A cost in ticks as `ticks` and `ticks_ci95`.
-    as_ticks: "ticks", "ticks_ci95"
-);
-flat_as!(
-    /// A round's median in ticks as `ticks` and `ci95_ticks`.
-    as_round_ticks: "ticks", "ci95_ticks"
-);
-flat_as!(
-    /// A co-runner's p99 wait in us as `wait_p99_us` and `wait_p99_ci95_us`.
-    as_wait_p99_us: "wait_p99_us", "wait_p99_ci95_us"
-);
-flat_as!(
-    /// Ticks per item won back as `won_back_ticks_per_item` and
-    /// `won_back_ci95_ticks_per_item`.
-    as_won_back_ticks_per_item: "won_back_ticks_per_item", "won_back_ci95_ticks_per_item"
 );
 
 /// How far `interval` reaches from `figure` on its wider side: the one

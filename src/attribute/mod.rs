@@ -45,7 +45,7 @@ pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Attributed {
     /// ns per item, with its 95% interval (JSON: `ns`, `ci95_ns`).
-    #[serde(flatten, with = "figure::as_ns")]
+    #[serde(flatten, with = "crate::results::fields::as_ns")]
     pub ns: figure::Figure,
     /// Of the set figure it is a toll on (the all-off set's for the whole,
     /// the set without the mitigation's for a part, the all-off set's for

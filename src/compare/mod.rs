@@ -243,7 +243,7 @@ pub struct InRun {
     #[serde(flatten)]
     pub key: RowKey,
     pub baseline: String,
-    #[serde(flatten, with = "crate::analysis::figure::as_ratio")]
+    #[serde(flatten, with = "crate::results::fields::as_ratio")]
     pub ratio: Figure,
 }
 

@@ -81,7 +81,7 @@ pub struct RowStep {
     pub before_ticks: f64,
     pub after_ticks: f64,
     /// after / before - 1, in percent, with its 95% interval.
-    #[serde(flatten, with = "crate::analysis::figure::as_change_pct")]
+    #[serde(flatten, with = "crate::results::fields::as_change_pct")]
     pub change: Figure,
     pub runs_before: usize,
     pub runs_after: usize,

@@ -22,7 +22,7 @@
 //! switch, which the per-batch time does not hold).
 
 use super::{AmortizationFit, RunDocument};
-use crate::analysis::figure::{self, Figure};
+use crate::analysis::figure::Figure;
 use crate::probes::StepUnit;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -49,7 +49,7 @@ pub struct Advice {
     pub batch_to_win_back: u64,
     /// Ticks per item won back at that batch against the smallest one,
     /// with the interval of the fit's per-batch toll carried through.
-    #[serde(flatten, with = "figure::as_won_back_ticks_per_item")]
+    #[serde(flatten, with = "crate::results::fields::as_won_back_ticks_per_item")]
     pub won_back_per_item: Figure,
     /// Largest batch one of which fits the budget, at the upper end of both
     /// fitted intervals; None when even one item does not (the toll alone
@@ -182,10 +182,10 @@ pub struct LatencyPoint {
     pub step: u64,
     /// The p99 of the same-CPU co-runner's wait, µs, and its interval over
     /// rounds where there were five or more.
-    #[serde(flatten, with = "figure::as_wait_p99_us")]
+    #[serde(flatten, with = "crate::results::fields::as_wait_p99_us")]
     pub wait_p99: Figure,
     /// The variant's cost per item, ticks, with its run-to-run interval.
-    #[serde(flatten, with = "figure::as_ticks")]
+    #[serde(flatten, with = "crate::results::fields::as_ticks")]
     pub ticks: Figure,
     /// Where this step is the choice a seed made.
     #[serde(default, skip_serializing_if = "Option::is_none")]

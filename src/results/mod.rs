@@ -6,6 +6,7 @@
 pub mod advice;
 pub mod at_speed;
 mod build;
+pub mod fields;
 pub mod hooks;
 pub mod load;
 mod machine_states;

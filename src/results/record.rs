@@ -403,9 +403,9 @@ pub struct EqualSpeed {
 /// difference, each with a bootstrap 95% interval over the pairs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
-    #[serde(flatten, with = "figure::as_ratio")]
+    #[serde(flatten, with = "crate::results::fields::as_ratio")]
     pub ratio: figure::Figure,
-    #[serde(flatten, with = "figure::as_delta_ticks")]
+    #[serde(flatten, with = "crate::results::fields::as_delta_ticks")]
     pub delta: figure::Figure,
     /// Where the next run's difference may land (95%): from the spread of
     /// the forks' differences, pooled with the probe's other variants'
@@ -475,7 +475,7 @@ pub struct Rate {
 /// interval from the three costs' intervals.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TollRecovered {
-    #[serde(flatten, with = "figure::as_pct")]
+    #[serde(flatten, with = "crate::results::fields::as_pct")]
     pub pct: figure::Figure,
 }
 
@@ -528,7 +528,7 @@ pub struct RoundRow {
     pub started_s: f64,
     /// The round's median cost per item and its own 95% interval (JSON:
     /// `ticks`, `ci95_ticks`).
-    #[serde(flatten, with = "figure::as_round_ticks")]
+    #[serde(flatten, with = "crate::results::fields::as_round_ticks")]
     pub figure: Figure,
     pub n: usize,
     pub min_ticks: f64,

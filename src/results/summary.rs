@@ -56,7 +56,7 @@ pub struct AttributedPart {
     /// Of the row's whole toll (present against every mitigation off)
     /// where the sets separated two mitigations or more, else of the row's
     /// cost with it: percent, with the 95% interval.
-    #[serde(flatten, with = "crate::analysis::figure::as_share_pct")]
+    #[serde(flatten, with = "crate::results::fields::as_share_pct")]
     pub share: crate::analysis::figure::Figure,
     /// "toll" or "cost": what the share is of.
     pub of: String,

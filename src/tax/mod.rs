@@ -78,7 +78,7 @@ pub struct TaxRow {
     pub count: Option<u64>,
     pub per_cpu_second: Option<f64>,
     /// What one crossing costs here, ns, with its run-to-run interval.
-    #[serde(flatten, with = "figure::as_toll_ns")]
+    #[serde(flatten, with = "crate::results::fields::as_toll_ns")]
     pub toll: Option<Figure>,
     /// Where the toll comes from ("os/getpid syscall"), or why there is none.
     pub toll_from: String,
@@ -86,7 +86,7 @@ pub struct TaxRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toll_note: Option<&'static str>,
     /// count x toll, ms, with the toll's interval carried through.
-    #[serde(flatten, with = "figure::as_total_ms")]
+    #[serde(flatten, with = "crate::results::fields::as_total_ms")]
     pub total: Option<Figure>,
     /// Of the workload's CPU time, percent, with the total's interval
     /// carried through. The JSON writes it as `figure`.
