@@ -136,8 +136,8 @@ pub struct Gate {
     /// The share of the fork's variants begun so far ([`Gate::begin`]),
     /// over which the rounds so far are projected to the whole fork.
     begun_share: f64,
-    /// Seconds the answer's rows waited past the fork's allowance, out of
-    /// their reserve ([`ANSWER_RESERVE_SHARE`]).
+    /// Seconds the answer's rows waited past the other rows' allowance,
+    /// out of their reserve ([`ANSWER_RESERVE_SHARE`]).
     reserve_spent_s: f64,
     /// Whether a row the answer reads lies ahead in the fork: only then is
     /// its reserve held back from the other rows ([`Gate::hold_reserve`]).
@@ -268,7 +268,7 @@ impl Gate {
     }
 
     /// Counts a wait of `seconds`, `from_reserve_s` of them past the
-    /// fork's allowance, out of the answer's reserve.
+    /// other rows' allowance, out of the answer's reserve.
     pub fn count_wait(&mut self, seconds: f64, from_reserve_s: f64) {
         self.waited.seconds += seconds;
         self.waited.waits += 1;
@@ -296,7 +296,7 @@ impl Gate {
 
     /// [`Gate::judge`] with `allowance_s` the most this wait may take: a
     /// row the answer reads, while short of its quiet rounds, waits past
-    /// the fork's allowance ([`Gate::answer_allowance_s`]), since its
+    /// the other rows' allowance ([`Gate::answer_allowance_s`]), since its
     /// figure is the one a user acts on.
     pub fn judge_within(&self, reading: Option<f64>, waited_s: f64, allowance_s: f64) -> Decision {
         let (Some(threshold), true) = (self.threshold, self.enabled) else {

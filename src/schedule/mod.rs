@@ -484,7 +484,7 @@ impl<'a> Scheduler<'a> {
     /// would weigh the slow stretches by how long they were waited out);
     /// after a wait, a fresh reading is the round's own. A `patient` wait
     /// (a row the answer reads, short of quiet rounds) goes past the
-    /// fork's allowance into the answer's reserve
+    /// other rows' allowance into the answer's reserve
     /// ([`Gate::answer_allowance_s`]).
     fn wait_for_quiet(&mut self, reading: Option<f64>, patient: bool) -> Option<f64> {
         let machine = self.harness.machine.clone();

@@ -48,6 +48,14 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 #[test]
 fn every_policy_frees_every_entry_once_and_leaks_nothing() {
+    // The index entries alive are counted across the process: another
+    // test's teardown probe must not be running beside it.
+    if !common::alone(
+        module_path!(),
+        "every_policy_frees_every_entry_once_and_leaks_nothing",
+    ) {
+        return;
+    }
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     COUNTED.with(|c| c.set(true));
     const ENTRIES: u32 = 10_000;
@@ -90,6 +98,14 @@ fn every_policy_frees_every_entry_once_and_leaks_nothing() {
 
 #[test]
 fn the_probe_reports_sane_figures_and_leaves_nothing_running() {
+    // It counts the process's helper threads and the index entries alive:
+    // another test's probe must not be running beside it.
+    if !common::alone(
+        module_path!(),
+        "the_probe_reports_sane_figures_and_leaves_nothing_running",
+    ) {
+        return;
+    }
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let live_before = index::live_entries();
     let cpu = common::measuring_cpu();
