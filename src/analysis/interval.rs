@@ -166,7 +166,7 @@ impl Flat for Option<Figure> {
 
 /// Writes `figure` as two flat fields named `value` and `interval`: the
 /// names the JSON gave each figure before it had one type. For
-/// `#[serde(flatten, with = ...)]` through the modules below.
+/// `#[serde(flatten, with = ...)]` through the modules [`flat_as`] makes.
 pub fn flat<S: serde::Serializer>(
     figure: &impl Flat,
     serializer: S,
