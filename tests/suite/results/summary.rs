@@ -812,6 +812,40 @@ fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
     );
 }
 
+/// A co-runner's p99 wait is read over every round; where its row had no
+/// quiet round, every one of them was the slow level's, and the answer's
+/// line and JSON say so as they do of a row's own figure.
+#[test]
+fn a_wait_of_a_row_without_a_quiet_round_says_it_is_a_slow_levels() {
+    let wait_notes = |doc: &RunDocument| -> Vec<Option<String>> {
+        let answer = of(doc);
+        let section = answer
+            .tolls
+            .iter()
+            .find(|t| t.kind == TollKind::CryptoSection)
+            .unwrap();
+        let TollStatus::Measured { figures } = &section.outcome else {
+            panic!("{section:?}");
+        };
+        figures.iter().map(|f| f.note.clone()).collect()
+    };
+    let mut doc = fixture();
+    let slow = Some(mitbench::results::summary::SLOW_LEVEL.to_string());
+    assert!(
+        !wait_notes(&doc).contains(&slow),
+        "the fixture's waits are quiet"
+    );
+    let yielding = doc
+        .results
+        .iter_mut()
+        .find(|r| r.id == "section/chunked" && r.variant == "every/4KiB")
+        .and_then(|r| r.cost.as_mut())
+        .unwrap();
+    yielding.estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
+    let notes = wait_notes(&doc);
+    assert_eq!(notes.iter().filter(|n| **n == slow).count(), 1, "{notes:?}");
+}
+
 /// What a call from a function adds to getpid, in the answer's null
 /// syscall line, is read from pairs of rounds of the return probe's rows;
 /// where too few of those pairs were quiet it stands on every state's and
