@@ -155,11 +155,25 @@ pub fn skipped(what: &str) {
 /// mitbench's named helper threads ("mitbench-...") alive in this process.
 /// Other tests' threads come and go meanwhile, so only these are counted.
 pub fn helper_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .filter(|comm| comm.trim().starts_with("mitbench-"))
-        .count()
+    let count = || {
+        std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|comm| comm.trim().starts_with("mitbench-"))
+            .count()
+    };
+    // A joined thread's task stays listed until the kernel has finished
+    // its exit, which the joiner can outrun on a busy CPU it shares with
+    // it (a clean-clone CI read one "left behind" after the teardown
+    // probe had joined it): a thread still listed a second on was left.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let left = count();
+        if left == 0 || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Asserts every figure is finite and not negative, and returns a lookup
