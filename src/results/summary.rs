@@ -120,11 +120,18 @@ fn too_few(rounds: usize, of: &str) -> String {
 /// interval over too few quiet rounds.
 fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
     let cost = r.cost.as_ref()?;
-    if cost.estimator == crate::analysis::rounds::Basis::NoQuietRound {
+    if no_quiet_round(r) {
         Some(SLOW_LEVEL.to_string())
     } else {
         (!has_interval).then(|| too_few(cost.rounds_used, "quiet rounds"))
     }
+}
+
+/// Whether no round of a measured row was at the quiet level.
+fn no_quiet_round(r: &Record) -> bool {
+    r.cost
+        .as_ref()
+        .is_some_and(|c| c.estimator == crate::analysis::rounds::Basis::NoQuietRound)
 }
 
 /// The note a co-runner's p99 wait carries. The wait is read over every
@@ -134,11 +141,7 @@ fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
 /// guest, 2026-12-03: the 4 KiB yields' p99 read 846 us, every round
 /// slow, against 64 and 91 us [37, 110] beside it, the line silent).
 fn wait_note(r: &Record, has_interval: bool) -> Option<String> {
-    let slow = r
-        .cost
-        .as_ref()
-        .is_some_and(|c| c.estimator == crate::analysis::rounds::Basis::NoQuietRound);
-    if slow {
+    if no_quiet_round(r) {
         Some(SLOW_LEVEL.to_string())
     } else {
         (!has_interval).then(|| too_few(r.rounds.total, "rounds"))
