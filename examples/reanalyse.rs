@@ -2,11 +2,14 @@
 //! try an estimator on real runs offline (the runs in shared/data hold
 //! every round with its canaries and reference) before measuring live.
 //!
-//! usage: cargo run --release --example reanalyse -- [--write DIR] RUN.json [RUN.json ...]
+//! usage: cargo run --release --example reanalyse -- [--write DIR] [--history DB] RUN.json [RUN.json ...]
 //!
 //! With `--write DIR`, each run is also written to DIR under its own file
 //! name as today's analysis reads it (records, machine states, fits and
 //! advice made again), for `mitbench export json` to build its answer.
+//! With `--history DB`, each row's usual gap from the quiet rounds of the
+//! history's newest runs of the run's conditions (`History::quiet_rounds`)
+//! is read as a live run reads it; a run stored there counts among them.
 //!
 //! Prints, per run, the machine line and the printed figures' spread as the
 //! stored document had them and as the analysis reads them now: the median
@@ -22,22 +25,42 @@ use mitbench::schedule::forks::Merged;
 use mitbench::schedule::{ProbeRounds, Stop, VariantRounds};
 use std::process::ExitCode;
 
+/// The value of `--flag VALUE` among `args`, taken out of them.
+fn option(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, String> {
+    match args.iter().position(|a| a == flag) {
+        Some(at) if at + 1 < args.len() => {
+            let value = args.remove(at + 1);
+            args.remove(at);
+            Ok(Some(value))
+        }
+        Some(_) => Err(format!("{flag} needs a value")),
+        None => Ok(None),
+    }
+}
+
 fn main() -> ExitCode {
     let mut paths: Vec<String> = std::env::args().skip(1).collect();
-    let write_to = match paths.iter().position(|a| a == "--write") {
-        Some(at) if at + 1 < paths.len() => {
-            let dir = paths.remove(at + 1);
-            paths.remove(at);
-            Some(std::path::PathBuf::from(dir))
-        }
-        Some(_) => {
-            eprintln!("error: --write needs a directory");
+    let (write_to, history) = match (
+        option(&mut paths, "--write"),
+        option(&mut paths, "--history"),
+    ) {
+        (Ok(write_to), Ok(history)) => (write_to.map(std::path::PathBuf::from), history),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
-        None => None,
+    };
+    let history = match history
+        .map(|db| mitbench::history::History::open(std::path::Path::new(&db), false))
+    {
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+        opened => opened.and_then(Result::ok),
     };
     if paths.is_empty() {
-        eprintln!("usage: reanalyse [--write DIR] RUN.json [RUN.json ...]");
+        eprintln!("usage: reanalyse [--write DIR] [--history DB] RUN.json [RUN.json ...]");
         return ExitCode::from(2);
     }
     for path in &paths {
@@ -58,7 +81,14 @@ fn main() -> ExitCode {
             calibrated_mhz: None,
         };
         let settings: Settings = doc.settings.harness.clone();
-        let (states, records) = results::analyse(&merged, &tsc, &settings, RunFacts::default());
+        let facts = RunFacts {
+            usual_gaps: history
+                .as_ref()
+                .map(|h| usual_gaps(h, &doc))
+                .unwrap_or_default(),
+            ..RunFacts::default()
+        };
+        let (states, records) = results::analyse(&merged, &tsc, &settings, facts);
         println!("{path}");
         println!("  stored: {}", spread_of(&doc.results));
         println!("  now:    {}", spread_of(&records));
@@ -71,6 +101,19 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Each row's usual gap over the history's quiet rounds of `doc`'s
+/// conditions.
+fn usual_gaps(
+    history: &mitbench::history::History,
+    doc: &RunDocument,
+) -> mitbench::analysis::rounds::UsualGaps {
+    let conditions = mitbench::history::conditions_of(doc);
+    history
+        .quiet_rounds(&conditions)
+        .map(mitbench::analysis::rounds::UsualGap::of_rows)
+        .unwrap_or_default()
 }
 
 /// The run's rounds as the schedule handed them to the analysis, every

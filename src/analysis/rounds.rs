@@ -58,46 +58,146 @@ const INTERRUPTED_SPREADS: f64 = 4.0;
 /// round cannot carry.
 const ROUNDS_TO_JUDGE: usize = 3;
 
-/// Which of a row's rounds ([`MedianAndFastest`]) were interrupted
-/// inside them: a burst the canaries on either side did
-/// not see (it began and ended within the round) lifted most of the
-/// round's samples while its fastest stayed at the level. Such a round's
-/// median sits well above the row's rounds' median, and its gap to its own
-/// fastest sample well beyond the row's usual gap, both by more than
-/// twice the canary's quiet `band` (a share) and more than
-/// [`INTERRUPTED_SPREADS`] of the gaps' robust spread. A round of a slow
-/// level all through keeps its gap (its fastest sample is slowed too) and
-/// stays the canaries' to class. Fewer than [`ROUNDS_TO_JUDGE`] rounds
-/// say nothing.
-pub fn interrupted(rounds: &[MedianAndFastest], band: f64) -> Vec<bool> {
+/// Which of a row's rounds ([`RoundReading`]) were interrupted inside
+/// them: a burst the canaries on either side did not see (it began and
+/// ended within the round) lifted most of the round's samples while its
+/// fastest stayed at the level. Only a round whose canaries read quiet is
+/// judged: a slow one is the slow level's whatever happened inside it.
+///
+/// A round is judged against the row's clean quiet rounds, those whose
+/// gap from median to fastest sample is within the margin of the row's
+/// usual gap: on a busy host most of a row's rounds can be slowed inside,
+/// and a reference taken over all of them (their median gap and level)
+/// let a quiet round lifted 18% stand as quiet (the busy Zen 3's getpid,
+/// 2026-12-03). The usual gap is the `earlier` runs' ([`UsualGap`]) where
+/// the history has them, else the smallest of the row's quiet rounds'; the
+/// margin is twice the canary's quiet `band` (a share) or
+/// [`INTERRUPTED_SPREADS`] of the gaps' robust spread (the earlier runs',
+/// else over all the row's rounds), whichever is more. A round is
+/// interrupted when its gap stands beyond the usual gap, and its median
+/// above the median of its fork's clean rounds, both by more than the
+/// margin; where its fork has no clean round, by its gap alone. A round of a slow level all
+/// through keeps its gap (its fastest sample is slowed too) and stays the
+/// canaries' to class. Fewer than [`ROUNDS_TO_JUDGE`] rounds say nothing.
+pub fn interrupted(rounds: &[RoundReading], band: f64, earlier: Option<UsualGap>) -> Vec<bool> {
     let mut flags = vec![false; rounds.len()];
     if rounds.len() < ROUNDS_TO_JUDGE {
         return flags;
     }
-    let medians: Vec<f64> = rounds.iter().map(|r| r.median).collect();
-    let level = stats::median_in_place(&mut medians.clone());
-    if level.is_nan() || level <= 0.0 {
+    let Some(gaps) = gaps(rounds.iter().map(|r| (r.median, r.fastest))) else {
         return flags;
-    }
-    let gaps: Vec<f64> = rounds
-        .iter()
-        .map(|r| (r.median - r.fastest) / level)
-        .collect();
-    let usual = stats::median_in_place(&mut gaps.clone());
-    let spread = stats::MAD_TO_SD * stats::mad(&gaps, usual);
+    };
+    let quiet = || (0..rounds.len()).filter(|&i| rounds[i].canaries_quiet);
+    let (reference, spread) = match earlier {
+        Some(e) => (e.gap, e.spread),
+        None => (
+            quiet().map(|i| gaps[i]).fold(f64::INFINITY, f64::min),
+            UsualGap::of_gaps(&gaps).spread,
+        ),
+    };
     let margin = (2.0 * band).max(INTERRUPTED_SPREADS * spread);
-    for ((flag, median), gap) in flags.iter_mut().zip(medians).zip(&gaps) {
-        *flag = gap - usual > margin && median / level - 1.0 > margin;
+    let clean: Vec<usize> = quiet().filter(|&i| gaps[i] <= reference + margin).collect();
+    let Some(usual) = earlier
+        .map(|e| e.gap)
+        .or_else(|| stats::median_of(&clean.iter().map(|&i| gaps[i]).collect::<Vec<_>>()))
+    else {
+        return flags;
+    };
+    // Each process has a level of its own (a layout): a round is held to
+    // the clean rounds of its fork.
+    let level_of_fork = |fork: usize| {
+        let medians: Vec<f64> = clean
+            .iter()
+            .filter(|&&i| rounds[i].fork == fork)
+            .map(|&i| rounds[i].median)
+            .collect();
+        stats::median_of(&medians).filter(|level| *level > 0.0)
+    };
+    for i in quiet() {
+        let above_the_level = level_of_fork(rounds[i].fork)
+            .is_none_or(|level| rounds[i].median / level - 1.0 > margin);
+        flags[i] = gaps[i] - usual > margin && above_the_level;
     }
     flags
 }
 
-/// A round as [`interrupted`] reads it: its median and its fastest
-/// sample, ticks (a pair of figures of one round, not an interval).
+/// Each round's gap from its median down to its fastest sample, as a
+/// share of the rounds' typical fastest sample (one scale for the whole
+/// row, so that the gaps compare with the canary's band); None where the
+/// rounds have no positive fastest sample to scale by.
+fn gaps(rounds: impl Iterator<Item = (f64, f64)> + Clone) -> Option<Vec<f64>> {
+    let scale = stats::median_in_place(
+        &mut rounds
+            .clone()
+            .map(|(_, fastest)| fastest)
+            .collect::<Vec<_>>(),
+    );
+    (scale > 0.0).then(|| {
+        rounds
+            .map(|(median, fastest)| (median - fastest) / scale)
+            .collect()
+    })
+}
+
+/// How far a row's clean rounds stand above their fastest sample: read
+/// over the quiet rounds of the history's earlier runs of the same
+/// conditions, the reference [`interrupted`] holds a run's rounds to when
+/// most of them were slowed inside (a thread churn whose quiet rounds all
+/// but one stood 29-57% above their fastest samples, where its rounds of
+/// other runs stood 2-6%: the busy Zen 3, 2026-12-03).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MedianAndFastest {
+pub struct UsualGap {
+    /// The rounds' median gap, a share of their typical fastest sample.
+    pub gap: f64,
+    /// The gaps' robust spread (a standard deviation's worth).
+    pub spread: f64,
+}
+
+/// Each row's usual gap, keyed by probe and variant.
+pub type UsualGaps = std::collections::BTreeMap<(String, String), UsualGap>;
+
+/// Earlier quiet rounds a row's usual gap is read from, at the fewest:
+/// fewer say too little of how far its gap moves.
+pub const ROUNDS_FOR_A_USUAL_GAP: usize = 8;
+
+impl UsualGap {
+    /// From rounds' (median, fastest), ticks; None under
+    /// [`ROUNDS_FOR_A_USUAL_GAP`] rounds or without a positive fastest.
+    pub fn of(rounds: &[(f64, f64)]) -> Option<UsualGap> {
+        if rounds.len() < ROUNDS_FOR_A_USUAL_GAP {
+            return None;
+        }
+        Some(UsualGap::of_gaps(&gaps(rounds.iter().copied())?))
+    }
+
+    /// Each row's usual gap from its rounds' (median, fastest), keyed by
+    /// probe and variant; rows of too few rounds are left out.
+    pub fn of_rows(
+        rows: impl IntoIterator<Item = ((String, String), Vec<(f64, f64)>)>,
+    ) -> UsualGaps {
+        rows.into_iter()
+            .filter_map(|(row, rounds)| Some((row, UsualGap::of(&rounds)?)))
+            .collect()
+    }
+
+    fn of_gaps(gaps: &[f64]) -> UsualGap {
+        let gap = stats::median_in_place(&mut gaps.to_vec());
+        UsualGap {
+            gap,
+            spread: stats::MAD_TO_SD * stats::mad(gaps, gap),
+        }
+    }
+}
+
+/// A round as [`interrupted`] reads it: its median and its fastest sample,
+/// ticks, whether the canaries on both sides of it read quiet, and the
+/// fork it ran in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundReading {
     pub median: f64,
     pub fastest: f64,
+    pub canaries_quiet: bool,
+    pub fork: usize,
 }
 
 /// Which rounds the headline figure is the median of.
@@ -538,24 +638,120 @@ mod tests {
         // Zen 2's getpid of 2026-12-01, fork 1 of the third quick run:
         // rounds at 195.9 ticks, their fastest samples within a tick, and
         // round 2 at 605.2 with its fastest at 196.5.
-        let round = |median, fastest| MedianAndFastest { median, fastest };
+        let round = |median, fastest| RoundReading {
+            median,
+            fastest,
+            canaries_quiet: true,
+            fork: 0,
+        };
         let mut rounds = vec![round(195.9, 195.8); 9];
         rounds[2] = round(605.2, 196.5);
-        let flags = interrupted(&rounds, 0.03);
+        let flags = interrupted(&rounds, 0.03, None);
         assert_eq!(flags.iter().filter(|f| **f).count(), 1, "{flags:?}");
         assert!(flags[2]);
+        // Between canaries that read slow, the round is the slow level's.
+        rounds[2].canaries_quiet = false;
+        assert!(interrupted(&rounds, 0.03, None).iter().all(|f| !f));
         // A round of a slow level all through has its fastest sample
         // slowed too: the canaries' to class, not interrupted.
         rounds[2] = round(230.9, 229.6);
-        assert!(interrupted(&rounds, 0.03).iter().all(|f| !f));
+        assert!(interrupted(&rounds, 0.03, None).iter().all(|f| !f));
         // A row whose rounds spread widely above their fastest samples
         // (a churn of threads) keeps a round within that spread.
-        let noisy: Vec<MedianAndFastest> = (0..9)
+        let noisy: Vec<RoundReading> = (0..9)
             .map(|i| round(1000.0 + 40.0 * i as f64, 700.0 + 10.0 * (i % 3) as f64))
             .collect();
-        assert!(interrupted(&noisy, 0.03).iter().all(|f| !f));
+        assert!(interrupted(&noisy, 0.03, None).iter().all(|f| !f));
         // Two rounds say nothing of which is the odd one.
-        assert!(interrupted(&rounds[1..3], 0.03).iter().all(|f| !f));
+        assert!(interrupted(&rounds[1..3], 0.03, None).iter().all(|f| !f));
+    }
+
+    #[test]
+    fn a_quiet_round_lifted_inside_is_interrupted_where_most_rounds_are_slow() {
+        // The busy Zen 3's getpid of 2026-12-03 (a quick run at 15% quiet):
+        // two clean quiet rounds at 286 ticks, two quiet rounds lifted to
+        // 339 and 351 over fastest samples at 282 and 285, and fourteen
+        // slow rounds at 353-371 over fastest samples at 318-331. Read
+        // against all the rounds (their median 362, their usual gap 13%),
+        // the lifted rounds passed as quiet and made the headline 138 ns
+        // where the other runs read 117.
+        let round = |median, fastest, canaries_quiet| RoundReading {
+            median,
+            fastest,
+            canaries_quiet,
+            fork: 0,
+        };
+        let mut rounds = vec![
+            round(286.5, 284.8, false),
+            round(338.8, 281.8, true),
+            round(343.4, 286.4, false),
+            round(285.7, 282.7, true),
+            round(350.5, 285.2, true),
+        ];
+        let slow = [
+            (365.2, 324.8),
+            (356.6, 318.1),
+            (368.1, 331.2),
+            (353.2, 319.5),
+            (360.6, 319.4),
+            (371.2, 320.8),
+            (368.5, 331.4),
+            (365.9, 331.0),
+            (364.6, 329.6),
+            (363.2, 323.7),
+            (369.6, 325.0),
+            (362.0, 320.4),
+            (363.7, 323.8),
+            (360.1, 325.0),
+        ];
+        rounds.extend(slow.iter().map(|&(m, f)| round(m, f, false)));
+        let flags = interrupted(&rounds, 0.03, None);
+        let flagged: Vec<usize> = (0..rounds.len()).filter(|&i| flags[i]).collect();
+        assert_eq!(flagged, vec![1, 4], "{flags:?}");
+    }
+
+    #[test]
+    fn where_most_quiet_rounds_were_lifted_the_earlier_runs_gap_finds_them() {
+        // The busy Zen 3's thread churn with eventfd of 2026-12-03, the
+        // first of five quick runs: its quiet rounds but one stood 29-57%
+        // above their fastest samples, and its figure read 68 us where the
+        // four runs after it read 50-52 us, their rounds 2-6% above theirs.
+        let round = |fork, median, fastest, canaries_quiet| RoundReading {
+            median,
+            fastest,
+            canaries_quiet,
+            fork,
+        };
+        let rounds = [
+            round(0, 160_990.0, 154_840.0, false),
+            round(0, 121_651.0, 117_355.0, true),
+            round(0, 159_988.0, 117_490.0, true),
+            round(0, 170_037.0, 117_772.0, true),
+            round(1, 176_700.0, 124_720.0, false),
+            round(1, 207_263.0, 174_330.0, false),
+            round(1, 155_549.0, 120_650.0, true),
+            round(1, 200_393.0, 127_584.0, true),
+            round(1, 173_097.0, 120_249.0, true),
+        ];
+        // The row's own rounds spread too widely to tell.
+        assert!(interrupted(&rounds, 0.03, None).iter().all(|f| !f));
+        // The third run's nine rounds, as the history holds them.
+        let earlier = UsualGap::of(&[
+            (122_024.0, 118_212.0),
+            (122_210.0, 118_315.0),
+            (122_704.0, 117_478.0),
+            (122_454.0, 118_833.0),
+            (121_685.0, 119_348.0),
+            (129_821.0, 122_941.0),
+            (125_910.0, 121_512.0),
+            (126_224.0, 122_755.0),
+            (128_875.0, 124_125.0),
+        ]);
+        let flags = interrupted(&rounds, 0.03, earlier);
+        let flagged: Vec<usize> = (0..rounds.len()).filter(|&i| flags[i]).collect();
+        assert_eq!(flagged, vec![2, 3, 6, 7, 8], "{earlier:?} {flags:?}");
+        // Fewer earlier rounds than a usual gap needs: no reference.
+        assert_eq!(UsualGap::of(&[(122_024.0, 118_212.0); 7]), None);
     }
 
     #[test]

@@ -31,7 +31,9 @@ mod schema;
 mod series;
 mod store;
 
-pub use queries::{BootFigures, LEARNED_RUNS, RUNS_PER_BOOT, RowFigures, StoredSet};
+pub use queries::{
+    BootFigures, LEARNED_RUNS, QuietRounds, RUNS_PER_BOOT, RowFigures, StoredSet, USUAL_GAP_RUNS,
+};
 pub use refs::{RunRef, SideRef};
 pub use series::{MachineKey, MachineSeries, RowSeries, SERIES_RUNS, SeriesRun};
 pub use store::{conditions, conditions_of};

@@ -25,11 +25,17 @@ pub const RUNS_PER_BOOT: i64 = 16;
 /// run's whole document is parsed for them, so fewer than a row's.
 pub const LEARNED_WAIT_RUNS: i64 = 16;
 
-/// Each row's (probe, variant) figures over earlier runs, in the order they
-/// ran.
 /// Each row's figures over stored runs in the order they ran, in stretches
 /// of runs at one quiet level of the machine (see `History::row_figures`).
 pub type RowFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
+
+/// Each row's quiet rounds, (median, fastest) ticks, keyed by probe and
+/// variant (see `History::quiet_rounds`).
+pub type QuietRounds = BTreeMap<(String, String), Vec<(f64, f64)>>;
+
+/// Stored runs whose quiet rounds give each row its usual gap
+/// ([`History::quiet_rounds`]): a few, of the conditions now.
+pub const USUAL_GAP_RUNS: i64 = 5;
 
 /// A stored run set: its first run's id, its runs, the command line it ran
 /// under and when it started.
@@ -347,6 +353,43 @@ impl History {
             .into_iter()
             .map(|(key, (values, levels))| (key, at_one_level(values, &levels)))
             .collect())
+    }
+
+    /// Each row's quiet rounds, (median, fastest) ticks, over the newest
+    /// [`USUAL_GAP_RUNS`] stored runs of `conditions`, keyed by probe and
+    /// variant: how far above its fastest sample a clean round of the row
+    /// stands (`analysis::rounds::UsualGap`). Read from the stored
+    /// documents, since the records table keeps no rounds.
+    pub fn quiet_rounds(&self, conditions: &str) -> Result<QuietRounds, HistoryError> {
+        let mut query = self
+            .conn
+            .prepare(
+                "SELECT json_extract(rec.value, '$.id'), json_extract(rec.value, '$.variant'),
+                        json_extract(rnd.value, '$.ticks'), json_extract(rnd.value, '$.min_ticks')
+                 FROM runs r, json_each(r.document, '$.results') rec,
+                      json_each(rec.value, '$.rounds.each') rnd
+                 WHERE json_extract(rnd.value, '$.state') = 'quiet'
+                   AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
+                                ORDER BY id DESC LIMIT ?2)",
+            )
+            .map_err(|e| self.sqlite(e))?;
+        let rows = query
+            .query_map(params![conditions, USUAL_GAP_RUNS], |r| {
+                Ok((
+                    (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
+                    r.get::<_, Option<f64>>(2)?,
+                    r.get::<_, Option<f64>>(3)?,
+                ))
+            })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+            .map_err(|e| self.sqlite(e))?;
+        let mut by_row = QuietRounds::new();
+        for (key, median, fastest) in rows {
+            if let (Some(median), Some(fastest)) = (median, fastest) {
+                by_row.entry(key).or_default().push((median, fastest));
+            }
+        }
+        Ok(by_row)
     }
 
     /// Each row's figures over the stored runs (the newest

@@ -238,13 +238,15 @@ pub fn run_times<'a>(runs: impl IntoIterator<Item = &'a RunDocument>) -> Vec<Run
 
 /// What a run's analysis reads besides its rounds: the steal time over it,
 /// the CPU it measured on, and what the history knew before it: the quiet
-/// level of its boot and how far its earlier runs moved.
-#[derive(Debug, Clone, Copy, Default)]
+/// level of its boot, how far its earlier runs moved, and how far above
+/// their fastest samples their rows' quiet rounds stood.
+#[derive(Debug, Clone, Default)]
 pub struct RunFacts {
     pub steal_pct: Option<f64>,
     pub cpu: usize,
     pub known_quiet: Option<crate::analysis::states::QuietLevel>,
     pub run_to_run: Option<crate::analysis::spread::RunToRun>,
+    pub usual_gaps: crate::analysis::rounds::UsualGaps,
 }
 
 /// The machine's states over a run and every variant's record, from the
@@ -268,7 +270,7 @@ pub fn analyse(
         facts.steal_pct,
         facts.cpu,
     );
-    let probes = interrupted_marked(&run.probes, &machine_states.model);
+    let probes = interrupted_marked(&run.probes, &machine_states.model, &facts.usual_gaps);
     let speed = speed::RunSpeed::of(&probes, &machine_states.model);
     let context = Context {
         model: &machine_states.model,
@@ -298,15 +300,21 @@ pub fn analyse(
 }
 
 /// The run's rounds with those interrupted inside them marked, each row's
-/// read over all its forks and against the run's quiet band: the marks a
-/// fork made while it ran saw its own rounds and an earlier model only.
+/// read over all its forks, against the run's quiet band and the row's
+/// usual gap in earlier runs (`usual_gaps`): the marks a fork made while
+/// it ran saw its own rounds and an earlier model only.
 fn interrupted_marked(
     probes: &[crate::schedule::ProbeRounds],
     model: &crate::analysis::states::StateModel,
+    usual_gaps: &crate::analysis::rounds::UsualGaps,
 ) -> Vec<crate::schedule::ProbeRounds> {
     let mut probes = probes.to_vec();
-    for v in probes.iter_mut().flat_map(|p| p.variants.iter_mut()) {
-        v.mark_interrupted(model);
+    for p in probes.iter_mut() {
+        let probe = p.declaration.id.to_string();
+        for v in p.variants.iter_mut() {
+            let earlier = usual_gaps.get(&(probe.clone(), v.variant.name.clone()));
+            v.mark_interrupted(model, earlier.copied());
+        }
     }
     probes
 }

@@ -2,6 +2,7 @@
 //! measuring reads nothing but its own rounds, and what the history adds
 //! to the run's document is written into it in one place at the end.
 
+use crate::analysis::rounds::{UsualGap, UsualGaps};
 use crate::analysis::spread::RunToRun;
 use crate::analysis::states::QuietLevel;
 use crate::attribute::Attribution;
@@ -23,6 +24,10 @@ pub struct Known {
     /// How far rows moved between the history's earlier runs of these
     /// conditions: the floor under every interval for the next run.
     pub run_to_run: Option<RunToRun>,
+    /// How far above its fastest sample each row's clean rounds stood in
+    /// the history's earlier runs of these conditions: what a round slowed
+    /// inside is told by where most of a row's rounds were.
+    pub usual_gaps: UsualGaps,
     /// The attribution of the history's newest run sets of this host and
     /// build (other boots and wrappers), which the answer cites.
     attribution: Option<Attribution>,
@@ -72,6 +77,11 @@ impl Known {
             run_to_run: known_boot
                 .then(|| run_to_run(history, &conditions))
                 .flatten(),
+            usual_gaps: if known_boot {
+                usual_gaps(history, &conditions)
+            } else {
+                UsualGaps::new()
+            },
             attribution: crate::attribute::newest_sets(history, &conditions).ok(),
             audit_enabled_earlier,
             hookless: hooks_in_force
@@ -125,6 +135,15 @@ fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
     let moved = RunToRun::of(&history.row_figures(conditions, &[]).ok()?)?;
     let waits = history.wait_figures(conditions);
     Some(waits.map_or(moved, |waits| moved.with_waits(&waits)))
+}
+
+/// Each row's usual gap over the quiet rounds of the history's newest runs
+/// of `conditions`, where it had enough of them.
+fn usual_gaps(history: &History, conditions: &str) -> UsualGaps {
+    history
+        .quiet_rounds(conditions)
+        .map(UsualGap::of_rows)
+        .unwrap_or_default()
 }
 
 /// Where audit is off and no `never,task` rule keeps new processes off its

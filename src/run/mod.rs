@@ -390,6 +390,7 @@ impl RunSetup {
             cpu: self.placement.cpu,
             known_quiet: known.quiet,
             run_to_run: known.run_to_run,
+            usual_gaps: known.usual_gaps.clone(),
         }
     }
 

@@ -118,10 +118,15 @@ impl Round {
     /// inside; a round without a reading on either side is not counted
     /// quiet.
     pub fn quiet(&self, model: &StateModel) -> bool {
-        !self.of_no_level()
-            && [self.canary_before, self.canary_after]
-                .iter()
-                .all(|c| c.is_some_and(|c| model.is_quiet(c)))
+        !self.of_no_level() && self.canaries_quiet(model)
+    }
+
+    /// Whether the canaries on both sides read quiet, whatever the round's
+    /// own samples say.
+    pub fn canaries_quiet(&self, model: &StateModel) -> bool {
+        [self.canary_before, self.canary_after]
+            .iter()
+            .all(|c| c.is_some_and(|c| model.is_quiet(c)))
     }
 
     /// Whether both canaries read one state, quiet or slow, and nothing
@@ -230,24 +235,27 @@ impl VariantRounds {
     }
 
     /// Marks the rounds interrupted inside them by the row's rounds
-    /// together ([`rounds::interrupted`], against the canary's quiet band):
-    /// a burst too short for the canaries around a round to see.
-    pub fn mark_interrupted(&mut self, model: &StateModel) {
-        let rounds: Vec<rounds::MedianAndFastest> = self
+    /// together ([`rounds::interrupted`], against the canary's quiet band
+    /// and the `earlier` runs' usual gap where the history has one): a
+    /// burst too short for the canaries around a round to see.
+    pub fn mark_interrupted(&mut self, model: &StateModel, earlier: Option<rounds::UsualGap>) {
+        let rounds: Vec<rounds::RoundReading> = self
             .rounds
             .iter()
             .map(|r| {
                 let per_item = &r.measured.measurement.per_item;
-                rounds::MedianAndFastest {
+                rounds::RoundReading {
                     median: per_item.median,
                     fastest: per_item.min,
+                    canaries_quiet: r.canaries_quiet(model),
+                    fork: r.fork,
                 }
             })
             .collect();
-        for (round, interrupted) in self
-            .rounds
-            .iter_mut()
-            .zip(rounds::interrupted(&rounds, model.quiet_band))
+        for (round, interrupted) in
+            self.rounds
+                .iter_mut()
+                .zip(rounds::interrupted(&rounds, model.quiet_band, earlier))
         {
             round.interrupted = interrupted;
         }
@@ -395,7 +403,7 @@ impl<'a> Scheduler<'a> {
             }
             let model = StateModel::fit(&self.canaries);
             for v in variants.iter_mut() {
-                v.mark_interrupted(&model);
+                v.mark_interrupted(&model, None);
             }
             let now_s = self.seconds_since(self.run_started);
             self.gate.refit(&self.canaries, &self.canary_times, now_s);

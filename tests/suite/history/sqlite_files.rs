@@ -389,6 +389,47 @@ fn a_co_runners_waits_are_read_back_from_the_stored_runs_and_no_other_figure() {
 }
 
 #[test]
+fn a_rows_quiet_rounds_are_read_back_from_the_newest_runs_and_no_other_round() {
+    use mitbench::analysis::rounds::RoundState;
+    use mitbench::history::USUAL_GAP_RUNS;
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let base = fixture();
+    let runs = USUAL_GAP_RUNS as usize + 2;
+    for i in 0..runs {
+        let mut doc = base.clone();
+        doc.started_at = format!("2026-12-03T12:0{i}:00+00:00");
+        let rounds = &mut doc.results[0].rounds.each;
+        assert!(rounds.len() >= 3, "the fixture's first row has rounds");
+        for (k, round) in rounds.iter_mut().enumerate() {
+            round.figure.value = 1000.0 * (i + 1) as f64 + k as f64;
+            round.min_ticks = round.figure.value - 10.0;
+            round.state = [RoundState::Quiet, RoundState::Slow, RoundState::Interrupted][k % 3];
+        }
+        history.store(&doc).unwrap();
+    }
+    let read = history
+        .quiet_rounds(&mitbench::history::conditions_of(&base))
+        .unwrap();
+    let first = &base.results[0];
+    let key = (first.id.clone(), first.variant.clone());
+    let quiet_a_run = first.rounds.each.len().div_ceil(3);
+    let got = &read[&key];
+    assert_eq!(got.len(), USUAL_GAP_RUNS as usize * quiet_a_run, "{got:?}");
+    // Quiet rounds only (k a multiple of 3), of the newest runs only.
+    for &(median, fastest) in got {
+        let (run, k) = ((median / 1000.0).floor() as usize, median as usize % 1000);
+        assert!(
+            run > runs - USUAL_GAP_RUNS as usize && k % 3 == 0,
+            "{median}"
+        );
+        assert_eq!(median - fastest, 10.0);
+    }
+    // Runs of other conditions are not read.
+    assert!(history.quiet_rounds("[]").unwrap().is_empty());
+}
+
+#[test]
 fn a_rows_figures_are_grouped_by_boot_over_boots_of_one_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
