@@ -76,9 +76,10 @@ const ROUNDS_TO_JUDGE: usize = 3;
 /// else over all the row's rounds), whichever is more. A round is
 /// interrupted when its gap stands beyond the usual gap, and its median
 /// above the median of its fork's clean rounds, both by more than the
-/// margin; where its fork has no clean round, by its gap alone. A round of a slow level all
-/// through keeps its gap (its fastest sample is slowed too) and stays the
-/// canaries' to class. Fewer than [`ROUNDS_TO_JUDGE`] rounds say nothing.
+/// margin; where its fork has no clean round, by its gap alone. A round
+/// of a slow level all through keeps its gap (its fastest sample is
+/// slowed too) and stays the canaries' to class. Fewer than
+/// [`ROUNDS_TO_JUDGE`] rounds say nothing.
 pub fn interrupted(rounds: &[RoundReading], band: f64, earlier: Option<UsualGap>) -> Vec<bool> {
     let mut flags = vec![false; rounds.len()];
     if rounds.len() < ROUNDS_TO_JUDGE {
