@@ -9,10 +9,19 @@ use mitbench::export::TableExporter;
 use mitbench::export::run::AnswerAt;
 use mitbench::export::run::summary;
 use mitbench::results::RunDocument;
-use mitbench::results::summary::{TollKind, TollStatus, of};
+use mitbench::results::summary::{Answer, Quantity, TollKind, TollStatus, of};
 
 fn fixture() -> RunDocument {
     common::stored_run("default-run.json")
+}
+
+/// The figures of the answer's line of `kind`, which must be measured.
+fn measured(answer: &Answer, kind: TollKind) -> &[Quantity] {
+    let line = answer.tolls.iter().find(|t| t.kind == kind);
+    let Some(TollStatus::Measured { figures }) = line.map(|t| &t.outcome) else {
+        panic!("no measured {kind:?} line: {line:?}");
+    };
+    figures
 }
 
 #[test]
@@ -787,14 +796,7 @@ fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
         .unwrap();
     getpid.estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
     let answer = of(&doc);
-    let null = answer
-        .tolls
-        .iter()
-        .find(|t| t.kind == TollKind::NullSyscall)
-        .unwrap();
-    let TollStatus::Measured { figures } = &null.outcome else {
-        panic!("{null:?}");
-    };
+    let figures = measured(&answer, TollKind::NullSyscall);
     assert_eq!(
         figures[0].note.as_deref(),
         Some(mitbench::results::summary::SLOW_LEVEL)
@@ -819,15 +821,10 @@ fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
 fn a_wait_of_a_row_without_a_quiet_round_says_it_is_a_slow_levels() {
     let wait_notes = |doc: &RunDocument| -> Vec<Option<String>> {
         let answer = of(doc);
-        let section = answer
-            .tolls
+        measured(&answer, TollKind::CryptoSection)
             .iter()
-            .find(|t| t.kind == TollKind::CryptoSection)
-            .unwrap();
-        let TollStatus::Measured { figures } = &section.outcome else {
-            panic!("{section:?}");
-        };
-        figures.iter().map(|f| f.note.clone()).collect()
+            .map(|f| f.note.clone())
+            .collect()
     };
     let mut doc = fixture();
     let slow = Some(mitbench::results::summary::SLOW_LEVEL.to_string());
@@ -866,14 +863,7 @@ fn a_figure_read_from_pairs_off_the_quiet_level_says_so() {
     );
     let from_a_function = |doc: &RunDocument| {
         let answer = of(doc);
-        let null = answer
-            .tolls
-            .iter()
-            .find(|t| t.kind == TollKind::NullSyscall);
-        let Some(TollStatus::Measured { figures }) = null.map(|t| &t.outcome) else {
-            panic!("no null syscall line");
-        };
-        let q = figures
+        let q = measured(&answer, TollKind::NullSyscall)
             .iter()
             .find(|q| q.what == "from a function +")
             .expect("the figure");
@@ -902,11 +892,10 @@ fn a_difference_from_pairs_of_every_state_says_it_is_off_the_quiet_level() {
     use mitbench::analysis::rounds::PairBasis;
     let one_filter = |doc: &RunDocument| {
         let answer = of(doc);
-        let line = answer.tolls.iter().find(|t| t.kind == TollKind::Seccomp);
-        let Some(TollStatus::Measured { figures }) = line.map(|t| &t.outcome) else {
-            panic!("no seccomp line");
-        };
-        let q = figures.iter().find(|q| q.what == "one filter +").unwrap();
+        let q = measured(&answer, TollKind::Seccomp)
+            .iter()
+            .find(|q| q.what == "one filter +")
+            .unwrap();
         q.note.clone()
     };
     let mut doc = fixture();
