@@ -85,7 +85,7 @@ pub fn interrupted(rounds: &[RoundReading], band: f64, earlier: Option<UsualGap>
     if rounds.len() < ROUNDS_TO_JUDGE {
         return flags;
     }
-    let Some(gaps) = gaps(rounds.iter().map(|r| (r.median, r.fastest))) else {
+    let Some(gaps) = gaps(rounds) else {
         return flags;
     };
     let quiet = || (0..rounds.len()).filter(|&i| rounds[i].canaries_quiet);
@@ -126,16 +126,12 @@ pub fn interrupted(rounds: &[RoundReading], band: f64, earlier: Option<UsualGap>
 /// share of the rounds' typical fastest sample (one scale for the whole
 /// row, so that the gaps compare with the canary's band); None where the
 /// rounds have no positive fastest sample to scale by.
-fn gaps(rounds: impl Iterator<Item = (f64, f64)> + Clone) -> Option<Vec<f64>> {
-    let scale = stats::median_in_place(
-        &mut rounds
-            .clone()
-            .map(|(_, fastest)| fastest)
-            .collect::<Vec<_>>(),
-    );
+fn gaps(rounds: &[RoundReading]) -> Option<Vec<f64>> {
+    let scale = stats::median_of(&rounds.iter().map(|r| r.fastest).collect::<Vec<_>>())?;
     (scale > 0.0).then(|| {
         rounds
-            .map(|(median, fastest)| (median - fastest) / scale)
+            .iter()
+            .map(|r| (r.median - r.fastest) / scale)
             .collect()
     })
 }
@@ -162,19 +158,19 @@ pub type UsualGaps = std::collections::BTreeMap<(String, String), UsualGap>;
 pub const ROUNDS_FOR_A_USUAL_GAP: usize = 8;
 
 impl UsualGap {
-    /// From rounds' (median, fastest), ticks; None under
-    /// [`ROUNDS_FOR_A_USUAL_GAP`] rounds or without a positive fastest.
-    pub fn of(rounds: &[(f64, f64)]) -> Option<UsualGap> {
+    /// From earlier quiet rounds; None under [`ROUNDS_FOR_A_USUAL_GAP`]
+    /// rounds or without a positive fastest sample.
+    pub fn of(rounds: &[RoundReading]) -> Option<UsualGap> {
         if rounds.len() < ROUNDS_FOR_A_USUAL_GAP {
             return None;
         }
-        Some(UsualGap::of_gaps(&gaps(rounds.iter().copied())?))
+        Some(UsualGap::of_gaps(&gaps(rounds)?))
     }
 
-    /// Each row's usual gap from its rounds' (median, fastest), keyed by
-    /// probe and variant; rows of too few rounds are left out.
+    /// Each row's usual gap from its earlier quiet rounds, keyed by probe
+    /// and variant; rows of too few rounds are left out.
     pub fn of_rows(
-        rows: impl IntoIterator<Item = ((String, String), Vec<(f64, f64)>)>,
+        rows: impl IntoIterator<Item = ((String, String), Vec<RoundReading>)>,
     ) -> UsualGaps {
         rows.into_iter()
             .filter_map(|(row, rounds)| Some((row, UsualGap::of(&rounds)?)))
@@ -738,21 +734,24 @@ mod tests {
         assert!(interrupted(&rounds, 0.03, None).iter().all(|f| !f));
         // The third run's nine rounds, as the history holds them.
         let earlier = UsualGap::of(&[
-            (122_024.0, 118_212.0),
-            (122_210.0, 118_315.0),
-            (122_704.0, 117_478.0),
-            (122_454.0, 118_833.0),
-            (121_685.0, 119_348.0),
-            (129_821.0, 122_941.0),
-            (125_910.0, 121_512.0),
-            (126_224.0, 122_755.0),
-            (128_875.0, 124_125.0),
+            round(0, 122_024.0, 118_212.0, true),
+            round(0, 122_210.0, 118_315.0, true),
+            round(0, 122_704.0, 117_478.0, true),
+            round(0, 122_454.0, 118_833.0, true),
+            round(0, 121_685.0, 119_348.0, true),
+            round(0, 129_821.0, 122_941.0, true),
+            round(0, 125_910.0, 121_512.0, true),
+            round(0, 126_224.0, 122_755.0, true),
+            round(0, 128_875.0, 124_125.0, true),
         ]);
         let flags = interrupted(&rounds, 0.03, earlier);
         let flagged: Vec<usize> = (0..rounds.len()).filter(|&i| flags[i]).collect();
         assert_eq!(flagged, vec![2, 3, 6, 7, 8], "{earlier:?} {flags:?}");
         // Fewer earlier rounds than a usual gap needs: no reference.
-        assert_eq!(UsualGap::of(&[(122_024.0, 118_212.0); 7]), None);
+        assert_eq!(
+            UsualGap::of(&[round(0, 122_024.0, 118_212.0, true); 7]),
+            None
+        );
     }
 
     #[test]

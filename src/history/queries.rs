@@ -5,6 +5,7 @@ use super::refs::{RunRef, SideRef};
 use super::store::conditions_of;
 use super::{History, HistoryError};
 use crate::analysis::contrast::BootNoise;
+use crate::analysis::rounds::RoundReading;
 use crate::analysis::states::QuietLevel;
 use crate::inventory::identity::Identity;
 use crate::results::RunDocument;
@@ -29,9 +30,9 @@ pub const LEARNED_WAIT_RUNS: i64 = 16;
 /// of runs at one quiet level of the machine (see `History::row_figures`).
 pub type RowFigures = BTreeMap<(String, String), Vec<Vec<f64>>>;
 
-/// Each row's quiet rounds, (median, fastest) ticks, keyed by probe and
-/// variant (see `History::quiet_rounds`).
-pub type QuietRounds = BTreeMap<(String, String), Vec<(f64, f64)>>;
+/// Each row's quiet rounds, keyed by probe and variant (see
+/// `History::quiet_rounds`).
+pub type QuietRounds = BTreeMap<(String, String), Vec<RoundReading>>;
 
 /// Stored runs whose quiet rounds give each row its usual gap
 /// ([`History::quiet_rounds`]): a few, of the conditions now.
@@ -355,7 +356,7 @@ impl History {
             .collect())
     }
 
-    /// Each row's quiet rounds, (median, fastest) ticks, over the newest
+    /// Each row's quiet rounds (median, fastest sample, fork), over the newest
     /// [`USUAL_GAP_RUNS`] stored runs of `conditions`, keyed by probe and
     /// variant: how far above its fastest sample a clean round of the row
     /// stands (`analysis::rounds::UsualGap`). Read from the stored
@@ -365,7 +366,8 @@ impl History {
             .conn
             .prepare(
                 "SELECT json_extract(rec.value, '$.id'), json_extract(rec.value, '$.variant'),
-                        json_extract(rnd.value, '$.ticks'), json_extract(rnd.value, '$.min_ticks')
+                        json_extract(rnd.value, '$.ticks'), json_extract(rnd.value, '$.min_ticks'),
+                        json_extract(rnd.value, '$.fork')
                  FROM runs r, json_each(r.document, '$.results') rec,
                       json_each(rec.value, '$.rounds.each') rnd
                  WHERE json_extract(rnd.value, '$.state') = 'quiet'
@@ -379,14 +381,22 @@ impl History {
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     r.get::<_, Option<f64>>(2)?,
                     r.get::<_, Option<f64>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
                 ))
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(|e| self.sqlite(e))?;
         let mut by_row = QuietRounds::new();
-        for (key, median, fastest) in rows {
+        for (key, median, fastest, fork) in rows {
             if let (Some(median), Some(fastest)) = (median, fastest) {
-                by_row.entry(key).or_default().push((median, fastest));
+                by_row.entry(key).or_default().push(RoundReading {
+                    median,
+                    fastest,
+                    canaries_quiet: true,
+                    fork: fork
+                        .and_then(|f| usize::try_from(f).ok())
+                        .unwrap_or_default(),
+                });
             }
         }
         Ok(by_row)

@@ -417,7 +417,8 @@ fn a_rows_quiet_rounds_are_read_back_from_the_newest_runs_and_no_other_round() {
     let got = &read[&key];
     assert_eq!(got.len(), USUAL_GAP_RUNS as usize * quiet_a_run, "{got:?}");
     // Quiet rounds only (k a multiple of 3), of the newest runs only.
-    for &(median, fastest) in got {
+    for round in got {
+        let (median, fastest) = (round.median, round.fastest);
         let (run, k) = ((median / 1000.0).floor() as usize, median as usize % 1000);
         assert!(
             run > runs - USUAL_GAP_RUNS as usize && k % 3 == 0,

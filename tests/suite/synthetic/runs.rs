@@ -339,7 +339,12 @@ fn usual_gaps(runs: &[mitbench::synthetic::Run]) -> mitbench::analysis::rounds::
             rounds
                 .entry((r.id.clone(), r.variant.clone()))
                 .or_default()
-                .push((round.figure.value, round.min_ticks));
+                .push(mitbench::analysis::rounds::RoundReading {
+                    median: round.figure.value,
+                    fastest: round.min_ticks,
+                    canaries_quiet: true,
+                    fork: round.fork,
+                });
         }
     }
     UsualGap::of_rows(rounds)
