@@ -2,14 +2,18 @@
 //! try an estimator on real runs offline (the runs in shared/data hold
 //! every round with its canaries and reference) before measuring live.
 //!
-//! usage: cargo run --release --example reanalyse -- [--write DIR] [--history DB] RUN.json [RUN.json ...]
+//! usage: cargo run --release --example reanalyse -- [--write DIR] [--history DB [--typical-floor]] RUN.json [RUN.json ...]
 //!
 //! With `--write DIR`, each run is also written to DIR under its own file
 //! name as today's analysis reads it (records, machine states, fits and
 //! advice made again), for `mitbench export json` to build its answer.
 //! With `--history DB`, each row's usual gap from the quiet rounds of the
 //! history's newest runs of the run's conditions (`History::quiet_rounds`)
-//! is read as a live run reads it; a run stored there counts among them.
+//! and the floors under the intervals for the next run
+//! (`mitbench::run::run_to_run`) are read as a live run reads them; a run
+//! stored there counts among them. `--typical-floor` then leaves out the
+//! rows' and waits' floors of their own (`RunToRun::rows`, `waits`): the
+//! typical row's floor alone, as before they were read.
 //!
 //! Prints, per run, the machine line and the printed figures' spread as the
 //! stored document had them and as the analysis reads them now: the median
@@ -40,6 +44,13 @@ fn option(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, String> 
 
 fn main() -> ExitCode {
     let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    let typical_floor = match paths.iter().position(|a| a == "--typical-floor") {
+        Some(at) => {
+            paths.remove(at);
+            true
+        }
+        None => false,
+    };
     let (write_to, history) = match (
         option(&mut paths, "--write"),
         option(&mut paths, "--history"),
@@ -60,7 +71,9 @@ fn main() -> ExitCode {
         opened => opened.and_then(Result::ok),
     };
     if paths.is_empty() {
-        eprintln!("usage: reanalyse [--write DIR] [--history DB] RUN.json [RUN.json ...]");
+        eprintln!(
+            "usage: reanalyse [--write DIR] [--history DB [--typical-floor]] RUN.json [RUN.json ...]"
+        );
         return ExitCode::from(2);
     }
     for path in &paths {
@@ -81,13 +94,21 @@ fn main() -> ExitCode {
             calibrated_mhz: None,
         };
         let settings: Settings = doc.settings.harness.clone();
-        let facts = RunFacts {
+        let conditions = mitbench::history::conditions_of(&doc);
+        let mut facts = RunFacts {
             usual_gaps: history
                 .as_ref()
-                .map(|h| usual_gaps(h, &doc))
+                .map(|h| usual_gaps(h, &conditions))
                 .unwrap_or_default(),
+            run_to_run: history
+                .as_ref()
+                .and_then(|h| mitbench::run::run_to_run(h, &conditions)),
             ..RunFacts::default()
         };
+        if let (true, Some(floors)) = (typical_floor, facts.run_to_run.as_mut()) {
+            floors.rows.clear();
+            floors.waits.clear();
+        }
         let (states, records) = results::analyse(&merged, &tsc, &settings, facts);
         println!("{path}");
         println!("  stored: {}", spread_of(&doc.results));
@@ -103,15 +124,13 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Each row's usual gap over the history's quiet rounds of `doc`'s
-/// conditions.
+/// Each row's usual gap over the history's quiet rounds of `conditions`.
 fn usual_gaps(
     history: &mitbench::history::History,
-    doc: &RunDocument,
+    conditions: &str,
 ) -> mitbench::analysis::rounds::UsualGaps {
-    let conditions = mitbench::history::conditions_of(doc);
     history
-        .quiet_rounds(&conditions)
+        .quiet_rounds(conditions)
         .map(mitbench::analysis::rounds::UsualGap::of_rows)
         .unwrap_or_default()
 }

@@ -44,8 +44,8 @@ impl NextRunFrom {
 /// what it stands on: the hull of the forks' prediction interval (with the
 /// machine's drift by then in quadrature) and the rounds' interval
 /// widened by the drift; whichever of the two exists where one does not;
-/// never narrower than [`super::spread::next_run_floor`] at `floor_share`
-/// on either side.
+/// never narrower than `floor_share` of it on either side (in logs for a
+/// positive cost; [`super::spread::next_run_floor`] otherwise).
 pub fn next_run_interval(
     rounds: Figure,
     next: Option<NextRun>,
@@ -66,9 +66,16 @@ pub fn next_run_interval(
         (Some([f_lo, f_hi]), Some([r_lo, r_hi])) => Some([f_lo.min(r_lo), f_hi.max(r_hi)]),
         (one, other) => one.or(other),
     };
-    // Rounds and forks that agree to the tick hold no next run.
-    let floor = super::spread::next_run_floor(ticks, 0.0, floor_share);
-    let run_to_run = run_to_run.map(|[lo, hi]| [lo.min(ticks - floor), hi.max(ticks + floor)]);
+    // Rounds and forks that agree to the tick hold no next run. The share
+    // is read from log steps between runs, and a row's own can pass 100%
+    // (a teardown that moved 3x): either side of a cost in logs, then.
+    let (down, up) = if ticks > 0.0 {
+        (ticks * (-floor_share).exp(), ticks * floor_share.exp())
+    } else {
+        let floor = super::spread::next_run_floor(ticks, 0.0, floor_share);
+        (ticks - floor, ticks + floor)
+    };
+    let run_to_run = run_to_run.map(|[lo, hi]| [lo.min(down), hi.max(up)]);
     let from = match (next, drift_interval_pct) {
         (Some(n), _) if n.forks < 2 => NextRunFrom::BorrowedSpread,
         (Some(_), _) => NextRunFrom::Forks,
@@ -270,8 +277,8 @@ mod tests {
         let exact = Figure::new(500.0, Some([500.0, 500.0]));
         let share = super::super::spread::NEXT_RUN_FLOOR_SHARE;
         let (interval, _) = next_run_interval(exact, None, Some(0.0), share);
-        let half = share * 500.0;
-        assert_eq!(interval, Some([500.0 - half, 500.0 + half]));
+        let within = |share: f64| Some([500.0 * (-share).exp(), 500.0 * share.exp()]);
+        assert_eq!(interval, within(share));
         // A wider interval of its own keeps it.
         let wide = Figure::new(500.0, Some([480.0, 530.0]));
         assert_eq!(
@@ -280,7 +287,13 @@ mod tests {
         );
         // The share the history read (runs that moved 1% a step): 2.9%.
         let (interval, _) = next_run_interval(exact, None, Some(0.0), 0.029);
-        assert_eq!(interval, Some([500.0 - 14.5, 500.0 + 14.5]));
+        assert_eq!(interval, within(0.029));
+        // A row's own floor past 100% (a teardown that moved 3x between
+        // runs) keeps the lower end above zero: it was a share off the
+        // cost, and a negative end was written as null.
+        let (interval, _) = next_run_interval(exact, None, Some(0.0), 1.2);
+        assert_eq!(interval, within(1.2));
+        assert!(interval.is_some_and(|[lo, _]| lo > 0.0));
     }
 
     #[test]

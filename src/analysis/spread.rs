@@ -153,7 +153,7 @@ const P95_OVER_MEDIAN: f64 = 2.906;
 /// How far rows moved from one stored run to the next of the same
 /// conditions: what a run whose rounds and forks agree to the tick cannot
 /// show of the next run. Read from the history before a run measures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunToRun {
     /// The median size of a row's log step between successive runs.
     pub median_step: f64,
@@ -165,6 +165,93 @@ pub struct RunToRun {
     /// with how the host schedules the co-runner, far more than a cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_median_step: Option<f64>,
+    /// The rows whose own stored runs give a floor wider than the typical
+    /// row's, each with it ([`RowFloor::of`]): a churn of threads or a
+    /// flush to another vCPU moves with the host's placement from run to
+    /// run, by more than its forks inside one run can show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowFloor>,
+    /// The same for the co-runners' p99 waits (`variant` is then
+    /// "variant: figure", as `History::wait_figures` keys them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<RowFloor>,
+}
+
+/// One row's least half-width of its next run's interval, read from its
+/// own stored runs, where that is wider than the typical row's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowFloor {
+    pub probe: String,
+    pub variant: String,
+    /// The half-width, on the log scale (used as a share, as
+    /// [`RunToRun::floor_share`] is).
+    pub floor: f64,
+    /// Stored runs it was read from.
+    pub runs: usize,
+}
+
+/// Degrees of freedom a row's own floor needs at the least (five runs in
+/// one stretch): t(4) is 2.78 against 1.96, and fewer would widen a row by
+/// the noise of its own few readings.
+pub const MIN_ROW_FLOOR_DF: usize = 4;
+
+impl RowFloor {
+    /// The 95% half-width of the next run's log figure around this run's,
+    /// from a row's stored figures in stretches at one quiet level: their
+    /// variance pooled within the stretches (a step between stretches is a
+    /// level shift's), for the difference of two independent runs (this
+    /// one and the next: √2), with Student's t on the pooled degrees of
+    /// freedom, so that it holds 95% of next runs however few the stored
+    /// ones. None under [`MIN_ROW_FLOOR_DF`].
+    pub fn of(stretches: &[Vec<f64>]) -> Option<f64> {
+        let logs: Vec<Vec<f64>> = stretches
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .filter(|f| f.is_finite() && **f > 0.0)
+                    .map(|f| f.ln())
+                    .collect()
+            })
+            .collect();
+        let df: usize = logs.iter().map(|s| s.len().saturating_sub(1)).sum();
+        if df < MIN_ROW_FLOOR_DF {
+            return None;
+        }
+        let ss: f64 = logs
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let mean = s.iter().sum::<f64>() / s.len() as f64;
+                s.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+            })
+            .sum();
+        let sd = (ss / df as f64).sqrt();
+        Some(student_t_975(df as f64) * sd * std::f64::consts::SQRT_2)
+    }
+
+    /// The rows of `figures` whose own floor is wider than `typical`.
+    fn above(figures: &BTreeMap<(String, String), Vec<Vec<f64>>>, typical: f64) -> Vec<RowFloor> {
+        figures
+            .iter()
+            .filter_map(|((probe, variant), stretches)| {
+                let floor = RowFloor::of(stretches).filter(|f| *f > typical)?;
+                Some(RowFloor {
+                    probe: probe.clone(),
+                    variant: variant.clone(),
+                    floor,
+                    runs: stretches.iter().map(Vec::len).sum(),
+                })
+            })
+            .collect()
+    }
+
+    /// The floor `floors` hold for one row, if any.
+    fn find(floors: &[RowFloor], probe: &str, variant: &str) -> Option<f64> {
+        floors
+            .iter()
+            .find(|r| r.probe == probe && r.variant == variant)
+            .map(|r| r.floor)
+    }
 }
 
 impl RunToRun {
@@ -195,14 +282,30 @@ impl RunToRun {
             steps: steps.len(),
             runs,
             wait_median_step: None,
+            rows: Vec::new(),
+            waits: Vec::new(),
         })
     }
 
-    /// With the co-runners' waits' steps read from `waits` as the rows'
-    /// are (none where there are too few).
-    pub fn with_waits<K>(self, waits: &BTreeMap<K, Vec<Vec<f64>>>) -> RunToRun {
+    /// With the floors of their own of the rows of `figures` (those `of`
+    /// read the typical step from) where wider than the typical row's.
+    pub fn with_rows(self, figures: &BTreeMap<(String, String), Vec<Vec<f64>>>) -> RunToRun {
+        let typical = RunToRun::floor_share(Some(&self));
         RunToRun {
-            wait_median_step: RunToRun::of(waits).map(|w| w.median_step),
+            rows: RowFloor::above(figures, typical),
+            ..self
+        }
+    }
+
+    /// With the co-runners' waits' steps read from `waits` as the rows'
+    /// are (none where there are too few), and the waits whose own floor
+    /// is wider than the typical wait's.
+    pub fn with_waits(self, waits: &BTreeMap<(String, String), Vec<Vec<f64>>>) -> RunToRun {
+        let wait_median_step = RunToRun::of(waits).map(|w| w.median_step);
+        let typical = wait_median_step.map_or(0.0, |step| P95_OVER_MEDIAN * step);
+        RunToRun {
+            wait_median_step,
+            waits: RowFloor::above(waits, typical),
             ..self
         }
     }
@@ -219,6 +322,23 @@ impl RunToRun {
         run_to_run.map_or(NEXT_RUN_FLOOR_SHARE, |r| {
             (P95_OVER_MEDIAN * r.median_step).max(NEXT_RUN_FLOOR_SHARE)
         })
+    }
+
+    /// One row's floor share: its own where that is wider than the typical
+    /// row's ([`RunToRun::rows`]), the typical row's otherwise.
+    pub fn row_floor_share(run_to_run: Option<&RunToRun>, probe: &str, variant: &str) -> f64 {
+        let own = run_to_run.and_then(|r| RowFloor::find(&r.rows, probe, variant));
+        own.map_or_else(
+            || RunToRun::floor_share(run_to_run),
+            |f| f.max(NEXT_RUN_FLOOR_SHARE),
+        )
+    }
+
+    /// One co-runner's p99 wait's floor (`wait`: "variant: figure"): its
+    /// own where that is wider than the typical wait's, the typical
+    /// wait's otherwise.
+    pub fn wait_floor_of(&self, probe: &str, wait: &str) -> Option<f64> {
+        RowFloor::find(&self.waits, probe, wait).or_else(|| self.wait_floor())
     }
 }
 
@@ -366,6 +486,48 @@ mod tests {
         let few: BTreeMap<usize, Vec<Vec<f64>>> =
             (0..20).map(|i| (i, vec![vec![100.0, 101.0]])).collect();
         assert_eq!(RunToRun::of(&few), None);
+    }
+
+    #[test]
+    fn a_rows_own_floor_is_a_t_prediction_from_its_stretches_and_kept_where_wider() {
+        let at = |logs: &[f64]| logs.iter().map(|l| l.exp()).collect::<Vec<f64>>();
+        // Logs 0, .1, 0, .1, 0: mean .04, sum of squares .012 over 4 df.
+        let own = RowFloor::of(&[at(&[0.0, 0.1, 0.0, 0.1, 0.0])]).expect("4 df");
+        let want = student_t_975(4.0) * (0.012f64 / 4.0).sqrt() * 2f64.sqrt();
+        assert!((own - want).abs() < 1e-12, "{own} against {want}");
+        // A level shift between stretches is not the row's: the same
+        // deviations about two levels read as about one.
+        let parted = RowFloor::of(&[at(&[0.0, 0.1, 0.0]), at(&[1.0, 1.1, 1.0])]).expect("4 df");
+        let one = RowFloor::of(&[at(&[0.0, 0.1, 0.0]), at(&[0.0, 0.1, 0.0])]).expect("4 df");
+        assert!((parted - one).abs() < 1e-12);
+        // Four runs in one stretch, or five across two, are too few.
+        assert_eq!(RowFloor::of(&[at(&[0.0, 0.1, 0.0, 0.1])]), None);
+        assert_eq!(RowFloor::of(&[at(&[0.0, 0.1]), at(&[0.0, 0.1, 0.0])]), None);
+
+        // Sixty rows step by 1% and back; one by 30%. Only that one is
+        // kept, and only it reads its own floor.
+        let key = |i: usize| ("p".to_string(), format!("v{i}"));
+        let mut figures: BTreeMap<(String, String), Vec<Vec<f64>>> = (0..60)
+            .map(|i| (key(i), vec![vec![100.0, 101.0, 100.0, 101.0, 100.0]]))
+            .collect();
+        figures.insert(key(60), vec![vec![100.0, 130.0, 100.0, 130.0, 100.0]]);
+        let r = RunToRun::of(&figures)
+            .expect("244 steps")
+            .with_rows(&figures);
+        assert_eq!(r.rows.len(), 1, "{:?}", r.rows);
+        assert_eq!((r.rows[0].variant.as_str(), r.rows[0].runs), ("v60", 5));
+        let typical = RunToRun::floor_share(Some(&r));
+        assert_eq!(RunToRun::row_floor_share(Some(&r), "p", "v0"), typical);
+        assert_eq!(
+            RunToRun::row_floor_share(Some(&r), "p", "v60"),
+            r.rows[0].floor
+        );
+        assert!(r.rows[0].floor > typical);
+        // A wait without a floor of its own reads the typical wait's.
+        let waits = figures.clone();
+        let r = r.with_waits(&waits);
+        assert_eq!(r.wait_floor_of("p", "v0"), r.wait_floor());
+        assert_eq!(r.wait_floor_of("p", "v60"), Some(r.waits[0].floor));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::spread;
 use crate::analysis::figure::{self, Figure};
 use crate::analysis::phases::PhaseCost;
 use crate::analysis::rounds::{self, Basis, RoundFigure, RoundState};
-use crate::analysis::spread::{NextRun, RunSpread, VariantSpread, pooled_in_probe};
+use crate::analysis::spread::{NextRun, RunSpread, RunToRun, VariantSpread, pooled_in_probe};
 use crate::analysis::states::StateModel;
 use crate::analysis::stats;
 use crate::harness::{Settings, tsc::TscFrequency};
@@ -27,17 +27,31 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     /// The run's [`crate::analysis::states::MachineStates::drift_interval_pct`].
     pub drift_interval_pct: Option<f64>,
-    /// The share of a row no next run's interval is narrower than
-    /// ([`crate::analysis::spread::RunToRun::floor_share`]).
-    pub floor_share: f64,
-    /// The least log half-width of a co-runner's p99 wait's interval, where
-    /// the history read one ([`crate::analysis::spread::RunToRun::wait_floor`]).
-    pub wait_floor: Option<f64>,
+    /// How far rows and co-runners' waits moved between the history's
+    /// runs of these conditions, where it read that: what no interval for
+    /// the next run is narrower than ([`Context::floor_share`],
+    /// [`Context::wait_floor`]).
+    pub run_to_run: Option<&'a RunToRun>,
     /// Every variant's spread across forks.
     pub spread: &'a RunSpread,
     /// The run's reference speed, each variant's speed coefficient and the
     /// spread of the figures at that speed.
     pub speed: &'a RunSpeed,
+}
+
+impl Context<'_> {
+    /// The share of a row no next run's interval is narrower than
+    /// ([`RunToRun::row_floor_share`]).
+    fn floor_share(&self, probe: &str, variant: &str) -> f64 {
+        RunToRun::row_floor_share(self.run_to_run, probe, variant)
+    }
+
+    /// The least log half-width of a co-runner's p99 wait's interval
+    /// (`wait`: "variant: figure"), where the history read one
+    /// ([`RunToRun::wait_floor_of`]).
+    fn wait_floor(&self, probe: &str, wait: &str) -> Option<f64> {
+        self.run_to_run?.wait_floor_of(probe, wait)
+    }
 }
 
 /// The records of one probe, in its variants' order: each variant's
@@ -72,7 +86,7 @@ pub fn probe_records(probe: &ProbeRounds, cx: &Context) -> Vec<Record> {
         &mut records,
         &differences,
         cx.drift_interval_pct,
-        cx.floor_share,
+        RunToRun::floor_share(cx.run_to_run),
     );
     set_headline_ratios(&mut records);
     mark_layout_spread(&mut records);
@@ -181,7 +195,8 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     };
     let used = spread::used_rounds(v, cx.model);
     let next_run = cx.spread.get(declaration.id, &v.variant.name);
-    let mut cost = cost(&estimate, &used, next_run, cx);
+    let floor_share = cx.floor_share(declaration.id, &v.variant.name);
+    let mut cost = cost(&estimate, &used, next_run, floor_share, cx);
     set_at_reference(&mut cost, declaration.id, v, cx, seed);
     if estimate.basis == Basis::NoQuietRound {
         let excess = slow_level_excess(&used, cx.model);
@@ -246,7 +261,9 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
             .flat_map(|r| r.measured.notes.iter().cloned()),
     );
     record.notes.splice(0..0, round_notes);
-    record.figures = figures_over(&used, &all, seed, cx.wait_floor);
+    record.figures = figures_over(&used, &all, seed, |wait| {
+        cx.wait_floor(declaration.id, &format!("{}: {wait}", v.variant.name))
+    });
     record.phases = phases_over(&used, seed);
     let marks: Vec<f64> = used
         .iter()
@@ -325,11 +342,13 @@ fn counters_of(v: &VariantRounds) -> Counters {
     }
 }
 
-/// The headline cost from the rounds' estimate, and the figures beside it.
+/// The headline cost from the rounds' estimate, and the figures beside it;
+/// no interval for the next run narrower than `floor_share` of it.
 fn cost(
     estimate: &rounds::Estimate,
     used: &[&Round],
     next_run: Option<NextRun>,
+    floor_share: f64,
     cx: &Context,
 ) -> Cost {
     let ticks = estimate.cost.value;
@@ -337,12 +356,8 @@ fn cost(
         .iter()
         .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
         .collect();
-    let (next_run_interval, next_run_from) = figure::next_run_interval(
-        estimate.cost,
-        next_run,
-        cx.drift_interval_pct,
-        cx.floor_share,
-    );
+    let (next_run_interval, next_run_from) =
+        figure::next_run_interval(estimate.cost, next_run, cx.drift_interval_pct, floor_share);
     Cost {
         figure: None,
         ns_per_tick: cx.tsc.ticks_to_ns(1.0),
@@ -395,7 +410,8 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
         return;
     };
     let next_run = cx.speed.spread.get(id, &v.variant.name);
-    let (interval, _) = figure::next_run_interval(estimate.cost, next_run, None, cx.floor_share);
+    let floor_share = cx.floor_share(id, &v.variant.name);
+    let (interval, _) = figure::next_run_interval(estimate.cost, next_run, None, floor_share);
     let ticks = estimate.cost.value;
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);
@@ -590,7 +606,9 @@ fn compare(
 /// Sets each comparison's interval for the next run's difference
 /// ([`NextRun::difference_interval`]): its forks' prediction is their
 /// differences pooled with the probe's other variants', without a run
-/// prior (differences of other probes are of other sizes).
+/// prior (differences of other probes are of other sizes). The floor is
+/// the typical row's share of the row: a row's own floor is of its cost,
+/// which moves with its baseline's, not of their difference.
 fn set_next_run_differences(
     records: &mut [Record],
     differences: &[VariantSpread],
@@ -639,13 +657,14 @@ pub const ONE_PROCESS_PRICE: &str = "Δ from one process: its interval is this r
 ///
 /// A co-runner's wait moves between runs with how the host schedules the
 /// co-runner, more than its rounds show: where the history read how far
-/// (`wait_floor`, log scale), its interval is at least that wide, and a
-/// wait of too few rounds for an interval of its own gets that one.
+/// (`wait_floor` of the wait's name, log scale), its interval is at least
+/// that wide, and a wait of too few rounds for an interval of its own gets
+/// that one.
 fn figures_over(
     used: &[&Round],
     all: &[&Round],
     seed: u64,
-    wait_floor: Option<f64>,
+    wait_floor: impl Fn(&str) -> Option<f64>,
 ) -> Vec<NamedFigure> {
     let seen = || all.iter().flat_map(|r| r.measured.figures.iter());
     first_seen(seen().map(|f| (f.name.as_str(), f.unit.as_str(), f.role)))
@@ -667,7 +686,7 @@ fn figures_over(
             }
             let (value, ci) = rounds::median_with_ci(&values, seed);
             let mut next_run = ci.and_then(|ci| figure::next_run_of_median(&values, value, ci));
-            if let (FigureRole::CoRunnerWaitP99, Some(floor)) = (role, wait_floor) {
+            if let (FigureRole::CoRunnerWaitP99, Some(floor)) = (role, wait_floor(name)) {
                 next_run = figure::at_least_log(next_run, value, floor);
             }
             Some(NamedFigure {
@@ -812,7 +831,7 @@ mod tests {
         let slow: Vec<Round> = (0..6).map(|_| with_wait(100.0)).collect();
         let used: Vec<&Round> = quiet.iter().collect();
         let all: Vec<&Round> = quiet.iter().chain(&slow).collect();
-        let figures = figures_over(&used, &all, 1, None);
+        let figures = figures_over(&used, &all, 1, |_| None);
         assert_eq!(figures[0].figure.value, 100.0, "{figures:?}");
         assert_eq!(figures[0].role, FigureRole::CoRunnerWaitP99);
     }
@@ -830,8 +849,8 @@ mod tests {
             })
             .collect();
         let used: Vec<&Round> = rounds.iter().collect();
-        let interval = |floor| {
-            figures_over(&used, &used, 1, floor)
+        let interval = |floor: Option<f64>| {
+            figures_over(&used, &used, 1, |_| floor)
                 .iter()
                 .map(|f| f.figure.ci95)
                 .collect::<Vec<_>>()

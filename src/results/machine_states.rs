@@ -67,6 +67,26 @@ pub struct MachineStates {
     pub run_to_run: Option<RunToRun>,
 }
 
+/// Says how many rows and waits have floors of their own, wider than the
+/// typical one, where any has.
+fn own_floors(r: &RunToRun) -> Option<String> {
+    let count = |n: usize, what: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {what}")),
+        n => Some(format!("{n} {what}s")),
+    };
+    let counted: Vec<String> = [count(r.rows.len(), "row"), count(r.waits.len(), "wait")]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!counted.is_empty()).then(|| {
+        format!(
+            "; {} have floors of their own from their stored runs, wider than the typical one",
+            counted.join(" and ")
+        )
+    })
+}
+
 /// The run's reference speed, how far it moved, and how much of the rows'
 /// round-to-round variance it took out.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -236,7 +256,9 @@ impl MachineStates {
         }
     }
 
-    /// The share of a row no interval for the next run is narrower than.
+    /// The share of a typical row no interval for the next run is narrower
+    /// than (a row whose own stored runs say more has its own:
+    /// `RunToRun::rows`).
     pub fn floor_share(&self) -> f64 {
         RunToRun::floor_share(self.run_to_run.as_ref())
     }
@@ -244,7 +266,7 @@ impl MachineStates {
     /// Says how far the history's runs moved, where it read them.
     pub fn set_run_to_run(&mut self, run_to_run: Option<RunToRun>) {
         self.run_to_run = run_to_run;
-        if let Some(r) = run_to_run {
+        if let Some(r) = &self.run_to_run {
             self.summary += &format!(
                 "; the {} runs of these conditions before it moved a row a median {:.2}% from one to \
                  the next, so no interval for the next run is under ±{:.1}%",
@@ -259,6 +281,9 @@ impl MachineStates {
                     step * 100.0,
                     floor.exp()
                 );
+            }
+            if let Some(own) = own_floors(r) {
+                self.summary += &own;
             }
         }
     }

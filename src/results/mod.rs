@@ -277,8 +277,7 @@ pub fn analyse(
         tsc,
         settings,
         drift_interval_pct: machine_states.drift_interval_pct,
-        floor_share: crate::analysis::spread::RunToRun::floor_share(facts.run_to_run.as_ref()),
-        wait_floor: facts.run_to_run.and_then(|r| r.wait_floor()),
+        run_to_run: facts.run_to_run.as_ref(),
         spread: &spread::run_spread(
             &probes,
             |v| spread::used_rounds(v, &machine_states.model),

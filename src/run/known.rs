@@ -131,10 +131,13 @@ impl Known {
 
 /// How far rows moved between the history's earlier runs of `conditions`,
 /// the co-runners' waits with them.
-fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
-    let moved = RunToRun::of(&history.row_figures(conditions, &[]).ok()?)?;
-    let waits = history.wait_figures(conditions);
-    Some(waits.map_or(moved, |waits| moved.with_waits(&waits)))
+pub fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
+    let figures = history.row_figures(conditions, &[]).ok()?;
+    let moved = RunToRun::of(&figures)?.with_rows(&figures);
+    Some(match history.wait_figures(conditions) {
+        Ok(waits) => moved.with_waits(&waits),
+        Err(_) => moved,
+    })
 }
 
 /// Each row's usual gap over the quiet rounds of the history's newest runs

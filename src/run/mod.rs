@@ -5,7 +5,7 @@
 
 mod known;
 
-pub use known::{Known, report_timeline};
+pub use known::{Known, report_timeline, run_to_run};
 
 use crate::export::Format;
 use crate::export::destination::Destination;
@@ -389,7 +389,7 @@ impl RunSetup {
             steal_pct,
             cpu: self.placement.cpu,
             known_quiet: known.quiet,
-            run_to_run: known.run_to_run,
+            run_to_run: known.run_to_run.clone(),
             usual_gaps: known.usual_gaps.clone(),
         }
     }

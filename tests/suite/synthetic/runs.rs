@@ -882,6 +882,38 @@ fn a_run_held_in_slow_levels_prints_intervals_that_reach_the_quiet_figure() {
     assert!((least..=most).contains(&rate), "coverage {rate:.3}");
 }
 
+/// Each row's figure over `runs` quick runs of `machine`, keyed and laid
+/// out as `History::row_figures` gives them (one stretch: the synthetic
+/// machine's quiet level does not move between runs).
+fn stored_figures(
+    machine: &mut Machine,
+    probes: &[mitbench::synthetic::Probe],
+    settings: &Settings,
+    runs: usize,
+) -> std::collections::BTreeMap<(String, String), Vec<Vec<f64>>> {
+    let mut history: std::collections::BTreeMap<(String, String), Vec<Vec<f64>>> =
+        Default::default();
+    for _ in 0..runs {
+        for r in machine.run(probes, QUICK, settings).records {
+            let figure = r.cost_ticks().expect("a figure");
+            history
+                .entry((r.id, r.variant))
+                .or_insert_with(|| vec![Vec::new()])[0]
+                .push(figure);
+        }
+    }
+    history
+}
+
+/// Whether this run's shown interval holds the next run's shown figure.
+fn holds(this: &Record, next: &Record) -> bool {
+    let (Some(a), Some(b)) = (this.shown_ticks(), next.shown_ticks()) else {
+        return false;
+    };
+    a.ci95
+        .is_some_and(|[lo, hi]| lo <= b.value && b.value <= hi)
+}
+
 #[test]
 fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor() {
     // A host whose rounds agree to 0.05% and whose every row moves by 1%
@@ -911,27 +943,10 @@ fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor
         .filter(|(_, v)| v.second_level.is_none())
         .map(|(id, v)| (id, v.name))
         .collect();
-    let holds = |this: &Record, next: &Record| {
-        let (Some(a), Some(b)) = (this.shown_ticks(), next.shown_ticks()) else {
-            return false;
-        };
-        a.ci95
-            .is_some_and(|[lo, hi]| lo <= b.value && b.value <= hi)
-    };
     let (mut rows, mut held, mut held_stated) = (0usize, 0usize, 0usize);
     for trial in 0..TRIALS / 8 {
         let mut machine = Machine::new(noise.clone(), 7000 + trial);
-        let mut history: std::collections::BTreeMap<(String, String), Vec<Vec<f64>>> =
-            Default::default();
-        for _ in 0..8 {
-            for r in machine.run(&probes, QUICK, &settings).records {
-                let figure = r.cost_ticks().expect("a figure");
-                history
-                    .entry((r.id, r.variant))
-                    .or_insert_with(|| vec![Vec::new()])[0]
-                    .push(figure);
-            }
-        }
+        let history = stored_figures(&mut machine, &probes, &settings, 8);
         let run_to_run = RunToRun::of(&history).expect("70 steps");
         let mut twin = machine.clone();
         let facts = mitbench::results::RunFacts {
@@ -958,4 +973,72 @@ fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor
         "{held} of {rows} held, under {bound:.0}"
     );
     assert!(held_stated < held, "{held_stated} held without the history");
+}
+
+#[test]
+fn a_row_that_wanders_between_runs_holds_the_next_run_with_its_own_floor() {
+    // A host where every third row moves by 4% (one standard deviation of
+    // a level drawn per run, shared by the run's forks, so no fork shows
+    // it) and the others by 0.5%: the typical row's floor is the steady
+    // rows'. Each trial's machine runs eight times into its history, then a
+    // pair: over the wandering rows, the first pair run's interval, floored
+    // by each row's own stored runs, must hold the second's figure in 95%
+    // of rows (Student's t on the history's seven degrees of freedom);
+    // bound fixed before the run, 3.5 standard deviations of a 95% rate
+    // under it. With the typical row's floor alone, fewer hold.
+    let mut probes = guest_probes();
+    let mut wandering = Vec::new();
+    for probe in &mut probes {
+        for (i, v) in probe.variants.iter_mut().enumerate() {
+            v.run_level = 0.005;
+            if i % 3 == 0 && v.second_level.is_none() {
+                v.run_level = 0.04;
+                wandering.push((probe.declaration.id, v.name));
+            }
+        }
+    }
+    let settings = Settings::quick();
+    let noise = Noise {
+        drift_per_minute: 0.0,
+        canary_misread: 0.0,
+        ..Noise::cloud_guest(0.0)
+    };
+    let (mut rows, mut held, mut held_typical, mut own) = (0usize, 0usize, 0usize, 0usize);
+    for trial in 0..TRIALS / 8 {
+        let mut machine = Machine::new(noise.clone(), 9100 + trial);
+        let history = stored_figures(&mut machine, &probes, &settings, 8);
+        let typical = RunToRun::of(&history).expect("enough steps");
+        let with_rows = typical.clone().with_rows(&history);
+        own += with_rows.rows.len();
+        let mut twin = machine.clone();
+        let facts = |run_to_run| mitbench::results::RunFacts {
+            run_to_run: Some(run_to_run),
+            ..Default::default()
+        };
+        let this = machine.run_with(&probes, QUICK, &settings, facts(with_rows));
+        let alone = twin.run_with(&probes, QUICK, &settings, facts(typical));
+        let next = machine.run(&probes, QUICK, &settings);
+        for ((a, t), b) in this.records.iter().zip(&alone.records).zip(&next.records) {
+            if !wandering.contains(&(a.id.as_str(), a.variant.as_str())) {
+                continue;
+            }
+            rows += 1;
+            held += usize::from(holds(a, b));
+            held_typical += usize::from(holds(t, b));
+        }
+    }
+    let expected = rows as f64 * 0.95;
+    let bound = expected - 3.5 * (rows as f64 * 0.95 * 0.05).sqrt();
+    eprintln!(
+        "held {held} of {rows} wandering rows with their own floors ({own} floors over the \
+         trials), {held_typical} with the typical row's"
+    );
+    assert!(
+        held as f64 >= bound,
+        "{held} of {rows} held, under {bound:.0}"
+    );
+    assert!(
+        held_typical < held,
+        "{held_typical} held without own floors"
+    );
 }
