@@ -432,20 +432,18 @@ pub fn pair_by_pass(
 }
 
 /// Ratio and difference against the baseline from pairs of rounds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Paired {
-    /// Median of the pairs' ratios and of their differences (ticks), with
-    /// bootstrap 95% intervals over pairs.
-    pub ratio: f64,
-    pub ratio_ci95: Option<(f64, f64)>,
-    pub delta: f64,
-    pub delta_ci95: Option<(f64, f64)>,
+    /// The forks' ratio and difference (ticks) of their pairs' medians,
+    /// each with a bootstrap 95% interval over pairs from
+    /// [`MIN_ROUNDS_FOR_CI`] pairs on.
+    pub ratio: Figure,
+    pub delta: Figure,
     pub pairs: usize,
     pub basis: PairBasis,
     /// Each fork's difference (its variant's median less its baseline's):
-    /// what a next run's processes redraw, which `delta_ci95`, resampling
-    /// pairs inside this run's forks, does not count.
-    #[serde(skip)]
+    /// what a next run's processes redraw, which `delta`'s interval (pairs
+    /// resampled inside this run's forks) does not count.
     pub fork_deltas: Vec<f64>,
 }
 
@@ -530,18 +528,17 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
     let delta = stats::mean(&fork_deltas);
     let (ratio_ci95, delta_ci95) = if used.len() >= MIN_ROUNDS_FOR_CI {
         let (ratios, deltas) = resampled_pairs(&forks, seed);
-        (
-            Some(stats::central_interval(&ratios, 0.95)),
-            Some(stats::central_interval(&deltas, 0.95)),
-        )
+        let interval = |draws: &[f64]| {
+            let (lo, hi) = stats::central_interval(draws, 0.95);
+            Some([lo, hi])
+        };
+        (interval(&ratios), interval(&deltas))
     } else {
         (None, None)
     };
     Some(Paired {
-        ratio,
-        ratio_ci95,
-        delta,
-        delta_ci95,
+        ratio: Figure::new(ratio, ratio_ci95),
+        delta: Figure::new(delta, delta_ci95),
         pairs: used.len(),
         basis,
         fork_deltas,
@@ -842,7 +839,7 @@ mod tests {
         }));
         let p = paired(&pairs, true, 1).unwrap();
         assert_eq!(
-            (p.ratio, p.delta, p.pairs, p.basis),
+            (p.ratio.value, p.delta.value, p.pairs, p.basis),
             (2.0, 100.0, 10, PairBasis::Quiet)
         );
         let all = paired(&pairs, false, 1).unwrap();

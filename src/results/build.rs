@@ -592,8 +592,8 @@ fn compare(
     let p = rounds::paired(&pairs, model.two_states, seed)?;
     let spread = VariantSpread::of_paired(v.variant.name.clone(), &p);
     let comparison = Comparison {
-        ratio: Figure::new(p.ratio, p.ratio_ci95.map(|(lo, hi)| [lo, hi])),
-        delta: Figure::new(p.delta, p.delta_ci95.map(|(lo, hi)| [lo, hi])),
+        ratio: p.ratio,
+        delta: p.delta,
         next_run_delta_ticks: None,
         pairs: p.pairs,
         basis: p.basis,

@@ -366,8 +366,7 @@ fn differences(doc: &RunDocument, pairs: &[(String, String)]) -> Vec<Result<Diff
                     from_pairs: None,
                 },
                 Read::Pairs(r) => {
-                    let delta =
-                        Figure::new(r.paired.delta, r.paired.delta_ci95.map(|(lo, hi)| [lo, hi]));
+                    let delta = r.paired.delta;
                     let interval = next
                         .iter()
                         .find(|(name, _)| name == dearer)

@@ -620,8 +620,8 @@ impl<'d> Lookup<'d> {
         let ratio = apart.value;
         let from_pairs = paired
             .as_ref()
-            .and_then(|p| p.ratio_ci95)
-            .map(|(lo, hi)| [lo.min(ratio), hi.max(ratio)]);
+            .and_then(|p| p.ratio.ci95)
+            .map(|[lo, hi]| [lo.min(ratio), hi.max(ratio)]);
         let interval = match (from_pairs, apart.ci95) {
             (Some([lo, hi]), Some([a_lo, a_hi])) => Some([lo.min(a_lo), hi.max(a_hi)]),
             (pairs, apart) => pairs.or(apart),

@@ -119,14 +119,15 @@ fn pairs_in_the_same_state_cancel_the_state() {
         })
         .collect();
     let p = rounds::paired(&pairs, true, 1).unwrap();
-    assert!((p.ratio - 1.5).abs() < 0.01, "{}", p.ratio);
-    let (lo, hi) = p.ratio_ci95.unwrap();
-    assert!(lo <= p.ratio && p.ratio <= hi && hi - lo < 0.01);
+    let ratio = p.ratio.value;
+    assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
+    let [lo, hi] = p.ratio.ci95.unwrap();
+    assert!(lo <= ratio && ratio <= hi && hi - lo < 0.01);
     assert_eq!(p.basis, mitbench::analysis::rounds::PairBasis::Quiet);
     // The difference carries each fork's level: 50 x (1.0 + 1.3 + 0.9) / 3.
     assert!(
-        (p.delta - 50.0 * 3.2 / 3.0).abs() < 0.5,
+        (p.delta.value - 50.0 * 3.2 / 3.0).abs() < 0.5,
         "quiet pairs' difference: {}",
-        p.delta
+        p.delta.value
     );
 }
