@@ -23,11 +23,9 @@ const RESAMPLES: usize = stats::Summary::RESAMPLES;
 /// One round as the estimator sees it.
 #[derive(Debug, Clone)]
 pub struct RoundFigure {
-    /// The round's median cost per item, ticks.
-    pub ticks: f64,
-    /// The round's own 95% interval of its median; None when it had too
-    /// few samples for one.
-    pub ci95: Option<(f64, f64)>,
+    /// The round's median cost per item, ticks, with the round's own 95%
+    /// interval of it where it had samples enough for one.
+    pub figure: Figure,
     /// Whether the round counts among the quiet ones: the canaries on both
     /// sides read quiet (read at one reference speed that saw the slow
     /// state, of one state: `results::speed::RunSpeed::counts`).
@@ -285,7 +283,7 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         Basis::AllRounds | Basis::NoQuietRound => levelled.clone(),
     };
     let figures = |set: &mut dyn Iterator<Item = &RoundFigure>| -> Vec<f64> {
-        let mut v: Vec<f64> = set.map(|r| r.ticks).collect();
+        let mut v: Vec<f64> = set.map(|r| r.figure.value).collect();
         v.sort_by(f64::total_cmp);
         v
     };
@@ -294,15 +292,12 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
     let half_widths: Vec<f64> = {
         let mut h: Vec<f64> = rounds
             .iter()
-            .filter_map(|r| {
-                let (lo, hi) = r.ci95?;
-                Some(super::interval::half_width(r.ticks, [lo, hi]))
-            })
+            .filter_map(|r| Some(super::interval::half_width(r.figure.value, r.figure.ci95?)))
             .collect();
         h.sort_by(f64::total_cmp);
         h
     };
-    let by_fork = by_fork(used.iter().map(|r| (r.fork, r.ticks)));
+    let by_fork = by_fork(used.iter().map(|r| (r.fork, r.figure.value)));
     Some(Estimate {
         cost: Figure::new(
             across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
@@ -619,8 +614,7 @@ mod tests {
 
     fn round(figure: f64, quiet: bool) -> RoundFigure {
         RoundFigure {
-            ticks: figure,
-            ci95: Some((figure * 0.999, figure * 1.001)),
+            figure: Figure::new(figure, Some([figure * 0.999, figure * 1.001])),
             quiet,
             fork: 0,
             interrupted: false,
@@ -854,8 +848,7 @@ mod tests {
         // headline's interval is theirs and nothing is added for it.
         let rounds: Vec<RoundFigure> = (0..12)
             .map(|_| RoundFigure {
-                ticks: 100.0,
-                ci95: Some((90.0, 110.0)),
+                figure: Figure::new(100.0, Some([90.0, 110.0])),
                 quiet: true,
                 fork: 0,
                 interrupted: false,

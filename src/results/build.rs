@@ -399,10 +399,16 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
         .rounds
         .iter()
         .filter_map(|r| {
+            let raw = r.figure(cx.model);
             Some(RoundFigure {
-                ticks: cx.speed.figure(id, v, r)?,
+                // The round's own interval stays the raw median's: only the
+                // headline's figure and interval are read from these rounds.
+                figure: Figure {
+                    value: cx.speed.figure(id, v, r)?,
+                    ..raw.figure
+                },
                 quiet: cx.speed.counts(r, cx.model),
-                ..r.figure(cx.model)
+                ..raw
             })
         })
         .collect();

@@ -22,6 +22,7 @@
 pub mod forks;
 pub mod gate;
 
+use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, RoundFigure};
 use crate::analysis::states::StateModel;
 use crate::harness::Harness;
@@ -168,8 +169,12 @@ impl Round {
     pub fn figure(&self, model: &StateModel) -> RoundFigure {
         let per_item = &self.measured.measurement.per_item;
         RoundFigure {
-            ticks: per_item.median,
-            ci95: per_item.has_ci().then_some(per_item.ci95),
+            figure: Figure::new(
+                per_item.median,
+                per_item
+                    .has_ci()
+                    .then_some([per_item.ci95.0, per_item.ci95.1]),
+            ),
             fork: self.fork,
             quiet: self.quiet(model),
             interrupted: self.of_no_level(),

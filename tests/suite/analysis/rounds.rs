@@ -5,6 +5,7 @@
 use crate::common;
 
 use common::assert_coverage;
+use mitbench::analysis::figure::Figure;
 use mitbench::analysis::rounds::{self, Basis, Pair, RoundFigure};
 use mitbench::analysis::states::StateModel;
 
@@ -18,8 +19,7 @@ fn two_state_round(rng: &mut fastrand::Rng, slow: bool, truth: f64) -> (f64, Rou
     (
         canary,
         RoundFigure {
-            ticks: figure,
-            ci95: Some((figure * 0.999, figure * 1.001)),
+            figure: Figure::new(figure, Some([figure * 0.999, figure * 1.001])),
             quiet: false,
             fork: 0,
             interrupted: false,
@@ -77,8 +77,7 @@ fn the_interval_covers_the_true_median_in_90_to_99_percent_of_trials() {
             .map(|_| {
                 let figure = truth + 10.0 * (rng.f64() + rng.f64() + rng.f64() - 1.5);
                 RoundFigure {
-                    ticks: figure,
-                    ci95: Some((figure - 0.25, figure + 0.25)),
+                    figure: Figure::new(figure, Some([figure - 0.25, figure + 0.25])),
                     quiet: true,
                     fork: 0,
                     interrupted: false,
