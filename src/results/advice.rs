@@ -82,12 +82,9 @@ pub fn for_document(doc: &RunDocument, budget: Duration) -> Vec<Advice> {
         .iter()
         .filter_map(|fit| {
             let smallest = doc
-                .results
-                .iter()
-                .filter(|r| r.id == fit.id && r.cost.is_some())
-                .filter_map(|r| r.batch.as_ref())
-                .filter(|b| b.group == fit.group)
-                .map(|b| b.size)
+                .series(&fit.id, &fit.group)
+                .filter(|r| r.cost.is_some())
+                .filter_map(|r| Some(r.batch.as_ref()?.size))
                 .min()?;
             advise(fit, smallest, mhz, budget)
         })

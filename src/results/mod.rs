@@ -163,6 +163,18 @@ impl RunDocument {
             .find(|r| r.id == probe && r.variant == variant)
     }
 
+    /// The records of one amortization series: `probe`'s batched variants
+    /// named `group` ([`AmortizationFit::group`]), measured or not.
+    pub fn series<'a>(
+        &'a self,
+        probe: &'a str,
+        group: &'a str,
+    ) -> impl Iterator<Item = &'a Record> {
+        self.results
+            .iter()
+            .filter(move |r| r.id == probe && r.batch.as_ref().is_some_and(|b| b.group == group))
+    }
+
     /// The run's reference speed (ticks per reference step), where it
     /// read the reference.
     pub fn reference_ticks(&self) -> Option<f64> {

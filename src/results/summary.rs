@@ -713,9 +713,7 @@ impl<'d> Lookup<'d> {
     fn series_note(&self, probe: &str, group: &str) -> Option<String> {
         let series: Vec<&Record> = self
             .doc
-            .results
-            .iter()
-            .filter(|r| r.id == probe && r.batch.as_ref().is_some_and(|b| b.group == group))
+            .series(probe, group)
             .filter(|r| r.cost.is_some())
             .collect();
         match series.iter().filter(|r| no_quiet_round(r)).count() {

@@ -103,12 +103,8 @@ type Point = (f64, f64, f64, f64);
 /// The fit's measured points, and the batch size its seed document chose
 /// with why.
 fn measured(doc: &RunDocument, fit: &AmortizationFit) -> (Vec<Point>, Option<(f64, String)>) {
-    let in_series =
-        |r: &&Record| r.id == fit.id && r.batch.as_ref().is_some_and(|b| b.group == fit.group);
     let points: Vec<Point> = doc
-        .results
-        .iter()
-        .filter(in_series)
+        .series(&fit.id, &fit.group)
         .filter_map(|r| {
             let size = r.batch.as_ref()?.size as f64;
             let shown = r.shown_ticks()?;
@@ -118,9 +114,7 @@ fn measured(doc: &RunDocument, fit: &AmortizationFit) -> (Vec<Point>, Option<(f6
         .filter(|p| p.0 > 0.0 && p.1 > 0.0)
         .collect();
     let seed = doc
-        .results
-        .iter()
-        .filter(in_series)
+        .series(&fit.id, &fit.group)
         .find_map(|r| Some((r.batch.as_ref()?.size as f64, r.seed_choice.clone()?)));
     (points, seed)
 }
