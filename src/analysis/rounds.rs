@@ -612,6 +612,17 @@ pub fn median_with_ci(values: &[f64], seed: u64) -> (f64, Option<(f64, f64)>) {
 mod tests {
     use super::*;
 
+    /// A round as [`interrupted`] reads it, in fork, median, fastest
+    /// sample, canaries-quiet order.
+    fn reading(fork: usize, median: f64, fastest: f64, canaries_quiet: bool) -> RoundReading {
+        RoundReading {
+            median,
+            fastest,
+            canaries_quiet,
+            fork,
+        }
+    }
+
     fn round(figure: f64, quiet: bool) -> RoundFigure {
         RoundFigure {
             figure: Figure::new(figure, Some([figure * 0.999, figure * 1.001])),
@@ -626,12 +637,7 @@ mod tests {
         // Zen 2's getpid of 2026-12-01, fork 1 of the third quick run:
         // rounds at 195.9 ticks, their fastest samples within a tick, and
         // round 2 at 605.2 with its fastest at 196.5.
-        let round = |median, fastest| RoundReading {
-            median,
-            fastest,
-            canaries_quiet: true,
-            fork: 0,
-        };
+        let round = |median, fastest| reading(0, median, fastest, true);
         let mut rounds = vec![round(195.9, 195.8); 9];
         rounds[2] = round(605.2, 196.5);
         let flags = interrupted(&rounds, 0.03, None);
@@ -663,12 +669,7 @@ mod tests {
         // against all the rounds (their median 362, their usual gap 13%),
         // the lifted rounds passed as quiet and made the headline 138 ns
         // where the other runs read 117.
-        let round = |median, fastest, canaries_quiet| RoundReading {
-            median,
-            fastest,
-            canaries_quiet,
-            fork: 0,
-        };
+        let round = |median, fastest, canaries_quiet| reading(0, median, fastest, canaries_quiet);
         let mut rounds = vec![
             round(286.5, 284.8, false),
             round(338.8, 281.8, true),
@@ -704,12 +705,7 @@ mod tests {
         // first of five quick runs: its quiet rounds but one stood 29-57%
         // above their fastest samples, and its figure read 68 us where the
         // four runs after it read 50-52 us, their rounds 2-6% above theirs.
-        let round = |fork, median, fastest, canaries_quiet| RoundReading {
-            median,
-            fastest,
-            canaries_quiet,
-            fork,
-        };
+        let round = reading;
         let rounds = [
             round(0, 160_990.0, 154_840.0, false),
             round(0, 121_651.0, 117_355.0, true),
