@@ -94,32 +94,21 @@ pub fn for_document(doc: &RunDocument, budget: Duration) -> Vec<Advice> {
 /// See the module comment. None where the fit has no toll to win back.
 pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) -> Option<Advice> {
     let f = &fit.fit;
-    let ([_, item_hi], [batch_lo, batch_hi]) = (f.per_item.ends(), f.per_batch.ends());
+    let [batch_lo, batch_hi] = f.per_batch.ends();
     let (per_item, per_batch) = (f.per_item.value, f.per_batch.value);
     if per_batch <= 0.0 || smallest == 0 || !per_item.is_finite() {
         return None;
     }
     let budget_us = budget.as_secs_f64() * 1e6;
-    let budget_ticks = budget_us * mhz;
     let b0 = smallest as f64;
     // The toll left at B is B0/B of the toll at B0: 10% left at 10 * B0.
     let win = smallest.saturating_mul((1.0 / (1.0 - WIN_BACK)).round() as u64);
     let kept = 1.0 / b0 - 1.0 / win as f64;
     let won = per_batch * kept;
     let won_back_per_item = Figure::new(won, Some([batch_lo * kept, batch_hi * kept]));
-    let largest = |work: f64, toll: f64| -> Option<u64> {
-        let room = budget_ticks - toll.max(0.0);
-        if room < work.max(0.0) {
-            return None;
-        }
-        Some(if work <= 0.0 {
-            u64::MAX
-        } else {
-            (room / work).floor() as u64
-        })
-    };
-    let cautious = largest(item_hi, batch_hi);
-    let central = largest(per_item, per_batch);
+    let BatchesWithin {
+        cautious, central, ..
+    } = batches_within(fit, mhz, budget);
     let batch_us = (win as f64 * per_item + per_batch) / mhz;
     let conflict = cautious.is_none_or(|b| b < win);
     let won_back_within_budget = conflict.then(|| match cautious {
@@ -171,6 +160,42 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
         won_back_within_budget,
         summary,
     })
+}
+
+/// The largest batch one of which fits a latency budget, read from the fit
+/// three ways: at both intervals' upper ends (the advice's, which holds at
+/// 95%), at the fit's centre, and at both lower ends. None where not even
+/// one item fits; `u64::MAX` where the per-item cost is not above zero, so
+/// any batch does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchesWithin {
+    pub cautious: Option<u64>,
+    pub central: Option<u64>,
+    pub bold: Option<u64>,
+}
+
+/// See [`BatchesWithin`]. One batch of B items holds the CPU for
+/// `B*w + t` ticks.
+pub fn batches_within(fit: &AmortizationFit, mhz: f64, budget: Duration) -> BatchesWithin {
+    let budget_ticks = budget.as_secs_f64() * 1e6 * mhz;
+    let largest = |work: f64, toll: f64| -> Option<u64> {
+        let room = budget_ticks - toll.max(0.0);
+        if room < work.max(0.0) {
+            return None;
+        }
+        Some(if work <= 0.0 {
+            u64::MAX
+        } else {
+            (room / work).floor() as u64
+        })
+    };
+    let f = &fit.fit;
+    let ([item_lo, item_hi], [batch_lo, batch_hi]) = (f.per_item.ends(), f.per_batch.ends());
+    BatchesWithin {
+        cautious: largest(item_hi, batch_hi),
+        central: largest(f.per_item.value, f.per_batch.value),
+        bold: largest(item_lo, batch_lo),
+    }
 }
 
 /// One measured step of a latency series.

@@ -4,7 +4,7 @@
 //! machine could not measure says why in one line. The renderings
 //! (terminal, Markdown, HTML) and the JSON all start with it.
 
-use super::{Record, RunDocument};
+use super::{Record, RunDocument, advice};
 use crate::analysis::interval::Figure;
 use crate::mitigations::crossing::{RETURN_TOLL_SYSCALL, SYSCALL};
 use crate::mitigations::kernel::{self as switches, InForce};
@@ -100,12 +100,12 @@ pub const SLOW_LEVEL: &str = "slow level: no quiet round in this run";
 /// round): it stands on pairs of every state, not the quiet level's.
 pub const PAIRS_OFF_THE_QUIET_LEVEL: &str = "off the quiet level: too few quiet pairs in this run";
 
-/// The note on an amortization curve's batch that wins back 90%: no
-/// interval, since by the fitted curve (a per-batch toll spread over B
-/// items) B0/B of the toll at the smallest batch B0 is left at B, whatever
-/// the fit; where the fit cannot tell the toll from zero the advice says
-/// so instead.
-pub const WIN_BACK_BY_THE_CURVE: &str = "exact by the curve: B0/B left";
+/// The notes on the largest batch a latency budget allows, where the fit
+/// gives it no interval or no size.
+pub const NO_BATCH_FITS: &str = "no batch fits: one batch's toll alone outlasts the budget";
+pub const ANY_BATCH_FITS: &str = "any batch fits: no per-item cost above zero";
+pub const NO_UPPER_BATCH: &str =
+    "no upper end: the per-item cost's interval reaches zero, where any batch fits";
 
 /// Why a figure read over `rounds` rounds (or pairs) of its row has no
 /// interval: fewer than an interval needs.
@@ -234,10 +234,10 @@ enum Reads {
     /// A same-CPU co-runner's p99 wait beside it.
     WaitP99,
     /// The record's series (a batch group): its fitted toll per call, its
-    /// cost per item, the batch that wins back 90% of the toll.
+    /// cost per item, the largest batch the latency budget allows.
     FitPerCall(&'static str),
     FitPerItem(&'static str),
-    WinBack(&'static str),
+    WithinBudget(&'static str),
     /// The step from another variant's cost to this one's, over `steps`.
     Step {
         from: usize,
@@ -282,7 +282,7 @@ const LINES: &[TollSpec] = &[
     ]),
     toll(TollKind::PipelineBulk, "indirect/pipeline-64", &["retpoline/B=1"], &[
         figure("retpoline toll a bulk", 0, Reads::FitPerCall("retpoline")),
-        figure("90% back at bulk", 0, Reads::WinBack("retpoline")),
+        figure("largest bulk", 0, Reads::WithinBudget("retpoline")),
     ]),
     toll(TollKind::SpeculationControl, "syscall/specctrl-storeload",
         &["store_bypass=enable", "store_bypass=disable"],
@@ -297,7 +297,7 @@ const LINES: &[TollSpec] = &[
     toll(TollKind::PageTableChange, "memory/mprotect", &["B=1"], &[
         figure("per call", 0, Reads::FitPerCall("")),
         figure("per page", 0, Reads::FitPerItem("")),
-        figure("90% back at pages a call", 0, Reads::WinBack("")),
+        figure("most pages a call", 0, Reads::WithinBudget("")),
     ]),
     toll(TollKind::Shootdown, "memory/shootdown", &["mprotect/alone", "mprotect/remote"], &[
         figure("mprotect, one CPU", 0, Reads::Cost),
@@ -517,7 +517,7 @@ impl<'d> Lookup<'d> {
             Reads::WaitP99 => self.wait_p99(f.what, r),
             Reads::FitPerCall(group) => self.fit(f.what, probe, group, series(group), true),
             Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
-            Reads::WinBack(group) => self.win_back(f.what, probe, group, series(group)),
+            Reads::WithinBudget(group) => self.within_budget(f.what, probe, group, series(group)),
             Reads::Step { from, steps } => self.step(f.what, records[from], r, steps),
         }
     }
@@ -660,20 +660,66 @@ impl<'d> Lookup<'d> {
         })
     }
 
-    /// A series' batch that wins back 90% of its per-batch toll.
-    fn win_back(&self, what: &str, probe: &str, group: &str, from: From) -> Option<Quantity> {
-        let advice = self
+    /// The largest batch of a series one of which fits the run's latency
+    /// budget, from the fit's centre, with the band's two ends as its
+    /// interval: the batch size the budget allows, which the curve's
+    /// uncertainty moves (the share of the toll a batch wins back does not
+    /// need the fit: B0/B is left at B, so the advice gives it apart).
+    fn within_budget(&self, what: &str, probe: &str, group: &str, from: From) -> Option<Quantity> {
+        let fit = self
             .doc
-            .advice
+            .amortization
             .iter()
-            .find(|a| a.id == probe && a.group == group)?;
+            .find(|f| f.id == probe && f.group == group)?;
+        let budget = self.latency_budget();
+        let batches = advice::batches_within(fit, self.mhz?, budget);
+        let largest_measured = self
+            .doc
+            .series(probe, group)
+            .filter(|r| r.cost.is_some())
+            .filter_map(|r| Some(r.batch.as_ref()?.size))
+            .max()?;
+        let (value, said) = match batches.central {
+            None => (0.0, Some(NO_BATCH_FITS.to_string())),
+            Some(u64::MAX) => (
+                largest_measured as f64,
+                Some(format!(
+                    "{ANY_BATCH_FITS}, up to B={largest_measured} measured"
+                )),
+            ),
+            Some(b) => (
+                b as f64,
+                (b > largest_measured)
+                    .then(|| format!("the fit's line beyond B={largest_measured} measured")),
+            ),
+        };
+        let interval = match (batches.central, batches.cautious, batches.bold) {
+            (Some(u64::MAX), ..) | (_, _, Some(u64::MAX)) => None,
+            (_, low, high) => Some([low.unwrap_or(0) as f64, high.unwrap_or(0) as f64]),
+        };
+        let unbounded = (interval.is_none() && batches.central != Some(u64::MAX))
+            .then(|| NO_UPPER_BATCH.to_string());
+        let notes: Vec<String> = [self.series_note(probe, group), said, unbounded]
+            .into_iter()
+            .flatten()
+            .collect();
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
         Some(Quantity {
-            what: what.to_string(),
-            figure: Figure::new(advice.batch_to_win_back as f64, None),
+            what: format!("{what} in {:.0} us", budget.as_secs_f64() * 1e6),
+            figure: Figure::new(value, interval),
             unit: Unit::Batch,
             from,
-            note: Some(WIN_BACK_BY_THE_CURVE.to_string()),
+            note,
         })
+    }
+
+    /// The latency budget the run's advice was made for.
+    fn latency_budget(&self) -> std::time::Duration {
+        self.doc
+            .advice
+            .first()
+            .map(|a| std::time::Duration::from_secs_f64(a.latency_budget_us / 1e6))
+            .unwrap_or(advice::DEFAULT_LATENCY_BUDGET)
     }
 
     /// A series' fitted toll per batch (per call), or per item, in ns.

@@ -70,6 +70,27 @@ fn advice_follows_from_the_fitted_curve() {
     );
 }
 
+#[test]
+fn the_batch_a_budget_allows_is_read_at_the_fits_centre_and_both_ends_of_its_band() {
+    // 1000 MHz, 50,000 ticks: (50,000 - 1,000) / 100 = 490 at the centre,
+    // (50,000 - 1,010) / 110 = 445 at both upper ends and
+    // (50,000 - 990) / 90 = 544 at both lower ends.
+    let budget = Duration::from_micros(50);
+    let b = advice::batches_within(&fit(100.0, 1000.0, 10.0), 1000.0, budget);
+    assert_eq!(
+        (b.cautious, b.central, b.bold),
+        (Some(445), Some(490), Some(544))
+    );
+    // A per-batch toll that leaves less than an item's room at the upper
+    // ends fits no batch there: 50,000 - 49,910 < 160; at the lower ends
+    // (50,000 - 49,790) / 40 = 5.
+    let b = advice::batches_within(&fit(100.0, 49_850.0, 60.0), 1000.0, budget);
+    assert_eq!((b.cautious, b.central, b.bold), (None, Some(1), Some(5)));
+    // A per-item cost whose interval reaches zero has no upper end.
+    let b = advice::batches_within(&fit(5.0, 1000.0, 10.0), 1000.0, budget);
+    assert_eq!(b.bold, Some(u64::MAX));
+}
+
 fn point(step: u64, wait: f64, ci: Option<[f64; 2]>, ticks: f64) -> LatencyPoint {
     LatencyPoint {
         step,

@@ -915,3 +915,38 @@ fn a_difference_from_pairs_of_every_state_says_it_is_off_the_quiet_level() {
     doc.machine_states.model.two_states = false;
     assert_eq!(one_filter(&doc), None);
 }
+
+#[test]
+fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
+    let mut doc = fixture();
+    let answer = of(&doc);
+    let pages = measured(&answer, TollKind::PageTableChange)
+        .iter()
+        .find(|q| q.what.starts_with("most pages a call"))
+        .unwrap();
+    let advice = doc
+        .advice
+        .iter()
+        .find(|a| a.id == "memory/mprotect")
+        .unwrap();
+    // The advice's own 95% end (both intervals' upper ends) is the lower
+    // end of the figure's interval, its centre the figure.
+    assert_eq!(
+        Some(pages.figure.value as u64),
+        advice.largest_within_budget_central
+    );
+    let [low, high] = pages.figure.ci95.unwrap();
+    assert_eq!(Some(low as u64), advice.largest_within_budget);
+    assert!(low <= pages.figure.value && pages.figure.value <= high);
+    assert!(pages.what.ends_with("in 50 us"), "{}", pages.what);
+
+    // Read again for a tighter budget, the figure follows the advice.
+    mitbench::results::advice::advise_document(&mut doc, std::time::Duration::from_micros(10));
+    let tighter = of(&doc);
+    let pages = measured(&tighter, TollKind::PageTableChange)
+        .iter()
+        .find(|q| q.what.starts_with("most pages a call"))
+        .unwrap();
+    assert!(pages.what.ends_with("in 10 us"), "{}", pages.what);
+    assert!(pages.figure.value < low, "{pages:?}");
+}
