@@ -117,47 +117,79 @@ pub(super) fn at_one_speed(stored: &[StoredFigure]) -> Vec<f64> {
     }
 }
 
-/// The quiet level a run was stored with, from two columns from `first`
-/// on (canary, band), where it had one.
-fn stored_level(r: &rusqlite::Row, first: usize) -> rusqlite::Result<Option<QuietLevel>> {
-    Ok(r.get::<_, Option<f64>>(first)?
-        .zip(r.get::<_, Option<f64>>(first + 1)?)
-        .map(|(canary, band)| QuietLevel { canary, band }))
+/// Where a stored run's figures stand: the build that measured them and
+/// the machine's quiet level then, where it was stored. Runs of one build
+/// at one level make a stretch of a row's series; a new build starts one
+/// of its own, as a level shift does, so that what a change to the code
+/// moved is not read as the row's noise.
+#[derive(Debug, Clone, PartialEq)]
+struct StoodAt {
+    build: String,
+    level: Option<QuietLevel>,
 }
 
-/// Each key's values in the order read, beside the quiet levels of the
-/// runs they came from.
-type ByKey<T> = BTreeMap<(String, String), (Vec<T>, Vec<Option<QuietLevel>>)>;
+/// A run's [`StoodAt`] from three columns from `first` on: its build (the
+/// commit in its conditions), quiet canary and band.
+fn stood_at(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoodAt> {
+    let level = r
+        .get::<_, Option<f64>>(first + 1)?
+        .zip(r.get::<_, Option<f64>>(first + 2)?)
+        .map(|(canary, band)| QuietLevel { canary, band });
+    Ok(StoodAt {
+        build: r.get::<_, Option<String>>(first)?.unwrap_or_default(),
+        level,
+    })
+}
 
-fn by_key<T>(
-    rows: impl IntoIterator<Item = ((String, String), T, Option<QuietLevel>)>,
-) -> ByKey<T> {
+/// Stored runs of the conditions `?1` names, whatever build ran them: the
+/// conditions less the commit (`store::conditions`), so that the first
+/// runs of a new build read how rows moved between the runs before it.
+fn of_any_build() -> String {
+    let commit = super::store::COMMIT_IN_CONDITIONS;
+    format!("json_remove(conditions, '{commit}') = json_remove(?1, '{commit}')")
+}
+
+/// The build a run's conditions name, as a query column.
+fn build_column() -> String {
+    format!(
+        "json_extract(r.conditions, '{}')",
+        super::store::COMMIT_IN_CONDITIONS
+    )
+}
+
+/// Each key's values in the order read, beside where the runs they came
+/// from stood.
+type ByKey<T> = BTreeMap<(String, String), (Vec<T>, Vec<StoodAt>)>;
+
+fn by_key<T>(rows: impl IntoIterator<Item = ((String, String), T, StoodAt)>) -> ByKey<T> {
     let mut grouped: ByKey<T> = BTreeMap::new();
-    for (key, value, level) in rows {
-        let (values, levels) = grouped.entry(key).or_default();
+    for (key, value, stood) in rows {
+        let (values, stood_at) = grouped.entry(key).or_default();
         values.push(value);
-        levels.push(level);
+        stood_at.push(stood);
     }
     grouped
 }
 
-/// A row's series in the order its runs ran, parted by the machine's quiet
-/// level: a run joins the runs at a level that holds its own (a trace
-/// event turned on and off again puts the runs after it back beside those
-/// before), else starts a level of its own; a run whose level is not
-/// stored joins the one before it.
-fn at_one_level(figures: Vec<f64>, levels: &[Option<QuietLevel>]) -> Vec<Vec<f64>> {
-    let mut stretches: Vec<(Option<QuietLevel>, Vec<f64>)> = Vec::new();
-    let mut last = None;
-    for (figure, level) in figures.into_iter().zip(levels) {
-        let at = match level {
+/// A row's series in the order its runs ran, parted by build and by the
+/// machine's quiet level: a run joins the runs of its build at a level
+/// that holds its own (a trace event turned on and off again puts the
+/// runs after it back beside those before), else starts a stretch of its
+/// own; a run whose level is not stored joins the one before it where
+/// that is of its build.
+fn in_stretches(figures: Vec<f64>, stood: &[StoodAt]) -> Vec<Vec<f64>> {
+    let mut stretches: Vec<(&StoodAt, Vec<f64>)> = Vec::new();
+    let mut last: Option<usize> = None;
+    for (figure, run) in figures.into_iter().zip(stood) {
+        let of_build = |at: &StoodAt| at.build == run.build;
+        let at = match &run.level {
             Some(level) => stretches
                 .iter()
-                .position(|(at, _)| at.is_some_and(|at| at.holds(level))),
-            None => last,
+                .position(|(at, _)| of_build(at) && at.level.is_some_and(|at| at.holds(level))),
+            None => last.filter(|&i| of_build(stretches[i].0)),
         };
         let index = at.unwrap_or_else(|| {
-            stretches.push((*level, Vec::new()));
+            stretches.push((run, Vec::new()));
             stretches.len() - 1
         });
         stretches[index].1.push(figure);
@@ -272,14 +304,16 @@ impl History {
     }
 
     /// Each row's (probe, variant) headline figures over the newest
-    /// [`LEARNED_RUNS`] stored runs of `conditions`, leaving out runs that
+    /// [`LEARNED_RUNS`] stored runs of `conditions` by any build, leaving
+    /// out runs that
     /// started at one of `except` (the runs being compared): what `compare`
     /// learns a row's noise from. Where every such run of a row has a figure
     /// at its reference speed, the row's figures are those, carried to the
     /// runs' common reference speed, as a comparison at equal speed reads
-    /// them. The series is parted by the runs' quiet levels
+    /// them. The series is parted by build and by the runs' quiet levels
     /// (`QuietLevel::holds`): the step across a level shift is the
-    /// shift's, not the row's noise.
+    /// shift's, and the step to a new build the code's, not the row's
+    /// noise.
     pub fn row_figures(
         &self,
         conditions: &str,
@@ -288,37 +322,41 @@ impl History {
         let except = serde_json::Value::from(except.to_vec()).to_string();
         let mut query = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT c.probe, c.variant, c.ticks, c.speed_normalized_ticks,
-                        c.speed_coefficient, r.reference_ticks, r.quiet_canary, r.quiet_band
-                 FROM records c JOIN runs r ON r.id = c.run_id
-                 WHERE c.ticks > 0 AND c.slow_state = 0
-                   AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
-                                  AND started_at NOT IN (SELECT value FROM json_each(?2))
-                                ORDER BY id DESC LIMIT ?3)
-                 ORDER BY r.started_at, r.id",
-            )
+                            c.speed_coefficient, r.reference_ticks, {},
+                            r.quiet_canary, r.quiet_band
+                     FROM records c JOIN runs r ON r.id = c.run_id
+                     WHERE c.ticks > 0 AND c.slow_state = 0
+                       AND r.id IN (SELECT id FROM runs WHERE {}
+                                      AND started_at NOT IN (SELECT value FROM json_each(?2))
+                                    ORDER BY id DESC LIMIT ?3)
+                     ORDER BY r.started_at, r.id",
+                build_column(),
+                of_any_build()
+            ))
             .map_err(|e| self.sqlite(e))?;
         let rows = query
             .query_map(params![conditions, except, LEARNED_RUNS], |r| {
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     stored_figure(r, 2)?,
-                    stored_level(r, 6)?,
+                    stood_at(r, 6)?,
                 ))
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(|e| self.sqlite(e))?;
         Ok(by_key(rows)
             .into_iter()
-            .map(|(key, (stored, levels))| (key, at_one_level(at_one_speed(&stored), &levels)))
+            .map(|(key, (stored, stood))| (key, in_stretches(at_one_speed(&stored), &stood)))
             .collect())
     }
 
     /// Each co-runner's p99 wait (a record's figure of that role) over the
-    /// newest [`LEARNED_WAIT_RUNS`] stored runs of `conditions`, keyed by
-    /// probe and "variant: figure", in the order they ran and parted by
-    /// the runs' quiet levels as [`History::row_figures`] parts a row's
+    /// newest [`LEARNED_WAIT_RUNS`] stored runs of `conditions` by any
+    /// build, keyed by probe and "variant: figure", in the order they ran
+    /// and parted by build and quiet level as [`History::row_figures`]
+    /// parts a row's
     /// costs: how far the waits move from one run to the next, which a
     /// run's few rounds of them cannot show. Read from the stored
     /// documents, since the records table keeps the costs only.
@@ -326,15 +364,19 @@ impl History {
         let mut query = self
             .conn
             .prepare(
-                "SELECT json_extract(rec.value, '$.id'),
-                        json_extract(rec.value, '$.variant') || ': ' || json_extract(f.value, '$.name'),
-                        json_extract(f.value, '$.value'), r.quiet_canary, r.quiet_band
-                 FROM runs r, json_each(r.document, '$.results') rec,
-                      json_each(rec.value, '$.figures') f
-                 WHERE json_extract(f.value, '$.role') = 'co-runner-wait-p99'
-                   AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
-                                ORDER BY id DESC LIMIT ?2)
-                 ORDER BY r.started_at, r.id",
+                &format!(
+                    "SELECT json_extract(rec.value, '$.id'),
+                            json_extract(rec.value, '$.variant') || ': ' || json_extract(f.value, '$.name'),
+                            json_extract(f.value, '$.value'), {}, r.quiet_canary, r.quiet_band
+                     FROM runs r, json_each(r.document, '$.results') rec,
+                          json_each(rec.value, '$.figures') f
+                     WHERE json_extract(f.value, '$.role') = 'co-runner-wait-p99'
+                       AND r.id IN (SELECT id FROM runs WHERE {}
+                                    ORDER BY id DESC LIMIT ?2)
+                     ORDER BY r.started_at, r.id",
+                    build_column(),
+                    of_any_build()
+                ),
             )
             .map_err(|e| self.sqlite(e))?;
         let rows = query
@@ -342,17 +384,17 @@ impl History {
                 Ok((
                     (r.get::<_, String>(0)?, r.get::<_, String>(1)?),
                     r.get::<_, Option<f64>>(2)?,
-                    stored_level(r, 3)?,
+                    stood_at(r, 3)?,
                 ))
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(|e| self.sqlite(e))?;
         let valued = rows
             .into_iter()
-            .filter_map(|(key, value, level)| Some((key, value?, level)));
+            .filter_map(|(key, value, stood)| Some((key, value?, stood)));
         Ok(by_key(valued)
             .into_iter()
-            .map(|(key, (values, levels))| (key, at_one_level(values, &levels)))
+            .map(|(key, (values, stood))| (key, in_stretches(values, &stood)))
             .collect())
     }
 

@@ -18,6 +18,10 @@ pub fn conditions_of(doc: &RunDocument) -> String {
     )
 }
 
+/// Where [`conditions`] holds the build's commit, as a JSON path: the
+/// queries that read runs of any build leave it out.
+pub(super) const COMMIT_IN_CONDITIONS: &str = "$[3]";
+
 /// [`conditions_of`] a run on the machine `id` by the build `git_commit`,
 /// before it has a document.
 pub fn conditions(id: &Identity, git_commit: &str, quick: bool) -> String {

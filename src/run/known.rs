@@ -22,7 +22,8 @@ pub struct Known {
     /// held against (`StateModel::fit_anchored`).
     pub quiet: Option<QuietLevel>,
     /// How far rows moved between the history's earlier runs of these
-    /// conditions: the floor under every interval for the next run.
+    /// conditions, by this build or those before it on this boot: the
+    /// floor under every interval for the next run.
     pub run_to_run: Option<RunToRun>,
     /// How far above its fastest sample each row's clean rounds stood in
     /// the history's earlier runs of these conditions: what a round slowed
@@ -129,8 +130,10 @@ impl Known {
     }
 }
 
-/// How far rows moved between the history's earlier runs of `conditions`,
-/// the co-runners' waits with them.
+/// How far rows moved between the history's earlier runs of `conditions`
+/// by any build (each build's runs a stretch of their own), the
+/// co-runners' waits with them: a new build's first runs hold the next
+/// run as well as its later ones.
 pub fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
     let figures = history.row_figures(conditions, &[]).ok()?;
     let moved = RunToRun::of(&figures)?.with_rows(&figures);

@@ -359,6 +359,45 @@ fn the_step_across_a_level_shift_is_not_learned_as_a_rows_noise() {
 }
 
 #[test]
+fn a_new_build_reads_the_rows_of_the_builds_before_it_each_a_stretch_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let base = fixture();
+    // Three runs of one build, then two of the next, whose change made the
+    // first row 40% dearer: the step between builds is the code's.
+    let builds = ["1111111", "1111111", "1111111", "2222222", "2222222"];
+    let scale = [1.0, 1.01, 1.0, 1.4, 1.414];
+    for (i, (build, scale)) in builds.into_iter().zip(scale).enumerate() {
+        let mut doc = base.clone();
+        doc.started_at = format!("2026-11-23T13:0{i}:00+00:00");
+        doc.build.git_commit = build.into();
+        if let Some(cost) = doc.results[0].cost.as_mut() {
+            common::scale_cost(cost, scale);
+        }
+        history.store(&doc).unwrap();
+    }
+    let first = &base.results[0];
+    let key = (first.id.clone(), first.variant.clone());
+    // A third build, not yet stored, reads both builds' runs.
+    let mut next = base.clone();
+    next.build.git_commit = "3333333".into();
+    let figures = history
+        .row_figures(&mitbench::history::conditions_of(&next), &[])
+        .unwrap();
+    let stretches: Vec<usize> = figures[&key].iter().map(Vec::len).collect();
+    assert_eq!(stretches, [3, 2]);
+    let learned = mitbench::analysis::noise::learned(figures);
+    let sd = learned[&key].evidence.sd();
+    assert!(sd < 0.01, "the 40% step between builds read as noise: {sd}");
+    // The same boot under a seccomp filter is still another condition.
+    let filtered = under_a_filter(next);
+    let other = history
+        .row_figures(&mitbench::history::conditions_of(&filtered), &[])
+        .unwrap();
+    assert!(other.is_empty(), "{other:?}");
+}
+
+#[test]
 fn a_co_runners_waits_are_read_back_from_the_stored_runs_and_no_other_figure() {
     use mitbench::probes::NamedFigure;
     let dir = tempfile::tempdir().unwrap();
