@@ -297,15 +297,19 @@ impl RunToRun {
         }
     }
 
-    /// With the co-runners' waits' steps read from `waits` as the rows'
-    /// are (none where there are too few), and the waits whose own floor
-    /// is wider than the typical wait's.
-    pub fn with_waits(self, waits: &BTreeMap<(String, String), Vec<Vec<f64>>>) -> RunToRun {
-        let wait_median_step = RunToRun::of(waits).map(|w| w.median_step);
+    /// With the co-runners' waits' steps read from `steps` as the rows'
+    /// are (none where there are too few), and the waits of `own` whose
+    /// own floor is wider than the typical wait's.
+    pub fn with_waits(
+        self,
+        steps: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+        own: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+    ) -> RunToRun {
+        let wait_median_step = RunToRun::of(steps).map(|w| w.median_step);
         let typical = wait_median_step.map_or(0.0, |step| P95_OVER_MEDIAN * step);
         RunToRun {
             wait_median_step,
-            waits: RowFloor::above(waits, typical),
+            waits: RowFloor::above(own, typical),
             ..self
         }
     }
@@ -525,7 +529,7 @@ mod tests {
         assert!(r.rows[0].floor > typical);
         // A wait without a floor of its own reads the typical wait's.
         let waits = figures.clone();
-        let r = r.with_waits(&waits);
+        let r = r.with_waits(&waits, &waits);
         assert_eq!(r.wait_floor_of("p", "v0"), r.wait_floor());
         assert_eq!(r.wait_floor_of("p", "v60"), Some(r.waits[0].floor));
     }

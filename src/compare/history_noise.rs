@@ -4,7 +4,7 @@
 //! stored run at its end read the history before it measured.
 
 use super::{BootNoise, Learned, RunComparison, Side, compare_sets};
-use crate::history::{History, conditions_of};
+use crate::history::{Builds, History, conditions_of};
 use crate::results::RunDocument;
 use std::collections::BTreeMap;
 
@@ -26,7 +26,7 @@ impl HistoryNoise {
             return HistoryNoise::default();
         };
         let figures = history
-            .row_figures(&conditions_of(&old[0]), compared)
+            .row_figures(&conditions_of(&old[0]), Builds::This, compared)
             .unwrap_or_default();
         HistoryNoise {
             learned: crate::analysis::noise::learned(figures),

@@ -32,7 +32,8 @@ mod series;
 mod store;
 
 pub use queries::{
-    BootFigures, LEARNED_RUNS, QuietRounds, RUNS_PER_BOOT, RowFigures, StoredSet, USUAL_GAP_RUNS,
+    BootFigures, Builds, LEARNED_RUNS, QuietRounds, RUNS_PER_BOOT, RowFigures, StoredSet,
+    USUAL_GAP_RUNS,
 };
 pub use refs::{RunRef, SideRef};
 pub use series::{MachineKey, MachineSeries, RowSeries, SERIES_RUNS, SeriesRun};

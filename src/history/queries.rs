@@ -141,12 +141,29 @@ fn stood_at(r: &rusqlite::Row, first: usize) -> rusqlite::Result<StoodAt> {
     })
 }
 
-/// Stored runs of the conditions `?1` names, whatever build ran them: the
-/// conditions less the commit (`store::conditions`), so that the first
-/// runs of a new build read how rows moved between the runs before it.
-fn of_any_build() -> String {
-    let commit = super::store::COMMIT_IN_CONDITIONS;
-    format!("json_remove(conditions, '{commit}') = json_remove(?1, '{commit}')")
+/// Which builds' runs of the conditions a query reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builds {
+    /// The build the conditions name.
+    This,
+    /// Any build, each build's runs a stretch of their own: so that the
+    /// first runs of a new build read how rows moved between the runs
+    /// before it.
+    Any,
+}
+
+impl Builds {
+    /// The query's test of a run's conditions against those `?1` names:
+    /// for any build, both less the commit (`store::conditions`).
+    fn condition(self) -> String {
+        let commit = super::store::COMMIT_IN_CONDITIONS;
+        match self {
+            Builds::This => "conditions = ?1".to_string(),
+            Builds::Any => {
+                format!("json_remove(conditions, '{commit}') = json_remove(?1, '{commit}')")
+            }
+        }
+    }
 }
 
 /// The build a run's conditions name, as a query column.
@@ -304,7 +321,7 @@ impl History {
     }
 
     /// Each row's (probe, variant) headline figures over the newest
-    /// [`LEARNED_RUNS`] stored runs of `conditions` by any build, leaving
+    /// [`LEARNED_RUNS`] stored runs of `conditions` by `builds`, leaving
     /// out runs that
     /// started at one of `except` (the runs being compared): what `compare`
     /// learns a row's noise from. Where every such run of a row has a figure
@@ -317,6 +334,7 @@ impl History {
     pub fn row_figures(
         &self,
         conditions: &str,
+        builds: Builds,
         except: &[&str],
     ) -> Result<RowFigures, HistoryError> {
         let except = serde_json::Value::from(except.to_vec()).to_string();
@@ -333,7 +351,7 @@ impl History {
                                     ORDER BY id DESC LIMIT ?3)
                      ORDER BY r.started_at, r.id",
                 build_column(),
-                of_any_build()
+                builds.condition()
             ))
             .map_err(|e| self.sqlite(e))?;
         let rows = query
@@ -353,14 +371,18 @@ impl History {
     }
 
     /// Each co-runner's p99 wait (a record's figure of that role) over the
-    /// newest [`LEARNED_WAIT_RUNS`] stored runs of `conditions` by any
-    /// build, keyed by probe and "variant: figure", in the order they ran
+    /// newest [`LEARNED_WAIT_RUNS`] stored runs of `conditions` by
+    /// `builds`, keyed by probe and "variant: figure", in the order they ran
     /// and parted by build and quiet level as [`History::row_figures`]
     /// parts a row's
     /// costs: how far the waits move from one run to the next, which a
     /// run's few rounds of them cannot show. Read from the stored
     /// documents, since the records table keeps the costs only.
-    pub fn wait_figures(&self, conditions: &str) -> Result<RowFigures, HistoryError> {
+    pub fn wait_figures(
+        &self,
+        conditions: &str,
+        builds: Builds,
+    ) -> Result<RowFigures, HistoryError> {
         let mut query = self
             .conn
             .prepare(
@@ -375,7 +397,7 @@ impl History {
                                     ORDER BY id DESC LIMIT ?2)
                      ORDER BY r.started_at, r.id",
                     build_column(),
-                    of_any_build()
+                    builds.condition()
                 ),
             )
             .map_err(|e| self.sqlite(e))?;

@@ -7,7 +7,7 @@ use crate::analysis::spread::RunToRun;
 use crate::analysis::states::QuietLevel;
 use crate::attribute::Attribution;
 use crate::compare::{DEFAULT_THRESHOLD_PCT, HistoryNoise, MachineTimeline};
-use crate::history::History;
+use crate::history::{Builds, History};
 use crate::inventory::Inventory;
 use crate::inventory::identity::Identity;
 use crate::mitigations::crossing::SYSCALL;
@@ -22,8 +22,8 @@ pub struct Known {
     /// held against (`StateModel::fit_anchored`).
     pub quiet: Option<QuietLevel>,
     /// How far rows moved between the history's earlier runs of these
-    /// conditions, by this build or those before it on this boot: the
-    /// floor under every interval for the next run.
+    /// conditions (the typical row's by this build or those before it on
+    /// this boot): the floor under every interval for the next run.
     pub run_to_run: Option<RunToRun>,
     /// How far above its fastest sample each row's clean rounds stood in
     /// the history's earlier runs of these conditions: what a round slowed
@@ -130,17 +130,21 @@ impl Known {
     }
 }
 
-/// How far rows moved between the history's earlier runs of `conditions`
-/// by any build (each build's runs a stretch of their own), the
-/// co-runners' waits with them: a new build's first runs hold the next
-/// run as well as its later ones.
+/// How far rows moved between the history's earlier runs of `conditions`,
+/// the co-runners' waits with them. The typical row's and wait's steps,
+/// medians, are read over any build's runs (each build's a stretch of its
+/// own), so that a new build's first runs hold the next run as well as
+/// its later ones; a row's own floor, a variance that one stray run of an
+/// older build's would widen, over this build's runs only.
 pub fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
-    let figures = history.row_figures(conditions, &[]).ok()?;
-    let moved = RunToRun::of(&figures)?.with_rows(&figures);
-    Some(match history.wait_figures(conditions) {
-        Ok(waits) => moved.with_waits(&waits),
-        Err(_) => moved,
-    })
+    let rows = |builds| history.row_figures(conditions, builds, &[]).ok();
+    let waits = |builds| history.wait_figures(conditions, builds).unwrap_or_default();
+    let moved = RunToRun::of(&rows(Builds::Any)?)?;
+    Some(
+        moved
+            .with_rows(&rows(Builds::This).unwrap_or_default())
+            .with_waits(&waits(Builds::Any), &waits(Builds::This)),
+    )
 }
 
 /// Each row's usual gap over the quiet rounds of the history's newest runs

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use mitbench::history::{History, HistoryError, RunRef};
+use mitbench::history::{Builds, History, HistoryError, RunRef};
 use mitbench::results::RunDocument;
 use rusqlite::Connection;
 
@@ -302,7 +302,11 @@ fn the_history_learns_how_far_each_row_moves_between_runs_of_one_condition() {
     let conditions = mitbench::history::conditions_of(&base);
     assert_ne!(conditions, mitbench::history::conditions_of(&filtered));
     let learned = |except: &[&str]| {
-        mitbench::analysis::noise::learned(history.row_figures(&conditions, except).unwrap())
+        mitbench::analysis::noise::learned(
+            history
+                .row_figures(&conditions, Builds::This, except)
+                .unwrap(),
+        )
     };
     let learned_all = learned(&[]);
     let first = &base.results[0];
@@ -346,7 +350,7 @@ fn the_step_across_a_level_shift_is_not_learned_as_a_rows_noise() {
         history.store(&doc).unwrap();
     }
     let conditions = mitbench::history::conditions_of(&base);
-    let figures = history.row_figures(&conditions, &[]).unwrap();
+    let figures = history.row_figures(&conditions, Builds::This, &[]).unwrap();
     let first = &base.results[0];
     let key = (first.id.clone(), first.variant.clone());
     let stretches: Vec<usize> = figures[&key].iter().map(Vec::len).collect();
@@ -382,7 +386,7 @@ fn a_new_build_reads_the_rows_of_the_builds_before_it_each_a_stretch_of_its_own(
     let mut next = base.clone();
     next.build.git_commit = "3333333".into();
     let figures = history
-        .row_figures(&mitbench::history::conditions_of(&next), &[])
+        .row_figures(&mitbench::history::conditions_of(&next), Builds::Any, &[])
         .unwrap();
     let stretches: Vec<usize> = figures[&key].iter().map(Vec::len).collect();
     assert_eq!(stretches, [3, 2]);
@@ -390,11 +394,58 @@ fn a_new_build_reads_the_rows_of_the_builds_before_it_each_a_stretch_of_its_own(
     let sd = learned[&key].evidence.sd();
     assert!(sd < 0.01, "the 40% step between builds read as noise: {sd}");
     // The same boot under a seccomp filter is still another condition.
+    // Its own build's runs alone: none yet.
+    let this = history
+        .row_figures(&mitbench::history::conditions_of(&next), Builds::This, &[])
+        .unwrap();
+    assert!(this.is_empty(), "{this:?}");
     let filtered = under_a_filter(next);
     let other = history
-        .row_figures(&mitbench::history::conditions_of(&filtered), &[])
+        .row_figures(
+            &mitbench::history::conditions_of(&filtered),
+            Builds::Any,
+            &[],
+        )
         .unwrap();
     assert!(other.is_empty(), "{other:?}");
+}
+
+#[test]
+fn a_new_build_reads_the_typical_floor_of_older_builds_and_no_rows_own_floor_of_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
+    let base = fixture();
+    // Six runs of one build, every row 1% up and down; the first row of
+    // the fourth run 50% dearer, a stray run its own floor widens for.
+    for i in 0..6 {
+        let mut doc = base.clone();
+        doc.started_at = format!("2026-11-23T14:0{i}:00+00:00");
+        doc.build.git_commit = "1111111".into();
+        for (n, record) in doc.results.iter_mut().enumerate() {
+            let stray = if i == 3 && n == 0 { 1.5 } else { 1.0 };
+            if let Some(cost) = record.cost.as_mut() {
+                common::scale_cost(cost, stray * if i % 2 == 0 { 1.0 } else { 1.01 });
+            }
+        }
+        history.store(&doc).unwrap();
+    }
+    let first = &base.results[0];
+    let of_build = |build: &str| {
+        let mut doc = base.clone();
+        doc.build.git_commit = build.into();
+        mitbench::run::run_to_run(&history, &mitbench::history::conditions_of(&doc))
+    };
+    let own = of_build("1111111").expect("80 steps of one build");
+    assert!(
+        own.rows
+            .iter()
+            .any(|r| r.probe == first.id && r.variant == first.variant),
+        "{:?}",
+        own.rows
+    );
+    let next = of_build("2222222").expect("the typical floor of the build before");
+    assert_eq!(next.median_step, own.median_step);
+    assert!(next.rows.is_empty(), "{:?}", next.rows);
 }
 
 #[test]
@@ -414,7 +465,7 @@ fn a_co_runners_waits_are_read_back_from_the_stored_runs_and_no_other_figure() {
         history.store(&doc).unwrap();
     }
     let conditions = mitbench::history::conditions_of(&base);
-    let read = history.wait_figures(&conditions).unwrap();
+    let read = history.wait_figures(&conditions, Builds::This).unwrap();
     let first = &base.results[0];
     let key = (first.id.clone(), format!("{}: p99", first.variant));
     assert_eq!(
@@ -424,7 +475,7 @@ fn a_co_runners_waits_are_read_back_from_the_stored_runs_and_no_other_figure() {
     );
     assert_eq!(read[&key], [waits.to_vec()], "in the order the runs ran");
     // Runs of other conditions are not read.
-    assert!(history.wait_figures("[]").unwrap().is_empty());
+    assert!(history.wait_figures("[]", Builds::Any).unwrap().is_empty());
 }
 
 #[test]

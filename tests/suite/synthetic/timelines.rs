@@ -17,7 +17,7 @@ use mitbench::compare::{self, BootNoise, ShiftCause, Side, Verdict};
 use mitbench::harness::machine::Machine as _;
 use mitbench::harness::tsc::TscFrequency;
 use mitbench::harness::{Harness, Settings};
-use mitbench::history::{History, conditions_of};
+use mitbench::history::{Builds, History, conditions_of};
 use mitbench::probes::{AnyProbe, Placement};
 use mitbench::results::{self, RunDocument};
 use mitbench::schedule::forks::{self, Job, Merged};
@@ -152,7 +152,9 @@ fn compared(
             history.store(doc).unwrap();
         }
         let compared = [old.started_at.as_str(), new.started_at.as_str()];
-        let figures = history.row_figures(&conditions_of(old), &compared).unwrap();
+        let figures = history
+            .row_figures(&conditions_of(old), Builds::This, &compared)
+            .unwrap();
         noise::learned(figures)
     };
     compare::compare_sets(
