@@ -100,6 +100,7 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
         return None;
     }
     let budget_us = budget.as_secs_f64() * 1e6;
+    let budget_words = budget_words(budget);
     let b0 = smallest as f64;
     // The toll left at B is B0/B of the toll at B0: 10% left at 10 * B0.
     let win = smallest.saturating_mul((1.0 / (1.0 - WIN_BACK)).round() as u64);
@@ -128,19 +129,19 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
     let summary = match won_back_within_budget {
         _ if batch_lo <= 0.0 => format!(
             "{name}: no per-batch toll the fit can tell from zero ({} ±{} ticks), so batching \
-             wins nothing measurable; within a {budget_us:.0} us budget {allowed}",
+             wins nothing measurable; within a {budget_words} budget {allowed}",
             fmt_ticks(per_batch),
             fmt_ticks((batch_hi - batch_lo) / 2.0),
         ),
         None => format!(
             "{name}: B={win} wins back 90% of the toll ({} ticks per {} against B={smallest}), \
-             one batch takes {batch_us:.1} us; within a {budget_us:.0} us budget {allowed}",
+             one batch takes {batch_us:.1} us; within a {budget_words} budget {allowed}",
             fmt_ticks(won),
             fit.item
         ),
         Some(share) => format!(
             "{name}: B={win} would win back 90% of the toll but one batch takes {batch_us:.1} us, \
-             {:.1}x the {budget_us:.0} us budget; {allowed}, winning back {:.0}%",
+             {:.1}x the {budget_words} budget; {allowed}, winning back {:.0}%",
             batch_us / budget_us,
             share * 100.0
         ),
@@ -160,6 +161,20 @@ pub fn advise(fit: &AmortizationFit, smallest: u64, mhz: f64, budget: Duration) 
         won_back_within_budget,
         summary,
     })
+}
+
+/// A latency budget as the lines say it: "50 us", "1.5 ms", "2 s".
+pub fn budget_words(budget: Duration) -> String {
+    let us = budget.as_secs_f64() * 1e6;
+    let (value, unit) = match us {
+        _ if us >= 1e6 => (us / 1e6, "s"),
+        _ if us >= 1e3 => (us / 1e3, "ms"),
+        _ => (us, "us"),
+    };
+    // Three decimals at most, and none that are zeros.
+    let digits = format!("{value:.3}");
+    let digits = digits.trim_end_matches('0').trim_end_matches('.');
+    format!("{digits} {unit}")
 }
 
 /// The largest batch one of which fits a latency budget, read from the fit
@@ -291,6 +306,7 @@ pub fn advise_latency(
     fit_allows: Option<u64>,
 ) -> LatencyAdvice {
     let budget_us = budget.as_secs_f64() * 1e6;
+    let budget_words = budget_words(budget);
     let cheapest = points
         .iter()
         .map(|p| p.ticks.value)
@@ -311,7 +327,7 @@ pub fn advise_latency(
     let mut summary = match fitting {
         Some(p) => format!(
             "{name}: measured, steps up to {} keep a same-CPU co-runner's p99 wait within \
-             {budget_us:.0} us ({}); each {item} there costs {:.2}x the cheapest step's",
+             {budget_words} ({}); each {item} there costs {:.2}x the cheapest step's",
             step_name(p.step, unit),
             wait_text(p),
             cost_vs_cheapest.unwrap_or(f64::NAN),
@@ -322,7 +338,7 @@ pub fn advise_latency(
                 .min_by(|a, b| a.wait_p99.value.total_cmp(&b.wait_p99.value));
             format!(
                 "{name}: measured, no step keeps a same-CPU co-runner's p99 wait within \
-             {budget_us:.0} us; the least is {}",
+             {budget_words}; the least is {}",
                 least.map_or("-".into(), |p| format!(
                     "{} at {}",
                     wait_text(p),

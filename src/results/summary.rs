@@ -694,10 +694,10 @@ impl<'d> Lookup<'d> {
             ),
         };
         let interval = match (batches.central, batches.cautious, batches.bold) {
-            (Some(u64::MAX), ..) | (_, _, Some(u64::MAX)) => None,
+            (None | Some(u64::MAX), ..) | (_, _, Some(u64::MAX)) => None,
             (_, low, high) => Some([low.unwrap_or(0) as f64, high.unwrap_or(0) as f64]),
         };
-        let unbounded = (interval.is_none() && batches.central != Some(u64::MAX))
+        let unbounded = (batches.central.is_some_and(|b| b != u64::MAX) && interval.is_none())
             .then(|| NO_UPPER_BATCH.to_string());
         let notes: Vec<String> = [self.series_note(probe, group), said, unbounded]
             .into_iter()
@@ -705,7 +705,7 @@ impl<'d> Lookup<'d> {
             .collect();
         let note = (!notes.is_empty()).then(|| notes.join("; "));
         Some(Quantity {
-            what: format!("{what} in {:.0} us", budget.as_secs_f64() * 1e6),
+            what: format!("{what} in {}", advice::budget_words(budget)),
             figure: Figure::new(value, interval),
             unit: Unit::Batch,
             from,

@@ -29,7 +29,10 @@ fn quantity(q: &Quantity) -> String {
         Unit::Batch => (1.0, ""),
     };
     let value = match q.unit {
-        Unit::Batch => format!("{:.0}", q.figure.value),
+        // A batch is whole: grouped past a thousand as a cost is, never
+        // with decimals below it.
+        Unit::Batch if q.figure.value < 1000.0 => format!("{:.0}", q.figure.value),
+        Unit::Batch => format_cost(q.figure.value),
         _ => format!("{}{unit}", format_cost(q.figure.value * scale)),
     };
     let signed = if q.what.ends_with('+') && q.figure.value >= 0.0 {

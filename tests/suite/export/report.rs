@@ -89,6 +89,16 @@ fn the_batch_a_budget_allows_is_read_at_the_fits_centre_and_both_ends_of_its_ban
     // A per-item cost whose interval reaches zero has no upper end.
     let b = advice::batches_within(&fit(5.0, 1000.0, 10.0), 1000.0, budget);
     assert_eq!(b.bold, Some(u64::MAX));
+    // The budget as the answer's line names it.
+    for (budget, words) in [
+        (budget, "50 us"),
+        (Duration::from_micros(1500), "1.5 ms"),
+        (Duration::from_millis(100), "100 ms"),
+        (Duration::from_secs(2), "2 s"),
+        (Duration::from_nanos(2500), "2.5 us"),
+    ] {
+        assert_eq!(advice::budget_words(budget), words);
+    }
 }
 
 fn point(step: u64, wait: f64, ci: Option<[f64; 2]>, ticks: f64) -> LatencyPoint {

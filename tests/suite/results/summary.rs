@@ -949,4 +949,18 @@ fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
         .unwrap();
     assert!(pages.what.ends_with("in 10 us"), "{}", pages.what);
     assert!(pages.figure.value < low, "{pages:?}");
+
+    // A budget mprotect's per-call toll alone outlasts fits no batch: no
+    // interval, and the line says why.
+    mitbench::results::advice::advise_document(&mut doc, std::time::Duration::from_micros(1));
+    let none = of(&doc);
+    let pages = measured(&none, TollKind::PageTableChange)
+        .iter()
+        .find(|q| q.what.starts_with("most pages a call"))
+        .unwrap();
+    assert_eq!(pages.figure.ci95, None, "{pages:?}");
+    assert_eq!(
+        pages.note.as_deref(),
+        Some(mitbench::results::summary::NO_BATCH_FITS)
+    );
 }
