@@ -916,14 +916,21 @@ fn a_difference_from_pairs_of_every_state_says_it_is_off_the_quiet_level() {
     assert_eq!(one_filter(&doc), None);
 }
 
-#[test]
-fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
-    let mut doc = fixture();
-    let answer = of(&doc);
-    let pages = measured(&answer, TollKind::PageTableChange)
+/// The answer's mprotect batch that a latency budget allows.
+fn pages_a_call(doc: &RunDocument) -> Quantity {
+    measured(&of(doc), TollKind::PageTableChange)
         .iter()
         .find(|q| q.what.starts_with("most pages a call"))
-        .unwrap();
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
+    use mitbench::results::advice::advise_document;
+    use std::time::Duration;
+    let mut doc = fixture();
+    let pages = pages_a_call(&doc);
     let advice = doc
         .advice
         .iter()
@@ -941,23 +948,15 @@ fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
     assert!(pages.what.ends_with("in 50 us"), "{}", pages.what);
 
     // Read again for a tighter budget, the figure follows the advice.
-    mitbench::results::advice::advise_document(&mut doc, std::time::Duration::from_micros(10));
-    let tighter = of(&doc);
-    let pages = measured(&tighter, TollKind::PageTableChange)
-        .iter()
-        .find(|q| q.what.starts_with("most pages a call"))
-        .unwrap();
+    advise_document(&mut doc, Duration::from_micros(10));
+    let pages = pages_a_call(&doc);
     assert!(pages.what.ends_with("in 10 us"), "{}", pages.what);
     assert!(pages.figure.value < low, "{pages:?}");
 
     // A budget mprotect's per-call toll alone outlasts fits no batch: no
     // interval, and the line says why.
-    mitbench::results::advice::advise_document(&mut doc, std::time::Duration::from_micros(1));
-    let none = of(&doc);
-    let pages = measured(&none, TollKind::PageTableChange)
-        .iter()
-        .find(|q| q.what.starts_with("most pages a call"))
-        .unwrap();
+    advise_document(&mut doc, Duration::from_micros(1));
+    let pages = pages_a_call(&doc);
     assert_eq!(pages.figure.ci95, None, "{pages:?}");
     assert_eq!(
         pages.note.as_deref(),
