@@ -322,9 +322,9 @@ impl History {
 
     /// Each row's (probe, variant) headline figures over the newest
     /// [`LEARNED_RUNS`] stored runs of `conditions` by `builds`, leaving
-    /// out runs that
-    /// started at one of `except` (the runs being compared): what `compare`
-    /// learns a row's noise from. Where every such run of a row has a figure
+    /// out runs that started at one of `except` (the runs being compared):
+    /// what `compare` learns a row's noise from, and what the floors for
+    /// the next run are read from. Where every such run of a row has a figure
     /// at its reference speed, the row's figures are those, carried to the
     /// runs' common reference speed, as a comparison at equal speed reads
     /// them. The series is parted by build and by the runs' quiet levels
@@ -372,12 +372,11 @@ impl History {
 
     /// Each co-runner's p99 wait (a record's figure of that role) over the
     /// newest [`LEARNED_WAIT_RUNS`] stored runs of `conditions` by
-    /// `builds`, keyed by probe and "variant: figure", in the order they ran
-    /// and parted by build and quiet level as [`History::row_figures`]
-    /// parts a row's
-    /// costs: how far the waits move from one run to the next, which a
-    /// run's few rounds of them cannot show. Read from the stored
-    /// documents, since the records table keeps the costs only.
+    /// `builds`, keyed by probe and "variant: figure", in the order they
+    /// ran and parted by build and quiet level as [`History::row_figures`]
+    /// parts a row's costs: how far the waits move from one run to the
+    /// next, which a run's few rounds of them cannot show. Read from the
+    /// stored documents, since the records table keeps the costs only.
     pub fn wait_figures(
         &self,
         conditions: &str,

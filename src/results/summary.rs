@@ -713,13 +713,17 @@ impl<'d> Lookup<'d> {
         })
     }
 
-    /// The latency budget the run's advice was made for.
+    /// The latency budget the run's advice was made for (either kind's:
+    /// a run whose fits win nothing back has only the co-runners').
     fn latency_budget(&self) -> std::time::Duration {
-        self.doc
-            .advice
+        let doc = self.doc;
+        doc.advice
             .first()
-            .map(|a| std::time::Duration::from_secs_f64(a.latency_budget_us / 1e6))
-            .unwrap_or(advice::DEFAULT_LATENCY_BUDGET)
+            .map(|a| a.latency_budget_us)
+            .or_else(|| doc.latency_advice.first().map(|a| a.latency_budget_us))
+            .map_or(advice::DEFAULT_LATENCY_BUDGET, |us| {
+                std::time::Duration::from_secs_f64(us / 1e6)
+            })
     }
 
     /// A series' fitted toll per batch (per call), or per item, in ns.
