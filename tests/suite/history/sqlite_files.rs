@@ -393,12 +393,12 @@ fn a_new_build_reads_the_rows_of_the_builds_before_it_each_a_stretch_of_its_own(
     let learned = mitbench::analysis::noise::learned(figures);
     let sd = learned[&key].evidence.sd();
     assert!(sd < 0.01, "the 40% step between builds read as noise: {sd}");
-    // The same boot under a seccomp filter is still another condition.
     // Its own build's runs alone: none yet.
     let this = history
         .row_figures(&mitbench::history::conditions_of(&next), Builds::This, &[])
         .unwrap();
     assert!(this.is_empty(), "{this:?}");
+    // The same boot under a seccomp filter is still another condition.
     let filtered = under_a_filter(next);
     let other = history
         .row_figures(
