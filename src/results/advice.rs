@@ -81,11 +81,7 @@ pub fn for_document(doc: &RunDocument, budget: Duration) -> Vec<Advice> {
     doc.amortization
         .iter()
         .filter_map(|fit| {
-            let smallest = doc
-                .series(&fit.id, &fit.group)
-                .filter(|r| r.cost.is_some())
-                .filter_map(|r| Some(r.batch.as_ref()?.size))
-                .min()?;
+            let smallest = doc.measured_sizes(&fit.id, &fit.group).min()?;
             advise(fit, smallest, mhz, budget)
         })
         .collect()

@@ -175,6 +175,24 @@ impl RunDocument {
             .filter(move |r| r.id == probe && r.batch.as_ref().is_some_and(|b| b.group == group))
     }
 
+    /// The batch sizes a series measured (its records with a cost).
+    pub fn measured_sizes<'a>(
+        &'a self,
+        probe: &'a str,
+        group: &'a str,
+    ) -> impl Iterator<Item = u64> + 'a {
+        self.series(probe, group)
+            .filter(|r| r.cost.is_some())
+            .filter_map(|r| Some(r.batch.as_ref()?.size))
+    }
+
+    /// The amortization fit over `probe`'s series `group`.
+    pub fn fit_of(&self, probe: &str, group: &str) -> Option<&AmortizationFit> {
+        self.amortization
+            .iter()
+            .find(|f| f.id == probe && f.group == group)
+    }
+
     /// The run's reference speed (ticks per reference step), where it
     /// read the reference.
     pub fn reference_ticks(&self) -> Option<f64> {

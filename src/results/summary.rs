@@ -666,19 +666,10 @@ impl<'d> Lookup<'d> {
     /// uncertainty moves (the share of the toll a batch wins back does not
     /// need the fit: B0/B is left at B, so the advice gives it apart).
     fn within_budget(&self, what: &str, probe: &str, group: &str, from: From) -> Option<Quantity> {
-        let fit = self
-            .doc
-            .amortization
-            .iter()
-            .find(|f| f.id == probe && f.group == group)?;
+        let fit = self.doc.fit_of(probe, group)?;
         let budget = self.latency_budget();
         let batches = advice::batches_within(fit, self.mhz?, budget);
-        let largest_measured = self
-            .doc
-            .series(probe, group)
-            .filter(|r| r.cost.is_some())
-            .filter_map(|r| Some(r.batch.as_ref()?.size))
-            .max()?;
+        let largest_measured = self.doc.measured_sizes(probe, group).max()?;
         let (value, said) = match batches.central {
             None => (0.0, Some(NO_BATCH_FITS.to_string())),
             Some(u64::MAX) => (
@@ -735,11 +726,7 @@ impl<'d> Lookup<'d> {
         from: From,
         per_call: bool,
     ) -> Option<Quantity> {
-        let fit = self
-            .doc
-            .amortization
-            .iter()
-            .find(|f| f.id == probe && f.group == group)?;
+        let fit = self.doc.fit_of(probe, group)?;
         let fitted = if per_call {
             fit.fit.per_batch
         } else {
