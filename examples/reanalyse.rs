@@ -22,6 +22,7 @@
 //! what a round does not store (its samples) is not needed by the analysis
 //! of rounds.
 
+use mitbench::answer;
 use mitbench::harness::Settings;
 use mitbench::harness::tsc::TscFrequency;
 use mitbench::results::{self, Record, RunDocument, RunFacts};
@@ -218,8 +219,8 @@ fn write_again(
     doc.machine_states = states;
     doc.amortization = results::amortization_fits(&records);
     doc.results = records;
-    results::advice::advise_document(&mut doc, results::advice::DEFAULT_LATENCY_BUDGET);
-    results::returns::note_refill_rows(&mut doc);
+    answer::advice::advise_document(&mut doc, answer::advice::DEFAULT_LATENCY_BUDGET);
+    answer::returns::note_refill_rows(&mut doc);
     let name = std::path::Path::new(path)
         .file_name()
         .ok_or("a run file has a name")?;

@@ -5,6 +5,7 @@
 //! everything else is this library, which the tests use too.
 
 pub mod analysis;
+pub mod answer;
 pub mod attribute;
 pub mod cli;
 pub mod commands;

@@ -48,7 +48,7 @@ pub struct Plan {
     pub vectors: crate::mitigations::vectors::Controls,
     pub vector_boots: Vec<VectorBoot>,
     /// The boots that would tell whether a mitigation leaves the return
-    /// toll (`results::returns`), and the toll the history last measured.
+    /// toll (`answer::returns`), and the toll the history last measured.
     pub return_toll: ReturnTollBoots,
     /// The hooks every syscall pays for (not boots: each goes where it
     /// was added), what removes each, and their price where the history's
@@ -61,7 +61,7 @@ pub struct Plan {
 #[derive(Debug, Clone, Serialize)]
 pub struct HookTollFrom {
     #[serde(flatten)]
-    pub toll: crate::results::hooks::HookToll,
+    pub toll: crate::results::answered::HookToll,
     pub from_run: i64,
 }
 
@@ -232,7 +232,7 @@ fn vector_boots(
     controls: &vectors::Controls,
     base: &str,
 ) -> Vec<VectorBoot> {
-    let in_force = crate::results::vectors::in_force(inventory);
+    let in_force = crate::answer::vectors::in_force(inventory);
     vectors::kept(controls, &in_force, &inventory.kernel.cmdline)
         .into_iter()
         .filter(|k| !k.turns_off.is_empty())
@@ -318,14 +318,14 @@ impl Plan {
                 .map(|toll| HookTollFrom { toll, from_run: id });
         }
         if let Some(toll) =
-            crate::results::returns::of_one(doc, crate::mitigations::crossing::RETURN_TOLL_SYSCALL)
+            crate::answer::returns::of_one(doc, crate::mitigations::crossing::RETURN_TOLL_SYSCALL)
                 .and_then(|t| t.extra_ns)
         {
             self.return_toll.present_ns = Some(toll);
             self.return_toll.from_run = Some(id);
         }
-        let prices = crate::results::prices::of(doc);
-        let costs = crate::results::vectors::of(&doc.inventory, &prices).vectors;
+        let prices = crate::answer::prices::of(doc);
+        let costs = crate::answer::vectors::of(&doc.inventory, &prices).vectors;
         for boot in &mut self.vector_boots {
             boot.predicted = costs
                 .iter()

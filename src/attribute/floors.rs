@@ -1,6 +1,6 @@
 //! The price list scored against boots: where the sets hold a boot that
 //! turns a kernel mitigation off, the null syscall's measured part for it
-//! beside the floor its replayed sequences set (`results::prices`), and
+//! beside the floor its replayed sequences set (`answer::prices`), and
 //! whether the part honours the floor. A part below its floor, beyond both
 //! intervals, says the replay does not run as the kernel's sequence does
 //! (or the boot turned off less than its files say); a part well above it
@@ -9,9 +9,9 @@
 
 use super::{Attribution, NamedSet, SwitchKind};
 use crate::analysis::figure::Figure;
+use crate::answer::prices::{self, KernelPrice, sum_of_one_run};
 use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::Occurs;
-use crate::results::prices::{self, KernelPrice, sum_of_one_run};
 use serde::Serialize;
 
 /// How many times one null syscall runs a sequence whose count the kernel

@@ -29,8 +29,8 @@ use crate::analysis::noise::{self, Evidence, RunFigure, RunTime};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
 use crate::results::RowKey;
+use crate::results::answered::AttributedPart;
 use crate::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
-use crate::results::summary::AttributedPart;
 use crate::results::{EqualSpeed, Record};
 use serde::Serialize;
 
@@ -549,9 +549,9 @@ fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
 }
 
 /// The parts beyond noise of the rows a run's summary reads, as the
-/// summary names them (`results::summary::AttributedPart`).
+/// summary names them (`results::answered::AttributedPart`).
 pub fn summary_parts(a: &Attribution) -> Vec<AttributedPart> {
-    let read = crate::results::summary::rows_read();
+    let read = crate::answer::summary::rows_read();
     let sets: Vec<&str> = a.recognised.sets.iter().map(|s| s.name.as_str()).collect();
     let mut parts = Vec::new();
     for row in a

@@ -1,5 +1,5 @@
 //! The return toll scored against boots: a syscall made from inside a
-//! function pays on the return after it (`results::returns`), and the
+//! function pays on the return after it (`answer::returns`), and the
 //! cause is not known. Each boot the sets hold without a mitigation (and
 //! the one with every mitigation off) predicts, if that mitigation is the
 //! cause, that the toll is gone there. Here the toll of each such set is
@@ -10,7 +10,7 @@
 use super::{Attribution, NamedSet};
 use crate::analysis::figure::Figure;
 use crate::analysis::stats::student_t_975;
-use crate::results::returns;
+use crate::answer::returns;
 use serde::Serialize;
 
 // The syscall whose toll is scored: the catalogue's.

@@ -3,10 +3,10 @@
 
 use super::output::{Exit, fail, print_table};
 use super::stored_runs::{open_history, store_in_history};
+use crate::answer::advice;
 use crate::cli::RunArgs;
 use crate::export::{self, Format};
 use crate::inventory::Inventory;
-use crate::results::advice;
 use crate::run::{self, Known, RunOptions, SetUpError};
 use std::path::Path;
 

@@ -3,11 +3,12 @@
 
 use super::output::{Exit, fail, print_json, print_out, print_shown, print_table};
 use crate::analysis::changes::Search;
+use crate::answer::advice;
 use crate::cli::{HistoryArgs, Printed, StoredRunArgs};
 use crate::compare::{MachineTimeline, Timeline};
 use crate::export::{self, Format};
 use crate::history::{History, HistoryError, RunRef};
-use crate::results::{RunDocument, advice};
+use crate::results::RunDocument;
 use std::path::Path;
 
 /// The history, when it exists; `None` where there is none yet (a run

@@ -4,11 +4,12 @@
 
 use super::output::{Exit, fail, page_target, show};
 use super::stored_runs::{newest_attribution, open_history};
+use crate::answer::advice;
 use crate::cli::{HistoryArgs, Page, Printed};
 use crate::export;
 use crate::harness::interrupt;
 use crate::inventory::Inventory;
-use crate::results::{RunDocument, advice};
+use crate::results::RunDocument;
 use crate::run::{self, RunOptions, SetUpError};
 use crate::tax::{self, Watched, count::Counted};
 use std::path::Path;

@@ -99,7 +99,7 @@ impl Format {
 /// nothing of its own.
 pub struct RunView<'d> {
     pub doc: &'d RunDocument,
-    pub summary: crate::results::summary::Answer,
+    pub summary: crate::answer::summary::Answer,
     /// The run's machine over the history, where one holds it: the
     /// report's timeline.
     pub timeline: Option<crate::compare::MachineTimeline>,
@@ -109,7 +109,7 @@ impl<'d> RunView<'d> {
     pub fn of(doc: &'d RunDocument) -> RunView<'d> {
         RunView {
             doc,
-            summary: crate::results::summary::of(doc),
+            summary: crate::answer::summary::of(doc),
             timeline: None,
         }
     }

@@ -3,21 +3,16 @@
 //! each computed once from the rounds in [`build`]. Exporters
 //! ([`crate::export`]) read it and compute nothing.
 
-pub mod advice;
+pub mod answered;
 pub mod at_speed;
 mod build;
 pub mod fields;
-pub mod hooks;
 pub mod load;
 mod machine_states;
-pub mod prices;
 pub mod record;
-pub mod returns;
 mod speed;
 pub mod spread;
-pub mod summary;
 mod upgrade;
-pub mod vectors;
 
 pub use build::{Context, probe_records};
 pub use record::{Comparison, Cost, Counters, EqualSpeed, Record, RowKey};
@@ -114,23 +109,23 @@ pub struct RunDocument {
     /// that differ only in their `batch` parameter.
     pub amortization: Vec<AmortizationFit>,
     /// For each fit, the batch size a latency budget allows (see
-    /// [`advice`]); empty in documents that predate it.
+    /// `answer::advice`); empty in documents that predate it.
     #[serde(default)]
-    pub advice: Vec<advice::Advice>,
+    pub advice: Vec<answered::Advice>,
     /// For each series with a measured co-runner wait, the step the budget
     /// allows by that wait; empty in documents that predate it.
     #[serde(default)]
-    pub latency_advice: Vec<advice::LatencyAdvice>,
+    pub latency_advice: Vec<answered::LatencyAdvice>,
     /// What an attribution over the history's run sets of this machine's
     /// boots and wrappers said of the summary's rows when this run was
     /// made (`mitbench attribute`); empty where the history held none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attributed: Vec<summary::AttributedPart>,
+    pub attributed: Vec<answered::AttributedPart>,
     /// What the hooks on the syscall path in force cost one syscall, read
     /// against the history's newest run of this boot without them when
     /// this run was made; None where there was none to read against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hook_toll: Option<hooks::HookToll>,
+    pub hook_toll: Option<answered::HookToll>,
     /// Where audit is off now and no `never,task` rule keeps new processes
     /// off its path: the stored run of this boot that read it enabled. The
     /// kernel keeps having enabled it to itself, and every process started
@@ -355,14 +350,6 @@ pub fn with_figures(records: &mut [Record]) {
     for cost in records.iter_mut().filter_map(|r| r.cost.as_mut()) {
         cost.figure = Some(cost.reported());
     }
-}
-
-/// Notes on the rows a reader could take for what they are not: a refill
-/// of a toll the run did not find (`returns::note_refill_rows`), a replay
-/// of a sequence this kernel does not run here (`prices::note_replays`).
-pub fn note_rows_a_reader_could_misread(doc: &mut RunDocument) {
-    returns::note_refill_rows(doc);
-    prices::note_replays(doc);
 }
 
 /// Fits the amortization model to every series of three or more batch

@@ -12,7 +12,7 @@ use crate::inventory::Inventory;
 use crate::inventory::identity::Identity;
 use crate::mitigations::crossing::SYSCALL;
 use crate::results::RunDocument;
-use crate::results::hooks::HookToll;
+use crate::results::answered::HookToll;
 
 /// What the history knew before the run; nothing without a history.
 #[derive(Default)]

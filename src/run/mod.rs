@@ -375,8 +375,8 @@ fn document(
         hook_toll: None,
         audit_enabled_in_run: None,
     };
-    results::advice::advise_document(&mut doc, setup.latency_budget);
-    results::note_rows_a_reader_could_misread(&mut doc);
+    crate::answer::advice::advise_document(&mut doc, setup.latency_budget);
+    crate::answer::note_rows_a_reader_could_misread(&mut doc);
     known.complete(&mut doc);
     doc
 }
@@ -428,7 +428,7 @@ fn fork_job(setup: &RunSetup, known: &Known, tsc_mhz: f64, fork: usize, progress
         round_log: setup.round_log.as_ref().map(|log| log.path.clone()),
         known_quiet: known.quiet,
         watches_known_level: Job::watching_fork(setup.settings.wait_for_quiet, fork, setup.forks),
-        answer_rows: crate::results::summary::answer_rows(),
+        answer_rows: crate::answer::summary::answer_rows(),
         previous_round_s: Vec::new(),
     }
 }

@@ -54,7 +54,7 @@ pub fn toll_probes() -> Vec<String> {
     // The kernel's price list, which splits the tolls by attack vector,
     // and the return after a crossing, which a program's syscalls pay.
     probes.push(crate::mitigations::sequences::PROBE.to_string());
-    probes.push(crate::results::returns::PROBE.to_string());
+    probes.push(crate::answer::returns::PROBE.to_string());
     probes.sort();
     probes.dedup();
     probes
@@ -128,7 +128,7 @@ pub struct Tax {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall_return: Option<SyscallShare>,
     /// What refilling the return stack after each syscall
-    /// (`results::returns::ANSWERED_REFILL` entries, in the syscall
+    /// (`answer::returns::ANSWERED_REFILL` entries, in the syscall
     /// wrapper) would win back of that, at the tolls' run's price; None
     /// where that run did not measure the refill.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -192,7 +192,7 @@ pub fn estimate(
     let cpu_s = shares_of(&counted, observer.as_ref().ok());
     // The tolls' run's price list, made once for the named mitigations and
     // the attack vectors.
-    let prices = crate::results::prices::of(tolls);
+    let prices = crate::answer::prices::of(tolls);
     let rows: Vec<TaxRow> = counted
         .counts
         .iter()
@@ -308,9 +308,9 @@ fn return_share(
     let Some(syscalls) = counted.count_of(Crossing::Syscall) else {
         return (None, None, None);
     };
-    let probe = crate::results::returns::PROBE;
+    let probe = crate::answer::returns::PROBE;
     let Some(toll) =
-        crate::results::returns::of_one(tolls, crate::mitigations::crossing::RETURN_TOLL_SYSCALL)
+        crate::answer::returns::of_one(tolls, crate::mitigations::crossing::RETURN_TOLL_SYSCALL)
     else {
         let why = format!(
             "the tolls' run did not measure {probe} (`mitbench run --probe {probe}` on this boot \

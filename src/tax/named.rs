@@ -12,10 +12,10 @@
 use super::TOLLS;
 use super::count::Counted;
 use crate::analysis::figure::Figure;
+use crate::answer::prices::{self, KernelPrice, KernelPrices};
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Id, Mitigation, kernel};
 use crate::results::RunDocument;
-use crate::results::prices::{self, KernelPrice, KernelPrices};
 use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
@@ -41,7 +41,7 @@ pub struct Named {
     /// Which rows measured that part, or why nothing here can.
     pub part_from: String,
     /// The kernel's sequences for it, each priced per occurrence from the
-    /// tolls' run (`results::prices`): floors and prices, not parts.
+    /// tolls' run (`answer::prices`): floors and prices, not parts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernel_prices: Vec<KernelPrice>,
 }
@@ -240,7 +240,7 @@ mod tests {
             .iter()
             .map(|(file, _)| (file.to_string(), "Mitigation: test".to_string()))
             .collect();
-        let listed = crate::results::summary::of(&tolls).in_force;
+        let listed = crate::answer::summary::of(&tolls).in_force;
         assert_eq!(listed.len(), kernel::SWITCHES.len());
         let found = in_force_here(&tolls, &counted(&[]));
         for f in &listed {
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_kernel_mitigation_carries_its_prices_and_ibpb_on_request_its_a_b() {
-        let mut tolls = crate::results::prices::run_with(&[
+        let mut tolls = crate::answer::prices::run_with(&[
             ("srso-untrain", 20.0),
             ("syscall/specctrl-switch indirect_branch=disable", 2000.0),
         ]);

@@ -1,16 +1,16 @@
 //! A workload's crossing time split by attack vector: for each vector the
 //! command line leaves enabled, the syscalls counted times the floor the
 //! mitigations `no_<vector>` would turn off take of one (replayed by the
-//! tolls' run, `results::vectors`), and the context switches counted times
+//! tolls' run, `answer::vectors`), and the context switches counted times
 //! what they add to one. A floor and a replay, never a measured part: a
 //! boot with the vector off measures that (`mitbench plan`).
 
 use super::count::Counted;
 use crate::analysis::figure::Figure;
+use crate::answer::prices::{self, sum_of_one_run};
 use crate::mitigations::crossing::Crossing;
 use crate::mitigations::vectors::Vector;
 use crate::results::RunDocument;
-use crate::results::prices::{self, sum_of_one_run};
 use serde::Serialize;
 
 /// One enabled vector's part of the workload's CPU time.
@@ -41,7 +41,7 @@ pub fn per_vector(
         counted.count_of(Crossing::Syscall),
         counted.count_of(Crossing::ContextSwitch),
     );
-    let vectors = crate::results::vectors::of(&tolls.inventory, prices);
+    let vectors = crate::answer::vectors::of(&tolls.inventory, prices);
     vectors
         .vectors
         .into_iter()

@@ -51,6 +51,9 @@ mod results {
     mod names;
     mod one_figure;
     mod schemas;
+}
+
+mod answer {
     mod summary;
 }
 

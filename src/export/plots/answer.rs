@@ -3,7 +3,7 @@
 //! only another boot prices, each with that boot.
 
 use super::*;
-use crate::results::summary::{Answer, TollStatus, Unit};
+use crate::answer::summary::{Answer, TollStatus, Unit};
 
 /// Each timed figure of the summary's tolls as a bar in ns, the first toll
 /// on top; None where the run priced nothing in time.

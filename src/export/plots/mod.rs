@@ -6,7 +6,7 @@
 use crate::analysis::figure::Figure;
 use crate::compare::{RowChange, Verdict};
 use crate::probes::StepUnit;
-use crate::results::advice::{Advice, LatencyAdvice, LatencyPoint};
+use crate::results::answered::{Advice, LatencyAdvice, LatencyPoint};
 use crate::results::{AmortizationFit, Record, RunDocument};
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;

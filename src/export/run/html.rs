@@ -8,7 +8,7 @@ use super::terminal::{COLUMNS, LEGEND, cells};
 use crate::export::page::render_page;
 use crate::export::plots::{self, Plot};
 use crate::export::{ExportError, Exporter, RunView};
-use crate::results::advice::{Advice, LatencyAdvice};
+use crate::results::answered::{Advice, LatencyAdvice};
 use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
@@ -22,7 +22,7 @@ struct Page<'r> {
     finished_at: String,
     interrupted: bool,
     machine_states: String,
-    summary: &'r crate::results::summary::Answer,
+    summary: &'r crate::answer::summary::Answer,
     summary_rows: Vec<[String; 3]>,
     /// The answer as one chart, first on the page.
     answer_plot: Option<Plot>,

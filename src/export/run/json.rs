@@ -10,7 +10,7 @@ pub struct JsonExporter;
 /// is made from the records again wherever it is shown).
 #[derive(serde::Serialize)]
 struct WithSummary<'d> {
-    summary: &'d crate::results::summary::Answer,
+    summary: &'d crate::answer::summary::Answer,
     #[serde(flatten)]
     doc: &'d RunDocument,
 }

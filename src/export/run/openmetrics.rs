@@ -106,7 +106,7 @@ fn with_interval(
 /// own cost.
 fn refill_won_back(
     series: &ReturnSeries,
-    tolls: &[crate::results::returns::ReturnToll],
+    tolls: &[crate::answer::returns::ReturnToll],
 ) -> [Family; 3] {
     let mut families = with_interval(series.refill_names, series.refill_help, WIN_ENDS);
     for t in tolls {
@@ -127,7 +127,7 @@ fn refill_won_back(
 /// for an enabled one what its mitigations that `no_<vector>` would turn
 /// off cost, replayed: per getpid (a floor) and per context switch, each
 /// with the 95% interval another run's figure may land in.
-fn attack_vectors(v: &crate::results::vectors::AttackVectors) -> Vec<Family> {
+fn attack_vectors(v: &crate::answer::vectors::AttackVectors) -> Vec<Family> {
     let mut enabled = Family::new(
         "mitbench_attack_vector_enabled",
         "1 where the kernel's mitigations= options leave the attack vector mitigated, 0 where they turn it off.",
@@ -230,10 +230,7 @@ const CROSSING_RETURN: ReturnSeries = ReturnSeries {
 
 /// What a crossing made from inside a function pays beyond the same
 /// crossing made inline: one series name per kind, the crossing its label.
-fn return_toll(
-    series: &ReturnSeries,
-    tolls: &[crate::results::returns::ReturnToll],
-) -> [Family; 3] {
+fn return_toll(series: &ReturnSeries, tolls: &[crate::answer::returns::ReturnToll]) -> [Family; 3] {
     let mut families = with_interval(series.names, series.help, TOLL_ENDS);
     for t in tolls {
         let Some(f) = t.extra_ns else { continue };
@@ -446,9 +443,7 @@ fn amortization(doc: &RunDocument) -> Vec<Family> {
 /// The kernel's price list (`summary.kernel`): per occurrence and, where
 /// a syscall runs the sequence a known number of times, the floor of
 /// getpid.
-fn kernel_prices(
-    kernel: &crate::results::prices::KernelPrices,
-) -> Result<Vec<Family>, ExportError> {
+fn kernel_prices(kernel: &crate::answer::prices::KernelPrices) -> Result<Vec<Family>, ExportError> {
     // The kernel's price list: per occurrence and, where a syscall runs
     // the sequence a known number of times, the floor of getpid. Never
     // under a cost's name: these are replays, not measured parts.

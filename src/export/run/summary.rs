@@ -1,13 +1,13 @@
-//! The summary of a run (`results::summary`) as text lines that fit a
+//! The summary of a run (`answer::summary`) as text lines that fit a
 //! width, as Markdown, and as an HTML section: the same entries, laid out.
 
 use crate::analysis::figure::Figure;
+use crate::answer::prices::{KernelPrice, KernelPrices};
+use crate::answer::summary::{Answer, Quantity, Toll, TollStatus, Unit};
+use crate::answer::vectors::{AttackVectors, VectorCost};
 use crate::export::number::format_cost;
 use crate::export::text_table::wrap;
 use crate::mitigations::vectors::Vector;
-use crate::results::prices::{KernelPrice, KernelPrices};
-use crate::results::summary::{Answer, Quantity, Toll, TollStatus, Unit};
-use crate::results::vectors::{AttackVectors, VectorCost};
 use std::fmt::Write as _;
 
 /// Columns the label takes before a toll's figures.
@@ -73,7 +73,7 @@ fn two_digits(x: f64) -> String {
 
 /// Where a toll's figures come from: each probe once, with its variants.
 fn sources(toll: &Toll) -> String {
-    let froms: Vec<&crate::results::summary::From> = match &toll.outcome {
+    let froms: Vec<&crate::answer::summary::From> = match &toll.outcome {
         TollStatus::Measured { figures } => figures.iter().map(|q| &q.from).collect(),
         TollStatus::Unsupported { from, .. } => vec![from],
     };
@@ -539,7 +539,7 @@ pub fn rows(summary: &Answer) -> Vec<[String; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::summary::{From, Unit};
+    use crate::answer::summary::{From, Unit};
 
     fn wait(figure: Figure) -> String {
         quantity(&Quantity {

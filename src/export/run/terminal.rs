@@ -2,11 +2,11 @@
 
 use crate::analysis::figure::half_width;
 use crate::analysis::rounds::Basis;
+use crate::answer::summary::Answer;
 use crate::export::number::{format_cost, format_ratio};
 use crate::export::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
 use crate::export::{ExportError, Exporter, RunView};
 use crate::probes::Role;
-use crate::results::summary::Answer;
 use crate::results::{AmortizationFit, Record, RunDocument};
 use crate::schedule::Stop;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};

@@ -161,7 +161,7 @@ fn return_sentence(tax: &Tax) -> Option<String> {
             format!(
                 "; refilling the return stack after each crossing ({} entries in the syscall \
              wrapper) would win back {} a syscall, {} of the CPU time",
-                crate::results::returns::ANSWERED_REFILL,
+                crate::answer::returns::ANSWERED_REFILL,
                 interval(Some(w.per_syscall_ns), 1, " ns"),
                 interval(w.share_pct, 2, "%")
             )

@@ -3,7 +3,7 @@
 //! inside the function, each against a plain call and return. What a
 //! program pays beyond the raw instruction when its syscall comes through a
 //! function (libc's wrappers, its own helpers) is the in-function variant
-//! less the inline one, per syscall (`results::returns`). The other ways
+//! less the inline one, per syscall (`answer::returns`). The other ways
 //! into the kernel and back are timed the same way, inline and from a
 //! function: a page fault (the kernel returns by `iret`), a signal handled
 //! and returned from (`rt_sigreturn`), and a `sched_yield` that switches to

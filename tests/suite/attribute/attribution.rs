@@ -848,8 +848,8 @@ mod cli {
 
     #[test]
     fn the_summary_names_what_the_attributed_parts_say() {
+        use mitbench::answer::summary;
         use mitbench::attribute::{BootNoise, NamedSet};
-        use mitbench::results::summary;
         let sets: Vec<NamedSet> = [("plain", false), ("filtered", true)]
             .into_iter()
             .map(|(name, filter)| NamedSet {

@@ -146,7 +146,7 @@ fn hostile_machine_text_cannot_break_the_format() {
 /// family one label set, and promtool takes it.
 #[test]
 fn what_a_refill_wins_back_is_exported_per_crossing_where_the_rule_names_it() {
-    use mitbench::results::returns;
+    use mitbench::answer::returns;
     let doc = common::stored_run("refill-run.json");
     let text = exported_and_checked(&doc);
     let kinds = [

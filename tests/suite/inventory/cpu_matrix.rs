@@ -10,10 +10,11 @@
 //! same trees.
 
 use crate::common;
+use mitbench::answer::{prices, summary};
 use mitbench::inventory::Inventory;
 use mitbench::mitigations::kernel;
 use mitbench::mitigations::sequences::SEQUENCES;
-use mitbench::results::{RunDocument, prices, summary};
+use mitbench::results::RunDocument;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

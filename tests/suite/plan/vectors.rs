@@ -158,7 +158,7 @@ fn the_answer_says_what_turning_user_kernel_off_leaves_where_user_user_stays() {
     // the guest vectors off, as the guests above.
     let fixture = "cpus/amd-zen3-no-guest-vectors";
     let inventory = Inventory::collect(&root(fixture));
-    let priced = mitbench::results::vectors::of(&inventory, &Default::default());
+    let priced = mitbench::answer::vectors::of(&inventory, &Default::default());
     let user_kernel = priced
         .vectors
         .iter()

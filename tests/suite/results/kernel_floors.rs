@@ -8,9 +8,9 @@
 use crate::common;
 
 use common::{mitbench, scale_rows};
+use mitbench::answer::prices::lay_price;
 use mitbench::history::History;
 use mitbench::results::RunDocument;
-use mitbench::results::prices::lay_price;
 
 /// The replayed sequences' prices, ns: SRSO's untraining at entry (a
 /// floor of getpid), its return thunk per kernel return (count unknown).

@@ -62,11 +62,11 @@ fn every_row_the_kernels_price_list_reads_is_registered() {
 
 #[test]
 fn every_row_the_summary_reads_is_registered() {
-    for (probe, variant) in mitbench::results::summary::rows_read() {
+    for (probe, variant) in mitbench::answer::summary::rows_read() {
         assert_variant(probe, variant, "the summary's tolls");
     }
     // The rows a run measures first for the answer: each one a row.
-    for (probe, variant) in mitbench::results::summary::answer_rows() {
+    for (probe, variant) in mitbench::answer::summary::answer_rows() {
         assert_variant(&probe, &variant, "the answer's rows");
     }
 }

@@ -798,7 +798,7 @@ fn a_part_is_not_priced_from_sets_that_are_not_comparable() {
 #[test]
 fn the_return_after_the_crossing_is_named_within_the_syscall_price() {
     let tolls = common::stored_run("syscall-return-run.json");
-    let toll = mitbench::results::returns::of(&tolls)
+    let toll = mitbench::answer::returns::of(&tolls)
         .into_iter()
         .find(|t| t.crossing == "getpid")
         .and_then(|t| t.extra_ns)

@@ -4,11 +4,13 @@
 //! machine could not measure says why in one line. The renderings
 //! (terminal, Markdown, HTML) and the JSON all start with it.
 
-use super::{Record, RunDocument, advice};
+use super::advice;
 use crate::analysis::interval::Figure;
 use crate::mitigations::crossing::{RETURN_TOLL_SYSCALL, SYSCALL};
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::probes::FigureRole;
+use crate::results::answered::{AttributedPart, HookToll};
+use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
 /// The answer of one run (the JSON's `summary`).
@@ -43,28 +45,7 @@ pub struct Answer {
     /// and trace events on the syscall path), and what they cost one
     /// syscall where the history held a run of this boot without them.
     pub hooks: Vec<crate::inventory::hooks::OnPath>,
-    pub hook_toll: Option<super::hooks::HookToll>,
-}
-
-/// One mitigation's part of a row the summary reads, as `mitbench
-/// attribute` found it over stored run sets.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct AttributedPart {
-    pub mitigation: String,
-    pub probe: String,
-    pub variant: String,
-    /// Of the row's whole toll (present against every mitigation off)
-    /// where the sets separated two mitigations or more, else of the row's
-    /// cost with it: percent, with the 95% interval.
-    #[serde(flatten, with = "crate::results::fields::as_share_pct")]
-    pub share: crate::analysis::figure::Figure,
-    /// "toll" or "cost": what the share is of.
-    pub of: String,
-    /// The run sets attributed over.
-    pub sets: String,
-    /// The part in words: "seccomp filter: 35% [34, 37] of os/getpid
-    /// syscall's cost here".
-    pub text: String,
+    pub hook_toll: Option<HookToll>,
 }
 
 /// Which record a figure comes from.
@@ -390,7 +371,7 @@ pub fn of(doc: &RunDocument) -> Answer {
 
 /// The null syscall's line says what a program pays beyond the raw
 /// instruction when its getpid comes through a function (the return after
-/// the crossing, `results::returns`): a figure of another probe than the
+/// the crossing, `answer::returns`): a figure of another probe than the
 /// line's own, so it is added here rather than by the line's spec. Read
 /// from pairs of every state where too few were quiet, it says so, as a
 /// slow level's figure does (the refill's win is then not named at all,

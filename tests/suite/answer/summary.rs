@@ -4,12 +4,12 @@
 
 use crate::common;
 
+use mitbench::answer::summary::{Answer, Quantity, TollKind, TollStatus, of};
 use mitbench::export::Exporter;
 use mitbench::export::TableExporter;
 use mitbench::export::run::AnswerAt;
 use mitbench::export::run::summary;
 use mitbench::results::RunDocument;
-use mitbench::results::summary::{Answer, Quantity, TollKind, TollStatus, of};
 
 fn fixture() -> RunDocument {
     common::stored_run("default-run.json")
@@ -245,7 +245,7 @@ fn the_json_and_the_markdown_begin_with_the_summary() {
 /// answer still fits one screen.
 #[test]
 fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
-    use mitbench::results::prices::lay_price;
+    use mitbench::answer::prices::lay_price;
     let mut doc = fixture();
     for (row, ns) in [
         (("kernel/sequences", "bhb-clear"), 17.3),
@@ -313,8 +313,8 @@ fn an_intel_kernels_longer_price_list_still_fits_one_screen() {
 /// per crossing; the retpolines are in force.
 #[test]
 fn bhi_mitigated_by_the_retpolines_is_no_clearing_loop_in_any_output() {
+    use mitbench::answer::prices::lay_price;
     use mitbench::export::RunView;
-    use mitbench::results::prices::lay_price;
     let root =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-bhi-retpoline");
     let tree = mitbench::inventory::Inventory::collect(&root);
@@ -326,7 +326,7 @@ fn bhi_mitigated_by_the_retpolines_is_no_clearing_loop_in_any_output() {
     doc.inventory.cpu.vulnerabilities = tree.cpu.vulnerabilities.clone();
     doc.inventory.kernel.cmdline = tree.kernel.cmdline.clone();
     let s = of(&doc);
-    let in_force: Vec<&str> = mitbench::results::vectors::in_force(&doc.inventory)
+    let in_force: Vec<&str> = mitbench::answer::vectors::in_force(&doc.inventory)
         .iter()
         .map(|m| m.name)
         .collect();
@@ -425,8 +425,8 @@ fn the_amd_guests_prices_join_its_in_force_lines_by_key() {
 #[test]
 fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
     use mitbench::analysis::rounds::RoundState;
+    use mitbench::answer::returns;
     use mitbench::results::record::RoundRow;
-    use mitbench::results::returns;
     let mut doc = common::stored_run("syscall-return-run.json");
     let rows_read = returns::of_one(&doc, "getpid").and_then(|t| t.extra_ns);
     assert!(
@@ -497,7 +497,7 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
 fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
     use mitbench::analysis::figure::Figure;
     use mitbench::inventory::hooks::Reading;
-    use mitbench::results::hooks::HookToll;
+    use mitbench::results::answered::HookToll;
     let mut doc = fixture();
     doc.inventory.hooks.trace_events = Reading::Read(Vec::new());
     let without = summary::lines(&of(&doc), 100);
@@ -588,7 +588,7 @@ fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
 /// without the refills (the older fixture) gives none, and no line.
 #[test]
 fn a_refill_of_the_return_stack_is_priced_where_the_run_measured_it() {
-    use mitbench::results::returns;
+    use mitbench::answer::returns;
     let refilled = common::stored_run("refill-run.json");
     let tolls = returns::of(&refilled);
     assert_eq!(tolls.len(), returns::SYSCALLS.len());
@@ -650,7 +650,7 @@ fn null_syscall_line(doc: &RunDocument) -> Vec<String> {
 /// Neither the answer nor tax names a win for it.
 #[test]
 fn a_refill_is_not_read_as_a_win_where_the_run_found_no_toll() {
-    use mitbench::results::returns;
+    use mitbench::answer::returns;
     let mut run = common::stored_run("refill-run.json");
     let inline = run.record(returns::PROBE, "getpid/inline").unwrap().clone();
     let in_fn = run
@@ -698,7 +698,7 @@ fn a_refill_is_not_read_as_a_win_where_the_run_found_no_toll() {
 #[test]
 fn a_win_off_the_quiet_level_says_so() {
     use mitbench::analysis::rounds::{PairBasis, RoundState};
-    use mitbench::results::returns;
+    use mitbench::answer::returns;
     let mut run = common::stored_run("refill-run.json");
     assert!(run.machine_states.model.two_states);
     let named = format!("getpid/refill-{}", returns::ANSWERED_REFILL);
@@ -799,17 +799,17 @@ fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
     let figures = measured(&answer, TollKind::NullSyscall);
     assert_eq!(
         figures[0].note.as_deref(),
-        Some(mitbench::results::summary::SLOW_LEVEL)
+        Some(mitbench::answer::summary::SLOW_LEVEL)
     );
     let json = serde_json::to_value(&answer).unwrap();
     assert!(
         json.to_string()
-            .contains(mitbench::results::summary::SLOW_LEVEL)
+            .contains(mitbench::answer::summary::SLOW_LEVEL)
     );
     let lines = summary::lines(&answer, 100).join(" ");
     let words = lines.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        words.contains(mitbench::results::summary::SLOW_LEVEL),
+        words.contains(mitbench::answer::summary::SLOW_LEVEL),
         "{lines}"
     );
 }
@@ -827,7 +827,7 @@ fn a_wait_of_a_row_without_a_quiet_round_says_it_is_a_slow_levels() {
             .collect()
     };
     let mut doc = fixture();
-    let slow = Some(mitbench::results::summary::SLOW_LEVEL.to_string());
+    let slow = Some(mitbench::answer::summary::SLOW_LEVEL.to_string());
     assert!(
         !wait_notes(&doc).contains(&slow),
         "the fixture's waits are quiet"
@@ -852,7 +852,7 @@ fn a_wait_of_a_row_without_a_quiet_round_says_it_is_a_slow_levels() {
 #[test]
 fn a_figure_read_from_pairs_off_the_quiet_level_says_so() {
     use mitbench::analysis::rounds::RoundState;
-    use mitbench::results::returns;
+    use mitbench::answer::returns;
     let mut doc = fixture();
     doc.results.retain(|r| r.id != returns::PROBE);
     doc.results.extend(
@@ -879,7 +879,7 @@ fn a_figure_read_from_pairs_off_the_quiet_level_says_so() {
     }
     assert_eq!(
         from_a_function(&doc).as_deref(),
-        Some(mitbench::results::summary::PAIRS_OFF_THE_QUIET_LEVEL)
+        Some(mitbench::answer::summary::PAIRS_OFF_THE_QUIET_LEVEL)
     );
 }
 
@@ -909,7 +909,7 @@ fn a_difference_from_pairs_of_every_state_says_it_is_off_the_quiet_level() {
     row.vs_baseline.as_mut().unwrap().basis = PairBasis::All;
     assert_eq!(
         one_filter(&doc).as_deref(),
-        Some(mitbench::results::summary::PAIRS_OFF_THE_QUIET_LEVEL)
+        Some(mitbench::answer::summary::PAIRS_OFF_THE_QUIET_LEVEL)
     );
     // A run of one state has no quiet level to be off.
     doc.machine_states.model.two_states = false;
@@ -927,7 +927,7 @@ fn pages_a_call(doc: &RunDocument) -> Quantity {
 
 #[test]
 fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
-    use mitbench::results::advice::advise_document;
+    use mitbench::answer::advice::advise_document;
     use std::time::Duration;
     let mut doc = fixture();
     let pages = pages_a_call(&doc);
@@ -960,6 +960,6 @@ fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
     assert_eq!(pages.figure.ci95, None, "{pages:?}");
     assert_eq!(
         pages.note.as_deref(),
-        Some(mitbench::results::summary::NO_BATCH_FITS)
+        Some(mitbench::answer::summary::NO_BATCH_FITS)
     );
 }

@@ -7,7 +7,6 @@
 //! not. Never a measured part: only a boot without the mitigation measures
 //! that (`mitbench attribute`).
 
-use super::{Record, RunDocument};
 use crate::analysis::combine;
 use crate::analysis::figure::Figure;
 use crate::mitigations::Id;
@@ -15,6 +14,7 @@ use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::{
     NOT_ON_THIS_CPU, Occurs, OnCpu, Read, SEQUENCES, Sequence, runs_for, runs_here, why_no_replay,
 };
+use crate::results::{Record, RunDocument};
 use serde::Serialize;
 
 /// One sequence the running kernel runs, priced.

@@ -11,14 +11,14 @@
 //! its interval is many times as wide as the toll moves from run to run
 //! (docs/probes.md, "the return after a crossing", has the figures).
 
-use super::RunDocument;
 use super::prices::{added, measured};
-use super::record::Record;
 use crate::analysis::combine;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PairBasis};
 use crate::analysis::spread::{VariantSpread, pooled_in_probe};
 use crate::mitigations::crossing;
+use crate::results::RunDocument;
+use crate::results::record::Record;
 use serde::Serialize;
 
 /// The probe that measures it.

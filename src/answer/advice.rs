@@ -21,10 +21,10 @@
 //! would have allowed more (a co-runner also waits for the wake-up and the
 //! switch, which the per-batch time does not hold).
 
-use super::{AmortizationFit, RunDocument};
 use crate::analysis::figure::Figure;
 use crate::probes::StepUnit;
-use serde::{Deserialize, Serialize};
+use crate::results::answered::{Advice, LatencyAdvice, LatencyPoint};
+use crate::results::{AmortizationFit, RunDocument};
 use std::time::Duration;
 
 /// The budget is by default 50 µs, the timer slack Linux gives every
@@ -35,37 +35,6 @@ pub const DEFAULT_LATENCY_BUDGET: Duration = Duration::from_micros(50);
 
 /// Share of the winnable toll the advice aims to win back.
 pub const WIN_BACK: f64 = 0.9;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Advice {
-    pub id: String,
-    pub group: String,
-    pub item: String,
-    pub latency_budget_us: f64,
-    /// The smallest batch size the fit was made over.
-    pub smallest_measured: u64,
-    /// Smallest batch that wins back [`WIN_BACK`] of the toll at the
-    /// smallest batch measured.
-    pub batch_to_win_back: u64,
-    /// Ticks per item won back at that batch against the smallest one,
-    /// with the interval of the fit's per-batch toll carried through.
-    #[serde(flatten, with = "crate::results::fields::as_won_back_ticks_per_item")]
-    pub won_back_per_item: Figure,
-    /// Largest batch one of which fits the budget, at the upper end of both
-    /// fitted intervals; None when even one item does not (the toll alone
-    /// outlasts the budget), and the same bound at the fit's centre.
-    pub largest_within_budget: Option<u64>,
-    pub largest_within_budget_central: Option<u64>,
-    /// How long one batch of `batch_to_win_back` items takes, µs (central).
-    pub batch_us_at_win_back: f64,
-    /// Whether the budget allows the batch that wins back 90%.
-    pub conflict: bool,
-    /// Share of the toll won back at the largest batch the budget allows,
-    /// where that is less than 90%.
-    pub won_back_within_budget: Option<f64>,
-    /// One line, as the terminal and the report print it.
-    pub summary: String,
-}
 
 /// Both kinds of advice for a run, for `budget`.
 pub fn advise_document(doc: &mut RunDocument, budget: Duration) {
@@ -207,52 +176,6 @@ pub fn batches_within(fit: &AmortizationFit, mhz: f64, budget: Duration) -> Batc
         central: largest(f.per_item.value, f.per_batch.value),
         bold: largest(item_lo, batch_lo),
     }
-}
-
-/// One measured step of a latency series.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LatencyPoint {
-    pub step: u64,
-    /// The p99 of the same-CPU co-runner's wait, µs, and its interval over
-    /// rounds where there were five or more.
-    #[serde(flatten, with = "crate::results::fields::as_wait_p99_us")]
-    pub wait_p99: Figure,
-    /// The variant's cost per item, ticks, with its run-to-run interval.
-    #[serde(flatten, with = "crate::results::fields::as_ticks")]
-    pub ticks: Figure,
-    /// Where this step is the choice a seed made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_choice: Option<String>,
-}
-
-impl LatencyPoint {
-    /// The wait the budget is held against: the interval's upper end where
-    /// there is one.
-    fn cautious_wait_us(&self) -> f64 {
-        self.wait_p99.ends()[1]
-    }
-}
-
-/// What the measured co-runner wait allows along one series of steps.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LatencyAdvice {
-    pub id: String,
-    pub group: String,
-    /// What a step counts.
-    pub unit: StepUnit,
-    pub item: String,
-    pub latency_budget_us: f64,
-    /// Every measured step, smallest first.
-    pub points: Vec<LatencyPoint>,
-    /// The largest step whose co-runner p99 (the upper end of its interval)
-    /// is within the budget; None when none is.
-    pub largest_within_budget: Option<u64>,
-    /// Its cost per item against the cheapest step of the series.
-    pub cost_vs_cheapest: Option<f64>,
-    /// Where the probe also has an amortization fit: the largest batch the
-    /// fit's per-batch time alone allows (see [`Advice`]).
-    pub fit_allows: Option<u64>,
-    pub summary: String,
 }
 
 /// Latency advice for every series of two or more steps with a measured
