@@ -195,6 +195,14 @@ pub struct RowFloor {
 /// the noise of its own few readings.
 pub const MIN_ROW_FLOOR_DF: usize = 4;
 
+/// How many robust standard deviations (MADs read as one) a stored figure
+/// may stand from its stretch's median and still count in a row's floor
+/// read over every build: a normal figure is past it once in two thousand.
+pub const STRAY_SDS: f64 = 3.5;
+
+/// A normal deviation's standard deviation over its mean size, √(π/2).
+const MEAN_DISTANCE_TO_SD: f64 = 1.2533;
+
 impl RowFloor {
     /// The 95% half-width of the next run's log figure around this run's,
     /// from a row's stored figures in stretches at one quiet level: their
@@ -229,15 +237,78 @@ impl RowFloor {
         Some(student_t_975(df as f64) * sd * std::f64::consts::SQRT_2)
     }
 
-    /// The rows of `figures` whose own floor is wider than `typical`.
-    fn above(figures: &BTreeMap<(String, String), Vec<Vec<f64>>>, typical: f64) -> Vec<RowFloor> {
-        figures
+    /// [`RowFloor::of`] over the stretches of every build (each build's
+    /// runs a stretch of their own, or more), leaving out the figures that
+    /// stand further from their stretch's median than
+    /// [`STRAY_SDS`] robust deviations of every stretch's figures: a new
+    /// build's first runs then have the floor its rows' earlier runs show,
+    /// and one stray run of an older build (read before a fix, or in a
+    /// stall of the host) does not widen it, as it would a variance.
+    pub fn of_any_build(stretches: &[Vec<f64>]) -> Option<f64> {
+        let logs: Vec<Vec<f64>> = stretches
             .iter()
-            .filter_map(|((probe, variant), stretches)| {
-                let floor = RowFloor::of(stretches).filter(|f| *f > typical)?;
-                Some(RowFloor {
-                    probe: probe.clone(),
-                    variant: variant.clone(),
+            .map(|s| {
+                s.iter()
+                    .filter(|f| f.is_finite() && **f > 0.0)
+                    .map(|f| f.ln())
+                    .collect()
+            })
+            .filter(|s: &Vec<f64>| s.len() >= 2)
+            .collect();
+        // Each figure's distance from its stretch's median, made up for
+        // the median's own closeness to its few figures (n/(n-1) in the
+        // variance), so that pairs and long stretches are read alike.
+        let centred: Vec<Vec<(f64, f64)>> = logs
+            .iter()
+            .map(|s| {
+                let centre = stats::median_in_place(&mut s.clone());
+                let widen = (s.len() as f64 / (s.len() - 1) as f64).sqrt();
+                s.iter().map(|x| (*x, (x - centre).abs() * widen)).collect()
+            })
+            .collect();
+        let mut distances: Vec<f64> = centred.iter().flatten().map(|(_, d)| *d).collect();
+        if distances.is_empty() {
+            return None;
+        }
+        let mean = distances.iter().sum::<f64>() / distances.len() as f64;
+        // A row read at one of two tick levels has most figures on its
+        // stretch's median: its median distance is nought, and its mean
+        // distance is what spread it has.
+        let sd = match stats::median_in_place(&mut distances) {
+            0.0 => MEAN_DISTANCE_TO_SD * mean,
+            median => stats::MAD_TO_SD * median,
+        };
+        let limit = STRAY_SDS * sd;
+        let kept: Vec<Vec<f64>> = centred
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .filter(|(_, d)| *d <= limit)
+                    .map(|(x, _)| x.exp())
+                    .collect()
+            })
+            .collect();
+        RowFloor::of(&kept)
+    }
+
+    /// The rows whose own floor is wider than `typical`: from this build's
+    /// runs (`own`) where they give one, else from every build's (`any`,
+    /// [`RowFloor::of_any_build`]).
+    fn above(
+        own: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+        any: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+        typical: f64,
+    ) -> Vec<RowFloor> {
+        any.iter()
+            .filter_map(|(key, every)| {
+                let this = own.get(key);
+                let (floor, stretches) = match this.and_then(|s| RowFloor::of(s)) {
+                    Some(floor) => (floor, this?),
+                    None => (RowFloor::of_any_build(every)?, every),
+                };
+                (floor > typical).then(|| RowFloor {
+                    probe: key.0.clone(),
+                    variant: key.1.clone(),
                     floor,
                     runs: stretches.iter().map(Vec::len).sum(),
                 })
@@ -287,29 +358,36 @@ impl RunToRun {
         })
     }
 
-    /// With the floors of their own of the rows of `figures` (those `of`
-    /// read the typical step from) where wider than the typical row's.
-    pub fn with_rows(self, figures: &BTreeMap<(String, String), Vec<Vec<f64>>>) -> RunToRun {
+    /// With the floors of their own of the rows where wider than the
+    /// typical row's: read over this build's runs (`own`), or over every
+    /// build's (`any`, those `of` read the typical step from) for a row
+    /// this build has too few runs of ([`RowFloor::above`]).
+    pub fn with_rows(
+        self,
+        own: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+        any: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+    ) -> RunToRun {
         let typical = RunToRun::floor_share(Some(&self));
         RunToRun {
-            rows: RowFloor::above(figures, typical),
+            rows: RowFloor::above(own, any, typical),
             ..self
         }
     }
 
-    /// With the co-runners' waits' steps read from `steps` as the rows'
-    /// are (none where there are too few), and the waits of `own` whose
-    /// own floor is wider than the typical wait's.
+    /// With the co-runners' waits' steps read from every build's runs
+    /// (`any`) as the rows' are (none where there are too few), and the
+    /// waits whose own floor is wider than the typical wait's, read as
+    /// [`RunToRun::with_rows`] reads the rows'.
     pub fn with_waits(
         self,
-        steps: &BTreeMap<(String, String), Vec<Vec<f64>>>,
         own: &BTreeMap<(String, String), Vec<Vec<f64>>>,
+        any: &BTreeMap<(String, String), Vec<Vec<f64>>>,
     ) -> RunToRun {
-        let wait_median_step = RunToRun::of(steps).map(|w| w.median_step);
+        let wait_median_step = RunToRun::of(any).map(|w| w.median_step);
         let typical = wait_median_step.map_or(0.0, |step| P95_OVER_MEDIAN * step);
         RunToRun {
             wait_median_step,
-            waits: RowFloor::above(own, typical),
+            waits: RowFloor::above(own, any, typical),
             ..self
         }
     }
@@ -517,7 +595,7 @@ mod tests {
         figures.insert(key(60), vec![vec![100.0, 130.0, 100.0, 130.0, 100.0]]);
         let r = RunToRun::of(&figures)
             .expect("244 steps")
-            .with_rows(&figures);
+            .with_rows(&figures, &figures);
         assert_eq!(r.rows.len(), 1, "{:?}", r.rows);
         assert_eq!((r.rows[0].variant.as_str(), r.rows[0].runs), ("v60", 5));
         let typical = RunToRun::floor_share(Some(&r));
@@ -532,6 +610,61 @@ mod tests {
         let r = r.with_waits(&waits, &waits);
         assert_eq!(r.wait_floor_of("p", "v0"), r.wait_floor());
         assert_eq!(r.wait_floor_of("p", "v60"), Some(r.waits[0].floor));
+    }
+
+    #[test]
+    fn a_floor_over_every_build_leaves_a_stray_figure_out_and_a_second_level_in() {
+        let at = |logs: &[f64]| logs.iter().map(|l| l.exp()).collect::<Vec<f64>>();
+        // Three builds' stretches, the first with a stray run 1.0 above
+        // (e ≈ 2.7 times): distances from the medians, made up for the
+        // stretches' lengths, are .112 .112 .122 .071 .071 and five
+        // noughts beside the stray's 1.006, so the limit is 3.5 × 1.4826
+        // × .071 = .367, and the floor is the one of the other figures.
+        let clean = [
+            at(&[0.0, 0.1, 0.0, 0.1]),
+            at(&[0.05, 0.15, 0.05]),
+            at(&[0.02, 0.12]),
+        ];
+        let mut stray = clean.clone();
+        stray[0].push(1f64.exp());
+        let want = RowFloor::of(&clean).expect("6 df");
+        let got = RowFloor::of_any_build(&stray).expect("6 df once the stray is out");
+        assert!((got - want).abs() < 1e-12, "{got} against {want}");
+        assert!(RowFloor::of(&stray).unwrap() > 2.0 * want);
+        // A build of one run has no distance to give, and changes nothing.
+        let mut lone = stray.to_vec();
+        lone.push(at(&[3.0]));
+        assert_eq!(RowFloor::of_any_build(&lone), Some(got));
+        // A row read at one of two tick levels, most figures on the lower:
+        // its median distance is nought; both levels stay in.
+        let two = [4.52, 4.52, 6.78, 4.52, 6.78, 4.52];
+        let levels = [two.to_vec(), two.to_vec()];
+        assert_eq!(RowFloor::of_any_build(&levels), RowFloor::of(&levels));
+        assert!(RowFloor::of(&levels).is_some());
+
+        // Read as a run reads them: a row this build has five runs of keeps
+        // its own floor; a row it has two of reads every build's.
+        let key = |i: usize| ("p".to_string(), format!("v{i}"));
+        let steady = vec![vec![100.0, 101.0, 100.0, 101.0, 100.0]];
+        let mut any: BTreeMap<(String, String), Vec<Vec<f64>>> =
+            (0..60).map(|i| (key(i), steady.clone())).collect();
+        any.insert(key(60), stray.to_vec());
+        any.insert(
+            key(61),
+            vec![at(&[0.0, 0.3, 0.0, 0.3, 0.0]), at(&[0.0, 0.3])],
+        );
+        let own: BTreeMap<(String, String), Vec<Vec<f64>>> = [
+            (key(60), vec![at(&[0.0, 0.1])]),
+            (key(61), vec![at(&[0.0, 0.3, 0.0, 0.3, 0.0])]),
+        ]
+        .into();
+        let r = RunToRun::of(&any)
+            .expect("enough steps")
+            .with_rows(&own, &any);
+        let floor = |i: usize| RowFloor::find(&r.rows, "p", &format!("v{i}"));
+        assert_eq!(floor(60), Some(got));
+        assert_eq!(floor(61), RowFloor::of(&own[&key(61)]));
+        assert_eq!(floor(0), None);
     }
 
     #[test]

@@ -134,16 +134,18 @@ impl Known {
 /// the co-runners' waits with them. The typical row's and wait's steps,
 /// medians, are read over any build's runs (each build's a stretch of its
 /// own), so that a new build's first runs hold the next run as well as
-/// its later ones; a row's own floor, a variance that one stray run of an
-/// older build's would widen, over this build's runs only.
+/// its later ones; a row's own floor, a variance, over this build's runs
+/// where there are enough, else over every build's with their stray
+/// figures left out (`RowFloor::of_any_build`).
 pub fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
     let rows = |builds| history.row_figures(conditions, builds, &[]).ok();
     let waits = |builds| history.wait_figures(conditions, builds).unwrap_or_default();
-    let moved = RunToRun::of(&rows(Builds::Any)?)?;
+    let any = rows(Builds::Any)?;
+    let moved = RunToRun::of(&any)?;
     Some(
         moved
-            .with_rows(&rows(Builds::This).unwrap_or_default())
-            .with_waits(&waits(Builds::Any), &waits(Builds::This)),
+            .with_rows(&rows(Builds::This).unwrap_or_default(), &any)
+            .with_waits(&waits(Builds::This), &waits(Builds::Any)),
     )
 }
 

@@ -411,41 +411,45 @@ fn a_new_build_reads_the_rows_of_the_builds_before_it_each_a_stretch_of_its_own(
 }
 
 #[test]
-fn a_new_build_reads_the_typical_floor_of_older_builds_and_no_rows_own_floor_of_theirs() {
+fn a_new_build_reads_the_floors_of_older_builds_without_their_stray_runs() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = History::open(&dir.path().join("h.sqlite"), true).unwrap();
     let base = fixture();
     // Six runs of one build, every row 1% up and down; the first row of
-    // the fourth run 50% dearer, a stray run its own floor widens for.
+    // the fourth run 50% dearer, a stray run its own floor widens for; the
+    // second row 20% up and down in every run, a row that wanders.
     for i in 0..6 {
         let mut doc = base.clone();
         doc.started_at = format!("2026-11-23T14:0{i}:00+00:00");
         doc.build.git_commit = "1111111".into();
         for (n, record) in doc.results.iter_mut().enumerate() {
             let stray = if i == 3 && n == 0 { 1.5 } else { 1.0 };
+            let step = if n == 1 { 1.2 } else { 1.01 };
             if let Some(cost) = record.cost.as_mut() {
-                common::scale_cost(cost, stray * if i % 2 == 0 { 1.0 } else { 1.01 });
+                common::scale_cost(cost, stray * if i % 2 == 0 { 1.0 } else { step });
             }
         }
         history.store(&doc).unwrap();
     }
-    let first = &base.results[0];
+    let (first, second) = (&base.results[0], &base.results[1]);
     let of_build = |build: &str| {
         let mut doc = base.clone();
         doc.build.git_commit = build.into();
         mitbench::run::run_to_run(&history, &mitbench::history::conditions_of(&doc))
     };
-    let own = of_build("1111111").expect("80 steps of one build");
-    assert!(
-        own.rows
+    let has = |floors: &[mitbench::analysis::spread::RowFloor], r: &mitbench::results::Record| {
+        floors
             .iter()
-            .any(|r| r.probe == first.id && r.variant == first.variant),
-        "{:?}",
-        own.rows
-    );
+            .any(|f| f.probe == r.id && f.variant == r.variant)
+    };
+    let own = of_build("1111111").expect("80 steps of one build");
+    assert!(has(&own.rows, first), "{:?}", own.rows);
+    assert!(has(&own.rows, second), "{:?}", own.rows);
     let next = of_build("2222222").expect("the typical floor of the build before");
     assert_eq!(next.median_step, own.median_step);
-    assert!(next.rows.is_empty(), "{:?}", next.rows);
+    assert!(!has(&next.rows, first), "{:?}", next.rows);
+    assert!(has(&next.rows, second), "{:?}", next.rows);
+    assert_eq!(next.rows.len(), 1, "{:?}", next.rows);
 }
 
 #[test]

@@ -1008,7 +1008,7 @@ fn a_row_that_wanders_between_runs_holds_the_next_run_with_its_own_floor() {
         let mut machine = Machine::new(noise.clone(), 9100 + trial);
         let history = stored_figures(&mut machine, &probes, &settings, 8);
         let typical = RunToRun::of(&history).expect("enough steps");
-        let with_rows = typical.clone().with_rows(&history);
+        let with_rows = typical.clone().with_rows(&history, &history);
         own += with_rows.rows.len();
         let mut twin = machine.clone();
         let facts = |run_to_run| mitbench::results::RunFacts {
