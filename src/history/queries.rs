@@ -420,23 +420,28 @@ impl History {
     }
 
     /// Each row's quiet rounds (median, fastest sample, fork), over the newest
-    /// [`USUAL_GAP_RUNS`] stored runs of `conditions`, keyed by probe and
-    /// variant: how far above its fastest sample a clean round of the row
-    /// stands (`analysis::rounds::UsualGap`). Read from the stored
-    /// documents, since the records table keeps no rounds.
+    /// [`USUAL_GAP_RUNS`] stored runs of `conditions` of any build, keyed
+    /// by probe and variant: how far above its fastest sample a clean
+    /// round of the row stands (`analysis::rounds::UsualGap`). Any build's,
+    /// since without them a new build's first runs judged their rounds
+    /// against a spread of gaps their own slowed rounds had widened
+    /// (docs/why-the-code-is-so.md, "A new build reads the builds before
+    /// it"). Read from the stored documents, since the records table keeps
+    /// no rounds.
     pub fn quiet_rounds(&self, conditions: &str) -> Result<QuietRounds, HistoryError> {
         let mut query = self
             .conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT json_extract(rec.value, '$.id'), json_extract(rec.value, '$.variant'),
                         json_extract(rnd.value, '$.ticks'), json_extract(rnd.value, '$.min_ticks'),
                         json_extract(rnd.value, '$.fork')
                  FROM runs r, json_each(r.document, '$.results') rec,
                       json_each(rec.value, '$.rounds.each') rnd
                  WHERE json_extract(rnd.value, '$.state') = 'quiet'
-                   AND r.id IN (SELECT id FROM runs WHERE conditions = ?1
+                   AND r.id IN (SELECT id FROM runs WHERE {}
                                 ORDER BY id DESC LIMIT ?2)",
-            )
+                Builds::Any.condition()
+            ))
             .map_err(|e| self.sqlite(e))?;
         let rows = query
             .query_map(params![conditions, USUAL_GAP_RUNS], |r| {

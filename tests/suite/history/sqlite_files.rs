@@ -483,7 +483,7 @@ fn a_co_runners_waits_are_read_back_from_the_stored_runs_and_no_other_figure() {
 }
 
 #[test]
-fn a_rows_quiet_rounds_are_read_back_from_the_newest_runs_and_no_other_round() {
+fn a_rows_quiet_rounds_are_read_back_from_the_newest_runs_of_any_build_and_no_other_round() {
     use mitbench::analysis::rounds::RoundState;
     use mitbench::history::USUAL_GAP_RUNS;
     let dir = tempfile::tempdir().unwrap();
@@ -493,6 +493,7 @@ fn a_rows_quiet_rounds_are_read_back_from_the_newest_runs_and_no_other_round() {
     for i in 0..runs {
         let mut doc = base.clone();
         doc.started_at = format!("2026-12-03T12:0{i}:00+00:00");
+        doc.build.git_commit = ["1111111", "2222222"][i % 2].into();
         let rounds = &mut doc.results[0].rounds.each;
         assert!(rounds.len() >= 3, "the fixture's first row has rounds");
         for (k, round) in rounds.iter_mut().enumerate() {
@@ -502,8 +503,11 @@ fn a_rows_quiet_rounds_are_read_back_from_the_newest_runs_and_no_other_round() {
         }
         history.store(&doc).unwrap();
     }
+    // A build of no stored run yet reads the newest runs of the others.
+    let mut next = base.clone();
+    next.build.git_commit = "3333333".into();
     let read = history
-        .quiet_rounds(&mitbench::history::conditions_of(&base))
+        .quiet_rounds(&mitbench::history::conditions_of(&next))
         .unwrap();
     let first = &base.results[0];
     let key = (first.id.clone(), first.variant.clone());
