@@ -617,7 +617,7 @@ mod tests {
         let at = |logs: &[f64]| logs.iter().map(|l| l.exp()).collect::<Vec<f64>>();
         // Three builds' stretches, the first with a stray run 1.0 above
         // (e ≈ 2.7 times): distances from the medians, made up for the
-        // stretches' lengths, are .112 .112 .122 .071 .071 and five
+        // stretches' lengths, are .112 .112 .122 .071 .071 and four
         // noughts beside the stray's 1.006, so the limit is 3.5 × 1.4826
         // × .071 = .367, and the floor is the one of the other figures.
         let clean = [
