@@ -203,6 +203,19 @@ pub const STRAY_SDS: f64 = 3.5;
 /// A normal deviation's standard deviation over its mean size, √(π/2).
 const MEAN_DISTANCE_TO_SD: f64 = 1.2533;
 
+/// Each stretch's usable figures (finite, above nought) on the log scale.
+fn log_stretches(stretches: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    stretches
+        .iter()
+        .map(|s| {
+            s.iter()
+                .filter(|f| f.is_finite() && **f > 0.0)
+                .map(|f| f.ln())
+                .collect()
+        })
+        .collect()
+}
+
 impl RowFloor {
     /// The 95% half-width of the next run's log figure around this run's,
     /// from a row's stored figures in stretches at one quiet level: their
@@ -212,15 +225,11 @@ impl RowFloor {
     /// freedom, so that it holds 95% of next runs however few the stored
     /// ones. None under [`MIN_ROW_FLOOR_DF`].
     pub fn of(stretches: &[Vec<f64>]) -> Option<f64> {
-        let logs: Vec<Vec<f64>> = stretches
-            .iter()
-            .map(|s| {
-                s.iter()
-                    .filter(|f| f.is_finite() && **f > 0.0)
-                    .map(|f| f.ln())
-                    .collect()
-            })
-            .collect();
+        RowFloor::of_logs(&log_stretches(stretches))
+    }
+
+    /// [`RowFloor::of`] of stretches already on the log scale.
+    fn of_logs(logs: &[Vec<f64>]) -> Option<f64> {
         let df: usize = logs.iter().map(|s| s.len().saturating_sub(1)).sum();
         if df < MIN_ROW_FLOOR_DF {
             return None;
@@ -245,15 +254,9 @@ impl RowFloor {
     /// and one stray run of an older build (read before a fix, or in a
     /// stall of the host) does not widen it, as it would a variance.
     pub fn of_any_build(stretches: &[Vec<f64>]) -> Option<f64> {
-        let logs: Vec<Vec<f64>> = stretches
-            .iter()
-            .map(|s| {
-                s.iter()
-                    .filter(|f| f.is_finite() && **f > 0.0)
-                    .map(|f| f.ln())
-                    .collect()
-            })
-            .filter(|s: &Vec<f64>| s.len() >= 2)
+        let logs: Vec<Vec<f64>> = log_stretches(stretches)
+            .into_iter()
+            .filter(|s| s.len() >= 2)
             .collect();
         // Each figure's distance from its stretch's median, made up for
         // the median's own closeness to its few figures (n/(n-1) in the
@@ -284,11 +287,11 @@ impl RowFloor {
             .map(|s| {
                 s.iter()
                     .filter(|(_, d)| *d <= limit)
-                    .map(|(x, _)| x.exp())
+                    .map(|(x, _)| *x)
                     .collect()
             })
             .collect();
-        RowFloor::of(&kept)
+        RowFloor::of_logs(&kept)
     }
 
     /// The rows whose own floor is wider than `typical`: from this build's
