@@ -99,7 +99,7 @@ fn main() -> ExitCode {
         let mut facts = RunFacts {
             usual_gaps: history
                 .as_ref()
-                .map(|h| usual_gaps(h, &conditions))
+                .map(|h| mitbench::run::usual_gaps(h, &conditions))
                 .unwrap_or_default(),
             run_to_run: history
                 .as_ref()
@@ -123,17 +123,6 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// Each row's usual gap over the history's quiet rounds of `conditions`.
-fn usual_gaps(
-    history: &mitbench::history::History,
-    conditions: &str,
-) -> mitbench::analysis::rounds::UsualGaps {
-    history
-        .quiet_rounds(conditions)
-        .map(mitbench::analysis::rounds::UsualGap::of_rows)
-        .unwrap_or_default()
 }
 
 /// The run's rounds as the schedule handed them to the analysis, every

@@ -150,8 +150,9 @@ pub fn run_to_run(history: &History, conditions: &str) -> Option<RunToRun> {
 }
 
 /// Each row's usual gap over the quiet rounds of the history's newest runs
-/// of `conditions`, where it had enough of them.
-fn usual_gaps(history: &History, conditions: &str) -> UsualGaps {
+/// of `conditions` by any build (`History::quiet_rounds`), where it had
+/// enough of them; `examples/reanalyse.rs` reads it as a run does.
+pub fn usual_gaps(history: &History, conditions: &str) -> UsualGaps {
     history
         .quiet_rounds(conditions)
         .map(UsualGap::of_rows)

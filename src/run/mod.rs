@@ -5,7 +5,7 @@
 
 mod known;
 
-pub use known::{Known, report_timeline, run_to_run};
+pub use known::{Known, report_timeline, run_to_run, usual_gaps};
 
 use crate::export::Format;
 use crate::export::destination::Destination;
