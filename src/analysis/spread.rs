@@ -304,11 +304,10 @@ impl RowFloor {
     ) -> Vec<RowFloor> {
         any.iter()
             .filter_map(|(key, every)| {
-                let this = own.get(key);
-                let (floor, stretches) = match this.and_then(|s| RowFloor::of(s)) {
-                    Some(floor) => (floor, this?),
-                    None => (RowFloor::of_any_build(every)?, every),
-                };
+                let (floor, stretches) = own
+                    .get(key)
+                    .and_then(|this| Some((RowFloor::of(this)?, this)))
+                    .or_else(|| Some((RowFloor::of_any_build(every)?, every)))?;
                 (floor > typical).then(|| RowFloor {
                     probe: key.0.clone(),
                     variant: key.1.clone(),
