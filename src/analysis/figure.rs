@@ -42,18 +42,31 @@ impl NextRunFrom {
 
 /// The 95% interval of the next run's figure around the rounds' figure and
 /// what it stands on: the hull of the forks' prediction interval (with the
-/// machine's drift by then in quadrature) and the rounds' interval
-/// widened by the drift; whichever of the two exists where one does not;
-/// never narrower than `floor_share` of it on either side (in logs for a
-/// positive cost; [`super::spread::next_run_floor`] otherwise).
+/// machine's drift by then in quadrature) and the rounds' interval (with
+/// `redrawn`, a next run's forks drawn from these rounds:
+/// [`super::redrawn`]) widened by the drift; whichever of the two exists
+/// where one does not; never narrower than `floor_share` of it on either
+/// side (in logs for a positive cost; [`super::spread::next_run_floor`]
+/// otherwise).
 pub fn next_run_interval(
     rounds: Figure,
+    redrawn: Option<[f64; 2]>,
     next: Option<NextRun>,
     drift_interval_pct: Option<f64>,
     floor_share: f64,
 ) -> (Option<[f64; 2]>, NextRunFrom) {
     let ticks = rounds.value;
-    let in_run = rounds.ci95.map(|[lo, hi]| {
+    // A redrawn end is a figure the next run may read (the other level of
+    // a two-level row), and moves by the least floor a figure gets.
+    let slack = super::spread::NEXT_RUN_FLOOR_SHARE;
+    let redrawn = redrawn.map(|[lo, hi]| match ticks > 0.0 && lo > 0.0 {
+        true => [lo * (-slack).exp(), hi * slack.exp()],
+        false => [lo, hi],
+    });
+    let of_rounds = rounds
+        .ci95
+        .and_then(|interval| hull([[ticks, ticks], interval].into_iter().chain(redrawn)));
+    let in_run = of_rounds.map(|[lo, hi]| {
         let drift = drift_interval_pct.unwrap_or(0.0) / 100.0 * ticks.abs();
         let widen = |half: f64| half.hypot(drift);
         [ticks - widen(ticks - lo), ticks + widen(hi - ticks)]
@@ -276,22 +289,22 @@ mod tests {
         // A thunk's row on a quiet host: every round and fork the same.
         let exact = Figure::new(500.0, Some([500.0, 500.0]));
         let share = super::super::spread::NEXT_RUN_FLOOR_SHARE;
-        let (interval, _) = next_run_interval(exact, None, Some(0.0), share);
+        let (interval, _) = next_run_interval(exact, None, None, Some(0.0), share);
         let within = |share: f64| Some([500.0 * (-share).exp(), 500.0 * share.exp()]);
         assert_eq!(interval, within(share));
         // A wider interval of its own keeps it.
         let wide = Figure::new(500.0, Some([480.0, 530.0]));
         assert_eq!(
-            next_run_interval(wide, None, Some(0.0), share).0,
+            next_run_interval(wide, None, None, Some(0.0), share).0,
             Some([480.0, 530.0])
         );
         // The share the history read (runs that moved 1% a step): 2.9%.
-        let (interval, _) = next_run_interval(exact, None, Some(0.0), 0.029);
+        let (interval, _) = next_run_interval(exact, None, None, Some(0.0), 0.029);
         assert_eq!(interval, within(0.029));
         // A row's own floor past 100% (a teardown that moved 3x between
         // runs) keeps the lower end above zero: it was a share off the
         // cost, and a negative end was written as null.
-        let (interval, _) = next_run_interval(exact, None, Some(0.0), 1.2);
+        let (interval, _) = next_run_interval(exact, None, None, Some(0.0), 1.2);
         assert_eq!(interval, within(1.2));
         assert!(interval.is_some_and(|[lo, _]| lo > 0.0));
     }

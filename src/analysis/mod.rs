@@ -11,10 +11,11 @@
 //! - [`states`]: the machine's speed states and drift, read from the canary.
 //! - [`rounds`]: a variant's headline and interval over its rounds and forks,
 //!   and the paired comparison with its baseline.
+//! - [`redrawn`]: the next run's figure drawn again from this run's rounds.
 //! - [`speed`]: figures at one reference speed: the machine's own speed taken out.
 //! - [`spread`]: how far the next run's figure may land, from the forks.
 //! - [`figure`]: a record's figure and interval put together.
-//! - [`apart`]: sums and differences of figures measured apart.
+//! - [`combine`]: sums and differences of figures measured apart.
 //! - [`contrast`]: one weighted sum of sets' figures and every level of its noise.
 //! - [`noise`]: the between-run noise a verdict is held to ([`noise::RowNoise`]).
 //! - [`verdict`]: a change and the verdict its interval and the threshold give.
@@ -27,6 +28,7 @@ pub mod figure;
 pub mod interval;
 pub mod noise;
 pub mod phases;
+pub mod redrawn;
 pub mod round;
 pub mod rounds;
 pub mod speed;

@@ -12,6 +12,7 @@
 //! samples would hide it behind their sheer number.
 
 use super::interval::Figure;
+use super::redrawn;
 use super::stats::{self, median};
 use serde::{Deserialize, Serialize};
 
@@ -253,6 +254,12 @@ pub struct Estimate {
     /// Median over rounds of each round's own CI half-width: the precision
     /// one round reaches, not what a next run differs by.
     pub within_round_half_width: Option<f64>,
+    /// Where the next run's figure lands when its forks draw their rounds
+    /// from the used ones, pooled ([`super::redrawn`]): a row at two levels
+    /// whose forks both read the lower one. None for a row at one level
+    /// and under [`MIN_ROUNDS_FOR_CI`] rounds.
+    #[serde(default)]
+    pub redrawn: Option<[f64; 2]>,
 }
 
 /// A stable seed per probe, so a re-analysis gives the same intervals and
@@ -298,10 +305,11 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         h
     };
     let by_fork = by_fork(used.iter().map(|r| (r.fork, r.figure.value)));
+    let enough = used.len() >= MIN_ROUNDS_FOR_CI;
     Some(Estimate {
         cost: Figure::new(
             across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
-            (used.len() >= MIN_ROUNDS_FOR_CI).then(|| {
+            enough.then(|| {
                 let (lo, hi) = stratified_ci(&by_fork, seed);
                 [lo, hi]
             }),
@@ -318,7 +326,25 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         slow_state: (!slow.is_empty()).then(|| median(&slow)),
         slow_share: slow.len() as f64 / rounds.len() as f64,
         within_round_half_width: (!half_widths.is_empty()).then(|| median(&half_widths)),
+        redrawn: (enough && redrawn::at_levels(&by_fork.concat()))
+            .then(|| redrawn_figure(&by_fork, seed))
+            .flatten(),
     })
+}
+
+/// [`redrawn`](super::redrawn)'s interval of [`across_forks`] of the next
+/// run's fork medians.
+fn redrawn_figure(by_fork: &[Vec<f64>], seed: u64) -> Option<[f64; 2]> {
+    let (mut fork, mut medians) = (Vec::new(), Vec::new());
+    redrawn::interval(redrawn::redraws(by_fork, seed, |next| {
+        medians.clear();
+        for drawn in next {
+            fork.clear();
+            fork.extend_from_slice(drawn);
+            medians.push(stats::median_in_place(&mut fork));
+        }
+        across_forks(&medians)
+    }))
 }
 
 /// Round figures, given as (fork, figure), grouped by fork in fork order,
@@ -431,7 +457,9 @@ pub fn pair_by_pass(
 pub struct Paired {
     /// The forks' ratio and difference (ticks) of their pairs' medians,
     /// each with a bootstrap 95% interval over pairs from
-    /// [`MIN_ROUNDS_FOR_CI`] pairs on.
+    /// [`MIN_ROUNDS_FOR_CI`] pairs on; where the pairs' differences stand
+    /// at levels, the difference's holds a next run whose forks draw
+    /// their pairs from these, pooled ([`super::redrawn`]), too.
     pub ratio: Figure,
     pub delta: Figure,
     pub pairs: usize,
@@ -514,20 +542,32 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         by_fork.entry(p.fork).or_default().push(*p);
     }
     let forks: Vec<Vec<Pair>> = by_fork.into_values().collect();
-    let (ratio, fork_deltas) = paired_figures(forks.iter().map(|fork| {
-        let median_of = |side: fn(&Pair) -> f64| {
-            stats::median_in_place(&mut fork.iter().map(side).collect::<Vec<f64>>())
-        };
-        (median_of(|p| p.variant), median_of(|p| p.baseline))
-    }));
+    let sides: Vec<(f64, f64)> = forks.iter().map(|fork| medians_of_sides(fork)).collect();
+    let (ratio, fork_deltas) = paired_figures(sides.iter().copied());
     let delta = stats::mean(&fork_deltas);
     let (ratio_ci95, delta_ci95) = if used.len() >= MIN_ROUNDS_FOR_CI {
         let (ratios, deltas) = resampled_pairs(&forks, seed);
         let interval = |draws: &[f64]| {
             let (lo, hi) = stats::central_interval(draws, 0.95);
-            Some([lo, hi])
+            [lo, hi]
         };
-        (interval(&ratios), interval(&deltas))
+        let [lo, hi] = interval(&deltas);
+        // A redrawn end is a difference the next run may read, and moves
+        // by the least floor a difference gets (of the variant's cost).
+        let variant = stats::mean(&sides.iter().map(|(v, _)| *v).collect::<Vec<_>>());
+        let slack =
+            super::spread::next_run_floor(variant, 0.0, super::spread::NEXT_RUN_FLOOR_SHARE);
+        let differences: Vec<f64> = used.iter().map(|p| p.variant - p.baseline).collect();
+        let redrawn = redrawn::at_levels(&differences)
+            .then(|| {
+                redrawn::interval(redrawn::redraws(&forks, seed, |next| {
+                    stats::mean(&paired_figures(next.iter().map(|f| medians_of_sides(f))).1)
+                }))
+            })
+            .flatten();
+        let [r_lo, r_hi] = redrawn.map_or([lo, hi], |[a, b]| [a - slack, b + slack]);
+        let delta_ci95 = [lo.min(r_lo).min(delta), hi.max(r_hi).max(delta)];
+        (Some(interval(&ratios)), Some(delta_ci95))
     } else {
         (None, None)
     };
@@ -538,6 +578,14 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         basis,
         fork_deltas,
     })
+}
+
+/// A fork's pairs' (variant median, baseline median).
+fn medians_of_sides(fork: &[Pair]) -> (f64, f64) {
+    let median_of = |side: fn(&Pair) -> f64| {
+        stats::median_in_place(&mut fork.iter().map(side).collect::<Vec<f64>>())
+    };
+    (median_of(|p| p.variant), median_of(|p| p.baseline))
 }
 
 /// The ratio and differences of pairs read as the headlines are, from each

@@ -200,9 +200,6 @@ pub const MIN_ROW_FLOOR_DF: usize = 4;
 /// read over every build: a normal figure is past it once in two thousand.
 pub const STRAY_SDS: f64 = 3.5;
 
-/// A normal deviation's standard deviation over its mean size, √(π/2).
-const MEAN_DISTANCE_TO_SD: f64 = 1.2533;
-
 /// Each stretch's usable figures (finite, above nought) on the log scale.
 fn log_stretches(stretches: &[Vec<f64>]) -> Vec<Vec<f64>> {
     stretches
@@ -273,14 +270,7 @@ impl RowFloor {
         if distances.is_empty() {
             return None;
         }
-        let mean = distances.iter().sum::<f64>() / distances.len() as f64;
-        // A row read at one of two tick levels has most figures on its
-        // stretch's median: its median distance is nought, and its mean
-        // distance is what spread it has.
-        let sd = match stats::median_in_place(&mut distances) {
-            0.0 => MEAN_DISTANCE_TO_SD * mean,
-            median => stats::MAD_TO_SD * median,
-        };
+        let sd = stats::robust_sd(&mut distances);
         let limit = STRAY_SDS * sd;
         let kept: Vec<Vec<f64>> = centred
             .iter()

@@ -50,6 +50,24 @@ pub fn central_interval(sorted: &[f64], confidence: f64) -> (f64, f64) {
 /// cannot inflate.
 pub const MAD_TO_SD: f64 = 1.4826;
 
+/// The standard deviation that `distances` (values' distances from their
+/// centre) read as a normal's: [`MAD_TO_SD`] times their median, or where
+/// that is nought (a row at one of two tick levels, most values on the
+/// centre) √(π/2) times their mean, the spread it has. Nought for none.
+pub fn robust_sd(distances: &mut [f64]) -> f64 {
+    if distances.is_empty() {
+        return 0.0;
+    }
+    let mean = distances.iter().sum::<f64>() / distances.len() as f64;
+    match median_in_place(distances) {
+        0.0 => MEAN_DISTANCE_TO_SD * mean,
+        median => MAD_TO_SD * median,
+    }
+}
+
+/// A normal deviation's standard deviation over its mean size, √(π/2).
+const MEAN_DISTANCE_TO_SD: f64 = 1.2533;
+
 /// Median absolute deviation from `center`, unscaled (in the data's unit).
 pub fn mad(values: &[f64], center: f64) -> f64 {
     let mut dev: Vec<f64> = values.iter().map(|v| (v - center).abs()).collect();

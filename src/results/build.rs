@@ -356,8 +356,13 @@ fn cost(
         .iter()
         .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
         .collect();
-    let (next_run_interval, next_run_from) =
-        figure::next_run_interval(estimate.cost, next_run, cx.drift_interval_pct, floor_share);
+    let (next_run_interval, next_run_from) = figure::next_run_interval(
+        estimate.cost,
+        estimate.redrawn,
+        next_run,
+        cx.drift_interval_pct,
+        floor_share,
+    );
     Cost {
         figure: None,
         ns_per_tick: cx.tsc.ticks_to_ns(1.0),
@@ -417,7 +422,8 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
     };
     let next_run = cx.speed.spread.get(id, &v.variant.name);
     let floor_share = cx.floor_share(id, &v.variant.name);
-    let (interval, _) = figure::next_run_interval(estimate.cost, next_run, None, floor_share);
+    let (interval, _) =
+        figure::next_run_interval(estimate.cost, estimate.redrawn, next_run, None, floor_share);
     let ticks = estimate.cost.value;
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);

@@ -5,8 +5,9 @@
 use crate::common;
 
 use common::assert_coverage;
-use mitbench::analysis::figure::Figure;
+use mitbench::analysis::figure::{self, Figure};
 use mitbench::analysis::rounds::{self, Basis, Pair, RoundFigure};
+use mitbench::analysis::spread;
 use mitbench::analysis::states::StateModel;
 
 /// One round of a machine with a quiet and a slow state: its canary reading
@@ -128,5 +129,105 @@ fn pairs_in_the_same_state_cancel_the_state() {
         (p.delta.value - 50.0 * 3.2 / 3.0).abs() < 0.5,
         "quiet pairs' difference: {}",
         p.delta.value
+    );
+}
+
+/// A round of a row at two levels, 3.5 or 5.6 ticks (a call the predictor
+/// takes in one tick or two, round by round), the upper in `upper` of
+/// the rounds, each with a little noise.
+fn two_level(rng: &mut fastrand::Rng, upper: f64) -> f64 {
+    let level = if rng.f64() < upper { 5.6 } else { 3.5 };
+    level * (1.0 + 0.001 * rng.f64())
+}
+
+/// Trials of this run and the next, each of two forks of six rounds, and
+/// the 95% bound both tests hold them to: three binomial deviations of
+/// 400 trials under the nominal 95% (0.917). Above, it is open: an
+/// interval that holds both levels holds every next run, whatever the
+/// nominal rate. Both read the interval as a record does, with the least
+/// floor the tool puts under one (0.2% of the row).
+const TWO_LEVEL_TRIALS: usize = 400;
+const TWO_LEVEL_COVERAGE: std::ops::RangeInclusive<f64> = 0.917..=1.0;
+const FORKS_OF_SIX: [usize; 12] = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1];
+
+#[test]
+fn a_row_at_two_levels_holds_a_next_run_whose_fork_reads_the_other_level() {
+    // 45% of rounds at the upper level: each fork's median reads the
+    // lower level in about half the runs, so this run's two forks often
+    // agree on one and the next run's read the other. Without the rounds
+    // redrawn (`this.redrawn` left out) 0.785 of these trials held.
+    let mut rng = fastrand::Rng::with_seed(11);
+    let run = |rng: &mut fastrand::Rng| {
+        let figures: Vec<RoundFigure> = FORKS_OF_SIX
+            .iter()
+            .map(|&fork| RoundFigure {
+                figure: Figure::new(two_level(rng, 0.45), None),
+                quiet: true,
+                fork,
+                interrupted: false,
+            })
+            .collect();
+        rounds::estimate(&figures, false, rng.u64(..)).unwrap()
+    };
+    let mut held = 0;
+    for _ in 0..TWO_LEVEL_TRIALS {
+        let this = run(&mut rng);
+        let next = run(&mut rng).cost.value;
+        let (interval, _) = figure::next_run_interval(
+            this.cost,
+            this.redrawn,
+            None,
+            None,
+            spread::NEXT_RUN_FLOOR_SHARE,
+        );
+        let [lo, hi] = interval.expect("twelve rounds");
+        held += usize::from(lo <= next && next <= hi);
+    }
+    assert_coverage(
+        "a two-level row's next run",
+        held,
+        TWO_LEVEL_TRIALS,
+        TWO_LEVEL_COVERAGE,
+    );
+}
+
+#[test]
+fn a_difference_from_a_baseline_at_two_levels_holds_the_next_runs() {
+    // The variant steady at 23.9 ticks, its baseline at two levels as
+    // above: the difference flips with the baseline's fork medians.
+    // Without the pairs redrawn 0.825 of these trials held.
+    let mut rng = fastrand::Rng::with_seed(12);
+    let run = |rng: &mut fastrand::Rng| {
+        let pairs: Vec<Pair> = FORKS_OF_SIX
+            .iter()
+            .map(|&fork| Pair {
+                variant: 23.9 * (1.0 + 0.001 * rng.f64()),
+                baseline: two_level(rng, 0.45),
+                quiet: true,
+                fork,
+                interrupted: false,
+            })
+            .collect();
+        rounds::paired(&pairs, false, rng.u64(..)).unwrap().delta
+    };
+    // As a record reads it: no spread between forks borrowed, and the
+    // least floor the tool ever puts under a difference.
+    let no_spread = spread::NextRun {
+        sd: 0.0,
+        df: f64::INFINITY,
+        forks: 2,
+    };
+    let floor = spread::next_run_floor(23.9, 0.0, spread::NEXT_RUN_FLOOR_SHARE);
+    let mut held = 0;
+    for _ in 0..TWO_LEVEL_TRIALS {
+        let [lo, hi] = no_spread.difference_interval(run(&mut rng), None, floor);
+        let next = run(&mut rng).value;
+        held += usize::from(lo <= next && next <= hi);
+    }
+    assert_coverage(
+        "a difference from a two-level baseline",
+        held,
+        TWO_LEVEL_TRIALS,
+        TWO_LEVEL_COVERAGE,
     );
 }
