@@ -556,7 +556,7 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         // by the least floor a difference gets (of the variant's cost).
         let variant = stats::mean(&sides.iter().map(|(v, _)| *v).collect::<Vec<_>>());
         let slack =
-            super::spread::next_run_floor(variant, 0.0, super::spread::NEXT_RUN_FLOOR_SHARE);
+            super::interval::next_run_floor(variant, 0.0, super::interval::NEXT_RUN_FLOOR_SHARE);
         let differences: Vec<f64> = used.iter().map(|p| p.variant - p.baseline).collect();
         let redrawn = redrawn::at_levels(&differences)
             .then(|| {

@@ -18,6 +18,7 @@
 //! this run's and the next run's figures are of F forks.
 
 use super::interval::Figure;
+pub use super::interval::{NEXT_RUN_FLOOR_SHARE, next_run_floor};
 use super::rounds;
 use super::stats::{self, student_t_975};
 use serde::{Deserialize, Serialize};
@@ -122,24 +123,6 @@ impl NextRun {
     pub fn half_width(&self) -> f64 {
         student_t_975(self.df) * self.sd * (2.0 / self.forks as f64).sqrt()
     }
-}
-
-/// The least half-width of a row's interval for the next run, as a share
-/// of the row's cost: a row whose rounds and forks agree to the tick (a
-/// thunk's price on a quiet host) still moves between runs, by up to 0.16%
-/// of its cost in 95% of the pairs of runs that printed it under ±0.2%
-/// (docs/why-the-code-is-so.md); rounds that agree cannot show it. The
-/// stated share, where the history holds too few runs of the conditions
-/// to read one ([`RunToRun`]), and the least share otherwise.
-pub const NEXT_RUN_FLOOR_SHARE: f64 = 0.002;
-
-/// The least half-width of an interval for the next run of a row costing
-/// `row_ticks` or of its difference from its baseline, ticks: `share` of
-/// the row ([`RunToRun::floor_share`]), and never under `clock_step` (the
-/// clock's step over a batch's items, the finest difference a round
-/// resolves).
-pub fn next_run_floor(row_ticks: f64, clock_step: f64, share: f64) -> f64 {
-    (share * row_ticks.abs()).max(clock_step)
 }
 
 /// Steps between stored runs a floor is read from at the least: a few
