@@ -58,7 +58,7 @@ pub fn next_run_interval(
     let ticks = rounds.value;
     // A redrawn end is a figure the next run may read (the other level of
     // a two-level row), and moves by the least floor a figure gets.
-    let slack = super::spread::NEXT_RUN_FLOOR_SHARE;
+    let slack = super::interval::NEXT_RUN_FLOOR_SHARE;
     let redrawn = redrawn.map(|[lo, hi]| match ticks > 0.0 && lo > 0.0 {
         true => [lo * (-slack).exp(), hi * slack.exp()],
         false => [lo, hi],

@@ -1,7 +1,8 @@
 //! A figure and its 95% interval: the one type every estimate mitbench
-//! prints is, the one half-width rule every "±" is written by, and how a
-//! figure is written flat under two field names ([`flat_as`]; the names
-//! the documents give them are `results::fields`).
+//! prints is, the one half-width rule every "±" is written by, the least
+//! half-width an interval for the next run gets ([`next_run_floor`]), and
+//! how a figure is written flat under two field names ([`flat_as`]; the
+//! names the documents give them are `results::fields`).
 
 use serde::{Deserialize, Serialize};
 
@@ -244,20 +245,22 @@ pub fn half_width(figure: f64, [lo, hi]: [f64; 2]) -> f64 {
 pub fn half_width_pct(figure: f64, interval: [f64; 2]) -> Option<f64> {
     (figure.abs() > 0.0).then(|| half_width(figure, interval) / figure.abs() * 100.0)
 }
+
 /// The least half-width of a row's interval for the next run, as a share
 /// of the row's cost: a row whose rounds and forks agree to the tick (a
 /// thunk's price on a quiet host) still moves between runs, by up to 0.16%
 /// of its cost in 95% of the pairs of runs that printed it under ±0.2%
 /// (docs/why-the-code-is-so.md); rounds that agree cannot show it. The
 /// stated share, where the history holds too few runs of the conditions
-/// to read one ([`super::spread::RunToRun`]), and the least share otherwise.
+/// to read one ([`super::spread::RunToRun`]), and the least share
+/// otherwise.
 pub const NEXT_RUN_FLOOR_SHARE: f64 = 0.002;
 
 /// The least half-width of an interval for the next run of a row costing
 /// `row_ticks` or of its difference from its baseline, ticks: `share` of
-/// the row ([`super::spread::RunToRun::floor_share`]), and never under `clock_step` (the
-/// clock's step over a batch's items, the finest difference a round
-/// resolves).
+/// the row ([`super::spread::RunToRun::floor_share`]), and never under
+/// `clock_step` (the clock's step over a batch's items, the finest
+/// difference a round resolves).
 pub fn next_run_floor(row_ticks: f64, clock_step: f64, share: f64) -> f64 {
     (share * row_ticks.abs()).max(clock_step)
 }
