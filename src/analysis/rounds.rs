@@ -254,12 +254,27 @@ pub struct Estimate {
     /// Median over rounds of each round's own CI half-width: the precision
     /// one round reaches, not what a next run differs by.
     pub within_round_half_width: Option<f64>,
+    /// The used rounds' figures by fork, and the seed `cost`'s interval
+    /// was drawn with: what [`Estimate::redrawn`] reads.
+    #[serde(skip)]
+    used_by_fork: Vec<Vec<f64>>,
+    #[serde(skip)]
+    seed: u64,
+}
+
+impl Estimate {
     /// Where the next run's figure lands when its forks draw their rounds
     /// from the used ones, pooled ([`super::redrawn`]): a row at two levels
     /// whose forks both read the lower one. None for a row at one level
-    /// and under [`MIN_ROUNDS_FOR_CI`] rounds.
-    #[serde(default)]
-    pub redrawn: Option<[f64; 2]>,
+    /// and under [`MIN_ROUNDS_FOR_CI`] rounds. Read where the interval for
+    /// the next run is made; the stopping rule, which makes an estimate
+    /// every pass, does not need it.
+    pub fn redrawn(&self) -> Option<[f64; 2]> {
+        let forks = &self.used_by_fork;
+        (self.rounds_used >= MIN_ROUNDS_FOR_CI && redrawn::at_levels(&forks.concat()))
+            .then(|| redrawn_figure(forks, self.seed))
+            .flatten()
+    }
 }
 
 /// A stable seed per probe, so a re-analysis gives the same intervals and
@@ -305,11 +320,10 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         h
     };
     let by_fork = by_fork(used.iter().map(|r| (r.fork, r.figure.value)));
-    let enough = used.len() >= MIN_ROUNDS_FOR_CI;
     Some(Estimate {
         cost: Figure::new(
             across_forks(&by_fork.iter().map(|f| median(f)).collect::<Vec<_>>()),
-            enough.then(|| {
+            (used.len() >= MIN_ROUNDS_FOR_CI).then(|| {
                 let (lo, hi) = stratified_ci(&by_fork, seed);
                 [lo, hi]
             }),
@@ -326,9 +340,8 @@ pub fn estimate(rounds: &[RoundFigure], two_states: bool, seed: u64) -> Option<E
         slow_state: (!slow.is_empty()).then(|| median(&slow)),
         slow_share: slow.len() as f64 / rounds.len() as f64,
         within_round_half_width: (!half_widths.is_empty()).then(|| median(&half_widths)),
-        redrawn: (enough && redrawn::at_levels(&by_fork.concat()))
-            .then(|| redrawn_figure(&by_fork, seed))
-            .flatten(),
+        used_by_fork: by_fork,
+        seed,
     })
 }
 

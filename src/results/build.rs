@@ -358,7 +358,7 @@ fn cost(
         .collect();
     let (next_run_interval, next_run_from) = figure::next_run_interval(
         estimate.cost,
-        estimate.redrawn,
+        estimate.redrawn(),
         next_run,
         cx.drift_interval_pct,
         floor_share,
@@ -422,8 +422,13 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
     };
     let next_run = cx.speed.spread.get(id, &v.variant.name);
     let floor_share = cx.floor_share(id, &v.variant.name);
-    let (interval, _) =
-        figure::next_run_interval(estimate.cost, estimate.redrawn, next_run, None, floor_share);
+    let (interval, _) = figure::next_run_interval(
+        estimate.cost,
+        estimate.redrawn(),
+        next_run,
+        None,
+        floor_share,
+    );
     let ticks = estimate.cost.value;
     // The coefficient's own uncertainty, over as far as the speed moves.
     let carrying = cx.speed.carrying(&fit);

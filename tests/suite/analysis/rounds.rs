@@ -157,7 +157,7 @@ fn a_row_at_two_levels_holds_a_next_run_whose_fork_reads_the_other_level() {
     // 45% of rounds at the upper level: each fork's median reads the
     // lower level in about half the runs, so this run's two forks often
     // agree on one and the next run's read the other. Without the rounds
-    // redrawn (`this.redrawn` left out) 0.785 of these trials held.
+    // redrawn (`this.redrawn()` left out) 0.785 of these trials held.
     let mut rng = fastrand::Rng::with_seed(11);
     let run = |rng: &mut fastrand::Rng| {
         let figures: Vec<RoundFigure> = FORKS_OF_SIX
@@ -177,7 +177,7 @@ fn a_row_at_two_levels_holds_a_next_run_whose_fork_reads_the_other_level() {
         let next = run(&mut rng).cost.value;
         let (interval, _) = figure::next_run_interval(
             this.cost,
-            this.redrawn,
+            this.redrawn(),
             None,
             None,
             spread::NEXT_RUN_FLOOR_SHARE,
