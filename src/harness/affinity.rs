@@ -43,6 +43,11 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<PinGuard> {
 /// Pins the calling thread to `cpu` for the rest of its life; for helper
 /// threads that end before the measurement does.
 pub fn pin_current_thread_forever(cpu: usize) -> io::Result<()> {
+    set_affinity(&only(cpu)?)
+}
+
+/// The CPU set that holds `cpu` alone.
+pub fn only(cpu: usize) -> io::Result<libc::cpu_set_t> {
     if cpu >= libc::CPU_SETSIZE as usize {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -52,7 +57,7 @@ pub fn pin_current_thread_forever(cpu: usize) -> io::Result<()> {
     // SAFETY: an all-zero cpu_set_t is the empty set; cpu < CPU_SETSIZE.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     unsafe { libc::CPU_SET(cpu, &mut set) };
-    set_affinity(&set)
+    Ok(set)
 }
 
 fn get_affinity() -> io::Result<libc::cpu_set_t> {

@@ -287,13 +287,22 @@ pub fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork
-    // and exec.
+    let measuring_cpu = affinity::only(job.placement.cpu).map_err(|e| e.to_string())?;
+    // SAFETY: setpgid, prctl and sched_setaffinity are async-signal-safe;
+    // nothing else runs between fork and exec.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             // A group of its own: the terminal's Ctrl-C reaches mitbench
             // only, which passes one on (see harness::interrupt).
             if libc::setpgid(0, 0) != 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // On the measuring CPU before exec makes the worker's address
+            // space: one made on another CPU keeps that CPU in its mask,
+            // and the flushes of `alone` rows then reach it too (see
+            // docs/why-the-code-is-so.md, bench/alone_after_a_thread.c).
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_setaffinity(0, size, &measuring_cpu) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
