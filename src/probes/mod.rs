@@ -28,5 +28,6 @@ mod registry;
 
 pub use crate::unsupported::{Kind, Unsupported};
 pub use contract::*;
+pub use memory::PARTNER_ROUND_TRIP;
 pub use outcome::*;
 pub use registry::*;

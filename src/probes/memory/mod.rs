@@ -12,6 +12,7 @@ mod tlb;
 use super::AnyProbe;
 
 pub(crate) use region::{Region, page_size};
+pub use shootdown::PARTNER_ROUND_TRIP;
 
 pub fn probes() -> Vec<&'static dyn AnyProbe> {
     let mut probes: Vec<&'static dyn AnyProbe> = vec![

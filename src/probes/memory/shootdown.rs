@@ -11,17 +11,23 @@
 //! flush to the vCPU's return. The spinner times its own progress, and a
 //! round says how much of it the spinner spent stalled
 //! ([`crate::probes::Measured::partner_stalled`]).
+//!
+//! Where the host placed the two vCPUs sets the figure too (two threads of
+//! one core, two cores sharing a cache, or cores apart: see
+//! docs/why-the-code-is-so.md). Before each remote round, untimed, the
+//! measuring thread and the spinner pass a cache line back and forth, and
+//! the round carries the median trip as a figure of its own.
 
 use super::region::{discard, page_size, protect, touched, unmap};
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
 use crate::probes::failures::Failures;
-use crate::probes::{Config, Outcome, Placement, Probe, Role, Unsupported};
+use crate::probes::{Config, NamedFigure, Outcome, Placement, Probe, Role, Unsupported};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 probe! {
@@ -100,21 +106,22 @@ impl Probe for Shootdown {
             return failures.outcome(measure_op(harness, op, &failures), vec![placement.cpu]);
         }
         let other = placement.other_cpu().unwrap_or(placement.cpu);
-        let stalled_ns = Arc::new(AtomicU64::new(0));
+        let partner = Arc::new(Partner::default());
         let body = {
-            let stalled_ns = stalled_ns.clone();
-            move |stop: &AtomicBool, rounds: &AtomicU64| spin(stop, rounds, &stalled_ns)
+            let partner = partner.clone();
+            move |stop: &AtomicBool, rounds: &AtomicU64| spin(stop, rounds, &partner)
         };
         let spinner = match CoRunner::start("mitbench-spinner", other, body, || {}) {
             Ok(spinner) => spinner,
             Err(reason) => return Outcome::Unsupported(reason),
         };
+        let trip_ns = round_trip_ticks(&partner).map(|ticks| ticks / harness.tsc_mhz() * 1e3);
         let before = spinner.rounds.load(Ordering::Relaxed);
-        let stalled_before = stalled_ns.load(Ordering::Relaxed);
+        let stalled_before = partner.stalled_ns.load(Ordering::Relaxed);
         let started = Instant::now();
         let measurement = measure_op(harness, op, &failures);
         let window_ns = started.elapsed().as_nanos() as f64;
-        let stalled = stalled_ns.load(Ordering::Relaxed) - stalled_before;
+        let stalled = partner.stalled_ns.load(Ordering::Relaxed) - stalled_before;
         let progressed = spinner.rounds.load(Ordering::Relaxed) > before;
         let seen = spinner.cpu_seen;
         drop(spinner);
@@ -124,10 +131,62 @@ impl Probe for Shootdown {
             ));
         }
         let share = (stalled as f64 / window_ns).min(1.0);
-        failures
+        let mut outcome = failures
             .outcome(measurement, vec![placement.cpu, seen])
-            .with_partner_stalled(share)
+            .with_partner_stalled(share);
+        if let (Outcome::Measured(m), Some(ns)) = (&mut outcome, trip_ns) {
+            m.figures
+                .push(NamedFigure::new(PARTNER_ROUND_TRIP, ns, " ns"));
+        }
+        outcome
     }
+}
+
+/// The figure a remote round carries beside its cost: where the host
+/// placed the two vCPUs, as one cache line's trip there and back.
+pub const PARTNER_ROUND_TRIP: &str = "cache-line round trip to the other CPU";
+
+/// What the measuring thread and the spinner share: the spinner's stalled
+/// time, and a flag the measuring thread raises and the spinner answers.
+#[derive(Default)]
+struct Partner {
+    stalled_ns: AtomicU64,
+    flag: AtomicU32,
+}
+
+/// The flag's states: at rest (all through a timed round), raised by the
+/// measuring thread, answered by the spinner.
+const IDLE: u32 = 0;
+const ASKED: u32 = 1;
+const ANSWERED: u32 = 2;
+
+/// Trips timed before a round: their median is the round's figure.
+const TRIPS: usize = 51;
+
+/// The median of [`TRIPS`] cache-line round trips to the spinner, in TSC
+/// ticks; None where the spinner has not answered within a few
+/// milliseconds (it is not running, and the round's stall says so).
+fn round_trip_ticks(partner: &Partner) -> Option<f64> {
+    let deadline = Instant::now() + Duration::from_millis(20);
+    let mut trips = Vec::with_capacity(TRIPS);
+    for _ in 0..TRIPS {
+        let start = crate::harness::tsc::now();
+        partner.flag.store(ASKED, Ordering::Release);
+        let mut polls = 0u32;
+        while partner.flag.load(Ordering::Acquire) != ANSWERED {
+            polls = polls.wrapping_add(1);
+            // The clock is read once in many polls: a read on every one
+            // would be most of a trip.
+            if polls.is_multiple_of(4096) && Instant::now() > deadline {
+                partner.flag.store(IDLE, Ordering::Release);
+                return None;
+            }
+            std::hint::spin_loop();
+        }
+        trips.push((crate::harness::tsc::now() - start) as f64);
+    }
+    partner.flag.store(IDLE, Ordering::Release);
+    Some(crate::analysis::stats::median_in_place(&mut trips))
 }
 
 /// A gap in the spinner's progress at least this long is time its CPU was
@@ -137,12 +196,21 @@ impl Probe for Shootdown {
 const STALL: Duration = Duration::from_micros(100);
 
 /// The other thread: keeps its own pages in its TLB and its CPU busy until
-/// told to stop, counting rounds so the probe can see it ran, and adding
-/// up the gaps in its progress of at least [`STALL`] into `stalled_ns`.
-fn spin(stop: &AtomicBool, rounds: &AtomicU64, stalled_ns: &AtomicU64) {
+/// told to stop, counting rounds so the probe can see it ran, adding up the
+/// gaps in its progress of at least [`STALL`] into the partner's stalled
+/// time, and answering the measuring thread's flag. While the round is
+/// timed the flag rests: the line stays in both caches and the check costs
+/// the spinner a load.
+fn spin(stop: &AtomicBool, rounds: &AtomicU64, partner: &Partner) {
     let buffer = vec![0u8; 16 * page_size()];
     let mut last = Instant::now();
     while !stop.load(Ordering::Relaxed) {
+        if partner.flag.load(Ordering::Acquire) == ASKED {
+            answer_trips(stop, &partner.flag);
+            // The trips are no stall of the round after them.
+            last = Instant::now();
+            continue;
+        }
         for offset in (0..buffer.len()).step_by(page_size()) {
             std::hint::black_box(buffer[offset]);
         }
@@ -150,9 +218,27 @@ fn spin(stop: &AtomicBool, rounds: &AtomicU64, stalled_ns: &AtomicU64) {
         let now = Instant::now();
         let gap = now - last;
         if gap >= STALL {
-            stalled_ns.fetch_add(gap.as_nanos() as u64, Ordering::Relaxed);
+            partner
+                .stalled_ns
+                .fetch_add(gap.as_nanos() as u64, Ordering::Relaxed);
         }
         last = now;
+    }
+}
+
+/// Answers the measuring thread's trips as they come, polling the flag
+/// with nothing else in between (any other work would be part of the
+/// trip), until it comes to rest. An answer to a flag the measuring
+/// thread has meanwhile put to rest is not given.
+fn answer_trips(stop: &AtomicBool, flag: &AtomicU32) {
+    while !stop.load(Ordering::Relaxed) {
+        match flag.load(Ordering::Acquire) {
+            IDLE => return,
+            ASKED => {
+                let _ = flag.compare_exchange(ASKED, ANSWERED, Ordering::AcqRel, Ordering::Relaxed);
+            }
+            _ => std::hint::spin_loop(),
+        }
     }
 }
 

@@ -80,6 +80,16 @@ fn every_probe_variant_gives_sane_figures() {
                             stalled.is_some_and(|share| (0.0..=1.0).contains(&share)),
                             "{label}: partner stalled {stalled:?}"
                         );
+                        // Where the host placed the two CPUs: a cache line's
+                        // trip there and back, timed before the round.
+                        let trip = measured
+                            .figures
+                            .iter()
+                            .find(|f| f.name == mitbench::probes::PARTNER_ROUND_TRIP);
+                        assert!(
+                            trip.is_some_and(|f| f.figure.value.is_finite() && f.figure.value > 0.0),
+                            "{label}: round trip {trip:?}"
+                        );
                     } else {
                         assert_eq!(measured.partner_stalled, None, "{label}");
                     }
