@@ -76,7 +76,9 @@ impl NamedFigure {
     }
 }
 
-#[derive(Debug, Clone)]
+/// Serialised only to cross from a measuring child process to the worker
+/// ([`measure_in_own_process`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Outcome {
     Measured(Box<Measured>),
     Unsupported(Unsupported),
@@ -140,5 +142,93 @@ where
         })),
         Ok((None, _)) => Outcome::Interrupted,
         Err(reason) => Outcome::Unsupported(reason),
+    }
+}
+
+/// Measures in a child process forked for it, for work that leaves state in
+/// the address space behind it: a thread run on another CPU keeps that CPU
+/// in the address space's mask, and then the flushes of the rows after it
+/// reach that CPU too (docs/why-the-code-is-so.md). The child's address
+/// space is a copy that ends with it. Called between rounds, when the
+/// calling process runs no other thread; the child is gone on return.
+pub fn measure_in_own_process(work: impl FnOnce() -> Outcome) -> Outcome {
+    use std::io::{Read, Write};
+    let (from_child, to_parent) = match crate::sys::pipe(0) {
+        Ok(ends) => ends,
+        Err(e) => return Outcome::Unsupported(Unsupported::io("pipe", &e)),
+    };
+    // SAFETY: the caller runs no other thread, so no lock is held in the
+    // child; the child leaves by _exit, running no destructor of the
+    // parent's state.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        let e = std::io::Error::last_os_error();
+        return Outcome::Unsupported(Unsupported::io("fork", &e));
+    }
+    if child == 0 {
+        drop(from_child);
+        // SAFETY: prctl and _exit are async-signal-safe.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+                Outcome::Unsupported(Unsupported::probe_failed("the measuring process panicked"))
+            });
+        let mut pipe = std::fs::File::from(to_parent);
+        let sent = serde_json::to_vec(&outcome)
+            .map_err(std::io::Error::other)
+            .and_then(|text| pipe.write_all(&text));
+        unsafe { libc::_exit(i32::from(sent.is_err())) };
+    }
+    drop(to_parent);
+    let mut text = Vec::new();
+    let read = std::fs::File::from(from_child).read_to_end(&mut text);
+    let mut status = 0;
+    // SAFETY: waits for our own child.
+    let _ = crate::sys::retry_eintr(|| unsafe { libc::waitpid(child, &mut status, 0) });
+    match read.ok().and_then(|_| serde_json::from_slice(&text).ok()) {
+        Some(outcome) => outcome,
+        None => Outcome::Unsupported(Unsupported::probe_failed(
+            "the measuring process ended without a result",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn a_childs_outcome_comes_back_and_its_changes_stay_in_it() {
+        static TOUCHED: AtomicBool = AtomicBool::new(false);
+        let outcome = measure_in_own_process(|| {
+            TOUCHED.store(true, Ordering::Relaxed);
+            Outcome::Unsupported(Unsupported::probe_failed(format!(
+                "pid {}",
+                std::process::id()
+            )))
+        });
+        let Outcome::Unsupported(reason) = outcome else {
+            panic!("not the child's outcome: {outcome:?}")
+        };
+        assert_ne!(reason.reason, format!("pid {}", std::process::id()));
+        assert!(reason.reason.starts_with("pid "), "{reason}");
+        assert!(
+            !TOUCHED.load(Ordering::Relaxed),
+            "the child wrote the parent's memory"
+        );
+        assert!(matches!(
+            measure_in_own_process(|| Outcome::Interrupted),
+            Outcome::Interrupted
+        ));
+    }
+
+    #[test]
+    fn a_child_that_panics_is_a_probe_that_failed() {
+        let outcome = measure_in_own_process(|| panic!("on purpose"));
+        let Outcome::Unsupported(reason) = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert!(reason.reason.contains("panicked"), "{reason}");
     }
 }

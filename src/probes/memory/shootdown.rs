@@ -17,12 +17,18 @@
 //! docs/why-the-code-is-so.md). Before each remote round, untimed, the
 //! measuring thread and the spinner pass a cache line back and forth, and
 //! the round carries the median trip as a figure of its own.
+//!
+//! A remote round runs in a child process of its own: the spinner's CPU
+//! stays in the address space's mask after the spinner is gone, and in
+//! the worker's own the `alone` rounds' flushes would reach it too.
 
 use super::region::{discard, page_size, protect, touched, unmap};
 use crate::harness::{Harness, Measurement};
 use crate::probes::corunner::CoRunner;
 use crate::probes::failures::Failures;
-use crate::probes::{Config, NamedFigure, Outcome, Placement, Probe, Role, Unsupported};
+use crate::probes::{
+    Config, NamedFigure, Outcome, Placement, Probe, Role, Unsupported, measure_in_own_process,
+};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt;
@@ -101,45 +107,52 @@ impl Probe for Shootdown {
 
     fn measure(&self, flush: &Flush, placement: &Placement, harness: &Harness) -> Outcome {
         let Flush { op, remote } = *flush;
-        let failures = Failures::new();
         if !remote {
+            let failures = Failures::new();
             return failures.outcome(measure_op(harness, op, &failures), vec![placement.cpu]);
         }
-        let other = placement.other_cpu().unwrap_or(placement.cpu);
-        let partner = Arc::new(Partner::default());
-        let body = {
-            let partner = partner.clone();
-            move |stop: &AtomicBool, rounds: &AtomicU64| spin(stop, rounds, &partner)
-        };
-        let spinner = match CoRunner::start("mitbench-spinner", other, body, || {}) {
-            Ok(spinner) => spinner,
-            Err(reason) => return Outcome::Unsupported(reason),
-        };
-        let trip_ns = round_trip_ticks(&partner).map(|ticks| ticks / harness.tsc_mhz() * 1e3);
-        let before = spinner.rounds.load(Ordering::Relaxed);
-        let stalled_before = partner.stalled_ns.load(Ordering::Relaxed);
-        let started = Instant::now();
-        let measurement = measure_op(harness, op, &failures);
-        let window_ns = started.elapsed().as_nanos() as f64;
-        let stalled = partner.stalled_ns.load(Ordering::Relaxed) - stalled_before;
-        let progressed = spinner.rounds.load(Ordering::Relaxed) > before;
-        let seen = spinner.cpu_seen;
-        drop(spinner);
-        if !progressed {
-            return Outcome::Unsupported(Unsupported::probe_failed(
-                "the thread on the other CPU made no progress while measuring",
-            ));
-        }
-        let share = (stalled as f64 / window_ns).min(1.0);
-        let mut outcome = failures
-            .outcome(measurement, vec![placement.cpu, seen])
-            .with_partner_stalled(share);
-        if let (Outcome::Measured(m), Some(ns)) = (&mut outcome, trip_ns) {
-            m.figures
-                .push(NamedFigure::new(PARTNER_ROUND_TRIP, ns, " ns"));
-        }
-        outcome
+        measure_in_own_process(|| measure_remote(op, placement, harness))
     }
+}
+
+/// A remote round: the spinner started on the other CPU, the trips to it
+/// timed, then the flushes.
+fn measure_remote(op: Op, placement: &Placement, harness: &Harness) -> Outcome {
+    let failures = Failures::new();
+    let other = placement.other_cpu().unwrap_or(placement.cpu);
+    let partner = Arc::new(Partner::default());
+    let body = {
+        let partner = partner.clone();
+        move |stop: &AtomicBool, rounds: &AtomicU64| spin(stop, rounds, &partner)
+    };
+    let spinner = match CoRunner::start("mitbench-spinner", other, body, || {}) {
+        Ok(spinner) => spinner,
+        Err(reason) => return Outcome::Unsupported(reason),
+    };
+    let trip_ns = round_trip_ticks(&partner).map(|ticks| ticks / harness.tsc_mhz() * 1e3);
+    let before = spinner.rounds.load(Ordering::Relaxed);
+    let stalled_before = partner.stalled_ns.load(Ordering::Relaxed);
+    let started = Instant::now();
+    let measurement = measure_op(harness, op, &failures);
+    let window_ns = started.elapsed().as_nanos() as f64;
+    let stalled = partner.stalled_ns.load(Ordering::Relaxed) - stalled_before;
+    let progressed = spinner.rounds.load(Ordering::Relaxed) > before;
+    let seen = spinner.cpu_seen;
+    drop(spinner);
+    if !progressed {
+        return Outcome::Unsupported(Unsupported::probe_failed(
+            "the thread on the other CPU made no progress while measuring",
+        ));
+    }
+    let share = (stalled as f64 / window_ns).min(1.0);
+    let mut outcome = failures
+        .outcome(measurement, vec![placement.cpu, seen])
+        .with_partner_stalled(share);
+    if let (Outcome::Measured(m), Some(ns)) = (&mut outcome, trip_ns) {
+        m.figures
+            .push(NamedFigure::new(PARTNER_ROUND_TRIP, ns, " ns"));
+    }
+    outcome
 }
 
 /// The figure a remote round carries beside its cost: where the host
