@@ -518,6 +518,12 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         canary_after: round.canary_after,
         reference_ticks: round.reference().filter(|_| round.reference_steady()),
         partner_stalled_pct: round.measured.partner_stalled.map(|share| share * 100.0),
+        figures: round
+            .measured
+            .figures
+            .iter()
+            .map(|f| (f.name.clone(), f.figure.value))
+            .collect(),
         state: if round.interrupted {
             RoundState::Interrupted
         } else if round.partner_away() {
@@ -876,6 +882,21 @@ mod tests {
         assert_eq!(interval(None), [None, None]);
         let wait = Some([20.0 * (-0.3f64).exp(), 20.0 * 0.3f64.exp()]);
         assert_eq!(interval(Some(0.3)), [wait, None]);
+    }
+
+    #[test]
+    fn a_rounds_own_figures_are_kept_in_its_row() {
+        let mut round = crate::synthetic::round_at(1000.0, 0, 0.0, 0, 300.0, 300.0);
+        let model = StateModel::fit(&[300.0; 20]);
+        assert!(round_row(&round, &model).figures.is_empty());
+        round.measured.figures = vec![
+            crate::probes::NamedFigure::new("trip", 80.0, " ns"),
+            crate::probes::NamedFigure::new("p99", 12.5, " us"),
+        ];
+        let row = round_row(&round, &model);
+        assert_eq!(row.figures.get("trip"), Some(&80.0));
+        assert_eq!(row.figures.get("p99"), Some(&12.5));
+        assert_eq!(row.figures.len(), 2);
     }
 
     #[test]

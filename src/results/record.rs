@@ -15,6 +15,7 @@ use crate::probes::{Batched, FigureRole, LatencyStep, NamedFigure, Role, Unsuppo
 use crate::schedule::Stop;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Which row of a run a figure belongs to, as every comparison of runs
 /// names it; serialized flat (its fields stand beside the row's own).
@@ -548,6 +549,12 @@ pub struct RoundRow {
     /// stalled, percent; only for probes that keep one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partner_stalled_pct: Option<f64>,
+    /// This round's own value of each figure the probe measured beside the
+    /// cost (`Record::figures` holds their median over rounds), by name, in
+    /// the figure's unit: what a round is read against, such as where the
+    /// host placed a remote shootdown's two CPUs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub figures: BTreeMap<String, f64>,
     /// By the run's state model.
     pub state: RoundState,
     pub worker_pid: u32,

@@ -458,6 +458,7 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
                     canary_after: None,
                     reference_ticks: None,
                     partner_stalled_pct: None,
+                    figures: Default::default(),
                     state: RoundState::Quiet,
                     worker_pid: 1,
                 });
