@@ -26,18 +26,9 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-enum { PAGES = 256, PAGE = 4096 };
+#include "pin.h"
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof set, &set)) {
-		perror("sched_setaffinity");
-		exit(1);
-	}
-}
+enum { PAGES = 256, PAGE = 4096 };
 
 static int ascending(const void *a, const void *b)
 {

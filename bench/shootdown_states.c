@@ -29,22 +29,13 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "pin.h"
+
 enum { ROUND_CALLS = 2000, TRIPS = 51, STALL_US = 100 };
 
 static volatile int stop, reset;
 static volatile uint64_t longest_gap, stalled, stall_ticks;
 static volatile int flag;
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof set, &set)) {
-		perror("sched_setaffinity");
-		exit(1);
-	}
-}
 
 static void *spinner(void *unused)
 {
