@@ -149,17 +149,20 @@ where
 /// the address space behind it: a thread run on another CPU keeps that CPU
 /// in the address space's mask, and then the flushes of the rows after it
 /// reach that CPU too (docs/why-the-code-is-so.md). The child's address
-/// space is a copy that ends with it. Called between rounds, when the
-/// calling process runs no other thread; the child is gone on return.
+/// space is a copy that ends with it, and it is gone on return. A worker
+/// calls it between rounds, running no other thread; a test binary's other
+/// threads may hold a lock at the fork, which the child then never gets
+/// (glibc's fork keeps malloc usable; a panic's message could wait on
+/// stderr's lock, and the worker with it).
 pub fn measure_in_own_process(work: impl FnOnce() -> Outcome) -> Outcome {
     use std::io::{Read, Write};
     let (from_child, to_parent) = match crate::sys::pipe(0) {
         Ok(ends) => ends,
         Err(e) => return Outcome::Unsupported(Unsupported::io("pipe", &e)),
     };
-    // SAFETY: the caller runs no other thread, so no lock is held in the
-    // child; the child leaves by _exit, running no destructor of the
-    // parent's state.
+    // SAFETY: in a worker no other thread holds a lock at the fork (see
+    // above for a test binary); the child leaves by _exit, running no
+    // destructor of the parent's state.
     let child = unsafe { libc::fork() };
     if child < 0 {
         let e = std::io::Error::last_os_error();
