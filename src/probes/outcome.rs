@@ -155,7 +155,7 @@ where
 /// (glibc's fork keeps malloc usable; a panic's message could wait on
 /// stderr's lock, and the worker with it).
 pub fn measure_in_own_process(work: impl FnOnce() -> Outcome) -> Outcome {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let (from_child, to_parent) = match crate::sys::pipe(0) {
         Ok(ends) => ends,
         Err(e) => return Outcome::Unsupported(Unsupported::io("pipe", &e)),
@@ -183,16 +183,65 @@ pub fn measure_in_own_process(work: impl FnOnce() -> Outcome) -> Outcome {
         unsafe { libc::_exit(i32::from(sent.is_err())) };
     }
     drop(to_parent);
-    let mut text = Vec::new();
-    let read = std::fs::File::from(from_child).read_to_end(&mut text);
+    let text = read_within(std::fs::File::from(from_child), CHILD_WAIT);
+    if text.is_none() {
+        // SAFETY: our own child, not yet reaped.
+        unsafe { libc::kill(child, libc::SIGKILL) };
+    }
     let mut status = 0;
     // SAFETY: waits for our own child.
     let _ = crate::sys::retry_eintr(|| unsafe { libc::waitpid(child, &mut status, 0) });
-    match read.ok().and_then(|_| serde_json::from_slice(&text).ok()) {
-        Some(outcome) => outcome,
-        None => Outcome::Unsupported(Unsupported::probe_failed(
+    match text.map(|text| serde_json::from_slice(&text)) {
+        Some(Ok(outcome)) => outcome,
+        Some(Err(_)) => Outcome::Unsupported(Unsupported::probe_failed(
             "the measuring process ended without a result",
         )),
+        None => Outcome::Unsupported(Unsupported::probe_failed(format!(
+            "the measuring process gave no result within {} s and was stopped",
+            CHILD_WAIT.as_secs()
+        ))),
+    }
+}
+
+/// How long a measuring child may take: far beyond any round, so only a
+/// child stuck on a lock it inherited ([`measure_in_own_process`]) meets it.
+const CHILD_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Everything `pipe` gives until its writer closes it, or None once `wait`
+/// has passed.
+fn read_within(mut pipe: std::fs::File, wait: std::time::Duration) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let deadline = std::time::Instant::now() + wait;
+    let mut text = Vec::new();
+    let mut chunk = [0u8; 64 << 10];
+    loop {
+        let left = deadline.checked_duration_since(std::time::Instant::now())?;
+        let mut ready = libc::pollfd {
+            fd: pipe.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+        // A timeout or a signal goes round again: the deadline above says
+        // whether the wait is over.
+        // SAFETY: one pollfd of ours.
+        match unsafe { libc::poll(&mut ready, 1, millis) } {
+            0 => continue,
+            n if n < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted =>
+            {
+                continue;
+            }
+            n if n < 0 => return Some(text),
+            _ => {}
+        }
+        match pipe.read(&mut chunk) {
+            Ok(0) => return Some(text),
+            Ok(n) => text.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Some(text),
+        }
     }
 }
 
@@ -224,6 +273,16 @@ mod tests {
             measure_in_own_process(|| Outcome::Interrupted),
             Outcome::Interrupted
         ));
+    }
+
+    #[test]
+    fn a_child_that_gives_nothing_in_time_is_stopped() {
+        let (from_child, to_parent) = crate::sys::pipe(0).unwrap();
+        let started = std::time::Instant::now();
+        let wait = std::time::Duration::from_millis(200);
+        assert_eq!(read_within(from_child.into(), wait), None);
+        assert!(started.elapsed() >= wait);
+        drop(to_parent);
     }
 
     #[test]
