@@ -550,8 +550,11 @@ fn partner_away_note(v: &VariantRounds, tsc: &TscFrequency) -> Option<String> {
     if away.is_empty() {
         return None;
     }
-    let state = "the thread on the other CPU stalled (its vCPU descheduled by the host) for \
-                 more than a tenth of the round";
+    // The spinner cannot tell who took its CPU: on a quiet guest the host
+    // (a flush then skips the IPI), beside a load of this machine's own its
+    // scheduler.
+    let state = "the thread on the other CPU stalled (its CPU taken by the host or by this \
+                 machine's own load) for more than a tenth of the round";
     let read = stats::median_of(&away)
         .filter(|_| away.len() >= rounds::ROUNDS_A_FORK_STANDS_ON)
         .map_or(String::new(), |ticks| {
