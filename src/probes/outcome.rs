@@ -26,6 +26,12 @@ pub struct Measured {
     pub partner_stalled: Option<f64>,
 }
 
+/// Whether `cpus` (a measurement's, measuring thread first) name a CPU
+/// beside the measuring one: the work ran on two.
+pub fn on_other_cpus(cpus: &[usize]) -> bool {
+    cpus.iter().any(|cpu| Some(cpu) != cpus.first())
+}
+
 /// A figure a probe measured beside the harness's cost per item: the one
 /// figure type (its value, and in a record the 95% interval of the median
 /// over rounds, from five rounds on), named, with its unit.
@@ -224,7 +230,8 @@ fn read_within(mut pipe: std::fs::File, wait: std::time::Duration) -> Option<Vec
         };
         let millis = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
         // A timeout or a signal goes round again: the deadline above says
-        // whether the wait is over.
+        // whether the wait is over (retry_eintr would wait the whole
+        // timeout again after a signal).
         // SAFETY: one pollfd of ours.
         match unsafe { libc::poll(&mut ready, 1, millis) } {
             0 => continue,

@@ -55,7 +55,11 @@ pub fn run_spread<'a>(
                 .variants
                 .iter()
                 .filter(|v| v.unsupported.is_none())
-                .partition(|v| on_two_cpus(v));
+                .partition(|v| {
+                    v.rounds
+                        .iter()
+                        .any(|r| crate::probes::on_other_cpus(&r.measured.cpus))
+                });
             [within, across].map(|group| ProbeSpreads {
                 id: p.declaration.id.to_string(),
                 variants: group
@@ -78,14 +82,6 @@ pub fn run_spread<'a>(
         .filter(|group| !group.variants.is_empty())
         .collect();
     RunSpread::pool(&own)
-}
-
-/// Whether a variant's measured work ran on a CPU beside its measuring one.
-fn on_two_cpus(v: &VariantRounds) -> bool {
-    v.rounds.iter().any(|r| {
-        let cpus = &r.measured.cpus;
-        cpus.iter().any(|&cpu| Some(&cpu) != cpus.first())
-    })
 }
 
 #[cfg(test)]

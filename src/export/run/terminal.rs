@@ -493,7 +493,7 @@ fn figure_notes(r: &Record) -> Vec<String> {
             toll.pct.value
         ));
     }
-    if r.cpus.len() > 1 && r.cpus.iter().any(|&c| c != r.cpus[0]) {
+    if crate::probes::on_other_cpus(&r.cpus) {
         let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
         notes.push(format!("CPUs {}", cpus.join("+")));
     }

@@ -147,8 +147,13 @@ fn two_level(rng: &mut fastrand::Rng, upper: f64) -> f64 {
 /// interval as a record does, with the least floor the tool puts under
 /// one (0.2% of the row).
 const TWO_LEVEL_TRIALS: usize = 400;
-fn two_level_coverage() -> std::ops::RangeInclusive<f64> {
-    common::at_least_by_chance(0.95, TWO_LEVEL_TRIALS)..=1.0
+
+/// Runs `trial` (whether a next run landed in this run's interval)
+/// [`TWO_LEVEL_TRIALS`] times and holds the share to the bound above.
+fn assert_two_level_coverage(what: &str, mut trial: impl FnMut() -> bool) {
+    let held = (0..TWO_LEVEL_TRIALS).filter(|_| trial()).count();
+    let least = common::at_least_by_chance(0.95, TWO_LEVEL_TRIALS);
+    assert_coverage(what, held, TWO_LEVEL_TRIALS, least..=1.0);
 }
 const FORKS_OF_SIX: [usize; 12] = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1];
 
@@ -171,8 +176,7 @@ fn a_row_at_two_levels_holds_a_next_run_whose_fork_reads_the_other_level() {
             .collect();
         rounds::estimate(&figures, false, rng.u64(..)).unwrap()
     };
-    let mut held = 0;
-    for _ in 0..TWO_LEVEL_TRIALS {
+    assert_two_level_coverage("a two-level row's next run", || {
         let this = run(&mut rng);
         let next = run(&mut rng).cost.value;
         let (interval, _) = figure::next_run_interval(
@@ -183,14 +187,8 @@ fn a_row_at_two_levels_holds_a_next_run_whose_fork_reads_the_other_level() {
             spread::NEXT_RUN_FLOOR_SHARE,
         );
         let [lo, hi] = interval.expect("twelve rounds");
-        held += usize::from(lo <= next && next <= hi);
-    }
-    assert_coverage(
-        "a two-level row's next run",
-        held,
-        TWO_LEVEL_TRIALS,
-        two_level_coverage(),
-    );
+        lo <= next && next <= hi
+    });
 }
 
 #[test]
@@ -220,16 +218,9 @@ fn a_difference_from_a_baseline_at_two_levels_holds_the_next_runs() {
         forks: 2,
     };
     let floor = spread::next_run_floor(23.9, 0.0, spread::NEXT_RUN_FLOOR_SHARE);
-    let mut held = 0;
-    for _ in 0..TWO_LEVEL_TRIALS {
+    assert_two_level_coverage("a difference from a two-level baseline", || {
         let [lo, hi] = no_spread.difference_interval(run(&mut rng), None, floor);
         let next = run(&mut rng).value;
-        held += usize::from(lo <= next && next <= hi);
-    }
-    assert_coverage(
-        "a difference from a two-level baseline",
-        held,
-        TWO_LEVEL_TRIALS,
-        two_level_coverage(),
-    );
+        lo <= next && next <= hi
+    });
 }
