@@ -159,8 +159,7 @@ fn rounds_of(doc: &RunDocument) -> Merged {
                         round.reference_after = row.reference_ticks;
                         let s = &mut round.measured.measurement.per_item;
                         s.n = row.n;
-                        let [lo, hi] = row.figure.ends();
-                        s.ci95 = (lo, hi);
+                        s.median.ci95 = Some(row.figure.ends());
                         s.min = row.min_ticks;
                         s.p99 = row.p99_ticks;
                         round

@@ -142,13 +142,15 @@ pub fn hull(intervals: impl IntoIterator<Item = [f64; 2]>) -> Option<[f64; 2]> {
 /// The median over rounds of a per-round figure (a phase's ticks or
 /// share) with its interval over rounds from five rounds on, else the hull
 /// of the rounds' own intervals.
-pub fn median_or_hull(values: &[f64], intervals: &[(f64, f64)], seed: u64) -> (f64, (f64, f64)) {
-    let (median, ci) = rounds::median_with_ci(values, seed);
-    let of_rounds = || {
-        hull(intervals.iter().map(|&(lo, hi)| [lo, hi]))
-            .map_or((f64::INFINITY, f64::NEG_INFINITY), |[lo, hi]| (lo, hi))
-    };
-    (median, ci.unwrap_or_else(of_rounds))
+pub fn median_or_hull(each_round: &[Figure], seed: u64) -> Figure {
+    let values: Vec<f64> = each_round.iter().map(|f| f.value).collect();
+    let median = rounds::median_with_ci(&values, seed);
+    Figure {
+        ci95: median
+            .ci95
+            .or_else(|| hull(each_round.iter().filter_map(|f| f.ci95))),
+        ..median
+    }
 }
 
 /// Where the next run's median over rounds of a per-round figure lands,
@@ -159,18 +161,21 @@ pub fn median_or_hull(values: &[f64], intervals: &[(f64, f64)], seed: u64) -> (f
 /// and Student's t for n - 1. Over seven-round runs of such a law the
 /// bootstrap interval of this run's median alone held the next run's
 /// median in 291 of 400 pairs, this one in 384 (the test below). Where a
-/// value is not positive, the bootstrap interval `ci` sqrt(2) as wide. None
-/// under [`rounds::MIN_ROUNDS_FOR_CI`] values.
-pub fn next_run_of_median(values: &[f64], median: f64, ci: (f64, f64)) -> Option<[f64; 2]> {
+/// value is not positive, the median's bootstrap interval sqrt(2) as wide.
+/// None under [`rounds::MIN_ROUNDS_FOR_CI`] values, or where the median
+/// has no interval.
+pub fn next_run_of_median(values: &[f64], median: Figure) -> Option<[f64; 2]> {
     let n = values.len();
+    let [lo, hi] = median.ci95?;
     if n < rounds::MIN_ROUNDS_FOR_CI {
         return None;
     }
+    let median = median.value;
     if median <= 0.0 || values.iter().any(|v| *v <= 0.0) {
         let widen = std::f64::consts::SQRT_2;
         return Some([
-            median - (median - ci.0) * widen,
-            median + (ci.1 - median) * widen,
+            median - (median - lo) * widen,
+            median + (hi - median) * widen,
         ]);
     }
     let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
@@ -268,12 +273,12 @@ mod tests {
         let (trials, mut held, mut held_alone) = (400, 0, 0);
         for seed in 0..trials {
             let (this, next) = (run(&mut rng), run(&mut rng));
-            let (median, ci) = rounds::median_with_ci(&this, seed);
-            let ci = ci.expect("seven rounds");
-            let (next_median, _) = rounds::median_with_ci(&next, seed);
-            let [lo, hi] = next_run_of_median(&this, median, ci).expect("seven rounds");
+            let median = rounds::median_with_ci(&this, seed);
+            let [alone_lo, alone_hi] = median.ci95.expect("seven rounds");
+            let next_median = rounds::median_with_ci(&next, seed).value;
+            let [lo, hi] = next_run_of_median(&this, median).expect("seven rounds");
             held += usize::from(lo <= next_median && next_median <= hi);
-            held_alone += usize::from(ci.0 <= next_median && next_median <= ci.1);
+            held_alone += usize::from(alone_lo <= next_median && next_median <= alone_hi);
         }
         let bound = trials as f64 * 0.95 - 3.5 * (trials as f64 * 0.95 * 0.05).sqrt();
         eprintln!("held {held} of {trials}; this run's interval alone {held_alone}");

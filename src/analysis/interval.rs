@@ -224,15 +224,6 @@ macro_rules! flat_as {
 }
 pub(crate) use flat_as;
 
-flat_as!(
-    /// The work every item pays as `per_item` and `per_item_ci95`.
-    as_per_item: "per_item", "per_item_ci95"
-);
-flat_as!(
-    /// The toll a batch pays as `per_batch` and `per_batch_ci95`.
-    as_per_batch: "per_batch", "per_batch_ci95"
-);
-
 /// How far `interval` reaches from `figure` on its wider side: the one
 /// half-width rule every output writes as "±" (an interval read on the log
 /// scale, or widened on one side, is not symmetric, and the narrower side

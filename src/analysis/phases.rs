@@ -1,6 +1,7 @@
 //! A round's phases: each phase's cost per item and its share of the
 //! item's total, from the laps the probe marked in every sample.
 
+use super::interval::Figure;
 use super::stats;
 use serde::{Deserialize, Serialize};
 
@@ -8,17 +9,15 @@ use serde::{Deserialize, Serialize};
 const PHASES_SEED: u64 = 0x7068_6173_6573;
 
 /// One phase's cost per item and its share of the item's total.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseCost {
     pub name: String,
     /// Ticks per item: the median over samples, and its bootstrap 95% CI.
-    pub median_ticks: f64,
-    pub ci95_ticks: (f64, f64),
+    pub ticks: Figure,
     /// Percent of the sample's phases together: the median of the
     /// per-sample shares, and its bootstrap 95% CI. Medians of shares need
     /// not add up to exactly 100.
-    pub share_pct: f64,
-    pub share_ci95_pct: (f64, f64),
+    pub share_pct: Figure,
 }
 
 /// Per-item cost and share of every phase that some sample marked, from
@@ -50,7 +49,11 @@ pub fn summarise(names: &[&'static str], samples: &[(u64, Vec<u64>)]) -> Vec<Pha
             let of = |values: &[f64]| {
                 stats::median_with_ci(values, stats::Summary::ROUND_RESAMPLES, PHASES_SEED)
             };
-            PhaseCost::of(name, of(&per_item), of(&shares))
+            PhaseCost {
+                name: name.to_string(),
+                ticks: of(&per_item),
+                share_pct: of(&shares),
+            }
         })
         .collect()
 }
@@ -74,31 +77,17 @@ pub fn over_rounds(rounds: &[&[PhaseCost]], seed: u64) -> Vec<PhaseCost> {
                 .flat_map(|r| r.iter())
                 .filter(|p| p.name == name)
                 .collect();
-            let over = |figure: fn(&PhaseCost) -> (f64, (f64, f64))| {
-                let (values, intervals): (Vec<f64>, Vec<(f64, f64)>) =
-                    of.iter().map(|p| figure(p)).unzip();
-                super::figure::median_or_hull(&values, &intervals, seed)
+            let over = |figure: fn(&PhaseCost) -> Figure| {
+                let each: Vec<Figure> = of.iter().map(|p| figure(p)).collect();
+                super::figure::median_or_hull(&each, seed)
             };
-            PhaseCost::of(
-                name,
-                over(|p| (p.median_ticks, p.ci95_ticks)),
-                over(|p| (p.share_pct, p.share_ci95_pct)),
-            )
+            PhaseCost {
+                name: name.to_string(),
+                ticks: over(|p| p.ticks),
+                share_pct: over(|p| p.share_pct),
+            }
         })
         .collect()
-}
-
-impl PhaseCost {
-    /// A phase from its (median, interval) of ticks per item and of share.
-    fn of(name: &str, ticks: (f64, (f64, f64)), share: (f64, (f64, f64))) -> PhaseCost {
-        PhaseCost {
-            name: name.to_string(),
-            median_ticks: ticks.0,
-            ci95_ticks: ticks.1,
-            share_pct: share.0,
-            share_ci95_pct: share.1,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -120,11 +109,10 @@ mod tests {
         let phases = summarise(&["a", "never", "c"], &samples);
         let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["a", "c"], "a phase no sample marked is left out");
-        assert_eq!(phases[0].median_ticks, 100.0);
-        assert_eq!(phases[1].median_ticks, 300.0);
-        assert_eq!(phases[0].share_pct, 25.0);
-        assert_eq!(phases[1].share_pct, 75.0);
-        assert_eq!(phases[1].share_ci95_pct, (75.0, 75.0));
+        assert_eq!(phases[0].ticks.value, 100.0);
+        assert_eq!(phases[1].ticks.value, 300.0);
+        assert_eq!(phases[0].share_pct.value, 25.0);
+        assert_eq!(phases[1].share_pct, Figure::new(75.0, Some([75.0, 75.0])));
     }
 
     #[test]

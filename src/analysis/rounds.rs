@@ -658,14 +658,13 @@ fn resampled_pairs(forks: &[Vec<Pair>], seed: u64) -> (Vec<f64>, Vec<f64>) {
 /// Median and, from [`MIN_ROUNDS_FOR_CI`] values on, its bootstrap 95%
 /// interval: for figures that are one value per round (a phase, a
 /// co-runner's latency, a ratio of a pair).
-pub fn median_with_ci(values: &[f64], seed: u64) -> (f64, Option<(f64, f64)>) {
+pub fn median_with_ci(values: &[f64], seed: u64) -> Figure {
     if values.len() >= MIN_ROUNDS_FOR_CI {
-        let (median, ci) = stats::median_with_ci(values, RESAMPLES, seed);
-        (median, Some(ci))
+        stats::median_with_ci(values, RESAMPLES, seed)
     } else {
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        (median(&sorted), None)
+        Figure::new(median(&sorted), None)
     }
 }
 

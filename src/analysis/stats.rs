@@ -136,16 +136,16 @@ pub fn bootstrap_median_ci(
     central_interval(&bootstrap_medians(values, resamples, seed), confidence)
 }
 
-/// The medians of `resamples` bootstrap resamples of `values`, sorted.
 /// The median of `values` and its bootstrap 95% interval over `resamples`
 /// draws seeded with `seed`.
-pub fn median_with_ci(values: &[f64], resamples: usize, seed: u64) -> (f64, (f64, f64)) {
+pub fn median_with_ci(values: &[f64], resamples: usize, seed: u64) -> Figure {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let ci = bootstrap_median_ci(values, 0.95, resamples, seed);
-    (median(&sorted), ci)
+    let (lo, hi) = bootstrap_median_ci(values, 0.95, resamples, seed);
+    Figure::new(median(&sorted), Some([lo, hi]))
 }
 
+/// The medians of `resamples` bootstrap resamples of `values`, sorted.
 pub fn bootstrap_medians(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
     assert!(!values.is_empty(), "bootstrap of an empty sample");
     let n = values.len();
@@ -174,7 +174,7 @@ pub fn quantile_difference(
     confidence: f64,
     resamples: usize,
     seed: u64,
-) -> Option<(f64, (f64, f64))> {
+) -> Option<Figure> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -194,7 +194,8 @@ pub fn quantile_difference(
         })
         .collect();
     differences.sort_by(f64::total_cmp);
-    Some((at(b) - at(a), central_interval(&differences, confidence)))
+    let (lo, hi) = central_interval(&differences, confidence);
+    Some(Figure::new(at(b) - at(a), Some([lo, hi])))
 }
 
 /// Quantile `q` of unsorted data, which is left as it is; None when empty.
@@ -349,13 +350,11 @@ fn r_squared(xs: &[f64], ys: &[f64], slope: f64, intercept: f64) -> f64 {
 
 /// The amortization model every batching probe shares:
 /// cost per item(B) = per_item + per_batch / B.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Amortization {
     /// The work every item pays.
-    #[serde(flatten, with = "super::interval::as_per_item")]
     pub per_item: Figure,
     /// The toll each batch (each call, crossing, flush) pays once.
-    #[serde(flatten, with = "super::interval::as_per_batch")]
     pub per_batch: Figure,
     pub r2: f64,
     pub points: usize,
@@ -629,8 +628,9 @@ pub fn benjamini_hochberg(p_values: &[f64], q: f64) -> Vec<bool> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,
-    pub median: f64,
-    pub ci95: (f64, f64),
+    /// The median and its bootstrap 95% interval (read as one only from
+    /// [`Summary::MIN_FOR_CI`] samples on: [`Summary::has_ci`]).
+    pub median: Figure,
     pub mad: f64,
     pub p99: f64,
     pub min: f64,
@@ -661,10 +661,10 @@ impl Summary {
         sorted.sort_by(f64::total_cmp);
         let median = median(&sorted);
         let replicates = bootstrap_medians(values, resamples, 0x6d69_7462_656e_6368);
+        let (lo, hi) = central_interval(&replicates, 0.95);
         Summary {
             n: sorted.len(),
-            median,
-            ci95: central_interval(&replicates, 0.95),
+            median: Figure::new(median, Some([lo, hi])),
             mad: mad(&sorted, median),
             p99: quantile(&sorted, 0.99),
             min: sorted[0],
@@ -694,10 +694,5 @@ impl Summary {
         } else {
             max - min
         }
-    }
-
-    /// The larger distance from the median to an end of its CI.
-    pub fn ci_half_width(&self) -> f64 {
-        (self.median - self.ci95.0).max(self.ci95.1 - self.median)
     }
 }

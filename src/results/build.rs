@@ -321,7 +321,7 @@ fn unmeasured_record(probe: &ProbeRounds, v: &VariantRounds) -> Record {
 fn counters_of(v: &VariantRounds) -> Counters {
     match &v.counting {
         Some(counting) => {
-            let counting_round_ticks = counting.measurement.per_item.median;
+            let counting_round_ticks = counting.measurement.per_item.median.value;
             match &counting.measurement.counters {
                 Some(Ok(values)) => Counters::Counted {
                     counting_round_ticks,
@@ -354,7 +354,7 @@ fn cost(
     let ticks = estimate.cost.value;
     let in_canaries: Vec<f64> = used
         .iter()
-        .filter_map(|r| Some(r.measured.measurement.per_item.median / r.canary()?))
+        .filter_map(|r| Some(r.measured.measurement.per_item.median.value / r.canary()?))
         .collect();
     let (next_run_interval, next_run_from) = figure::next_run_interval(
         estimate.cost,
@@ -504,7 +504,7 @@ fn round_row(round: &Round, model: &StateModel) -> RoundRow {
         pass: round.pass,
         fork: round.fork,
         started_s: round.started_s,
-        figure: Figure::new(s.median, Some([s.ci95.0, s.ci95.1])),
+        figure: s.median,
         n: s.n,
         min_ticks: s.min,
         p99_ticks: s.p99,
@@ -545,7 +545,7 @@ fn partner_away_note(v: &VariantRounds, tsc: &TscFrequency) -> Option<String> {
         .rounds
         .iter()
         .filter(|r| r.partner_away() && !r.interrupted)
-        .map(|r| r.measured.measurement.per_item.median)
+        .map(|r| r.measured.measurement.per_item.median.value)
         .collect();
     if away.is_empty() {
         return None;
@@ -608,7 +608,7 @@ fn compare(
             .map(|round| rounds::PassRound {
                 fork: round.fork,
                 pass: round.pass,
-                ticks: round.measured.measurement.per_item.median,
+                ticks: round.measured.measurement.per_item.median.value,
                 quiet: round.quiet(model),
                 interrupted: round.of_no_level(),
             })
@@ -710,8 +710,9 @@ fn figures_over(
             if values.is_empty() {
                 return None;
             }
-            let (value, ci) = rounds::median_with_ci(&values, seed);
-            let mut next_run = ci.and_then(|ci| figure::next_run_of_median(&values, value, ci));
+            let median = rounds::median_with_ci(&values, seed);
+            let value = median.value;
+            let mut next_run = figure::next_run_of_median(&values, median);
             if let (FigureRole::CoRunnerWaitP99, Some(floor)) = (role, wait_floor(name)) {
                 next_run = figure::at_least_log(next_run, value, floor);
             }

@@ -238,7 +238,7 @@ pub struct AmortizationFit {
     /// What one item of the probe is.
     pub item: String,
     /// Ticks.
-    #[serde(flatten)]
+    #[serde(flatten, with = "fields::AmortizationFields")]
     pub fit: Amortization,
 }
 
@@ -306,7 +306,7 @@ pub fn analyse(
         spread: &spread::run_spread(
             &probes,
             |v| spread::used_rounds(v, &machine_states.model),
-            |_, _, r| Some(r.measured.measurement.per_item.median),
+            |_, _, r| Some(r.measured.measurement.per_item.median.value),
         ),
         speed: &speed,
     };

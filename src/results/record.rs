@@ -76,6 +76,7 @@ pub struct Record {
     pub counters: Counters,
     /// Cost per item of each phase the probe marked, and its share of the
     /// item's total: medians over the rounds `cost.estimator` names.
+    #[serde(with = "super::fields::phases")]
     pub phases: Vec<PhaseCost>,
     /// For phased probes: what the phase marks (a fenced TSC read each) add
     /// to `cost.ticks`, estimated as marks per item times the measured cost

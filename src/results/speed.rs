@@ -82,7 +82,7 @@ impl RunSpeed {
                     .filter_map(|r| {
                         Some(Point {
                             fork: r.fork,
-                            ticks: r.measured.measurement.per_item.median,
+                            ticks: r.measured.measurement.per_item.median.value,
                             reference: r.reference()?,
                         })
                     })
@@ -180,7 +180,7 @@ impl RunSpeed {
     /// rounds were left out (docs/why-the-code-is-so.md, "A round the
     /// reference moved in is kept").
     pub fn figure(&self, id: &str, v: &VariantRounds, round: &Round) -> Option<f64> {
-        let raw = round.measured.measurement.per_item.median;
+        let raw = round.measured.measurement.per_item.median.value;
         let fit = self.fit(id, &v.variant.name)?;
         let beside = round.reference()?;
         Some(speed::at_reference(

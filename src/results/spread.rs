@@ -145,7 +145,7 @@ mod tests {
             let run = run_spread(
                 &probes,
                 |v| v.rounds.iter().collect(),
-                |_, _, r| Some(r.measured.measurement.per_item.median),
+                |_, _, r| Some(r.measured.measurement.per_item.median.value),
             );
             run.get("memory/shootdown", "a/alone").unwrap().sd
         };

@@ -169,12 +169,10 @@ impl Round {
     pub fn figure(&self, model: &StateModel) -> RoundFigure {
         let per_item = &self.measured.measurement.per_item;
         RoundFigure {
-            figure: Figure::new(
-                per_item.median,
-                per_item
-                    .has_ci()
-                    .then_some([per_item.ci95.0, per_item.ci95.1]),
-            ),
+            figure: Figure {
+                ci95: per_item.median.ci95.filter(|_| per_item.has_ci()),
+                ..per_item.median
+            },
             fork: self.fork,
             quiet: self.quiet(model),
             interrupted: self.of_no_level(),
@@ -250,7 +248,7 @@ impl VariantRounds {
             .map(|r| {
                 let per_item = &r.measured.measurement.per_item;
                 rounds::RoundReading {
-                    median: per_item.median,
+                    median: per_item.median.value,
                     fastest: per_item.min,
                     canaries_quiet: r.canaries_quiet(model),
                     fork: r.fork,
@@ -687,7 +685,7 @@ impl<'a> Scheduler<'a> {
             "variant": variant.name,
             "pass": round.pass,
             "started_s": round.started_s,
-            "ticks": round.measured.measurement.per_item.median,
+            "ticks": round.measured.measurement.per_item.median.value,
             "canary_before": round.canary_before,
             "canary_after": round.canary_after,
         });

@@ -20,6 +20,7 @@
 //! A run here goes through [`crate::results::analyse`], the analysis a
 //! live run gets, so an interval or a verdict is tested as it is printed.
 
+use crate::analysis::interval::Figure;
 use crate::analysis::stats::{LineFit, Summary, TukeyOutliers};
 use crate::harness::tsc::TscFrequency;
 use crate::harness::{Measurement, Settings};
@@ -378,8 +379,7 @@ impl Machine {
             return;
         }
         let per_item = &mut round.measured.measurement.per_item;
-        per_item.median *= bursts.lift;
-        per_item.ci95 = (per_item.ci95.0 * bursts.lift, per_item.ci95.1 * bursts.lift);
+        per_item.median = per_item.median.map(|ticks| ticks * bursts.lift);
         per_item.p99 *= bursts.lift;
         per_item.max *= bursts.lift;
     }
@@ -770,8 +770,7 @@ pub fn round_at(
             measurement: Measurement {
                 per_item: Summary {
                     n: 100,
-                    median: figure,
-                    ci95: (figure - half, figure + half),
+                    median: Figure::within(figure, Some(half)),
                     mad: half,
                     p99: figure * 1.01,
                     min: figure * 0.99,

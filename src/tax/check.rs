@@ -87,7 +87,7 @@ impl Sides {
     /// What the addition adds, in the quiet state (see the module
     /// comment), scaled by `scale`, with its 95% interval.
     pub(super) fn difference(&self, scale: f64) -> Result<Figure, String> {
-        let (value, (lo, hi)) = stats::quantile_difference(
+        let added = stats::quantile_difference(
             &self.plain,
             &self.with,
             QUIET_QUANTILE,
@@ -96,7 +96,7 @@ impl Sides {
             0x7a5,
         )
         .ok_or("no runs to compare")?;
-        Ok(Figure::new(value, Some([lo, hi])).map(|v| v * scale))
+        Ok(added.map(|v| v * scale))
     }
 }
 
@@ -149,7 +149,7 @@ fn getpid_ticks(program: &[libc::sock_filter], tsc_mhz: f64) -> Result<Sides, St
     let ticks = |harness: &Harness| {
         harness
             .measure_each(getpid)
-            .map(|m| m.per_item.median)
+            .map(|m| m.per_item.median.value)
             .ok_or_else(|| "the getpid measurement was interrupted".to_string())
     };
     std::thread::scope(|scope| {

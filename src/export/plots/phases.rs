@@ -42,13 +42,14 @@ pub fn phase_shares(id: &str, records: &[&Record]) -> std::io::Result<Plot> {
                     .phases
                     .iter()
                     .take_while(|p| p.name != *phase)
-                    .map(|p| p.share_pct.max(0.0))
+                    .map(|p| p.share_pct.value.max(0.0))
                     .sum();
                 let share = r
                     .phases
                     .iter()
                     .find(|p| p.name == *phase)?
                     .share_pct
+                    .value
                     .max(0.0);
                 let i = n - 1 - row as i32;
                 let mut bar = Rectangle::new(

@@ -107,13 +107,14 @@ fn probe_table(rows: &[&Record]) -> Table {
         for &name in &phases {
             cells.push(match r.phases.iter().find(|p| p.name == name) {
                 Some(p) => {
-                    let (lo, hi) = p.share_ci95_pct;
-                    let half = crate::analysis::figure::half_width(p.share_pct, [lo, hi]);
+                    let half = p
+                        .share_pct
+                        .half_width()
+                        .map_or("-".into(), |half| format!("{half:.1}"));
                     format!(
-                        "{}\n{:.1}% ±{:.1}",
-                        format_cost(p.median_ticks),
-                        p.share_pct,
-                        half
+                        "{}\n{:.1}% ±{half}",
+                        format_cost(p.ticks.value),
+                        p.share_pct.value,
                     )
                 }
                 None => "-".into(),

@@ -314,7 +314,7 @@ impl Probe for Release {
             NamedFigure::new(
                 "estimated teardown of M",
                 measurement.as_ref().map_or(0.0, |m| {
-                    m.per_item.median * f64::from(entries) / mhz / 1000.0
+                    m.per_item.median.value * f64::from(entries) / mhz / 1000.0
                 }),
                 " ms",
             ),

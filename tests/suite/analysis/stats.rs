@@ -109,20 +109,18 @@ fn bootstrap_ci_is_deterministic_and_brackets_the_median() {
     let mut rng = fastrand::Rng::with_seed(3);
     let sample: Vec<f64> = (0..500).map(|_| 100.0 + normal(&mut rng)).collect();
     let summary = Summary::of(&sample, Summary::RESAMPLES);
-    assert!(summary.ci95.0 <= summary.median && summary.median <= summary.ci95.1);
-    assert_eq!(Summary::of(&sample, Summary::RESAMPLES).ci95, summary.ci95);
+    let [lo, hi] = summary.median.ci95.expect("500 samples have an interval");
+    let median = summary.median.value;
+    assert!(lo <= median && median <= hi);
+    assert_eq!(
+        Summary::of(&sample, Summary::RESAMPLES).median,
+        summary.median
+    );
     // 500 draws of sd 1: the median's CI half-width is about 1.96 * 1.2533 / sqrt(500) = 0.11.
-    assert!(
-        summary.ci_half_width() > 0.05 && summary.ci_half_width() < 0.2,
-        "{}",
-        summary.ci_half_width()
-    );
+    let half = summary.median.half_width().unwrap();
+    assert!(half > 0.05 && half < 0.2, "{half}");
     assert_eq!(summary.n, 500);
-    assert!(
-        summary.min <= summary.median
-            && summary.median <= summary.p99
-            && summary.p99 <= summary.max
-    );
+    assert!(summary.min <= median && median <= summary.p99 && summary.p99 <= summary.max);
 }
 
 #[test]
@@ -201,12 +199,10 @@ fn overhead_is_fitted_out_of_per_item_costs() {
     // Empty batches inform the fit only.
     assert_eq!(values.len(), 60 * 8);
     let summary = Summary::of(&values, Summary::RESAMPLES);
-    assert!(
-        (summary.median - 250.0).abs() < 0.5,
-        "median {}",
-        summary.median
-    );
-    assert!(summary.ci95.0 <= summary.median && summary.median <= summary.ci95.1);
+    let middle = summary.median.value;
+    assert!((middle - 250.0).abs() < 0.5, "median {middle}");
+    let [lo, hi] = summary.median.ci95.unwrap();
+    assert!(lo <= middle && middle <= hi);
     // Without removing the fixed cost, small batches would read 80/16 = 5
     // ticks high; the spread of per-item values shows it is gone.
     let smallest: Vec<f64> = samples
@@ -350,7 +346,8 @@ fn a_low_quantile_difference_sees_through_a_slow_state() {
     for trial in 0..200 {
         let a = sample(plain, 0.1, &mut rng);
         let b = sample(filtered, 0.3, &mut rng);
-        let (d, (lo, hi)) = stats::quantile_difference(&a, &b, 0.25, 0.95, 500, trial).unwrap();
+        let difference = stats::quantile_difference(&a, &b, 0.25, 0.95, 500, trial).unwrap();
+        let (d, [lo, hi]) = (difference.value, difference.ci95.unwrap());
         assert!((d - 40.0).abs() < 12.0, "trial {trial}: {d}");
         assert!(lo <= d && d <= hi);
         covered += usize::from(lo <= TRUTH && TRUTH <= hi);

@@ -261,9 +261,9 @@ fn a_round_recovers_a_known_cost_and_fixed_cost() {
         .measure_samples(|n| machine.sample(&work, n))
         .expect("a steady machine gives a round");
     assert!(
-        close(m.per_item.median, 100.0, 0.5),
+        close(m.per_item.median.value, 100.0, 0.5),
         "median {}",
-        m.per_item.median
+        m.per_item.median.value
     );
     assert!(close(m.fit.slope, 100.0, 0.5), "slope {}", m.fit.slope);
     // The empty batches measure the fixed cost itself.
@@ -272,8 +272,8 @@ fn a_round_recovers_a_known_cost_and_fixed_cost() {
         "intercept {}",
         m.fit.intercept
     );
-    let (lo, hi) = m.per_item.ci95;
-    assert!(lo <= m.per_item.median && m.per_item.median <= hi);
+    let [lo, hi] = m.per_item.median.ci95.unwrap();
+    assert!(lo <= m.per_item.median.value && m.per_item.median.value <= hi);
     assert!(!m.interrupted && m.dropped_backwards == 0 && m.dropped_migrated == 0);
     // Calibration made a batch of the base size last about `sample_us`.
     let batch_us = m.base_batch as f64 * 100.0 / MHZ;
@@ -294,7 +294,11 @@ fn a_sweep_many_rounds_long_ends_after_a_batch_and_a_shorter_one_keeps_every_siz
         .expect("a round");
     let timed: u64 = kept.iter().map(|(n, _)| n).sum();
     assert_eq!(timed, m.base_batch, "one batch of the base size: {kept:?}");
-    assert!(close(m.per_item.median, long.cost, long.noise * 100.0));
+    assert!(close(
+        m.per_item.median.value,
+        long.cost,
+        long.noise * 100.0
+    ));
     assert!(m.items as f64 * long.cost < sweep_items * long.cost / 4.0);
 
     // An item whose sweep takes under two rounds: every size is timed.
@@ -319,9 +323,9 @@ fn a_clock_that_goes_backwards_loses_those_samples_and_says_so() {
         .expect("most samples are kept");
     assert!(m.dropped_backwards > 0);
     assert!(
-        close(m.per_item.median, 100.0, 0.5),
+        close(m.per_item.median.value, 100.0, 0.5),
         "median {}",
-        m.per_item.median
+        m.per_item.median.value
     );
 
     // A clock that always goes backwards leaves nothing: the variant says

@@ -2,6 +2,7 @@
 //! whatever the machine's speed. No absolute timings are asserted.
 
 use crate::common;
+use mitbench::analysis::interval::Figure;
 
 use mitbench::probes::{self, Kind, Outcome, Placement};
 use std::collections::BTreeMap;
@@ -33,32 +34,31 @@ fn every_probe_variant_gives_sane_figures() {
                     // more fit in it depends on the CPU share the round
                     // gets, which no test may assume.
                     assert!(s.n >= 1, "{label}: no sample");
-                    for value in [s.median, s.ci95.0, s.ci95.1, s.mad, s.p99, s.max] {
+                    let median = s.median.value;
+                    let [lo, hi] = s.median.ends();
+                    for value in [median, lo, hi, s.mad, s.p99, s.max] {
                         assert!(value.is_finite(), "{label}: non-finite figure");
                     }
+                    assert!(lo <= median && median <= hi, "{label}: CI excludes median");
                     assert!(
-                        s.ci95.0 <= s.median && s.median <= s.ci95.1,
-                        "{label}: CI excludes median"
-                    );
-                    assert!(
-                        s.min <= s.median && s.median <= s.max,
+                        s.min <= median && median <= s.max,
                         "{label}: median outside range"
                     );
                     assert!(m.items >= s.n as u64, "{label}: fewer items than samples");
                     for p in &m.phases {
-                        let (lo, hi) = p.ci95_ticks;
+                        let [lo, hi] = p.ticks.ends();
+                        let ticks = p.ticks.value;
                         assert!(
-                            p.median_ticks.is_finite() && p.median_ticks >= 0.0,
-                            "{label}: phase {} costs {}",
+                            ticks.is_finite() && ticks >= 0.0,
+                            "{label}: phase {} costs {ticks}",
                             p.name,
-                            p.median_ticks
                         );
-                        assert!(lo <= p.median_ticks && p.median_ticks <= hi);
+                        assert!(lo <= ticks && ticks <= hi);
                         assert!(
-                            (0.0..=100.0).contains(&p.share_pct),
+                            (0.0..=100.0).contains(&p.share_pct.value),
                             "{label}: phase {} share {}",
                             p.name,
-                            p.share_pct
+                            p.share_pct.value
                         );
                     }
                     assert!(m.base_batch >= 1);
@@ -94,7 +94,7 @@ fn every_probe_variant_gives_sane_figures() {
                         assert_eq!(measured.partner_stalled, None, "{label}");
                     }
                     if id != "harness/floor" {
-                        assert!(s.median > 0.0, "{label}: median {}", s.median);
+                        assert!(s.median.value > 0.0, "{label}: median {:?}", s.median);
                     }
                     // The fixed cost of a sample is positive and below what
                     // a whole batch of the smallest size takes: the empty
@@ -118,7 +118,7 @@ fn every_probe_variant_gives_sane_figures() {
                         "{label}: intercept {} against the smallest batch {smallest_batch:?}",
                         m.fit.intercept
                     );
-                    medians.timed.insert(label, (s.median, s.ci95, s.min));
+                    medians.timed.insert(label, (s.median, s.min));
                 }
                 Outcome::Unsupported(why) => {
                     // Some refusals are the machine's (a force-disabled
@@ -235,8 +235,8 @@ struct Figures {
     harness: mitbench::harness::Harness,
 }
 
-/// A round's median, its 95% interval, and its fastest sample.
-type Timed = (f64, (f64, f64), f64);
+/// A round's median with its 95% interval, and its fastest sample.
+type Timed = (Figure, f64);
 
 /// Rounds of each row when an order is measured again in turns.
 const TURNS: usize = 3;
@@ -291,9 +291,9 @@ impl Figures {
                     .unwrap_or_else(|| panic!("{label}: no variant {name}"));
                 if let Outcome::Measured(m) = probe.run(&variant, &self.placement, &self.harness) {
                     let s = &m.measurement.per_item;
-                    let round = (s.median, s.ci95, s.min);
+                    let round = (s.median, s.min);
                     let kept = fastest.entry(label).or_insert(round);
-                    if round.0 < kept.0 {
+                    if round.0.value < kept.0.value {
                         *kept = round;
                     }
                 }
@@ -309,12 +309,12 @@ impl Figures {
     /// `more` is not cheaper than `less` beyond `margin` of its own figure
     /// and both intervals: orders whose gap may be nothing on some CPU.
     fn not_cheaper_beyond(&mut self, more: &str, less: &str, margin: f64) {
-        let order =
-            |[(_, (_, a_hi), _), (_, (b_lo, _), _)]: &[Timed; 2]| a_hi * (1.0 + margin) >= *b_lo;
-        if let Some(([(a, ..), (b, ..)], held)) = self.hold([more, less], order) {
+        let order = |[(a, _), (b, _)]: &[Timed; 2]| a.ends()[1] * (1.0 + margin) >= b.ends()[0];
+        if let Some(([(a, _), (b, _)], held)) = self.hold([more, less], order) {
             assert!(
                 held,
-                "{more} ({a}) is cheaper than {less} ({b}) beyond noise"
+                "{more} ({}) is cheaper than {less} ({}) beyond noise",
+                a.value, b.value
             );
         }
     }
@@ -329,15 +329,15 @@ impl Figures {
         [alone, call]: [&str; 2],
         margin: f64,
     ) {
-        let order = |[r, p, a, c]: &[Timed; 4]| {
-            let pushes = (a.1.1 - c.1.0).max(0.0);
-            r.1.0 <= (p.1.1 + pushes) * (1.0 + margin)
+        let order = |[(r, _), (p, _), (a, _), (c, _)]: &[Timed; 4]| {
+            let pushes = (a.ends()[1] - c.ends()[0]).max(0.0);
+            r.ends()[0] <= (p.ends()[1] + pushes) * (1.0 + margin)
         };
         if let Some(([r, p, ..], held)) = self.hold([refilled, plain, alone, call], order) {
             assert!(
                 held,
                 "{refilled} ({}) is dearer than {plain} ({}) and the pushes",
-                r.0, p.0
+                r.0.value, p.0.value
             );
         }
     }
@@ -346,11 +346,12 @@ impl Figures {
     /// any noise (a thunk, a handshake, a page-table copy): in the medians
     /// or in the fastest samples, which nothing that only adds time lifts.
     fn dearer(&mut self, dearer: &str, cheaper: &str) {
-        let order = |[(a, _, a_min), (b, _, b_min)]: &[Timed; 2]| a > b || a_min > b_min;
-        if let Some(([(a, _, a_min), (b, _, b_min)], held)) = self.hold([dearer, cheaper], order) {
+        let order = |[(a, a_min), (b, b_min)]: &[Timed; 2]| a.value > b.value || a_min > b_min;
+        if let Some(([(a, a_min), (b, b_min)], held)) = self.hold([dearer, cheaper], order) {
             assert!(
                 held,
-                "{dearer} ({a}, fastest {a_min}) is not dearer than {cheaper} ({b}, fastest {b_min})"
+                "{dearer} ({}, fastest {a_min}) is not dearer than {cheaper} ({}, fastest {b_min})",
+                a.value, b.value
             );
         }
     }

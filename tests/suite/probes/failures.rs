@@ -70,7 +70,7 @@ fn assert_refused(id: &str, variant: &str, syscall: i64) {
         }
         Some(Outcome::Measured(m)) => panic!(
             "{id} {variant}: a refused {call} was timed as a cost of {} ticks",
-            m.measurement.per_item.median
+            m.measurement.per_item.median.value
         ),
         Some(Outcome::Interrupted) => panic!("{id} {variant}: interrupted"),
         None => {}

@@ -2,6 +2,7 @@
 //! batch's time where the work says, and the split follows the work.
 
 use crate::common;
+use mitbench::analysis::interval::Figure;
 
 use std::hint::black_box;
 
@@ -32,31 +33,26 @@ fn phase_shares_follow_the_work_and_add_up_to_the_whole() {
         ["light", "heavy"],
         "a phase never marked is left out"
     );
+    let within = |f: &Figure| {
+        f.ci95
+            .is_some_and(|[lo, hi]| lo <= f.value && f.value <= hi)
+    };
     for p in &m.phases {
         assert!(
-            p.median_ticks.is_finite() && p.median_ticks > 0.0,
+            p.ticks.value.is_finite() && p.ticks.value > 0.0,
             "{}",
             p.name
         );
-        assert!(p.ci95_ticks.0 <= p.median_ticks && p.median_ticks <= p.ci95_ticks.1);
-        assert!(p.share_ci95_pct.0 <= p.share_pct && p.share_pct <= p.share_ci95_pct.1);
-        assert!((0.0..=100.0).contains(&p.share_pct), "{}", p.name);
+        assert!(within(&p.ticks) && within(&p.share_pct), "{p:?}");
+        assert!((0.0..=100.0).contains(&p.share_pct.value), "{}", p.name);
     }
     // Three times the work: about three quarters of the time.
-    let (light, heavy) = (&m.phases[0], &m.phases[1]);
-    assert!(
-        (60.0..90.0).contains(&heavy.share_pct),
-        "heavy share {}",
-        heavy.share_pct
-    );
-    assert!(
-        (10.0..40.0).contains(&light.share_pct),
-        "light share {}",
-        light.share_pct
-    );
+    let (light, heavy) = (m.phases[0].share_pct.value, m.phases[1].share_pct.value);
+    assert!((60.0..90.0).contains(&heavy), "heavy share {heavy}");
+    assert!((10.0..40.0).contains(&light), "light share {light}");
     // The phases tile the item: together they are its cost.
-    let sum = light.median_ticks + heavy.median_ticks;
-    let whole = m.per_item.median;
+    let sum = m.phases[0].ticks.value + m.phases[1].ticks.value;
+    let whole = m.per_item.median.value;
     assert!(
         (sum - whole).abs() < 0.2 * whole,
         "phases {sum} against the item's {whole} ticks"

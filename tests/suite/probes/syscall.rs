@@ -62,7 +62,7 @@ fn seccomp_filters_leave_with_their_thread() {
         let variant = variants.iter().find(|v| v.name == name).unwrap();
         match probe.run(variant, placement, &harness) {
             Outcome::Measured(m) => {
-                medians.insert(name, m.measurement.per_item.median);
+                medians.insert(name, m.measurement.per_item.median.value);
             }
             Outcome::Unsupported(reason) => {
                 // A machine that refuses filters, not a probe that broke.
@@ -101,7 +101,11 @@ fn speculation_controls_change_only_in_the_measuring_thread() {
         for variant in probe.variants() {
             match probe.run(&variant, placement, &harness) {
                 Outcome::Measured(m) => {
-                    assert!(m.measurement.per_item.median > 0.0, "{}", variant.name);
+                    assert!(
+                        m.measurement.per_item.median.value > 0.0,
+                        "{}",
+                        variant.name
+                    );
                     // A row that set a control says what it changed.
                     if variant.name != "unchanged" {
                         set_any = true;

@@ -34,7 +34,7 @@ fn churn_phases_are_the_ones_each_channel_has() {
             .map(|p| p.name.as_str())
             .collect();
         assert_eq!(names, expected, "{variant}");
-        let tiled: f64 = m.measurement.phases.iter().map(|p| p.median_ticks).sum();
+        let tiled: f64 = m.measurement.phases.iter().map(|p| p.ticks.value).sum();
         assert!(tiled > 0.0, "{variant}: phases add up to {tiled}");
     }
 }
