@@ -10,12 +10,18 @@
 //! differences from the plain call, each with its own next-run interval,
 //! its interval is many times as wide as the toll moves from run to run
 //! (docs/probes.md, "the return after a crossing", has the figures).
+//!
+//! A replay only suggests the toll's cause; [`scored`] is the measurement
+//! that can name one: each boot without a candidate mitigation predicts,
+//! if that one is the cause, that the toll is gone there, and its runs'
+//! toll is held against the present boot's.
 
 use super::prices::{added, measured};
 use crate::analysis::combine;
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, PairBasis};
 use crate::analysis::spread::{VariantSpread, pooled_in_probe};
+use crate::analysis::stats::student_t_975;
 use crate::mitigations::crossing;
 use crate::results::RunDocument;
 use crate::results::record::Record;
@@ -436,6 +442,127 @@ impl<'d> Read<'d> {
     }
 }
 
+/// What the toll did in a boot without a candidate cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TollMove {
+    /// Below the present toll, and what is left under [`GONE_SHARE`] of
+    /// it: the candidate explains the toll.
+    Gone,
+    /// Below the present toll, and above zero: part of it.
+    Fell,
+    /// Below the present toll, what is left neither shown above zero nor
+    /// under [`GONE_SHARE`] of it: a part, perhaps all (more runs tell).
+    FellUnresolved,
+    /// Not below the present toll: the candidate does not explain it.
+    Stays,
+}
+
+/// One boot's score.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReturnScore {
+    /// The switch the boot turns off (a vulnerability file), or "all".
+    pub without: String,
+    pub boot: String,
+    /// The toll in that boot's set, ns (the mean of its runs).
+    pub toll_ns: Figure,
+    /// The present toll less this one: what the candidate explains.
+    pub fell_ns: Figure,
+    pub outcome: TollMove,
+}
+
+/// The toll of the present set and each boot's score.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReturnScores {
+    pub syscall: &'static str,
+    pub present_ns: Figure,
+    pub scores: Vec<ReturnScore>,
+}
+
+/// A set of runs made in one boot without a candidate: what it turns off
+/// (a switch's name, or "all"), its boot id, and its runs.
+pub struct BootWithout<'a> {
+    pub without: String,
+    pub boot: String,
+    pub runs: &'a [RunDocument],
+}
+
+/// The toll of [`crossing::RETURN_TOLL_SYSCALL`] in the `present` runs and
+/// each boot's score against it; None where the present runs did not
+/// measure the toll, or no boot did.
+pub fn scored(present: &[RunDocument], boots: Vec<BootWithout>) -> Option<ReturnScores> {
+    let present_ns = set_toll(present)?;
+    let mut scores: Vec<ReturnScore> = Vec::new();
+    for boot in boots {
+        // With one switch the all-off set is that switch's set too.
+        if boot.without == "all" && scores.iter().any(|s| s.boot == boot.boot) {
+            continue;
+        }
+        let Some(toll_ns) = set_toll(boot.runs) else {
+            continue;
+        };
+        scores.push(ReturnScore {
+            without: boot.without,
+            boot: boot.boot,
+            fell_ns: combine::difference(present_ns, toll_ns),
+            outcome: outcome(present_ns, toll_ns),
+            toll_ns,
+        });
+    }
+    (!scores.is_empty()).then_some(ReturnScores {
+        syscall: crossing::RETURN_TOLL_SYSCALL,
+        present_ns,
+        scores,
+    })
+}
+
+/// The scored syscall's toll over a set's runs: their mean, with the 95%
+/// interval of a mean (Student's t over the runs), never narrower than
+/// the runs' own intervals allow for a mean of that many; one run gives
+/// its own figure and the interval where another run's may land.
+fn set_toll(runs: &[RunDocument]) -> Option<Figure> {
+    let each: Vec<Figure> = runs
+        .iter()
+        .map(|doc| of_one(doc, crossing::RETURN_TOLL_SYSCALL)?.extra_ns)
+        .collect::<Option<_>>()?;
+    match each.as_slice() {
+        [] => None,
+        [one] => Some(*one),
+        many => {
+            let n = many.len() as f64;
+            let mean = many.iter().map(|f| f.value).sum::<f64>() / n;
+            let var = many.iter().map(|f| (f.value - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let own = many.iter().filter_map(Figure::half_width).sum::<f64>() / n;
+            let half = (student_t_975(n - 1.0) * var.sqrt()).max(own) / n.sqrt();
+            Some(Figure::within(mean, Some(half)))
+        }
+    }
+}
+
+/// What is left of a toll that fell may be at most this share of the
+/// present one for the toll to be called gone.
+pub const GONE_SHARE: f64 = 0.1;
+
+/// One-sided tests at 5%: did the toll fall (present less this one above
+/// zero), is what is left above zero, or under [`GONE_SHARE`] of the
+/// present toll. That nothing left was shown is no evidence that nothing
+/// is left: `gone` needs the bound.
+fn outcome(present: Figure, without: Figure) -> TollMove {
+    let fell = combine::difference(present, without)
+        .lower_bound_95()
+        .is_some_and(|lo| lo > 0.0);
+    let left = without.lower_bound_95().is_some_and(|lo| lo > 0.0);
+    let under_share = without
+        .upper_bound_95()
+        .is_some_and(|hi| hi < GONE_SHARE * present.value);
+    match (fell, left, under_share) {
+        (false, _, _) => TollMove::Stays,
+        (true, true, _) => TollMove::Fell,
+        (true, false, true) => TollMove::Gone,
+        (true, false, false) => TollMove::FellUnresolved,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +607,24 @@ mod tests {
             toll(paid, 0.17, Figure::new(5.0, None))
                 .named_refill_win()
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn a_toll_is_gone_fell_or_stays_by_one_sided_tests() {
+        let figure = |value: f64, half: f64| Figure::within(value, Some(half));
+        let present = figure(33.0, 2.0);
+        assert_eq!(outcome(present, figure(0.5, 2.0)), TollMove::Gone);
+        // Not shown above zero, but up to 6 ns may be left: not gone.
+        assert_eq!(outcome(present, figure(1.0, 6.0)), TollMove::FellUnresolved);
+        assert_eq!(outcome(present, figure(15.0, 2.0)), TollMove::Fell);
+        assert_eq!(outcome(present, figure(32.0, 2.0)), TollMove::Stays);
+        // Above the present one is not a fall either.
+        assert_eq!(outcome(present, figure(40.0, 2.0)), TollMove::Stays);
+        // Without an interval nothing is shown to fall.
+        assert_eq!(
+            outcome(Figure::new(33.0, None), figure(0.0, 1.0)),
+            TollMove::Stays
         );
     }
 }

@@ -14,7 +14,6 @@
 pub mod boots;
 pub mod floors;
 mod newest;
-pub mod returns;
 
 pub use boots::{
     NamedSet, NotSeparated, Recognised, Refusal, Roles, SetConditions, SetRole, Switch, SwitchKind,
@@ -28,6 +27,7 @@ use crate::analysis::figure;
 use crate::analysis::noise::{self, Evidence, RunFigure, RunTime};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
+use crate::answer::returns::{self, BootWithout, ReturnScores};
 use crate::results::RowKey;
 use crate::results::answered::AttributedPart;
 use crate::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
@@ -174,7 +174,7 @@ pub struct Attribution {
     /// boot that turns a candidate cause off; None where the sets did not
     /// measure it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub returns: Option<returns::ReturnScores>,
+    pub returns: Option<ReturnScores>,
 }
 
 /// The figures with a p-value over every column (the whole toll, each
@@ -325,8 +325,31 @@ pub fn attribute(
         floors: None,
         returns: None,
     };
-    attribution.returns = returns::score(&attribution, sets);
+    attribution.returns = return_scores(&attribution, sets);
     attribution
+}
+
+/// The return toll scored against each boot of `sets` that turns
+/// something off (`answer::returns::scored`): the sets the boots
+/// recognised as without a switch, and the one with every switch off.
+fn return_scores(a: &Attribution, sets: &[NamedSet]) -> Option<ReturnScores> {
+    let roles = &a.recognised.roles;
+    let boot = |set: usize| sets[set].runs[0].inventory.identity.boot_id.clone();
+    let without = a
+        .recognised
+        .switches
+        .iter()
+        .zip(&roles.without)
+        .filter_map(|(switch, set)| Some((switch.name.clone(), (*set)?)))
+        .chain(roles.all_off.map(|set| ("all".to_string(), set)))
+        .filter(|&(_, set)| set != roles.present)
+        .map(|(without, set)| BootWithout {
+            without,
+            boot: boot(set),
+            runs: &sets[set].runs,
+        })
+        .collect();
+    returns::scored(&sets[roles.present].runs, without)
 }
 
 /// Every run's record of a row (`id`, `variant`) with a figure, where

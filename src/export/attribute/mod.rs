@@ -7,9 +7,9 @@ pub mod text;
 pub use html::render as render_html;
 pub use text::render;
 
+use crate::answer::returns::{ReturnScores, TollMove};
 use crate::attribute::Attribution;
 use crate::attribute::floors::{FloorScore, FloorScores};
-use crate::attribute::returns::{ReturnScores, TollMove};
 use crate::export::run::summary::{ns, priced};
 
 /// How many of its figures the attribution marked, each column held to the
