@@ -6,7 +6,7 @@
 
    Every 50 ms, on one CPU, the best of 5 samples of three loops of 4,000
    steps each, in TSC ticks per step: the reference's chain (the same
-   multiply-add as src/harness/reference.rs), a direct call to a function
+   multiply-add as src/measure/harness/reference.rs), a direct call to a function
    that returns, and the same call through a pointer. One line per round:
    seconds, chain, call/chain, indirect call/chain. Where the host slows
    the front end (calls, returns, their predictors) apart from the core's

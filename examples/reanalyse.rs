@@ -23,11 +23,11 @@
 //! of rounds.
 
 use mitbench::answer;
-use mitbench::harness::Settings;
-use mitbench::harness::tsc::TscFrequency;
-use mitbench::results::{self, Record, RunDocument, RunFacts};
-use mitbench::schedule::forks::Merged;
-use mitbench::schedule::{ProbeRounds, Stop, VariantRounds};
+use mitbench::measure::harness::Settings;
+use mitbench::measure::harness::tsc::TscFrequency;
+use mitbench::measure::schedule::forks::Merged;
+use mitbench::measure::schedule::{ProbeRounds, Stop, VariantRounds};
+use mitbench::store::results::{self, Record, RunDocument, RunFacts};
 use std::process::ExitCode;
 
 /// The value of `--flag VALUE` among `args`, taken out of them.
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         }
     };
     let history = match history
-        .map(|db| mitbench::history::History::open(std::path::Path::new(&db), false))
+        .map(|db| mitbench::store::history::History::open(std::path::Path::new(&db), false))
     {
         Some(Err(e)) => {
             eprintln!("error: {e}");
@@ -95,7 +95,7 @@ fn main() -> ExitCode {
             calibrated_mhz: None,
         };
         let settings: Settings = doc.settings.harness.clone();
-        let conditions = mitbench::history::conditions_of(&doc);
+        let conditions = mitbench::store::history::conditions_of(&doc);
         let mut facts = RunFacts {
             usual_gaps: history
                 .as_ref()
@@ -129,7 +129,7 @@ fn main() -> ExitCode {
 /// canary reading beside the round it closed.
 fn rounds_of(doc: &RunDocument) -> Merged {
     let mut merged = Merged::default();
-    let probes = mitbench::probes::select(&[]).unwrap_or_default();
+    let probes = mitbench::measure::probes::select(&[]).unwrap_or_default();
     for probe in probes {
         let declaration = *probe.declaration();
         let variants: Vec<VariantRounds> = probe

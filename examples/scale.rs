@@ -12,8 +12,8 @@
 //! `time mitbench attribute --history H` and
 //! `time mitbench fleet --history H $(seq 1 100)`.
 
-use mitbench::history::History;
-use mitbench::results::RunDocument;
+use mitbench::store::history::History;
+use mitbench::store::results::RunDocument;
 use std::process::ExitCode;
 use std::time::Instant;
 

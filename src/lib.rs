@@ -11,15 +11,12 @@ pub mod cli;
 pub mod commands;
 pub mod compare;
 pub mod export;
-pub mod harness;
-pub mod history;
 pub mod inventory;
+pub mod measure;
 pub mod mitigations;
 pub mod plan;
-pub mod probes;
-pub mod results;
 pub mod run;
-pub mod schedule;
+pub mod store;
 // The seeded machine the statistics' tests and examples run on. Compiled
 // into every build, not behind a feature: with one, `cargo test` built the
 // library a second time beside the release build `cargo run` had made

@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use mitbench::cli::Cli;
-use mitbench::schedule::forks::WORKER_COMMAND;
+use mitbench::measure::schedule::forks::WORKER_COMMAND;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

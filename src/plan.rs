@@ -61,7 +61,7 @@ pub struct Plan {
 #[derive(Debug, Clone, Serialize)]
 pub struct HookTollFrom {
     #[serde(flatten)]
-    pub toll: crate::results::answered::HookToll,
+    pub toll: crate::store::results::answered::HookToll,
     pub from_run: i64,
 }
 
@@ -276,7 +276,7 @@ impl Plan {
     /// Marks each boot (and vector boot) measured where one of `sets` (the
     /// history's newest of each command line) ran under its command line:
     /// the set with the fewest process controls on, as the boot's own.
-    pub fn mark_measured(&mut self, sets: &[crate::history::StoredSet]) {
+    pub fn mark_measured(&mut self, sets: &[crate::store::history::StoredSet]) {
         self.history_read = true;
         let newest = |cmdline: &str| {
             sets.iter()
@@ -301,7 +301,7 @@ impl Plan {
 
     /// Each vector boot's saving as the stored run `id` (`doc`) priced
     /// its sequences, where that run measured this machine's command line.
-    pub fn predict(&mut self, id: i64, doc: &crate::results::RunDocument) {
+    pub fn predict(&mut self, id: i64, doc: &crate::store::results::RunDocument) {
         let machine = format!(
             "{}, kernel {}",
             doc.inventory.cpu.model_name, doc.inventory.kernel.release
@@ -347,7 +347,7 @@ impl Plan {
         &mut self,
         present: &Inventory,
         id: i64,
-        last: &crate::results::RunDocument,
+        last: &crate::store::results::RunDocument,
     ) {
         let still_off = present
             .hooks

@@ -519,7 +519,7 @@ pub enum RoundState {
     /// Interrupted inside it ([`interrupted`]): of neither level.
     Interrupted,
     /// Run while the thread its probe kept on another CPU was stalled
-    /// (`crate::schedule::Round::partner_away`): of another host state,
+    /// (`crate::measure::schedule::Round::partner_away`): of another host state,
     /// and of neither level.
     PartnerAway,
 }

@@ -22,9 +22,9 @@
 //! switch, which the per-batch time does not hold).
 
 use crate::analysis::figure::Figure;
-use crate::probes::StepUnit;
-use crate::results::answered::{Advice, LatencyAdvice, LatencyPoint};
-use crate::results::{AmortizationFit, RunDocument};
+use crate::measure::probes::StepUnit;
+use crate::store::results::answered::{Advice, LatencyAdvice, LatencyPoint};
+use crate::store::results::{AmortizationFit, RunDocument};
 use std::time::Duration;
 
 /// The budget is by default 50 µs, the timer slack Linux gives every

@@ -12,7 +12,7 @@ pub mod returns;
 pub mod summary;
 pub mod vectors;
 
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 
 /// Notes on the rows a reader could take for what they are not: a refill
 /// of a toll the run did not find (`returns::note_refill_rows`), a replay

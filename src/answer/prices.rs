@@ -14,7 +14,7 @@ use crate::mitigations::crossing::SYSCALL;
 use crate::mitigations::sequences::{
     NOT_ON_THIS_CPU, Occurs, OnCpu, Read, SEQUENCES, Sequence, runs_for, runs_here, why_no_replay,
 };
-use crate::results::{Record, RunDocument};
+use crate::store::results::{Record, RunDocument};
 use serde::Serialize;
 
 /// One sequence the running kernel runs, priced.
@@ -308,7 +308,7 @@ pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64)
     r.id = probe.to_string();
     r.family = probe.split('/').next().unwrap_or(probe).to_string();
     r.variant = variant.to_string();
-    r.vs_baseline = Some(crate::results::Comparison {
+    r.vs_baseline = Some(crate::store::results::Comparison {
         ratio: Figure::new(2.0, None),
         delta: Figure::new(ticks, Some([ticks * 0.99, ticks * 1.01])),
         next_run_delta_ticks: Some(Figure::new(ticks, Some([ticks * 0.95, ticks * 1.05]))),
@@ -325,7 +325,7 @@ pub fn lay_price(doc: &mut RunDocument, (probe, variant): (&str, &str), ns: f64)
 /// `ns` to its baseline.
 #[cfg(test)]
 pub(crate) fn run_with(rows: &[(&str, f64)]) -> RunDocument {
-    let mut doc: RunDocument = crate::results::load::document_from_str(
+    let mut doc: RunDocument = crate::store::results::load::document_from_str(
         include_str!("../../tests/fixtures/default-run.json"),
         "default-run.json",
     )

@@ -23,8 +23,8 @@ use crate::analysis::rounds::{self, PairBasis};
 use crate::analysis::spread::{VariantSpread, pooled_in_probe};
 use crate::analysis::stats::student_t_975;
 use crate::mitigations::crossing;
-use crate::results::RunDocument;
-use crate::results::record::Record;
+use crate::store::results::RunDocument;
+use crate::store::results::record::Record;
 use serde::Serialize;
 
 /// The probe that measures it.

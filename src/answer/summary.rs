@@ -6,11 +6,11 @@
 
 use super::advice;
 use crate::analysis::interval::Figure;
+use crate::measure::probes::FigureRole;
 use crate::mitigations::crossing::{RETURN_TOLL_SYSCALL, SYSCALL};
 use crate::mitigations::kernel::{self as switches, InForce};
-use crate::probes::FigureRole;
-use crate::results::answered::{AttributedPart, HookToll};
-use crate::results::{Record, RunDocument};
+use crate::store::results::answered::{AttributedPart, HookToll};
+use crate::store::results::{Record, RunDocument};
 use serde::Serialize;
 
 /// The answer of one run (the JSON's `summary`).

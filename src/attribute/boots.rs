@@ -9,7 +9,7 @@
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::mitigations::process;
 use crate::plan;
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 use serde::Serialize;
 use std::collections::BTreeSet;
 

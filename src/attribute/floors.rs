@@ -226,8 +226,8 @@ fn reaches(part: Figure, bound: Figure) -> Option<bool> {
 /// record of this CPU model back into `scores`.
 pub fn keep(
     scores: &mut FloorScores,
-    history: &mut crate::history::History,
-) -> Result<(), crate::history::HistoryError> {
+    history: &mut crate::store::history::History,
+) -> Result<(), crate::store::history::HistoryError> {
     for s in scores.scores.iter().chain(&scores.whole) {
         let (Some(floor), Some(part), Some(honoured)) = (s.floor_ns, s.part_ns, s.honours_floor)
         else {

@@ -28,10 +28,10 @@ use crate::analysis::noise::{self, Evidence, RunFigure, RunTime};
 use crate::analysis::rounds::across_forks;
 use crate::analysis::verdict::{Verdict, verdict};
 use crate::answer::returns::{self, BootWithout, ReturnScores};
-use crate::results::RowKey;
-use crate::results::answered::AttributedPart;
-use crate::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
-use crate::results::{EqualSpeed, Record};
+use crate::store::results::RowKey;
+use crate::store::results::answered::AttributedPart;
+use crate::store::results::at_speed::{AtSpeed, RowAtSpeed, common_speed, paired, speeds_at};
+use crate::store::results::{EqualSpeed, Record};
 use serde::Serialize;
 
 /// Default threshold of a part: below 2% it is `~`.
@@ -45,7 +45,7 @@ pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Attributed {
     /// ns per item, with its 95% interval (JSON: `ns`, `ci95_ns`).
-    #[serde(flatten, with = "crate::results::fields::as_ns")]
+    #[serde(flatten, with = "crate::store::results::fields::as_ns")]
     pub ns: figure::Figure,
     /// Of the set figure it is a toll on (the all-off set's for the whole,
     /// the set without the mitigation's for a part, the all-off set's for
@@ -274,7 +274,7 @@ pub fn attribute(
     let spans_boots = boot_ids.len() > 1;
     let times: Vec<Vec<RunTime>> = sets
         .iter()
-        .map(|s| crate::results::run_times(&s.runs))
+        .map(|s| crate::store::results::run_times(&s.runs))
         .collect();
     // Every set's runs read at one reference speed where all read one: the
     // reference is no mitigation's, so the boots' own speeds are out.
@@ -545,7 +545,7 @@ fn reach(switches: &[Switch], rows: &[RowParts]) -> Vec<SwitchReach> {
                 .filter(|r| r.parts[k].is_some_and(|p| p.verdict != Verdict::Same))
                 .map(|r| format!("{} {}", r.key.id, r.key.variant))
                 .collect();
-            let families = crate::probes::by_family(rows, |r| &r.key.family)
+            let families = crate::measure::probes::by_family(rows, |r| &r.key.family)
                 .into_iter()
                 .filter_map(|(family, members)| {
                     let shares: Vec<f64> = members

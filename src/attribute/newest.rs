@@ -3,7 +3,7 @@
 //! mitigation by, and what a run's answer cites of other boots.
 
 use super::{Attribution, DEFAULT_THRESHOLD_PCT, NamedSet, attribute, recognise};
-use crate::history::History;
+use crate::store::history::History;
 
 /// The attribution of `history`'s newest run set of each boot and wrapper
 /// among the runs of `conditions`' host and build (`history::conditions`),

@@ -7,7 +7,7 @@ pub mod values;
 
 use crate::export::Format;
 use crate::export::text_table::Style;
-use crate::history::{self, HistoryError, RunRef, SideRef};
+use crate::store::history::{self, HistoryError, RunRef, SideRef};
 use crate::tax::workloads::Workload;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

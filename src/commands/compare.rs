@@ -8,9 +8,9 @@ use crate::attribute::floors::SequenceCount;
 use crate::cli::{HistoryArgs, JudgeArgs, Printed};
 use crate::compare;
 use crate::export;
-use crate::history::RunRef;
-use crate::history::SideRef;
-use crate::results::RunDocument;
+use crate::store::history::RunRef;
+use crate::store::history::SideRef;
+use crate::store::results::RunDocument;
 
 pub fn compare_runs(
     [old, new]: [&SideRef; 2],
@@ -57,7 +57,13 @@ pub fn compare_runs(
 fn resolve_sets(
     store: &HistoryArgs,
     sets: &[&SideRef],
-) -> Result<(Option<crate::history::History>, Vec<Vec<RunDocument>>), Exit> {
+) -> Result<
+    (
+        Option<crate::store::history::History>,
+        Vec<Vec<RunDocument>>,
+    ),
+    Exit,
+> {
     let history = match open_history(store) {
         Ok(history) => history,
         Err(e) if sets.iter().any(|s| s.needs_history()) => return Err(fail(Exit::USAGE, e)),
@@ -198,7 +204,7 @@ fn newest_sets(store: &HistoryArgs) -> Result<Vec<SideRef>, Exit> {
 /// compares them, with the history's between-run and between-boot noise
 /// where there is a history.
 pub(super) fn with_history_noise(
-    history: Option<&crate::history::History>,
+    history: Option<&crate::store::history::History>,
     sides: [(&[RunDocument], &str); 2],
     threshold_pct: f64,
 ) -> compare::RunComparison {

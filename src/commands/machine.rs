@@ -4,9 +4,9 @@
 use super::output::{Exit, fail, print_json, print_out};
 use crate::cli::HistoryArgs;
 use crate::export;
-use crate::harness::affinity;
 use crate::inventory::Inventory;
-use crate::probes::{self, Placement};
+use crate::measure::harness::affinity;
+use crate::measure::probes::{self, Placement};
 use crate::tax::workloads::Workload;
 use std::path::Path;
 

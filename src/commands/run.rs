@@ -144,7 +144,7 @@ pub(super) fn worker() -> Option<std::path::PathBuf> {
 
 /// `mitbench __worker`: one fork of a run started by `mitbench run`.
 pub fn serve_worker() -> Exit {
-    match crate::schedule::forks::serve() {
+    match crate::measure::schedule::forks::serve() {
         Ok(()) => Exit::SUCCESS,
         Err(message) => fail(Exit::FAILURE, message),
     }

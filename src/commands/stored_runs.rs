@@ -7,8 +7,8 @@ use crate::answer::advice;
 use crate::cli::{HistoryArgs, Printed, StoredRunArgs};
 use crate::compare::{MachineTimeline, Timeline};
 use crate::export::{self, Format};
-use crate::history::{History, HistoryError, RunRef};
-use crate::results::RunDocument;
+use crate::store::history::{History, HistoryError, RunRef};
+use crate::store::results::RunDocument;
 use std::path::Path;
 
 /// The history, when it exists; `None` where there is none yet (a run
@@ -177,7 +177,7 @@ pub fn newest_attribution(store: &HistoryArgs) -> Result<crate::attribute::Attri
     let conditions = history
         .nth_last(0)
         .and_then(|last| history.load(last))
-        .map(|last| crate::history::conditions_of(&last))
+        .map(|last| crate::store::history::conditions_of(&last))
         .map_err(|e| e.to_string())?;
     crate::attribute::newest_sets(&history, &conditions)
 }

@@ -7,10 +7,10 @@ use super::stored_runs::{newest_attribution, open_history};
 use crate::answer::advice;
 use crate::cli::{HistoryArgs, Page, Printed};
 use crate::export;
-use crate::harness::interrupt;
 use crate::inventory::Inventory;
-use crate::results::RunDocument;
+use crate::measure::harness::interrupt;
 use crate::run::{self, RunOptions, SetUpError};
+use crate::store::results::RunDocument;
 use crate::tax::{self, Watched, count::Counted};
 use std::path::Path;
 
@@ -207,7 +207,7 @@ mod tests {
     use super::*;
 
     fn stored_run() -> RunDocument {
-        crate::results::load::document_from_file(Path::new(concat!(
+        crate::store::results::load::document_from_file(Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/run-a.json"
         )))

@@ -4,9 +4,9 @@
 //! attribute by construction. "Consistent with", never proof.
 
 use super::{Explanation, InRun, InventoryChange, RowChange, Verdict};
+use crate::measure::probes::Role;
 use crate::mitigations::{switched_by_change, taxes};
-use crate::probes::Role;
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 /// Marks each changed row with the mitigations an inventory change can
 /// explain it by, groups them, and lists the rows nothing explains.
 pub(super) fn explain(
@@ -77,7 +77,7 @@ pub(super) fn in_run(doc: &RunDocument) -> Vec<InRun> {
         .filter_map(|r| {
             let vs = r.vs_baseline.as_ref()?;
             Some(InRun {
-                key: crate::results::RowKey::of(r),
+                key: crate::store::results::RowKey::of(r),
                 baseline: r.baseline.clone()?,
                 ratio: vs.ratio,
             })

@@ -5,7 +5,7 @@
 //! times, its rows held to the false discovery rate as one family.
 
 use super::{InventoryChange, RunLabel, Verdict, inventory_changes, label};
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -188,7 +188,7 @@ mod tests {
     /// A row that did not change, whose own 5% test gave `p`.
     fn unchanged(p: f64) -> RowChange {
         RowChange {
-            key: crate::results::RowKey {
+            key: crate::store::results::RowKey {
                 family: "os".into(),
                 id: "os/getpid".into(),
                 variant: "syscall".into(),

@@ -4,8 +4,8 @@
 //! stored run at its end read the history before it measured.
 
 use super::{BootNoise, Learned, RunComparison, Side, compare_sets};
-use crate::history::{Builds, History, conditions_of};
-use crate::results::RunDocument;
+use crate::store::history::{Builds, History, conditions_of};
+use crate::store::results::RunDocument;
 use std::collections::BTreeMap;
 
 /// Each row's between-run noise and the between-boot noise; none known

@@ -8,7 +8,7 @@
 use super::RowChange;
 use super::inventory_diff::InventoryChange;
 use crate::mitigations::crossing::SYSCALL;
-pub use crate::results::answered::HookToll;
+pub use crate::store::results::answered::HookToll;
 
 /// The toll of the hook changes among `inventory`, read from the null
 /// syscall's row of `rows`; None where something besides the hooks changed

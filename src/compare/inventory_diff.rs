@@ -1,7 +1,7 @@
 //! What changed on the machine between two runs, entry by entry.
 
 use crate::inventory::hooks::{self, Hooks};
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

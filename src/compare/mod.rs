@@ -18,7 +18,7 @@ use crate::analysis::figure::{Figure, Reported};
 use crate::analysis::noise::{self, RunFigure, Spread};
 pub use crate::analysis::noise::{Evidence, Learned, RunTime};
 pub use crate::analysis::verdict::{Verdict, verdict};
-use crate::results::RowKey;
+use crate::store::results::RowKey;
 
 use crate::analysis::verdict::percent_change;
 pub use explain::IN_RUN_AB;
@@ -35,8 +35,8 @@ pub use timeline::{
 };
 
 use crate::analysis::rounds::across_forks;
-use crate::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};
-use crate::results::{EqualSpeed, Record, RunDocument};
+use crate::store::results::at_speed::{RowAtSpeed, common_speed, paired, speeds_at};
+use crate::store::results::{EqualSpeed, Record, RunDocument};
 use serde::Serialize;
 
 /// Default: a change below 1% is `~` whatever its interval. Read at one
@@ -243,7 +243,7 @@ pub struct InRun {
     #[serde(flatten)]
     pub key: RowKey,
     pub baseline: String,
-    #[serde(flatten, with = "crate::results::fields::as_ratio")]
+    #[serde(flatten, with = "crate::store::results::fields::as_ratio")]
     pub ratio: Figure,
 }
 
@@ -309,8 +309,8 @@ pub struct RunComparison {
 impl RunComparison {
     /// Each probe family with a compared row, in the families' order,
     /// beside its rows: the sections every rendering is made of.
-    pub fn by_family(&self) -> Vec<(&'static crate::probes::Family, Vec<&RowChange>)> {
-        crate::probes::by_family(&self.rows, |r| &r.key.family)
+    pub fn by_family(&self) -> Vec<(&'static crate::measure::probes::Family, Vec<&RowChange>)> {
+        crate::measure::probes::by_family(&self.rows, |r| &r.key.family)
     }
 
     /// Changed rows no mitigation of an inventory change explains, but a
@@ -380,7 +380,7 @@ impl<'a> Side<'a> {
 
     /// When each run ran; empty unless every run says.
     fn times(&self) -> Vec<RunTime> {
-        crate::results::run_times(self.runs.iter().copied())
+        crate::store::results::run_times(self.runs.iter().copied())
     }
 
     /// Each run's machine states as the analysis modelled them.

@@ -17,7 +17,7 @@ use crate::analysis::interval::Figure;
 use crate::analysis::rounds::across_forks;
 use crate::analysis::states::{QuietLevel, StateModel};
 use crate::analysis::verdict::{Verdict, percent_change};
-use crate::schedule::gate::LEVEL_MOVED_AFTER_S;
+use crate::measure::schedule::gate::LEVEL_MOVED_AFTER_S;
 use serde::Serialize;
 
 /// What the runs tell of a shift.

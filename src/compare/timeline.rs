@@ -12,8 +12,10 @@ use crate::analysis::changes::{
 use crate::analysis::figure::Figure;
 use crate::analysis::stats::{mean, median_of, student_t_975};
 use crate::analysis::verdict::percent_change;
-use crate::history::{History, HistoryError, MachineKey, MachineSeries, RowSeries, SeriesRun};
 use crate::inventory::identity::Identity;
+use crate::store::history::{
+    History, HistoryError, MachineKey, MachineSeries, RowSeries, SeriesRun,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -81,7 +83,7 @@ pub struct RowStep {
     pub before_ticks: f64,
     pub after_ticks: f64,
     /// after / before - 1, in percent, with its 95% interval.
-    #[serde(flatten, with = "crate::results::fields::as_change_pct")]
+    #[serde(flatten, with = "crate::store::results::fields::as_change_pct")]
     pub change: Figure,
     pub runs_before: usize,
     pub runs_after: usize,

@@ -1,7 +1,7 @@
 //! `mitbench list` as a table.
 
 use super::text_table::{Style, table};
-use crate::probes::Listed;
+use crate::measure::probes::Listed;
 use comfy_table::{ContentArrangement, presets};
 
 pub fn render_listing(listing: &[Listed], width: usize) -> String {
@@ -95,7 +95,7 @@ fn flag_sets(listing: &[Listed]) -> String {
 }
 
 /// The runs `mitbench history` lists.
-pub fn render_history(runs: &[crate::history::StoredRun], width: usize) -> String {
+pub fn render_history(runs: &[crate::store::history::StoredRun], width: usize) -> String {
     let header = [
         "id",
         "started",

@@ -44,7 +44,7 @@ pub use run::{
     CsvExporter, HtmlExporter, JsonExporter, MarkdownExporter, OpenMetricsExporter, TableExporter,
 };
 
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 use std::path::Path;
 
 /// The files a run can be written to, as `--json`, `--html`,

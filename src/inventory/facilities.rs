@@ -4,7 +4,7 @@
 
 use super::kernel::Kernel;
 use super::root::{Root, UNKNOWN, or_unknown};
-use crate::harness::counters;
+use crate::measure::harness::counters;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ pub use facilities::Facilities;
 pub use kernel::{Kernel, Preemption, mitigation_words, parse_config};
 pub use root::{Root, UNKNOWN};
 
-use crate::harness::tsc::{self, TscFrequency};
+use crate::measure::harness::tsc::{self, TscFrequency};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;

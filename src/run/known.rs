@@ -7,12 +7,12 @@ use crate::analysis::spread::RunToRun;
 use crate::analysis::states::QuietLevel;
 use crate::attribute::Attribution;
 use crate::compare::{DEFAULT_THRESHOLD_PCT, HistoryNoise, MachineTimeline};
-use crate::history::{Builds, History};
 use crate::inventory::Inventory;
 use crate::inventory::identity::Identity;
 use crate::mitigations::crossing::SYSCALL;
-use crate::results::RunDocument;
-use crate::results::answered::HookToll;
+use crate::store::history::{Builds, History};
+use crate::store::results::RunDocument;
+use crate::store::results::answered::HookToll;
 
 /// What the history knew before the run; nothing without a history.
 #[derive(Default)]
@@ -65,8 +65,8 @@ impl Known {
         with_timeline: bool,
     ) -> Known {
         let like = &inventory.identity;
-        let build = crate::results::BuildIdentity::of_this_binary();
-        let conditions = crate::history::conditions(like, &build.git_commit, quick);
+        let build = crate::store::results::BuildIdentity::of_this_binary();
+        let conditions = crate::store::history::conditions(like, &build.git_commit, quick);
         let known_boot = like.boot_id != crate::inventory::UNKNOWN;
         let audit_enabled_earlier = audit_enabled_earlier(history, inventory);
         let hooks_in_force =

@@ -9,12 +9,12 @@ pub use known::{Known, report_timeline, run_to_run, usual_gaps};
 
 use crate::export::Format;
 use crate::export::destination::Destination;
-use crate::harness::steal;
-use crate::harness::{Settings, affinity, interrupt, tsc};
 use crate::inventory::Inventory;
-use crate::probes::{self, AnyProbe, Placement};
-use crate::results::{self, RunDocument, RunSettings};
-use crate::schedule::forks::{self, Job, Merged};
+use crate::measure::harness::steal;
+use crate::measure::harness::{Settings, affinity, interrupt, tsc};
+use crate::measure::probes::{self, AnyProbe, Placement};
+use crate::measure::schedule::forks::{self, Job, Merged};
+use crate::store::results::{self, RunDocument, RunSettings};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub struct RunOptions {
     /// Passes over the probes, each in a fresh process; None: the
     /// default for the run's kind (standard or quick).
     pub forks: Option<usize>,
-    /// Whether rounds wait for the quiet level (`crate::schedule::gate`).
+    /// Whether rounds wait for the quiet level (`crate::measure::schedule::gate`).
     pub wait_for_quiet: bool,
     /// The program a fork runs as (`PROGRAM __worker`): mitbench itself.
     /// None runs the forks one after another in this process.
@@ -257,7 +257,7 @@ fn pending_outputs(named: &[(Format, PathBuf)]) -> Result<Vec<PendingOutput>, Se
     Ok(outputs)
 }
 
-/// Measures every selected variant in rounds (see [`crate::schedule`]),
+/// Measures every selected variant in rounds (see [`crate::measure::schedule`]),
 /// and makes the run's document of them and of what the history `known`
 /// before. Ctrl-C ends the run after the round in flight; what was
 /// measured until then is returned.
@@ -352,7 +352,7 @@ fn document(
     setup: &RunSetup,
     known: &Known,
     measured: Measured,
-    tsc: &crate::harness::tsc::TscFrequency,
+    tsc: &crate::measure::harness::tsc::TscFrequency,
     inventory: Inventory,
 ) -> RunDocument {
     let facts = setup.facts(measured.steal_pct, known);

@@ -14,9 +14,9 @@
 //! cross, not the reference).
 
 use super::{Machine, Noise, Probe, RowDraws, TSC_MHZ, Truth};
-use crate::harness::machine::Machine as Clocked;
-use crate::harness::{Harness, Timed};
-use crate::probes::{self, Config, Declaration, Described, Outcome, Placement, Role};
+use crate::measure::harness::machine::Machine as Clocked;
+use crate::measure::harness::{Harness, Timed};
+use crate::measure::probes::{self, Config, Declaration, Described, Outcome, Placement, Role};
 use serde::Serialize;
 use std::fmt;
 use std::sync::{Arc, Mutex};

@@ -17,17 +17,17 @@
 //!   a switch may fall inside a round, and each row is slowed 0.5x-2x as
 //!   much as the canary.
 //!
-//! A run here goes through [`crate::results::analyse`], the analysis a
+//! A run here goes through [`crate::store::results::analyse`], the analysis a
 //! live run gets, so an interval or a verdict is tested as it is printed.
 
 use crate::analysis::interval::Figure;
 use crate::analysis::stats::{LineFit, Summary, TukeyOutliers};
-use crate::harness::tsc::TscFrequency;
-use crate::harness::{Measurement, Settings};
-use crate::probes::{Declaration, Measured, Role, Variant};
-use crate::results::{self, Record};
-use crate::schedule::forks::Merged;
-use crate::schedule::{ProbeRounds, Round, Stop, VariantRounds};
+use crate::measure::harness::tsc::TscFrequency;
+use crate::measure::harness::{Measurement, Settings};
+use crate::measure::probes::{Declaration, Measured, Role, Variant};
+use crate::measure::schedule::forks::Merged;
+use crate::measure::schedule::{ProbeRounds, Round, Stop, VariantRounds};
+use crate::store::results::{self, Record};
 use std::collections::BTreeMap;
 
 mod host;

@@ -25,7 +25,7 @@ use super::inject;
 use super::workloads::Workload;
 use crate::analysis::figure::Figure;
 use crate::analysis::stats;
-use crate::harness::{Harness, Settings, affinity};
+use crate::measure::harness::{Harness, Settings, affinity};
 use crate::sys;
 use serde::Serialize;
 use std::os::unix::process::{CommandExt, ExitStatusExt};

@@ -18,9 +18,9 @@ pub mod workloads;
 
 use crate::analysis;
 use crate::analysis::figure::{self, Figure};
-use crate::history::History;
 pub use crate::mitigations::crossing::{self, Crossing, TOLLS, TollSource};
-use crate::results::RunDocument;
+use crate::store::history::History;
+use crate::store::results::RunDocument;
 use count::Counted;
 use serde::Serialize;
 use std::time::Duration;
@@ -78,7 +78,7 @@ pub struct TaxRow {
     pub count: Option<u64>,
     pub per_cpu_second: Option<f64>,
     /// What one crossing costs here, ns, with its run-to-run interval.
-    #[serde(flatten, with = "crate::results::fields::as_toll_ns")]
+    #[serde(flatten, with = "crate::store::results::fields::as_toll_ns")]
     pub toll: Option<Figure>,
     /// Where the toll comes from ("os/getpid syscall"), or why there is none.
     pub toll_from: String,
@@ -86,7 +86,7 @@ pub struct TaxRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toll_note: Option<&'static str>,
     /// count x toll, ms, with the toll's interval carried through.
-    #[serde(flatten, with = "crate::results::fields::as_total_ms")]
+    #[serde(flatten, with = "crate::store::results::fields::as_total_ms")]
     pub total: Option<Figure>,
     /// Of the workload's CPU time, percent, with the total's interval
     /// carried through. The JSON writes it as `figure`.

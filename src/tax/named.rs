@@ -15,7 +15,7 @@ use crate::analysis::figure::Figure;
 use crate::answer::prices::{self, KernelPrice, KernelPrices};
 use crate::mitigations::process::{self, INDIRECT_BRANCH, SECCOMP, SSBD};
 use crate::mitigations::{self, Id, Mitigation, kernel};
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 use crate::tax::crossing::Crossing;
 use serde::Serialize;
 
@@ -167,7 +167,7 @@ fn push(
 }
 
 /// The in-run A/B row that measures SSBD's part of a syscall: (probe,
-/// variant), checked against the registry by tests/suite/results/names.rs.
+/// variant), checked against the registry by tests/suite/store/results/names.rs.
 pub const SSBD_ROW: (&str, &str) = ("syscall/specctrl-getpid", "store_bypass=disable");
 
 #[cfg(test)]
@@ -180,7 +180,7 @@ mod tests {
     }
 
     fn fixture() -> RunDocument {
-        crate::results::load::document_from_str(
+        crate::store::results::load::document_from_str(
             include_str!("../../tests/fixtures/run-a.json"),
             "run-a.json",
         )

@@ -29,7 +29,7 @@ pub struct MitigationShare {
     pub ids: Vec<Id>,
     pub vulnerabilities: Vec<String>,
     /// Percent of the workload's CPU time, with its 95% interval.
-    #[serde(flatten, with = "crate::results::fields::as_share_pct")]
+    #[serde(flatten, with = "crate::store::results::fields::as_share_pct")]
     pub share: Option<Figure>,
     /// The boot of `mitbench plan` that would separate it, where nothing
     /// measured separates it.
@@ -44,7 +44,7 @@ pub struct PerMitigation {
     pub parts: Vec<MitigationShare>,
     /// The whole toll less the parts (mitigations that overlap leave it
     /// negative), where every part and the whole are attributed.
-    #[serde(flatten, with = "crate::results::fields::as_remainder_pct")]
+    #[serde(flatten, with = "crate::store::results::fields::as_remainder_pct")]
     pub remainder: Option<Figure>,
     /// The run sets the parts are attributed over; None: none were.
     pub attributed_over: Option<String>,

@@ -10,7 +10,7 @@ use crate::analysis::figure::Figure;
 use crate::answer::prices::{self, sum_of_one_run};
 use crate::mitigations::crossing::Crossing;
 use crate::mitigations::vectors::Vector;
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 use serde::Serialize;
 
 /// One enabled vector's part of the workload's CPU time.

@@ -3,7 +3,7 @@
 //! judged: `mitbench workload KIND [COUNT]`. They run as a process of their
 //! own (the counted one), never inside a measuring mitbench.
 
-use crate::harness::affinity;
+use crate::measure::harness::affinity;
 use crate::sys;
 use clap::ValueEnum;
 use std::io;
@@ -74,7 +74,7 @@ impl Workload {
 }
 
 fn execs(count: u64) -> io::Result<()> {
-    let program = crate::probes::os::spawn::Program::load()
+    let program = crate::measure::probes::os::spawn::Program::load()
         .map_err(|why| io::Error::other(format!("unsupported: {}", why.reason)))?;
     for _ in 0..count {
         if !program.run_forked() {
@@ -200,12 +200,12 @@ fn whole(done: isize, len: usize) -> io::Result<()> {
 }
 
 fn faults(count: u64) -> io::Result<()> {
-    let page = crate::probes::memory::page_size();
+    let page = crate::measure::probes::memory::page_size();
     let chunk: u64 = (16 << 20) / page as u64;
     let mut left = count;
     while left > 0 {
         let pages = left.min(chunk) as usize;
-        let region = crate::probes::memory::Region::anon(pages)?;
+        let region = crate::measure::probes::memory::Region::anon(pages)?;
         region.touch_all();
         left -= pages as u64;
     }

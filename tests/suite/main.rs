@@ -18,19 +18,21 @@ mod analysis {
     mod stats;
 }
 
-mod harness {
-    mod harness_logic;
-}
+mod measure {
+    mod harness {
+        mod harness_logic;
+    }
 
-mod probes {
-    mod cleanup;
-    mod every_variant;
-    mod failures;
-    mod phases;
-    mod section;
-    mod syscall;
-    mod teardown;
-    mod thread;
+    mod probes {
+        mod cleanup;
+        mod every_variant;
+        mod failures;
+        mod phases;
+        mod section;
+        mod syscall;
+        mod teardown;
+        mod thread;
+    }
 }
 
 mod inventory {
@@ -46,20 +48,22 @@ mod synthetic {
     mod timelines;
 }
 
-mod results {
-    mod kernel_floors;
-    mod names;
-    mod one_figure;
-    mod schemas;
+mod store {
+    mod results {
+        mod kernel_floors;
+        mod names;
+        mod one_figure;
+        mod schemas;
+    }
+
+    mod history {
+        mod history_changes;
+        mod sqlite_files;
+    }
 }
 
 mod answer {
     mod summary;
-}
-
-mod history {
-    mod history_changes;
-    mod sqlite_files;
 }
 
 mod plan {

@@ -39,7 +39,7 @@ pub fn render(a: &Attribution) -> Result<Vec<u8>, ExportError> {
     let names = a.recognised.names();
     let left = super::text::has_residual(a);
     let mut families = Vec::new();
-    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.key.family) {
+    for (family, rows) in crate::measure::probes::by_family(&a.rows, |r| &r.key.family) {
         if rows.is_empty() {
             continue;
         }

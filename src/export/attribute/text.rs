@@ -122,7 +122,7 @@ fn tables(out: &mut Prose, a: &Attribution, style: Style, width: usize) {
     if left {
         header.push("left".to_string());
     }
-    for (family, rows) in crate::probes::by_family(&a.rows, |r| &r.key.family) {
+    for (family, rows) in crate::measure::probes::by_family(&a.rows, |r| &r.key.family) {
         if rows.is_empty() {
             continue;
         }

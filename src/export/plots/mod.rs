@@ -5,9 +5,9 @@
 
 use crate::analysis::figure::Figure;
 use crate::compare::{RowChange, Verdict};
-use crate::probes::StepUnit;
-use crate::results::answered::{Advice, LatencyAdvice, LatencyPoint};
-use crate::results::{AmortizationFit, Record, RunDocument};
+use crate::measure::probes::StepUnit;
+use crate::store::results::answered::{Advice, LatencyAdvice, LatencyPoint};
+use crate::store::results::{AmortizationFit, Record, RunDocument};
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::combinators::{LogCoord, WithKeyPoints};

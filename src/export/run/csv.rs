@@ -5,7 +5,7 @@
 //! figure as timed; empty cells are figures the record does not have.
 
 use crate::export::{ExportError, Exporter, RunView};
-use crate::results::{Cost, Record};
+use crate::store::results::{Cost, Record};
 use serde::Serialize;
 
 pub struct CsvExporter;

@@ -8,8 +8,8 @@ use super::terminal::{COLUMNS, LEGEND, cells};
 use crate::export::page::render_page;
 use crate::export::plots::{self, Plot};
 use crate::export::{ExportError, Exporter, RunView};
-use crate::results::answered::{Advice, LatencyAdvice};
-use crate::results::{Record, RunDocument};
+use crate::store::results::answered::{Advice, LatencyAdvice};
+use crate::store::results::{Record, RunDocument};
 use serde::Serialize;
 
 pub struct HtmlExporter;

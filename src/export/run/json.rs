@@ -1,7 +1,7 @@
 //! The whole run document as pretty JSON: what `--json` writes.
 
 use crate::export::{ExportError, Exporter, RunView};
-use crate::results::RunDocument;
+use crate::store::results::RunDocument;
 
 pub struct JsonExporter;
 

@@ -9,7 +9,7 @@
 
 use crate::analysis::figure::Figure;
 use crate::export::{ExportError, Exporter, RunView};
-use crate::results::{Record, RunDocument};
+use crate::store::results::{Record, RunDocument};
 use std::fmt::Write as _;
 
 pub struct OpenMetricsExporter;

@@ -4,7 +4,7 @@
 
 use crate::export::number::format_cost;
 use crate::export::text_table::{self, Style, table};
-use crate::results::Record;
+use crate::store::results::Record;
 use comfy_table::{ContentArrangement, Table};
 
 /// How to read every phase table.

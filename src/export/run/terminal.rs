@@ -6,9 +6,9 @@ use crate::answer::summary::Answer;
 use crate::export::number::{format_cost, format_ratio};
 use crate::export::text_table::{DEFAULT_WIDTH, Style, fit, table, write_wrapped};
 use crate::export::{ExportError, Exporter, RunView};
-use crate::probes::Role;
-use crate::results::{AmortizationFit, Record, RunDocument};
-use crate::schedule::Stop;
+use crate::measure::probes::Role;
+use crate::measure::schedule::Stop;
+use crate::store::results::{AmortizationFit, Record, RunDocument};
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 use std::fmt::Write as _;
 
@@ -493,7 +493,7 @@ fn figure_notes(r: &Record) -> Vec<String> {
             toll.pct.value
         ));
     }
-    if crate::probes::on_other_cpus(&r.cpus) {
+    if crate::measure::probes::on_other_cpus(&r.cpus) {
         let cpus: Vec<String> = r.cpus.iter().map(|c| c.to_string()).collect();
         notes.push(format!("CPUs {}", cpus.join("+")));
     }

@@ -9,7 +9,7 @@ use mitbench::analysis::stats::{
     Summary, block_medians, bootstrap_median_ci, fit_amortization, fit_line, fit_slope_through,
     mad, median, quantile, tukey_outliers,
 };
-use mitbench::harness::per_item_costs;
+use mitbench::measure::harness::per_item_costs;
 
 fn sorted(mut v: Vec<f64>) -> Vec<f64> {
     v.sort_by(f64::total_cmp);

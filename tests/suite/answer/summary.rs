@@ -9,7 +9,7 @@ use mitbench::export::Exporter;
 use mitbench::export::TableExporter;
 use mitbench::export::run::AnswerAt;
 use mitbench::export::run::summary;
-use mitbench::results::RunDocument;
+use mitbench::store::results::RunDocument;
 
 fn fixture() -> RunDocument {
     common::stored_run("default-run.json")
@@ -94,7 +94,7 @@ fn a_toll_the_machine_could_not_measure_says_why_in_one_line() {
         .find(|r| r.id == "thread/churn-T1" && r.variant == "eventfd")
         .unwrap();
     thread.cost = None;
-    thread.unsupported = Some(mitbench::probes::Unsupported::missing(
+    thread.unsupported = Some(mitbench::measure::probes::Unsupported::missing(
         "eventfd",
         "eventfd is not available",
     ));
@@ -426,7 +426,7 @@ fn the_amd_guests_prices_join_its_in_force_lines_by_key() {
 fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
     use mitbench::analysis::rounds::RoundState;
     use mitbench::answer::returns;
-    use mitbench::results::record::RoundRow;
+    use mitbench::store::results::record::RoundRow;
     let mut doc = common::stored_run("syscall-return-run.json");
     let rows_read = returns::of_one(&doc, "getpid").and_then(|t| t.extra_ns);
     assert!(
@@ -498,7 +498,7 @@ fn the_return_toll_is_read_from_pairs_of_rounds_of_one_pass() {
 fn hooks_on_the_syscall_path_take_a_line_or_two_and_none_without_them() {
     use mitbench::analysis::figure::Figure;
     use mitbench::inventory::hooks::Reading;
-    use mitbench::results::answered::HookToll;
+    use mitbench::store::results::answered::HookToll;
     let mut doc = fixture();
     doc.inventory.hooks.trace_events = Reading::Read(Vec::new());
     let without = summary::lines(&of(&doc), 100);

@@ -12,8 +12,8 @@ use mitbench::attribute::{
     self, NotSeparated, Recognised, Roles, SetConditions, SetRole, SetRow, Switch, SwitchKind,
 };
 use mitbench::compare::{RunTime, Verdict};
-use mitbench::harness::Settings;
-use mitbench::results::Record;
+use mitbench::measure::harness::Settings;
+use mitbench::store::results::Record;
 use mitbench::synthetic::{Layout, Machine, Noise, Run, guest_probes};
 
 const TRIALS: u64 = 40;
@@ -197,7 +197,9 @@ const REFERENCE_TICKS: f64 = 4.0;
 
 /// The reference speed every run of the sets is read at, as `attribute`
 /// reads stored sets (`at_speed::common_speed`), and each run's.
-fn at_one_speed(runs: &[Vec<Run>]) -> (f64, Vec<Vec<Option<mitbench::results::EqualSpeed>>>) {
+fn at_one_speed(
+    runs: &[Vec<Run>],
+) -> (f64, Vec<Vec<Option<mitbench::store::results::EqualSpeed>>>) {
     let all: Vec<f64> = runs.iter().flatten().filter_map(|r| r.reference).collect();
     let at = mitbench::analysis::rounds::across_forks(&all);
     let speeds = runs
@@ -205,7 +207,7 @@ fn at_one_speed(runs: &[Vec<Run>]) -> (f64, Vec<Vec<Option<mitbench::results::Eq
         .map(|set| {
             set.iter()
                 .map(|run| {
-                    Some(mitbench::results::EqualSpeed {
+                    Some(mitbench::store::results::EqualSpeed {
                         at,
                         run: run.reference?,
                         carry: None,
@@ -350,7 +352,7 @@ fn a_boots_own_variance_widens_parts_across_boots_and_moves_a_boots_sets_togethe
 /// `attribute` finds on them; beside the guest's probes, so that a run
 /// has as many rows (and canary readings) as a real selection has.
 fn priced_probes(filter: bool, ssbd: bool) -> Vec<mitbench::synthetic::Probe> {
-    use mitbench::probes::Declaration;
+    use mitbench::measure::probes::Declaration;
     use mitbench::synthetic::Truth;
     let truth = |name, ticks| Truth {
         name,
@@ -484,8 +486,8 @@ fn a_workloads_share_per_mitigation_recovers_the_injected_part() {
 
 mod cli {
     use super::common::{self, mitbench, refused, scale_rows};
-    use mitbench::history::History;
-    use mitbench::results::RunDocument;
+    use mitbench::store::history::History;
+    use mitbench::store::results::RunDocument;
     use std::path::Path;
 
     fn fixture() -> RunDocument {

@@ -4,8 +4,8 @@
 //! report's timeline.
 
 use super::scale_variant;
-use mitbench::history::History;
-use mitbench::results::RunDocument;
+use mitbench::store::history::History;
+use mitbench::store::results::RunDocument;
 use std::path::Path;
 
 /// Runs in each history, and the first run of the new level where one is

@@ -30,14 +30,16 @@ pub fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// A stored run of tests/fixtures as mitbench reads one (`results::load`:
 /// a document of an older schema made this one's shape): the one way a
 /// test loads a run document.
-pub fn stored_run(name: &str) -> mitbench::results::RunDocument {
-    mitbench::results::load::document_from_file(&fixture_path(name))
+pub fn stored_run(name: &str) -> mitbench::store::results::RunDocument {
+    mitbench::store::results::load::document_from_file(&fixture_path(name))
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 use mitbench::analysis::figure::Figure;
-use mitbench::harness::{Harness, Settings, affinity, tsc};
-use mitbench::probes::{self, AnyProbe, Measured, NamedFigure, Outcome, Placement, Variant};
+use mitbench::measure::harness::{Harness, Settings, affinity, tsc};
+use mitbench::measure::probes::{
+    self, AnyProbe, Measured, NamedFigure, Outcome, Placement, Variant,
+};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -296,14 +298,14 @@ pub fn temp_history() -> (tempfile::TempDir, String) {
 
 /// Every figure of the rows of `id` in `doc` made `factor` times as large:
 /// a known toll laid on a stored run.
-pub fn scale_rows(doc: &mut mitbench::results::RunDocument, id: &str, factor: f64) {
+pub fn scale_rows(doc: &mut mitbench::store::results::RunDocument, id: &str, factor: f64) {
     scale_variant(doc, id, None, factor);
 }
 
 /// As [`scale_rows`], on one variant of `id` where `variant` names one.
 /// Every figure of `cost` (its intervals too) times `factor`, as a run
 /// whose row cost that much more reads.
-pub fn scale_cost(cost: &mut mitbench::results::Cost, factor: f64) {
+pub fn scale_cost(cost: &mut mitbench::store::results::Cost, factor: f64) {
     let scaled = |f: Figure| f.map(|t| t * factor);
     cost.rounds_ticks = scaled(cost.rounds_ticks);
     cost.next_run_ticks = cost.next_run_ticks.map(scaled);
@@ -314,13 +316,14 @@ pub fn scale_cost(cost: &mut mitbench::results::Cost, factor: f64) {
 }
 
 pub fn scale_variant(
-    doc: &mut mitbench::results::RunDocument,
+    doc: &mut mitbench::store::results::RunDocument,
     id: &str,
     variant: Option<&str>,
     factor: f64,
 ) {
-    let chosen =
-        |r: &&mut mitbench::results::Record| r.id == id && variant.is_none_or(|v| r.variant == v);
+    let chosen = |r: &&mut mitbench::store::results::Record| {
+        r.id == id && variant.is_none_or(|v| r.variant == v)
+    };
     for r in doc.results.iter_mut().filter(chosen) {
         if let Some(cost) = r.cost.as_mut() {
             scale_cost(cost, factor);
@@ -355,7 +358,7 @@ pub fn one_seccomp_filter() -> std::collections::BTreeMap<String, String> {
 }
 
 /// `doc` as a run under one seccomp filter reads.
-pub fn under_a_seccomp_filter(doc: &mut mitbench::results::RunDocument) {
+pub fn under_a_seccomp_filter(doc: &mut mitbench::store::results::RunDocument) {
     doc.inventory
         .identity
         .process_controls
@@ -410,10 +413,10 @@ pub fn in_parallel<T: Send>(
 /// `doc` with no trace event enabled, and a copy with one on the syscall
 /// path: two runs a trace event was enabled between.
 pub fn around_a_trace_event(
-    mut doc: mitbench::results::RunDocument,
+    mut doc: mitbench::store::results::RunDocument,
 ) -> (
-    mitbench::results::RunDocument,
-    mitbench::results::RunDocument,
+    mitbench::store::results::RunDocument,
+    mitbench::store::results::RunDocument,
 ) {
     use mitbench::inventory::hooks::Reading;
     doc.inventory.hooks.trace_events = Reading::Read(Vec::new());
@@ -425,7 +428,7 @@ pub fn around_a_trace_event(
 /// The run `doc` as the analysis states one whose canary stayed `factor`
 /// above the boot's known level (`known`) longer than a slow stretch
 /// lasts: its own level is its quiet level, moved.
-pub fn moved(doc: &mut mitbench::results::RunDocument, known: f64, factor: f64) {
+pub fn moved(doc: &mut mitbench::store::results::RunDocument, known: f64, factor: f64) {
     let model = &mut doc.machine_states.model;
     model.known_quiet = Some(known);
     model.quiet_canary = known * factor;

@@ -4,7 +4,7 @@
 //! discovery rate over the comparison.
 
 use mitbench::compare::{self, BootNoise, OutsideEvidence};
-use mitbench::results::{EqualSpeed, Record};
+use mitbench::store::results::{EqualSpeed, Record};
 use mitbench::synthetic::{Probe, Run, guest_probes};
 use std::collections::BTreeMap;
 

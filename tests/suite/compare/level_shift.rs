@@ -11,9 +11,9 @@ use mitbench::analysis::rounds::Basis;
 use mitbench::compare::{self, ShiftCause, Verdict};
 use mitbench::export::compare::text;
 use mitbench::export::text_table::Style;
-use mitbench::history::History;
-use mitbench::results::RunDocument;
 use mitbench::run::Known;
+use mitbench::store::history::History;
+use mitbench::store::results::RunDocument;
 
 /// The stored run, its quiet level as sharp as a quiet host's (the 2%
 /// least band; the fixture predates the band and would read the old 12%).

@@ -8,7 +8,7 @@ use common::{mitbench, refused, scale_rows, scale_variant};
 use mitbench::compare::{self, RunComparison, Verdict};
 use mitbench::export::compare::text::{self, View};
 use mitbench::export::text_table::Style;
-use mitbench::results::RunDocument;
+use mitbench::store::results::RunDocument;
 use std::path::Path;
 
 fn fixture() -> RunDocument {

@@ -58,14 +58,33 @@ fn item_end(text: &str) -> usize {
     text.len()
 }
 
-/// The top-level module a `crate::` path names after each occurrence.
-fn imports(code: &str) -> Vec<String> {
+/// The folders that group modules of the layers (`measure` of
+/// `measure::harness`): a module in one is named by both.
+fn groups(rank: &BTreeMap<String, usize>) -> Vec<String> {
+    let mut groups: Vec<String> = rank
+        .keys()
+        .filter_map(|name| Some(name.split_once("::")?.0.to_string()))
+        .collect();
+    groups.dedup();
+    groups
+}
+
+/// The module a `crate::` path names after each occurrence: its first
+/// segment, or its first two where the first is one of `groups`.
+fn imports(code: &str, groups: &[String]) -> Vec<String> {
+    let segment = |text: &str| -> String {
+        text.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
     code.split("crate::")
         .skip(1)
         .map(|rest| {
-            rest.chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect()
+            let first = segment(rest);
+            match rest[first.len()..].strip_prefix("::") {
+                Some(after) if groups.contains(&first) => format!("{first}::{}", segment(after)),
+                _ => first,
+            }
         })
         .collect()
 }
@@ -73,18 +92,29 @@ fn imports(code: &str) -> Vec<String> {
 /// Which arrows of `tree` point up or across the layers, as "from -> to".
 fn arrows_against(rank: &BTreeMap<String, usize>, tree: &Path) -> Vec<String> {
     let files = common::rust_files(tree);
+    let groups = groups(rank);
     let mut wrong = Vec::new();
     for file in files {
         let relative = file.strip_prefix(tree).unwrap();
-        let top = relative.components().next().unwrap().as_os_str();
-        let module = top.to_string_lossy().trim_end_matches(".rs").to_string();
-        if module == "lib" {
+        let mut names = relative.components().map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        });
+        let top = names.next().unwrap();
+        let module = match names.next() {
+            Some(inner) if groups.contains(&top) => format!("{top}::{inner}"),
+            _ => top,
+        };
+        // The crate root and a group's own mod.rs only declare modules.
+        if module == "lib" || groups.iter().any(|g| module == format!("{g}::mod")) {
             continue;
         }
         let from = *rank
             .get(&module)
             .unwrap_or_else(|| panic!("{module} is on no layer of docs/layout.md"));
-        for to in imports(&code(&std::fs::read_to_string(&file).unwrap())) {
+        for to in imports(&code(&std::fs::read_to_string(&file).unwrap()), &groups) {
             if to == module {
                 continue;
             }
@@ -118,9 +148,18 @@ fn an_import_up_the_layers_is_caught() {
     std::fs::create_dir(src.join("analysis")).unwrap();
     std::fs::write(src.join("analysis/mod.rs"), "use crate::export::x;\n").unwrap();
     std::fs::write(src.join("plan.rs"), "// crate::commands in a comment\n").unwrap();
+    // In a group: the harness reaching up to the probes beside it.
+    std::fs::create_dir_all(src.join("measure/harness")).unwrap();
+    std::fs::write(src.join("measure/mod.rs"), "pub mod harness;\n").unwrap();
+    let up = "use crate::analysis::x;\nuse crate::measure::probes::y;\n";
+    std::fs::write(src.join("measure/harness/mod.rs"), up).unwrap();
     let wrong = arrows_against(&layers(), src);
-    assert_eq!(wrong.len(), 1, "{wrong:?}");
-    assert!(wrong[0].ends_with("analysis/mod.rs -> export"));
+    assert_eq!(wrong.len(), 2, "{wrong:?}");
+    assert!(wrong[0].ends_with("analysis/mod.rs -> export"), "{wrong:?}");
+    assert!(
+        wrong[1].ends_with("measure/harness/mod.rs -> measure::probes"),
+        "{wrong:?}"
+    );
 }
 
 /// A test module is left out, not what follows it: an import after one
@@ -129,8 +168,9 @@ fn an_import_up_the_layers_is_caught() {
 fn code_after_a_test_module_is_still_read() {
     let text = "use crate::sys;\n#[cfg(test)]\nmod tests {\n    use crate::export::x;\n    \
                 fn f() { if true { g(); } }\n}\n#[cfg(test)]\nuse crate::commands::y;\n\
-                fn later() { crate::history::open(); }\n";
-    assert_eq!(imports(&code(text)), ["sys", "history"]);
+                fn later() { crate::store::history::open(); }\n";
+    let groups = ["store".to_string()];
+    assert_eq!(imports(&code(text), &groups), ["sys", "store::history"]);
 }
 
 /// The paths a line of the module list starts with: "src/sys.rs, thunks.rs

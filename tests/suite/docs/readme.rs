@@ -90,7 +90,7 @@ fn written_from_code(page: &str, start: &str, end: &str, expected: &str) {
 #[test]
 fn the_probe_list_in_docs_is_the_registrys() {
     let mut list = String::from("| probe | one item | what it measures |\n|---|---|---|\n");
-    for probe in mitbench::probes::registry() {
+    for probe in mitbench::measure::probes::registry() {
         let d = probe.declaration();
         list.push_str(&format!("| `{}` | {} | {} |\n", d.id, d.item, d.summary));
     }

@@ -118,7 +118,7 @@ fn check_one_label_set_per_family(text: &str) {
 }
 
 /// A stored run whose machine text is as hostile as a machine's can be.
-fn hostile_document() -> mitbench::results::RunDocument {
+fn hostile_document() -> mitbench::store::results::RunDocument {
     let mut doc = common::stored_run("run-a.json");
     let inv = &mut doc.inventory;
     inv.identity.hostname = "host\"name\\with\nnewline".into();
@@ -188,7 +188,7 @@ fn what_a_refill_wins_back_is_exported_per_crossing_where_the_rule_names_it() {
 
 /// `doc` as OpenMetrics text, checked against the format and for one label
 /// set per family.
-fn exported_and_checked(doc: &mitbench::results::RunDocument) -> String {
+fn exported_and_checked(doc: &mitbench::store::results::RunDocument) -> String {
     let text = String::from_utf8(
         OpenMetricsExporter
             .render(&mitbench::export::RunView::of(doc))

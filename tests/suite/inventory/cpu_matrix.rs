@@ -14,7 +14,7 @@ use mitbench::answer::{prices, summary};
 use mitbench::inventory::Inventory;
 use mitbench::mitigations::kernel;
 use mitbench::mitigations::sequences::SEQUENCES;
-use mitbench::results::RunDocument;
+use mitbench::store::results::RunDocument;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -11,9 +11,9 @@
 
 use crate::common;
 
-use mitbench::history::History;
 use mitbench::inventory::Inventory;
-use mitbench::results::load::document_from_str;
+use mitbench::store::history::History;
+use mitbench::store::results::load::document_from_str;
 use proptest::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -181,7 +181,7 @@ fn the_command_prints_each_boot_whole_and_refuses_a_missing_root() {
 
 #[test]
 fn the_boots_the_history_holds_a_set_of_are_marked_measured_and_the_rest_to_do() {
-    use mitbench::history::StoredSet;
+    use mitbench::store::history::StoredSet;
     let mut p = plan(&fixture("amd-epyc-guest"), 3);
     let set = |first: i64, cmdline: &str, filtered: bool| StoredSet {
         set: first,
@@ -230,8 +230,8 @@ fn the_boots_the_history_holds_a_set_of_are_marked_measured_and_the_rest_to_do()
 
 /// A run document of the intel fixture's machine with every vulnerability
 /// file of the catalogue mitigated except `off`, booted with `cmdline`.
-fn run_under(cmdline: &str, off: Option<&str>) -> mitbench::results::RunDocument {
-    let mut doc: mitbench::results::RunDocument = common::stored_run("run-a.json");
+fn run_under(cmdline: &str, off: Option<&str>) -> mitbench::store::results::RunDocument {
+    let mut doc: mitbench::store::results::RunDocument = common::stored_run("run-a.json");
     doc.inventory.kernel.cmdline = cmdline.to_string();
     doc.inventory.cpu.vulnerabilities = SWITCHES
         .iter()
@@ -338,7 +338,7 @@ fn the_plan_names_what_removes_each_hook_on_the_syscall_path() {
     let mut last = common::stored_run("run-a.json");
     last.audit_enabled_in_run = Some(7);
     last.inventory.identity.boot_id = inventory.identity.boot_id.clone();
-    let named = |inventory: &Inventory, last: &mitbench::results::RunDocument| {
+    let named = |inventory: &Inventory, last: &mitbench::store::results::RunDocument| {
         let mut the_plan = plan(inventory, 5);
         the_plan.audit_enabled_earlier(inventory, 12, last);
         the_plan.hooks

@@ -14,7 +14,7 @@ use crate::common;
 
 use common::sides::{Boots, boot_noise_from, compare_sides, learned_from};
 use mitbench::compare::{self, Verdict};
-use mitbench::harness::Settings;
+use mitbench::measure::harness::Settings;
 use mitbench::synthetic::{Layout, Machine, Noise, Probe, Run, guest_probes};
 use std::collections::BTreeMap;
 

@@ -9,8 +9,8 @@ use crate::common;
 use mitbench::analysis::rounds::{Basis, RoundState};
 use mitbench::analysis::spread::RunToRun;
 use mitbench::compare::{self, Verdict};
-use mitbench::harness::Settings;
-use mitbench::results::Record;
+use mitbench::measure::harness::Settings;
+use mitbench::store::results::Record;
 use mitbench::synthetic::{Bursts, Layout, Machine, Noise, guest_probes};
 
 const TRIALS: u64 = 200;
@@ -273,11 +273,11 @@ fn where_bursts_lift_most_rounds_the_rows_usual_gap_finds_them() {
             };
             Machine::new(noise, seed)
         };
-        let earlier: Vec<_> = (1..=mitbench::history::USUAL_GAP_RUNS as u64)
+        let earlier: Vec<_> = (1..=mitbench::store::history::USUAL_GAP_RUNS as u64)
             .map(|k| machine(None, 5000 + 10 * trial + k).run(&probes, QUICK, &settings))
             .collect();
         let gaps = usual_gaps(&earlier);
-        let facts = mitbench::results::RunFacts {
+        let facts = mitbench::store::results::RunFacts {
             usual_gaps: gaps.clone(),
             ..Default::default()
         };
@@ -328,7 +328,7 @@ fn where_bursts_lift_most_rounds_the_rows_usual_gap_finds_them() {
 /// reads it from stored runs (`History::quiet_rounds`).
 fn usual_gaps(runs: &[mitbench::synthetic::Run]) -> mitbench::analysis::rounds::UsualGaps {
     use mitbench::analysis::rounds::UsualGap;
-    let mut rounds = mitbench::history::QuietRounds::new();
+    let mut rounds = mitbench::store::history::QuietRounds::new();
     for r in runs.iter().flat_map(|run| &run.records) {
         for round in r
             .rounds
@@ -816,7 +816,7 @@ fn held_in_slow_levels(noise: Noise) -> (usize, usize, usize, usize) {
     };
     for trial in 0..TRIALS / 4 {
         let held = || Machine::new(noise.clone(), 9000 + trial);
-        let facts = mitbench::results::RunFacts {
+        let facts = mitbench::store::results::RunFacts {
             known_quiet: known,
             ..Default::default()
         };
@@ -949,7 +949,7 @@ fn runs_whose_rounds_agree_to_the_tick_hold_the_next_run_with_the_historys_floor
         let history = stored_figures(&mut machine, &probes, &settings, 8);
         let run_to_run = RunToRun::of(&history).expect("70 steps");
         let mut twin = machine.clone();
-        let facts = mitbench::results::RunFacts {
+        let facts = mitbench::store::results::RunFacts {
             run_to_run: Some(run_to_run),
             ..Default::default()
         };
@@ -1011,7 +1011,7 @@ fn a_row_that_wanders_between_runs_holds_the_next_run_with_its_own_floor() {
         let with_rows = typical.clone().with_rows(&history, &history);
         own += with_rows.rows.len();
         let mut twin = machine.clone();
-        let facts = |run_to_run| mitbench::results::RunFacts {
+        let facts = |run_to_run| mitbench::store::results::RunFacts {
             run_to_run: Some(run_to_run),
             ..Default::default()
         };

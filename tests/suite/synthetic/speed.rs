@@ -10,8 +10,8 @@ use crate::common;
 use common::sides::{Boots, compare_sides, learned_from};
 
 use mitbench::compare::{self, Verdict};
-use mitbench::harness::Settings;
-use mitbench::results::{EqualSpeed, Record};
+use mitbench::measure::harness::Settings;
+use mitbench::store::results::{EqualSpeed, Record};
 use mitbench::synthetic::{Layout, Machine, Noise, Run, guest_probes};
 use std::collections::BTreeMap;
 

@@ -558,7 +558,7 @@ fn getpid_taxed(history: &str, filtered: bool) -> serde_json::Value {
 
 #[test]
 fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
-    use mitbench::history::History;
+    use mitbench::store::history::History;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
     std::fs::copy(tolls_history(), &path).unwrap();
@@ -621,10 +621,10 @@ fn each_mitigation_is_priced_by_its_attributed_part_or_named_with_its_boot() {
 /// 1.5x, copies of `base` whose getpid rows each stray by `stray()`, as
 /// the wrappers' sets would be stored.
 fn plain_and_filtered(
-    base: &mitbench::results::RunDocument,
+    base: &mitbench::store::results::RunDocument,
     mut stray: impl FnMut() -> f64,
 ) -> Vec<mitbench::attribute::NamedSet> {
-    let mut set = |filter: bool| -> Vec<mitbench::results::RunDocument> {
+    let mut set = |filter: bool| -> Vec<mitbench::store::results::RunDocument> {
         (0..3)
             .map(|_| {
                 let mut doc = base.clone();
