@@ -276,7 +276,8 @@ impl Probe for Release {
         // would let the CPU halt, and a halted vCPU wakes the co-runner
         // later than a busy one). No recording window is opened, so none of
         // its waits, all uncontended, can mix into the release's.
-        let reference = reference_rates(&runners, harness.settings.budget_s * REFERENCE_SHARE);
+        let window_s = harness.with_budget_share(REFERENCE_SHARE).settings.budget_s;
+        let reference = reference_rates(&runners, window_s);
 
         let slice = config.slice();
         let harness = harness
