@@ -48,18 +48,21 @@ pub fn run(args: RunArgs) -> Exit {
 /// id it was stored as.
 fn run_once(args: &RunArgs, set: Option<i64>) -> (Exit, Option<i64>) {
     let fail = |code, message: String| (fail(code, message), None);
+    // The machine and the history are read first (the history read-only),
+    // so that what `run` sets up, knows, measures and assembles it does in
+    // one pass, handed everything it reads.
+    let inventory = Inventory::collect(Path::new("/"));
+    let history = (!args.no_history)
+        .then(|| open_history(&args.store).ok().flatten())
+        .flatten();
     let mut setup = match run::set_up(options(args)) {
         Ok(setup) => setup,
         Err(SetUpError::Usage(message)) => return fail(Exit::USAGE, message),
         Err(SetUpError::Machine(message)) => return fail(Exit::FAILURE, message),
     };
-    let inventory = Inventory::collect(Path::new("/"));
     // What the history knew, read before a round is measured; the
     // report's timeline is of the runs stored before this one.
     let wants_page = setup.outputs.iter().any(|o| o.format == Format::Html);
-    let history = (!args.no_history)
-        .then(|| open_history(&args.store).ok().flatten())
-        .flatten();
     let known = history.map_or_else(Known::default, |history| {
         let run = (setup.quick, setup.placement.cpu);
         Known::read(&history, &inventory, run, wants_page)
