@@ -276,8 +276,7 @@ impl Probe for Release {
         // would let the CPU halt, and a halted vCPU wakes the co-runner
         // later than a busy one). No recording window is opened, so none of
         // its waits, all uncontended, can mix into the release's.
-        let window_s = harness.with_budget_share(REFERENCE_SHARE).settings.budget_s;
-        let reference = reference_rates(&runners, window_s);
+        let reference = reference_rates(&runners, harness);
 
         let slice = config.slice();
         let harness = harness
@@ -349,8 +348,10 @@ impl Probe for Release {
 }
 
 /// Each co-runner's lookups per second while the worker spins on its CPU
-/// without the lock, over `window_s`: the rate with no teardown.
-fn reference_rates(runners: &[CoRunner], window_s: f64) -> Vec<f64> {
+/// without the lock, over [`REFERENCE_SHARE`] of the `harness`'s budget:
+/// the rate with no teardown.
+fn reference_rates(runners: &[CoRunner], harness: &Harness) -> Vec<f64> {
+    let window_s = harness.with_budget_share(REFERENCE_SHARE).settings.budget_s;
     let window = Duration::from_secs_f64(window_s);
     let rounds = |runner: &CoRunner| runner.rounds.load(Ordering::Relaxed);
     let before: Vec<u64> = runners.iter().map(rounds).collect();
