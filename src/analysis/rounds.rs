@@ -555,7 +555,11 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         by_fork.entry(p.fork).or_default().push(*p);
     }
     let forks: Vec<Vec<Pair>> = by_fork.into_values().collect();
-    let sides: Vec<(f64, f64)> = forks.iter().map(|fork| medians_of_sides(fork)).collect();
+    let mut scratch = Vec::new();
+    let sides: Vec<(f64, f64)> = forks
+        .iter()
+        .map(|fork| medians_of_sides(fork, &mut scratch))
+        .collect();
     let (ratio, fork_deltas) = paired_figures(sides.iter().copied());
     let delta = stats::mean(&fork_deltas);
     let (ratio_ci95, delta_ci95) = if used.len() >= MIN_ROUNDS_FOR_CI {
@@ -573,8 +577,13 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
         let differences: Vec<f64> = used.iter().map(|p| p.variant - p.baseline).collect();
         let redrawn = redrawn::at_levels(&differences)
             .then(|| {
+                // The mean of the next run's fork deltas, as `delta` is.
                 redrawn::interval(redrawn::redraws(&forks, seed, |next| {
-                    stats::mean(&paired_figures(next.iter().map(|f| medians_of_sides(f))).1)
+                    let deltas = next.iter().map(|fork| {
+                        let (variant, baseline) = medians_of_sides(fork, &mut scratch);
+                        variant - baseline
+                    });
+                    deltas.sum::<f64>() / next.len() as f64
                 }))
             })
             .flatten();
@@ -593,10 +602,13 @@ pub fn paired(pairs: &[Pair], two_states: bool, seed: u64) -> Option<Paired> {
     })
 }
 
-/// A fork's pairs' (variant median, baseline median).
-fn medians_of_sides(fork: &[Pair]) -> (f64, f64) {
-    let median_of = |side: fn(&Pair) -> f64| {
-        stats::median_in_place(&mut fork.iter().map(side).collect::<Vec<f64>>())
+/// A fork's pairs' (variant median, baseline median), each side read in
+/// `scratch` (a redraw reads thousands of forks: one buffer serves them).
+fn medians_of_sides(fork: &[Pair], scratch: &mut Vec<f64>) -> (f64, f64) {
+    let mut median_of = |side: fn(&Pair) -> f64| {
+        scratch.clear();
+        scratch.extend(fork.iter().map(side));
+        stats::median_in_place(scratch)
     };
     (median_of(|p| p.variant), median_of(|p| p.baseline))
 }
