@@ -220,6 +220,7 @@ mod tests {
             },
             consistent_with: Vec::new(),
             power: None,
+            at_levels: None,
         }
     }
 

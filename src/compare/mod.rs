@@ -113,6 +113,21 @@ pub struct RowChange {
     /// once the comparison knows how many rows it tests.
     #[serde(skip)]
     power: Option<PowerNoise>,
+    /// Where one side's figure is the slow state's and the other's the
+    /// quiet state's (`note`): the verdict and p-value as measured, which
+    /// stand where the levels moved by a change between the runs
+    /// ([`RowChange::compare_at_levels`]).
+    #[serde(skip)]
+    at_levels: Option<AtLevels>,
+}
+
+/// A row held apart as slow against quiet, as it would read compared.
+#[derive(Debug, Clone, Copy)]
+struct AtLevels {
+    verdict: Verdict,
+    p_value: Option<f64>,
+    /// Whether the new side's figure is the slow state's.
+    new_slow: bool,
 }
 
 /// What a row's power is read from: the spread its verdict was held to,
@@ -125,6 +140,25 @@ struct PowerNoise {
 }
 
 impl RowChange {
+    /// Compares a row held apart as slow against quiet at the levels its
+    /// sides stood on, where the syscall path's level moved up by a change
+    /// between the runs (a seccomp filter, a hook) on the side whose
+    /// figure is the slow state's (`new_went_up`: the new side's level is
+    /// the higher): that side's rounds stood at its run's own level, which
+    /// is the change. A slow figure on the lower side is a host's slow
+    /// stretch and stays apart.
+    fn compare_at_levels(&mut self, new_went_up: bool) {
+        match self.at_levels {
+            Some(at) if at.new_slow == new_went_up => {
+                self.verdict = at.verdict;
+                self.p_value = at.p_value;
+                self.note = None;
+                self.at_levels = None;
+            }
+            _ => {}
+        }
+    }
+
     /// Whether the row's noise counts how far a whole run moves, so that a
     /// smallest detectable change can be backed.
     pub fn power_is_known(&self) -> bool {
@@ -469,6 +503,12 @@ fn compare_before_fdr(
             gaps.push(gap(Some(o), None));
         }
     }
+    let level_shift = shift::between(old, new, &inventory);
+    if let Some(shift) = level_shift.as_ref().filter(|s| s.is_a_change()) {
+        for row in &mut rows {
+            row.compare_at_levels(shift.change_pct > 0.0);
+        }
+    }
     let (between_runs_pct, history_runs) = between_runs(first_new, learned);
     let mut warnings = warnings(first_old, first_new);
     for side in [old, new] {
@@ -484,7 +524,7 @@ fn compare_before_fdr(
             first_old.machine_states.model.level(),
             first_new.machine_states.model.level(),
         ),
-        level_shift: shift::between(old, new, &inventory),
+        level_shift,
         reference_ticks: at.and(
             old.reference()
                 .zip(new.reference())
@@ -699,9 +739,18 @@ pub fn row_change(
          not comparable"
             .to_string()
     });
-    let verdict = match note {
-        Some(_) => Verdict::Same,
-        None => verdict(change.value, change.ci95, threshold_pct),
+    let measured = verdict(change.value, change.ci95, threshold_pct);
+    let p_value = read.p_value(change_log, (threshold_pct / 100.0).ln_1p());
+    let (verdict, at_levels) = match note {
+        Some(_) => (
+            Verdict::Same,
+            Some(AtLevels {
+                verdict: measured,
+                p_value,
+                new_slow: slow_state(new),
+            }),
+        ),
+        None => (measured, None),
     };
     // Its power is read once the comparison holds its rows to the false
     // discovery rate over all of them (`hold_to_false_discovery_rate`).
@@ -718,9 +767,7 @@ pub fn row_change(
         },
         smallest_detectable_pct: None,
         runs_to_resolve: None,
-        p_value: read
-            .p_value(change_log, (threshold_pct / 100.0).ln_1p())
-            .filter(|_| note.is_none()),
+        p_value: p_value.filter(|_| note.is_none()),
         walk_pct: (read.drift.var > 0.0).then(|| read.drift.half_width() * 100.0),
         noise_from: read.levels.clone(),
         decided_by: read.decided_by,
@@ -733,6 +780,7 @@ pub fn row_change(
             evidence: read.per_run,
             fixed: read.fixed,
         }),
+        at_levels,
     }
 }
 

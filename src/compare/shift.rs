@@ -18,6 +18,7 @@ use crate::analysis::rounds::across_forks;
 use crate::analysis::states::{QuietLevel, StateModel};
 use crate::analysis::verdict::{Verdict, percent_change};
 use crate::measure::schedule::gate::LEVEL_MOVED_AFTER_S;
+use crate::mitigations::crosses_kernel;
 use serde::Serialize;
 
 /// What the runs tell of a shift.
@@ -159,6 +160,13 @@ pub(super) fn between(old: &Side, new: &Side, inventory: &[InventoryChange]) -> 
 }
 
 impl LevelShift {
+    /// Whether the shift is a change (a level that moved, or one between
+    /// the runs) rather than a host's slow stretch: its rows are then
+    /// compared at the levels they stood on.
+    pub fn is_a_change(&self) -> bool {
+        self.told != ShiftCause::SlowStretch
+    }
+
     /// The verdict of a row that moved with the shift.
     fn direction(&self) -> Verdict {
         if self.change_pct > 0.0 {
@@ -168,10 +176,13 @@ impl LevelShift {
         }
     }
 
-    /// Takes the rows marked in the shift's direction that no inventory
-    /// change explains but a hook's (a hook moves any row it sits on) out
-    /// of `unexplained` into the shift's, and counts those marked against
-    /// it; the summary then says how many moved.
+    /// Takes the rows marked in the shift's direction that cross into the
+    /// kernel and that no inventory change explains but a hook's (a hook
+    /// moves any row it sits on) out of `unexplained` into the shift's,
+    /// and counts those marked against it; the summary then says how many
+    /// moved. A row of user-space work is not moved by the syscall path:
+    /// where it is marked, it is by its own evidence, and it stays listed
+    /// as such.
     pub(super) fn gather(&mut self, rows: &[RowChange], unexplained: &mut Vec<String>) {
         let with = self.direction();
         let by_hook_alone = |r: &RowChange| {
@@ -179,7 +190,7 @@ impl LevelShift {
         };
         let moved_with: Vec<(String, &RowChange)> = rows
             .iter()
-            .filter(|r| r.verdict == with)
+            .filter(|r| r.verdict == with && crosses_kernel(&r.key.id))
             .map(|r| (format!("{} {}", r.key.id, r.key.variant), r))
             .filter(|(name, r)| unexplained.contains(name) || by_hook_alone(r))
             .collect();

@@ -114,6 +114,7 @@ pub struct Mitigation {
 /// Rows of probes that cross into the kernel at least once per item.
 const KERNEL_CROSSINGS: &[&str] = &[
     "os/getpid",
+    "os/syscall-return",
     "os/clock_gettime",
     "os/ctxswitch",
     "os/thread",
@@ -122,6 +123,9 @@ const KERNEL_CROSSINGS: &[&str] = &[
     "memory/*",
     "syscall/*",
     "thread/*",
+    // The synthetic machine's syscall-like probe (`synthetic::GUEST`),
+    // whose rows cross once per item as os/getpid's do.
+    "synthetic/syscall",
 ];
 
 pub const MITIGATIONS: &[Mitigation] = &[
@@ -413,6 +417,14 @@ pub fn of_file(file: &str, line: &str) -> Vec<&'static Mitigation> {
 }
 
 /// Whether a mitigation taxes this probe.
+/// Whether the probe's rows cross into the kernel at least once per item:
+/// what a cost on every syscall (a seccomp filter, a hook) can move.
+pub fn crosses_kernel(probe: &str) -> bool {
+    KERNEL_CROSSINGS
+        .iter()
+        .any(|glob| wildmatch::WildMatch::new(glob).matches(probe))
+}
+
 pub fn taxes(mitigation: &Mitigation, probe: &str) -> bool {
     mitigation
         .taxes

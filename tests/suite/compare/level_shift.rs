@@ -335,3 +335,147 @@ fn a_run_reads_its_hookless_run_before_it_measures_and_prices_the_hook_after() {
     Known::default().complete(&mut plain);
     assert!(plain.hook_toll.is_none() && plain.attributed.is_empty());
 }
+
+/// The run `doc` under seccomp filters on its whole process: its inventory
+/// says so, the canary and getpid's crossing variants at `factor`, and
+/// (where `no_quiet_round`) those rows' figures from rounds its analysis
+/// called slow, as a fast minority taken for the quiet level left them.
+fn under_filters(doc: &mut RunDocument, factor: f64, no_quiet_round: bool) {
+    let controls = &mut doc.inventory.identity.process_controls;
+    controls.insert("Seccomp".into(), "2".into());
+    controls.insert("Seccomp_filters".into(), "4".into());
+    doc.machine_states.model.quiet_canary *= factor;
+    for variant in ["syscall", "libc"] {
+        common::scale_variant(doc, "os/getpid", Some(variant), factor);
+    }
+    let crossing =
+        |r: &&mut mitbench::store::results::Record| r.id == "os/getpid" && r.variant != "cached";
+    for r in doc.results.iter_mut().filter(crossing) {
+        if let Some(cost) = r.cost.as_mut().filter(|_| no_quiet_round) {
+            cost.estimator = Basis::NoQuietRound;
+        }
+    }
+}
+
+fn crossing_rows() -> Vec<String> {
+    vec!["os/getpid syscall".into(), "os/getpid libc".into()]
+}
+
+#[test]
+fn a_filter_on_the_whole_process_is_marked_on_its_crossing_rows_whatever_their_rounds_state() {
+    for no_quiet_round in [false, true] {
+        let old = fixture();
+        let mut new = fixture();
+        under_filters(&mut new, 1.97, no_quiet_round);
+        let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+        let shift = cmp
+            .level_shift
+            .as_ref()
+            .expect("a doubled canary is a shift");
+        assert_eq!(shift.told, ShiftCause::Between);
+        for row in &cmp.rows {
+            let name = format!("{} {}", row.key.id, row.key.variant);
+            let expected = match crossing_rows().contains(&name) {
+                true => Verdict::Slower,
+                false => Verdict::Same,
+            };
+            assert_eq!(
+                row.verdict, expected,
+                "no quiet round {no_quiet_round}: {row:?}"
+            );
+            assert!(row.note.is_none(), "{row:?}");
+        }
+        // Explained by the filters, which the inventory names.
+        let seccomp = cmp
+            .explained
+            .iter()
+            .find(|e| e.mitigation == "seccomp filters");
+        assert_eq!(seccomp.map(|e| e.rows.clone()), Some(crossing_rows()));
+        assert!(cmp.unexplained.is_empty(), "{:?}", cmp.unexplained);
+        let json = serde_json::to_value(&cmp).unwrap();
+        let slower = json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["verdict"] == "slower")
+            .count();
+        assert_eq!(slower, 2, "{json}");
+    }
+}
+
+#[test]
+fn a_hosts_slow_stretch_still_leaves_slow_against_quiet_uncompared() {
+    // The same rows from slow rounds, but the run's canary came back to
+    // the known level when watched: a slow stretch, as the note says.
+    let old = fixture();
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = fixture();
+    under_filters(&mut new, 1.24, true);
+    above_known(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    assert_eq!(
+        cmp.level_shift.as_ref().unwrap().told,
+        ShiftCause::SlowStretch
+    );
+    for row in cmp
+        .rows
+        .iter()
+        .filter(|r| r.key.id == "os/getpid" && r.key.variant != "cached")
+    {
+        assert_eq!(row.verdict, Verdict::Same, "{row:?}");
+        assert!(row.note.is_some(), "{row:?}");
+    }
+}
+
+#[test]
+fn a_user_space_row_marked_beside_a_shift_is_not_moved_by_it() {
+    let old = fixture();
+    let known = old.machine_states.model.quiet_canary;
+    let mut new = fixture();
+    scale_rows(&mut new, "os/getpid", 1.24);
+    // An indirect call 10% slower in the same run: its own finding, not
+    // the syscall path's (it makes no syscall).
+    common::scale_variant(&mut new, "indirect/call", Some("retpoline"), 1.10);
+    moved(&mut new, known, 1.24);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    let marked = |id: &str| {
+        cmp.rows
+            .iter()
+            .filter(|r| r.key.id == id && r.verdict == Verdict::Slower)
+            .count()
+    };
+    assert!(marked("indirect/call") > 0, "{:?}", cmp.rows);
+    let shift = cmp.level_shift.as_ref().unwrap();
+    assert_eq!(shift.rows, getpid_rows(&cmp));
+    assert!(
+        cmp.unexplained
+            .iter()
+            .all(|r| r.starts_with("indirect/call"))
+    );
+    assert_eq!(cmp.unexplained.len(), marked("indirect/call"));
+}
+
+#[test]
+fn a_slow_stretch_on_the_side_below_a_shift_is_still_not_compared() {
+    // The old run's getpid rows stood in a host's slow stretch (no quiet
+    // round); the new run's level moved up by a hook. The old side's
+    // figures are not its level's: held apart, not read as faster.
+    let mut old = fixture();
+    for r in old.results.iter_mut().filter(|r| r.id == "os/getpid") {
+        if let Some(cost) = r.cost.as_mut() {
+            cost.estimator = Basis::NoQuietRound;
+        }
+    }
+    common::scale_variant(&mut old, "os/getpid", Some("syscall"), 1.3);
+    let mut new = fixture();
+    under_filters(&mut new, 1.1, false);
+    let cmp = compare::compare(&old, "old", &new, "new", compare::DEFAULT_THRESHOLD_PCT);
+    assert_eq!(cmp.level_shift.as_ref().unwrap().told, ShiftCause::Between);
+    let row = cmp
+        .rows
+        .iter()
+        .find(|r| r.key.id == "os/getpid" && r.key.variant == "syscall")
+        .unwrap();
+    assert_eq!(row.verdict, Verdict::Same, "{row:?}");
+    assert!(row.note.is_some(), "{row:?}");
+}
