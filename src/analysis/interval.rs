@@ -62,6 +62,14 @@ impl Figure {
             .and_then(|interval| half_width_pct(self.value, interval))
     }
 
+    /// Whether its interval reaches further than [`WIDEST_READ_PCT`] from
+    /// the figure on either side: an interval that wide says where the
+    /// next run may land, but not what the figure is.
+    pub fn too_wide_to_read(&self) -> bool {
+        self.half_width_pct()
+            .is_some_and(|pct| pct.abs() > WIDEST_READ_PCT)
+    }
+
     /// The figure with its interval widened, where it has one, to hold
     /// `at`.
     pub fn holding(self, at: f64) -> Figure {
@@ -228,6 +236,11 @@ pub(crate) use flat_as;
 /// half-width rule every output writes as "±" (an interval read on the log
 /// scale, or widened on one side, is not symmetric, and the narrower side
 /// would flatter it).
+/// The widest interval a figure is read with, percent of the figure:
+/// past it the answer prints why instead (a quick run on a host slow half
+/// the time, most forks without a quiet round).
+pub const WIDEST_READ_PCT: f64 = 50.0;
+
 pub fn half_width(figure: f64, [lo, hi]: [f64; 2]) -> f64 {
     (figure - lo).max(hi - figure)
 }

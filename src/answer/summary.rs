@@ -108,6 +108,17 @@ fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
     }
 }
 
+/// Why a figure is printed without its interval: wider than a figure is
+/// read with, and on how many forks it stands.
+fn too_wide_note(r: &Record) -> String {
+    let forks = r.cost.as_ref().map_or(0, |c| c.forks);
+    format!(
+        "interval wider than ±{:.0}%, {forks} fork(s) quiet: a slow host; run the default or \
+         `--runs 3`",
+        crate::analysis::interval::WIDEST_READ_PCT
+    )
+}
+
 /// Whether no round of a measured row was at the quiet level.
 fn no_quiet_round(r: &Record) -> bool {
     r.cost
@@ -507,16 +518,22 @@ impl<'d> Lookup<'d> {
         self.mhz.map(|mhz| ticks / mhz * 1000.0)
     }
 
-    /// A record's own cost, in ns.
+    /// A record's own cost, in ns; where its interval is too wide to read
+    /// the figure by, the reason stands in its place.
     fn cost(&self, what: &str, r: &Record) -> Option<Quantity> {
         // The figure the table shows: at the run's reference speed.
-        let shown = r.shown_ns()?;
+        let mut shown = r.shown_ns()?;
+        let note = cost_note(r, shown.ci95.is_some());
+        let wide = shown.too_wide_to_read().then(|| too_wide_note(r));
+        if wide.is_some() {
+            shown.ci95 = None;
+        }
         Some(Quantity {
             what: what.to_string(),
             figure: shown,
             unit: Unit::Ns,
             from: from(r),
-            note: cost_note(r, shown.ci95.is_some()),
+            note: note.or(wide),
         })
     }
 

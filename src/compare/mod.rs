@@ -130,6 +130,18 @@ struct AtLevels {
     new_slow: bool,
 }
 
+impl AtLevels {
+    /// Why the row is held apart: one side's figure the slow state's and
+    /// the other's the quiet state's (`old` the old side's records).
+    fn held_apart(&self, old: &[&Record]) -> Option<String> {
+        (old.iter().any(|r| r.slow_state()) != self.new_slow).then(|| {
+            "one side's figure is the slow state's (no quiet round), the other's the quiet \
+             state's: not comparable"
+                .to_string()
+        })
+    }
+}
+
 /// What a row's power is read from: the spread its verdict was held to,
 /// the evidence more runs would average, and the noise they would not.
 #[derive(Debug, Clone, Copy)]
@@ -733,24 +745,16 @@ pub fn row_change(
         read.half_width()
             .map(|n| [change_log - n, change_log + n].map(|l| l.exp_m1() * 100.0)),
     );
-    let slow_state = |side: &[&Record]| side.iter().any(|r| r.slow_state());
-    let note = (slow_state(old) != slow_state(new)).then(|| {
-        "one side's figure is the slow state's (no quiet round), the other's the quiet state's: \
-         not comparable"
-            .to_string()
-    });
-    let measured = verdict(change.value, change.ci95, threshold_pct);
-    let p_value = read.p_value(change_log, (threshold_pct / 100.0).ln_1p());
+    let at_levels = AtLevels {
+        verdict: verdict(change.value, change.ci95, threshold_pct),
+        p_value: read.p_value(change_log, (threshold_pct / 100.0).ln_1p()),
+        new_slow: new.iter().any(|r| r.slow_state()),
+    };
+    let note = at_levels.held_apart(old);
+    let (verdict, p_value) = (at_levels.verdict, at_levels.p_value);
     let (verdict, at_levels) = match note {
-        Some(_) => (
-            Verdict::Same,
-            Some(AtLevels {
-                verdict: measured,
-                p_value,
-                new_slow: slow_state(new),
-            }),
-        ),
-        None => (measured, None),
+        Some(_) => (Verdict::Same, Some(at_levels)),
+        None => (verdict, None),
     };
     // Its power is read once the comparison holds its rows to the false
     // discovery rate over all of them (`hold_to_false_discovery_rate`).

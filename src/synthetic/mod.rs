@@ -842,7 +842,7 @@ type ProbeTable = [(
 ); 3];
 const GUEST: ProbeTable = [
     (
-        "synthetic/syscall",
+        crate::mitigations::SYNTHETIC_SYSCALL,
         "call",
         1.0,
         &[
