@@ -232,15 +232,24 @@ macro_rules! flat_as {
 }
 pub(crate) use flat_as;
 
-/// How far `interval` reaches from `figure` on its wider side: the one
-/// half-width rule every output writes as "±" (an interval read on the log
-/// scale, or widened on one side, is not symmetric, and the narrower side
-/// would flatter it).
 /// The widest interval a figure is read with, percent of the figure:
 /// past it the answer prints why instead (a quick run on a host slow half
 /// the time, most forks without a quiet round).
 pub const WIDEST_READ_PCT: f64 = 50.0;
 
+/// Why a figure's interval is wider than [`WIDEST_READ_PCT`]: on how many
+/// of its forks it stands, and what measures it better.
+pub fn too_wide_reason(quiet_forks: usize, forks: usize) -> String {
+    format!(
+        "interval wider than ±{WIDEST_READ_PCT:.0}%: {quiet_forks} of {forks} forks quiet (a \
+         slow host); run the default or `--runs 3`"
+    )
+}
+
+/// How far `interval` reaches from `figure` on its wider side: the one
+/// half-width rule every output writes as "±" (an interval read on the log
+/// scale, or widened on one side, is not symmetric, and the narrower side
+/// would flatter it).
 pub fn half_width(figure: f64, [lo, hi]: [f64; 2]) -> f64 {
     (figure - lo).max(hi - figure)
 }

@@ -109,14 +109,13 @@ fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
 }
 
 /// Why a figure is printed without its interval: wider than a figure is
-/// read with, and on how many forks it stands.
+/// read with, and on how many of the forks its rounds ran in it stands.
 fn too_wide_note(r: &Record) -> String {
-    let forks = r.cost.as_ref().map_or(0, |c| c.forks);
-    format!(
-        "interval wider than ±{:.0}%, {forks} fork(s) quiet: a slow host; run the default or \
-         `--runs 3`",
-        crate::analysis::interval::WIDEST_READ_PCT
-    )
+    let quiet = r.cost.as_ref().map_or(0, |c| c.forks);
+    let mut forks: Vec<usize> = r.rounds.each.iter().map(|round| round.fork).collect();
+    forks.sort_unstable();
+    forks.dedup();
+    crate::analysis::interval::too_wide_reason(quiet, forks.len().max(quiet))
 }
 
 /// Whether no round of a measured row was at the quiet level.

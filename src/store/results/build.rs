@@ -233,7 +233,11 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
     if record.shown_ticks().is_some_and(|f| f.too_wide_to_read()) {
-        record.notes.push(too_wide(forks_used, forks_run));
+        record
+            .notes
+            .push(crate::analysis::interval::too_wide_reason(
+                forks_used, forks_run,
+            ));
     }
     if forks_used < forks_run {
         record.notes.push(format!(
@@ -472,16 +476,6 @@ fn reach_down_to_quiet(cost: &mut Cost, excess: f64, cx: &Context) {
     if let Some(at) = cost.at_reference.as_mut() {
         at.ticks = down(at.ticks);
     }
-}
-
-/// Why a row's interval is wider than a figure is read with: how many of
-/// its forks it stands on, and what measures it better.
-pub fn too_wide(forks_used: usize, forks_run: usize) -> String {
-    format!(
-        "interval wider than ±{:.0}%: {forks_used} of {forks_run} forks quiet (a slow host); \
-         run the default or `--runs 3`",
-        crate::analysis::interval::WIDEST_READ_PCT
-    )
 }
 
 fn fork_count(rounds: &[&Round]) -> usize {

@@ -964,3 +964,41 @@ fn the_batch_sizes_of_the_answer_are_the_budgets_with_the_fits_band() {
         Some(mitbench::answer::summary::NO_BATCH_FITS)
     );
 }
+
+#[test]
+fn a_figure_wider_than_fifty_percent_prints_why_in_place_of_its_interval() {
+    // getpid's interval as a quick run on a host slow half the time read
+    // it (one fork quiet, ±77%): the answer gives the reason, not the
+    // interval; a figure within ±50% keeps its interval.
+    let mut doc = fixture();
+    let getpid = doc
+        .results
+        .iter_mut()
+        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
+        .and_then(|r| r.cost.as_mut())
+        .unwrap();
+    let widen = |f: mitbench::analysis::figure::Figure| mitbench::analysis::figure::Figure {
+        ci95: Some([f.value / 1.77, f.value * 1.77]),
+        ..f
+    };
+    getpid.rounds_ticks = widen(getpid.rounds_ticks);
+    getpid.next_run_ticks = getpid.next_run_ticks.map(widen);
+    if let Some(at) = getpid.at_reference.as_mut() {
+        at.ticks = widen(at.ticks);
+    }
+    let answer = of(&doc);
+    let null = measured(&answer, TollKind::NullSyscall);
+    let wide = null.iter().find(|q| q.what == "getpid").unwrap();
+    assert_eq!(wide.figure.ci95, None, "{wide:?}");
+    let note = wide.note.as_deref().unwrap_or_default();
+    assert!(note.starts_with("interval wider than ±50%: "), "{note}");
+    let plain = of(&fixture());
+    let kept = measured(&plain, TollKind::NullSyscall)
+        .iter()
+        .find(|q| q.what == "getpid")
+        .unwrap();
+    assert!(
+        kept.figure.ci95.is_some() && kept.note.is_none(),
+        "{kept:?}"
+    );
+}
