@@ -418,7 +418,6 @@ pub fn of_file(file: &str, line: &str) -> Vec<&'static Mitigation> {
         .collect()
 }
 
-/// Whether a mitigation taxes this probe.
 /// Whether the probe's rows cross into the kernel at least once per item:
 /// what a cost on every syscall (a seccomp filter, a hook) can move.
 pub fn crosses_kernel(probe: &str) -> bool {
@@ -428,6 +427,7 @@ pub fn crosses_kernel(probe: &str) -> bool {
             .any(|glob| wildmatch::WildMatch::new(glob).matches(probe))
 }
 
+/// Whether a mitigation taxes this probe.
 pub fn taxes(mitigation: &Mitigation, probe: &str) -> bool {
     mitigation
         .taxes
