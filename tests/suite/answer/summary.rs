@@ -786,15 +786,19 @@ fn every_figure_of_every_fixtures_answer_has_an_interval_or_says_why_not() {
     }
 }
 
-#[test]
-fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
-    let mut doc = fixture();
-    let getpid = doc
-        .results
+/// The cost of getpid's syscall row, to change as a test's run reads it.
+fn getpid_cost(doc: &mut RunDocument) -> &mut mitbench::store::results::Cost {
+    doc.results
         .iter_mut()
         .find(|r| r.id == "os/getpid" && r.variant == "syscall")
         .and_then(|r| r.cost.as_mut())
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_figure_of_no_quiet_round_says_it_is_a_slow_levels() {
+    let mut doc = fixture();
+    let getpid = getpid_cost(&mut doc);
     getpid.estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
     let answer = of(&doc);
     let figures = measured(&answer, TollKind::NullSyscall);
@@ -971,12 +975,7 @@ fn a_figure_wider_than_fifty_percent_prints_why_in_place_of_its_interval() {
     // it (one fork quiet, ±77%): the answer gives the reason, not the
     // interval; a figure within ±50% keeps its interval.
     let mut doc = fixture();
-    let getpid = doc
-        .results
-        .iter_mut()
-        .find(|r| r.id == "os/getpid" && r.variant == "syscall")
-        .and_then(|r| r.cost.as_mut())
-        .unwrap();
+    let getpid = getpid_cost(&mut doc);
     let widen = |f: mitbench::analysis::figure::Figure| mitbench::analysis::figure::Figure {
         ci95: Some([f.value / 1.77, f.value * 1.77]),
         ..f
