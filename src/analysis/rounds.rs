@@ -360,6 +360,14 @@ fn redrawn_figure(by_fork: &[Vec<f64>], seed: u64) -> Option<[f64; 2]> {
     }))
 }
 
+/// How many forks the rounds ran in, given each round's fork.
+pub fn fork_count(forks: impl IntoIterator<Item = usize>) -> usize {
+    forks
+        .into_iter()
+        .collect::<std::collections::BTreeSet<usize>>()
+        .len()
+}
+
 /// Round figures, given as (fork, figure), grouped by fork in fork order,
 /// each fork's sorted.
 pub fn by_fork(rounds: impl IntoIterator<Item = (usize, f64)>) -> Vec<Vec<f64>> {

@@ -112,10 +112,8 @@ fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
 /// read with, and on how many of the forks its rounds ran in it stands.
 fn too_wide_note(r: &Record) -> String {
     let quiet = r.cost.as_ref().map_or(0, |c| c.forks);
-    let mut forks: Vec<usize> = r.rounds.each.iter().map(|round| round.fork).collect();
-    forks.sort_unstable();
-    forks.dedup();
-    crate::analysis::interval::too_wide_reason(quiet, forks.len().max(quiet))
+    let forks = crate::analysis::rounds::fork_count(r.rounds.each.iter().map(|round| round.fork));
+    crate::analysis::interval::too_wide_reason(quiet, forks.max(quiet))
 }
 
 /// Whether no round of a measured row was at the quiet level.

@@ -479,10 +479,7 @@ fn reach_down_to_quiet(cost: &mut Cost, excess: f64, cx: &Context) {
 }
 
 fn fork_count(rounds: &[&Round]) -> usize {
-    let mut forks: Vec<usize> = rounds.iter().map(|r| r.fork).collect();
-    forks.sort_unstable();
-    forks.dedup();
-    forks.len()
+    rounds::fork_count(rounds.iter().map(|r| r.fork))
 }
 
 fn rounds_of(v: &VariantRounds, model: &StateModel) -> Rounds {
