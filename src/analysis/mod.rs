@@ -9,6 +9,7 @@
 //! - [`round`]: one round's figure from its timed batches.
 //! - [`phases`]: a round's phases, each a cost per item and a share.
 //! - [`states`]: the machine's speed states and drift, read from the canary.
+//! - [`slow_state`]: whether the slow state moves a row, read from its rounds.
 //! - [`rounds`]: a variant's headline and interval over its rounds and forks,
 //!   and the paired comparison with its baseline.
 //! - [`redrawn`]: the next run's figure drawn again from this run's rounds.
@@ -31,6 +32,7 @@ pub mod phases;
 pub mod redrawn;
 pub mod round;
 pub mod rounds;
+pub mod slow_state;
 pub mod speed;
 pub mod spread;
 pub mod states;

@@ -92,6 +92,11 @@ pub struct Noise {
     /// the round, too short for its canaries to see, lifting most of its
     /// samples while its fastest stays at the level. None: no round is.
     pub bursts: Option<Bursts>,
+    /// Whether the slow state slows the syscall path alone (a trace event
+    /// or an audit rule on every syscall): rows of probes that make no
+    /// crossing into the kernel keep their figure, and the canary and the
+    /// crossing rows slow. False: every row slows.
+    pub syscall_path_only: bool,
 }
 
 /// Bursts inside rounds: the share of rounds one lands in, and how far it
@@ -170,6 +175,7 @@ impl Noise {
             row_sensitivity: None,
             switch_inside_rounds: false,
             bursts: None,
+            syscall_path_only: false,
         }
     }
 
@@ -225,6 +231,19 @@ impl Noise {
                 sd: 0.03,
             }),
             boot_level: 0.01,
+            ..Noise::cloud_guest(slow_share)
+        }
+    }
+
+    /// A guest whose syscall path a hook slows in long stretches (a trace
+    /// event toggled on and off): the canary and the rows that cross into
+    /// the kernel 1.2x in `slow_share` of the time, stretches of about a
+    /// hundred rounds so that a quick run's fork falls whole in one, and
+    /// rows that make no syscall where they were throughout.
+    pub fn hooked_guest(slow_share: f64) -> Noise {
+        Noise {
+            syscall_path_only: true,
+            switch_per_reading: 0.01,
             ..Noise::cloud_guest(slow_share)
         }
     }
@@ -623,7 +642,11 @@ impl Machine {
                         } else {
                             before_switch
                         };
-                        let slowed = 1.0 + sensitivities[i] * (state - 1.0);
+                        let sensitivity = match self.noise.syscall_path_only {
+                            true if probe.kernel_crossings == 0.0 => 0.0,
+                            _ => sensitivities[i],
+                        };
+                        let slowed = 1.0 + sensitivity * (state - 1.0);
                         let figure = quiet_figure * slowed * round_noise;
                         let after = self.canary();
                         let reference_after = self.reference();

@@ -42,6 +42,7 @@ mod inventory {
 }
 
 mod synthetic {
+    mod hooked;
     mod misfits;
     mod runs;
     mod speed;

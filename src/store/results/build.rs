@@ -190,10 +190,14 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     if v.unsupported.is_some() {
         return record;
     }
-    let Some(estimate) = rounds::estimate(&v.figures(cx.model), cx.model.two_states, seed) else {
+    let quiet = spread::QuietForRow::of(v, cx.model);
+    let Some(estimate) = rounds::estimate(&quiet.figures(v), cx.model.two_states, seed) else {
         return record;
     };
     let used = spread::used_rounds(v, cx.model);
+    if let Some(note) = unmoved_note(&quiet, v) {
+        record.notes.push(note);
+    }
     let next_run = cx.spread.get(declaration.id, &v.variant.name);
     let floor_share = cx.floor_share(declaration.id, &v.variant.name);
     let mut cost = cost(&estimate, &used, next_run, floor_share, cx);
@@ -407,6 +411,7 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
     let Some(fit) = cx.speed.fit(id, &v.variant.name) else {
         return;
     };
+    let quiet = spread::QuietForRow::of(v, cx.model);
     let figures: Vec<RoundFigure> = v
         .rounds
         .iter()
@@ -419,7 +424,7 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
                     value: cx.speed.figure(id, v, r)?,
                     ..raw.figure
                 },
-                quiet: cx.speed.counts(r, cx.model),
+                quiet: cx.speed.counts(r, &quiet),
                 ..raw
             })
         })
@@ -448,6 +453,23 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
         coefficient_se: cx.speed.coefficient_se(&fit),
         explained_pct: fit.fitted.is_finite().then_some(fit.explained * 100.0),
     });
+}
+
+/// Where the slow state was shown not to move the row and some of its
+/// rounds were read in it: that they count with the quiet ones, and why.
+fn unmoved_note(quiet: &spread::QuietForRow, v: &VariantRounds) -> Option<String> {
+    let slow = v
+        .rounds
+        .iter()
+        .filter(|r| !r.of_no_level() && !r.quiet(quiet.model))
+        .count();
+    (quiet.unmoved && slow > 0).then(|| {
+        format!(
+            "the slow state did not move it (its slow rounds within ±{:.0}% of its quiet ones, \
+             95%): its {slow} rounds in the slow state count with the quiet ones",
+            crate::analysis::slow_state::UNMOVED_WITHIN * 100.0
+        )
+    })
 }
 
 /// How far the canary beside `rounds` sat above the quiet canary, as a

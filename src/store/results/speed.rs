@@ -2,7 +2,7 @@
 //! each variant's speed coefficient (`analysis::speed`) and the forks'
 //! spread of the figures at that speed.
 
-use super::spread::{rounds_counted, run_spread, used_rounds};
+use super::spread::{QuietForRow, rounds_counted, run_spread, used_rounds};
 use crate::analysis::speed::{self, Point, SpeedFit};
 use crate::analysis::spread::RunSpread;
 use crate::analysis::states::{Drift, Reading, StateModel, stretch_medians};
@@ -123,22 +123,19 @@ impl RunSpeed {
     }
 
     /// Whether a round counts among those a figure at the reference speed
-    /// stands on: a quiet one, or where the reference saw the slow state,
-    /// any whose canaries read one state (a round the state changed in has
-    /// no one speed).
-    pub fn counts(&self, round: &Round, model: &StateModel) -> bool {
-        if self.sees_slow_state() {
-            round.one_state(model)
-        } else {
-            round.quiet(model)
-        }
+    /// stands on: one that counts as quiet for its row ([`QuietForRow`]),
+    /// or where the reference saw the slow state, any whose canaries read
+    /// one state (a round the state changed in has no one speed).
+    pub fn counts(&self, round: &Round, quiet: &QuietForRow) -> bool {
+        quiet.counts(round) || (self.sees_slow_state() && round.one_state(quiet.model))
     }
 
     /// The rounds a variant's figure at the reference speed stands on: the
     /// headline's, or where the reference saw the slow state, every round
     /// of one state ([`RunSpeed::counts`]).
     pub fn rounds<'a>(&self, v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Round> {
-        rounds_counted(v, model, |r| self.counts(r, model))
+        let quiet = QuietForRow::of(v, model);
+        rounds_counted(v, model, |r| self.counts(r, &quiet))
     }
 
     /// What a variant's coefficient's own uncertainty adds to its interval

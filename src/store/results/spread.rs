@@ -1,14 +1,63 @@
 //! Which rounds a record's figures stand on, and the run's forks read into
 //! the between-run spread (`analysis::spread`) for every variant.
 
-use crate::analysis::rounds::Basis;
+use crate::analysis::rounds::{Basis, RoundFigure};
+use crate::analysis::slow_state;
 use crate::analysis::spread::{ForkSpread, ProbeSpreads, RunSpread, VariantSpread, fork_figures};
 use crate::analysis::states::StateModel;
 use crate::measure::schedule::{ProbeRounds, Round, VariantRounds};
 
+/// Which of a row's rounds count as quiet: those whose canaries read
+/// quiet, or, where the row's own rounds show the slow state does not move
+/// it (`analysis::slow_state`: a slow syscall path and a row that makes no
+/// syscall), every round of a level, so that a fork a slow stretch covered
+/// whole still stands.
+#[derive(Debug, Clone, Copy)]
+pub struct QuietForRow<'m> {
+    pub model: &'m StateModel,
+    /// Whether the slow state was shown not to move the row.
+    pub unmoved: bool,
+}
+
+impl<'m> QuietForRow<'m> {
+    /// The variant's rounds read against `model`: its one-state slow
+    /// rounds against its quiet ones.
+    pub fn of(v: &VariantRounds, model: &'m StateModel) -> QuietForRow<'m> {
+        let mut sides: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        if model.two_states {
+            for r in v.rounds.iter().filter(|r| r.one_state(model)) {
+                let ticks = r.measured.measurement.per_item.median.value;
+                sides[usize::from(!r.quiet(model))].push(ticks);
+            }
+        }
+        let [quiet, slow] = &sides;
+        QuietForRow {
+            model,
+            unmoved: slow_state::unmoved(quiet, slow),
+        }
+    }
+
+    /// Whether `round` counts as quiet for the row.
+    pub fn counts(&self, round: &Round) -> bool {
+        round.quiet(self.model) || (self.unmoved && !round.of_no_level())
+    }
+
+    /// The variant's rounds as the headline's estimate reads them.
+    pub fn figures(&self, v: &VariantRounds) -> Vec<RoundFigure> {
+        v.rounds
+            .iter()
+            .map(|r| RoundFigure {
+                quiet: self.counts(r),
+                ..r.figure(self.model)
+            })
+            .collect()
+    }
+}
+
 /// The rounds a variant's headline is the median of.
 pub fn used_rounds<'a>(v: &'a VariantRounds, model: &StateModel) -> Vec<&'a Round> {
-    rounds_counted(v, model, |r| r.quiet(model))
+    let quiet = QuietForRow::of(v, model);
+    rounds_counted(v, model, |r| quiet.counts(r))
 }
 
 /// The rounds a figure stands on where the machine showed two states and
