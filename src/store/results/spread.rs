@@ -130,7 +130,10 @@ pub fn run_spread<'a>(
         })
         .filter(|group| !group.variants.is_empty())
         .collect();
-    RunSpread::pool(&own)
+    let (crossing, in_user_space): (Vec<ProbeSpreads>, Vec<ProbeSpreads>) = own
+        .into_iter()
+        .partition(|p| crate::mitigations::crosses_kernel(&p.id));
+    RunSpread::pool_apart(&[crossing, in_user_space])
 }
 
 #[cfg(test)]
