@@ -580,6 +580,16 @@ impl Machine {
             .collect()
     }
 
+    /// How much of a slow level's slowdown a row of `probe` takes: its
+    /// drawn sensitivity, or none where the slow state is on the syscall
+    /// path alone and the probe makes no syscall.
+    fn sensitivity(&self, probe: &Probe, drawn: f64) -> f64 {
+        match self.noise.syscall_path_only {
+            true if probe.kernel_crossings == 0.0 => 0.0,
+            _ => drawn,
+        }
+    }
+
     /// One run of `probes` laid out as `layout`, analysed with `settings`.
     pub fn run(&mut self, probes: &[Probe], layout: Layout, settings: &Settings) -> Run {
         self.run_with(probes, layout, settings, results::RunFacts::default())
@@ -642,11 +652,8 @@ impl Machine {
                         } else {
                             before_switch
                         };
-                        let sensitivity = match self.noise.syscall_path_only {
-                            true if probe.kernel_crossings == 0.0 => 0.0,
-                            _ => sensitivities[i],
-                        };
-                        let slowed = 1.0 + sensitivity * (state - 1.0);
+                        let slowed =
+                            1.0 + self.sensitivity(probe, sensitivities[i]) * (state - 1.0);
                         let figure = quiet_figure * slowed * round_noise;
                         let after = self.canary();
                         let reference_after = self.reference();
