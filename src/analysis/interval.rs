@@ -237,13 +237,17 @@ pub(crate) use flat_as;
 /// the time, most forks without a quiet round).
 pub const WIDEST_READ_PCT: f64 = 50.0;
 
-/// Why a figure's interval is wider than [`WIDEST_READ_PCT`]: on how many
-/// of its forks it stands, and what measures it better.
+/// Why a figure's interval is wider than [`WIDEST_READ_PCT`], short
+/// enough for the answer's line: where some of the forks its rounds ran in
+/// were never quiet (a slow host), how many were. Where every fork was
+/// quiet the width is the forks' own spread, or a difference small against
+/// it, and the width says it all.
 pub fn too_wide_reason(quiet_forks: usize, forks: usize) -> String {
-    format!(
-        "interval wider than ±{WIDEST_READ_PCT:.0}%: {quiet_forks} of {forks} forks quiet (a \
-         slow host); run the default or `--runs 3`"
-    )
+    let slow = match quiet_forks < forks {
+        true => format!(", {quiet_forks} of {forks} forks quiet"),
+        false => String::new(),
+    };
+    format!("wider than ±{WIDEST_READ_PCT:.0}%{slow}")
 }
 
 /// How far `interval` reaches from `figure` on its wider side: the one

@@ -116,6 +116,20 @@ fn too_wide_note(r: &Record) -> String {
     crate::analysis::interval::too_wide_reason(quiet, forks.max(quiet))
 }
 
+/// A figure read from `r` (its cost, what it adds, a ratio, a wait) whose
+/// interval reaches past ±50% of it: the reason in the place of the
+/// interval, unless the line already says why it stands apart. A
+/// difference that small against its noise says as little as a cost that
+/// wide. A slope (a fit's per item, a step per rule) keeps its interval: a
+/// small slope's range is what it says ("under a nanosecond a rule").
+fn readable(mut q: Quantity, r: &Record) -> Quantity {
+    if q.figure.too_wide_to_read() {
+        q.figure.ci95 = None;
+        q.note = q.note.or_else(|| Some(too_wide_note(r)));
+    }
+    q
+}
+
 /// Whether no round of a measured row was at the quiet level.
 fn no_quiet_round(r: &Record) -> bool {
     r.cost
@@ -500,10 +514,10 @@ impl<'d> Lookup<'d> {
             },
         };
         match f.reads {
-            Reads::Cost => self.cost(f.what, r),
-            Reads::Added => self.added(f.what, r),
-            Reads::Over(base) => self.times(f.what, r, records[base]),
-            Reads::WaitP99 => self.wait_p99(f.what, r),
+            Reads::Cost => self.cost(f.what, r).map(|q| readable(q, r)),
+            Reads::Added => self.added(f.what, r).map(|q| readable(q, r)),
+            Reads::Over(base) => self.times(f.what, r, records[base]).map(|q| readable(q, r)),
+            Reads::WaitP99 => self.wait_p99(f.what, r).map(|q| readable(q, r)),
             Reads::FitPerCall(group) => self.fit(f.what, probe, group, series(group), true),
             Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
             Reads::WithinBudget(group) => self.within_budget(f.what, probe, group, series(group)),
@@ -519,18 +533,13 @@ impl<'d> Lookup<'d> {
     /// the figure by, the reason stands in its place.
     fn cost(&self, what: &str, r: &Record) -> Option<Quantity> {
         // The figure the table shows: at the run's reference speed.
-        let mut shown = r.shown_ns()?;
-        let note = cost_note(r, shown.ci95.is_some());
-        let wide = shown.too_wide_to_read().then(|| too_wide_note(r));
-        if wide.is_some() {
-            shown.ci95 = None;
-        }
+        let shown = r.shown_ns()?;
         Some(Quantity {
             what: what.to_string(),
             figure: shown,
             unit: Unit::Ns,
             from: from(r),
-            note: note.or(wide),
+            note: cost_note(r, shown.ci95.is_some()),
         })
     }
 

@@ -222,26 +222,17 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
         ));
     }
     record.cost = Some(cost);
-    let interrupted = v.rounds.iter().filter(|r| r.interrupted).count();
-    if interrupted > 0 {
-        record.notes.push(format!(
-            "{} of its {} rounds left out as interrupted inside them: their median stood well \
-             above the row's and above their own fastest sample, a burst their canaries did \
-             not see",
-            interrupted, estimate.rounds
-        ));
-    }
+    record.notes.extend(interrupted_note(v));
     if let Some(note) = partner_away_note(v, cx.tsc) {
         record.notes.push(note);
     }
     let all: Vec<&Round> = v.rounds.iter().collect();
     let (forks_used, forks_run) = (fork_count(&used), fork_count(&all));
     if record.shown_ticks().is_some_and(|f| f.too_wide_to_read()) {
-        record
-            .notes
-            .push(crate::analysis::interval::too_wide_reason(
-                forks_used, forks_run,
-            ));
+        record.notes.push(format!(
+            "interval {}: run the default or `--runs 3`",
+            crate::analysis::interval::too_wide_reason(forks_used, forks_run)
+        ));
     }
     if forks_used < forks_run {
         record.notes.push(format!(
@@ -453,6 +444,21 @@ fn set_at_reference(cost: &mut Cost, id: &str, v: &VariantRounds, cx: &Context, 
         coefficient_se: cx.speed.coefficient_se(&fit),
         explained_pct: fit.fitted.is_finite().then_some(fit.explained * 100.0),
     });
+}
+
+/// Where rounds of the row were interrupted inside them: how many were
+/// left out, and why.
+fn interrupted_note(v: &VariantRounds) -> Option<String> {
+    let interrupted = v.rounds.iter().filter(|r| r.interrupted).count();
+    (interrupted > 0).then(|| {
+        format!(
+            "{} of its {} rounds left out as interrupted inside them: their median stood well \
+             above the row's and above their own fastest sample, a burst their canaries did \
+             not see",
+            interrupted,
+            v.rounds.len()
+        )
+    })
 }
 
 /// Where the slow state was shown not to move the row and some of its
