@@ -61,14 +61,27 @@ fn a_row_that_makes_no_syscall_keeps_its_forks_while_the_syscall_path_is_slow() 
     // the slow state moves (the three syscall rows, +20%) is ever said
     // unmoved. Each rate is held to its nominal value less what chance
     // takes over the rows counted.
+    // Added after: the syscall rows on one fork borrow at least two
+    // degrees of freedom and print an interval (all of them).
     let (mut short, mut kept, mut covered) = (0usize, 0usize, 0usize);
     let mut moved_said_unmoved = Vec::new();
+    // The syscall rows a slow stretch left on one fork (every row of their
+    // probe, often): each borrows a spread of two degrees of freedom at
+    // least, never one, and prints an interval from it.
+    let (mut one_fork_syscall_rows, mut thin) = (0usize, Vec::new());
     for (trial, run) in runs().iter().enumerate() {
         for r in &run.records {
             let Some(cost) = &r.cost else { continue };
             if r.id == mitbench::mitigations::SYNTHETIC_SYSCALL {
                 if said_unmoved(r) {
                     moved_said_unmoved.push(format!("trial {trial} {}", r.variant));
+                }
+                if cost.forks < LAYOUT.forks {
+                    one_fork_syscall_rows += 1;
+                    let df = cost.between_forks_df.unwrap_or(0.0);
+                    if df < 2.0 || cost.shown_ticks().ci95.is_none() {
+                        thin.push(format!("trial {trial} {} df {df:.1}", r.variant));
+                    }
                 }
                 continue;
             }
@@ -89,9 +102,15 @@ fn a_row_that_makes_no_syscall_keeps_its_forks_while_the_syscall_path_is_slow() 
     let cover_rate = covered as f64 / kept.max(1) as f64;
     eprintln!(
         "hooked host: {kept} of {short} rows short of a fork by the canary kept every fork \
-         ({kept_rate:.3}); their interval held the truth in {cover_rate:.3}"
+         ({kept_rate:.3}); their interval held the truth in {cover_rate:.3}; \
+         {one_fork_syscall_rows} syscall rows on one fork"
     );
     assert!(moved_said_unmoved.is_empty(), "{moved_said_unmoved:?}");
+    assert!(
+        one_fork_syscall_rows >= 10,
+        "{one_fork_syscall_rows} syscall rows on one fork"
+    );
+    assert!(thin.is_empty(), "{thin:?}");
     assert!(
         short >= 50,
         "only {short} rows short of a fork: the host is not hooked enough"
