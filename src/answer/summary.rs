@@ -529,8 +529,7 @@ impl<'d> Lookup<'d> {
         self.mhz.map(|mhz| ticks / mhz * 1000.0)
     }
 
-    /// A record's own cost, in ns; where its interval is too wide to read
-    /// the figure by, the reason stands in its place.
+    /// A record's own cost, in ns (held to the ±50% rule by [`readable`]).
     fn cost(&self, what: &str, r: &Record) -> Option<Quantity> {
         // The figure the table shows: at the run's reference speed.
         let shown = r.shown_ns()?;
