@@ -428,6 +428,13 @@ pub struct VariantSpread {
     /// Forks it has figures from.
     pub forks: usize,
     pub spread: ForkSpread,
+    /// Whether its spread informs its probe's and the run's prior. A row
+    /// whose forks stand only because the slow state was shown not to move
+    /// it (`analysis::slow_state`) keeps its own spread and lends none: such
+    /// rows are mostly user-space loops whose two forks agree to 0.1%, and
+    /// lent, the 47%-quiet Zen 4 quick run's one-fork rows held the default
+    /// run's figures in 55% of rows (all of them, before the rule).
+    pub lends: bool,
 }
 
 impl VariantSpread {
@@ -439,6 +446,7 @@ impl VariantSpread {
             name,
             forks: paired.fork_deltas.len(),
             spread: ForkSpread::of_differences(&paired.fork_deltas),
+            lends: true,
         }
     }
 }
@@ -460,34 +468,15 @@ impl RunSpread {
     /// Every variant's next-run spread from its own fork spread, pooled
     /// with its probe's and the run's.
     pub fn pool(probes: &[ProbeSpreads]) -> RunSpread {
-        let mut run = RunSpread::default();
-        run.pool_in(probes);
-        run
-    }
-
-    /// [`RunSpread::pool`] over each group of probes apart: a group's rows
-    /// borrow its spread only (the run's rows that cross into the kernel
-    /// and those that stay in user space: one-fork syscall rows lent the
-    /// spread of user-space loops whose processes agree to 0.1% held the
-    /// other runs' figures in 66% of pairs of the busy Zen 4 guest's
-    /// toggled quick runs, replayed; 70% pooled apart).
-    pub fn pool_apart(groups: &[Vec<ProbeSpreads>]) -> RunSpread {
-        let mut run = RunSpread::default();
-        for probes in groups {
-            run.pool_in(probes);
-        }
-        run
-    }
-
-    fn pool_in(&mut self, probes: &[ProbeSpreads]) {
-        let own = median_variance(probes.iter().flat_map(|p| &p.variants).map(|v| v.spread));
+        let own = median_variance(lent(probes.iter().flat_map(|p| &p.variants)));
         let run_prior = with_stated_prior(own);
+        let mut by_variant = BTreeMap::new();
         for probe in probes {
             for (name, next) in pooled_in_probe(&probe.variants, run_prior) {
-                self.by_variant
-                    .insert((probe.id.clone(), name.to_string()), next);
+                by_variant.insert((probe.id.clone(), name.to_string()), next);
             }
         }
+        RunSpread { by_variant }
     }
 
     pub fn get(&self, id: &str, variant: &str) -> Option<NextRun> {
@@ -507,7 +496,7 @@ pub fn pooled_in_probe(
     variants: &[VariantSpread],
     run_prior: Option<(f64, f64)>,
 ) -> Vec<(&str, NextRun)> {
-    let probe_prior = median_variance(variants.iter().map(|v| v.spread))
+    let probe_prior = median_variance(lent(variants.iter()))
         .and_then(|(var, df)| ForkSpread { ss: var * df, df }.with_prior(run_prior, PROBE_PRIOR_DF))
         .or(run_prior);
     // A variant measured in one process has no spread of its own: it
@@ -544,6 +533,11 @@ fn with_stated_prior(own: Option<(f64, f64)>) -> Option<(f64, f64)> {
             ForkSpread { ss: var * df, df }.with_prior(Some(stated), STATED_PRIOR_DF)
         }
     }
+}
+
+/// The spreads of the variants that lend theirs ([`VariantSpread::lends`]).
+fn lent<'a>(variants: impl Iterator<Item = &'a VariantSpread>) -> impl Iterator<Item = ForkSpread> {
+    variants.filter(|v| v.lends).map(|v| v.spread)
 }
 
 /// The median of the spreads' own variances and their degrees of freedom
@@ -733,6 +727,7 @@ mod tests {
             name: name.to_string(),
             forks: 1,
             spread: ForkSpread::default(),
+            lends: true,
         }
     }
 
@@ -745,6 +740,7 @@ mod tests {
             name: "two".into(),
             forks: 2,
             spread: ForkSpread::of(&[100.0, 100.0 * 0.207f64.mul_add(2f64.sqrt(), 1.0)]),
+            lends: true,
         };
         assert!((two.spread.df - 1.0).abs() < 1e-12);
         let probes = vec![

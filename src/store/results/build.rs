@@ -849,6 +849,7 @@ mod tests {
             name: name.into(),
             forks,
             spread: ForkSpread::of_differences(differences),
+            lends: true,
         };
         let priced = |records: &[Record]| -> Vec<bool> {
             records

@@ -305,6 +305,7 @@ pub fn analyse(
         run_to_run: facts.run_to_run.as_ref(),
         spread: &spread::run_spread(
             &probes,
+            &machine_states.model,
             |v| spread::used_rounds(v, &machine_states.model),
             |_, _, r| Some(r.measured.measurement.per_item.median.value),
         ),

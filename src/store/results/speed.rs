@@ -108,6 +108,7 @@ impl RunSpeed {
         run.pooled_se = stats::median_of(&errors);
         run.spread = run_spread(
             probes,
+            model,
             |v| run.rounds(v, model),
             |id, v, r| run.figure(id, v, r),
         );

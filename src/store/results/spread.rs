@@ -84,12 +84,14 @@ pub fn rounds_counted<'a>(
     }
 }
 
-/// Every supported variant's fork figures, read into the run's spread;
-/// `rounds` picks the rounds a figure stands on ([`used_rounds`] for the
+/// Every supported variant's fork figures, read into the run's spread
+/// (those of rows the slow state does not move lend it nothing:
+/// `VariantSpread::lends`); `rounds` picks the rounds a figure stands on ([`used_rounds`] for the
 /// raw ones) and `figure` reads a round's figure (raw, or at the run's
 /// reference speed, None for a round that has none).
 pub fn run_spread<'a>(
     probes: &'a [ProbeRounds],
+    model: &StateModel,
     rounds: impl Fn(&'a VariantRounds) -> Vec<&'a Round>,
     figure: impl Fn(&str, &VariantRounds, &Round) -> Option<f64>,
 ) -> RunSpread {
@@ -123,6 +125,7 @@ pub fn run_spread<'a>(
                             name: v.variant.name.clone(),
                             forks: figures.len(),
                             spread: ForkSpread::of(&figures),
+                            lends: !QuietForRow::of(v, model).unmoved,
                         }
                     })
                     .collect(),
@@ -130,10 +133,7 @@ pub fn run_spread<'a>(
         })
         .filter(|group| !group.variants.is_empty())
         .collect();
-    let (crossing, in_user_space): (Vec<ProbeSpreads>, Vec<ProbeSpreads>) = own
-        .into_iter()
-        .partition(|p| crate::mitigations::crosses_kernel(&p.id));
-    RunSpread::pool_apart(&[crossing, in_user_space])
+    RunSpread::pool(&own)
 }
 
 #[cfg(test)]
@@ -196,6 +196,7 @@ mod tests {
             ];
             let run = run_spread(
                 &probes,
+                &StateModel::fit(&[300.0; 40]),
                 |v| v.rounds.iter().collect(),
                 |_, _, r| Some(r.measured.measurement.per_item.median.value),
             );

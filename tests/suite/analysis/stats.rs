@@ -468,6 +468,7 @@ fn another_runs_difference_lands_in_the_next_run_interval_95_percent() {
                 name: v.to_string(),
                 forks: FORKS,
                 spread: ForkSpread::of_differences(forks),
+                lends: true,
             })
             .collect();
         for (name, interval) in pooled_in_probe(&spreads, None) {
