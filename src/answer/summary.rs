@@ -122,10 +122,16 @@ fn too_wide_note(r: &Record) -> String {
 /// difference that small against its noise says as little as a cost that
 /// wide. A slope (a fit's per item, a step per rule) keeps its interval: a
 /// small slope's range is what it says ("under a nanosecond a rule").
-fn readable(mut q: Quantity, r: &Record) -> Quantity {
+/// `r` is None for a figure read from more than one record (the return
+/// toll's): its reason then names no forks.
+fn readable(mut q: Quantity, r: Option<&Record>) -> Quantity {
     if q.figure.too_wide_to_read() {
         q.figure.ci95 = None;
-        q.note = q.note.or_else(|| Some(too_wide_note(r)));
+        let reason = || match r {
+            Some(r) => too_wide_note(r),
+            None => crate::analysis::interval::too_wide_reason(0, 0),
+        };
+        q.note = q.note.or_else(|| Some(reason()));
     }
     q
 }
@@ -413,7 +419,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
         ..
     }) = line
     {
-        figures.push(Quantity {
+        let added = Quantity {
             what: "from a function +".to_string(),
             figure: extra,
             unit: Unit::Ns,
@@ -422,9 +428,10 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                 variant: format!("{RETURN_TOLL_SYSCALL}/in-fn"),
             },
             note: off_the_quiet_level.then(|| PAIRS_OFF_THE_QUIET_LEVEL.to_string()),
-        });
+        };
+        figures.push(readable(added, None));
         if let Some(won) = refill {
-            figures.push(Quantity {
+            let won = Quantity {
                 what: format!(
                     "refilling the return stack ({} entries) after the crossing wins back ",
                     super::returns::ANSWERED_REFILL
@@ -439,7 +446,8 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
                     ),
                 },
                 note: None,
-            });
+            };
+            figures.push(readable(won, None));
         }
     }
 }
@@ -514,10 +522,12 @@ impl<'d> Lookup<'d> {
             },
         };
         match f.reads {
-            Reads::Cost => self.cost(f.what, r).map(|q| readable(q, r)),
-            Reads::Added => self.added(f.what, r).map(|q| readable(q, r)),
-            Reads::Over(base) => self.times(f.what, r, records[base]).map(|q| readable(q, r)),
-            Reads::WaitP99 => self.wait_p99(f.what, r).map(|q| readable(q, r)),
+            Reads::Cost => self.cost(f.what, r).map(|q| readable(q, Some(r))),
+            Reads::Added => self.added(f.what, r).map(|q| readable(q, Some(r))),
+            Reads::Over(base) => self
+                .times(f.what, r, records[base])
+                .map(|q| readable(q, Some(r))),
+            Reads::WaitP99 => self.wait_p99(f.what, r).map(|q| readable(q, Some(r))),
             Reads::FitPerCall(group) => self.fit(f.what, probe, group, series(group), true),
             Reads::FitPerItem(group) => self.fit(f.what, probe, group, series(group), false),
             Reads::WithinBudget(group) => self.within_budget(f.what, probe, group, series(group)),
