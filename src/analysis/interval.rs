@@ -242,10 +242,12 @@ pub const WIDEST_READ_PCT: f64 = 50.0;
 /// were never quiet (a slow host), how many were. Where every fork was
 /// quiet the width is the forks' own spread, or a difference small against
 /// it, and the width says it all.
-pub fn too_wide_reason(quiet_forks: usize, forks: usize) -> String {
-    let slow = match quiet_forks < forks {
-        true => format!(", {quiet_forks} of {forks} forks quiet"),
-        false => String::new(),
+/// `forks` is (quiet forks, forks run), None for a figure read from more
+/// than one row.
+pub fn too_wide_reason(forks: Option<(usize, usize)>) -> String {
+    let slow = match forks {
+        Some((quiet, run)) if quiet < run => format!(", {quiet} of {run} forks quiet"),
+        _ => String::new(),
     };
     format!("wider than ±{WIDEST_READ_PCT:.0}%{slow}")
 }

@@ -113,7 +113,7 @@ fn cost_note(r: &Record, has_interval: bool) -> Option<String> {
 fn too_wide_note(r: &Record) -> String {
     let quiet = r.cost.as_ref().map_or(0, |c| c.forks);
     let forks = crate::analysis::rounds::fork_count(r.rounds.each.iter().map(|round| round.fork));
-    crate::analysis::interval::too_wide_reason(quiet, forks.max(quiet))
+    crate::analysis::interval::too_wide_reason(Some((quiet, forks.max(quiet))))
 }
 
 /// A figure read from `r` (its cost, what it adds, a ratio, a wait) whose
@@ -129,7 +129,7 @@ fn readable(mut q: Quantity, r: Option<&Record>) -> Quantity {
         q.figure.ci95 = None;
         let reason = || match r {
             Some(r) => too_wide_note(r),
-            None => crate::analysis::interval::too_wide_reason(0, 0),
+            None => crate::analysis::interval::too_wide_reason(None),
         };
         q.note = q.note.or_else(|| Some(reason()));
     }

@@ -231,7 +231,7 @@ fn variant_record(probe: &ProbeRounds, v: &VariantRounds, cx: &Context, seed: u6
     if record.shown_ticks().is_some_and(|f| f.too_wide_to_read()) {
         record.notes.push(format!(
             "interval {}: run the default or `--runs 3`",
-            crate::analysis::interval::too_wide_reason(forks_used, forks_run)
+            crate::analysis::interval::too_wide_reason(Some((forks_used, forks_run)))
         ));
     }
     if forks_used < forks_run {
