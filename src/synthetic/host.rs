@@ -42,8 +42,10 @@ struct Inner {
     since_step_s: f64,
     /// How much slower the whole host is than the noise makes it.
     whole: f64,
-    /// Ticks added to every crossing into the kernel.
+    /// Ticks added to every crossing into the kernel, until the clock
+    /// reaches `on_syscall_path_until_s`.
     on_syscall_path: f64,
+    on_syscall_path_until_s: f64,
     /// This run's draws for each row, and each row's level in the process.
     run: Option<RowDraws>,
     process: Vec<Vec<f64>>,
@@ -51,6 +53,14 @@ struct Inner {
 }
 
 impl Inner {
+    /// Ticks a crossing into the kernel pays now besides the noise's.
+    fn on_path(&self) -> f64 {
+        match self.now_s < self.on_syscall_path_until_s {
+            true => self.on_syscall_path,
+            false => 0.0,
+        }
+    }
+
     fn advance(&mut self, seconds: f64) {
         self.now_s += seconds;
         self.since_step_s += seconds;
@@ -71,6 +81,7 @@ impl Host {
                 since_step_s: 0.0,
                 whole: 1.0,
                 on_syscall_path: 0.0,
+                on_syscall_path_until_s: f64::INFINITY,
                 run: None,
                 process: Vec::new(),
                 jitter: fastrand::Rng::with_seed(seed ^ 0x5a3f_1e5e_0b5e),
@@ -85,7 +96,15 @@ impl Host {
 
     /// `ticks` added to every crossing into the kernel from now on.
     pub fn add_to_syscall_path(&self, ticks: f64) {
-        self.lock().on_syscall_path = ticks;
+        self.add_to_syscall_path_for(ticks, f64::INFINITY);
+    }
+
+    /// `ticks` added to every crossing into the kernel for the next
+    /// `seconds` of the host's clock: a hook toggled on for a stretch.
+    pub fn add_to_syscall_path_for(&self, ticks: f64, seconds: f64) {
+        let mut inner = self.lock();
+        inner.on_syscall_path = ticks;
+        inner.on_syscall_path_until_s = inner.now_s + seconds;
     }
 
     /// A new run of `probes`: each row's level for it, slope and
@@ -145,7 +164,7 @@ impl Host {
         let level = inner.process[probe][row.variant];
         let slowed = 1.0 + sensitivity * (inner.machine.state_slowdown() - 1.0);
         row.truth.ticks * level * inner.machine.path_speed().powf(slope) * slowed * inner.whole
-            + row.crossings * inner.on_syscall_path
+            + row.crossings * inner.on_path()
     }
 
     /// One sample of `n` items of `row`: its ticks, and the clock moved on
@@ -168,7 +187,7 @@ impl Clocked for Host {
 
     fn canary(&self) -> Option<f64> {
         let mut inner = self.lock();
-        let reading = inner.machine.canary() * inner.whole + inner.on_syscall_path;
+        let reading = inner.machine.canary() * inner.whole + inner.on_path();
         inner.advance(reading * CANARY_CALLS / (TSC_MHZ * 1e6));
         Some(reading)
     }

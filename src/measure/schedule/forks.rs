@@ -222,7 +222,12 @@ pub fn measure(
             let id = p.declaration().id;
             job.answer_rows.iter().any(|(probe, _)| probe == id)
         });
-        scheduler.gate.hold_reserve(answer_rows_ahead);
+        // A row already measured without a quiet round holds the reserve
+        // too: the fork's end revisits it.
+        let revisit_ahead = scheduler.answer_rows_without_quiet(&measured);
+        scheduler
+            .gate
+            .hold_reserve(answer_rows_ahead || revisit_ahead);
         let rounds_before_s = scheduler.gate.waited.round_seconds;
         let rounds = scheduler.run_probe(*probe, seed, |stopped| {
             on_progress(done + stopped as u64);
@@ -236,6 +241,13 @@ pub fn measure(
             order_seed: rounds.order_seed,
             round_s: scheduler.gate.waited.round_seconds - rounds_before_s,
         });
+    }
+    if job.settings.wait_for_quiet && !harness.machine.stop_requested() {
+        scheduler
+            .gate
+            .hold_reserve(scheduler.answer_rows_without_quiet(&measured));
+        let revisited = scheduler.revisit(probes, &mut measured);
+        scheduler.gate.waited.revisited_rounds += revisited as u64;
     }
     if let Some(threshold) = watched.filter(|_| !job.settings.wait_for_quiet) {
         scheduler.watch_for_known_level(threshold);

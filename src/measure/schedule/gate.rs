@@ -96,6 +96,15 @@ pub struct Waited {
     pub end_s: f64,
     #[serde(default)]
     pub known_level_not_reached: bool,
+    /// Rounds of the answer's rows measured again at a fork's end, where
+    /// a slow stretch had covered every round of one in the fork
+    /// (`Scheduler::revisit`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub revisited_rounds: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Waited {
@@ -108,6 +117,7 @@ impl Waited {
         self.start_s += other.start_s;
         self.end_s += other.end_s;
         self.known_level_not_reached |= other.known_level_not_reached;
+        self.revisited_rounds += other.revisited_rounds;
     }
 
     /// The share of the time (rounds and waits) the machine was quiet;
@@ -247,6 +257,14 @@ impl Gate {
         self.free_s().max(self.reserve_left_s()).min(LONGEST_WAIT_S)
     }
 
+    /// Seconds the fork's revisit of the answer's rows may wait, after its
+    /// last probe (`Scheduler::revisit`): all it has free or what is left
+    /// of the reserve, whichever is more, in one wait if need be, since a
+    /// stretch that outlasted the rows' own waits is what it waits out.
+    pub fn revisit_allowance_s(&self) -> f64 {
+        self.free_s().max(self.reserve_left_s())
+    }
+
     /// Seconds the fork has free to wait: its budget, less the time it has
     /// spent (its waits and rounds, or the time since its first round
     /// where that is more) and what its rounds ahead will take
@@ -289,9 +307,10 @@ impl Gate {
         planned.max(projected).max(self.expected_rounds_s)
     }
 
-    /// Whether a round may start at `reading`, `waited_s` into a wait.
+    /// Whether a round may start at `reading`, `waited_s` into a wait of
+    /// at most [`LONGEST_WAIT_S`].
     pub fn judge(&self, reading: Option<f64>, waited_s: f64) -> Decision {
-        self.judge_within(reading, waited_s, self.allowance_s())
+        self.judge_within(reading, waited_s, self.allowance_s().min(LONGEST_WAIT_S))
     }
 
     /// [`Gate::judge`] with `allowance_s` the most this wait may take: a
@@ -306,7 +325,7 @@ impl Gate {
             Some(c) if c <= threshold => Decision::Go,
             // No reading (the thread moved): nothing says it is slow.
             None => Decision::Go,
-            Some(_) if waited_s >= LONGEST_WAIT_S || waited_s >= allowance_s => Decision::GiveUp,
+            Some(_) if waited_s >= allowance_s => Decision::GiveUp,
             Some(_) => Decision::Wait,
         }
     }
@@ -399,6 +418,26 @@ mod tests {
         gate.hold_reserve(false);
         assert!((gate.allowance_s() - 3.0).abs() < 1e-9);
         assert_eq!(gate.answer_allowance_s(), gate.allowance_s());
+    }
+
+    #[test]
+    fn the_revisit_at_a_forks_end_may_wait_out_a_stretch_longer_than_one_wait() {
+        let mut gate = two_levels(100.0);
+        gate.hold_reserve(true);
+        // Nothing measured, nothing free: the reserve, a quarter of 100 s,
+        // in one wait, where a row's own wait stops at the longest.
+        let revisit = gate.revisit_allowance_s();
+        assert!((revisit - 25.0).abs() < 1e-9);
+        assert_eq!(
+            gate.judge_within(Some(400.0), 10.0, revisit),
+            Decision::Wait
+        );
+        assert_eq!(
+            gate.judge_within(Some(400.0), 10.0, gate.answer_allowance_s()),
+            Decision::GiveUp
+        );
+        gate.hold_reserve(false);
+        assert_eq!(gate.revisit_allowance_s(), 0.0);
     }
 
     /// A fork of 10 s after a quiet round and a slow one of 1 s each.

@@ -21,6 +21,7 @@
 
 pub mod forks;
 pub mod gate;
+mod revisit;
 
 use crate::analysis::figure::Figure;
 use crate::analysis::rounds::{self, RoundFigure};
@@ -30,6 +31,7 @@ use crate::measure::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, TollPair, Unsupported, Variant,
 };
 use gate::{Decision, Gate};
+pub use revisit::Patience;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Duration;
@@ -440,15 +442,11 @@ impl<'a> Scheduler<'a> {
             None => self.canary(),
         };
         // A row the answer reads is patient until it has its quiet rounds.
-        let quiet_rounds = v
-            .rounds
-            .iter()
-            .filter(|r| {
-                !r.partner_away() && self.gate.reads_quiet([r.canary_before, r.canary_after])
-            })
-            .count();
-        let patient = v.answer && quiet_rounds < QUIET_ROUNDS_PER_FORK;
-        let canary_before = self.wait_for_quiet(canary_before, patient);
+        let patience = match v.answer && self.quiet_rounds(v) < QUIET_ROUNDS_PER_FORK {
+            true => Patience::Answer,
+            false => Patience::Shared,
+        };
+        let canary_before = self.wait_for_quiet(canary_before, patience);
         let reference_before = self.last_reference;
         let harness = self.harness.for_round(v.base_batch(), false);
         let round_started = self.harness.machine.now();
@@ -493,21 +491,22 @@ impl<'a> Scheduler<'a> {
     /// (see [`gate`]); returns the reading the round starts at. The
     /// readings taken while waiting are not kept among the run's (they
     /// would weigh the slow stretches by how long they were waited out);
-    /// after a wait, a fresh reading is the round's own. A `patient` wait
-    /// (a row the answer reads, short of quiet rounds) goes past the
-    /// other rows' allowance into the answer's reserve
-    /// ([`Gate::answer_allowance_s`]).
-    fn wait_for_quiet(&mut self, reading: Option<f64>, patient: bool) -> Option<f64> {
+    /// after a wait, a fresh reading is the round's own. A patient wait
+    /// (a row the answer reads, short of quiet rounds, or the fork's
+    /// revisit of them) goes past the other rows' allowance into the
+    /// answer's reserve ([`Patience`]).
+    fn wait_for_quiet(&mut self, reading: Option<f64>, patience: Patience) -> Option<f64> {
         let machine = self.harness.machine.clone();
         let mut reading = reading;
         let started = machine.now();
         let began = *self.rounds_began.get_or_insert(started);
         self.gate.note_elapsed((started - began).as_secs_f64());
         let mut waited_s = 0.0;
-        let shared_s = self.gate.allowance_s();
-        let allowance_s = match patient {
-            true => self.gate.answer_allowance_s(),
-            false => shared_s,
+        let shared_s = self.gate.allowance_s().min(gate::LONGEST_WAIT_S);
+        let allowance_s = match patience {
+            Patience::Shared => shared_s,
+            Patience::Answer => self.gate.answer_allowance_s(),
+            Patience::Revisit => self.gate.revisit_allowance_s(),
         };
         loop {
             match self.gate.judge_within(reading, waited_s, allowance_s) {
@@ -525,9 +524,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         if waited_s > 0.0 {
-            let from_reserve_s = match patient {
-                true => (waited_s - shared_s).max(0.0),
-                false => 0.0,
+            let from_reserve_s = match patience {
+                Patience::Shared => 0.0,
+                _ => (waited_s - shared_s).max(0.0),
             };
             self.gate.count_wait(waited_s, from_reserve_s);
             // The reading that ended the wait was chosen for reading quiet:

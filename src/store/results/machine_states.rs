@@ -319,6 +319,13 @@ impl MachineStates {
                 self.summary, waited.start_s
             );
         }
+        if waited.revisited_rounds > 0 {
+            self.summary = format!(
+                "{}; {} rounds of the answer's rows measured again at a fork's end, a slow \
+                 stretch having covered all of a row's rounds there",
+                self.summary, waited.revisited_rounds
+            );
+        }
         if waited.end_s >= 0.1 {
             self.summary = format!(
                 "{}; the canary was watched {:.1} s after the last round for the boot's quiet \
