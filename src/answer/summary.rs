@@ -196,6 +196,7 @@ pub enum TollKind {
     ThreadChannel,
     CryptoSection,
     Teardown,
+    VmExit,
 }
 
 impl TollKind {
@@ -211,6 +212,7 @@ impl TollKind {
             TollKind::ThreadChannel => "thread + channel",
             TollKind::CryptoSection => "16 MiB sha256",
             TollKind::Teardown => "lock-held teardown",
+            TollKind::VmExit => "VM exit",
         }
     }
 }
@@ -326,6 +328,9 @@ const LINES: &[TollSpec] = &[
         figure("lookup p99 wait at K=1", 0, Reads::WaitP99),
         figure("at K=4096", 1, Reads::WaitP99),
     ]),
+    toll(TollKind::VmExit, crate::measure::probes::guest::EXIT_PROBE, &["cpuid"], &[
+        figure("a CPUID exit to the host +", 0, Reads::Added),
+    ]),
 ];
 
 /// Every (probe, variant) the summary's tolls read, for the test that
@@ -369,9 +374,14 @@ pub fn of(doc: &RunDocument) -> Answer {
     let in_force = switches::in_force(&doc.inventory.cpu.vulnerabilities);
     let mhz = doc.inventory.tsc_mhz.filter(|m| *m > 0.0);
     let run = Lookup { doc, mhz };
-    let mut tolls: Vec<Toll> = LINES.iter().filter_map(|spec| run.toll(spec)).collect();
+    let mut tolls: Vec<Toll> = LINES
+        .iter()
+        .filter_map(|spec| run.toll(spec))
+        .filter(|t| !not_a_guest(t))
+        .collect();
     let syscall_return = super::returns::of(doc);
     through_a_function(&mut tolls, &syscall_return);
+    exit_in_getpids(&mut tolls);
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     let kernel = super::prices::of(doc);
@@ -394,6 +404,43 @@ pub fn of(doc: &RunDocument) -> Answer {
         attributed: doc.attributed.clone(),
         hooks: doc.hooks_on_path(),
         hook_toll: doc.hook_toll.clone(),
+    }
+}
+
+/// Whether `toll` is the VM exit's on a machine that is no guest: the
+/// answer then says nothing of exits (there are none to price), where any
+/// other toll the machine cannot measure says why.
+fn not_a_guest(toll: &Toll) -> bool {
+    toll.kind == TollKind::VmExit && matches!(toll.outcome, TollStatus::Unsupported { .. })
+}
+
+/// The VM exit's line says how many null syscalls one exit is worth: the
+/// two boundaries a guest's program crosses, on one scale.
+fn exit_in_getpids(tolls: &mut [Toll]) {
+    let measured = |kind: TollKind| -> Option<&Quantity> {
+        match &tolls.iter().find(|t| t.kind == kind)?.outcome {
+            TollStatus::Measured { figures } => figures.first(),
+            TollStatus::Unsupported { .. } => None,
+        }
+    };
+    let (Some(exit), Some(getpid)) = (measured(TollKind::VmExit), measured(TollKind::NullSyscall))
+    else {
+        return;
+    };
+    let in_getpids = Quantity {
+        what: "in getpid calls".to_string(),
+        figure: crate::analysis::combine::ratio(exit.figure, getpid.figure),
+        unit: Unit::Times,
+        from: exit.from.clone(),
+        note: None,
+    };
+    let in_getpids = readable(in_getpids, None);
+    if let Some(Toll {
+        outcome: TollStatus::Measured { figures },
+        ..
+    }) = tolls.iter_mut().find(|t| t.kind == TollKind::VmExit)
+    {
+        figures.push(in_getpids);
     }
 }
 

@@ -4,6 +4,7 @@
 use super::terminal::terminal_safe;
 use crate::inventory::bpf;
 use crate::inventory::hooks::{self, Hooks, Reading};
+use crate::inventory::paravirt::Paravirt;
 use crate::inventory::{Inventory, UNKNOWN};
 use std::fmt::Write as _;
 
@@ -51,6 +52,7 @@ pub fn render(inventory: &Inventory) -> String {
         &format!("control {}, active {}", cpu.smt_control, cpu.smt_active),
     );
     line("hypervisor", &cpu.hypervisor);
+    paravirt_lines(&inventory.paravirt, &mut line);
     let tsc = match (inventory.tsc_mhz, inventory.tsc_calibrated_mhz) {
         (Some(mhz), Some(cal)) => format!(
             "{mhz:.3} MHz from {} (calibrated: {cal:.3} MHz)",
@@ -101,6 +103,40 @@ pub fn render(inventory: &Inventory) -> String {
         let _ = writeln!(out, "  {key}={value}");
     }
     out
+}
+
+/// A KVM guest's paravirtual features, a line each: in use, or offered
+/// and not, with the reason (see `inventory::paravirt`).
+fn paravirt_lines(p: &Paravirt, line: &mut impl FnMut(&str, &str)) {
+    if p.is_empty() {
+        return;
+    }
+    let dedicated = match p.dedicated_cpus {
+        Some(true) => ", the host hints a CPU per vCPU",
+        Some(false) => "",
+        None => "",
+    };
+    line(
+        "paravirt (KVM)",
+        &format!(
+            "from {}{dedicated}; idle driver {}",
+            p.source, p.idle_driver
+        ),
+    );
+    for f in &p.features {
+        let state = match (f.offered, f.in_use) {
+            (_, Some(true)) => "in use".to_string(),
+            (Some(false), _) => "not offered".to_string(),
+            (Some(true), _) => "offered, not in use".to_string(),
+            (None, Some(false)) => "not in use".to_string(),
+            (None, None) => UNKNOWN.to_string(),
+        };
+        let why = f
+            .why_not
+            .as_ref()
+            .map_or_else(String::new, |w| format!(": {w}"));
+        line(&format!("  {}", f.name), &format!("{state}{why}"));
+    }
 }
 
 /// The hooks on the syscall path, a line each (see `inventory::hooks`).

@@ -10,6 +10,7 @@ mod facilities;
 pub mod hooks;
 pub mod identity;
 mod kernel;
+pub mod paravirt;
 mod root;
 pub(crate) mod tracefs;
 
@@ -44,6 +45,10 @@ pub struct Inventory {
     /// tracer, dynamic events, livepatches); runs before them read none.
     #[serde(default)]
     pub hooks: hooks::Hooks,
+    /// A KVM guest's paravirtual features: offered by the host, used by
+    /// the kernel; absent on other machines and in runs before it.
+    #[serde(default, skip_serializing_if = "paravirt::Paravirt::is_empty")]
+    pub paravirt: paravirt::Paravirt,
 }
 
 impl Inventory {
@@ -77,6 +82,7 @@ impl Inventory {
                 .map_or_else(|| UNKNOWN.to_string(), |f| f.source.clone()),
             tsc_calibrated_mhz: frequency.and_then(|f| f.calibrated_mhz),
             hooks: hooks::collect(&root),
+            paravirt: paravirt::collect(&root, log, &cpu.online),
             cpu,
             kernel,
             facilities,

@@ -38,6 +38,7 @@ mod measure {
 mod inventory {
     mod cpu_matrix;
     mod fixture_trees;
+    mod paravirt;
     mod properties;
 }
 

@@ -12,6 +12,7 @@ mod corunner;
 mod doorbell;
 pub mod failures;
 mod floor;
+pub mod guest;
 mod indirect;
 mod kernel;
 pub(crate) mod memory;

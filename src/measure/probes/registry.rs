@@ -3,7 +3,8 @@
 
 use super::{AnyProbe, Placement, Unsupported, Variant};
 use super::{
-    Declaration, cflags, floor, indirect, kernel, memory, os, section, syscall, teardown, thread,
+    Declaration, cflags, floor, guest, indirect, kernel, memory, os, section, syscall, teardown,
+    thread,
 };
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +75,10 @@ pub const FAMILIES: &[Family] = &[
         name: "teardown",
         title: "releasing a large index under a lock: every K entries or when a lookup waits",
     },
+    Family {
+        name: "guest",
+        title: "the guest/host boundary: what a VM exit costs this guest",
+    },
 ];
 
 /// The C compiler of the cflags family, for the run's build identity.
@@ -92,6 +97,7 @@ pub fn registry() -> Vec<&'static dyn AnyProbe> {
     probes.extend(thread::probes());
     probes.extend(section::probes());
     probes.extend(teardown::probes());
+    probes.push(&guest::Exit);
     probes
 }
 

@@ -1031,3 +1031,35 @@ fn a_difference_wider_than_fifty_percent_prints_why_in_place_of_its_interval() {
         assert!(q.note.is_some(), "{q:?}");
     }
 }
+
+#[test]
+fn a_guest_prices_its_exit_in_getpid_calls_and_other_machines_say_nothing_of_exits() {
+    use mitbench::answer::summary::Unit;
+    let mut doc = fixture();
+    let mut exit = doc.record("indirect/call", "retpoline").unwrap().clone();
+    exit.id = "guest/exit".into();
+    exit.variant = "cpuid".into();
+    doc.results.push(exit.clone());
+    let s = of(&doc);
+    let figures = measured(&s, TollKind::VmExit);
+    assert_eq!(figures.len(), 2, "{figures:?}");
+    let getpid = measured(&s, TollKind::NullSyscall)[0].figure.value;
+    let (added, in_getpids) = (&figures[0], &figures[1]);
+    assert_eq!((added.unit, in_getpids.unit), (Unit::Ns, Unit::Times));
+    let ratio = added.figure.value / getpid;
+    assert!((in_getpids.figure.value - ratio).abs() < 1e-9 * ratio);
+    let lines = summary::lines(&s, 100);
+    assert!(lines.iter().any(|l| l.starts_with("VM exit")), "{lines:#?}");
+    // A machine that is no guest: the probe says so, and the answer says
+    // nothing of exits.
+    let row = doc.results.last_mut().unwrap();
+    row.cost = None;
+    row.unsupported = Some(mitbench::measure::probes::Unsupported::missing(
+        "hypervisor",
+        "not a guest",
+    ));
+    let s = of(&doc);
+    assert!(s.tolls.iter().all(|t| t.kind != TollKind::VmExit));
+    let lines = summary::lines(&s, 100);
+    assert!(lines.iter().all(|l| !l.contains("exit")), "{lines:#?}");
+}

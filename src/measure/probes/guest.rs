@@ -1,0 +1,68 @@
+//! Family `guest` (every seed pays it on a virtual machine): the crossing
+//! from a guest to its host. A guest's user space makes one exit on every
+//! CPU a KVM, Hyper-V or Xen host runs without asking anything of a
+//! device: CPUID, which the hypervisor intercepts unconditionally
+//! (VMX and SVM both) and answers in its kernel. Timed against LFENCE, a
+//! barrier that serialises dispatch without leaving the guest, the
+//! difference is the exit's round trip, with whatever the host's
+//! mitigations add to it (RSB filling, IBPB or VERW on exit or entry).
+
+use crate::measure::harness::Harness;
+use crate::measure::probes::{Outcome, Placement, Probe, Unsupported};
+use std::arch::asm;
+use std::arch::x86_64::__cpuid;
+
+/// The probe's id, as the answer reads it.
+pub const EXIT_PROBE: &str = "guest/exit";
+
+probe! {
+    /// a VM exit from user space: CPUID, which every hypervisor intercepts, against LFENCE, which stays in the guest
+    pub struct Exit: "guest/exit", seed "all", item "one instruction",
+        requires ["a hypervisor (CPUID leaf 1, ECX bit 31)"];
+}
+
+named_configs! {
+    /// The instruction timed.
+    pub enum Instruction (baseline Lfence) {
+        Lfence => "lfence" {"instruction": "lfence", "exits": false},
+        Cpuid => "cpuid" {"instruction": "cpuid, leaf 0", "exits": true},
+    }
+}
+
+/// Whether CPUID says a hypervisor runs this CPU (leaf 1, ECX bit 31,
+/// which hypervisors set and processors leave clear).
+pub fn under_a_hypervisor() -> bool {
+    __cpuid(1).ecx & (1 << 31) != 0
+}
+
+impl Probe for Exit {
+    type Config = Instruction;
+
+    fn check(&self, _: &Instruction, _: &Placement) -> Result<(), Unsupported> {
+        match under_a_hypervisor() {
+            true => Ok(()),
+            false => Err(Unsupported::missing(
+                "hypervisor",
+                "not a guest: CPUID leaf 1 has the hypervisor bit clear, so CPUID runs on the \
+                 processor and no VM exit is made",
+            )),
+        }
+    }
+
+    fn measure(
+        &self,
+        instruction: &Instruction,
+        placement: &Placement,
+        harness: &Harness,
+    ) -> Outcome {
+        let measurement = match instruction {
+            // SAFETY: lfence has no operands and no effect on memory.
+            Instruction::Lfence => harness
+                .measure_each(|| unsafe { asm!("lfence", options(nostack, preserves_flags)) }),
+            // Leaf 0 (the vendor and the highest leaf): the cheapest a
+            // hypervisor answers, so the figure is the exit's own.
+            Instruction::Cpuid => harness.measure_each(|| __cpuid(0).eax),
+        };
+        Outcome::on_cpus(measurement, vec![placement.cpu])
+    }
+}
