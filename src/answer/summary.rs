@@ -278,6 +278,9 @@ const fn figure(what: &'static str, record: usize, reads: Reads) -> FigureSpec {
     }
 }
 
+/// What the VM exit's line calls the exit's own price.
+const EXIT: &str = "a CPUID exit to the host +";
+
 /// The answer's lines, in the order it prints them, each a toll and the
 /// figures it reads (kept as written, not as rustfmt would fold it). What
 /// prices a crossing is the crossings' one table
@@ -329,7 +332,7 @@ const LINES: &[TollSpec] = &[
         figure("at K=4096", 1, Reads::WaitP99),
     ]),
     toll(TollKind::VmExit, crate::measure::probes::guest::EXIT_PROBE, &["cpuid"], &[
-        figure("a CPUID exit to the host +", 0, Reads::Added),
+        figure(EXIT, 0, Reads::Added),
     ]),
 ];
 
@@ -381,7 +384,7 @@ pub fn of(doc: &RunDocument) -> Answer {
         .collect();
     let syscall_return = super::returns::of(doc);
     through_a_function(&mut tolls, &syscall_return);
-    exit_in_getpids(&mut tolls);
+    exits_on_one_scale(&mut tolls);
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     let kernel = super::prices::of(doc);
@@ -414,33 +417,50 @@ fn not_a_guest(toll: &Toll) -> bool {
     toll.kind == TollKind::VmExit && matches!(toll.outcome, TollStatus::Unsupported { .. })
 }
 
-/// The VM exit's line says how many null syscalls one exit is worth: the
-/// two boundaries a guest's program crosses, on one scale.
-fn exit_in_getpids(tolls: &mut [Toll]) {
-    let measured = |kind: TollKind| -> Option<&Quantity> {
+/// The VM exit's line puts the other boundaries a guest's program crosses
+/// on its scale: how many null syscalls one exit is worth, and how many
+/// exits a remote TLB shootdown's extra cost is (an IPI is an exit on the
+/// sender and, where the receiver halted, on the receiver). Ratios of
+/// figures of other probes, so added here rather than by the line's spec.
+fn exits_on_one_scale(tolls: &mut [Toll]) {
+    let figure = |kind: TollKind, what: &str| -> Option<Quantity> {
         match &tolls.iter().find(|t| t.kind == kind)?.outcome {
-            TollStatus::Measured { figures } => figures.first(),
+            TollStatus::Measured { figures } => figures.iter().find(|q| q.what == what).cloned(),
             TollStatus::Unsupported { .. } => None,
         }
     };
-    let (Some(exit), Some(getpid)) = (measured(TollKind::VmExit), measured(TollKind::NullSyscall))
-    else {
+    let Some(exit) = figure(TollKind::VmExit, EXIT) else {
         return;
     };
-    let in_getpids = Quantity {
-        what: "in getpid calls".to_string(),
-        figure: crate::analysis::combine::ratio(exit.figure, getpid.figure),
-        unit: Unit::Times,
-        from: exit.from.clone(),
-        note: None,
+    // A ratio of a figure off the quiet level is off it too: it keeps
+    // the first note of its two.
+    let ratio = |what: &str, over: &Quantity, under: &Quantity| {
+        let q = Quantity {
+            what: what.to_string(),
+            figure: crate::analysis::combine::ratio(over.figure, under.figure),
+            unit: Unit::Times,
+            from: exit.from.clone(),
+            note: over.note.clone().or_else(|| under.note.clone()),
+        };
+        readable(q, None)
     };
-    let in_getpids = readable(in_getpids, None);
+    let mut scaled = Vec::new();
+    if let Some(getpid) = figure(TollKind::NullSyscall, "getpid") {
+        scaled.push(ratio("in getpid calls", &exit, &getpid));
+    }
+    if let Some(remote) = figure(TollKind::Shootdown, "a remote CPU +") {
+        scaled.push(ratio(
+            "a remote shootdown's extra, in exits",
+            &remote,
+            &exit,
+        ));
+    }
     if let Some(Toll {
         outcome: TollStatus::Measured { figures },
         ..
     }) = tolls.iter_mut().find(|t| t.kind == TollKind::VmExit)
     {
-        figures.push(in_getpids);
+        figures.extend(scaled);
     }
 }
 

@@ -1042,14 +1042,28 @@ fn a_guest_prices_its_exit_in_getpid_calls_and_other_machines_say_nothing_of_exi
     doc.results.push(exit.clone());
     let s = of(&doc);
     let figures = measured(&s, TollKind::VmExit);
-    assert_eq!(figures.len(), 2, "{figures:?}");
+    assert_eq!(figures.len(), 3, "{figures:?}");
     let getpid = measured(&s, TollKind::NullSyscall)[0].figure.value;
-    let (added, in_getpids) = (&figures[0], &figures[1]);
-    assert_eq!((added.unit, in_getpids.unit), (Unit::Ns, Unit::Times));
-    let ratio = added.figure.value / getpid;
-    assert!((in_getpids.figure.value - ratio).abs() < 1e-9 * ratio);
+    let remote = measured(&s, TollKind::Shootdown)[1].figure.value;
+    let (added, in_getpids, shootdown) = (&figures[0], &figures[1], &figures[2]);
+    assert_eq!(
+        [added.unit, in_getpids.unit, shootdown.unit],
+        [Unit::Ns, Unit::Times, Unit::Times]
+    );
+    let exit = added.figure.value;
+    assert!((in_getpids.figure.value - exit / getpid).abs() < 1e-9 * exit / getpid);
+    assert!((shootdown.figure.value - remote / exit).abs() < 1e-9 * remote / exit);
     let lines = summary::lines(&s, 100);
     assert!(lines.iter().any(|l| l.starts_with("VM exit")), "{lines:#?}");
+    // A ratio to a figure of a slow level is a slow level's too.
+    let mut slow_getpid = doc.clone();
+    getpid_cost(&mut slow_getpid).estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
+    let s = of(&slow_getpid);
+    let in_getpids = &measured(&s, TollKind::VmExit)[1];
+    assert_eq!(
+        in_getpids.note.as_deref(),
+        Some(mitbench::answer::summary::SLOW_LEVEL)
+    );
     // A machine that is no guest: the probe says so, and the answer says
     // nothing of exits.
     let row = doc.results.last_mut().unwrap();
