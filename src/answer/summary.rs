@@ -279,7 +279,7 @@ const fn figure(what: &'static str, record: usize, reads: Reads) -> FigureSpec {
 }
 
 /// What the VM exit's line calls the exit's own price.
-const EXIT: &str = "a CPUID exit to the host +";
+const EXIT: &str = "a CPUID exit to the host (its guest_host mitigations in it) +";
 
 /// The answer's lines, in the order it prints them, each a toll and the
 /// figures it reads (kept as written, not as rustfmt would fold it). What
