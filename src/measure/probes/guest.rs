@@ -9,7 +9,6 @@
 
 use crate::measure::harness::Harness;
 use crate::measure::probes::{Outcome, Placement, Probe, Unsupported};
-use std::arch::asm;
 use std::arch::x86_64::__cpuid;
 
 /// The probe's id, as the answer reads it.
@@ -56,9 +55,7 @@ impl Probe for Exit {
         harness: &Harness,
     ) -> Outcome {
         let measurement = match instruction {
-            // SAFETY: lfence has no operands and no effect on memory.
-            Instruction::Lfence => harness
-                .measure_each(|| unsafe { asm!("lfence", options(nostack, preserves_flags)) }),
+            Instruction::Lfence => harness.measure_each(super::indirect::lfence),
             // Leaf 0 (the vendor and the highest leaf): the cheapest a
             // hypervisor answers, so the figure is the exit's own.
             Instruction::Cpuid => harness.measure_each(|| __cpuid(0).eax),

@@ -16,6 +16,14 @@ probe! {
         requires ["x86-64"];
 }
 
+/// One LFENCE: the Spectre v1 barrier, and an instruction that serialises
+/// dispatch without leaving a guest (the VM exit's baseline, `guest/exit`).
+#[inline(always)]
+pub fn lfence() {
+    // SAFETY: lfence has no operands and no effect on memory.
+    unsafe { asm!("lfence", options(nostack, preserves_flags)) }
+}
+
 /// CPUID.(EAX=7,ECX=0):EDX[10]: verw also clears CPU buffers.
 fn md_clear() -> bool {
     // SAFETY: cpuid exists on every x86-64 CPU; leaf 7 is valid when the
@@ -78,8 +86,7 @@ impl Probe for Barrier {
         harness: &Harness,
     ) -> Outcome {
         let measurement = if *instruction == Instruction::Lfence {
-            // SAFETY: lfence has no operands and no effect on memory.
-            harness.measure_each(|| unsafe { asm!("lfence", options(nostack, preserves_flags)) })
+            harness.measure_each(lfence)
         } else {
             // The kernel issues verw with a valid writable data segment
             // selector; the user stack segment is one.

@@ -8,6 +8,7 @@ mod dispatch;
 mod pipeline;
 
 use super::AnyProbe;
+pub(super) use barrier::lfence;
 
 pub fn probes() -> Vec<&'static dyn AnyProbe> {
     vec![
