@@ -412,9 +412,12 @@ pub fn of(doc: &RunDocument) -> Answer {
 
 /// Whether `toll` is the VM exit's on a machine that is no guest: the
 /// answer then says nothing of exits (there are none to price), where any
-/// other toll the machine cannot measure says why.
+/// other toll the machine cannot measure, and the exit for any other
+/// reason, says why.
 fn not_a_guest(toll: &Toll) -> bool {
-    toll.kind == TollKind::VmExit && matches!(toll.outcome, TollStatus::Unsupported { .. })
+    toll.kind == TollKind::VmExit
+        && matches!(&toll.outcome, TollStatus::Unsupported { reason, .. }
+            if reason == crate::measure::probes::guest::NOT_A_GUEST)
 }
 
 /// The VM exit's line puts the other boundaries a guest's program crosses

@@ -113,8 +113,7 @@ fn paravirt_lines(p: &Paravirt, line: &mut impl FnMut(&str, &str)) {
     }
     let dedicated = match p.dedicated_cpus {
         Some(true) => ", the host hints a CPU per vCPU",
-        Some(false) => "",
-        None => "",
+        _ => "",
     };
     line(
         "paravirt (KVM)",

@@ -11,6 +11,11 @@ use crate::measure::harness::Harness;
 use crate::measure::probes::{Outcome, Placement, Probe, Unsupported};
 use std::arch::x86_64::__cpuid;
 
+/// Why the probe does not run where CPUID says no hypervisor runs the
+/// CPU: the answer leaves the exit's line out on that reason alone.
+pub const NOT_A_GUEST: &str = "not a guest: CPUID leaf 1 has the hypervisor bit clear, so CPUID \
+                               runs on the processor and no VM exit is made";
+
 /// The probe's id, as the answer reads it.
 pub const EXIT_PROBE: &str = "guest/exit";
 
@@ -40,11 +45,7 @@ impl Probe for Exit {
     fn check(&self, _: &Instruction, _: &Placement) -> Result<(), Unsupported> {
         match under_a_hypervisor() {
             true => Ok(()),
-            false => Err(Unsupported::missing(
-                "hypervisor",
-                "not a guest: CPUID leaf 1 has the hypervisor bit clear, so CPUID runs on the \
-                 processor and no VM exit is made",
-            )),
+            false => Err(Unsupported::missing("hypervisor", NOT_A_GUEST)),
         }
     }
 

@@ -31,7 +31,7 @@ use crate::measure::probes::{
     AnyProbe, Declaration, Kind, Measured, Outcome, Placement, TollPair, Unsupported, Variant,
 };
 use gate::{Decision, Gate};
-pub use revisit::Patience;
+use revisit::Patience;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Duration;

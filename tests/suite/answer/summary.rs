@@ -1071,10 +1071,25 @@ fn a_guest_prices_its_exit_in_getpid_calls_and_other_machines_say_nothing_of_exi
     row.cost = None;
     row.unsupported = Some(mitbench::measure::probes::Unsupported::missing(
         "hypervisor",
-        "not a guest",
+        mitbench::measure::probes::guest::NOT_A_GUEST,
     ));
     let s = of(&doc);
     assert!(s.tolls.iter().all(|t| t.kind != TollKind::VmExit));
     let lines = summary::lines(&s, 100);
     assert!(lines.iter().all(|l| !l.contains("exit")), "{lines:#?}");
+    // A guest whose exit could not be measured says why, as any line does.
+    doc.results.last_mut().unwrap().unsupported =
+        Some(mitbench::measure::probes::Unsupported::new(
+            mitbench::measure::probes::Kind::SamplesDropped,
+            "every sample of a round was dropped",
+        ));
+    let s = of(&doc);
+    let exit = s.tolls.iter().find(|t| t.kind == TollKind::VmExit);
+    assert!(
+        matches!(
+            exit.map(|t| &t.outcome),
+            Some(TollStatus::Unsupported { .. })
+        ),
+        "{exit:?}"
+    );
 }
