@@ -26,8 +26,8 @@ probe! {
 }
 
 named_configs! {
-    /// The instruction timed.
-    pub enum Instruction (baseline Lfence) {
+    /// The instruction timed: both serialise, only CPUID leaves the guest.
+    pub enum Serialising (baseline Lfence) {
         Lfence => "lfence" {"instruction": "lfence", "exits": false},
         Cpuid => "cpuid" {"instruction": "cpuid, leaf 0", "exits": true},
     }
@@ -40,9 +40,9 @@ pub fn under_a_hypervisor() -> bool {
 }
 
 impl Probe for Exit {
-    type Config = Instruction;
+    type Config = Serialising;
 
-    fn check(&self, _: &Instruction, _: &Placement) -> Result<(), Unsupported> {
+    fn check(&self, _: &Serialising, _: &Placement) -> Result<(), Unsupported> {
         match under_a_hypervisor() {
             true => Ok(()),
             false => Err(Unsupported::missing("hypervisor", NOT_A_GUEST)),
@@ -51,15 +51,15 @@ impl Probe for Exit {
 
     fn measure(
         &self,
-        instruction: &Instruction,
+        instruction: &Serialising,
         placement: &Placement,
         harness: &Harness,
     ) -> Outcome {
         let measurement = match instruction {
-            Instruction::Lfence => harness.measure_each(super::indirect::lfence),
+            Serialising::Lfence => harness.measure_each(super::indirect::lfence),
             // Leaf 0 (the vendor and the highest leaf): the cheapest a
             // hypervisor answers, so the figure is the exit's own.
-            Instruction::Cpuid => harness.measure_each(|| __cpuid(0).eax),
+            Serialising::Cpuid => harness.measure_each(|| __cpuid(0).eax),
         };
         Outcome::on_cpus(measurement, vec![placement.cpu])
     }
