@@ -180,9 +180,13 @@ pub fn collect(root: &Root, kernel_log: Option<&str>, cpus_online: &str) -> Para
             .any(|l| l.contains("KVM_HINTS_REALTIME"))
             .then_some(true)
     });
+    // A log without the boot's first lines (unreadable, or a ring buffer
+    // that has wrapped) cannot say what the kernel set up at boot.
+    let boot_logged = kernel_log.is_some_and(|log| log.contains("Hypervisor detected:"));
     let facts = Facts {
         offers,
         dedicated_cpus,
+        boot_logged,
         lines: &guest_lines,
         idle_driver: &idle_driver,
         one_cpu: cpus_online.trim() == "0",
@@ -202,6 +206,7 @@ pub fn collect(root: &Root, kernel_log: Option<&str>, cpus_online: &str) -> Para
 struct Facts<'a> {
     offers: Option<Offers>,
     dedicated_cpus: Option<bool>,
+    boot_logged: bool,
     lines: &'a [&'a str],
     idle_driver: &'a str,
     one_cpu: bool,
@@ -229,6 +234,14 @@ impl Facts<'_> {
     fn taken_up(&self, known: &Known) -> (Option<bool>, Option<String>) {
         match known.taken_up {
             TakenUp::WhereOffered => (self.offers.map(|_| true), None),
+            TakenUp::IdleDriver if self.idle_driver == super::UNKNOWN => (
+                None,
+                Some("the cpuidle driver could not be read".to_string()),
+            ),
+            TakenUp::Logged(_) | TakenUp::Spinlocks if !self.boot_logged => (
+                None,
+                Some("the kernel log does not hold the boot's lines".to_string()),
+            ),
             TakenUp::IdleDriver => {
                 let polls = self.idle_driver == "haltpoll";
                 let why = format!(
@@ -273,5 +286,41 @@ impl Facts<'_> {
             return "the host offers no steal time, which it needs".to_string();
         }
         format!("the kernel log has no `kvm-guest: {line}` line")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every feature offered, the boot's lines gone from the log (a ring
+    /// buffer that wrapped, a log that could not be read): nothing is said
+    /// to be off for want of a line the log no longer holds.
+    #[test]
+    fn a_log_without_the_boots_lines_says_so_rather_than_not_in_use() {
+        let facts = Facts {
+            offers: Some(Offers {
+                features: u32::MAX,
+                hints: 0,
+            }),
+            dedicated_cpus: Some(false),
+            boot_logged: false,
+            lines: &[],
+            idle_driver: "haltpoll",
+            one_cpu: false,
+        };
+        for known in FEATURES {
+            let f = facts.feature(known);
+            assert_eq!(f.offered, Some(true), "{}", f.name);
+            match known.taken_up {
+                TakenUp::Logged(_) | TakenUp::Spinlocks => {
+                    assert_eq!(f.in_use, None, "{}", f.name);
+                    assert!(f.why_not.unwrap().contains("boot's lines"));
+                }
+                TakenUp::WhereOffered | TakenUp::IdleDriver => {
+                    assert_eq!(f.in_use, Some(true), "{}", f.name)
+                }
+            }
+        }
     }
 }
