@@ -1,5 +1,6 @@
 //! Raw system calls through the `syscall` instruction, bypassing libc and the
-//! vDSO, so a probe measures the kernel crossing and nothing else.
+//! vDSO, so a probe measures the kernel crossing and nothing else; and what
+//! CPUID says of a hypervisor, which a probe and the inventory both ask.
 
 use std::arch::asm;
 use std::io;
@@ -173,4 +174,25 @@ pub fn sleep_until_ns(deadline_ns: u64) {
         )
     } == libc::EINTR
     {}
+}
+
+/// Whether CPUID says a hypervisor runs this CPU (leaf 1, ECX bit 31,
+/// which hypervisors set and processors leave clear).
+pub fn under_a_hypervisor() -> bool {
+    std::arch::x86_64::__cpuid(1).ecx & (1 << 31) != 0
+}
+
+/// The hypervisor's signature (CPUID leaf 0x40000000: EBX, ECX, EDX, as
+/// bytes, "KVMKVMKVM" and NULs on KVM) and the highest hypervisor leaf it
+/// answers (EAX), where one runs this CPU.
+pub fn hypervisor_leaf() -> Option<(Vec<u8>, u32)> {
+    if !under_a_hypervisor() {
+        return None;
+    }
+    let leaf = std::arch::x86_64::__cpuid(0x4000_0000);
+    let signature = [leaf.ebx, leaf.ecx, leaf.edx]
+        .iter()
+        .flat_map(|r| r.to_le_bytes())
+        .collect();
+    Some((signature, leaf.eax))
 }

@@ -143,15 +143,7 @@ fn hypervisor(root: &Root, flag: Option<bool>, kernel_log: Option<&str>) -> Stri
 /// The hypervisor's vendor signature from CPUID leaf 0x40000000, when the
 /// hypervisor bit (leaf 1, ECX bit 31) is set.
 fn cpuid_hypervisor_vendor() -> Option<String> {
-    use std::arch::x86_64::__cpuid;
-    let (leaf1, leaf) = (__cpuid(1), __cpuid(0x4000_0000));
-    if leaf1.ecx & (1 << 31) == 0 {
-        return None;
-    }
-    let bytes: Vec<u8> = [leaf.ebx, leaf.ecx, leaf.edx]
-        .iter()
-        .flat_map(|r| r.to_le_bytes())
-        .collect();
+    let (bytes, _) = crate::sys::hypervisor_leaf()?;
     let text = String::from_utf8_lossy(&bytes)
         .trim_matches(char::from(0))
         .trim()

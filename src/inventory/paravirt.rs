@@ -136,19 +136,11 @@ impl Offers {
 
 /// The KVM host's offers from CPUID, where this process runs under one.
 pub fn read_offers() -> Option<Offers> {
-    use std::arch::x86_64::__cpuid;
-    if __cpuid(1).ecx & (1 << 31) == 0 {
+    let (signature, highest) = crate::sys::hypervisor_leaf()?;
+    if !signature.starts_with(KVM_SIGNATURE.as_bytes()) || highest < 0x4000_0001 {
         return None;
     }
-    let base = __cpuid(0x4000_0000);
-    let signature: Vec<u8> = [base.ebx, base.ecx, base.edx]
-        .iter()
-        .flat_map(|r| r.to_le_bytes())
-        .collect();
-    if !signature.starts_with(KVM_SIGNATURE.as_bytes()) || base.eax < 0x4000_0001 {
-        return None;
-    }
-    let leaf = __cpuid(0x4000_0001);
+    let leaf = std::arch::x86_64::__cpuid(0x4000_0001);
     Some(Offers {
         features: leaf.eax,
         hints: leaf.edx,

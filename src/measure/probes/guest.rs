@@ -33,17 +33,11 @@ named_configs! {
     }
 }
 
-/// Whether CPUID says a hypervisor runs this CPU (leaf 1, ECX bit 31,
-/// which hypervisors set and processors leave clear).
-pub fn under_a_hypervisor() -> bool {
-    __cpuid(1).ecx & (1 << 31) != 0
-}
-
 impl Probe for Exit {
     type Config = Serialising;
 
     fn check(&self, _: &Serialising, _: &Placement) -> Result<(), Unsupported> {
-        match under_a_hypervisor() {
+        match crate::sys::under_a_hypervisor() {
             true => Ok(()),
             false => Err(Unsupported::missing("hypervisor", NOT_A_GUEST)),
         }
