@@ -458,12 +458,17 @@ fn exits_on_one_scale(tolls: &mut [Toll]) {
             &exit,
         ));
     }
-    if let Some(Toll {
-        outcome: TollStatus::Measured { figures },
-        ..
-    }) = tolls.iter_mut().find(|t| t.kind == TollKind::VmExit)
-    {
+    if let Some(figures) = measured_figures(tolls, TollKind::VmExit) {
         figures.extend(scaled);
+    }
+}
+
+/// The figures of the measured line of `kind`, for a figure added outside
+/// the line's spec; None where the line is missing or unsupported.
+fn measured_figures(tolls: &mut [Toll], kind: TollKind) -> Option<&mut Vec<Quantity>> {
+    match &mut tolls.iter_mut().find(|t| t.kind == kind)?.outcome {
+        TollStatus::Measured { figures } => Some(figures),
+        TollStatus::Unsupported { .. } => None,
     }
 }
 
@@ -483,12 +488,7 @@ fn through_a_function(tolls: &mut [Toll], returns: &[super::returns::ReturnToll]
         return;
     };
     let refill = getpid.and_then(|r| r.named_refill_win());
-    let line = tolls.iter_mut().find(|t| t.kind == TollKind::NullSyscall);
-    if let Some(Toll {
-        outcome: TollStatus::Measured { figures },
-        ..
-    }) = line
-    {
+    if let Some(figures) = measured_figures(tolls, TollKind::NullSyscall) {
         let added = Quantity {
             what: "from a function +".to_string(),
             figure: extra,
