@@ -27,6 +27,12 @@ pub enum Occurs {
     /// (after the count's reset at entry, or a chain of more returns than
     /// the count's twelve calls): likewise uncounted.
     PerCallDepthUnderflow,
+    /// On every exit of a guest to this kernel as its KVM host: a host's
+    /// own crossings never run it.
+    PerGuestExit,
+    /// On the first return to user mode after a guest's exit, where the
+    /// exit is handled by the VMM in user space (an I/O port, MMIO).
+    PerGuestExitToVmm,
 }
 
 impl Occurs {
@@ -39,6 +45,8 @@ impl Occurs {
             Occurs::PerKernelReturn => "per-kernel-return",
             Occurs::PerKernelIndirectCall => "per-kernel-indirect-call",
             Occurs::PerCallDepthUnderflow => "per-call-depth-underflow",
+            Occurs::PerGuestExit => "per-guest-exit",
+            Occurs::PerGuestExitToVmm => "per-guest-exit-to-vmm",
         }
     }
 
@@ -50,17 +58,19 @@ impl Occurs {
             Occurs::PerKernelReturn => "per kernel return",
             Occurs::PerKernelIndirectCall => "per kernel indirect call",
             Occurs::PerCallDepthUnderflow => "per underflow of the call count",
+            Occurs::PerGuestExit => "per exit of a guest (a KVM host's)",
+            Occurs::PerGuestExitToVmm => "per exit of a guest its VMM handles (a KVM host's)",
         }
     }
 
     /// How many times one crossing of the null syscall runs it, where
     /// that is known: once for entry and exit, none for a switch (a
-    /// syscall that does not block switches no task), unknown for the
-    /// returns and calls inside.
+    /// syscall that does not block switches no task, nor does it leave a
+    /// guest), unknown for the returns and calls inside.
     pub fn per_syscall(self) -> Option<u32> {
         match self {
             Occurs::PerEntry | Occurs::PerExit => Some(1),
-            Occurs::PerSwitch => Some(0),
+            Occurs::PerSwitch | Occurs::PerGuestExit | Occurs::PerGuestExitToVmm => Some(0),
             Occurs::PerKernelReturn
             | Occurs::PerKernelIndirectCall
             | Occurs::PerCallDepthUnderflow => None,
@@ -339,6 +349,35 @@ pub const SEQUENCES: &[Sequence] = &[
                     (syscall/specctrl-switch), halved, stands for it",
         ..IBPB_ON_SWITCH
     },
+    // The same barrier where this kernel is a KVM host: on each exit of a
+    // guest (retbleed=ibpb and spec_rstack_overflow=ibpb ask for it there
+    // and on entry, =ibpb-vmexit there only), or before the first return
+    // to the VMM after one (VMSCAPE). A host's own syscalls never run it;
+    // what its guests pay is the price times their exits.
+    Sequence {
+        mitigation: Id::ReturnThunks,
+        when_line_says: &["Mitigation: IBPB"],
+        unless_line_says: &[],
+        occurs: Occurs::PerGuestExit,
+        asked_by: None,
+        source: "asm/nospec-branch.h: UNTRAIN_RET_VM after each #VMEXIT \
+                 (arch/x86/kvm/svm/vmenter.S), an IBPB where X86_FEATURE_IBPB_ON_VMEXIT",
+        user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
+                    (syscall/specctrl-switch), halved, stands for it",
+        ..IBPB_ON_SWITCH
+    },
+    Sequence {
+        mitigation: Id::Vmscape,
+        when_line_says: &["IBPB before exit to userspace"],
+        unless_line_says: &[],
+        occurs: Occurs::PerGuestExitToVmm,
+        asked_by: None,
+        source: "asm/entry-common.h: arch_exit_to_user_mode_prepare, an IBPB where KVM set \
+                 x86_ibpb_exit_to_user on a guest's exit (X86_FEATURE_IBPB_EXIT_TO_USER)",
+        user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
+                    (syscall/specctrl-switch), halved, stands for it",
+        ..IBPB_ON_SWITCH
+    },
     Sequence {
         row: ("indirect/call", "retpoline"),
         read: Read::AddedToBaseline,
@@ -431,9 +470,18 @@ pub const NO_REPLAY: &[NoReplay] = &[
               threads the cores do not run",
     },
     NoReplay {
-        file: "spec_rstack_overflow",
+        file: "vmscape",
         line_says: "IBPB on VMEXIT",
-        why: "an IBPB on every exit from a guest: only a KVM host pays",
+        why: "the IBPB on every exit of a guest that retbleed's or SRSO's mitigation runs \
+              covers it: priced on their line, per exit",
+    },
+    NoReplay {
+        file: "vmscape",
+        line_says: "Clear BHB",
+        why: "the branch-history clearing loop, without its LFENCE, before the host's \
+              first return to its VMM after a guest's exit (the BHB-clear series, on CPUs \
+              with BHI_CTRL): only a KVM host's VMM pays, per exit it handles; not \
+              replayed (kernel/sequences bhb-clear is the loop with the LFENCE of entry)",
     },
     NoReplay {
         file: "spec_rstack_overflow",

@@ -164,6 +164,81 @@ fn the_vectors_name_only_what_is_in_force_here() {
     }
 }
 
+/// What a KVM host runs for its guests' exits (the IBPB retbleed's and
+/// SRSO's IBPB modes run on each exit, VMSCAPE's barrier before the return
+/// to the VMM) is priced per exit of a guest, never as a part of the
+/// host's own syscalls, or said why not; and the matrix holds each of the
+/// strings bugs.c (and the BHB-clear series) print for them.
+#[test]
+fn what_a_host_runs_on_its_guests_exits_is_priced_per_exit_or_said_why() {
+    use mitbench::mitigations::sequences::Occurs;
+    let mut seen = BTreeSet::new();
+    for tree in trees() {
+        let doc = run_on(&tree);
+        let k = prices::of(&doc);
+        let per = |id: mitbench::mitigations::Id, occurs: Occurs| {
+            k.prices.iter().find(|p| p.id == id && p.occurs == occurs)
+        };
+        let why = |file: &str| {
+            k.unreplayed
+                .iter()
+                .find(|u| u.vulnerabilities.iter().any(|v| v == file))
+                .map_or(String::new(), |u| u.why.clone())
+        };
+        for f in kernel::in_force(&doc.inventory.cpu.vulnerabilities) {
+            let line = f.line.as_str();
+            let (id, occurs) = match f.vulnerability.as_str() {
+                "retbleed" | "spec_rstack_overflow" if line.starts_with("Mitigation: IBPB") => {
+                    (f.mitigations[0], Occurs::PerGuestExit)
+                }
+                "vmscape" if line.contains("IBPB before exit to userspace") => {
+                    (f.mitigations[0], Occurs::PerGuestExitToVmm)
+                }
+                "vmscape" if line.contains("IBPB on VMEXIT") => {
+                    // Run by the other line's IBPB, priced there.
+                    let other = mitbench::mitigations::Id::ReturnThunks;
+                    assert!(
+                        per(other, Occurs::PerGuestExit).is_some(),
+                        "{}",
+                        name(&tree)
+                    );
+                    assert!(why("vmscape").contains("covers it"), "{}", name(&tree));
+                    seen.insert(line.to_string());
+                    continue;
+                }
+                "vmscape" if line.contains("Clear BHB") => {
+                    let why = why("vmscape");
+                    assert!(
+                        why.contains("branch-history") && why.contains("KVM host"),
+                        "{why}"
+                    );
+                    seen.insert(line.to_string());
+                    continue;
+                }
+                _ => continue,
+            };
+            seen.insert(line.to_string());
+            let p = per(id, occurs)
+                .unwrap_or_else(|| panic!("{}: {line}: no price {}", name(&tree), occurs.name()));
+            assert!(p.price_ns.is_some(), "{}: {line} unpriced", name(&tree));
+            assert_eq!(
+                p.getpid_floor_ns,
+                None,
+                "{}: a syscall pays no exit",
+                name(&tree)
+            );
+        }
+    }
+    for line in [
+        "Mitigation: IBPB before exit to userspace",
+        "Mitigation: IBPB on VMEXIT",
+        "Mitigation: IBPB on VMEXIT only",
+        "Mitigation: Clear BHB before exit to userspace",
+    ] {
+        assert!(seen.contains(line), "no tree prints {line:?}");
+    }
+}
+
 #[test]
 fn tax_names_each_mitigation_in_force_once() {
     for tree in trees() {
