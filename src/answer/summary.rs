@@ -279,7 +279,7 @@ const fn figure(what: &'static str, record: usize, reads: Reads) -> FigureSpec {
 }
 
 /// What the VM exit's line calls the exit's own price.
-const EXIT: &str = "a CPUID exit to the host (its guest_host mitigations in it) +";
+const EXIT: &str = "a CPUID exit to the host +";
 
 /// The answer's lines, in the order it prints them, each a toll and the
 /// figures it reads (kept as written, not as rustfmt would fold it). What
@@ -388,6 +388,8 @@ pub fn of(doc: &RunDocument) -> Answer {
     let mut boots: Vec<String> = vec!["mitigations=off".to_string()];
     boots.extend(in_force.iter().map(|f| f.off.clone()));
     let kernel = super::prices::of(doc);
+    let mut attack_vectors = super::vectors::of(&doc.inventory, &kernel);
+    attack_vectors.pays_its_host = measured_figures(&mut tolls, TollKind::VmExit).is_some();
     Answer {
         machine: format!(
             "{}, kernel {}",
@@ -396,7 +398,7 @@ pub fn of(doc: &RunDocument) -> Answer {
         command_line: crate::inventory::mitigation_words(&doc.inventory.kernel.cmdline),
         in_force,
         tolls,
-        attack_vectors: super::vectors::of(&doc.inventory, &kernel),
+        attack_vectors,
         kernel,
         syscall_return,
         other_crossing_return: super::returns::of_other_crossings(doc),

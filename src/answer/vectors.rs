@@ -24,6 +24,11 @@ pub struct AttackVectors {
     /// Mitigations in force that no enabled vector keeps: held by their
     /// own option (`spectre_v2=retpoline`), or outside the vector controls.
     pub unkept: Vec<&'static str>,
+    /// On a guest whose run priced a VM exit: its host's own guest_host
+    /// mitigations run on each exit, set by the host's boot, not this
+    /// kernel's command line (false, and absent, elsewhere).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pays_its_host: bool,
 }
 
 /// One enabled vector, priced.
@@ -80,6 +85,7 @@ pub fn of(inventory: &Inventory, prices: &KernelPrices) -> AttackVectors {
             g => g.to_string(),
         },
         vectors,
+        pays_its_host: false,
     }
 }
 

@@ -231,6 +231,13 @@ pub fn attack_vectors(v: &AttackVectors) -> String {
         let off = names(&mut c.disabled.iter().copied());
         parts.push(format!("{} off{guests}", off.join(", ")));
     }
+    // This kernel's vectors are not the whole bill of a guest: its host's
+    // guest_host runs on every exit, and only the host's boots move it.
+    if v.pays_its_host {
+        parts.push(
+            "its host's guest_host: on each VM exit (that line), set by the host's boot".into(),
+        );
+    }
     // The word itself is in the JSON; the answer says what it did, and
     // what of it the kernel does not take as written.
     parts.extend(c.problems.iter().cloned());

@@ -1055,6 +1055,13 @@ fn a_guest_prices_its_exit_in_getpid_calls_and_other_machines_say_nothing_of_exi
     assert!((shootdown.figure.value - remote / exit).abs() < 1e-9 * remote / exit);
     let lines = summary::lines(&s, 100);
     assert!(lines.iter().any(|l| l.starts_with("VM exit")), "{lines:#?}");
+    // The vectors say what a guest pays beyond its own kernel's vectors.
+    let text = lines.join(" ");
+    assert!(
+        text.contains("its host's guest_host: on each VM exit"),
+        "{lines:#?}"
+    );
+    assert!(lines.len() <= 30, "{} lines: {lines:#?}", lines.len());
     // A ratio to a figure of a slow level is a slow level's too.
     let mut slow_getpid = doc.clone();
     getpid_cost(&mut slow_getpid).estimator = mitbench::analysis::rounds::Basis::NoQuietRound;
