@@ -6,7 +6,7 @@
 
 use super::advice;
 use crate::analysis::interval::Figure;
-use crate::measure::probes::FigureRole;
+use crate::measure::probes::{FigureRole, guest};
 use crate::mitigations::crossing::{RETURN_TOLL_SYSCALL, SYSCALL};
 use crate::mitigations::kernel::{self as switches, InForce};
 use crate::store::results::answered::{AttributedPart, HookToll};
@@ -331,7 +331,7 @@ const LINES: &[TollSpec] = &[
         figure("lookup p99 wait at K=1", 0, Reads::WaitP99),
         figure("at K=4096", 1, Reads::WaitP99),
     ]),
-    toll(TollKind::VmExit, crate::measure::probes::guest::EXIT_PROBE, &["cpuid"], &[
+    toll(TollKind::VmExit, guest::EXIT_PROBE, &[guest::EXITING], &[
         figure(EXIT, 0, Reads::Added),
     ]),
 ];
@@ -419,7 +419,7 @@ pub fn of(doc: &RunDocument) -> Answer {
 fn not_a_guest(toll: &Toll) -> bool {
     toll.kind == TollKind::VmExit
         && matches!(&toll.outcome, TollStatus::Unsupported { reason, .. }
-            if reason == crate::measure::probes::guest::NOT_A_GUEST)
+            if reason == guest::NOT_A_GUEST)
 }
 
 /// The VM exit's line puts the other boundaries a guest's program crosses

@@ -52,11 +52,40 @@ pub(super) fn explain(
                 row.consistent_with.push(change.key.clone());
             }
         }
+        if row.consistent_with.is_empty()
+            && let Some(host) = on_the_hosts_side(row)
+        {
+            row.consistent_with.push(host.mitigation.clone());
+            explained.push(host);
+        }
         if row.consistent_with.is_empty() {
             unexplained.push(name);
         }
     }
     (explained, unexplained)
+}
+
+/// A guest's VM exit that moved while nothing the guest records did: its
+/// price is the host's (its guest_host mitigations, its hypervisor, its
+/// load), so the change is named the host's, with its size per exit.
+fn on_the_hosts_side(row: &RowChange) -> Option<Explanation> {
+    use crate::measure::probes::guest::{EXIT_PROBE, EXITING};
+    if row.key.id != EXIT_PROBE || row.key.variant != EXITING {
+        return None;
+    }
+    Some(Explanation {
+        mitigation: format!(
+            "the host's side: {:+.0} ticks an exit",
+            row.new_ticks - row.old_ticks
+        ),
+        why: "a VM exit's round trip is the host's: its guest_host mitigations (IBPB or RSB \
+              filling on exit, VERW or an L1D flush before entry), its hypervisor's version \
+              and its load; the guest's inventory did not change"
+            .to_string(),
+        source: "docs/the-guest-boundary.md".to_string(),
+        because: vec!["the VM exit's price".to_string()],
+        rows: vec![format!("{} {}", row.key.id, row.key.variant)],
+    })
 }
 
 /// Probes (globs) whose compared variants are the same code with one

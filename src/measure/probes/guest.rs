@@ -19,6 +19,9 @@ pub const NOT_A_GUEST: &str = "not a guest: CPUID leaf 1 has the hypervisor bit 
 /// The probe's id, as the answer reads it.
 pub const EXIT_PROBE: &str = "guest/exit";
 
+/// Its variant that exits, as the answer and `compare` read it.
+pub const EXITING: &str = "cpuid";
+
 probe! {
     /// a VM exit from user space: CPUID, which every hypervisor intercepts, against LFENCE, which stays in the guest
     pub struct Exit: "guest/exit", seed "all", item "one instruction",

@@ -501,3 +501,58 @@ fn an_audit_rule_between_two_runs_is_named_as_the_shifts_cause() {
         );
     });
 }
+
+/// `fixture` on a guest: the VM exit's rows (a copy of the retpoline call's
+/// and the plain call's figures, which any pair of rows would serve).
+fn guest_fixture() -> RunDocument {
+    use mitbench::measure::probes::guest::{EXIT_PROBE, EXITING};
+    let mut doc = sharp_fixture();
+    for (from, to) in [("retpoline", EXITING), ("indirect", "lfence")] {
+        let mut row = doc.record("indirect/call", from).unwrap().clone();
+        row.id = EXIT_PROBE.into();
+        row.variant = to.into();
+        doc.results.push(row);
+    }
+    doc
+}
+
+#[test]
+fn a_guests_exit_that_moved_alone_is_named_a_change_on_the_hosts_side() {
+    use mitbench::measure::probes::guest::{EXIT_PROBE, EXITING};
+    let host = |cmp: &RunComparison| {
+        cmp.explained
+            .iter()
+            .find(|e| e.mitigation.starts_with("the host's side"))
+            .cloned()
+    };
+    let old = guest_fixture();
+    // The same runs: nothing moved, nothing named.
+    let same = compare::compare(&old, "1", &old, "2", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(host(&same).is_none());
+    // The exit 20% dearer, the guest unchanged: the host's side, per exit.
+    let mut new = old.clone();
+    scale_variant(&mut new, EXIT_PROBE, Some(EXITING), 1.2);
+    let cmp = compare::compare(&old, "1", &new, "2", compare::DEFAULT_THRESHOLD_PCT);
+    let exit = cmp
+        .rows
+        .iter()
+        .find(|r| r.key.id == EXIT_PROBE && r.key.variant == EXITING)
+        .unwrap();
+    assert_eq!(exit.verdict, Verdict::Slower);
+    let named = host(&cmp).expect("the host's side named");
+    let added = exit.new_ticks - exit.old_ticks;
+    assert!(
+        named
+            .mitigation
+            .contains(&format!("{added:+.0} ticks an exit")),
+        "{named:?}"
+    );
+    assert!(cmp.unexplained.is_empty(), "{:?}", cmp.unexplained);
+    let out = shown(&cmp, View::default());
+    assert!(out.contains("the host's side"), "{out}");
+    // With the guest's own kernel changed too, the guest may have moved
+    // it: not named the host's.
+    new.inventory.kernel.release = "6.19.0".into();
+    let cmp = compare::compare(&old, "1", &new, "2", compare::DEFAULT_THRESHOLD_PCT);
+    assert!(host(&cmp).is_none());
+}
