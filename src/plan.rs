@@ -55,6 +55,78 @@ pub struct Plan {
     /// last run of this machine read one.
     pub hooks: Vec<crate::inventory::hooks::OnPath>,
     pub hook_toll: Option<HookTollFrom>,
+    /// On a guest: the boots of its host that would separate the host's
+    /// guest_host mitigations, which the guest pays on its exits (absent
+    /// off a guest).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_boots: Vec<HostBoot>,
+}
+
+/// A boot of a guest's host: a word on the host's command line, what it
+/// turns off there, and which of the guest's exits would show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostBoot {
+    pub adds: &'static str,
+    pub turns_off: &'static str,
+    pub shows_in: &'static str,
+    /// The CPUs whose host has the word (the guest runs on the host's
+    /// CPU); None: every CPU.
+    #[serde(skip)]
+    only_on: Option<HostCpus>,
+}
+
+/// CPUs by cpuinfo's vendor and family.
+#[derive(Debug, Clone, Copy)]
+struct HostCpus {
+    vendor: &'static str,
+    families: &'static [&'static str],
+}
+
+/// The host's words that move what a guest's exits pay, as the kernel's
+/// admin guide names them; SRSO's only on a Zen 1-4 (families 0x17 and
+/// 0x19).
+const HOST_BOOTS: &[HostBoot] = &[
+    HostBoot {
+        adds: "mitigations=auto,no_guest_host",
+        turns_off: "every mitigation of the host's guest_host vector (a host kernel with \
+                    attack-vector controls, 6.17 or later)",
+        shows_in: "every exit: guest/exit cpuid, and the shootdowns and wake-ups between vCPUs",
+        only_on: None,
+    },
+    HostBoot {
+        adds: "vmscape=off",
+        turns_off: "VMSCAPE's IBPB before the host's first return to its VMM after an exit",
+        shows_in: "only exits the VMM handles in user space (a device's I/O): not CPUID's, \
+                   which the host's kernel answers, so guest/exit stays",
+        only_on: None,
+    },
+    HostBoot {
+        adds: "spec_rstack_overflow=ibpb-vmexit",
+        turns_off: "SRSO's safe return on the host's own entries, for an IBPB on each exit of \
+                    a guest",
+        shows_in: "every exit, dearer by an IBPB: guest/exit cpuid",
+        only_on: Some(HostCpus {
+            vendor: "AuthenticAMD",
+            families: &["23", "25"],
+        }),
+    },
+];
+
+/// The host boots that would separate what a guest pays its host: none
+/// where the inventory is no guest's.
+fn host_boots(inventory: &Inventory) -> Vec<HostBoot> {
+    let cpu = &inventory.cpu;
+    if cpu.flags.get("hypervisor") != Some(&true) {
+        return Vec::new();
+    }
+    HOST_BOOTS
+        .iter()
+        .filter(|b| {
+            b.only_on
+                .is_none_or(|c| cpu.vendor == c.vendor && c.families.contains(&cpu.family.as_str()))
+        })
+        .cloned()
+        .collect()
 }
 
 /// The hooks' price per syscall and the run it was read in.
@@ -209,6 +281,7 @@ pub fn plan(inventory: &Inventory, runs: usize) -> Plan {
         boots,
         hooks: inventory.hooks.on_syscall_path(),
         hook_toll: None,
+        host_boots: host_boots(inventory),
     }
 }
 

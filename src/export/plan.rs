@@ -57,6 +57,7 @@ pub fn render(plan: &Plan, width: usize) -> String {
     for how in crate::plan::HOW_TO_BOOT {
         out.say("  -", how, 4);
     }
+    host_boots(plan, &mut out);
     out.text
 }
 
@@ -181,5 +182,31 @@ fn vector_boots(plan: &Plan, out: &mut Prose, numbered: usize) {
         if let Some(set) = &boot.measured {
             let _ = writeln!(out, "   measured: set {set}");
         }
+    }
+}
+
+/// On a guest, its host's boots: the guest cannot make them, and its
+/// command line is the same under each, so the sets are told apart by
+/// when they ran and compared two at a time.
+fn host_boots(plan: &Plan, out: &mut Prose) {
+    if plan.host_boots.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    out.say(
+        "the host's boots:",
+        "this is a guest: its host's guest_host mitigations run on each of its VM exits and are \
+         switched on the host's command line, not on this one. On each, while the host runs it: \
+         `mitbench run --runs 5 --probe guest --probe memory/shootdown`; then `mitbench compare \
+         A..B C..D` (the set under the host's present boot, then this one) names the host's \
+         side, per exit",
+        2,
+    );
+    for b in &plan.host_boots {
+        out.say(
+            &format!("  - {}:", b.adds),
+            &format!("turns off {}; shows in {}", b.turns_off, b.shows_in),
+            4,
+        );
     }
 }

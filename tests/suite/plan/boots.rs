@@ -361,3 +361,34 @@ fn the_plan_names_what_removes_each_hook_on_the_syscall_path() {
     inventory.hooks.audit = Reading::Read(off(true));
     assert!(named(&inventory, &last).is_empty());
 }
+
+/// On a guest the plan names its host's boots that would move what its
+/// exits pay (SRSO's IBPB on exit only where the CPU is a Zen 1-4); on
+/// bare metal none.
+#[test]
+fn a_guests_plan_names_the_host_boots_its_exits_would_show() {
+    let words = |name: &str| -> Vec<&'static str> {
+        plan(&fixture(name), 5)
+            .host_boots
+            .iter()
+            .map(|b| b.adds)
+            .collect()
+    };
+    let every = [
+        "mitigations=auto,no_guest_host",
+        "vmscape=off",
+        "spec_rstack_overflow=ibpb-vmexit",
+    ];
+    assert_eq!(words("amd-zen3-guest"), every);
+    assert_eq!(words("amd-epyc-vm"), every);
+    assert_eq!(words("intel-xeon-guest"), every[..2]);
+    for bare in ["amd-zen2-retbleed", "intel-pti-ibrs", "cpus/amd-zen4"] {
+        assert!(words(bare).is_empty(), "{bare}: {:?}", words(bare));
+    }
+    let text = mitbench::export::plan::render(&plan(&fixture("amd-zen3-guest"), 5), 100);
+    let (_, host) = text.split_once("the host's boots:").expect("said");
+    // (The command lines above stay whole for copying; this keeps to 100.)
+    for line in host.lines() {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+}
