@@ -720,3 +720,29 @@ fn every_dashboard_query_names_a_series_mitbench_or_node_exporter_exports() {
         assert!(read.contains(wanted), "the dashboard reads no {wanted}");
     }
 }
+
+/// A guest's VM exit is a row like any: its cost per exit is a series a
+/// fleet's dashboard reads per host (the row's cost in the table, in
+/// seconds), beside its ratio to the non-exiting baseline.
+#[test]
+fn a_guests_exit_price_is_a_series_per_host() {
+    use mitbench::measure::probes::guest::{EXIT_PROBE, EXITING};
+    let mut doc = common::stored_run("run-a.json");
+    for (from, to) in [("retpoline", EXITING), ("indirect", "lfence")] {
+        let mut row = doc.record("indirect/call", from).unwrap().clone();
+        row.id = EXIT_PROBE.into();
+        row.variant = to.into();
+        doc.results.push(row);
+    }
+    let text = exported_and_checked(&doc);
+    let labels = [r#"probe="guest/exit""#, r#"variant="cpuid""#];
+    let exit = sample(&text, "mitbench_cost_ticks", &labels).expect("the exit's cost");
+    let row = doc.record(EXIT_PROBE, EXITING).unwrap();
+    let table = row.shown_ticks().unwrap().value;
+    assert!(
+        (exit - table).abs() <= 1e-6 * table,
+        "{exit} against {table}"
+    );
+    assert!(sample(&text, "mitbench_cost_seconds", &labels).is_some_and(|s| s > 0.0));
+    assert!(sample(&text, "mitbench_vs_baseline_ratio", &labels).is_some());
+}
