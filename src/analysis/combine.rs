@@ -45,14 +45,17 @@ pub fn ratio(a: Figure, b: Figure) -> Figure {
     )
 }
 
-/// A running sum of figures with their half-widths.
+/// A running sum of figures with the two sides of their intervals, each
+/// side summed apart: a sum of one figure is that figure, interval and
+/// all, and a lopsided interval is not widened to its wider side (a
+/// floor read from the sum would then fall below its parts').
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Sum {
     value: f64,
-    /// Σ half-width² (measured apart).
-    var: f64,
-    /// Σ half-width (read from the same sets).
-    linear: f64,
+    /// Σ side² (measured apart), the lower side and the upper.
+    var: [f64; 2],
+    /// Σ side (read from the same sets).
+    linear: [f64; 2],
     same_sets: bool,
     terms: bool,
     half_unknown: bool,
@@ -60,7 +63,7 @@ pub struct Sum {
 
 impl Sum {
     /// A sum of figures read from the same run sets (different rows of
-    /// them): half-widths add, the bound whatever their covariance.
+    /// them): each side's widths add, the bound whatever their covariance.
     pub fn of_same_sets() -> Sum {
         Sum {
             same_sets: true,
@@ -68,12 +71,27 @@ impl Sum {
         }
     }
 
+    /// Adds `value` with a symmetric interval of half-width `half`.
     pub fn add(&mut self, value: f64, half: Option<f64>) {
+        self.add_sides(value, half.map(|h| [h.abs(); 2]));
+    }
+
+    /// Adds `f` with its interval as it is, each side apart.
+    pub fn add_figure(&mut self, f: Figure) {
+        let sides = f
+            .ci95
+            .map(|[lo, hi]| [(f.value - lo).max(0.0), (hi - f.value).max(0.0)]);
+        self.add_sides(f.value, sides);
+    }
+
+    fn add_sides(&mut self, value: f64, sides: Option<[f64; 2]>) {
         self.value += value;
-        match half {
-            Some(h) => {
-                self.var += h * h;
-                self.linear += h.abs();
+        match sides {
+            Some(sides) => {
+                for (i, side) in sides.into_iter().enumerate() {
+                    self.var[i] += side * side;
+                    self.linear[i] += side;
+                }
             }
             None => self.half_unknown = true,
         }
@@ -87,12 +105,13 @@ impl Sum {
     /// The sum and its 95% interval: None with no term, and no interval
     /// where some term had none.
     pub fn read(self) -> Option<Figure> {
-        let half = match self.same_sets {
+        let [below, above] = match self.same_sets {
             true => self.linear,
-            false => self.var.sqrt(),
+            false => self.var.map(f64::sqrt),
         };
+        let ends = [self.value - below, self.value + above];
         self.terms
-            .then(|| Figure::within(self.value, (!self.half_unknown).then_some(half)))
+            .then(|| Figure::new(self.value, (!self.half_unknown).then_some(ends)))
     }
 }
 
@@ -124,6 +143,35 @@ mod tests {
         assert_eq!(sum.read(), Some(Figure::new(3.0, Some([-2.0, 8.0]))));
         sum.add(1.0, None);
         assert_eq!(sum.read(), Some(Figure::new(4.0, None)));
+    }
+
+    #[test]
+    fn a_lopsided_interval_keeps_its_sides_in_a_sum() {
+        // One term: the sum is the term, its interval unchanged.
+        let part = Figure::new(20.0, Some([18.64, 30.0]));
+        let mut one = Sum::of_same_sets();
+        one.add_figure(part);
+        assert_eq!(one.read(), Some(part));
+        // Two terms of non-negative lower ends: the sum's lower end is at
+        // least either part's, which the wider side read as a symmetric
+        // half-width (20 - 10 + 0.5 = 10.5 below 18.64) broke.
+        let mut two = Sum::of_same_sets();
+        two.add_figure(part);
+        two.add_figure(Figure::new(1.0, Some([0.5, 1.5])));
+        let [lo, hi] = two.read().unwrap().ends();
+        assert!(
+            (lo - 19.14).abs() < 1e-9 && (hi - 31.5).abs() < 1e-9,
+            "[{lo}, {hi}]"
+        );
+        // Measured apart: each side in quadrature.
+        let mut apart = Sum::default();
+        apart.add_figure(Figure::new(10.0, Some([7.0, 14.0])));
+        apart.add_figure(Figure::new(5.0, Some([1.0, 8.0])));
+        let [lo, hi] = apart.read().unwrap().ends();
+        assert!(
+            (lo - 10.0).abs() < 1e-9 && (hi - 20.0).abs() < 1e-9,
+            "[{lo}, {hi}]"
+        );
     }
 
     #[test]

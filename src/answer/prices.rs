@@ -206,12 +206,17 @@ pub fn note_replays(doc: &mut RunDocument) {
     }
 }
 
-/// Figures of rows of one run added up: their half-widths add
-/// (`combine::Sum::of_same_sets`). None where there are none.
+/// Prices of rows of one run added up: each side of their intervals adds
+/// (`combine::Sum::of_same_sets`). A price is a cost, never below nothing,
+/// so each part's lower end is read at zero or above: the sum's floor is
+/// then never below a part's. None where there are none.
 pub fn sum_of_one_run(figures: impl IntoIterator<Item = Figure>) -> Option<Figure> {
     let mut sum = crate::analysis::combine::Sum::of_same_sets();
     for f in figures {
-        sum.add(f.value, f.half_width());
+        let at_least_nothing = f
+            .ci95
+            .map(|[lo, hi]| [lo.max(0.0).min(f.value.max(0.0)), hi]);
+        sum.add_figure(Figure::new(f.value, at_least_nothing));
     }
     sum.read()
 }

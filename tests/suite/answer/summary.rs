@@ -1100,3 +1100,48 @@ fn a_guest_prices_its_exit_in_getpid_calls_and_other_machines_say_nothing_of_exi
         "{exit:?}"
     );
 }
+
+/// "together ≥ X ns of getpid" is never below a part it sums, where a
+/// part's interval is lopsided (a replay's difference to its baseline
+/// read from pairs of rounds): the sum keeps each side of its parts'
+/// intervals (issue 106: "≥ 18.6 ns ... together ≥ 18.5 ns").
+#[test]
+fn a_together_floor_is_never_below_a_part_it_sums() {
+    use mitbench::answer::prices;
+    use mitbench::mitigations::sequences::SEQUENCES;
+    let mut doc = common::stored_run("answer-run.json");
+    let rows: Vec<(&str, &str)> = SEQUENCES.iter().map(|s| s.row).collect();
+    doc.results
+        .retain(|r| !rows.contains(&(r.id.as_str(), r.variant.as_str())));
+    for (i, row) in rows.iter().enumerate() {
+        prices::lay_price(&mut doc, *row, 10.0 + i as f64);
+    }
+    // One replay read with a long upper side: its floor stays near its
+    // figure while its wider side is seven times the lower.
+    let lopsided = doc
+        .results
+        .iter_mut()
+        .find(|r| r.id == "kernel/sequences" && r.variant == "srso-untrain")
+        .unwrap();
+    let cmp = lopsided.vs_baseline.as_mut().unwrap();
+    let t = cmp.delta.value;
+    cmp.next_run_delta_ticks = Some(mitbench::analysis::figure::Figure::new(
+        t,
+        Some([t * 0.99, t * 1.07]),
+    ));
+    let s = of(&doc);
+    let floors: Vec<f64> = s
+        .kernel
+        .prices
+        .iter()
+        .filter_map(|p| p.getpid_floor_ns?.lower_bound_95())
+        .collect();
+    let together = s.kernel.getpid_floor_ns.unwrap().lower_bound_95().unwrap();
+    assert!(!floors.is_empty());
+    for part in &floors {
+        assert!(
+            together >= part - 1e-9,
+            "together {together} below a part {part}"
+        );
+    }
+}
