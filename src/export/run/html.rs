@@ -149,8 +149,10 @@ fn page<'r>(run: &'r RunView) -> Result<Page<'r>, ExportError> {
     Ok(Page {
         host: doc.inventory.identity.hostname.clone(),
         tool_version: doc.tool_version.clone(),
-        started_at: doc.started_at.clone(),
-        finished_at: doc.finished_at.clone(),
+        // For people, as `history` and `compare` print them; the JSON
+        // keeps the stored RFC 3339.
+        started_at: crate::export::number::local_time(&doc.started_at),
+        finished_at: crate::export::number::local_time(&doc.finished_at),
         interrupted: doc.interrupted,
         machine_states: doc.machine_states.summary.clone(),
         summary_rows: super::summary::rows(summary),
