@@ -296,6 +296,19 @@ pub fn temp_history() -> (tempfile::TempDir, String) {
     (dir, path)
 }
 
+/// `doc` as a guest's run: the VM exit's rows laid on it, copies of the
+/// retpoline call's (as CPUID's) and the plain call's (as LFENCE's)
+/// figures, which any pair of a row dearer than its baseline would serve.
+pub fn with_exit_rows(doc: &mut mitbench::store::results::RunDocument) {
+    use mitbench::measure::probes::guest::{EXIT_PROBE, EXITING};
+    for (from, to) in [("retpoline", EXITING), ("indirect", "lfence")] {
+        let mut row = doc.record("indirect/call", from).unwrap().clone();
+        row.id = EXIT_PROBE.into();
+        row.variant = to.into();
+        doc.results.push(row);
+    }
+}
+
 /// Every figure of the rows of `id` in `doc` made `factor` times as large:
 /// a known toll laid on a stored run.
 pub fn scale_rows(doc: &mut mitbench::store::results::RunDocument, id: &str, factor: f64) {

@@ -502,17 +502,10 @@ fn an_audit_rule_between_two_runs_is_named_as_the_shifts_cause() {
     });
 }
 
-/// `fixture` on a guest: the VM exit's rows (a copy of the retpoline call's
-/// and the plain call's figures, which any pair of rows would serve).
+/// `sharp_fixture` on a guest, with the VM exit's rows.
 fn guest_fixture() -> RunDocument {
-    use mitbench::measure::probes::guest::{EXIT_PROBE, EXITING};
     let mut doc = sharp_fixture();
-    for (from, to) in [("retpoline", EXITING), ("indirect", "lfence")] {
-        let mut row = doc.record("indirect/call", from).unwrap().clone();
-        row.id = EXIT_PROBE.into();
-        row.variant = to.into();
-        doc.results.push(row);
-    }
+    common::with_exit_rows(&mut doc);
     doc
 }
 

@@ -728,12 +728,7 @@ fn every_dashboard_query_names_a_series_mitbench_or_node_exporter_exports() {
 fn a_guests_exit_price_is_a_series_per_host() {
     use mitbench::measure::probes::guest::{EXIT_PROBE, EXITING};
     let mut doc = common::stored_run("run-a.json");
-    for (from, to) in [("retpoline", EXITING), ("indirect", "lfence")] {
-        let mut row = doc.record("indirect/call", from).unwrap().clone();
-        row.id = EXIT_PROBE.into();
-        row.variant = to.into();
-        doc.results.push(row);
-    }
+    common::with_exit_rows(&mut doc);
     let text = exported_and_checked(&doc);
     let labels = [r#"probe="guest/exit""#, r#"variant="cpuid""#];
     let exit = sample(&text, "mitbench_cost_ticks", &labels).expect("the exit's cost");
