@@ -213,9 +213,7 @@ pub fn note_replays(doc: &mut RunDocument) {
 pub fn sum_of_one_run(figures: impl IntoIterator<Item = Figure>) -> Option<Figure> {
     let mut sum = crate::analysis::combine::Sum::of_same_sets();
     for f in figures {
-        let at_least_nothing = f
-            .ci95
-            .map(|[lo, hi]| [lo.max(0.0).min(f.value.max(0.0)), hi]);
+        let at_least_nothing = f.ci95.map(|[lo, hi]| [lo.clamp(0.0, f.value.max(0.0)), hi]);
         sum.add_figure(Figure::new(f.value, at_least_nothing));
     }
     sum.read()

@@ -228,6 +228,17 @@ const IBPB_ON_SWITCH: Sequence = Sequence {
                 to another process with the control set, less one without, halved",
 };
 
+/// The same IBPB where the boot, not a task, asks for it (on entry, on a
+/// guest's exit, before the return to the VMM): priced by the one a switch
+/// pays, the instruction measured another way.
+const IBPB_THE_KERNEL_ASKS: Sequence = Sequence {
+    unless_line_says: &[],
+    asked_by: None,
+    user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
+                (syscall/specctrl-switch), halved, stands for it",
+    ..IBPB_ON_SWITCH
+};
+
 pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         row: (PROBE, "srso-untrain"),
@@ -335,19 +346,15 @@ pub const SEQUENCES: &[Sequence] = &[
     },
     IBPB_ON_SWITCH,
     // The same barrier on every entry (retbleed=ibpb, spec_rstack_overflow=
-    // ibpb): priced by the one a switch pays, the instruction measured
-    // another way.
+    // ibpb).
     Sequence {
         mitigation: Id::ReturnThunks,
         when_line_says: &["Mitigation: IBPB"],
         unless_line_says: &["VMEXIT"],
         occurs: Occurs::PerEntry,
-        asked_by: None,
         source: "arch/x86/entry/entry_64.S: entry_ibpb, from UNTRAIN_RET on every entry \
                  (X86_FEATURE_ENTRY_IBPB)",
-        user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
-                    (syscall/specctrl-switch), halved, stands for it",
-        ..IBPB_ON_SWITCH
+        ..IBPB_THE_KERNEL_ASKS
     },
     // The same barrier where this kernel is a KVM host: on each exit of a
     // guest (retbleed=ibpb and spec_rstack_overflow=ibpb ask for it there
@@ -357,26 +364,18 @@ pub const SEQUENCES: &[Sequence] = &[
     Sequence {
         mitigation: Id::ReturnThunks,
         when_line_says: &["Mitigation: IBPB"],
-        unless_line_says: &[],
         occurs: Occurs::PerGuestExit,
-        asked_by: None,
         source: "asm/nospec-branch.h: UNTRAIN_RET_VM after each #VMEXIT \
                  (arch/x86/kvm/svm/vmenter.S), an IBPB where X86_FEATURE_IBPB_ON_VMEXIT",
-        user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
-                    (syscall/specctrl-switch), halved, stands for it",
-        ..IBPB_ON_SWITCH
+        ..IBPB_THE_KERNEL_ASKS
     },
     Sequence {
         mitigation: Id::Vmscape,
         when_line_says: &["IBPB before exit to userspace"],
-        unless_line_says: &[],
         occurs: Occurs::PerGuestExitToVmm,
-        asked_by: None,
         source: "asm/entry-common.h: arch_exit_to_user_mode_prepare, an IBPB where KVM set \
                  x86_ibpb_exit_to_user on a guest's exit (X86_FEATURE_IBPB_EXIT_TO_USER)",
-        user_mode: "not replayed (an MSR write): the IBPB a switch of address space pays \
-                    (syscall/specctrl-switch), halved, stands for it",
-        ..IBPB_ON_SWITCH
+        ..IBPB_THE_KERNEL_ASKS
     },
     Sequence {
         row: ("indirect/call", "retpoline"),
